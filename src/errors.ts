@@ -1,0 +1,58 @@
+/**
+ * The framework's error family. Every error carries `retriable` (kafkajs' habit) and an optional `cause`,
+ * and takes its `name` from the concrete class (`new.target.name`), so names are never copied by hand.
+ */
+export class LanesError extends Error {
+  readonly retriable: boolean;
+
+  constructor(message: string, options: { retriable?: boolean; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.retriable = options.retriable ?? false;
+  }
+}
+
+/** Bad configuration, found at start-up: says what was expected and what was given. */
+export class ConfigError extends LanesError {}
+
+/**
+ * Thrown by a user's handler: the record goes straight to the dead-letter topic, without further attempts.
+ *
+ * @example
+ * if (!order.customerId) throw new NonRetriableError('order has no customerId');
+ */
+export class NonRetriableError extends LanesError {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(message, { ...options, retriable: false });
+  }
+}
+
+/**
+ * Thrown by a user's handler: retry this record after `delayMs` instead of the backoff policy's delay.
+ *
+ * @example
+ * if (response.status === 429) throw new RetryLaterError(30_000, 'rate limited');
+ */
+export class RetryLaterError extends LanesError {
+  readonly delayMs: number;
+
+  constructor(delayMs: number, message = `retry in ${delayMs} ms`, options: { cause?: unknown } = {}) {
+    if (!Number.isSafeInteger(delayMs) || delayMs < 0) {
+      throw new RangeError(`Expected \`delayMs\` to be a non-negative integer, got \`${String(delayMs)}\` (${typeof delayMs})`);
+    }
+    super(message, { ...options, retriable: true });
+    this.delayMs = delayMs;
+  }
+}
+
+/** Formats a value for an error message the way p-limit does: `0` (number). */
+export function describeValue(value: unknown): string {
+  let shown: string;
+  try {
+    shown = typeof value === 'string' ? value : JSON.stringify(value) ?? String(value);
+  } catch {
+    shown = String(value);
+  }
+  if (shown.length > 80) shown = `${shown.slice(0, 77)}...`;
+  return `\`${shown}\` (${value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value})`;
+}
