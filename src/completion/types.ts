@@ -13,14 +13,54 @@ export type AdmitStatus =
   | 'duplicate'
   /** Its lane is blocked: it was parked with its payload and its done bit set, in the same call. */
   | 'parked'
+  /**
+   * It is the head of its own blocked lane and not done: an earlier hand-off may not have completed, so
+   * hand it off again (with the attempt `admit` reports) rather than run it.
+   */
+  | 'handoff'
   /** Beyond the window cap (or the parked cap): not admitted, report it as not processed (back-pressure). */
   | 'refused';
 
 /** A record as given to `admit`: its offset, its lane (absent: independent), and what to park if needed. */
 export interface AdmitRecord {
-  readonly offset: bigint | number;
+  /** A safe integer (the event decoder rejects anything else). */
+  readonly offset: number;
   /** Lane id (see `laneId`); `undefined` for an independent record (unordered mode, null key). */
   readonly lane?: string | undefined;
   /** The payload stored in the park list if the lane is blocked. */
-  readonly payload?: string | Buffer | undefined;
+  readonly payload?: string | undefined;
+}
+
+/** Caps of one partition (DESIGN.md sections 5 and 8); reaching one refuses records, never drops them. */
+export interface PartitionCaps {
+  /** Records at or beyond `frontier + maxWindow` are refused. */
+  readonly maxWindow: number;
+  /** Parked records of the partition, all lanes together. */
+  readonly maxParked: number;
+}
+
+export interface AdmitResult {
+  /** One status per record, in the order given. */
+  readonly statuses: AdmitStatus[];
+  /** For each `handoff` status, in order: the attempt its retry record must carry. */
+  readonly handoffAttempts: number[];
+  /** Whether any record was refused at a cap. */
+  readonly backPressure: boolean;
+  readonly window: PartitionWindow | undefined;
+}
+
+/** Where a partition stands: `base` <= `frontier` <= `highest + 1`. */
+export interface PartitionWindow {
+  readonly base: number;
+  readonly highest: number;
+  readonly frontier: number;
+}
+
+/** The head of a blocked lane, as the retry path knows it. */
+export interface LaneHead {
+  readonly lane: string;
+  readonly offset: number;
+  /** The attempt number its next run (or retry record) carries. */
+  readonly attempt: number;
+  readonly state: 'retrying' | 'held';
 }

@@ -1,0 +1,167 @@
+import type { AdmitRecord, AdmitResult, AdmitStatus, LaneHead, PartitionCaps, PartitionWindow } from './types';
+import { parkKey, type PartitionKeys } from './keys';
+import type { PartitionRef } from './types';
+import { scriptError, UnexpectedReplyError } from './errors';
+
+/**
+ * Pure builders of script arguments and parsers of script replies: everything about a script call but
+ * the I/O, so it is unit-tested without Redis.
+ */
+export interface ScriptCall {
+  readonly keys: string[];
+  readonly argv: Array<string | Buffer>;
+}
+
+const STATUS: Record<string, AdmitStatus> = { r: 'run', d: 'duplicate', p: 'parked', c: 'refused', h: 'handoff' };
+
+export function admitCall(
+  ref: PartitionRef,
+  keys: PartitionKeys,
+  records: readonly AdmitRecord[],
+  caps: PartitionCaps,
+  epoch: number,
+): ScriptCall {
+  const laneIndex = new Map<string, number>();
+  const laneKeys: string[] = [];
+  const laneIds: string[] = [];
+  const triples: Array<string | Buffer> = [];
+  let previous = -1;
+  for (const record of records) {
+    if (record.offset <= previous) {
+      throw new RangeError(`admit: offsets must ascend strictly, got ${record.offset} after ${previous}`);
+    }
+    previous = record.offset;
+    let index = 0;
+    if (record.lane !== undefined) {
+      index = laneIndex.get(record.lane) ?? 0;
+      if (index === 0) {
+        laneIds.push(record.lane);
+        laneKeys.push(parkKey(ref, record.lane));
+        index = laneIds.length;
+        laneIndex.set(record.lane, index);
+      }
+    }
+    triples.push(String(record.offset), String(index), record.payload ?? '');
+  }
+  return {
+    keys: [keys.bits, keys.meta, keys.lanes, ...laneKeys],
+    argv: [
+      String(epoch),
+      String(caps.maxWindow),
+      String(caps.maxParked),
+      String(records.length),
+      String(laneIds.length),
+      ...laneIds,
+      ...triples,
+    ],
+  };
+}
+
+function windowOf(base: unknown, highest: unknown, frontier: unknown): PartitionWindow | undefined {
+  if (base === '' || base === undefined) return undefined;
+  return { base: Number(base), highest: Number(highest), frontier: Number(frontier) };
+}
+
+export function parseAdmitReply(reply: unknown, count: number, where: string): AdmitResult {
+  const [code, statuses, base, highest, frontier, attempts] = asArray(reply, where);
+  if (typeof code !== 'number') throw new UnexpectedReplyError(`${where}: reply has no code`);
+  if (code < 0) throw scriptError(code, '', where);
+  if (count === 0) return { statuses: [], handoffAttempts: [], backPressure: false, window: windowOf(base, highest, frontier) };
+  const text = String(statuses);
+  if (text.length !== count) throw new UnexpectedReplyError(`${where}: ${text.length} statuses for ${count} records`);
+  return {
+    statuses: [...text].map((c) => STATUS[c] ?? unexpected(c, where)),
+    handoffAttempts: (attempts as unknown[] | undefined ?? []).map(Number),
+    backPressure: code === 1,
+    window: windowOf(base, highest, frontier),
+  };
+}
+
+export function markCall(keys: PartitionKeys, offsets: readonly number[], epoch: number): ScriptCall {
+  return { keys: [keys.bits, keys.meta], argv: [String(epoch), ...offsets.map(String)] };
+}
+
+/** Returns how many done bits were newly set. */
+export function parseMarkReply(reply: unknown, where: string): number {
+  const [code, detail] = asArray(reply, where);
+  if (code !== 0) throw scriptError(Number(code), String(detail ?? ''), where);
+  return Number(detail);
+}
+
+export function frontierCall(keys: PartitionKeys, trim: boolean): ScriptCall {
+  return { keys: [keys.bits, keys.meta], argv: [trim ? '1' : '0'] };
+}
+
+export interface FrontierReading extends PartitionWindow {
+  readonly trimmedBytes: number;
+}
+
+/** `undefined` when nothing was ever admitted on the partition. */
+export function parseFrontierReply(reply: unknown, where: string): FrontierReading | undefined {
+  const [code, base, highest, frontier, trimmed] = asArray(reply, where);
+  if (code === 1) return undefined;
+  if (code !== 0) throw scriptError(Number(code), '', where);
+  return { base: Number(base), highest: Number(highest), frontier: Number(frontier), trimmedBytes: Number(trimmed) };
+}
+
+export interface ParkedRecord {
+  readonly offset: number;
+  readonly payload: string;
+}
+
+export function blockCall(
+  ref: PartitionRef,
+  keys: PartitionKeys,
+  head: LaneHead,
+  parked: readonly ParkedRecord[],
+  epoch: number,
+  nowMs: number,
+): ScriptCall {
+  const pairs: string[] = [];
+  for (const record of parked) {
+    if (record.offset <= head.offset) {
+      throw new RangeError(`block: parked offset ${record.offset} is not above head offset ${head.offset}`);
+    }
+    pairs.push(String(record.offset), record.payload);
+  }
+  return {
+    keys: [keys.bits, keys.meta, keys.lanes, parkKey(ref, head.lane)],
+    argv: [String(epoch), head.lane, String(head.offset), String(head.attempt), head.state, String(nowMs), ...pairs],
+  };
+}
+
+/** Returns how many records were parked. */
+export function parseBlockReply(reply: unknown, where: string): number {
+  return parseMarkReply(reply, where);
+}
+
+export function releaseCall(
+  ref: PartitionRef,
+  keys: PartitionKeys,
+  lane: string,
+  expectedHeadOffset: number,
+  nextAttempt: number,
+  nowMs: number,
+): ScriptCall {
+  return {
+    keys: [keys.meta, keys.lanes, parkKey(ref, lane)],
+    argv: [lane, String(expectedHeadOffset), String(nextAttempt), String(nowMs)],
+  };
+}
+
+/** The lane's new head (popped from its park list), or `undefined` when the lane is now free. */
+export function parseReleaseReply(reply: unknown, where: string): ParkedRecord | undefined {
+  const [code, offset, payload] = asArray(reply, where);
+  if (code === 0) return undefined;
+  if (code === 1) return { offset: Number(offset), payload: String(payload) };
+  throw scriptError(Number(code), String(offset ?? ''), where);
+}
+
+function asArray(reply: unknown, where: string): unknown[] {
+  if (!Array.isArray(reply)) throw new UnexpectedReplyError(`${where}: expected an array reply`);
+  return reply;
+}
+
+function unexpected(c: string, where: string): never {
+  throw new UnexpectedReplyError(`${where}: unknown status '${c}'`);
+}

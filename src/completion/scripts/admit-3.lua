@@ -1,0 +1,143 @@
+--[[
+  Admit a delivered batch of one partition (DESIGN.md sections 4 step 2, 5 and 8).
+
+  For each record, in ascending offset order: bridge the gap from the highest delivered offset (offsets
+  never delivered between two delivered ones are done), skip records that are done (G7), park records of
+  blocked lanes (payload appended to the lane's park list, done bit set: G3 holds because the park write
+  and the bit are one atomic step), and refuse records beyond the window or parked caps (back-pressure:
+  the record is left untouched so the event source redelivers it later).
+
+  KEYS[1]      bits   (string bitmap: bit i = done bit of offset base + i)
+  KEYS[2]      meta   (hash: base, highest, epoch, parked, admitted, duplicates, refused)
+  KEYS[3]      lanes  (hash: lane id -> "headOffset|attempt|state|sinceMs")
+  KEYS[3 + j]  park list of the j-th lane named in ARGV (j = 1..m), same hash tag
+
+  ARGV[1]  epoch: integer; lower than the stored epoch -> STALE_EPOCH, higher -> stored
+  ARGV[2]  maxWindow: records at or beyond frontier + maxWindow are refused
+  ARGV[3]  maxParked: parked records of the partition (all lanes) may not exceed this
+  ARGV[4]  n: number of records
+  ARGV[5]  m: number of lanes
+  ARGV[6 .. 5+m]             lane ids, the j-th matching KEYS[3 + j]
+  ARGV[6+m ..] n triples:    offset, lane index j (0 = independent record), payload to park
+
+  Returns
+    { code, statuses, base, highest, frontier, handoffAttempts }
+    code  0  every record admitted
+          1  some records refused (back-pressure)
+         -1  STALE_EPOCH: nothing changed
+    statuses: one character per record: r run, d duplicate, p parked, c refused (cap), h handoff
+      (h: the record is the head of its own blocked lane and not done, so its earlier hand-off may not
+       have completed: hand it off again with the attempt found in handoffAttempts, in record order)
+    base, highest, frontier: after the call, as strings
+]]
+local bitsKey, metaKey, lanesKey = KEYS[1], KEYS[2], KEYS[3]
+local epoch = tonumber(ARGV[1])
+local maxWindow = tonumber(ARGV[2])
+local maxParked = tonumber(ARGV[3])
+local n = tonumber(ARGV[4])
+local m = tonumber(ARGV[5])
+
+local function fmt(x) return string.format('%.0f', x) end
+
+local meta = redis.call('HMGET', metaKey, 'base', 'highest', 'epoch', 'parked')
+local storedEpoch = tonumber(meta[3]) or 0
+if epoch < storedEpoch then return { -1 } end
+if epoch > storedEpoch then redis.call('HSET', metaKey, 'epoch', fmt(epoch)) end
+
+local first = 6 + m
+local base = tonumber(meta[1])
+local highest = tonumber(meta[2])
+local parked = tonumber(meta[4]) or 0
+if base == nil then
+  if n == 0 then return { 0, '', '', '', '', {} } end
+  base = tonumber(ARGV[first])
+  highest = base - 1
+end
+
+-- Frontier: first clear bit, never beyond highest + 1 (offsets never delivered are not done).
+local function frontier()
+  local pos = redis.call('BITPOS', bitsKey, 0)
+  local f = base + pos
+  if f > highest + 1 then f = highest + 1 end
+  return f
+end
+
+-- Set bits [fromOffset, toOffset] (all above the old highest, so all clear): edges bit by bit, whole
+-- bytes with one SETRANGE.
+local function setRange(fromOffset, toOffset)
+  local i, j = fromOffset - base, toOffset - base
+  while i <= j and i % 8 ~= 0 do redis.call('SETBIT', bitsKey, i, 1); i = i + 1 end
+  local wholeBytes = math.floor((j - i + 1) / 8)
+  if wholeBytes > 0 then
+    redis.call('SETRANGE', bitsKey, i / 8, string.rep('\255', wholeBytes))
+    i = i + wholeBytes * 8
+  end
+  while i <= j do redis.call('SETBIT', bitsKey, i, 1); i = i + 1 end
+end
+
+local statuses = {}
+local handoffAttempts = {}
+local admitted, duplicates, refused, newlyParked = 0, 0, 0, 0
+local f = frontier()
+
+for k = 0, n - 1 do
+  local o = tonumber(ARGV[first + 3 * k])
+  local laneIndex = tonumber(ARGV[first + 3 * k + 1])
+  local status
+  if o < base then
+    status = 'd'
+  elseif o <= highest then
+    if redis.call('GETBIT', bitsKey, o - base) == 1 then status = 'd' end
+  elseif o >= f + maxWindow then
+    status = 'c'
+  else
+    if f == highest + 1 then
+      -- Everything delivered so far is done: start the bitmap afresh at o instead of bridging the gap,
+      -- which keeps sparse offsets (compacted topics, offset 10^12) cheap.
+      redis.call('DEL', bitsKey)
+      base = o
+      f = o
+    elseif o > highest + 1 then
+      setRange(highest + 1, o - 1)
+    end
+    highest = o
+  end
+
+  if status == nil then
+    if laneIndex > 0 then
+      local lane = ARGV[5 + laneIndex]
+      local head = redis.call('HGET', lanesKey, lane)
+      if head then
+        local headOffset, headAttempt = string.match(head, '^(%d+)|(%d+)|')
+        if tonumber(headOffset) == o then
+          status = 'h'
+          handoffAttempts[#handoffAttempts + 1] = tonumber(headAttempt)
+        elseif parked >= maxParked then
+          status = 'c'
+        else
+          redis.call('RPUSH', KEYS[3 + laneIndex], fmt(o) .. ':' .. ARGV[first + 3 * k + 2])
+          redis.call('SETBIT', bitsKey, o - base, 1)
+          parked = parked + 1
+          newlyParked = newlyParked + 1
+          status = 'p'
+        end
+      end
+    end
+    if status == nil then status = 'r' end
+  end
+
+  if status == 'd' then duplicates = duplicates + 1
+  elseif status == 'c' then refused = refused + 1
+  else admitted = admitted + 1 end
+  statuses[#statuses + 1] = status
+end
+
+redis.call('HSET', metaKey, 'base', fmt(base), 'highest', fmt(highest), 'parked', fmt(parked))
+if admitted > 0 then redis.call('HINCRBY', metaKey, 'admitted', admitted) end
+if duplicates > 0 then redis.call('HINCRBY', metaKey, 'duplicates', duplicates) end
+if refused > 0 then redis.call('HINCRBY', metaKey, 'refused', refused) end
+if newlyParked > 0 then redis.call('HINCRBY', metaKey, 'parkedTotal', newlyParked) end
+
+local code = 0
+if refused > 0 then code = 1 end
+return { code, table.concat(statuses), fmt(base), fmt(highest), fmt(frontier()), handoffAttempts }

@@ -1,0 +1,68 @@
+--[[
+  Block a lane: make a record the head of its lane in the retry path, and park the lane's later records
+  of the same batch (DESIGN.md section 4 step 4). Called by the partition's processor BEFORE the head is
+  written to the retry topic, so the retry function always finds the head it is given; the head's own
+  done bit is set by a later mark, after the retry write is acknowledged (G3). Parked records get their
+  done bits here, in the same atomic step as the park write.
+
+  Blocking again with the same head is a no-op for the head (a redelivered head being handed off again).
+
+  KEYS[1]  bits
+  KEYS[2]  meta
+  KEYS[3]  lanes
+  KEYS[4]  park list of the lane
+
+  ARGV[1]  epoch: lower than the stored epoch -> STALE_EPOCH, higher -> stored
+  ARGV[2]  lane id
+  ARGV[3]  head offset
+  ARGV[4]  head attempt (the attempt number its retry record carries)
+  ARGV[5]  state: 'retrying' or 'held'
+  ARGV[6]  now (epoch ms)
+  ARGV[7..] pairs: offset, payload of each record to park, ascending offsets, all above the head
+
+  Returns
+    { 0, parked }  lane blocked, `parked` records parked
+    { -1 }         STALE_EPOCH: nothing changed
+    { -2, offset } NOT_ADMITTED: an offset above highest; nothing changed
+    { -3, head }   LANE_CONFLICT: the lane is blocked on another head; nothing changed
+]]
+local bitsKey, metaKey, lanesKey, parkKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local epoch = tonumber(ARGV[1])
+local lane, headOffset = ARGV[2], tonumber(ARGV[3])
+
+local function fmt(x) return string.format('%.0f', x) end
+
+local meta = redis.call('HMGET', metaKey, 'base', 'highest', 'epoch')
+local storedEpoch = tonumber(meta[3]) or 0
+if epoch < storedEpoch then return { -1 } end
+local base, highest = tonumber(meta[1]), tonumber(meta[2])
+if base == nil or headOffset > highest then return { -2, ARGV[3] } end
+for i = 7, #ARGV, 2 do
+  if tonumber(ARGV[i]) > highest then return { -2, ARGV[i] } end
+end
+local current = redis.call('HGET', lanesKey, lane)
+if current then
+  local currentHead = string.match(current, '^(%d+)|')
+  if tonumber(currentHead) ~= headOffset then return { -3, currentHead } end
+end
+if epoch > storedEpoch then redis.call('HSET', metaKey, 'epoch', fmt(epoch)) end
+
+if not current then
+  redis.call('HSET', lanesKey, lane, fmt(headOffset) .. '|' .. ARGV[4] .. '|' .. ARGV[5] .. '|' .. ARGV[6])
+  redis.call('HINCRBY', metaKey, 'blockedTotal', 1)
+end
+local parked = 0
+for i = 7, #ARGV, 2 do
+  local o = tonumber(ARGV[i])
+  -- A record already done (parked by an earlier, interrupted call) is not parked twice.
+  if o >= base and redis.call('GETBIT', bitsKey, o - base) == 0 then
+    redis.call('RPUSH', parkKey, ARGV[i] .. ':' .. ARGV[i + 1])
+    redis.call('SETBIT', bitsKey, o - base, 1)
+    parked = parked + 1
+  end
+end
+if parked > 0 then
+  redis.call('HINCRBY', metaKey, 'parked', parked)
+  redis.call('HINCRBY', metaKey, 'parkedTotal', parked)
+end
+return { 0, parked }

@@ -1,0 +1,108 @@
+import {
+  admitCall,
+  blockCall,
+  frontierCall,
+  markCall,
+  parseAdmitReply,
+  parseBlockReply,
+  parseFrontierReply,
+  parseMarkReply,
+  parseReleaseReply,
+  releaseCall,
+  type FrontierReading,
+  type ParkedRecord,
+} from './args';
+import { partitionKeys, trackedPartitionsKey } from './keys';
+import { runScript, type RedisClient } from './scripts';
+import type { AdmitRecord, AdmitResult, LaneHead, PartitionCaps, PartitionRef } from './types';
+
+export const DEFAULT_CAPS: PartitionCaps = { maxWindow: 1_000_000, maxParked: 100_000 };
+
+function where(op: string, ref: PartitionRef): string {
+  return `${op} ${ref.topic}-${ref.partition} (group ${ref.group})`;
+}
+
+/**
+ * The completion engine: one atomic script call per operation on a whole batch of one partition.
+ *
+ * @example
+ * const store = new CompletionStore(new Redis());
+ * const ref = { group: 'orders', topic: 'orders', partition: 0 };
+ * const { statuses } = await store.admit(ref, [{ offset: 41 }, { offset: 42, lane: 'a2V5' }]);
+ * await store.markDone(ref, [41, 42]);
+ * const reading = await store.frontier(ref, { trim: true }); // reading.frontier === 43
+ */
+export class CompletionStore {
+  readonly redis: RedisClient;
+  readonly caps: PartitionCaps;
+  // Partitions this process already added to the tracked set: one SADD per partition per cold start.
+  readonly #tracked = new Set<string>();
+
+  constructor(redis: RedisClient, caps: PartitionCaps = DEFAULT_CAPS) {
+    this.redis = redis;
+    this.caps = caps;
+  }
+
+  /** Admits a delivered batch (offsets ascending): gaps bridged, duplicates found, blocked lanes parked. */
+  async admit(ref: PartitionRef, records: readonly AdmitRecord[], epoch = 0): Promise<AdmitResult> {
+    await this.track(ref);
+    const call = admitCall(ref, partitionKeys(ref), records, this.caps, epoch);
+    return parseAdmitReply(await runScript(this.redis, 'admit', call), records.length, where('admit', ref));
+  }
+
+  /** Sets done bits; returns how many were newly set. */
+  async markDone(ref: PartitionRef, offsets: readonly number[], epoch = 0): Promise<number> {
+    if (offsets.length === 0) return 0;
+    const call = markCall(partitionKeys(ref), offsets, epoch);
+    return parseMarkReply(await runScript(this.redis, 'mark', call), where('mark', ref));
+  }
+
+  /** Reads the frontier (and trims whole bytes below it); `undefined` if nothing was admitted. */
+  async frontier(ref: PartitionRef, options: { trim?: boolean } = {}): Promise<FrontierReading | undefined> {
+    const call = frontierCall(partitionKeys(ref), options.trim ?? false);
+    return parseFrontierReply(await runScript(this.redis, 'frontier', call), where('frontier', ref));
+  }
+
+  /** Blocks a lane on `head` and parks later records of it; returns how many were parked. */
+  async block(
+    ref: PartitionRef,
+    head: LaneHead,
+    parked: readonly ParkedRecord[] = [],
+    epoch = 0,
+    nowMs = Date.now(),
+  ): Promise<number> {
+    const call = blockCall(ref, partitionKeys(ref), head, parked, epoch, nowMs);
+    return parseBlockReply(await runScript(this.redis, 'block', call), where('block', ref));
+  }
+
+  /** Releases a lane whose head is terminal: returns its next parked record (the new head) or `undefined`. */
+  async release(
+    ref: PartitionRef,
+    lane: string,
+    expectedHeadOffset: number,
+    nextAttempt = 1,
+    nowMs = Date.now(),
+  ): Promise<ParkedRecord | undefined> {
+    const call = releaseCall(ref, partitionKeys(ref), lane, expectedHeadOffset, nextAttempt, nowMs);
+    return parseReleaseReply(await runScript(this.redis, 'release', call), where('release', ref));
+  }
+
+  /** The partitions a group has admitted records on, for the committer. */
+  async trackedPartitions(group: string): Promise<PartitionRef[]> {
+    const members = await this.redis.smembers(trackedPartitionsKey(group));
+    return members
+      .map((member) => {
+        const cut = member.lastIndexOf('\n');
+        return { group, topic: member.slice(0, cut), partition: Number(member.slice(cut + 1)) };
+      })
+      .sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1));
+  }
+
+  private async track(ref: PartitionRef): Promise<void> {
+    const member = `${ref.topic}\n${ref.partition}`;
+    const id = `${ref.group}\n${member}`;
+    if (this.#tracked.has(id)) return;
+    await this.redis.sadd(trackedPartitionsKey(ref.group), member);
+    this.#tracked.add(id);
+  }
+}
