@@ -1,0 +1,211 @@
+import { describeValue } from '../errors';
+import { decodeBase64, isSignedByte } from './bytes';
+import { EventDecodeError } from './errors';
+import { isOffset, isPartition, parseTopicPartitionKey } from './topic-partition';
+import type {
+  AwsKafkaRecord,
+  DecodeFailure,
+  DecodedKafkaEvent,
+  KafkaEventSource,
+  KafkaHeader,
+  KafkaRecord,
+  PartitionBatch,
+  SchemaMetadata,
+  TimestampType,
+} from './types';
+
+// AWS documents `SelfManagedKafka`; `aws:SelfManagedKafka` appears in community samples of the same event, so it
+// is taken as an alias rather than sending a whole batch back. An absent `eventSource` is rejected: every AWS
+// example and type has it. A Map, not an object, so that `toString` or `__proto__` never match.
+const EVENT_SOURCES = new Map<string, KafkaEventSource>([
+  ['aws:kafka', 'aws:kafka'],
+  ['SelfManagedKafka', 'SelfManagedKafka'],
+  ['aws:SelfManagedKafka', 'SelfManagedKafka'],
+]);
+
+const TIMESTAMP_TYPES: ReadonlySet<unknown> = new Set<TimestampType>(['CREATE_TIME', 'LOG_APPEND_TIME']);
+
+type JsonObject = Record<string, unknown>;
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function expected(field: string, what: string, got: unknown): string {
+  return `Expected \`${field}\` to be ${what}, got ${describeValue(got)}`;
+}
+
+/**
+ * Decodes a Kafka trigger event (MSK or self-managed) as AWS sends it.
+ *
+ * A malformed record never throws: it becomes a `DecodeFailure` of its partition and the rest of the batch decodes.
+ * Records of a partition come back sorted by offset, whatever order they arrived in. `bootstrapServers` may be
+ * absent or `null` (AWS' own Powertools parser allows it) and then decodes to `[]`; an absent or `null` `headers`
+ * decodes to no headers.
+ *
+ * @throws EventDecodeError if the event as a whole is malformed: not an object, an unknown `eventSource`, no
+ * `records` object, a `records` key that is not `<topic>-<partition>` or a `records` value that is not an array.
+ * @example
+ * const event = decodeKafkaEvent(lambdaEvent);
+ * for (const { topic, partition, records, failures } of event.partitions) {
+ *   for (const record of records) console.log(topic, partition, record.offset, record.value?.toString('utf8'));
+ *   for (const failure of failures) console.warn(failure.message);
+ * }
+ */
+export function decodeKafkaEvent(event: unknown): DecodedKafkaEvent {
+  if (!isObject(event)) {
+    throw new EventDecodeError(`Expected the Kafka event to be an object, got ${describeValue(event)}`);
+  }
+  const source = typeof event.eventSource === 'string' ? EVENT_SOURCES.get(event.eventSource) : undefined;
+  if (source === undefined) {
+    throw new EventDecodeError(expected('eventSource', '`aws:kafka` or `SelfManagedKafka`', event.eventSource));
+  }
+  const { eventSourceArn, bootstrapServers, records } = event;
+  if (eventSourceArn !== undefined && typeof eventSourceArn !== 'string') {
+    throw new EventDecodeError(expected('eventSourceArn', 'a string', eventSourceArn));
+  }
+  if (bootstrapServers !== undefined && bootstrapServers !== null && typeof bootstrapServers !== 'string') {
+    throw new EventDecodeError(expected('bootstrapServers', 'a comma-separated string', bootstrapServers));
+  }
+  if (!isObject(records)) {
+    throw new EventDecodeError(expected('records', 'an object keyed `<topic>-<partition>`', records));
+  }
+  const partitions = Object.entries(records).map(([key, list]) => decodePartition(key, list));
+  return {
+    source,
+    ...(eventSourceArn === undefined ? {} : { eventSourceArn }),
+    bootstrapServers: (bootstrapServers ?? '').split(',').map((server) => server.trim()).filter((server) => server !== ''),
+    partitions,
+  };
+}
+
+function decodePartition(key: string, list: unknown): PartitionBatch {
+  const where = parseTopicPartitionKey(key);
+  if (where === undefined) {
+    throw new EventDecodeError(`Expected each key of \`records\` to be \`<topic>-<partition>\`, got ${describeValue(key)}`);
+  }
+  if (!Array.isArray(list)) {
+    throw new EventDecodeError(expected(`records[${JSON.stringify(key)}]`, 'an array of records', list));
+  }
+  const records: KafkaRecord[] = [];
+  const failures: DecodeFailure[] = [];
+  list.forEach((raw: unknown, index) => {
+    const decoded = decodeRecord(raw, { ...where, key, index });
+    if ('reason' in decoded) failures.push(decoded);
+    else records.push(decoded);
+  });
+  // AWS sends a partition's records in offset order, but the bitmap and the lanes depend on it: do not trust it.
+  records.sort((a, b) => a.offset - b.offset);
+  return { ...where, records, failures };
+}
+
+interface Where {
+  readonly topic: string;
+  readonly partition: number;
+  readonly key: string;
+  readonly index: number;
+}
+
+/** The first thing found wrong in a record; thrown and caught inside this module only. */
+class Problem {
+  constructor(
+    readonly field: string,
+    readonly reason: string,
+  ) {}
+}
+
+function decodeRecord(raw: unknown, where: Where): KafkaRecord | DecodeFailure {
+  try {
+    return readRecord(raw, where);
+  } catch (error) {
+    if (!(error instanceof Problem)) throw error;
+    const offset = isObject(raw) && isOffset(raw.offset) ? raw.offset : undefined;
+    const named = `record ${where.index} of \`${where.key}\` (offset ${offset ?? 'unknown'})`;
+    return {
+      topic: where.topic,
+      partition: where.partition,
+      offset,
+      index: where.index,
+      field: error.field,
+      reason: error.reason,
+      message: `Cannot decode ${named}: ${error.reason}`,
+      raw,
+    };
+  }
+}
+
+function readRecord(raw: unknown, where: Where): KafkaRecord {
+  if (!isObject(raw)) throw new Problem('record', expected('record', 'an object', raw));
+  const { topic, partition, offset, timestamp, timestampType } = raw;
+  if (typeof topic !== 'string') throw new Problem('topic', expected('topic', 'a string', topic));
+  if (topic !== where.topic) {
+    throw new Problem('topic', expected('topic', `\`${where.topic}\` as in its key \`${where.key}\``, topic));
+  }
+  if (!isPartition(partition)) throw new Problem('partition', expected('partition', 'a non-negative int32', partition));
+  if (partition !== where.partition) {
+    throw new Problem('partition', expected('partition', `${where.partition} as in its key \`${where.key}\``, partition));
+  }
+  if (!isOffset(offset)) throw new Problem('offset', expected('offset', 'a non-negative safe integer', offset));
+  if (typeof timestamp !== 'number' || !Number.isSafeInteger(timestamp)) {
+    throw new Problem('timestamp', expected('timestamp', 'a safe integer (epoch ms)', timestamp));
+  }
+  if (!TIMESTAMP_TYPES.has(timestampType)) {
+    throw new Problem('timestampType', expected('timestampType', '`CREATE_TIME` or `LOG_APPEND_TIME`', timestampType));
+  }
+  const keySchemaMetadata = readSchemaMetadata(raw, 'keySchemaMetadata');
+  const valueSchemaMetadata = readSchemaMetadata(raw, 'valueSchemaMetadata');
+  return {
+    topic,
+    partition,
+    offset,
+    timestamp,
+    timestampType: timestampType as TimestampType,
+    key: readBytes(raw, 'key'),
+    value: readBytes(raw, 'value'),
+    headers: readHeaders(raw.headers),
+    ...(keySchemaMetadata === undefined ? {} : { keySchemaMetadata }),
+    ...(valueSchemaMetadata === undefined ? {} : { valueSchemaMetadata }),
+    // Validated field by field above; the extra fields AWS may add are kept untouched.
+    raw: raw as unknown as AwsKafkaRecord,
+  };
+}
+
+function readBytes(raw: JsonObject, field: 'key' | 'value'): Buffer | null {
+  const text = raw[field];
+  if (text === undefined || text === null) return null;
+  const bytes = typeof text === 'string' ? decodeBase64(text) : undefined;
+  if (bytes === undefined) throw new Problem(field, expected(field, 'a base64 string or null', text));
+  return bytes;
+}
+
+function readHeaders(headers: unknown): KafkaHeader[] {
+  if (headers === undefined || headers === null) return [];
+  if (!Array.isArray(headers)) throw new Problem('headers', expected('headers', 'an array', headers));
+  return headers.map((header: unknown, index) => {
+    const field = `headers[${index}]`;
+    const entries = isObject(header) ? Object.entries(header) : [];
+    const [entry] = entries;
+    if (entry === undefined || entries.length !== 1) {
+      throw new Problem(field, expected(field, 'an object with exactly one entry', header));
+    }
+    const [name, bytes] = entry;
+    const path = `${field}[${JSON.stringify(name)}]`;
+    if (!Array.isArray(bytes)) throw new Problem(path, expected(path, 'an array of signed bytes (-128..127)', bytes));
+    const bad = bytes.findIndex((byte) => !isSignedByte(byte));
+    if (bad !== -1) throw new Problem(`${path}[${bad}]`, expected(`${path}[${bad}]`, 'a signed byte (-128..127)', bytes[bad]));
+    // Two's complement: Buffer.from keeps the low 8 bits, so -61 becomes 0xc3.
+    return { name, value: Buffer.from(bytes as number[]) };
+  });
+}
+
+function readSchemaMetadata(raw: JsonObject, field: 'keySchemaMetadata' | 'valueSchemaMetadata'): SchemaMetadata | undefined {
+  const metadata = raw[field];
+  if (metadata === undefined || metadata === null) return undefined;
+  if (!isObject(metadata) || typeof metadata.dataFormat !== 'string') {
+    throw new Problem(field, expected(field, 'an object with a string `dataFormat`', metadata));
+  }
+  const { dataFormat, schemaId } = metadata;
+  if (schemaId === undefined || schemaId === null) return { dataFormat };
+  if (typeof schemaId !== 'string') throw new Problem(`${field}.schemaId`, expected(`${field}.schemaId`, 'a string', schemaId));
+  return { dataFormat, schemaId };
+}
