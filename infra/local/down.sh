@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Stops what up.sh started from this checkout: the Kafka broker and the three Redis Cluster nodes.
+# The cluster nodes' state is wiped, so the next up.sh creates a fresh cluster. Kafka's data is kept
+# unless --wipe is given. The Redis on 6379 is left alone (it normally belongs to the machine).
+# Processes started by another checkout (their pid files live in that checkout's .local/) are not
+# touched; down.sh says so when such a process still holds a port.
+#
+#   npm run local:down [-- --wipe]     (or: bash infra/local/down.sh [--wipe])
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+WIPE=0
+for arg in "$@"; do
+  case "$arg" in
+    --wipe) WIPE=1 ;;
+    -h | --help) sed -n '2,9p' "$0"; exit 0 ;;
+    *) die "unknown argument '$arg' (expected --wipe)" ;;
+  esac
+done
+
+# SIGTERM, then SIGKILL after <grace> seconds.
+stop_pid() {
+  local pid="$1" name="$2" grace="$3" i
+  kill -TERM "$pid" 2>/dev/null || return 0
+  for ((i = 0; i < grace * 10; i++)); do
+    kill -0 "$pid" 2>/dev/null || { log "$name: stopped (pid $pid)"; return 0; }
+    sleep 0.1
+  done
+  warn "$name: pid $pid still running after ${grace}s; sending SIGKILL"
+  kill -KILL "$pid" 2>/dev/null || true
+  for ((i = 0; i < 50; i++)); do
+    kill -0 "$pid" 2>/dev/null || { log "$name: killed (pid $pid)"; return 0; }
+    sleep 0.1
+  done
+  warn "$name: pid $pid did not exit"
+  return 1
+}
+
+wait_port_closed() {
+  local port="$1" i
+  for ((i = 0; i < 50; i++)); do
+    port_open "$port" || return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+status=0
+
+# A single-node KRaft broker shuts down in a few seconds; 30 s covers a slow log flush.
+if pid="$(kafka_pid)"; then
+  stop_pid "$pid" kafka 30 || status=1
+else
+  log "kafka: not running from this checkout"
+fi
+rm -f "$KAFKA_PID_FILE"
+for port in "$KAFKA_PORT" "$KAFKA_CONTROLLER_PORT"; do
+  wait_port_closed "$port" || { warn "kafka: port $port is still held by a process this checkout did not start"; status=1; }
+done
+if ((WIPE)); then
+  rm -rf "$KAFKA_DATA" "$KAFKA_CLUSTER_ID_FILE" "$KAFKA_LOGS"
+  log "kafka: data wiped (.local/kafka/data, logs; the jars stay)"
+fi
+
+for port in "${REDIS_CLUSTER_PORTS[@]}"; do
+  dir="$(redis_cluster_dir "$port")"
+  if pid="$(redis_cluster_pid "$port")"; then
+    # SIGTERM is a clean SHUTDOWN; with --save "" no dump is written.
+    stop_pid "$pid" "redis-cluster node $port" 10 || status=1
+  else
+    log "redis-cluster node $port: not running from this checkout"
+  fi
+  if wait_port_closed "$port"; then
+    rm -rf "$dir"
+  else
+    warn "redis-cluster node $port: port still held by a process this checkout did not start"
+    status=1
+  fi
+done
+rm -f "$LOCAL_DIR/redis-cluster-create.out"
+
+log "redis $REDIS_HOST:$REDIS_PORT: left running (not managed by down.sh)"
+exit "$status"
