@@ -88,18 +88,17 @@ for k = 0, n - 1 do
     status = 'd'
   elseif o <= highest then
     if redis.call('GETBIT', bitsKey, o - base) == 1 then status = 'd' end
+  elseif f == highest + 1 then
+    -- Everything delivered so far is done: start the bitmap afresh at o instead of bridging the gap,
+    -- which keeps sparse offsets (compacted topics, offset 10^12) cheap and the window at one record.
+    redis.call('DEL', bitsKey)
+    base = o
+    f = o
+    highest = o
   elseif o >= f + maxWindow then
     status = 'c'
   else
-    if f == highest + 1 then
-      -- Everything delivered so far is done: start the bitmap afresh at o instead of bridging the gap,
-      -- which keeps sparse offsets (compacted topics, offset 10^12) cheap.
-      redis.call('DEL', bitsKey)
-      base = o
-      f = o
-    elseif o > highest + 1 then
-      setRange(highest + 1, o - 1)
-    end
+    if o > highest + 1 then setRange(highest + 1, o - 1) end
     highest = o
   end
 

@@ -1,0 +1,251 @@
+import fc from 'fast-check';
+import type { Cluster, Redis } from 'ioredis';
+import {
+  CompletionStore,
+  LaneConflictError,
+  NotAdmittedError,
+  NotHeadError,
+  StaleEpochError,
+  type PartitionRef,
+} from '../../src/completion';
+import { CompletionModel } from '../support/completion-model';
+import { redisSetups, uniqueName } from './support/stack';
+
+const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+const records = (offsets: number[]) => offsets.map((offset) => ({ offset }));
+
+describe.each(redisSetups())('completion engine on Redis $name', ({ connect }) => {
+  let redis: Redis | Cluster;
+  let store: CompletionStore;
+  let ref: PartitionRef;
+
+  beforeAll(() => {
+    redis = connect();
+  });
+  afterAll(async () => {
+    await redis.quit();
+  });
+  beforeEach(() => {
+    store = new CompletionStore(redis, { maxWindow: 10_000, maxParked: 100 });
+    ref = { group: uniqueName('grp{:}'), topic: uniqueName('topic'), partition: 0 };
+  });
+
+  describe('done bits and the frontier', () => {
+    it('moves the frontier across bits 0, 7 and 8 (byte boundaries)', async () => {
+      await store.admit(ref, records(range(0, 20)));
+      await store.markDone(ref, range(1, 7));
+      expect((await store.frontier(ref))?.frontier).toBe(0);
+      await store.markDone(ref, [0]);
+      expect((await store.frontier(ref))?.frontier).toBe(8);
+      await store.markDone(ref, [9, 10]);
+      expect((await store.frontier(ref))?.frontier).toBe(8);
+      await store.markDone(ref, [8]);
+      expect((await store.frontier(ref))?.frontier).toBe(11);
+    });
+
+    it('never lets the frontier pass the highest delivered offset', async () => {
+      await store.admit(ref, records([0, 1, 2]));
+      await store.markDone(ref, [0, 1, 2]);
+      expect(await store.frontier(ref)).toMatchObject({ frontier: 3, highest: 2 });
+    });
+
+    it('has no frontier before anything was admitted', async () => {
+      expect(await store.frontier(ref)).toBeUndefined();
+    });
+
+    it('refuses to mark an offset that was never delivered, changing nothing', async () => {
+      await store.admit(ref, records([0, 1]));
+      await expect(store.markDone(ref, [0, 5])).rejects.toBeInstanceOf(NotAdmittedError);
+      expect((await store.frontier(ref))?.frontier).toBe(0);
+    });
+
+    it('counts only newly set bits, so replaying a mark is harmless', async () => {
+      await store.admit(ref, records(range(0, 9)));
+      expect(await store.markDone(ref, [0, 1, 2])).toBe(3);
+      expect(await store.markDone(ref, [0, 1, 2, 3])).toBe(1);
+    });
+  });
+
+  describe('admit', () => {
+    it('bridges gaps between delivered offsets (compaction, transaction markers)', async () => {
+      await store.admit(ref, records([100, 105, 106]));
+      await store.markDone(ref, [100]);
+      expect((await store.frontier(ref))?.frontier).toBe(105);
+      await store.markDone(ref, [105, 106]);
+      expect((await store.frontier(ref))?.frontier).toBe(107);
+    });
+
+    it('reports done records as duplicates and runs undone ones again (G7)', async () => {
+      const batch = records(range(50, 59));
+      expect((await store.admit(ref, batch)).statuses).toEqual(Array(10).fill('run'));
+      await store.markDone(ref, range(50, 54));
+      const again = await store.admit(ref, batch);
+      expect(again.statuses).toEqual([...Array(5).fill('duplicate'), ...Array(5).fill('run')]);
+    });
+
+    it('treats offsets below base as done after a trim', async () => {
+      await store.admit(ref, records(range(0, 31)));
+      await store.markDone(ref, range(0, 19));
+      const trimmed = await store.frontier(ref, { trim: true });
+      expect(trimmed).toMatchObject({ base: 16, frontier: 20, trimmedBytes: 2 });
+      expect((await store.admit(ref, records([3, 17, 25]))).statuses).toEqual(['duplicate', 'duplicate', 'run']);
+    });
+
+    it('tracks sparse offsets around 10^12 in a small bitmap', async () => {
+      const start = 1_000_000_000_000;
+      await store.admit(ref, records([start, start + 1, start + 9]));
+      await store.markDone(ref, [start, start + 1, start + 9]);
+      expect((await store.frontier(ref))?.frontier).toBe(start + 10);
+      await store.admit(ref, records([start + 5_000_000]));
+      expect((await store.frontier(ref))?.frontier).toBe(start + 5_000_000);
+      expect(await redis.strlen(`${(await import('../../src/completion')).partitionKeys(ref).bits}`)).toBeLessThan(16);
+    });
+
+    it('refuses records beyond the window cap and admits them once the frontier moves', async () => {
+      const small = new CompletionStore(redis, { maxWindow: 10, maxParked: 100 });
+      const first = await small.admit(ref, records(range(0, 14)));
+      expect(first.backPressure).toBe(true);
+      expect(first.statuses).toEqual([...Array(10).fill('run'), ...Array(5).fill('refused')]);
+      expect(first.window?.highest).toBe(9);
+      await small.markDone(ref, range(0, 4));
+      const second = await small.admit(ref, records(range(10, 14)));
+      expect(second.statuses).toEqual(Array(5).fill('run'));
+    });
+  });
+
+  describe('lanes: block, park, release', () => {
+    it('parks later records of a blocked lane and sets their done bits atomically', async () => {
+      await store.admit(ref, [
+        { offset: 0, lane: 'A', payload: 'a0' },
+        { offset: 1, lane: 'B', payload: 'b1' },
+      ]);
+      expect(await store.block(ref, { lane: 'A', offset: 0, attempt: 2, state: 'retrying' })).toBe(0);
+      const next = await store.admit(ref, [
+        { offset: 2, lane: 'A', payload: 'a2' },
+        { offset: 3, lane: 'B', payload: 'b3' },
+        { offset: 4, lane: 'A', payload: 'a4' },
+      ]);
+      expect(next.statuses).toEqual(['parked', 'run', 'parked']);
+      await store.markDone(ref, [0, 1, 3]);
+      expect((await store.frontier(ref))?.frontier).toBe(5);
+      expect(await store.release(ref, 'A', 0)).toEqual({ offset: 2, payload: 'a2' });
+      expect(await store.release(ref, 'A', 2)).toEqual({ offset: 4, payload: 'a4' });
+      expect(await store.release(ref, 'A', 4)).toBeUndefined();
+      expect((await store.admit(ref, [{ offset: 5, lane: 'A', payload: 'a5' }])).statuses).toEqual(['run']);
+    });
+
+    it('hands a redelivered, not yet done head off again with its attempt', async () => {
+      await store.admit(ref, [{ offset: 7, lane: 'K', payload: 'k7' }]);
+      await store.block(ref, { lane: 'K', offset: 7, attempt: 3, state: 'retrying' });
+      const redelivered = await store.admit(ref, [
+        { offset: 7, lane: 'K', payload: 'k7' },
+        { offset: 8, lane: 'K', payload: 'k8' },
+      ]);
+      expect(redelivered.statuses).toEqual(['handoff', 'parked']);
+      expect(redelivered.handoffAttempts).toEqual([3]);
+    });
+
+    it('blocks idempotently on the same head, parks in block, and rejects another head', async () => {
+      await store.admit(ref, records([0, 1, 2]).map((r) => ({ ...r, lane: 'L', payload: `p${r.offset}` })));
+      const head = { lane: 'L', offset: 0, attempt: 2, state: 'retrying' as const };
+      expect(await store.block(ref, head, [{ offset: 1, payload: 'p1' }, { offset: 2, payload: 'p2' }])).toBe(2);
+      expect(await store.block(ref, head, [{ offset: 1, payload: 'p1' }, { offset: 2, payload: 'p2' }])).toBe(0);
+      await expect(store.block(ref, { ...head, offset: 1 })).rejects.toBeInstanceOf(LaneConflictError);
+      await store.markDone(ref, [0]);
+      expect((await store.frontier(ref))?.frontier).toBe(3);
+    });
+
+    it('makes a duplicated release a no-op', async () => {
+      await store.admit(ref, [{ offset: 0, lane: 'L', payload: 'p0' }]);
+      await store.block(ref, { lane: 'L', offset: 0, attempt: 2, state: 'retrying' });
+      expect(await store.release(ref, 'L', 0)).toBeUndefined();
+      await expect(store.release(ref, 'L', 0)).rejects.toBeInstanceOf(NotHeadError);
+    });
+
+    it('refuses records over the parked cap instead of dropping them', async () => {
+      const small = new CompletionStore(redis, { maxWindow: 1000, maxParked: 2 });
+      await small.admit(ref, [{ offset: 0, lane: 'H', payload: 'h0' }]);
+      await small.block(ref, { lane: 'H', offset: 0, attempt: 2, state: 'retrying' });
+      const result = await small.admit(ref, range(1, 4).map((offset) => ({ offset, lane: 'H', payload: `h${offset}` })));
+      expect(result.statuses).toEqual(['parked', 'parked', 'refused', 'refused']);
+      expect(result.backPressure).toBe(true);
+    });
+  });
+
+  describe('epoch fencing', () => {
+    it('changes nothing for a caller with a stale epoch', async () => {
+      await store.admit(ref, records([0, 1, 2]), 5);
+      await expect(store.markDone(ref, [0], 4)).rejects.toBeInstanceOf(StaleEpochError);
+      await expect(store.admit(ref, records([3]), 4)).rejects.toBeInstanceOf(StaleEpochError);
+      await expect(
+        store.block(ref, { lane: 'x', offset: 1, attempt: 1, state: 'retrying' }, [], 4),
+      ).rejects.toBeInstanceOf(StaleEpochError);
+      expect(await store.frontier(ref)).toMatchObject({ frontier: 0, highest: 2 });
+      await store.markDone(ref, [0], 6);
+      await expect(store.markDone(ref, [1], 5)).rejects.toBeInstanceOf(StaleEpochError);
+      expect((await store.frontier(ref))?.frontier).toBe(1);
+    });
+  });
+
+  it('keeps the frontier exact while several clients mark and one trims concurrently', async () => {
+    const total = 4000;
+    await store.admit(ref, records(range(0, total - 1)));
+    const shuffled = range(0, total - 1).sort(() => Math.random() - 0.5);
+    const clients = [0, 1, 2, 3].map(() => connect());
+    try {
+      const stores = clients.map((client) => new CompletionStore(client));
+      let trimming = true;
+      const trimmer = (async () => {
+        const seen: number[] = [];
+        while (trimming) seen.push((await store.frontier(ref, { trim: true }))!.frontier);
+        return seen;
+      })();
+      await Promise.all(
+        stores.map(async (s, i) => {
+          const mine = shuffled.filter((_, k) => k % stores.length === i);
+          for (let k = 0; k < mine.length; k += 50) await s.markDone(ref, mine.slice(k, k + 50));
+        }),
+      );
+      trimming = false;
+      const seen = await trimmer;
+      expect(seen).toEqual([...seen].sort((a, b) => a - b));
+      expect(await store.frontier(ref, { trim: true })).toMatchObject({ frontier: total, base: total });
+    } finally {
+      await Promise.all(clients.map((c) => c.quit()));
+    }
+  });
+
+  it('agrees with a plain in-memory model over random admit / mark / trim / frontier sequences', async () => {
+    const maxWindow = 64;
+    const command = fc.oneof(
+      fc.record({ op: fc.constant('admit' as const), from: fc.nat(200), count: fc.integer({ min: 1, max: 20 }), step: fc.integer({ min: 1, max: 4 }) }),
+      fc.record({ op: fc.constant('mark' as const), picks: fc.array(fc.nat(300), { maxLength: 20 }) }),
+      fc.record({ op: fc.constant('trim' as const) }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(command, { minLength: 1, maxLength: 25 }), async (commands) => {
+        const model = new CompletionModel(maxWindow);
+        const engine = new CompletionStore(redis, { maxWindow, maxParked: 10 });
+        const partitionRef = { ...ref, partition: Math.floor(Math.random() * 1e9) };
+        let highest = -1;
+        for (const c of commands) {
+          if (c.op === 'admit') {
+            const offsets = Array.from({ length: c.count }, (_, i) => c.from + i * c.step);
+            const got = await engine.admit(partitionRef, records(offsets));
+            expect(got.statuses).toEqual(model.admit(offsets));
+            highest = model.admittedUpTo;
+          } else if (c.op === 'mark') {
+            const offsets = [...new Set(c.picks.filter((o) => o <= highest))];
+            await engine.markDone(partitionRef, offsets);
+            model.mark(offsets);
+          } else {
+            await engine.frontier(partitionRef, { trim: true });
+            model.trim();
+          }
+          expect((await engine.frontier(partitionRef))?.frontier).toBe(model.frontier());
+        }
+      }),
+      { numRuns: 100 },
+    );
+  });
+});

@@ -1,0 +1,121 @@
+import { escapeName, parkKey, partitionKeys, partitionTag } from '../../../src/completion/keys';
+import {
+  admitCall,
+  blockCall,
+  markCall,
+  parseAdmitReply,
+  parseFrontierReply,
+  parseMarkReply,
+  parseReleaseReply,
+} from '../../../src/completion/args';
+import {
+  LaneConflictError,
+  NotAdmittedError,
+  NotHeadError,
+  StaleEpochError,
+  UnexpectedReplyError,
+} from '../../../src/completion/errors';
+
+const ref = { group: 'orders', topic: 'orders-v1', partition: 3 };
+const caps = { maxWindow: 1000, maxParked: 10 };
+
+/** Redis Cluster hashes only what lies between the first `{` and the next `}`. */
+function hashTagOf(key: string): string {
+  const open = key.indexOf('{');
+  const close = key.indexOf('}', open + 1);
+  return key.slice(open + 1, close);
+}
+
+describe('key names', () => {
+  it('puts every key of a partition under one hash tag', () => {
+    const keys = partitionKeys(ref);
+    const tags = [keys.bits, keys.meta, keys.lanes, parkKey(ref, 'a2V5')].map(hashTagOf);
+    expect(new Set(tags)).toEqual(new Set(['kl:orders:orders-v1:3']));
+  });
+
+  it.each([
+    ['braces', 'g{1}'],
+    ['a closing brace', 'g}x'],
+    ['colons', 'a:b:c'],
+    ['a percent sign', '100%'],
+  ])('escapes %s in a group name so the tag stays whole', (_what, group) => {
+    const key = partitionKeys({ ...ref, group }).bits;
+    expect(hashTagOf(key)).toBe(`kl:${escapeName(group)}:orders-v1:3`);
+    expect(escapeName(group)).not.toMatch(/[{}:]/);
+  });
+
+  it('keeps distinct names distinct after escaping', () => {
+    expect(partitionTag({ ...ref, group: 'a:b', topic: 'c' })).not.toBe(partitionTag({ ...ref, group: 'a', topic: 'b:c' }));
+    expect(escapeName('%3A')).not.toBe(escapeName(':'));
+  });
+});
+
+describe('admitCall', () => {
+  it('passes one park key per distinct lane and indexes records to it', () => {
+    const call = admitCall(ref, partitionKeys(ref), [
+      { offset: 10, lane: 'A', payload: 'p10' },
+      { offset: 11 },
+      { offset: 12, lane: 'B', payload: 'p12' },
+      { offset: 13, lane: 'A', payload: 'p13' },
+    ], caps, 7);
+    expect(call.keys.slice(3)).toEqual([parkKey(ref, 'A'), parkKey(ref, 'B')]);
+    expect(call.argv).toEqual(['7', '1000', '10', '4', '2', 'A', 'B', '10', '1', 'p10', '11', '0', '', '12', '2', 'p12', '13', '1', 'p13']);
+  });
+
+  it('rejects offsets that do not ascend', () => {
+    expect(() => admitCall(ref, partitionKeys(ref), [{ offset: 5 }, { offset: 5 }], caps, 0)).toThrow(RangeError);
+  });
+});
+
+describe('blockCall', () => {
+  it('rejects parking a record at or below the head', () => {
+    const head = { lane: 'A', offset: 9, attempt: 2, state: 'retrying' as const };
+    expect(() => blockCall(ref, partitionKeys(ref), head, [{ offset: 9, payload: 'x' }], 0, 1)).toThrow(RangeError);
+  });
+});
+
+describe('reply parsers', () => {
+  it('maps admit statuses and hand-off attempts', () => {
+    const result = parseAdmitReply([1, 'rdpch', '10', '20', '12', [3]], 5, 'admit');
+    expect(result.statuses).toEqual(['run', 'duplicate', 'parked', 'refused', 'handoff']);
+    expect(result.handoffAttempts).toEqual([3]);
+    expect(result.backPressure).toBe(true);
+    expect(result.window).toEqual({ base: 10, highest: 20, frontier: 12 });
+  });
+
+  it.each([
+    [[-1], StaleEpochError],
+    [[-2, '99'], NotAdmittedError],
+    [[-3, '4'], LaneConflictError],
+    [[-4, ''], NotHeadError],
+    [[-9], UnexpectedReplyError],
+    ['nonsense', UnexpectedReplyError],
+  ])('turns reply %j into %p', (reply, errorClass) => {
+    expect(() => parseMarkReply(reply, 'mark')).toThrow(errorClass);
+  });
+
+  it('names the offending offset of a mark that was never admitted', () => {
+    expect(() => parseMarkReply([-2, '99'], 'mark t-0')).toThrow('offset 99 was never admitted');
+  });
+
+  it('reads a frontier, or none before anything was admitted', () => {
+    expect(parseFrontierReply([0, '8', '30', '17', 1], 'f')).toEqual({ base: 8, highest: 30, frontier: 17, trimmedBytes: 1 });
+    expect(parseFrontierReply([1], 'f')).toBeUndefined();
+  });
+
+  it('reads a release: a new head, a freed lane, or not the head', () => {
+    expect(parseReleaseReply([1, '12', 'payload'], 'r')).toEqual({ offset: 12, payload: 'payload' });
+    expect(parseReleaseReply([0], 'r')).toBeUndefined();
+    expect(() => parseReleaseReply([-4, '11'], 'r')).toThrow(NotHeadError);
+  });
+
+  it('rejects a status count that does not match the records', () => {
+    expect(() => parseAdmitReply([0, 'rr', '1', '2', '1', []], 3, 'admit')).toThrow(UnexpectedReplyError);
+  });
+});
+
+describe('markCall', () => {
+  it('sends the epoch then the offsets', () => {
+    expect(markCall(partitionKeys(ref), [1, 2, 1e12], 4).argv).toEqual(['4', '1', '2', '1000000000000']);
+  });
+});
