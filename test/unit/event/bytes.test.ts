@@ -1,0 +1,70 @@
+import { bufferToSignedBytes, decodeBase64, encodeBase64, signedBytesToBuffer } from '../../../src/event';
+
+describe('signed bytes', () => {
+  it('turns [-61, -85] into the UTF-8 bytes of ë and back', () => {
+    // Act
+    const bytes = signedBytesToBuffer([-61, -85]);
+
+    // Assess
+    expect(bytes).toEqual(Buffer.from([0xc3, 0xab]));
+    expect(bytes.toString('utf8')).toBe('ë');
+    expect(bufferToSignedBytes(Buffer.from('ë', 'utf8'))).toEqual([-61, -85]);
+  });
+
+  it('maps every byte value both ways', () => {
+    // Prepare
+    const all = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+
+    // Act
+    const signed = bufferToSignedBytes(all);
+
+    // Assess
+    expect(Math.min(...signed)).toBe(-128);
+    expect(Math.max(...signed)).toBe(127);
+    expect(signedBytesToBuffer(signed)).toEqual(all);
+  });
+
+  it('reads only the view of a Buffer that shares a larger pool', () => {
+    // Prepare
+    const view = Buffer.from([1, 2, 255, 4]).subarray(1, 3);
+
+    // Act
+    const signed = bufferToSignedBytes(view);
+
+    // Assess
+    expect(signed).toEqual([2, -1]);
+  });
+
+  it.each([[[128]], [[-129]], [[0.5]]])('throws a RangeError for %p', (bytes) => {
+    // Act
+    const act = () => signedBytesToBuffer(bytes);
+
+    // Assess
+    expect(act).toThrow(RangeError);
+    expect(act).toThrow('Expected `bytes[0]` to be a signed byte (-128..127)');
+  });
+});
+
+describe('base64', () => {
+  it.each([
+    ['', ''],
+    ['YQ==', 'a'],
+    ['YWI=', 'ab'],
+    ['cmVjb3JkS2V5', 'recordKey'],
+  ])('decodes %p', (text, decoded) => {
+    // Act
+    const bytes = decodeBase64(text);
+
+    // Assess
+    expect(bytes?.toString('utf8')).toBe(decoded);
+    expect(encodeBase64(Buffer.from(decoded))).toBe(text);
+  });
+
+  it.each([['YQ'], ['YQ='], ['Y Q=='], ['YQ==\n'], ['a-_b'], ['not base64!'], ['====']])('refuses %p', (text) => {
+    // Act
+    const bytes = decodeBase64(text);
+
+    // Assess
+    expect(bytes).toBeUndefined();
+  });
+});
