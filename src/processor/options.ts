@@ -1,0 +1,75 @@
+import type { KafkaRecord } from '../event';
+
+/**
+ * The options of a `lanes(...)` handler, after validation and defaults (see src/options/ for the schema).
+ * Every framework name — Redis keys, retry and dead-letter topics — derives from `group`.
+ */
+export type Ordering = 'key' | 'partition' | 'unordered';
+
+/** Turns bytes into the value a handler sees; throwing sends the record to the dead-letter topic. */
+export type DeserializerFn<T = unknown> = (bytes: Buffer | null, record: KafkaRecord) => T;
+export type Deserializer = 'json' | 'string' | 'raw' | DeserializerFn;
+
+export type Backoff =
+  | { readonly type: 'fixed'; readonly delayMs: number }
+  | {
+      readonly type: 'exponential';
+      readonly initialDelayMs: number;
+      readonly multiplier: number;
+      readonly maxDelayMs: number;
+      /** 'full': uniform in [0, delay]; 'equal': delay/2 + uniform in [0, delay/2]; 'none'. */
+      readonly jitter: 'full' | 'equal' | 'none';
+    };
+
+export interface RetryOptions {
+  /** Attempts per record, the first run included (G4). 1 = no retry. */
+  readonly maxAttempts: number;
+  readonly backoff: Backoff;
+  /** Retry topic tiers, ascending delays, as durations: `['5s', '1m', '10m']` -> `<group>.retry.5s` ... */
+  readonly tiers: readonly string[];
+}
+
+export interface RedisOptions {
+  /** `redis://host:port` of one server; ignored when `clusterNodes` is set. */
+  readonly url: string;
+  /** `host:port` seeds of a Redis Cluster. */
+  readonly clusterNodes: readonly string[];
+}
+
+export interface KafkaOptions {
+  /** Brokers for the retry and dead-letter producer; empty: the event's `bootstrapServers`. */
+  readonly brokers: readonly string[];
+  readonly clientId: string;
+  readonly ssl: boolean;
+  readonly sasl?: { readonly mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512'; readonly username: string; readonly password: string };
+}
+
+export interface LanesOptions {
+  readonly group: string;
+  readonly ordering: Ordering;
+  /** Derives the lane key from the record (e.g. a customer id in the value); default: the Kafka key. */
+  readonly keyOf?: (record: KafkaRecord) => string | Buffer | null | undefined;
+  /** Records whose lane key is null: each its own lane ('independent') or one shared lane ('shared'). */
+  readonly nullKey: 'independent' | 'shared';
+  /** Handlers in flight at once, all partitions of one invocation together. */
+  readonly concurrency: number;
+  /** Per-record time limit: `ctx.signal` aborts and the record counts as failed (retriable). */
+  readonly recordTimeoutMs: number;
+  /** No record starts once less than this is left before the Lambda deadline. */
+  readonly deadlineMarginMs: number;
+  /** Done bits are flushed to Redis at least this often, and before returning. */
+  readonly flushIntervalMs: number;
+  readonly key: Deserializer;
+  readonly value: Deserializer;
+  readonly retry: RetryOptions;
+  /** After a record is dead-lettered in key mode: the lane goes on ('release') or stays blocked ('hold'). */
+  readonly deadLetter: { readonly policy: 'release' | 'hold' };
+  readonly redis: RedisOptions;
+  readonly kafka: KafkaOptions;
+  readonly caps: { readonly maxWindow: number; readonly maxParked: number };
+  /**
+   * The event source mapping has `ReportBatchItemFailures` on: records that could not be handed off are
+   * returned as a Kafka partial batch response. Off: the invocation fails and the whole batch is redelivered.
+   */
+  readonly partialBatchResponse: boolean;
+}
