@@ -3,7 +3,13 @@
  * signed bytes (-128..127), and keys and values as standard, padded base64.
  */
 
-/** True if `value` is an integer in -128..127, a Java `byte`. */
+/**
+ * True if `value` is an integer in -128..127, a Java `byte`.
+ *
+ * @example
+ * isSignedByte(-61); // true
+ * isSignedByte(195); // false: AWS sends the signed form
+ */
 export function isSignedByte(value: unknown): value is number {
   return typeof value === 'number' && Number.isInteger(value) && value >= -128 && value <= 127;
 }

@@ -61,7 +61,7 @@ export function decodeKafkaEvent(event: unknown): DecodedKafkaEvent {
     throw new EventDecodeError(expected('eventSource', '`aws:kafka` or `SelfManagedKafka`', event.eventSource));
   }
   const { eventSourceArn, bootstrapServers, records } = event;
-  if (eventSourceArn !== undefined && typeof eventSourceArn !== 'string') {
+  if (eventSourceArn !== undefined && eventSourceArn !== null && typeof eventSourceArn !== 'string') {
     throw new EventDecodeError(expected('eventSourceArn', 'a string', eventSourceArn));
   }
   if (bootstrapServers !== undefined && bootstrapServers !== null && typeof bootstrapServers !== 'string') {
@@ -73,7 +73,7 @@ export function decodeKafkaEvent(event: unknown): DecodedKafkaEvent {
   const partitions = Object.entries(records).map(([key, list]) => decodePartition(key, list));
   return {
     source,
-    ...(eventSourceArn === undefined ? {} : { eventSourceArn }),
+    ...(typeof eventSourceArn === 'string' ? { eventSourceArn } : {}),
     bootstrapServers: (bootstrapServers ?? '').split(',').map((server) => server.trim()).filter((server) => server !== ''),
     partitions,
   };

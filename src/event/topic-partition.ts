@@ -37,12 +37,23 @@ export function parseTopicPartitionKey(key: string): TopicPartition | undefined 
   return partition <= MAX_PARTITION ? { topic, partition } : undefined;
 }
 
-/** True if `value` is a partition number: an integer in 0..2^31-1. */
+/**
+ * True if `value` is a partition number: an integer in 0..2^31-1.
+ *
+ * @example
+ * isPartition(3); // true
+ */
 export function isPartition(value: unknown): value is number {
   return typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= MAX_PARTITION;
 }
 
-/** True if `value` is an offset the framework can hold exactly: a non-negative safe integer. */
+/**
+ * True if `value` is an offset the framework can hold exactly: a non-negative safe integer.
+ *
+ * @example
+ * isOffset(15); // true
+ * isOffset(2 ** 53); // false: JSON.parse may already have rounded it
+ */
 export function isOffset(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
 }

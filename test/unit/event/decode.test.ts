@@ -34,6 +34,14 @@ describe.each(SOURCES)('decodeKafkaEvent, %s', (source) => {
       expect(decoded.bootstrapServers).toEqual(['b-1.example:9092', 'b-2.example:9092']);
     });
 
+    it('decodes a null eventSourceArn as none', () => {
+      // Act
+      const decoded = decodeKafkaEvent(awsEvent(source, {}, { eventSourceArn: null }));
+
+      // Assess
+      expect(decoded).not.toHaveProperty('eventSourceArn');
+    });
+
     it.each([[undefined], [null], ['']])('decodes bootstrapServers %p to no servers', (bootstrapServers) => {
       // Prepare
       const event = awsEvent(source, { 'orders-0': [awsRecord()] }, { bootstrapServers });
