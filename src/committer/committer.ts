@@ -1,0 +1,222 @@
+import type { Admin, Consumer } from 'kafkajs';
+import type { CompletionStore } from '../completion/store';
+import { ConfigError, describeValue } from '../errors';
+import { AdminOffsetCommitter, type CommitterAdmin } from './admin-committer';
+import { ConsumerOffsetCommitter } from './consumer-committer';
+import { CommitNotAppliedError } from './errors';
+import { CommitterLease } from './lease';
+import { movesByTopic, type OffsetCommitter } from './offset-committer';
+import { partitionId, planCommit } from './plan';
+import { loadReadings, saveReadings } from './state';
+import type { CommitMove, PlanReason } from './types';
+
+export const COMMITTER_DEFAULTS = {
+  trim: true,
+  /** Far above one commit call (a `setOffsets` joins and leaves the group: about a second locally). */
+  leaseTtlMs: 60_000,
+} as const;
+
+interface RunCommitterCommon {
+  /** The completion engine of the group. */
+  readonly store: Pick<CompletionStore, 'redis' | 'trackedPartitions' | 'frontier'>;
+  /** The framework's consumer group: the one the completion engine tracks partitions under. */
+  readonly group: string;
+  /** Trim each bitmap below its frontier while reading it (default `true`). */
+  readonly trim?: boolean;
+  /** Time to live of the run's lease, in ms (default 60 s); must exceed the longest commit call. */
+  readonly leaseTtlMs?: number;
+  /** The clock (epoch ms), for stall times. */
+  readonly now?: () => number;
+}
+
+/** Commit to the member-less completion group `<group>.lanes` through the admin API (the AWS topology). */
+export interface AdminWay extends RunCommitterCommon {
+  readonly admin: CommitterAdmin;
+  readonly consumer?: undefined;
+  readonly committer?: undefined;
+}
+
+/** Commit as a member of a live group through its running consumer (`autoCommit: false`). */
+export interface ConsumerWay extends RunCommitterCommon {
+  readonly consumer: Pick<Consumer, 'commitOffsets'>;
+  /** Reads back what the group has committed. */
+  readonly admin: Pick<Admin, 'fetchOffsets'>;
+  /** The consumer's group (default: `group`). */
+  readonly consumerGroupId?: string;
+  readonly committer?: undefined;
+}
+
+/** Commit through any `OffsetCommitter`. */
+export interface CustomWay extends RunCommitterCommon {
+  readonly committer: OffsetCommitter;
+  readonly admin?: undefined;
+  readonly consumer?: undefined;
+}
+
+export type RunCommitterOptions = AdminWay | ConsumerWay | CustomWay;
+
+/** One tracked partition after a run. */
+export interface PartitionSummary {
+  readonly topic: string;
+  readonly partition: number;
+  /** What the Kafka group had before the run (`undefined`: nothing). */
+  readonly committedBefore: number | undefined;
+  /** The frontier read in this run (`undefined`: nothing admitted). */
+  readonly frontier: number | undefined;
+  /** The highest delivered offset (`undefined`: nothing admitted). */
+  readonly highest: number | undefined;
+  /** What the Kafka group has after the run: read back from Kafka for every partition that moved. */
+  readonly committed: number | undefined;
+  /** The frontier has not moved since the previous run while records above it were delivered. */
+  readonly stalled: boolean;
+  /** How long the frontier has had its value, if known. */
+  readonly frontierAgeMs: number | undefined;
+}
+
+export interface CommitterResult {
+  /** The Kafka group committed to. */
+  readonly groupId: string;
+  /** Set when the run did nothing: another run holds the group's lease. */
+  readonly skipped?: 'lease-held';
+  /** Every tracked partition, sorted by topic and partition. */
+  readonly partitions: PartitionSummary[];
+  /** The moves committed (all forward). */
+  readonly moves: CommitMove[];
+  /** Partitions that did not move, and stalls. */
+  readonly reasons: PlanReason[];
+  /** Bitmap bytes trimmed below the frontiers. */
+  readonly trimmedBytes: number;
+}
+
+function offsetCommitter(options: RunCommitterOptions): OffsetCommitter {
+  if (options.committer !== undefined) return options.committer;
+  if (options.consumer !== undefined) {
+    return new ConsumerOffsetCommitter({
+      consumer: options.consumer,
+      admin: options.admin,
+      groupId: options.consumerGroupId ?? options.group,
+    });
+  }
+  return new AdminOffsetCommitter(options.admin, options.group);
+}
+
+function validate(options: RunCommitterOptions): { trim: boolean; leaseTtlMs: number; now: () => number } {
+  if (typeof options.group !== 'string' || options.group === '') {
+    throw new ConfigError(`Expected \`group\` to be a non-empty string, got ${describeValue(options.group)}`);
+  }
+  const leaseTtlMs = options.leaseTtlMs ?? COMMITTER_DEFAULTS.leaseTtlMs;
+  if (!Number.isSafeInteger(leaseTtlMs) || leaseTtlMs < 1) {
+    throw new ConfigError(`Expected \`leaseTtlMs\` to be a positive integer, got ${describeValue(leaseTtlMs)}`);
+  }
+  const trim = options.trim ?? COMMITTER_DEFAULTS.trim;
+  if (typeof trim !== 'boolean') {
+    throw new ConfigError(`Expected \`trim\` to be a boolean, got ${describeValue(trim)}`);
+  }
+  if (options.committer === undefined && options.admin === undefined) {
+    throw new ConfigError('Expected `admin` (the admin way), `consumer` with `admin` (the consumer way) or `committer`');
+  }
+  return { trim, leaseTtlMs, now: options.now ?? Date.now };
+}
+
+/**
+ * One committer run: for every partition the group tracks, read the frontier (trimming the bitmap below
+ * it), and commit it where it is ahead of what Kafka has — never backwards (G2), even when runs overlap.
+ *
+ * Runs are serialized by a per-group lease in Redis, taken before reading what Kafka has committed and
+ * held until the last commit; a run that cannot take it does nothing and returns `skipped: 'lease-held'`.
+ * Every commit is read back from Kafka; one that did not land throws `CommitNotAppliedError`.
+ *
+ * @example
+ * // A scheduled function of the AWS topology: commit the completion group `orders.lanes`.
+ * const result = await runCommitter({ store, admin, group: 'orders' });
+ * for (const p of result.partitions) if (p.stalled) logger.warn('stalled', p);
+ *
+ * @example
+ * // The local emulator: commit the live group through its running consumer (autoCommit: false).
+ * await runCommitter({ store, consumer, admin, group: 'orders' });
+ */
+export async function runCommitter(options: RunCommitterOptions): Promise<CommitterResult> {
+  const { trim, leaseTtlMs, now } = validate(options);
+  const { store, group } = options;
+  const committer = offsetCommitter(options);
+
+  const lease = await CommitterLease.acquire(store.redis, group, leaseTtlMs, now);
+  if (lease === undefined) {
+    return { groupId: committer.groupId, skipped: 'lease-held', partitions: [], moves: [], reasons: [], trimmedBytes: 0 };
+  }
+
+  let result: CommitterResult;
+  try {
+    result = await commitUnderLease(store, group, committer, lease, trim, now);
+  } catch (error) {
+    // The run's own error is the one to report; a lease that cannot be released expires by its TTL.
+    await lease.release().catch(() => false);
+    throw error;
+  }
+  await lease.release();
+  return result;
+}
+
+async function commitUnderLease(
+  store: RunCommitterCommon['store'],
+  group: string,
+  committer: OffsetCommitter,
+  lease: CommitterLease,
+  trim: boolean,
+  now: () => number,
+): Promise<CommitterResult> {
+  const tracked = await store.trackedPartitions(group);
+  const topics = [...new Set(tracked.map((ref) => ref.topic))];
+
+  // Fetched under the lease: no other committer run can change these offsets until this run commits.
+  const committed = await committer.fetchCommitted(topics);
+  // Trimming while reading is safe even if the commit below then fails: trimming drops only done bits
+  // below the frontier and never changes the frontier, so the next run reads the same (or a later)
+  // frontier and commits it. Nothing below an uncommitted frontier needs its bits: offsets below `base`
+  // are done by definition (DESIGN.md section 5).
+  const readings = await Promise.all(tracked.map((ref) => store.frontier(ref, { trim })));
+  const plan = planCommit({
+    frontiers: tracked.map((ref, i) => ({ topic: ref.topic, partition: ref.partition, reading: readings[i] })),
+    committed,
+    previous: await loadReadings(store.redis, group),
+    nowMs: now(),
+  });
+  await saveReadings(store.redis, group, plan.next);
+
+  const byTopic = movesByTopic(plan.moves);
+  for (const [topic, moves] of byTopic) {
+    await lease.renew();
+    await committer.commit(moves);
+    lease.assertStillHeld(`the commit of ${topic} to ${committer.groupId}`);
+  }
+
+  const after = new Map<string, number | undefined>();
+  if (byTopic.size > 0) {
+    for (const c of await committer.fetchCommitted([...byTopic.keys()])) after.set(partitionId(c), c.offset);
+    const missed = plan.moves.filter((move) => (after.get(partitionId(move)) ?? -1) < move.to);
+    if (missed.length > 0) {
+      const list = missed
+        .map((m) => `${m.topic}-${m.partition} (wanted ${m.to}, has ${String(after.get(partitionId(m)))})`)
+        .join(', ');
+      throw new CommitNotAppliedError(`commit to ${committer.groupId} did not land on ${list}`);
+    }
+  }
+
+  const nowMs = now();
+  return {
+    groupId: committer.groupId,
+    partitions: plan.partitions.map((p) => ({
+      topic: p.topic,
+      partition: p.partition,
+      committedBefore: p.committedBefore,
+      frontier: p.frontier,
+      highest: p.highest,
+      committed: after.has(partitionId(p)) ? after.get(partitionId(p)) : p.committedBefore,
+      stalled: p.stalled,
+      frontierAgeMs: p.frontierSinceMs === undefined ? undefined : nowMs - p.frontierSinceMs,
+    })),
+    moves: plan.moves,
+    reasons: plan.reasons,
+    trimmedBytes: readings.reduce((sum, r) => sum + (r?.trimmedBytes ?? 0), 0),
+  };
+}

@@ -1,0 +1,52 @@
+import type { Admin, Consumer } from 'kafkajs';
+import { movesByTopic, parseFetchedOffsets, type OffsetCommitter } from './offset-committer';
+import type { CommitMove, CommittedOffset } from './types';
+
+export interface ConsumerOffsetCommitterOptions {
+  /**
+   * A running kafkajs consumer (after `consumer.run`) that is a member of `groupId`. It must run with
+   * `autoCommit: false`: its own commits of processed offsets would otherwise race this committer's and
+   * could move the group backwards, or past records that are not terminal (G2).
+   */
+  readonly consumer: Pick<Consumer, 'commitOffsets'>;
+  /** Reads what the group has committed (a consumer has no API for that). */
+  readonly admin: Pick<Admin, 'fetchOffsets'>;
+  /** The consumer's group. */
+  readonly groupId: string;
+}
+
+/**
+ * Commits as a member of a live consumer group, through the member's own consumer: for the local
+ * emulator and the self-hosted worker, whose group has members, so the admin API cannot write it.
+ * Kafka checks the member's generation on each commit, so a member fenced off by a rebalance cannot
+ * commit at all.
+ *
+ * @example
+ * const consumer = kafka.consumer({ groupId: 'orders' });
+ * await consumer.run({ autoCommit: false, eachBatch: process });
+ * const committer = new ConsumerOffsetCommitter({ consumer, admin, groupId: 'orders' });
+ */
+export class ConsumerOffsetCommitter implements OffsetCommitter {
+  readonly groupId: string;
+  readonly #consumer: Pick<Consumer, 'commitOffsets'>;
+  readonly #admin: Pick<Admin, 'fetchOffsets'>;
+
+  constructor(options: ConsumerOffsetCommitterOptions) {
+    this.#consumer = options.consumer;
+    this.#admin = options.admin;
+    this.groupId = options.groupId;
+  }
+
+  async fetchCommitted(topics: readonly string[]): Promise<CommittedOffset[]> {
+    if (topics.length === 0) return [];
+    return parseFetchedOffsets(await this.#admin.fetchOffsets({ groupId: this.groupId, topics: [...topics] }));
+  }
+
+  async commit(moves: readonly CommitMove[]): Promise<void> {
+    const offsets = [...movesByTopic(moves).values()]
+      .flat()
+      .map(({ topic, partition, to }) => ({ topic, partition, offset: String(to) }));
+    if (offsets.length === 0) return;
+    await this.#consumer.commitOffsets(offsets);
+  }
+}

@@ -1,0 +1,18 @@
+export * from './types';
+export * from './errors';
+export { planCommit, parseCommittedOffset, partitionId, type PlanInput } from './plan';
+export { committerLeaseKey, committerReadingsKey, completionGroupId } from './keys';
+export { CommitterLease, LEASE_SCRIPTS_VERSION } from './lease';
+export { type OffsetCommitter, type FetchedOffsets, parseFetchedOffsets } from './offset-committer';
+export { AdminOffsetCommitter, type CommitterAdmin } from './admin-committer';
+export { ConsumerOffsetCommitter, type ConsumerOffsetCommitterOptions } from './consumer-committer';
+export {
+  runCommitter,
+  COMMITTER_DEFAULTS,
+  type RunCommitterOptions,
+  type AdminWay,
+  type ConsumerWay,
+  type CustomWay,
+  type CommitterResult,
+  type PartitionSummary,
+} from './committer';

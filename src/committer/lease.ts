@@ -1,0 +1,123 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { RedisClient } from '../completion/scripts';
+import { describeValue } from '../errors';
+import { LeaseLostError } from './errors';
+import { committerLeaseKey } from './keys';
+
+/** Bumped whenever a lease script changes; registered names carry it, so two versions never clash. */
+export const LEASE_SCRIPTS_VERSION = 1;
+
+const FILES = { extend: 'extend-lease-1.lua', release: 'release-lease-1.lua' } as const;
+type LeaseScript = keyof typeof FILES;
+type ScriptCommand = (numKeys: number, ...args: string[]) => Promise<unknown>;
+
+const defined = new WeakSet<RedisClient>();
+
+function commandName(name: LeaseScript): string {
+  return `kl_committer_${name}Lease_v${LEASE_SCRIPTS_VERSION}`;
+}
+
+function runLeaseScript(redis: RedisClient, name: LeaseScript, key: string, ...argv: string[]): Promise<unknown> {
+  if (!defined.has(redis)) {
+    for (const script of Object.keys(FILES) as LeaseScript[]) {
+      redis.defineCommand(commandName(script), { lua: readFileSync(join(__dirname, 'scripts', FILES[script]), 'utf8') });
+    }
+    defined.add(redis);
+  }
+  const command = (redis as unknown as Record<string, ScriptCommand>)[commandName(name)];
+  if (command === undefined) throw new Error(`lease script ${name} is not defined`);
+  return command.call(redis, 1, key, ...argv);
+}
+
+/**
+ * A per-group lease that serializes committer runs. Kafka's offset commit is not compare-and-set, so two
+ * overlapping runs (two scheduled invocations, two processes) could each fetch, plan and commit, and the
+ * slower one would write an older frontier over a newer one. Holding the lease from "fetch what is
+ * committed" to "commit" makes each run's plan current.
+ *
+ * The lease is `SET key token NX PX ttl`; it is extended and released only by the run whose token it
+ * holds (compare-and-expire / compare-and-delete scripts). Its time to live must be longer than one
+ * commit call: a run re-checks the lease before every commit and refuses to commit once it is lost.
+ *
+ * @example
+ * const lease = await CommitterLease.acquire(redis, 'orders', 60_000);
+ * if (lease === undefined) return; // another run holds it
+ * try {
+ *   await lease.renew(); // before each commit
+ * } finally {
+ *   await lease.release();
+ * }
+ */
+export class CommitterLease {
+  readonly key: string;
+  readonly token: string;
+  readonly ttlMs: number;
+  readonly #redis: RedisClient;
+  readonly #now: () => number;
+  // A conservative local view of the expiry: measured from before the request that set the TTL was sent.
+  #heldUntilMs: number;
+
+  private constructor(redis: RedisClient, key: string, token: string, ttlMs: number, now: () => number, heldUntilMs: number) {
+    this.#redis = redis;
+    this.key = key;
+    this.token = token;
+    this.ttlMs = ttlMs;
+    this.#now = now;
+    this.#heldUntilMs = heldUntilMs;
+  }
+
+  /** Takes the group's lease; `undefined` if another run holds it. */
+  static async acquire(
+    redis: RedisClient,
+    group: string,
+    ttlMs: number,
+    now: () => number = Date.now,
+  ): Promise<CommitterLease | undefined> {
+    if (!Number.isSafeInteger(ttlMs) || ttlMs < 1) {
+      throw new RangeError(`Expected \`ttlMs\` to be a positive integer, got ${describeValue(ttlMs)}`);
+    }
+    const key = committerLeaseKey(group);
+    const token = randomUUID();
+    const sentAt = now();
+    const reply = await redis.set(key, token, 'PX', ttlMs, 'NX');
+    if (reply !== 'OK') return undefined;
+    return new CommitterLease(redis, key, token, ttlMs, now, sentAt + ttlMs);
+  }
+
+  /** Milliseconds the lease is certainly still held for (0 once it may have expired). */
+  remainingMs(): number {
+    return Math.max(0, this.#heldUntilMs - this.#now());
+  }
+
+  /** Extends the lease to a full time to live again; throws `LeaseLostError` if this run no longer holds it. */
+  async renew(): Promise<void> {
+    const sentAt = this.#now();
+    const reply = await runLeaseScript(this.#redis, 'extend', this.key, this.token, String(this.ttlMs));
+    if (Number(reply) !== 1) {
+      throw new LeaseLostError(`committer lease ${this.key} was lost (expired or taken by another run)`);
+    }
+    this.#heldUntilMs = sentAt + this.ttlMs;
+  }
+
+  /**
+   * Throws `LeaseLostError` if the lease may have expired by now: called after a commit, it tells that
+   * the commit may have landed outside the lease, so an overlapping run's commit may have been overwritten.
+   */
+  assertStillHeld(what: string): void {
+    if (this.remainingMs() === 0) {
+      throw new LeaseLostError(
+        `committer lease ${this.key} (ttl ${this.ttlMs} ms) may have expired before ${what} finished; ` +
+          'raise the lease time to live above the longest commit',
+      );
+    }
+  }
+
+  /** Releases the lease if this run still holds it; returns whether it did. */
+  async release(): Promise<boolean> {
+    const reply = await runLeaseScript(this.#redis, 'release', this.key, this.token);
+    this.#heldUntilMs = 0;
+    return Number(reply) === 1;
+  }
+}

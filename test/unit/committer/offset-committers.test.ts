@@ -1,0 +1,122 @@
+import type { Admin, Consumer } from 'kafkajs';
+import { AdminOffsetCommitter } from '../../../src/committer/admin-committer';
+import { ConsumerOffsetCommitter } from '../../../src/committer/consumer-committer';
+import { movesByTopic, parseFetchedOffsets } from '../../../src/committer/offset-committer';
+import type { CommitMove } from '../../../src/committer/types';
+
+const move = (topic: string, partition: number, from: number | undefined, to: number): CommitMove => ({
+  topic,
+  partition,
+  from,
+  to,
+});
+
+/** A kafkajs admin double that records what it was asked. */
+function fakeAdmin(fetched: Awaited<ReturnType<Admin['fetchOffsets']>> = []) {
+  return {
+    fetchOffsets: jest.fn<ReturnType<Admin['fetchOffsets']>, Parameters<Admin['fetchOffsets']>>(async () => fetched),
+    setOffsets: jest.fn<ReturnType<Admin['setOffsets']>, Parameters<Admin['setOffsets']>>(async () => undefined),
+  };
+}
+
+describe('parseFetchedOffsets', () => {
+  it('flattens a kafkajs fetchOffsets reply, -1 becoming undefined', () => {
+    const reply = [
+      {
+        topic: 'a',
+        partitions: [
+          { partition: 0, offset: '17', metadata: null },
+          { partition: 1, offset: '-1', metadata: null },
+        ],
+      },
+      { topic: 'b', partitions: [{ partition: 0, offset: '0', metadata: 'x' }] },
+    ];
+    expect(parseFetchedOffsets(reply)).toEqual([
+      { topic: 'a', partition: 0, offset: 17 },
+      { topic: 'a', partition: 1, offset: undefined },
+      { topic: 'b', partition: 0, offset: 0 },
+    ]);
+  });
+});
+
+describe('movesByTopic', () => {
+  it('groups forward moves by topic, keeping their order', () => {
+    const grouped = movesByTopic([move('a', 1, 0, 5), move('b', 0, undefined, 0), move('a', 0, 3, 4)]);
+    expect([...grouped.entries()]).toEqual([
+      ['a', [move('a', 1, 0, 5), move('a', 0, 3, 4)]],
+      ['b', [move('b', 0, undefined, 0)]],
+    ]);
+  });
+
+  it.each([
+    ['backwards', move('a', 0, 5, 4)],
+    ['in place', move('a', 0, 5, 5)],
+    ['to a negative offset', move('a', 0, undefined, -1)],
+    ['to a fraction', move('a', 0, undefined, 1.5)],
+  ])('refuses a move %s', (_, bad) => {
+    expect(() => movesByTopic([bad])).toThrow(RangeError);
+  });
+
+  it('refuses two moves of one partition', () => {
+    expect(() => movesByTopic([move('a', 0, 1, 2), move('a', 0, 2, 3)])).toThrow(/one move per partition/);
+  });
+});
+
+describe('AdminOffsetCommitter', () => {
+  it('commits the completion group, one setOffsets per topic, offsets as strings', async () => {
+    // Prepare
+    const admin = fakeAdmin();
+    const committer = new AdminOffsetCommitter(admin, 'orders');
+    // Act
+    await committer.commit([move('a', 0, undefined, 7), move('b', 2, 1, 3), move('a', 1, 4, 9)]);
+    // Assess
+    expect(committer.groupId).toBe('orders.lanes');
+    expect(admin.setOffsets.mock.calls).toEqual([
+      [{ groupId: 'orders.lanes', topic: 'a', partitions: [{ partition: 0, offset: '7' }, { partition: 1, offset: '9' }] }],
+      [{ groupId: 'orders.lanes', topic: 'b', partitions: [{ partition: 2, offset: '3' }] }],
+    ]);
+  });
+
+  it('never sends a backward move', async () => {
+    const admin = fakeAdmin();
+    await expect(new AdminOffsetCommitter(admin, 'orders').commit([move('a', 0, 9, 3)])).rejects.toThrow(RangeError);
+    expect(admin.setOffsets).not.toHaveBeenCalled();
+  });
+
+  it('fetches what the completion group has committed, and nothing for no topics', async () => {
+    const admin = fakeAdmin([{ topic: 'a', partitions: [{ partition: 0, offset: '3', metadata: null }] }]);
+    const committer = new AdminOffsetCommitter(admin, 'orders');
+    expect(await committer.fetchCommitted([])).toEqual([]);
+    expect(admin.fetchOffsets).not.toHaveBeenCalled();
+    expect(await committer.fetchCommitted(['a'])).toEqual([{ topic: 'a', partition: 0, offset: 3 }]);
+    expect(admin.fetchOffsets).toHaveBeenCalledWith({ groupId: 'orders.lanes', topics: ['a'] });
+  });
+});
+
+describe('ConsumerOffsetCommitter', () => {
+  it('commits every move in one commitOffsets call of the member', async () => {
+    const consumer = { commitOffsets: jest.fn<ReturnType<Consumer['commitOffsets']>, Parameters<Consumer['commitOffsets']>>() };
+    const admin = fakeAdmin();
+    const committer = new ConsumerOffsetCommitter({ consumer, admin, groupId: 'orders' });
+    await committer.commit([move('a', 0, undefined, 7), move('b', 2, 1, 3)]);
+    await committer.commit([]);
+    expect(committer.groupId).toBe('orders');
+    expect(consumer.commitOffsets.mock.calls).toEqual([
+      [
+        [
+          { topic: 'a', partition: 0, offset: '7' },
+          { topic: 'b', partition: 2, offset: '3' },
+        ],
+      ],
+    ]);
+    await committer.fetchCommitted(['a']);
+    expect(admin.fetchOffsets).toHaveBeenCalledWith({ groupId: 'orders', topics: ['a'] });
+  });
+
+  it('never sends a backward move', async () => {
+    const consumer = { commitOffsets: jest.fn<ReturnType<Consumer['commitOffsets']>, Parameters<Consumer['commitOffsets']>>() };
+    const committer = new ConsumerOffsetCommitter({ consumer, admin: fakeAdmin(), groupId: 'orders' });
+    await expect(committer.commit([move('a', 0, 3, 3)])).rejects.toThrow(RangeError);
+    expect(consumer.commitOffsets).not.toHaveBeenCalled();
+  });
+});
