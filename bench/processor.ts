@@ -1,0 +1,122 @@
+/**
+ * bench:processor — records per second of the processor on one partition, beside a plain kafkajs
+ * `eachMessage` consumer (the sequential baseline) and the bound concurrency / latency.
+ *
+ * 20,000 records are produced to a fresh one-partition topic, fetched back and shaped into Kafka trigger
+ * events of BATCH records (the event source's batch size), then processed by the processor with a handler
+ * that awaits LATENCY_MS (and once with a handler that does nothing: the framework's own cost per record).
+ * Redis round trips are counted by Redis (INFO commandstats). Needs `npm run local:up`.
+ *
+ *   npm run bench:processor
+ *   RECORDS=5000 BASELINE_RECORDS=300 npm run bench:processor
+ */
+import Redis from 'ioredis';
+import { Kafka, logLevel } from 'kafkajs';
+import { HandOffWriter } from '../src/handoff';
+import { resolveOptions } from '../src/options';
+import { Processor } from '../src/processor/processor';
+import { createTelemetry } from '../src/processor/telemetry';
+import { eventOf, fetchRecords, produce } from '../test/integration/support/kafka-events';
+import { createKafka, createTopic, uniqueName, KAFKA_BROKERS } from '../test/integration/support/stack';
+
+process.env.POWERTOOLS_LOG_LEVEL ??= 'ERROR';
+process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
+
+const RECORDS = Number(process.env.RECORDS ?? 20_000);
+const BASELINE_RECORDS = Number(process.env.BASELINE_RECORDS ?? 1_000);
+const BATCH = Number(process.env.BATCH ?? 10_000);
+const LATENCY_MS = Number(process.env.LATENCY_MS ?? 10);
+const CONCURRENCY = Number(process.env.CONCURRENCY ?? 200);
+const KEYS = Number(process.env.KEYS ?? 1_000);
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function redisCalls(redis: Redis): Promise<number> {
+  const info = await redis.info('commandstats');
+  let calls = 0;
+  for (const match of info.matchAll(/cmdstat_([a-z|]+):calls=(\d+)/g)) {
+    if (!['info', 'ping', 'client', 'select', 'hello'].includes(match[1]!)) calls += Number(match[2]);
+  }
+  return calls;
+}
+
+async function runProcessor(records: Awaited<ReturnType<typeof fetchRecords>>, latencyMs: number, label: string) {
+  const group = uniqueName('bench');
+  const redis = new Redis('redis://127.0.0.1:6379');
+  const counter = new Redis('redis://127.0.0.1:6379');
+  const kafka = new Kafka({ clientId: 'bench', brokers: KAFKA_BROKERS, logLevel: logLevel.NOTHING });
+  const writer = new HandOffWriter(kafka);
+  const options = resolveOptions({ group, concurrency: CONCURRENCY }, {});
+  const handler = latencyMs > 0 ? () => sleep(latencyMs) : () => undefined;
+  const processor = new Processor({ options, handler, redis, handOff: () => writer, telemetry: createTelemetry(group) });
+  const before = await redisCalls(counter);
+  const started = performance.now();
+  for (let i = 0; i < records.length; i += BATCH) {
+    const response = await processor.process(eventOf(records.slice(i, i + BATCH)), { getRemainingTimeInMillis: () => 600_000 });
+    if (response.batchItemFailures.length > 0) throw new Error('unexpected failures');
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const calls = (await redisCalls(counter)) - before;
+  await writer.disconnect();
+  redis.disconnect();
+  counter.disconnect();
+  return {
+    run: label,
+    records: records.length,
+    seconds: seconds.toFixed(2),
+    'records/s': Math.round(records.length / seconds),
+    'Redis round trips/record': (calls / records.length).toFixed(4),
+  };
+}
+
+async function runBaseline(topic: string, count: number, latencyMs: number) {
+  const consumer = createKafka().consumer({ groupId: uniqueName('baseline'), maxWaitTimeInMs: 100 });
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: true });
+  let seen = 0;
+  let started = 0;
+  const seconds = await new Promise<number>((resolve) => {
+    void consumer.run({
+      eachMessage: async () => {
+        if (seen === 0) started = performance.now();
+        await sleep(latencyMs);
+        seen += 1;
+        if (seen === count) resolve((performance.now() - started) / 1000);
+      },
+    });
+  });
+  await consumer.disconnect();
+  return {
+    run: `kafkajs eachMessage (sequential), ${latencyMs} ms handler`,
+    records: count,
+    seconds: seconds.toFixed(2),
+    'records/s': Math.round(count / seconds),
+    'Redis round trips/record': '-',
+  };
+}
+
+async function main(): Promise<void> {
+  const topic = uniqueName('bench-src');
+  await createTopic(topic, 1);
+  await produce(topic, Array.from({ length: RECORDS }, (_, i) => ({ key: `k${i % KEYS}`, value: JSON.stringify({ i }) })));
+  const records = await fetchRecords(topic, RECORDS);
+  const rows = [
+    await runBaseline(topic, Math.min(BASELINE_RECORDS, RECORDS), LATENCY_MS),
+    await runProcessor(records, LATENCY_MS, `kafka-lanes, concurrency ${CONCURRENCY}, ${LATENCY_MS} ms handler`),
+    {
+      run: `bound: concurrency / latency`,
+      records: RECORDS,
+      seconds: '-',
+      'records/s': Math.round(CONCURRENCY / (LATENCY_MS / 1000)),
+      'Redis round trips/record': '-',
+    },
+    await runProcessor(records, 0, `kafka-lanes, concurrency ${CONCURRENCY}, handler does nothing`),
+  ];
+  console.log(`\nOne partition, ${RECORDS} records over ${KEYS} keys (key order), events of ${BATCH} records`);
+  console.table(rows);
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});
