@@ -57,21 +57,29 @@ rm -f "$KAFKA_PID_FILE"
 for port in "$KAFKA_PORT" "$KAFKA_CONTROLLER_PORT"; do
   wait_port_closed "$port" || { warn "kafka: port $port is still held by a process this checkout did not start"; status=1; }
 done
-if ((WIPE)); then
+if ((WIPE)) && kafka_pid >/dev/null; then
+  warn "kafka: broker still running; not wiping its data"
+  status=1
+elif ((WIPE)); then
   rm -rf "$KAFKA_DATA" "$KAFKA_CLUSTER_ID_FILE" "$KAFKA_LOGS"
   log "kafka: data wiped (.local/kafka/data, logs; the jars stay)"
 fi
 
+# A node takes 1-2 s to exit after SIGTERM; stop the three in parallel.
+stoppers=()
 for port in "${REDIS_CLUSTER_PORTS[@]}"; do
-  dir="$(redis_cluster_dir "$port")"
   if pid="$(redis_cluster_pid "$port")"; then
     # SIGTERM is a clean SHUTDOWN; with --save "" no dump is written.
-    stop_pid "$pid" "redis-cluster node $port" 10 || status=1
+    stop_pid "$pid" "redis-cluster node $port" 10 &
+    stoppers+=("$!")
   else
     log "redis-cluster node $port: not running from this checkout"
   fi
+done
+for stopper in "${stoppers[@]}"; do wait "$stopper" || status=1; done
+for port in "${REDIS_CLUSTER_PORTS[@]}"; do
   if wait_port_closed "$port"; then
-    rm -rf "$dir"
+    rm -rf "$(redis_cluster_dir "$port")"
   else
     warn "redis-cluster node $port: port still held by a process this checkout did not start"
     status=1

@@ -1,13 +1,23 @@
 // Waits until the local broker answers a metadata request, using the kafkajs client the project
 // already depends on (the same client the tests use). Exit 0 when ready, 1 on timeout.
-// Usage: node infra/local/kafka-ready.mjs <broker host:port> <timeout seconds>
+// Usage: node infra/local/kafka-ready.mjs <broker host:port> <timeout seconds> [broker pid]
+// With a pid, gives up at once (exit 2) when that process has exited: no point waiting 90 s.
 /* global process, console, setTimeout */
 import kafkajs from 'kafkajs';
 
 const { Kafka, logLevel } = kafkajs;
 const broker = process.argv[2] ?? '127.0.0.1:9092';
 const timeoutMs = Number(process.argv[3] ?? 90) * 1000;
+const brokerPid = process.argv[4] ? Number(process.argv[4]) : undefined;
 const deadline = Date.now() + timeoutMs;
+const alive = (pid) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return error?.code === 'EPERM';
+  }
+};
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const kafka = new Kafka({
@@ -36,6 +46,10 @@ async function warmUpGroupCoordinator() {
 
 let lastError = 'no attempt';
 while (Date.now() < deadline) {
+  if (brokerPid !== undefined && !alive(brokerPid)) {
+    console.error(`[local] kafka: the broker process (pid ${brokerPid}) exited`);
+    process.exit(2);
+  }
   const admin = kafka.admin();
   try {
     await admin.connect();

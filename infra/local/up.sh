@@ -68,6 +68,8 @@ start_kafka() {
   # setsid: the broker gets its own session, so it outlives the shell (and the npm run) that started it
   # and is not hit by signals sent to that shell's process group.
   : >"$KAFKA_STDOUT"
+  # A fresh server.log per start, so a failure report shows this start's lines only.
+  [[ -f "$KAFKA_SERVER_LOG" ]] && mv -f "$KAFKA_SERVER_LOG" "$KAFKA_SERVER_LOG.previous"
   (
     cd "$KAFKA_DIR"
     # shellcheck disable=SC2086 # KAFKA_HEAP_OPTS is a list of JVM flags.
@@ -85,21 +87,25 @@ start_kafka() {
   # setsid forks when the caller leads its process group; then $! is not the JVM: find it by config.
   sleep 0.2
   if ! kafka_pid >/dev/null; then
-    pid="$(pgrep -n -f -- "$KAFKA_CONFIG" || true)"
-    [[ -n "$pid" ]] && printf '%s\n' "$pid" >"$KAFKA_PID_FILE"
+    local found
+    found="$(pgrep -n -f -- "$KAFKA_CONFIG" || true)"
+    [[ -n "$found" ]] && pid="$found" && printf '%s\n' "$pid" >"$KAFKA_PID_FILE"
   fi
-  log "kafka: started broker (pid ${pid:-?}), logs in .local/kafka/logs"
+  KAFKA_STARTED_PID="$pid"
+  log "kafka: started broker (pid $pid), logs in .local/kafka/logs"
 }
 
 # Node and the kafkajs package answer in ~0.3 s; without node_modules fall back to a JVM tool.
+# With a pid, stop waiting as soon as that process is gone.
 wait_for_kafka() {
-  local timeout="$1"
+  local timeout="$1" pid="${2:-}"
   if command -v node >/dev/null 2>&1 && [[ -d "$REPO_DIR/node_modules/kafkajs" ]]; then
-    node "$INFRA_DIR/kafka-ready.mjs" "$KAFKA_HOST:$KAFKA_PORT" "$timeout"
+    node "$INFRA_DIR/kafka-ready.mjs" "$KAFKA_HOST:$KAFKA_PORT" "$timeout" $pid
     return
   fi
   local deadline=$((SECONDS + timeout))
   while ((SECONDS < deadline)); do
+    [[ -z "$pid" ]] || kill -0 "$pid" 2>/dev/null || { warn "kafka: the broker process (pid $pid) exited"; return 2; }
     if port_open "$KAFKA_PORT" && kafka_tool kafka.admin.BrokerApiVersionsCommand \
         --bootstrap-server "$KAFKA_HOST:$KAFKA_PORT" >/dev/null 2>&1; then
       log "kafka answers on $KAFKA_HOST:$KAFKA_PORT"
@@ -111,8 +117,10 @@ wait_for_kafka() {
 }
 
 kafka_failed() {
-  warn "kafka: the broker did not answer on $KAFKA_HOST:$KAFKA_PORT within ${KAFKA_READY_TIMEOUT}s"
+  warn "kafka: the broker is not answering on $KAFKA_HOST:$KAFKA_PORT (gave up after $(elapsed "$1"))"
   local file
+  # Not running any more: forget the pid so the next up.sh starts afresh.
+  kafka_pid >/dev/null || rm -f "$KAFKA_PID_FILE"
   for file in "$KAFKA_STDOUT" "$KAFKA_SERVER_LOG"; do
     [[ -s "$file" ]] || continue
     warn "---- last lines of $file"
@@ -131,16 +139,17 @@ up_kafka() {
     return 0
   fi
   require java openjdk-17-jdk-headless
-  if ! kafka_pid >/dev/null; then
+  KAFKA_STARTED_PID="$(kafka_pid || true)"
+  if [[ -z "$KAFKA_STARTED_PID" ]]; then
     port_open "$KAFKA_CONTROLLER_PORT" && die "kafka: port $KAFKA_CONTROLLER_PORT is taken by another process"
     fetch_kafka_jars
     render_kafka_config
     format_kafka_storage
     start_kafka
   else
-    log "kafka: broker pid $(kafka_pid) is starting; waiting for it"
+    log "kafka: broker pid $KAFKA_STARTED_PID is starting; waiting for it"
   fi
-  wait_for_kafka "$KAFKA_READY_TIMEOUT" || kafka_failed
+  wait_for_kafka "$KAFKA_READY_TIMEOUT" "$KAFKA_STARTED_PID" || kafka_failed "$t0"
   log "kafka: up on $KAFKA_HOST:$KAFKA_PORT ($(elapsed "$t0"))"
 }
 
