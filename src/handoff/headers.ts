@@ -1,0 +1,230 @@
+/**
+ * The framework headers of retry and dead-letter copies (DESIGN.md section 6), and the kafkajs `Message` of a copy.
+ * Pure: no I/O, no clock.
+ */
+import type { IHeaders, Message } from 'kafkajs';
+import { describeValue } from '../errors';
+import type { KafkaRecord } from '../event';
+import type { HandOffHeaders, HandOffItem, HandOffKind, HandOffOrigin, HeaderList } from './types';
+
+/** Every framework header starts with this; a user's header must not (copies drop it, see `handOffMessage`). */
+export const HEADER_PREFIX = 'lanes-';
+
+/** The framework header names, one prefix. Values are UTF-8 text; numbers are decimal integers. */
+export const HandOffHeader = {
+  OriginTopic: 'lanes-origin-topic',
+  OriginPartition: 'lanes-origin-partition',
+  OriginOffset: 'lanes-origin-offset',
+  /** The original record's timestamp (epoch ms); a copy's own timestamp is the time it was written. */
+  OriginTimestamp: 'lanes-origin-timestamp',
+  /** `retry` or `dead-letter`. */
+  Kind: 'lanes-kind',
+  Attempt: 'lanes-attempt',
+  /** Epoch ms. */
+  DueAt: 'lanes-due-at',
+  /** Epoch ms. */
+  FirstFailureAt: 'lanes-first-failure-at',
+  ErrorClass: 'lanes-error-class',
+  /** Truncated to `MAX_ERROR_MESSAGE_LENGTH` characters, with a marker saying so. */
+  ErrorMessage: 'lanes-error-message',
+  DeadLetterReason: 'lanes-dead-letter-reason',
+  /** `true` on a record handed off near the Lambda deadline without being attempted; absent otherwise. */
+  Deferred: 'lanes-deferred',
+} as const;
+export type HandOffHeader = (typeof HandOffHeader)[keyof typeof HandOffHeader];
+
+/** Longest error message a copy carries, in UTF-16 code units (JavaScript string length), marker included. */
+export const MAX_ERROR_MESSAGE_LENGTH = 1_000;
+/** Longest error class name a copy carries. */
+export const MAX_ERROR_NAME_LENGTH = 200;
+/** Longest dead-letter reason a copy carries. */
+export const MAX_REASON_LENGTH = 1_000;
+
+const KINDS: ReadonlySet<string> = new Set<HandOffKind>(['retry', 'dead-letter']);
+
+/**
+ * Cuts `text` to at most `max` characters, ending in a marker that says it was cut and how long it was. A
+ * surrogate pair is never split.
+ *
+ * @example
+ * truncateText('x'.repeat(5000), 1000); // 'xxx…x… [truncated from 5000 chars]', 1000 chars long
+ */
+export function truncateText(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const marker = `… [truncated from ${text.length} chars]`;
+  let cut = Math.max(0, max - marker.length);
+  const last = text.charCodeAt(cut - 1);
+  if (cut > 0 && last >= 0xd800 && last <= 0xdbff) cut -= 1;
+  return text.slice(0, cut) + marker;
+}
+
+function isNonNegativeInteger(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+}
+
+function check(ok: boolean, field: string, what: string, got: unknown): void {
+  if (!ok) throw new RangeError(`Expected \`${field}\` to be ${what}, got ${describeValue(got)}`);
+}
+
+function checkItem(item: HandOffItem): void {
+  check(typeof item.topic === 'string' && item.topic !== '', 'topic', 'a non-empty string', item.topic);
+  check(KINDS.has(item.kind), 'kind', '`retry` or `dead-letter`', item.kind);
+  check(
+    typeof item.origin.topic === 'string' && item.origin.topic !== '',
+    'origin.topic',
+    'a non-empty string',
+    item.origin.topic,
+  );
+  check(isNonNegativeInteger(item.origin.partition), 'origin.partition', 'a non-negative integer', item.origin.partition);
+  check(isNonNegativeInteger(item.origin.offset), 'origin.offset', 'a non-negative integer', item.origin.offset);
+  check(isNonNegativeInteger(item.attempt), 'attempt', 'a non-negative integer', item.attempt);
+  check(isNonNegativeInteger(item.dueAtMs), 'dueAtMs', 'a non-negative integer (epoch ms)', item.dueAtMs);
+  check(
+    isNonNegativeInteger(item.firstFailureAtMs),
+    'firstFailureAtMs',
+    'a non-negative integer (epoch ms)',
+    item.firstFailureAtMs,
+  );
+}
+
+/**
+ * The kafkajs message of a retry or dead-letter copy: the original key, value and headers, plus the framework
+ * headers. Framework headers the record already carries (it is itself a copy) are replaced, never duplicated:
+ * every header named `lanes-*` is dropped first.
+ *
+ * No partition is set: the producer's partitioner picks one from the key, so every copy of one key lands in one
+ * partition of the target topic. A record with a null key stays keyless.
+ *
+ * kafkajs takes headers as an object (name -> value or values) and writes them name by name, so: every value of a
+ * name is kept, in order; names keep the order they first appear in, except that names which are array indices
+ * (`"0"`, `"42"`) come first, a rule of JavaScript property order; headers whose names interleave (`a, b, a`)
+ * are written grouped (`a, a, b`).
+ *
+ * @throws RangeError if a field of `item` is not what its type promises (an empty topic, a negative attempt, ...).
+ * @example
+ * const message = handOffMessage({
+ *   record,
+ *   origin: originOf(record),
+ *   kind: 'retry',
+ *   topic: 'orders.retry.5s',
+ *   attempt: 2,
+ *   dueAtMs: Date.now() + 5_000,
+ *   firstFailureAtMs: Date.now(),
+ *   error: { name: err.name, message: err.message },
+ * });
+ * await producer.send({ topic: 'orders.retry.5s', messages: [message], acks: -1 });
+ */
+export function handOffMessage(item: HandOffItem): Message {
+  checkItem(item);
+  // A null prototype: a header named `__proto__` or `constructor` is an ordinary name here.
+  const headers = Object.create(null) as IHeaders;
+  for (const { name, value } of item.record.headers) {
+    if (name.startsWith(HEADER_PREFIX)) continue;
+    const existing = headers[name];
+    if (existing === undefined) headers[name] = value;
+    else if (Array.isArray(existing)) existing.push(value);
+    else headers[name] = [existing, value];
+  }
+
+  const { record, origin } = item;
+  const originTimestamp = readHandOffHeaders(record.headers).originTimestamp ?? record.timestamp;
+  headers[HandOffHeader.OriginTopic] = origin.topic;
+  headers[HandOffHeader.OriginPartition] = String(origin.partition);
+  headers[HandOffHeader.OriginOffset] = String(origin.offset);
+  if (isNonNegativeInteger(originTimestamp)) headers[HandOffHeader.OriginTimestamp] = String(originTimestamp);
+  headers[HandOffHeader.Kind] = item.kind;
+  headers[HandOffHeader.Attempt] = String(item.attempt);
+  headers[HandOffHeader.DueAt] = String(item.dueAtMs);
+  headers[HandOffHeader.FirstFailureAt] = String(item.firstFailureAtMs);
+  if (item.error !== undefined) {
+    headers[HandOffHeader.ErrorClass] = truncateText(String(item.error.name), MAX_ERROR_NAME_LENGTH);
+    headers[HandOffHeader.ErrorMessage] = truncateText(String(item.error.message), MAX_ERROR_MESSAGE_LENGTH);
+  }
+  if (item.reason !== undefined) headers[HandOffHeader.DeadLetterReason] = truncateText(item.reason, MAX_REASON_LENGTH);
+  if (item.deferred === true) headers[HandOffHeader.Deferred] = 'true';
+
+  return { key: record.key, value: record.value, headers };
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+const DECIMAL = /^(?:0|[1-9][0-9]*)$/;
+
+/** The last value of `name` (Kafka's `lastHeader`), from either header shape; `undefined` if absent. */
+function lastValue(headers: HeaderList | IHeaders, name: string): Uint8Array | string | undefined {
+  if (Array.isArray(headers)) {
+    const list = headers as HeaderList;
+    for (let i = list.length - 1; i >= 0; i -= 1) {
+      const header = list[i];
+      if (header?.name === name) return header.value;
+    }
+    return undefined;
+  }
+  const object = headers as IHeaders;
+  if (!Object.prototype.hasOwnProperty.call(object, name)) return undefined;
+  const value = object[name];
+  return Array.isArray(value) ? value[value.length - 1] : value;
+}
+
+function text(headers: HeaderList | IHeaders, name: string): string | undefined {
+  const value = lastValue(headers, name);
+  if (typeof value === 'string') return value;
+  if (!(value instanceof Uint8Array)) return undefined;
+  try {
+    return UTF8.decode(value);
+  } catch {
+    return undefined;
+  }
+}
+
+function integer(headers: HeaderList | IHeaders, name: string): number | undefined {
+  const value = text(headers, name);
+  if (value === undefined || !DECIMAL.test(value)) return undefined;
+  const number = Number(value);
+  return Number.isSafeInteger(number) ? number : undefined;
+}
+
+/**
+ * Reads the framework headers of a retry or dead-letter copy: the inverse of `handOffMessage`. Tolerant: a missing
+ * or garbled header (not UTF-8, not a decimal integer, an unknown kind) gives an `undefined` field, never an error.
+ * A repeated header counts by its last value, as Kafka's `lastHeader` does.
+ *
+ * Takes a header list (a decoded record's headers) or a kafkajs headers object (what a kafkajs consumer hands over).
+ *
+ * @example
+ * const facts = readHandOffHeaders(record.headers);
+ * if (facts.dueAtMs !== undefined && facts.dueAtMs > Date.now()) await sleep(facts.dueAtMs - Date.now());
+ */
+export function readHandOffHeaders(headers: HeaderList | IHeaders): HandOffHeaders {
+  const originTopic = text(headers, HandOffHeader.OriginTopic);
+  const kind = text(headers, HandOffHeader.Kind);
+  const deferred = text(headers, HandOffHeader.Deferred);
+  return {
+    originTopic: originTopic === '' ? undefined : originTopic,
+    originPartition: integer(headers, HandOffHeader.OriginPartition),
+    originOffset: integer(headers, HandOffHeader.OriginOffset),
+    originTimestamp: integer(headers, HandOffHeader.OriginTimestamp),
+    kind: kind !== undefined && KINDS.has(kind) ? (kind as HandOffKind) : undefined,
+    attempt: integer(headers, HandOffHeader.Attempt),
+    dueAtMs: integer(headers, HandOffHeader.DueAt),
+    firstFailureAtMs: integer(headers, HandOffHeader.FirstFailureAt),
+    errorName: text(headers, HandOffHeader.ErrorClass),
+    errorMessage: text(headers, HandOffHeader.ErrorMessage),
+    reason: text(headers, HandOffHeader.DeadLetterReason),
+    deferred: deferred === 'true' ? true : deferred === 'false' ? false : undefined,
+  };
+}
+
+/**
+ * A record's origin: the one its framework headers carry when it is a retry copy, else its own coordinates.
+ *
+ * @example
+ * originOf(recordFromRetryTopic); // { topic: 'orders', partition: 3, offset: 41 }, not the retry topic's
+ */
+export function originOf(record: KafkaRecord): HandOffOrigin {
+  const { originTopic, originPartition, originOffset } = readHandOffHeaders(record.headers);
+  // All three or none: a copy with a garbled origin header must not mix its own coordinates with the origin's.
+  if (originTopic !== undefined && originPartition !== undefined && originOffset !== undefined) {
+    return { topic: originTopic, partition: originPartition, offset: originOffset };
+  }
+  return { topic: record.topic, partition: record.partition, offset: record.offset };
+}

@@ -1,0 +1,12 @@
+export {
+  HandOffHeader,
+  HEADER_PREFIX,
+  MAX_ERROR_MESSAGE_LENGTH,
+  MAX_ERROR_NAME_LENGTH,
+  MAX_REASON_LENGTH,
+  handOffMessage,
+  originOf,
+  readHandOffHeaders,
+  truncateText,
+} from './headers';
+export type { HandOffHeaders, HandOffItem, HandOffKind, HandOffOrigin, HeaderList } from './types';

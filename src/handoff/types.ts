@@ -1,0 +1,63 @@
+import type { KafkaRecord } from '../event';
+
+/** Where a hand-off copy goes: a retry topic (`<group>.retry.<tier>`) or the dead-letter topic (`<group>.dlq`). */
+export type HandOffKind = 'retry' | 'dead-letter';
+
+/** A record's coordinates in its source topic (DESIGN.md section 2): what deduplication always keys on. */
+export interface HandOffOrigin {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: number;
+}
+
+/** One record to hand off: what to write, where, and the framework facts its copy carries. */
+export interface HandOffItem {
+  /** The record as delivered: an original, or a retry copy read back from a retry topic. */
+  readonly record: KafkaRecord;
+  /** The record's origin; for a record read from a retry topic, the one its headers carry (see `originOf`). */
+  readonly origin: HandOffOrigin;
+  readonly kind: HandOffKind;
+  /** Target topic, chosen by the caller. */
+  readonly topic: string;
+  /**
+   * A retry copy: the attempt number its next run will be (the first run is 1, as in `LaneHead.attempt`); a
+   * deferred record keeps the number it had, since it was never run. A dead-letter copy: the number of the last
+   * run (0 if it never ran, e.g. a record no handler could take).
+   */
+  readonly attempt: number;
+  /** Epoch ms before which the retry function must not run the copy (G4). */
+  readonly dueAtMs: number;
+  /** Epoch ms of the record's first failure (or first hand-off, for a deferred record). */
+  readonly firstFailureAtMs: number;
+  /** The error of the failed run, if any: `name` is its class (`err.name`). */
+  readonly error?: { readonly name: string; readonly message: string } | undefined;
+  /** Why the record was dead-lettered (attempts exhausted, non-retriable error, malformed, ...). */
+  readonly reason?: string | undefined;
+  /** Handed off near the Lambda deadline without being attempted: its attempt was not increased. */
+  readonly deferred?: boolean | undefined;
+}
+
+/** Headers as a list: a decoded record's (`KafkaRecord.headers`), or any `{ name, value }` list in record order. */
+export type HeaderList = readonly { readonly name: string; readonly value: Uint8Array | string }[];
+
+/**
+ * The framework headers of a hand-off copy, as read back. Every field is `undefined` when its header is missing
+ * or garbled, so a hand-made or foreign record never makes the reader throw.
+ */
+export interface HandOffHeaders {
+  readonly originTopic?: string | undefined;
+  readonly originPartition?: number | undefined;
+  readonly originOffset?: number | undefined;
+  /** The timestamp of the original record (epoch ms): a copy gets its own timestamp when it is written. */
+  readonly originTimestamp?: number | undefined;
+  readonly kind?: HandOffKind | undefined;
+  readonly attempt?: number | undefined;
+  readonly dueAtMs?: number | undefined;
+  readonly firstFailureAtMs?: number | undefined;
+  /** The error class, at most `MAX_ERROR_NAME_LENGTH` characters. */
+  readonly errorName?: string | undefined;
+  /** The error message, at most `MAX_ERROR_MESSAGE_LENGTH` characters, ending in a marker if it was truncated. */
+  readonly errorMessage?: string | undefined;
+  readonly reason?: string | undefined;
+  readonly deferred?: boolean | undefined;
+}
