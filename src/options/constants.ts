@@ -1,0 +1,61 @@
+/**
+ * Defaults, limits and environment variable names of the `lanes(...)` options, in one place. Each default is
+ * documented where users read it: on `LanesOptionsInput` (types.ts).
+ */
+
+/** Every default of `LanesOptions`, except `group` (no default: a Kafka trigger event does not carry it). */
+export const DEFAULTS = {
+  ordering: 'key',
+  nullKey: 'independent',
+  concurrency: 100,
+  recordTimeoutMs: 60_000,
+  deadlineMarginMs: 5_000,
+  flushIntervalMs: 200,
+  key: 'string',
+  value: 'json',
+  retry: {
+    maxAttempts: 5,
+    backoff: {
+      exponential: { type: 'exponential', initialDelayMs: 1_000, multiplier: 2, maxDelayMs: 600_000, jitter: 'full' },
+      // Spring Kafka's FixedBackOff default; also the first default tier.
+      fixed: { type: 'fixed', delayMs: 5_000 },
+    },
+    tiers: ['5s', '1m', '10m'],
+  },
+  deadLetter: { policy: 'release' },
+  redis: { url: 'redis://127.0.0.1:6379', clusterNodes: [] },
+  kafka: { brokers: [], clientId: 'kafka-lanes', ssl: false },
+  caps: { maxWindow: 1_000_000, maxParked: 100_000 },
+  partialBatchResponse: true,
+} as const;
+
+/** Upper bounds that are not a matter of taste. */
+export const LIMITS = {
+  /** Handlers in flight at once: beyond this a single Lambda process is the bottleneck, not the handler's I/O. */
+  concurrency: 10_000,
+  maxAttempts: 1_000,
+  /**
+   * Node's timers fire at once for delays above 2^31-1 ms ("When delay is larger than 2147483647 ... the delay
+   * will be set to 1", Node.js timers docs), so every option that becomes a timer stays below it.
+   */
+  timerMs: 2_147_483_647,
+  /** Redis bit offsets must be below 2^32 (SETBIT docs): the widest bitmap span a partition can have. */
+  maxWindow: 2 ** 32,
+} as const;
+
+/** Kafka topic names: `[a-zA-Z0-9._-]`, at most 249 characters (Kafka's `Topic.validate`). */
+export const TOPIC_NAME = { invalidCharacter: /[^a-zA-Z0-9._-]/g, maxLength: 249 } as const;
+
+/** Environment variables read when the matching option is not given (the serverless plugin sets them). */
+export const ENV = {
+  group: 'KAFKA_LANES_GROUP',
+  redisUrl: 'KAFKA_LANES_REDIS_URL',
+  redisClusterNodes: 'KAFKA_LANES_REDIS_CLUSTER_NODES',
+  brokers: 'KAFKA_LANES_BROKERS',
+  ssl: 'KAFKA_LANES_KAFKA_SSL',
+  saslMechanism: 'KAFKA_LANES_SASL_MECHANISM',
+  saslUsername: 'KAFKA_LANES_SASL_USERNAME',
+  saslPassword: 'KAFKA_LANES_SASL_PASSWORD',
+} as const;
+
+export const SASL_MECHANISMS = ['plain', 'scram-sha-256', 'scram-sha-512'] as const;

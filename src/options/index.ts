@@ -1,0 +1,16 @@
+export { backoffDelay } from './backoff';
+export { DEFAULTS, ENV, LIMITS } from './constants';
+export { deserialize, deserializeKey, deserializeValue } from './deserialize';
+export { parseDuration } from './duration';
+export { DeserializationError, OptionsError } from './errors';
+export type { RecordPart } from './errors';
+export { deadLetterTopic, retryTopic, retryTopicFor, retryTopics, tierFor, topicNameProblem } from './retry-tiers';
+export type {
+  BackoffInput,
+  KafkaOptionsInput,
+  LanesOptionsInput,
+  RedisOptionsInput,
+  RetryOptionsInput,
+  RetryTopic,
+  SaslInput,
+} from './types';

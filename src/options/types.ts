@@ -1,0 +1,132 @@
+import type { KafkaRecord } from '../event';
+import type { Deserializer, Ordering } from '../processor/options';
+
+/**
+ * The backoff between attempts as a user writes it. Without `type` it is exponential, so
+ * `{ maxDelayMs: 60_000 }` keeps the other exponential defaults.
+ */
+export type BackoffInput =
+  | {
+      readonly type: 'fixed';
+      /** Delay before every next attempt, in ms. Default `5_000`. */
+      readonly delayMs?: number;
+    }
+  | {
+      readonly type?: 'exponential';
+      /** Delay after the first failed attempt, in ms. Default `1_000`. */
+      readonly initialDelayMs?: number;
+      /** Growth per failed attempt, at least 1. Default `2`. */
+      readonly multiplier?: number;
+      /** Cap of the delay before jitter, in ms. Default `600_000` (10 minutes). */
+      readonly maxDelayMs?: number;
+      /**
+       * `'full'`: uniform in [0, delay]; `'equal'`: delay/2 + uniform in [0, delay/2]; `'none'`. Default `'full'`
+       * (spreads the retries of records that failed together, e.g. during an outage of a downstream service).
+       */
+      readonly jitter?: 'full' | 'equal' | 'none';
+    };
+
+/** The retry options as a user writes them; each field left out keeps its default. */
+export interface RetryOptionsInput {
+  /** Attempts per record, the first run included: 1 = no retry, at most 1,000. Default `5`. */
+  readonly maxAttempts?: number;
+  /** Default: exponential, 1 s doubling up to 10 minutes, full jitter. */
+  readonly backoff?: BackoffInput;
+  /**
+   * Retry topic tiers: durations `<integer>ms|s|m|h`, strictly ascending, at least one. Each is a topic
+   * `<group>.retry.<tier>`. Default `['5s', '1m', '10m']`.
+   */
+  readonly tiers?: readonly string[];
+}
+
+/**
+ * Redis connection. When neither `url` nor `clusterNodes` is given, both come from the environment
+ * (`KAFKA_LANES_REDIS_URL`, `KAFKA_LANES_REDIS_CLUSTER_NODES`); give one of the two, not both.
+ */
+export interface RedisOptionsInput {
+  /** `redis://` or `rediss://` URL of one server. Default `redis://127.0.0.1:6379`. */
+  readonly url?: string;
+  /** `host:port` seeds of a Redis Cluster. Default none (a single server at `url`). */
+  readonly clusterNodes?: readonly string[];
+}
+
+/** SASL credentials for the retry and dead-letter producer: all three fields. */
+export interface SaslInput {
+  readonly mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512';
+  readonly username: string;
+  readonly password: string;
+}
+
+/** The Kafka client of the retry and dead-letter producer. */
+export interface KafkaOptionsInput {
+  /**
+   * `host:port` brokers. Default: `KAFKA_LANES_BROKERS` (comma separated), else none, which means the event's
+   * `bootstrapServers`.
+   */
+  readonly brokers?: readonly string[];
+  /** Default `'kafka-lanes'`. */
+  readonly clientId?: string;
+  /** TLS to the brokers. Default: `KAFKA_LANES_KAFKA_SSL` (`true` / `false`), else `false`. */
+  readonly ssl?: boolean;
+  /**
+   * Default: from `KAFKA_LANES_SASL_MECHANISM`, `KAFKA_LANES_SASL_USERNAME` and `KAFKA_LANES_SASL_PASSWORD`
+   * (all three or none), else no SASL.
+   */
+  readonly sasl?: SaslInput;
+}
+
+/**
+ * The options of `lanes(options, handler)` as a user writes them. Everything has a default except `group`, which
+ * may come from the environment instead; nested objects are partial (`retry: { maxAttempts: 3 }` keeps the
+ * other retry defaults). `resolveOptions` validates them and fills in the defaults.
+ */
+export interface LanesOptionsInput {
+  /**
+   * The Kafka consumer group id of the event source. Required, here or as `KAFKA_LANES_GROUP`: a Kafka trigger
+   * event does not carry it. Retry and dead-letter topics derive from it (`<group>.retry.5s`, `<group>.dlq`), so
+   * it may hold only letters, digits, `.`, `_` and `-`.
+   */
+  readonly group?: string;
+  /** `'key'`: per-key order (default); `'partition'`: total order per partition; `'unordered'`. */
+  readonly ordering?: Ordering;
+  /** Derives the lane key from the record (e.g. a customer id in the value). Default: the Kafka key. */
+  readonly keyOf?: (record: KafkaRecord) => string | Buffer | null | undefined;
+  /** Records whose lane key is null: each its own lane (`'independent'`, default) or one lane (`'shared'`). */
+  readonly nullKey?: 'independent' | 'shared';
+  /** Handlers in flight at once, all partitions of one invocation together: 1 to 10,000. Default `100`. */
+  readonly concurrency?: number;
+  /** Per-record time limit in ms; on expiry `ctx.signal` aborts and the attempt fails. Default `60_000`. */
+  readonly recordTimeoutMs?: number;
+  /** No record starts once less than this many ms are left before the Lambda deadline. Default `5_000`. */
+  readonly deadlineMarginMs?: number;
+  /** Done bits are flushed to Redis at least this often (ms), and before returning. Default `200`. */
+  readonly flushIntervalMs?: number;
+  /** Key deserializer: `'json'`, `'string'`, `'raw'` (the Buffer) or a function. Default `'string'`. */
+  readonly key?: Deserializer;
+  /** Value deserializer: `'json'`, `'string'`, `'raw'` (the Buffer) or a function. Default `'json'`. */
+  readonly value?: Deserializer;
+  readonly retry?: RetryOptionsInput;
+  /** After a record is dead-lettered in key mode: the lane goes on (`'release'`, default) or stays blocked (`'hold'`). */
+  readonly deadLetter?: { readonly policy?: 'release' | 'hold' };
+  readonly redis?: RedisOptionsInput;
+  readonly kafka?: KafkaOptionsInput;
+  /**
+   * Back-pressure caps per partition: `maxWindow` offsets between the frontier and the highest delivered offset
+   * (default `1_000_000`, i.e. a 125 KB bitmap), `maxParked` parked records (default `100_000`).
+   */
+  readonly caps?: { readonly maxWindow?: number; readonly maxParked?: number };
+  /**
+   * The event source mapping has `ReportBatchItemFailures` on, so records that could not be handed off are
+   * returned as a partial batch response. Default `true`; `false` fails the invocation instead.
+   */
+  readonly partialBatchResponse?: boolean;
+}
+
+/** One retry tier as a topic. */
+export interface RetryTopic {
+  /** The tier as configured: `'5s'`. */
+  readonly tier: string;
+  /** `<group>.retry.<tier>`. */
+  readonly topic: string;
+  readonly delayMs: number;
+}
