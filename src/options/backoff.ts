@@ -1,0 +1,45 @@
+import type { Backoff } from '../processor/options';
+
+/**
+ * Milliseconds to wait before the next attempt, after attempt `failedAttempt` (1 = the first run) failed.
+ * Fixed: always `delayMs`. Exponential: `min(maxDelayMs, initialDelayMs * multiplier^(failedAttempt - 1))`,
+ * rounded to whole ms, then jitter: `'full'` picks uniformly in [0, delay], `'equal'` in [delay/2, delay],
+ * `'none'` keeps the delay. The result is a whole number of ms in [0, maxDelayMs]. A user's
+ * `RetryLaterError(delayMs)` overrides this for its attempt.
+ *
+ * @param random Uniform in [0, 1) like `Math.random`; injected so tests are deterministic.
+ * @throws RangeError when `failedAttempt` is not a positive integer.
+ * @example
+ * const backoff = { type: 'exponential', initialDelayMs: 1_000, multiplier: 2, maxDelayMs: 600_000, jitter: 'none' } as const;
+ * backoffDelay(backoff, 1); // 1_000
+ * backoffDelay(backoff, 3); // 4_000
+ * backoffDelay(backoff, 30); // 600_000
+ * backoffDelay({ ...backoff, jitter: 'full' }, 3, () => 0.5); // 2_000
+ */
+export function backoffDelay(backoff: Backoff, failedAttempt: number, random: () => number = Math.random): number {
+  if (!Number.isSafeInteger(failedAttempt) || failedAttempt < 1) {
+    throw new RangeError(`Expected \`failedAttempt\` to be a positive integer, got \`${String(failedAttempt)}\` (${typeof failedAttempt})`);
+  }
+  if (backoff.type === 'fixed') return backoff.delayMs;
+
+  const { initialDelayMs, multiplier, maxDelayMs, jitter } = backoff;
+  // multiplier^(n-1) overflows to Infinity for large n; 0 * Infinity would be NaN, hence the explicit zero case.
+  const grown = initialDelayMs === 0 ? 0 : initialDelayMs * multiplier ** (failedAttempt - 1);
+  const delay = Math.round(Math.min(maxDelayMs, grown));
+  switch (jitter) {
+    case 'none':
+      return delay;
+    case 'full':
+      return uniformBetween(0, delay, random);
+    case 'equal': {
+      const half = Math.floor(delay / 2);
+      return half + uniformBetween(0, delay - half, random);
+    }
+  }
+}
+
+/** A whole number uniform in [low, high]; clamped, so a `random` that returns 1 (or worse) cannot overshoot. */
+function uniformBetween(low: number, high: number, random: () => number): number {
+  const picked = low + Math.floor(random() * (high - low + 1));
+  return Number.isNaN(picked) ? high : Math.min(high, Math.max(low, picked));
+}
