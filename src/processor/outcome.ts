@@ -1,4 +1,5 @@
 import { NonRetriableError, RetryLaterError } from '../errors';
+import { DeserializationError } from '../options/errors';
 
 /** What happens to a record after its handler failed (DESIGN.md sections 3 G4 and 6). */
 export type FailureDecision =
@@ -26,7 +27,7 @@ function isProgrammingError(error: unknown): boolean {
  */
 export function decideFailure(error: unknown, attempt: number, maxAttempts: number): FailureDecision {
   if (error instanceof NonRetriableError) return { action: 'dead-letter', reason: 'non-retriable' };
-  if (error instanceof Error && error.name === 'DeserializationError') return { action: 'dead-letter', reason: 'deserialization' };
+  if (error instanceof DeserializationError) return { action: 'dead-letter', reason: 'deserialization' };
   if (isProgrammingError(error)) {
     return { action: 'dead-letter', reason: 'programming-error' };
   }

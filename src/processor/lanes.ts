@@ -1,0 +1,78 @@
+import middy from '@middy/core';
+import type { Context } from 'aws-lambda';
+import { Cluster, Redis } from 'ioredis';
+import { Kafka, logLevel, type SASLOptions } from 'kafkajs';
+import type { KafkaBatchResponse } from '../event';
+import { HandOffWriter } from '../handoff';
+import { resolveOptions, type LanesOptionsInput } from '../options';
+import type { LanesOptions } from './options';
+import { Processor, type HandOffSink, type RecordHandler } from './processor';
+import { createTelemetry } from './telemetry';
+
+/** Connections a handler keeps across invocations of one Lambda execution environment. */
+function connectRedis(options: LanesOptions): Redis | Cluster {
+  // Fail fast: a command waits for at most two reconnects, so an unreachable Redis makes the batch
+  // report its records as not handed off well before the Lambda deadline.
+  const common = { maxRetriesPerRequest: 2, connectTimeout: 2_000 };
+  if (options.redis.clusterNodes.length > 0) {
+    return new Cluster(
+      options.redis.clusterNodes.map((node) => {
+        const cut = node.lastIndexOf(':');
+        return { host: node.slice(0, cut), port: Number(node.slice(cut + 1)) };
+      }),
+      { redisOptions: common },
+    );
+  }
+  return new Redis(options.redis.url, common);
+}
+
+function handOffFactory(options: LanesOptions): (bootstrapServers: readonly string[]) => HandOffSink {
+  const writers = new Map<string, HandOffWriter>();
+  return (bootstrapServers) => {
+    const brokers = options.kafka.brokers.length > 0 ? options.kafka.brokers : bootstrapServers;
+    const id = brokers.join(',');
+    let writer = writers.get(id);
+    if (writer === undefined) {
+      const kafka = new Kafka({
+        clientId: options.kafka.clientId,
+        brokers: [...brokers],
+        ssl: options.kafka.ssl,
+        ...(options.kafka.sasl === undefined ? {} : { sasl: { ...options.kafka.sasl } as SASLOptions }),
+        logLevel: logLevel.ERROR,
+      });
+      writer = new HandOffWriter(kafka);
+      writers.set(id, writer);
+    }
+    return writer;
+  };
+}
+
+/**
+ * A Kafka-triggered Lambda handler that runs `handler` once per record, concurrently, in the order asked
+ * for (per key by default), with retry and dead-letter topics. Options are validated here, once, at cold
+ * start; connections open on the first invocation and are reused. The result is a middy handler: add your
+ * own middlewares with `.use()`.
+ *
+ * @example
+ * export const handler = lanes(
+ *   { group: 'orders', ordering: 'key', concurrency: 200, value: 'json', retry: { maxAttempts: 5 } },
+ *   async (record, ctx) => {
+ *     await saveOrder(record.value, { signal: ctx.signal });
+ *   },
+ * );
+ */
+export function lanes<V = unknown, K = unknown>(input: LanesOptionsInput, handler: RecordHandler<V, K>) {
+  const options = resolveOptions(input);
+  let processor: Processor | undefined;
+  const base = async (event: unknown, context: Context): Promise<KafkaBatchResponse> => {
+    processor ??= new Processor({
+      options,
+      handler: handler as RecordHandler,
+      redis: connectRedis(options),
+      handOff: handOffFactory(options),
+      telemetry: createTelemetry(options.group),
+    });
+    return processor.process(event, context);
+  };
+  return middy<unknown, KafkaBatchResponse, Error, Context>(base);
+}

@@ -1,0 +1,600 @@
+import type { Cluster, Redis } from 'ioredis';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import {
+  batchItemFailures,
+  decodeKafkaEvent,
+  topicPartitionKey,
+  type DecodeFailure,
+  type KafkaBatchResponse,
+  type KafkaHeader,
+  type KafkaRecord,
+  type RecordCoordinates,
+  type TimestampType,
+} from '../event';
+import { CompletionStore, type PartitionRef } from '../completion';
+import { LanesError } from '../errors';
+import type { HandOffItem } from '../handoff';
+import { backoffDelay, deadLetterTopic, DeserializationError, deserialize, retryTopicFor } from '../options';
+import { laneIdOf } from './lane-id';
+import type { LanesOptions } from './options';
+import { decideFailure, describeError, type DeadLetterReason } from './outcome';
+import { LaneScheduler, type Task } from './scheduler';
+import { METRIC, MetricUnit, type Telemetry } from './telemetry';
+
+/** What a handler sees of a record: decoded key and value, headers, origin and timestamp. */
+export interface LanesRecord<V = unknown, K = unknown> {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: number;
+  readonly timestamp: number;
+  readonly timestampType: TimestampType;
+  readonly key: K;
+  readonly value: V;
+  readonly rawKey: Buffer | null;
+  readonly rawValue: Buffer | null;
+  readonly headers: readonly KafkaHeader[];
+  /** Where the record was first read (a retry copy carries its origin in headers). */
+  readonly origin: RecordCoordinates;
+}
+
+/** The capabilities a handler gets for one record. */
+export interface LanesContext {
+  /** 1 for the first run; retries count up to `retry.maxAttempts`. */
+  readonly attempt: number;
+  /** Aborts at the per-record timeout and before the invocation's deadline. */
+  readonly signal: AbortSignal;
+  /** Epoch ms after which the record counts as failed. */
+  readonly deadline: number;
+  readonly logger: Logger;
+}
+
+export type RecordHandler<V = unknown, K = unknown> = (record: LanesRecord<V, K>, ctx: LanesContext) => unknown;
+
+/** The part of the Lambda context the processor needs. */
+export interface InvocationContext {
+  getRemainingTimeInMillis(): number;
+  readonly awsRequestId?: string;
+}
+
+/** Writes retry and dead-letter copies; resolves once the broker acknowledged all (acks=all). */
+export interface HandOffSink {
+  write(items: readonly HandOffItem[]): Promise<void>;
+}
+
+export interface ProcessorParts {
+  readonly options: LanesOptions;
+  readonly handler: RecordHandler;
+  readonly redis: Redis | Cluster;
+  /** The hand-off writer for an event's brokers (`options.kafka.brokers` win when set). */
+  readonly handOff: (bootstrapServers: readonly string[]) => HandOffSink;
+  readonly telemetry: Telemetry;
+  readonly now?: () => number;
+}
+
+/** Raised when records could not be handed off and the event source has no partial batch response. */
+export class BatchNotHandedOffError extends LanesError {}
+
+interface RecordTask extends Task {
+  readonly ref: PartitionRef;
+  readonly record: KafkaRecord;
+  readonly payload: string;
+  readonly attempt: number;
+  /** Set when the record cannot run at all (its `keyOf` threw): it fails with this at once. */
+  readonly preset?: unknown;
+}
+
+const noop = (): void => undefined;
+
+/**
+ * The processor of DESIGN.md section 4: one instance per function (module scope), `process` per
+ * invocation. Runs records concurrently, one at a time per lane in offset order, sets done bits in
+ * batched Redis calls, hands failures to the retry topic and returns before the Lambda deadline.
+ *
+ * @example
+ * const processor = new Processor({ options, handler, redis, handOff, telemetry });
+ * export const main = (event: unknown, context: Context) => processor.process(event, context);
+ */
+export class Processor {
+  readonly parts: ProcessorParts;
+  readonly store: CompletionStore;
+  readonly #now: () => number;
+
+  constructor(parts: ProcessorParts) {
+    this.parts = parts;
+    this.store = new CompletionStore(parts.redis, parts.options.caps);
+    this.#now = parts.now ?? Date.now;
+  }
+
+  /** Processes one Kafka trigger event; throws only for a malformed event or when nothing can be reported. */
+  async process(event: unknown, context: InvocationContext): Promise<KafkaBatchResponse> {
+    const decoded = decodeKafkaEvent(event);
+    const startedAt = this.#now();
+    const invocation = new Invocation(this, this.parts.handOff(decoded.bootstrapServers), context, startedAt, this.#now);
+    return invocation.run(decoded.partitions);
+  }
+}
+
+interface Counters {
+  recordsIn: number;
+  done: number;
+  duplicates: number;
+  parked: number;
+  retried: number;
+  deadLettered: number;
+  deferred: number;
+  refused: number;
+  notHandedOff: number;
+}
+
+/** The state of one invocation. */
+class Invocation {
+  readonly #processor: Processor;
+  readonly #options: LanesOptions;
+  readonly #sink: HandOffSink;
+  readonly #now: () => number;
+  readonly #startedAt: number;
+  /** No record starts after this (epoch ms). */
+  readonly #stopStartingAt: number;
+  /** Running records are aborted at this point, leaving half the margin to hand them off. */
+  readonly #abortRunningAt: number;
+  readonly #scheduler: LaneScheduler<RecordTask>;
+  readonly #deadline = new AbortController();
+  readonly #pendingDone = new Map<string, { ref: PartitionRef; offsets: number[] }>();
+  readonly #notHandedOff: RecordCoordinates[] = [];
+  readonly #counters: Counters = {
+    recordsIn: 0, done: 0, duplicates: 0, parked: 0, retried: 0, deadLettered: 0, deferred: 0, refused: 0, notHandedOff: 0,
+  };
+  readonly #frontiers: Array<{ key: string; frontier: number; highest: number }> = [];
+  #stopped = false;
+  #running = new Set<Promise<void>>();
+  #wake: () => void = noop;
+  #flushing: Promise<void> = Promise.resolve();
+
+  constructor(processor: Processor, sink: HandOffSink, context: InvocationContext, startedAt: number, now: () => number) {
+    this.#processor = processor;
+    this.#options = processor.parts.options;
+    this.#sink = sink;
+    this.#now = now;
+    this.#startedAt = startedAt;
+    const remaining = context.getRemainingTimeInMillis();
+    const margin = this.#options.deadlineMarginMs;
+    this.#stopStartingAt = startedAt + remaining - margin;
+    this.#abortRunningAt = startedAt + remaining - margin / 2;
+    this.#scheduler = new LaneScheduler(this.#options.concurrency);
+  }
+
+  get #logger(): Logger {
+    return this.#processor.parts.telemetry.logger;
+  }
+
+  async run(partitions: ReturnType<typeof decodeKafkaEvent>['partitions']): Promise<KafkaBatchResponse> {
+    const flushTimer = setInterval(() => void this.#flush(), this.#options.flushIntervalMs);
+    const stopTimer = setTimeout(() => this.#stopStarting(), Math.max(0, this.#stopStartingAt - this.#now()));
+    const abortTimer = setTimeout(() => this.#deadline.abort(new DeadlineError()), Math.max(0, this.#abortRunningAt - this.#now()));
+    try {
+      const admitted = await Promise.all(partitions.map((batch) => this.#admit(batch.topic, batch.partition, batch.records, batch.failures)));
+      for (const tasks of admitted) this.#scheduler.add(tasks);
+      if (this.#now() >= this.#stopStartingAt) this.#stopStarting();
+      await this.#pump();
+      if (this.#stopped) await this.#deferUnstarted();
+    } finally {
+      clearInterval(flushTimer);
+      clearTimeout(stopTimer);
+      clearTimeout(abortTimer);
+    }
+    await this.#flush();
+    this.#report();
+    const failures = this.#notHandedOff;
+    if (failures.length > 0 && !this.#options.partialBatchResponse) {
+      throw new BatchNotHandedOffError(
+        `${failures.length} record(s) could not be handed off (first: ${topicPartitionKey(failures[0]!.topic, failures[0]!.partition)}@${failures[0]!.offset}); failing the invocation so the event source redelivers the batch`,
+        { retriable: true },
+      );
+    }
+    return batchItemFailures(failures);
+  }
+
+  // ---- admission ---------------------------------------------------------------------------------
+
+  async #admit(topic: string, partition: number, records: KafkaRecord[], failures: DecodeFailure[]): Promise<RecordTask[]> {
+    const ref: PartitionRef = { group: this.#options.group, topic, partition };
+    const partitionKey = topicPartitionKey(topic, partition);
+    this.#counters.recordsIn += records.length + failures.length;
+
+    // A malformed record with an unreadable offset cannot get a done bit: dead-letter it and go on.
+    const unplaced = failures.filter((failure) => failure.offset === undefined);
+    await Promise.all(unplaced.map((failure) => this.#deadLetterMalformed(ref, failure, false)));
+
+    type Entry = { offset: number; record?: KafkaRecord; failure?: DecodeFailure; lane?: string; preset?: unknown };
+    const byOffset = new Map<number, Entry>();
+    for (const failure of failures) {
+      if (failure.offset !== undefined && !byOffset.has(failure.offset)) byOffset.set(failure.offset, { offset: failure.offset, failure });
+    }
+    for (const record of records) {
+      if (byOffset.has(record.offset)) continue;
+      const entry: Entry = { offset: record.offset, record };
+      try {
+        entry.lane = laneIdOf(record, this.#options);
+      } catch (error) {
+        // Without its lane the record cannot run in order: it is dead-lettered like an unreadable key.
+        entry.preset = new DeserializationError('key', record, `keyOf threw: ${describeError(error).message}`, { cause: error });
+      }
+      byOffset.set(record.offset, entry);
+    }
+    const entries = [...byOffset.values()].sort((a, b) => a.offset - b.offset);
+    const payloads = entries.map((entry) => (entry.record === undefined ? '' : JSON.stringify(entry.record.raw)));
+
+    let result;
+    try {
+      result = await this.#processor.store.admit(
+        ref,
+        entries.map((entry, i) => ({ offset: entry.offset, lane: entry.lane, payload: entry.lane === undefined ? undefined : payloads[i] })),
+      );
+    } catch (error) {
+      this.#logger.error('cannot admit batch: Redis unreachable or refused; the whole partition will be redelivered', {
+        partition: partitionKey, error: describeError(error),
+      });
+      for (const entry of entries) this.#notHanded(ref, entry.offset);
+      return [];
+    }
+    if (result.window !== undefined) this.#frontiers.push({ key: partitionKey, ...result.window });
+    if (result.backPressure) {
+      this.#logger.warn('back-pressure: records refused at the window or parked cap; the event source will redeliver them', {
+        partition: partitionKey, caps: this.#options.caps, window: result.window,
+      });
+    }
+
+    const tasks: RecordTask[] = [];
+    const handoffs: HandOffItem[] = [];
+    const handoffOffsets: number[] = [];
+    let handoffIndex = 0;
+    const handOffNow = this.#now();
+    await Promise.all(entries.map(async (entry, i) => {
+      const status = result.statuses[i];
+      if (status === 'duplicate') this.#counters.duplicates += 1;
+      else if (status === 'parked') this.#counters.parked += 1;
+      else if (status === 'refused') {
+        this.#counters.refused += 1;
+        this.#notHanded(ref, entry.offset);
+      } else if (entry.failure !== undefined) {
+        await this.#deadLetterMalformed(ref, entry.failure, true);
+      } else if (status === 'handoff') {
+        // The head of its blocked lane, redelivered before its hand-off was known to complete: hand it off
+        // again with the same attempt; the retry function drops whichever copy is not the lane's head any more.
+        const attempt = result.handoffAttempts[handoffIndex++] ?? 1;
+        handoffs.push(this.#retryItem(entry.record!, attempt, handOffNow, handOffNow, undefined, false));
+        handoffOffsets.push(entry.offset);
+      } else {
+        tasks.push({ partitionKey, lane: entry.lane, offset: entry.offset, ref, record: entry.record!, payload: payloads[i]!, attempt: 1, preset: entry.preset });
+      }
+    }));
+    if (handoffs.length > 0) {
+      try {
+        await this.#sink.write(handoffs);
+        this.#counters.retried += handoffs.length;
+        for (const offset of handoffOffsets) this.#markDone(ref, offset);
+      } catch (error) {
+        this.#handOffFailed(ref, handoffOffsets, error);
+      }
+    }
+    return tasks;
+  }
+
+  // ---- running -----------------------------------------------------------------------------------
+
+  /** Starts ready records until none is left, at most `concurrency` at once. */
+  async #pump(): Promise<void> {
+    for (;;) {
+      while (!this.#stopped) {
+        const task = this.#scheduler.next();
+        if (task === undefined) break;
+        const running: Promise<void> = this.#runTask(task).finally(() => {
+          this.#running.delete(running);
+          this.#scheduler.finish(task);
+          this.#wake();
+        });
+        this.#running.add(running);
+      }
+      if (this.#running.size === 0) return;
+      await new Promise<void>((resolve) => {
+        this.#wake = resolve;
+      });
+      this.#wake = noop;
+    }
+  }
+
+  #stopStarting(): void {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    this.#wake();
+  }
+
+  async #runTask(task: RecordTask): Promise<void> {
+    const controller = new AbortController();
+    const onDeadline = (): void => controller.abort(this.#deadline.signal.reason);
+    this.#deadline.signal.addEventListener('abort', onDeadline, { once: true });
+    if (this.#deadline.signal.aborted) onDeadline();
+    const deadline = Math.min(this.#now() + this.#options.recordTimeoutMs, this.#abortRunningAt);
+    const timer = setTimeout(
+      () => controller.abort(new RecordTimeoutError(`record timed out after ${this.#options.recordTimeoutMs} ms`)),
+      Math.max(0, deadline - this.#now()),
+    );
+    const started = performance.now();
+    let failure: { error: unknown } | undefined;
+    try {
+      if (task.preset !== undefined) throw task.preset;
+      const { record } = task;
+      const view: LanesRecord = {
+        topic: record.topic,
+        partition: record.partition,
+        offset: record.offset,
+        timestamp: record.timestamp,
+        timestampType: record.timestampType,
+        key: deserialize(this.#options.key, record.key, record, 'key'),
+        value: deserialize(this.#options.value, record.value, record, 'value'),
+        rawKey: record.key,
+        rawValue: record.value,
+        headers: record.headers,
+        origin: { topic: record.topic, partition: record.partition, offset: record.offset },
+      };
+      const ctx: LanesContext = { attempt: task.attempt, signal: controller.signal, deadline, logger: this.#logger };
+      await untilAborted(Promise.resolve().then(() => this.#processor.parts.handler(view, ctx)), controller.signal);
+    } catch (error) {
+      failure = { error };
+    } finally {
+      clearTimeout(timer);
+      this.#deadline.signal.removeEventListener('abort', onDeadline);
+      this.#processor.parts.telemetry.metrics.addMetric(METRIC.handlerLatency, MetricUnit.Milliseconds, performance.now() - started);
+    }
+    if (failure === undefined) {
+      this.#markDone(task.ref, task.offset);
+      this.#counters.done += 1;
+    } else {
+      await this.#fail(task, failure.error);
+    }
+  }
+
+  /** A failed attempt: block the lane and hand the record to the retry topic, or dead-letter it. */
+  async #fail(task: RecordTask, error: unknown): Promise<void> {
+    const now = this.#now();
+    const decision = decideFailure(error, task.attempt, this.#options.retry.maxAttempts);
+    const described = describeError(error);
+    this.#logger.warn('record failed', {
+      partition: task.partitionKey, offset: task.offset, attempt: task.attempt, error: described,
+      decision: decision.action, ...(decision.action === 'dead-letter' ? { reason: decision.reason } : {}),
+    });
+    const blocksLane = task.lane !== undefined && (decision.action === 'retry' || this.#options.deadLetter.policy === 'hold');
+    // Taken before any await: the lane's later records must not start once its head failed.
+    const parked = blocksLane ? this.#scheduler.drainLane(task.partitionKey, task.lane!) : [];
+    let item: HandOffItem;
+    if (decision.action === 'retry') {
+      const delayMs = decision.delayMs ?? backoffDelay(this.#options.retry.backoff, task.attempt);
+      item = this.#retryItem(task.record, task.attempt + 1, now + delayMs, now, described, false);
+    } else {
+      item = this.#deadLetterItem(task.record, task.attempt, now, decision.reason, described);
+    }
+    if (blocksLane) {
+      try {
+        await this.#processor.store.block(
+          task.ref,
+          { lane: task.lane!, offset: task.offset, attempt: decision.action === 'retry' ? task.attempt + 1 : task.attempt, state: decision.action === 'retry' ? 'retrying' : 'held' },
+          parked.map((p) => ({ offset: p.offset, payload: p.payload })),
+        );
+        this.#counters.parked += parked.length;
+      } catch (blockError) {
+        this.#handOffFailed(task.ref, [task.offset, ...parked.map((p) => p.offset)], blockError);
+        return;
+      }
+    }
+    try {
+      await this.#sink.write([item]);
+    } catch (writeError) {
+      this.#handOffFailed(task.ref, [task.offset], writeError);
+      return;
+    }
+    if (decision.action === 'retry') this.#counters.retried += 1;
+    else this.#counters.deadLettered += 1;
+    this.#markDone(task.ref, task.offset);
+  }
+
+  /** The deadline came: hand every record not started off to the retry path, attempt unchanged. */
+  async #deferUnstarted(): Promise<void> {
+    const unstarted = this.#scheduler.drainAll();
+    if (unstarted.length === 0) return;
+    const now = this.#now();
+    const heads: RecordTask[] = [];
+    const followers = new Map<string, RecordTask[]>();
+    for (const task of unstarted) {
+      if (task.lane === undefined) {
+        heads.push(task);
+        continue;
+      }
+      const laneKey = `${task.partitionKey}\n${task.lane}`;
+      const queue = followers.get(laneKey);
+      if (queue === undefined) {
+        followers.set(laneKey, []);
+        heads.push(task);
+      } else {
+        queue.push(task);
+      }
+    }
+    const blocked = await Promise.all(heads.map(async (head) => {
+      if (head.lane === undefined) return true;
+      const parked = followers.get(`${head.partitionKey}\n${head.lane}`) ?? [];
+      try {
+        await this.#processor.store.block(
+          head.ref,
+          { lane: head.lane, offset: head.offset, attempt: head.attempt, state: 'retrying' },
+          parked.map((p) => ({ offset: p.offset, payload: p.payload })),
+        );
+        this.#counters.parked += parked.length;
+        return true;
+      } catch (error) {
+        this.#handOffFailed(head.ref, [head.offset, ...parked.map((p) => p.offset)], error);
+        return false;
+      }
+    }));
+    const deferred = heads.filter((_, i) => blocked[i]);
+    if (deferred.length === 0) return;
+    try {
+      await this.#sink.write(deferred.map((task) => this.#retryItem(task.record, task.attempt, now, now, undefined, true)));
+    } catch (error) {
+      for (const task of deferred) this.#handOffFailed(task.ref, [task.offset], error);
+      return;
+    }
+    this.#counters.deferred += deferred.length;
+    for (const task of deferred) this.#markDone(task.ref, task.offset);
+    this.#logger.info('deadline near: records not started were handed off to the retry topic', { deferred: deferred.length });
+  }
+
+  async #deadLetterMalformed(ref: PartitionRef, failure: DecodeFailure, markDone: boolean): Promise<void> {
+    const now = this.#now();
+    const record: KafkaRecord = {
+      topic: failure.topic,
+      partition: failure.partition,
+      offset: failure.offset ?? -1,
+      timestamp: now,
+      timestampType: 'LOG_APPEND_TIME',
+      key: null,
+      value: Buffer.from(JSON.stringify(failure.raw) ?? 'undefined', 'utf8'),
+      headers: [],
+      raw: {} as KafkaRecord['raw'],
+    };
+    this.#logger.error('malformed record: sent to the dead-letter topic', { partition: topicPartitionKey(failure.topic, failure.partition), offset: failure.offset, reason: failure.message });
+    try {
+      await this.#sink.write([this.#deadLetterItem(record, 0, now, 'malformed', { name: 'DecodeFailure', message: failure.message })]);
+    } catch (error) {
+      if (failure.offset !== undefined) this.#handOffFailed(ref, [failure.offset], error);
+      else this.#logger.error('cannot dead-letter a malformed record without an offset', { error: describeError(error) });
+      return;
+    }
+    this.#counters.deadLettered += 1;
+    if (markDone && failure.offset !== undefined) this.#markDone(ref, failure.offset);
+  }
+
+  #retryItem(record: KafkaRecord, attempt: number, dueAtMs: number, firstFailureAtMs: number, error: { name: string; message: string } | undefined, deferred: boolean): HandOffItem {
+    const { group, retry } = this.#options;
+    return {
+      record,
+      origin: { topic: record.topic, partition: record.partition, offset: record.offset },
+      kind: 'retry',
+      topic: retryTopicFor(group, retry.tiers, Math.max(0, dueAtMs - this.#now())),
+      attempt,
+      dueAtMs,
+      firstFailureAtMs,
+      ...(error === undefined ? {} : { error }),
+      deferred,
+    };
+  }
+
+  #deadLetterItem(record: KafkaRecord, attempt: number, now: number, reason: DeadLetterReason, error: { name: string; message: string }): HandOffItem {
+    return {
+      record,
+      origin: { topic: record.topic, partition: record.partition, offset: record.offset },
+      kind: 'dead-letter',
+      topic: deadLetterTopic(this.#options.group),
+      attempt,
+      dueAtMs: now,
+      firstFailureAtMs: now,
+      error,
+      reason,
+    };
+  }
+
+  // ---- done bits ---------------------------------------------------------------------------------
+
+  #markDone(ref: PartitionRef, offset: number): void {
+    const key = topicPartitionKey(ref.topic, ref.partition);
+    const pending = this.#pendingDone.get(key);
+    if (pending === undefined) this.#pendingDone.set(key, { ref, offsets: [offset] });
+    else pending.offsets.push(offset);
+  }
+
+  /** Sends pending done bits, one script call per partition; flushes never overlap. */
+  #flush(): Promise<void> {
+    this.#flushing = this.#flushing.then(async () => {
+      const batches = [...this.#pendingDone.values()].filter((p) => p.offsets.length > 0).map((p) => ({ ref: p.ref, offsets: p.offsets.splice(0) }));
+      await Promise.all(batches.map(async ({ ref, offsets }) => {
+        try {
+          await this.#processor.store.markDone(ref, offsets);
+        } catch (error) {
+          // Finished but not recorded: report them, so the event source redelivers and they run again.
+          this.#handOffFailed(ref, offsets, error);
+        }
+      }));
+    });
+    return this.#flushing;
+  }
+
+  #handOffFailed(ref: PartitionRef, offsets: readonly number[], error: unknown): void {
+    this.#logger.error('records could not be handed off; reported for redelivery', {
+      partition: topicPartitionKey(ref.topic, ref.partition), offsets: offsets.slice(0, 20), count: offsets.length, error: describeError(error),
+    });
+    for (const offset of offsets) this.#notHanded(ref, offset);
+  }
+
+  #notHanded(ref: PartitionRef, offset: number): void {
+    this.#counters.notHandedOff += 1;
+    this.#notHandedOff.push({ topic: ref.topic, partition: ref.partition, offset });
+  }
+
+  #report(): void {
+    const { metrics } = this.#processor.parts.telemetry;
+    const c = this.#counters;
+    metrics.addMetric(METRIC.recordsIn, MetricUnit.Count, c.recordsIn);
+    metrics.addMetric(METRIC.done, MetricUnit.Count, c.done);
+    metrics.addMetric(METRIC.duplicates, MetricUnit.Count, c.duplicates);
+    metrics.addMetric(METRIC.parked, MetricUnit.Count, c.parked);
+    metrics.addMetric(METRIC.retried, MetricUnit.Count, c.retried);
+    metrics.addMetric(METRIC.deadLettered, MetricUnit.Count, c.deadLettered);
+    metrics.addMetric(METRIC.deferred, MetricUnit.Count, c.deferred);
+    metrics.addMetric(METRIC.refused, MetricUnit.Count, c.refused);
+    metrics.addMetric(METRIC.notHandedOff, MetricUnit.Count, c.notHandedOff);
+    const durationMs = this.#now() - this.#startedAt;
+    metrics.addMetric(METRIC.batchDuration, MetricUnit.Milliseconds, durationMs);
+    for (const f of this.#frontiers) {
+      const single = metrics.singleMetric();
+      single.addDimension('partition', f.key);
+      single.addMetric(METRIC.frontier, MetricUnit.Count, f.frontier);
+      single.addMetric(METRIC.highestSeen, MetricUnit.Count, f.highest);
+    }
+    metrics.publishStoredMetrics();
+    this.#logger.info('batch processed', { ...c, durationMs, partitions: this.#frontiers.length });
+  }
+}
+
+/** The invocation is about to reach its deadline: running records are aborted and count as failed. */
+export class DeadlineError extends LanesError {
+  constructor() {
+    super('the invocation deadline is near: record aborted', { retriable: true });
+  }
+}
+
+/** The record ran longer than `recordTimeoutMs`. */
+export class RecordTimeoutError extends LanesError {
+  constructor(message: string) {
+    super(message, { retriable: true });
+  }
+}
+
+/**
+ * Settles with the handler's promise, or rejects as soon as the signal aborts: a handler that ignores its
+ * signal cannot hold the invocation past its deadline (it keeps running detached; at-least-once allows it).
+ */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}

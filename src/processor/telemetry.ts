@@ -1,0 +1,36 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+
+/**
+ * Logs are structured JSON (Powertools Logger) and metrics are CloudWatch embedded metric format
+ * (Powertools Metrics), the Lambda conventions. Names follow DESIGN.md section 9, in the words a user of
+ * Parallel Consumer knows.
+ */
+export const METRIC = {
+  recordsIn: 'RecordsIn',
+  done: 'RecordsDone',
+  duplicates: 'RecordsSkippedAsDuplicate',
+  parked: 'RecordsParked',
+  retried: 'RecordsRetried',
+  deadLettered: 'RecordsDeadLettered',
+  deferred: 'RecordsDeferred',
+  refused: 'RecordsRefusedBackPressure',
+  notHandedOff: 'RecordsNotHandedOff',
+  handlerLatency: 'HandlerLatency',
+  batchDuration: 'BatchDuration',
+  frontier: 'Frontier',
+  highestSeen: 'HighestSeenOffset',
+} as const;
+
+export interface Telemetry {
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+}
+
+export function createTelemetry(group: string): Telemetry {
+  const logger = new Logger({ serviceName: 'kafka-lanes', persistentKeys: { group } });
+  const metrics = new Metrics({ namespace: 'KafkaLanes', serviceName: 'kafka-lanes', defaultDimensions: { group } });
+  return { logger, metrics };
+}
+
+export { MetricUnit };

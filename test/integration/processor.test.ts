@@ -1,0 +1,287 @@
+import type { Cluster, Redis } from 'ioredis';
+import { Kafka, logLevel } from 'kafkajs';
+import { parkKey, partitionKeys } from '../../src/completion';
+import { NonRetriableError } from '../../src/errors';
+import { HandOffWriter, readHandOffHeaders } from '../../src/handoff';
+import { resolveOptions, type LanesOptionsInput } from '../../src/options';
+import { Processor, type LanesRecord, type RecordHandler } from '../../src/processor/processor';
+import { createTelemetry } from '../../src/processor/telemetry';
+import { contextWithin, eventOf, fetchRecords, produce, type TestMessage } from './support/kafka-events';
+import { createTopic, KAFKA_BROKERS, redisSetups, uniqueName } from './support/stack';
+
+jest.setTimeout(180_000);
+process.env.POWERTOOLS_LOG_LEVEL ??= 'ERROR';
+process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
+
+const [standalone] = redisSetups();
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A recorder of handler runs: who started when, and how many ran at once. */
+class Recorder {
+  readonly starts: Array<{ key: string; offset: number; partition: number }> = [];
+  readonly running = new Map<string, number>();
+  inFlight = 0;
+  maxInFlight = 0;
+  overlaps = 0;
+
+  wrap(work: (record: LanesRecord) => Promise<void>): RecordHandler {
+    return async (record) => {
+      const key = `${record.partition}/${String(record.key)}`;
+      this.starts.push({ key, offset: record.offset, partition: record.partition });
+      this.running.set(key, (this.running.get(key) ?? 0) + 1);
+      if (this.running.get(key)! > 1) this.overlaps += 1;
+      this.inFlight += 1;
+      this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+      try {
+        await work(record);
+      } finally {
+        this.inFlight -= 1;
+        this.running.set(key, this.running.get(key)! - 1);
+      }
+    };
+  }
+
+  /** Per key, offsets in start order. */
+  startOrderByKey(): Map<string, number[]> {
+    const byKey = new Map<string, number[]>();
+    for (const s of this.starts) byKey.set(s.key, [...(byKey.get(s.key) ?? []), s.offset]);
+    return byKey;
+  }
+}
+
+interface Setup {
+  group: string;
+  topic: string;
+  processor: Processor;
+  redis: Redis | Cluster;
+  writer: HandOffWriter;
+}
+
+const open: Setup[] = [];
+
+async function setUp(
+  input: Partial<LanesOptionsInput>,
+  handler: RecordHandler,
+  { partitions = 1, brokers = KAFKA_BROKERS }: { partitions?: number; brokers?: string[] } = {},
+): Promise<Setup> {
+  const group = uniqueName('grp');
+  const topic = uniqueName('src');
+  await createTopic(topic, partitions);
+  const options = resolveOptions({ group, retry: { tiers: ['1s', '1m'] }, ...input } as LanesOptionsInput, {});
+  await Promise.all([`${group}.retry.1s`, `${group}.retry.1m`, `${group}.dlq`].map((t) => createTopic(t, partitions)));
+  const redis = standalone!.connect();
+  const kafka = new Kafka({ clientId: 'processor-test', brokers, logLevel: logLevel.NOTHING, retry: { retries: 1, initialRetryTime: 100 }, connectionTimeout: 500 });
+  const writer = new HandOffWriter(kafka);
+  const processor = new Processor({ options, handler, redis, handOff: () => writer, telemetry: createTelemetry(group) });
+  const setup = { group, topic, processor, redis, writer };
+  open.push(setup);
+  return setup;
+}
+
+afterAll(async () => {
+  await Promise.all(open.map(async (s) => {
+    await s.writer.disconnect().catch(() => undefined);
+    await s.redis.quit();
+  }));
+});
+
+function messages(count: number, keys: number, partitions = 1): TestMessage[] {
+  return Array.from({ length: count }, (_, i) => ({ key: `k${i % keys}`, value: JSON.stringify({ i }), partition: i % partitions }));
+}
+
+async function readTopic(topic: string, count: number): Promise<Awaited<ReturnType<typeof fetchRecords>>> {
+  return count === 0 ? [] : fetchRecords(topic, count);
+}
+
+async function frontierOf(setup: Setup, partition = 0): Promise<{ frontier: number; highest: number } | undefined> {
+  return setup.processor.store.frontier({ group: setup.group, topic: setup.topic, partition });
+}
+
+describe('processor on a real broker and Redis', () => {
+  it('keeps per-key order under concurrency: 5,000 records over 200 keys', async () => {
+    // Prepare
+    const recorder = new Recorder();
+    const setup = await setUp({ concurrency: 200 }, recorder.wrap(async () => sleep(Math.random() * 8)), { partitions: 2 });
+    await produce(setup.topic, messages(5000, 200, 2));
+    const records = await fetchRecords(setup.topic, 5000);
+
+    // Act
+    const response = await setup.processor.process(eventOf(records), contextWithin(120_000));
+
+    // Assess
+    expect(response.batchItemFailures).toEqual([]);
+    expect(recorder.starts).toHaveLength(5000);
+    expect(recorder.overlaps).toBe(0);
+    for (const offsets of recorder.startOrderByKey().values()) expect(offsets).toEqual([...offsets].sort((a, b) => a - b));
+    expect(recorder.maxInFlight).toBeGreaterThan(50);
+    for (const partition of [0, 1]) {
+      const f = await frontierOf(setup, partition);
+      expect(f?.frontier).toBe(f!.highest + 1);
+    }
+  });
+
+  it('runs one record at a time per partition in partition mode, in offset order', async () => {
+    const recorder = new Recorder();
+    const perPartition = new Map<number, number>();
+    let maxPerPartition = 0;
+    const setup = await setUp({ ordering: 'partition', concurrency: 50 }, recorder.wrap(async (record) => {
+      perPartition.set(record.partition, (perPartition.get(record.partition) ?? 0) + 1);
+      maxPerPartition = Math.max(maxPerPartition, perPartition.get(record.partition)!);
+      await sleep(1);
+      perPartition.set(record.partition, perPartition.get(record.partition)! - 1);
+    }), { partitions: 3 });
+    await produce(setup.topic, messages(300, 30, 3));
+    const records = await fetchRecords(setup.topic, 300);
+
+    await setup.processor.process(eventOf(records), contextWithin(120_000));
+
+    expect(maxPerPartition).toBe(1);
+    expect(recorder.maxInFlight).toBeGreaterThan(1);
+    for (const partition of [0, 1, 2]) {
+      const offsets = recorder.starts.filter((s) => s.partition === partition).map((s) => s.offset);
+      expect(offsets).toEqual([...offsets].sort((a, b) => a - b));
+      expect(offsets).toHaveLength(100);
+    }
+  });
+
+  it('runs records of one key at once in unordered mode', async () => {
+    const recorder = new Recorder();
+    const setup = await setUp({ ordering: 'unordered', concurrency: 100 }, recorder.wrap(async () => sleep(20)));
+    await produce(setup.topic, messages(400, 1));
+    const records = await fetchRecords(setup.topic, 400);
+
+    await setup.processor.process(eventOf(records), contextWithin(120_000));
+
+    expect(recorder.starts).toHaveLength(400);
+    expect(recorder.maxInFlight).toBeGreaterThan(50);
+    expect(recorder.overlaps).toBeGreaterThan(0);
+  });
+
+  it('does not block other keys behind a key that always fails (G6), and parks the failing lane', async () => {
+    const ran = new Map<string, number>();
+    const setup = await setUp({ concurrency: 50 }, async (record) => {
+      const key = String(record.key);
+      ran.set(key, (ran.get(key) ?? 0) + 1);
+      await sleep(2);
+      if (key === 'k0') throw new Error('downstream of k0 is broken');
+    });
+    await produce(setup.topic, messages(1000, 20));
+    const records = await fetchRecords(setup.topic, 1000);
+
+    const response = await setup.processor.process(eventOf(records), contextWithin(120_000));
+
+    expect(response.batchItemFailures).toEqual([]);
+    expect(ran.get('k0')).toBe(1);
+    for (let k = 1; k < 20; k += 1) expect(ran.get(`k${k}`)).toBe(50);
+    const ref = { group: setup.group, topic: setup.topic, partition: 0 };
+    expect(await setup.redis.llen(parkKey(ref, Buffer.from('k0').toString('base64')))).toBe(49);
+    const retried = await readTopic(`${setup.group}.retry.1s`, 1);
+    expect(retried[0]?.key?.toString()).toBe('k0');
+    const headers = readHandOffHeaders(retried[0]!.headers!);
+    expect(headers).toMatchObject({ originTopic: setup.topic, originPartition: 0, originOffset: records[0]!.offset, attempt: 2 });
+    expect((await frontierOf(setup))?.frontier).toBe(records[999]!.offset + 1);
+  });
+
+  it('does not run records again whose done bits were flushed when a batch is delivered again (G7)', async () => {
+    let runs = 0;
+    const setup = await setUp({ concurrency: 20, flushIntervalMs: 20 }, async () => {
+      runs += 1;
+      await sleep(5);
+    });
+    await produce(setup.topic, messages(400, 40));
+    const records = await fetchRecords(setup.topic, 400);
+    // The first delivery is cut off: only its first half is in the event, as if the function died there.
+    await setup.processor.process(eventOf(records.slice(0, 200)), contextWithin(120_000));
+    expect(runs).toBe(200);
+
+    await setup.processor.process(eventOf(records), contextWithin(120_000));
+
+    expect(runs).toBe(400);
+    expect((await frontierOf(setup))?.frontier).toBe(records[399]!.offset + 1);
+  });
+
+  it('hands unstarted records off near the deadline and returns in time, losing none', async () => {
+    const started: number[] = [];
+    const setup = await setUp({ concurrency: 4, deadlineMarginMs: 1000 }, async (record) => {
+      started.push(record.offset);
+      await sleep(50);
+    });
+    await produce(setup.topic, messages(300, 30));
+    const records = await fetchRecords(setup.topic, 300);
+    const context = contextWithin(2500);
+
+    const response = await setup.processor.process(eventOf(records), context);
+
+    expect(context.getRemainingTimeInMillis()).toBeGreaterThan(0);
+    expect(response.batchItemFailures).toEqual([]);
+    expect(started.length).toBeLessThan(300);
+    const ref = { group: setup.group, topic: setup.topic, partition: 0 };
+    const lanes = await setup.redis.hgetall(partitionKeys(ref).lanes);
+    const parked = await Promise.all(Object.keys(lanes).map((lane) => setup.redis.llen(parkKey(ref, lane))));
+    const retried = await readTopic(`${setup.group}.retry.1s`, Object.keys(lanes).length);
+    // Every record is accounted for: run, parked behind a deferred head, or the deferred head itself.
+    expect(started.length + parked.reduce((a, b) => a + b, 0) + retried.length).toBe(300);
+    expect(retried.every((r) => readHandOffHeaders(r.headers!).deferred === true)).toBe(true);
+    expect((await frontierOf(setup))?.frontier).toBe(records[299]!.offset + 1);
+  });
+
+  it('dead-letters malformed records and undeserializable values with the reason, and runs the rest', async () => {
+    const values: unknown[] = [];
+    const setup = await setUp({ concurrency: 10 }, async (record) => {
+      values.push(record.value);
+    });
+    await produce(setup.topic, [
+      { key: 'a', value: '{"ok":1}' },
+      { key: 'a', value: 'not json' },
+      { key: 'a', value: '{"ok":3}' },
+      { key: 'b', value: '{"ok":4}' },
+    ]);
+    const records = await fetchRecords(setup.topic, 4);
+    const event = eventOf(records);
+    // A record AWS could never send: its value is not base64.
+    const batch = Object.values(event.records)[0]!;
+    batch.push({ ...batch[3]!, offset: batch[3]!.offset + 1, value: '@@not base64@@' });
+
+    const response = await setup.processor.process(event, contextWithin(60_000));
+
+    expect(response.batchItemFailures).toEqual([]);
+    expect(values).toEqual(expect.arrayContaining([{ ok: 1 }, { ok: 3 }, { ok: 4 }]));
+    expect(values).toHaveLength(3);
+    const dead = await readTopic(`${setup.group}.dlq`, 2);
+    const reasons = dead.map((r) => readHandOffHeaders(r.headers!).reason).sort();
+    expect(reasons).toEqual(['deserialization', 'malformed']);
+  });
+
+  it('dead-letters a NonRetriableError at once and lets its lane go on (release)', async () => {
+    const seen: number[] = [];
+    const setup = await setUp({ concurrency: 10 }, async (record) => {
+      seen.push(record.offset);
+      if ((record.value as { i: number }).i === 0) throw new NonRetriableError('bad order');
+    });
+    await produce(setup.topic, messages(5, 1));
+    const records = await fetchRecords(setup.topic, 5);
+
+    await setup.processor.process(eventOf(records), contextWithin(60_000));
+
+    expect(seen).toEqual(records.map((r) => r.offset));
+    const dead = await readTopic(`${setup.group}.dlq`, 1);
+    expect(readHandOffHeaders(dead[0]!.headers!)).toMatchObject({ reason: 'non-retriable', errorMessage: 'bad order' });
+  });
+
+  it('reports records it could not hand off when the retry topic is unreachable, without marking them done', async () => {
+    const setup = await setUp({ concurrency: 10 }, async (record) => {
+      if (String(record.key) === 'k1') throw new Error('fails');
+    }, { brokers: ['127.0.0.1:1'] });
+    await produce(setup.topic, messages(20, 4));
+    const records = await fetchRecords(setup.topic, 20);
+
+    const response = await setup.processor.process(eventOf(records), contextWithin(60_000));
+
+    const failed = response.batchItemFailures.map((f) => f.itemIdentifier.offset);
+    expect(failed).toContain(records[1]!.offset);
+    expect(failed).not.toContain(records[0]!.offset);
+    const f = await frontierOf(setup);
+    expect(f?.frontier).toBe(records[1]!.offset);
+  });
+});
