@@ -1,6 +1,10 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Cluster, Redis } from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
-import { parkKey, partitionKeys } from '../../src/completion';
+import { parkKey, partitionKeys, type PartitionRef } from '../../src/completion';
 import { NonRetriableError } from '../../src/errors';
 import { HandOffWriter, readHandOffHeaders } from '../../src/handoff';
 import { resolveOptions, type LanesOptionsInput } from '../../src/options';
@@ -94,6 +98,17 @@ async function readTopic(topic: string, count: number): Promise<Awaited<ReturnTy
   return count === 0 ? [] : fetchRecords(topic, count);
 }
 
+/** The offsets whose done bit is set, read straight from the bitmap. */
+async function doneOffsets(redis: Redis | Cluster, ref: PartitionRef, offsets: number[]): Promise<Set<number>> {
+  const keys = partitionKeys(ref);
+  const base = Number(await redis.hget(keys.meta, 'base'));
+  const done = new Set<number>();
+  for (const offset of offsets) {
+    if (offset < base || (await redis.getbit(keys.bits, offset - base)) === 1) done.add(offset);
+  }
+  return done;
+}
+
 async function frontierOf(setup: Setup, partition = 0): Promise<{ frontier: number; highest: number } | undefined> {
   return setup.processor.store.frontier({ group: setup.group, topic: setup.topic, partition });
 }
@@ -183,22 +198,49 @@ describe('processor on a real broker and Redis', () => {
     expect((await frontierOf(setup))?.frontier).toBe(records[999]!.offset + 1);
   });
 
-  it('does not run records again whose done bits were flushed when a batch is delivered again (G7)', async () => {
-    let runs = 0;
-    const setup = await setUp({ concurrency: 20, flushIntervalMs: 20 }, async () => {
-      runs += 1;
-      await sleep(5);
+  it('does not run again what was flushed before its process was killed, and loses nothing (G7)', async () => {
+    // Prepare: a processor in a child process, killed half way through a batch of 600 records.
+    let runs: number[] = [];
+    const setup = await setUp({ concurrency: 20, flushIntervalMs: 20 }, async (record) => {
+      runs.push(record.offset);
     });
-    await produce(setup.topic, messages(400, 40));
-    const records = await fetchRecords(setup.topic, 400);
-    // The first delivery is cut off: only its first half is in the event, as if the function died there.
-    await setup.processor.process(eventOf(records.slice(0, 200)), contextWithin(120_000));
-    expect(runs).toBe(200);
+    await produce(setup.topic, messages(600, 60));
+    const records = await fetchRecords(setup.topic, 600);
+    const event = eventOf(records);
+    const dir = mkdtempSync(join(tmpdir(), 'kl-crash-'));
+    writeFileSync(join(dir, 'event.json'), JSON.stringify(event));
+    const child = spawn(process.execPath, [
+      require.resolve('tsx/cli'), join(__dirname, 'support', 'crash-worker.ts'), join(dir, 'event.json'),
+      JSON.stringify({ group: setup.group, concurrency: 20, flushIntervalMs: 20, retry: { tiers: ['1s', '1m'] } }),
+    ], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const ranInChild: number[] = [];
+    let buffered = '';
+    await new Promise<void>((resolve, reject) => {
+      child.on('error', reject);
+      child.on('exit', () => resolve());
+      child.stdout!.on('data', (chunk: Buffer) => {
+        buffered += chunk.toString();
+        const lines = buffered.split('\n');
+        buffered = lines.pop()!;
+        for (const line of lines) if (line.startsWith('ran ')) ranInChild.push(Number(line.slice(4)));
+        if (ranInChild.length >= 300 && child.exitCode === null) child.kill('SIGKILL');
+      });
+    });
+    expect(ranInChild.length).toBeGreaterThanOrEqual(300);
+    expect(ranInChild.length).toBeLessThan(600);
+    const ref = { group: setup.group, topic: setup.topic, partition: 0 };
+    const doneBefore = await doneOffsets(setup.redis, ref, records.map((r) => r.offset));
+    expect(doneBefore.size).toBeGreaterThan(0);
+    runs = [];
 
-    await setup.processor.process(eventOf(records), contextWithin(120_000));
+    // Act: the event source delivers the same batch again.
+    const response = await setup.processor.process(event, contextWithin(120_000));
 
-    expect(runs).toBe(400);
-    expect((await frontierOf(setup))?.frontier).toBe(records[399]!.offset + 1);
+    // Assess: flushed records did not run again; every other record ran; nothing is lost.
+    expect(response.batchItemFailures).toEqual([]);
+    expect(runs.filter((offset) => doneBefore.has(offset))).toEqual([]);
+    expect(new Set([...doneBefore, ...runs]).size).toBe(600);
+    expect((await frontierOf(setup))?.frontier).toBe(records[599]!.offset + 1);
   });
 
   it('hands unstarted records off near the deadline and returns in time, losing none', async () => {

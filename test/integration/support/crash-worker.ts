@@ -1,0 +1,38 @@
+/**
+ * A processor in a process of its own, for the crash test: reads an event from the file named by argv[2],
+ * runs it with a slow handler and prints `ran <offset>` per finished record, until the test kills it.
+ * Options come as JSON in argv[3]. Needs the local stack.
+ */
+import { readFileSync } from 'node:fs';
+import Redis from 'ioredis';
+import { Kafka, logLevel } from 'kafkajs';
+import { HandOffWriter } from '../../../src/handoff';
+import { resolveOptions, type LanesOptionsInput } from '../../../src/options';
+import { Processor } from '../../../src/processor/processor';
+import { createTelemetry } from '../../../src/processor/telemetry';
+import { KAFKA_BROKERS, REDIS_URL } from './stack';
+
+process.env.POWERTOOLS_LOG_LEVEL = 'ERROR';
+process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+
+async function main(): Promise<void> {
+  const event: unknown = JSON.parse(readFileSync(process.argv[2]!, 'utf8'));
+  const options = resolveOptions(JSON.parse(process.argv[3]!) as LanesOptionsInput, {});
+  const writer = new HandOffWriter(new Kafka({ clientId: 'crash-worker', brokers: KAFKA_BROKERS, logLevel: logLevel.NOTHING }));
+  const processor = new Processor({
+    options,
+    handler: async (record) => {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      process.stdout.write(`ran ${record.offset}\n`);
+    },
+    redis: new Redis(REDIS_URL),
+    handOff: () => writer,
+    telemetry: createTelemetry(options.group),
+  });
+  process.stdout.write('ready\n');
+  await processor.process(event, { getRemainingTimeInMillis: () => 600_000 });
+  process.stdout.write('finished\n');
+  process.exit(0);
+}
+
+void main();
