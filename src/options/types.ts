@@ -40,11 +40,11 @@ export interface RetryOptionsInput {
 }
 
 /**
- * Redis connection. When neither `url` nor `clusterNodes` is given, both come from the environment
- * (`KAFKA_LANES_REDIS_URL`, `KAFKA_LANES_REDIS_CLUSTER_NODES`); give one of the two, not both.
+ * Redis connection: one server (`url`) or a cluster (`clusterNodes`). When the options give neither, one comes
+ * from the environment: `KAFKA_LANES_REDIS_URL` or `KAFKA_LANES_REDIS_CLUSTER_NODES` (setting both is an error).
  */
 export interface RedisOptionsInput {
-  /** `redis://` or `rediss://` URL of one server. Default `redis://127.0.0.1:6379`. */
+  /** `redis://` or `rediss://` URL of one server; ignored when `clusterNodes` is not empty. Default `redis://127.0.0.1:6379`. */
   readonly url?: string;
   /** `host:port` seeds of a Redis Cluster. Default none (a single server at `url`). */
   readonly clusterNodes?: readonly string[];

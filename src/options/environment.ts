@@ -1,0 +1,116 @@
+import { ENV } from './constants';
+
+/** The options with the environment filled in where an option was not given, and where each filled value came from. */
+export interface WithEnvironment {
+  /** A new object (the user's is never changed); `input` itself when it is not an object, for the schema to reject. */
+  readonly input: unknown;
+  /** Option path (`kafka.brokers`) -> the environment variable its value came from. */
+  readonly sources: ReadonlyMap<string, string>;
+  /** Problems found in the environment alone (e.g. SASL credentials given in part). */
+  readonly problems: readonly string[];
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/**
+ * Fills options that were not given from the environment, which is read once, here (cold start). An empty
+ * variable counts as unset. Values are converted, not validated: the schema validates them like options, and
+ * `sources` lets its messages name the variable.
+ * - `group` <- `KAFKA_LANES_GROUP`
+ * - `redis.url` <- `KAFKA_LANES_REDIS_URL`, `redis.clusterNodes` <- `KAFKA_LANES_REDIS_CLUSTER_NODES` (comma
+ *   separated), only when the options give neither: one Redis connection is one choice; both variables set
+ *   is a problem.
+ * - `kafka.brokers` <- `KAFKA_LANES_BROKERS` (comma separated); `kafka.ssl` <- `KAFKA_LANES_KAFKA_SSL`
+ *   (`true` / `false`, any case).
+ * - `kafka.sasl` <- `KAFKA_LANES_SASL_MECHANISM` (any case), `_USERNAME`, `_PASSWORD`: all three or none.
+ *
+ * @example
+ * withEnvironment({}, { KAFKA_LANES_GROUP: 'orders-svc' }).input; // { group: 'orders-svc', redis: {}, kafka: {} }
+ */
+export function withEnvironment(input: unknown, env: Env): WithEnvironment {
+  const sources = new Map<string, string>();
+  const problems: string[] = [];
+  const options = input === undefined ? {} : input;
+  if (!isPlainObject(options)) return { input, sources, problems };
+
+  const read = (variable: string): string | undefined => {
+    const value = env[variable];
+    return value === undefined || value === '' ? undefined : value;
+  };
+  const fill = (target: Record<string, unknown>, path: string, key: string, variable: string, convert: (text: string) => unknown): void => {
+    const text = read(variable);
+    if (target[key] !== undefined || text === undefined) return;
+    target[key] = convert(text);
+    sources.set(path, variable);
+  };
+
+  const result: Record<string, unknown> = { ...options };
+  fill(result, 'group', 'group', ENV.group, (text) => text);
+
+  const redis = nested(result, 'redis');
+  if (redis !== undefined && redis['url'] === undefined && redis['clusterNodes'] === undefined) {
+    if (read(ENV.redisUrl) !== undefined && read(ENV.redisClusterNodes) !== undefined) {
+      // Deploy tooling set two connections; using one silently would hide which Redis the done bits went to.
+      problems.push(
+        `Invalid kafka-lanes option \`redis\` (from environment variables): expected \`${ENV.redisUrl}\` (one server) ` +
+          `or \`${ENV.redisClusterNodes}\` (a cluster), got both`,
+      );
+    } else {
+      fill(redis, 'redis.url', 'url', ENV.redisUrl, (text) => text);
+      fill(redis, 'redis.clusterNodes', 'clusterNodes', ENV.redisClusterNodes, splitList);
+    }
+  }
+
+  const kafka = nested(result, 'kafka');
+  if (kafka !== undefined) {
+    fill(kafka, 'kafka.brokers', 'brokers', ENV.brokers, splitList);
+    fill(kafka, 'kafka.ssl', 'ssl', ENV.ssl, parseBoolean);
+    if (kafka['sasl'] === undefined) {
+      const variables = [ENV.saslMechanism, ENV.saslUsername, ENV.saslPassword];
+      const set = variables.filter((variable) => read(variable) !== undefined);
+      if (set.length === variables.length) {
+        kafka['sasl'] = {
+          mechanism: read(ENV.saslMechanism)?.toLowerCase(),
+          username: read(ENV.saslUsername),
+          password: read(ENV.saslPassword),
+        };
+        sources.set('kafka.sasl.mechanism', ENV.saslMechanism);
+        sources.set('kafka.sasl.username', ENV.saslUsername);
+        sources.set('kafka.sasl.password', ENV.saslPassword);
+      } else if (set.length > 0) {
+        problems.push(
+          `Invalid kafka-lanes option \`kafka.sasl\` (from environment variables): expected all three of ` +
+            `${variables.map((variable) => `\`${variable}\``).join(', ')} or none, got only ${set.map((variable) => `\`${variable}\``).join(', ')}`,
+        );
+      }
+    }
+  }
+  return { input: result, sources, problems };
+}
+
+/** A copy of `parent[key]` put in its place, `{}` if it was absent; `undefined` if it is not an object. */
+function nested(parent: Record<string, unknown>, key: string): Record<string, unknown> | undefined {
+  const value = parent[key] === undefined ? {} : parent[key];
+  if (!isPlainObject(value)) return undefined;
+  const copy = { ...value };
+  parent[key] = copy;
+  return copy;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** `a:1, b:2,` -> `['a:1', 'b:2']`: entries trimmed, empty ones dropped (as the event's `bootstrapServers`). */
+function splitList(text: string): string[] {
+  return text
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+}
+
+/** `true` / `false` in any case; anything else stays a string, for the schema to reject with the variable named. */
+function parseBoolean(text: string): boolean | string {
+  const normal = text.trim().toLowerCase();
+  return normal === 'true' ? true : normal === 'false' ? false : text;
+}

@@ -1,0 +1,346 @@
+import { z } from 'zod';
+import type { KafkaRecord } from '../event';
+import type { Deserializer, LanesOptions } from '../processor/options';
+import { DEFAULTS, ENV, LIMITS, SASL_MECHANISMS, TOPIC_NAME } from './constants';
+import { DURATION_EXPECTED, durationMs } from './duration';
+import { withEnvironment } from './environment';
+import { OptionsError } from './errors';
+import { describeGiven, invalidOption, optionPath } from './messages';
+import { deadLetterTopic, retryTopic, topicNameProblem } from './retry-tiers';
+import { didYouMean } from './suggest';
+import type { LanesOptionsInput } from './types';
+
+// Every message of the schema is the "expected ..." part; `resolveOptions` adds the option's name, where the
+// value came from and what was given. A custom issue may add `params.note`, shown after what was given.
+
+/** An integer in [min, max]: one message for type, fraction and lower bound, one naming the upper bound. */
+function integer(min: number, max: number): z.ZodNumber {
+  const expected = min === 0 ? 'a non-negative integer' : min === 1 ? 'a positive integer' : `an integer of at least ${min}`;
+  const bounded = `${expected} at most ${max.toLocaleString('en-US')}`;
+  return z
+    .number({ error: expected })
+    .int({ error: max >= Number.MAX_SAFE_INTEGER ? expected : bounded })
+    .min(min, { error: expected })
+    .max(max, { error: bounded });
+}
+
+function oneOf<const T extends readonly [string, ...string[]]>(values: T): z.ZodEnum<{ [K in T[number]]: K }> {
+  const listed = values.map((value) => `\`${value}\``);
+  const expected = listed.length === 2 ? `${listed[0]} or ${listed[1]}` : `one of ${listed.join(', ')}`;
+  return z.enum(values, { error: expected });
+}
+
+const nonEmptyString = (expected = 'a non-empty string'): z.ZodString => z.string({ error: expected }).min(1, { error: expected });
+
+const isFunction = (value: unknown): boolean => typeof value === 'function';
+
+const deserializer = z.custom<Deserializer>(
+  (value) => value === 'json' || value === 'string' || value === 'raw' || isFunction(value),
+  { error: '`json`, `string`, `raw` or a function (bytes, record) => value' },
+);
+
+// `host:port`, the host a name, an IPv4 address or a bracketed IPv6 address; port 1-65535.
+const HOST_PORT = /^(?:\[[0-9a-fA-F:.]+\]|[^\s:[\]/]+):([0-9]{1,5})$/;
+const hostPort = z
+  .string({ error: '`host:port`' })
+  .refine((text) => {
+    const port = Number(HOST_PORT.exec(text)?.[1]);
+    return port >= 1 && port <= 65_535;
+  }, { error: '`host:port` with a port from 1 to 65535' });
+
+const redisUrl = z.string({ error: 'a `redis://` or `rediss://` URL' }).refine((text) => {
+  try {
+    const url = new URL(text);
+    return (url.protocol === 'redis:' || url.protocol === 'rediss:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}, { error: 'a `redis://` or `rediss://` URL with a host, like `redis://127.0.0.1:6379`' });
+
+const duration = z.string({ error: DURATION_EXPECTED }).refine((text) => durationMs(text) !== undefined, { error: DURATION_EXPECTED });
+
+const tiers = z
+  .array(duration, { error: `a list of durations, like ${DEFAULTS.retry.tiers.map((tier) => `\`${tier}\``).join(', ')}` })
+  .min(1, { error: 'at least one retry tier' })
+  .superRefine((list, ctx) => {
+    // Ascending delays give `tierFor` one answer, and one delay must not have two topics (`60s` and `1m`).
+    // Each tier is compared with the last valid one before it; invalid ones have their own message.
+    let previous: { tier: string; ms: number } | undefined;
+    list.forEach((tier, index) => {
+      const ms = durationMs(tier);
+      if (ms === undefined) return;
+      if (previous !== undefined && ms <= previous.ms) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [index],
+          message: `a longer delay than the tier before it, \`${previous.tier}\` (tiers ascend strictly)`,
+          input: tier,
+        });
+      }
+      if (previous === undefined || ms > previous.ms) previous = { tier, ms };
+    });
+  });
+
+const fixedShape = {
+  type: z.literal('fixed'),
+  delayMs: integer(0, Number.MAX_SAFE_INTEGER).default(DEFAULTS.retry.backoff.fixed.delayMs),
+};
+const exponentialShape = {
+  type: z.literal('exponential'),
+  initialDelayMs: integer(0, Number.MAX_SAFE_INTEGER).default(DEFAULTS.retry.backoff.exponential.initialDelayMs),
+  multiplier: z
+    .number({ error: 'a number of at least 1' })
+    .min(1, { error: 'a number of at least 1' })
+    .default(DEFAULTS.retry.backoff.exponential.multiplier),
+  maxDelayMs: integer(0, Number.MAX_SAFE_INTEGER).default(DEFAULTS.retry.backoff.exponential.maxDelayMs),
+  jitter: oneOf(['full', 'equal', 'none']).default(DEFAULTS.retry.backoff.exponential.jitter),
+};
+
+const backoff = z.preprocess(
+  // Without `type` a backoff is exponential, so `{ maxDelayMs: 60_000 }` keeps the other exponential defaults.
+  (value) => {
+    if (value === undefined) return { type: 'exponential' };
+    return isObject(value) && value['type'] === undefined ? { ...value, type: 'exponential' } : value;
+  },
+  z.discriminatedUnion(
+    'type',
+    [
+      z.strictObject(fixedShape),
+      z.strictObject(exponentialShape).superRefine(
+        (value, ctx) => {
+          if (value.maxDelayMs >= value.initialDelayMs) return;
+          ctx.addIssue({
+            code: 'custom',
+            path: ['maxDelayMs'],
+            message: `at least \`initialDelayMs\` (${value.initialDelayMs})`,
+            input: value.maxDelayMs,
+          });
+        },
+        { when: (payload) => !touches(payload.issues, ['initialDelayMs']) && !touches(payload.issues, ['maxDelayMs']) },
+      ),
+    ],
+    {
+      error: (issue) =>
+        issue.code === 'invalid_union' ? '`fixed` or `exponential`' : "an object like `{ type: 'exponential', maxDelayMs: 60000 }`",
+    },
+  ),
+);
+
+const retryShape = {
+  maxAttempts: integer(1, LIMITS.maxAttempts).default(DEFAULTS.retry.maxAttempts),
+  backoff,
+  tiers: tiers.default([...DEFAULTS.retry.tiers]),
+};
+
+const saslShape = {
+  mechanism: oneOf(SASL_MECHANISMS),
+  username: nonEmptyString(),
+  password: nonEmptyString(),
+};
+
+const redisShape = {
+  // Ignored when `clusterNodes` is not empty (LanesOptions), so resolved options resolve again to themselves.
+  url: redisUrl.default(DEFAULTS.redis.url),
+  clusterNodes: z.array(hostPort, { error: 'a list of `host:port`' }).default([]),
+};
+
+const kafkaShape = {
+  brokers: z.array(hostPort, { error: 'a list of `host:port`' }).default([]),
+  clientId: nonEmptyString().default(DEFAULTS.kafka.clientId),
+  ssl: z.boolean({ error: '`true` or `false`' }).default(DEFAULTS.kafka.ssl),
+  sasl: z.strictObject(saslShape, { error: 'an object `{ mechanism, username, password }`' }).optional(),
+};
+
+const deadLetterShape = { policy: oneOf(['release', 'hold']).default(DEFAULTS.deadLetter.policy) };
+
+const capsShape = {
+  maxWindow: integer(1, LIMITS.maxWindow).default(DEFAULTS.caps.maxWindow),
+  maxParked: integer(1, Number.MAX_SAFE_INTEGER).default(DEFAULTS.caps.maxParked),
+};
+
+const timerMs = (min: number, fallback: number): z.ZodDefault<z.ZodNumber> => integer(min, LIMITS.timerMs).default(fallback);
+const anObject = (example: string): { error: string } => ({ error: `an object like \`${example}\`` });
+
+// The group must yield valid topic names whatever the tiers: its characters are checked on their own.
+const group = nonEmptyString().superRefine((group, ctx) => {
+  const problem = topicNameProblem(deadLetterTopic(group));
+  if (problem === undefined || !problem.startsWith('it contains')) return;
+  ctx.addIssue({
+    code: 'custom',
+    message:
+      'only letters, digits, `.`, `_` and `-`, because the retry and dead-letter topics `<group>.retry.<tier>` and ' +
+      '`<group>.dlq` derive from it and Kafka topic names allow nothing else',
+    input: group,
+    params: { note: problem.replace(/^it contains ([^;]*);.*$/, 'it contains $1') },
+  });
+});
+
+const rootShape = {
+  group,
+  ordering: oneOf(['key', 'partition', 'unordered']).default(DEFAULTS.ordering),
+  keyOf: z.custom<(record: KafkaRecord) => string | Buffer | null | undefined>(isFunction, { error: 'a function (record) => lane key' }).optional(),
+  nullKey: oneOf(['independent', 'shared']).default(DEFAULTS.nullKey),
+  concurrency: integer(1, LIMITS.concurrency).default(DEFAULTS.concurrency),
+  recordTimeoutMs: timerMs(1, DEFAULTS.recordTimeoutMs),
+  deadlineMarginMs: timerMs(0, DEFAULTS.deadlineMarginMs),
+  flushIntervalMs: timerMs(1, DEFAULTS.flushIntervalMs),
+  key: deserializer.default(DEFAULTS.key),
+  value: deserializer.default(DEFAULTS.value),
+  retry: z.strictObject(retryShape, anObject('{ maxAttempts: 5 }')).prefault({ backoff: undefined }),
+  deadLetter: z.strictObject(deadLetterShape, anObject("{ policy: 'hold' }")).prefault({}),
+  redis: z.strictObject(redisShape, anObject("{ url: 'redis://127.0.0.1:6379' }")).prefault({}),
+  kafka: z.strictObject(kafkaShape, anObject("{ brokers: ['b-1.example:9092'] }")).prefault({}),
+  caps: z.strictObject(capsShape, anObject('{ maxParked: 10000 }')).prefault({}),
+  partialBatchResponse: z.boolean({ error: '`true` or `false`' }).default(DEFAULTS.partialBatchResponse),
+};
+
+const optionsSchema = z.strictObject(rootShape, { error: 'an object' }).superRefine(
+  (value, ctx) => {
+    // Checked once the group is a string of topic characters, against the tiers when they are valid too.
+    const topics = [deadLetterTopic(value.group)];
+    if (!touches(ctx.issues, ['retry', 'tiers'])) topics.push(...value.retry.tiers.map((tier) => retryTopic(value.group, tier)));
+    const longest = topics.reduce((a, b) => (b.length > a.length ? b : a));
+    if (longest.length <= TOPIC_NAME.maxLength) return;
+    const suffix = longest.slice(value.group.length);
+    ctx.addIssue({
+      code: 'custom',
+      path: ['group'],
+      message:
+        `at most ${TOPIC_NAME.maxLength - suffix.length} characters, so that the topic \`<group>${suffix}\` derived from it ` +
+        `fits Kafka's limit of ${TOPIC_NAME.maxLength} characters for a topic name`,
+      input: value.group,
+      params: { note: `${value.group.length} characters` },
+    });
+  },
+  { when: (payload) => isObject(payload.value) && !touches(payload.issues, ['group']) },
+);
+
+/** Keys of each options object, for unknown keys: the schema's own shapes, so they never drift apart. */
+const KNOWN_KEYS: Readonly<Record<string, readonly string[]>> = {
+  '': Object.keys(rootShape),
+  retry: Object.keys(retryShape),
+  'retry.backoff': [...new Set([...Object.keys(exponentialShape), ...Object.keys(fixedShape)])],
+  deadLetter: Object.keys(deadLetterShape),
+  redis: Object.keys(redisShape),
+  kafka: Object.keys(kafkaShape),
+  'kafka.sasl': Object.keys(saslShape),
+  caps: Object.keys(capsShape),
+};
+
+/**
+ * Validates the options of `lanes(...)` and fills in every default. Options not given are read from the
+ * environment where one is defined (see `LanesOptionsInput`); the environment is read here only, once.
+ * Every problem is collected and reported together, one per line, naming the option, where its value came from,
+ * what was expected and what was given.
+ *
+ * @param input The options as the user wrote them (validated as unknown: they may come from JavaScript or YAML).
+ * @param env The environment; `process.env` by default.
+ * @throws OptionsError (a `ConfigError`) listing every problem.
+ * @example
+ * const options = resolveOptions({ group: 'orders-svc', retry: { maxAttempts: 3 } });
+ * options.retry.tiers; // ['5s', '1m', '10m']
+ *
+ * resolveOptions({ group: 'orders-svc', concurrency: 0 });
+ * // throws: Invalid kafka-lanes option `concurrency`: expected a positive integer, got `0` (number)
+ */
+export function resolveOptions(input: LanesOptionsInput, env: NodeJS.ProcessEnv = process.env): LanesOptions {
+  const filled = withEnvironment(input, env);
+  const result = optionsSchema.safeParse(filled.input);
+  const problems = [...filled.problems];
+  if (!result.success) {
+    for (const issue of result.error.issues) problems.push(...describeIssue(issue, filled.input, filled.sources, env));
+  }
+  if (problems.length > 0 || !result.success) throw new OptionsError(problems);
+
+  const { keyOf, kafka, ...rest } = result.data;
+  return {
+    ...rest,
+    ...(keyOf === undefined ? {} : { keyOf }),
+    kafka: {
+      brokers: kafka.brokers,
+      clientId: kafka.clientId,
+      ssl: kafka.ssl,
+      ...(kafka.sasl === undefined ? {} : { sasl: kafka.sasl }),
+    },
+  };
+}
+
+function describeIssue(issue: z.core.$ZodIssue, input: unknown, sources: ReadonlyMap<string, string>, env: NodeJS.ProcessEnv): string[] {
+  if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => unknownKey(issue.path, key, input));
+
+  const path = optionPath(issue.path);
+  const given = valueAt(input, issue.path);
+  if (path === 'group' && given === undefined) {
+    const empty = env[ENV.group] === '' ? ` (\`${ENV.group}\` is set but empty)` : '';
+    return [
+      `Missing kafka-lanes option \`group\`: expected the Kafka consumer group id of the event source, in the option ` +
+        `\`group\` or the environment variable \`${ENV.group}\`${empty}; a Kafka trigger event does not carry it`,
+    ];
+  }
+  const note: unknown = issue.code === 'custom' ? issue.params?.['note'] : undefined;
+  return [invalidOption(path, issue.message, describeGiven(path, given), sourceOf(path, sources), typeof note === 'string' ? note : undefined)];
+}
+
+function unknownKey(objectPath: readonly PropertyKey[], key: string, input: unknown): string {
+  const where = optionPath(objectPath);
+  const name = optionPath([...objectPath, key]);
+  const siblings = knownKeysAt(where, input);
+  if (where === 'retry.backoff') {
+    const type = valueAt(input, [...objectPath, 'type']) === 'fixed' ? 'fixed' : 'exponential';
+    const other = type === 'fixed' ? exponentialShape : fixedShape;
+    if (key in other) return `Unknown kafka-lanes option \`${name}\`: it applies to \`type: '${type === 'fixed' ? 'exponential' : 'fixed'}'\` only, this backoff is \`${type}\``;
+  }
+  const sibling = didYouMean(key, siblings);
+  if (sibling !== undefined) return `Unknown kafka-lanes option \`${name}\`: did you mean \`${optionPath([...objectPath, sibling])}\`?`;
+  // A key at the wrong level (`maxAttempts` instead of `retry.maxAttempts`).
+  const elsewhere = Object.entries(KNOWN_KEYS)
+    .filter(([path]) => path !== where)
+    .flatMap(([path, keys]) => keys.map((known) => (path === '' ? known : `${path}.${known}`)));
+  const leaves = elsewhere.map((path) => path.slice(path.lastIndexOf('.') + 1));
+  const leaf = didYouMean(key, leaves);
+  const match = leaf === undefined ? undefined : elsewhere[leaves.indexOf(leaf)];
+  if (match !== undefined) return `Unknown kafka-lanes option \`${name}\`: did you mean \`${match}\`?`;
+  return `Unknown kafka-lanes option \`${name}\`: expected one of ${siblings.map((known) => `\`${known}\``).join(', ')}`;
+}
+
+function knownKeysAt(where: string, input: unknown): readonly string[] {
+  if (where !== 'retry.backoff') return KNOWN_KEYS[where] ?? [];
+  return Object.keys(valueAt(input, ['retry', 'backoff', 'type']) === 'fixed' ? fixedShape : exponentialShape);
+}
+
+/** The environment variable a value at `path` came from, if it came from one. */
+function sourceOf(path: string, sources: ReadonlyMap<string, string>): string | undefined {
+  for (const [prefix, variable] of sources) {
+    if (path === prefix || path.startsWith(`${prefix}.`) || path.startsWith(`${prefix}[`)) return variable;
+  }
+  return undefined;
+}
+
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let value = input;
+  for (const key of path) {
+    if (!isObject(value) && !Array.isArray(value)) return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Whether an issue concerns the value at `path` (relative to the object being checked): an issue at it, under it,
+ * or at one of its parents. Unknown keys concern no value.
+ */
+function touches(
+  issues: readonly { readonly code?: string; readonly path?: readonly PropertyKey[] | undefined }[],
+  path: readonly PropertyKey[],
+): boolean {
+  return issues.some((issue) => {
+    if (issue.code === 'unrecognized_keys') return false;
+    const at = issue.path ?? [];
+    const shorter = Math.min(at.length, path.length);
+    return at.slice(0, shorter).every((key, index) => key === path[index]);
+  });
+}
