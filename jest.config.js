@@ -1,5 +1,8 @@
 /** Two projects: `unit` never touches the network; `integration` talks to the real local stack (run in band). */
-const transform = { '^.+\\.ts$': ['ts-jest', { isolatedModules: true }] };
+// @middy/core ships only ES modules; jest runs CommonJS, so it is transpiled like our own sources
+// (Lambda's Node 22 loads it through require(esm) without this).
+const transform = { '^.+\\.[tj]s$': ['ts-jest', { isolatedModules: true, tsconfig: { allowJs: true } }] };
+const transformIgnorePatterns = ['/node_modules/(?!@middy/)'];
 
 /** @type {import('jest').Config} */
 module.exports = {
@@ -8,12 +11,14 @@ module.exports = {
       displayName: 'unit',
       testEnvironment: 'node',
       transform,
+      transformIgnorePatterns,
       testMatch: ['<rootDir>/test/unit/**/*.test.ts'],
     },
     {
       displayName: 'integration',
       testEnvironment: 'node',
       transform,
+      transformIgnorePatterns,
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
       testTimeout: 120000,
     },

@@ -26,8 +26,7 @@ function connectRedis(options: LanesOptions): Redis | Cluster {
   return new Redis(options.redis.url, common);
 }
 
-function handOffFactory(options: LanesOptions): (bootstrapServers: readonly string[]) => HandOffSink {
-  const writers = new Map<string, HandOffWriter>();
+function handOffFactory(options: LanesOptions, writers: Map<string, HandOffWriter>): (bootstrapServers: readonly string[]) => HandOffSink {
   return (bootstrapServers) => {
     const brokers = options.kafka.brokers.length > 0 ? options.kafka.brokers : bootstrapServers;
     const id = brokers.join(',');
@@ -63,16 +62,24 @@ function handOffFactory(options: LanesOptions): (bootstrapServers: readonly stri
  */
 export function lanes<V = unknown, K = unknown>(input: LanesOptionsInput, handler: RecordHandler<V, K>) {
   const options = resolveOptions(input);
+  const writers = new Map<string, HandOffWriter>();
   let processor: Processor | undefined;
   const base = async (event: unknown, context: Context): Promise<KafkaBatchResponse> => {
     processor ??= new Processor({
       options,
       handler: handler as RecordHandler,
       redis: connectRedis(options),
-      handOff: handOffFactory(options),
+      handOff: handOffFactory(options, writers),
       telemetry: createTelemetry(options.group),
     });
     return processor.process(event, context);
   };
-  return middy<unknown, KafkaBatchResponse, Error, Context>(base);
+  /** Closes the connections (Lambda never needs it; tests and the local emulator do). */
+  const close = async (): Promise<void> => {
+    await Promise.all([...writers.values()].map((writer) => writer.disconnect()));
+    writers.clear();
+    await processor?.store.redis.quit();
+    processor = undefined;
+  };
+  return Object.assign(middy<unknown, KafkaBatchResponse, Error, Context>(base), { options, close });
 }

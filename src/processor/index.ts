@@ -1,0 +1,17 @@
+export { lanes } from './lanes';
+export {
+  Processor,
+  BatchNotHandedOffError,
+  DeadlineError,
+  RecordTimeoutError,
+  type LanesRecord,
+  type LanesContext,
+  type RecordHandler,
+  type InvocationContext,
+  type HandOffSink,
+  type ProcessorParts,
+} from './processor';
+export type { LanesOptions, Ordering, Deserializer, DeserializerFn, Backoff, RetryOptions } from './options';
+export { laneIdOf, PARTITION_LANE, NULL_KEY_LANE } from './lane-id';
+export { decideFailure, type FailureDecision, type DeadLetterReason } from './outcome';
+export { createTelemetry, METRIC, type Telemetry } from './telemetry';

@@ -1,0 +1,65 @@
+import type { Context } from 'aws-lambda';
+import type { MiddlewareObj } from '@middy/core';
+import { ConfigError, lanes, type KafkaBatchResponse } from '../../src';
+import { contextWithin, eventOf, fetchRecords, produce } from './support/kafka-events';
+import { createTopic, REDIS_URL, uniqueName } from './support/stack';
+
+process.env.POWERTOOLS_LOG_LEVEL ??= 'ERROR';
+process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
+
+describe('lanes(): the public Lambda handler', () => {
+  const saved = { ...process.env };
+  afterEach(() => {
+    process.env = { ...saved };
+  });
+
+  it('takes its group and Redis from the environment, runs every record and lets users add middlewares', async () => {
+    // Prepare
+    const group = uniqueName('grp');
+    const topic = uniqueName('src');
+    await createTopic(topic, 1);
+    await Promise.all(['5s', '1m', '10m'].map((tier) => createTopic(`${group}.retry.${tier}`, 1)));
+    process.env.KAFKA_LANES_GROUP = group;
+    process.env.KAFKA_LANES_REDIS_URL = REDIS_URL;
+    const values: unknown[] = [];
+    const handler = lanes({ concurrency: 8 }, async (record) => {
+      values.push(record.value);
+    });
+    const seenByMiddleware: string[] = [];
+    const middleware: MiddlewareObj<unknown, KafkaBatchResponse, Error, Context> = {
+      before: async () => {
+        seenByMiddleware.push('before');
+      },
+      after: async (request) => {
+        seenByMiddleware.push(`after:${request.response?.batchItemFailures.length}`);
+      },
+    };
+    handler.use(middleware);
+    await produce(topic, [1, 2, 3].map((i) => ({ key: `k${i}`, value: JSON.stringify({ i }) })));
+    const records = await fetchRecords(topic, 3);
+
+    try {
+      // Act
+      const response = await handler(eventOf(records), contextWithin(30_000) as unknown as Context);
+
+      // Assess
+      expect(response).toEqual({ batchItemFailures: [] });
+      expect(values).toEqual(expect.arrayContaining([{ i: 1 }, { i: 2 }, { i: 3 }]));
+      expect(seenByMiddleware).toEqual(['before', 'after:0']);
+      expect(handler.options.group).toBe(group);
+    } finally {
+      await handler.close();
+    }
+  });
+
+  it('fails at cold start on a misspelt option, naming it and what it may have meant', () => {
+    process.env.KAFKA_LANES_GROUP = 'orders';
+    expect(() => lanes({ concurency: 10 } as never, async () => undefined)).toThrow(ConfigError);
+    expect(() => lanes({ concurency: 10 } as never, async () => undefined)).toThrow(/concurency[\s\S]*concurrency/);
+  });
+
+  it('fails at cold start without a group, saying the event does not carry one', () => {
+    delete process.env.KAFKA_LANES_GROUP;
+    expect(() => lanes({}, async () => undefined)).toThrow(/KAFKA_LANES_GROUP/);
+  });
+});
