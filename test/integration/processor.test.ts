@@ -2,13 +2,13 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Cluster, Redis } from 'ioredis';
+import { Redis, type Cluster } from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
 import { parkKey, partitionKeys, type PartitionRef } from '../../src/completion';
-import { NonRetriableError } from '../../src/errors';
+import { NonRetriableError, RetryLaterError } from '../../src/errors';
 import { HandOffWriter, readHandOffHeaders } from '../../src/handoff';
 import { resolveOptions, type LanesOptionsInput } from '../../src/options';
-import { Processor, type LanesRecord, type RecordHandler } from '../../src/processor/processor';
+import { BatchNotHandedOffError, Processor, type LanesRecord, type RecordHandler } from '../../src/processor/processor';
 import { createTelemetry } from '../../src/processor/telemetry';
 import { contextWithin, eventOf, fetchRecords, produce, type TestMessage } from './support/kafka-events';
 import { createTopic, KAFKA_BROKERS, redisSetups, uniqueName } from './support/stack';
@@ -67,14 +67,14 @@ const open: Setup[] = [];
 async function setUp(
   input: Partial<LanesOptionsInput>,
   handler: RecordHandler,
-  { partitions = 1, brokers = KAFKA_BROKERS }: { partitions?: number; brokers?: string[] } = {},
+  { partitions = 1, brokers = KAFKA_BROKERS, redis: given }: { partitions?: number; brokers?: string[]; redis?: Redis } = {},
 ): Promise<Setup> {
   const group = uniqueName('grp');
   const topic = uniqueName('src');
   await createTopic(topic, partitions);
   const options = resolveOptions({ group, retry: { tiers: ['1s', '1m'] }, ...input } as LanesOptionsInput, {});
   await Promise.all([`${group}.retry.1s`, `${group}.retry.1m`, `${group}.dlq`].map((t) => createTopic(t, partitions)));
-  const redis = standalone!.connect();
+  const redis = given ?? standalone!.connect();
   const kafka = new Kafka({ clientId: 'processor-test', brokers, logLevel: logLevel.NOTHING, retry: { retries: 1, initialRetryTime: 100 }, connectionTimeout: 500 });
   const writer = new HandOffWriter(kafka);
   const processor = new Processor({ options, handler, redis, handOff: () => writer, telemetry: createTelemetry(group) });
@@ -325,5 +325,95 @@ describe('processor on a real broker and Redis', () => {
     expect(failed).not.toContain(records[0]!.offset);
     const f = await frontierOf(setup);
     expect(f?.frontier).toBe(records[1]!.offset);
+  });
+
+  it('reports every record and runs none when Redis is unreachable', async () => {
+    let runs = 0;
+    const unreachable = new Redis('redis://127.0.0.1:1', { maxRetriesPerRequest: 1, connectTimeout: 200, retryStrategy: () => 50 });
+    const setup = await setUp({ concurrency: 10 }, async () => {
+      runs += 1;
+    }, { redis: unreachable });
+    await produce(setup.topic, messages(10, 3));
+    const records = await fetchRecords(setup.topic, 10);
+
+    const response = await setup.processor.process(eventOf(records), contextWithin(60_000));
+
+    expect(runs).toBe(0);
+    expect(response.batchItemFailures.map((f) => f.itemIdentifier.offset)).toEqual(records.map((r) => r.offset));
+    unreachable.disconnect();
+  });
+
+  it('fails the invocation instead when partial batch responses are off', async () => {
+    const setup = await setUp({ concurrency: 10, partialBatchResponse: false }, async () => {
+      throw new Error('fails');
+    }, { brokers: ['127.0.0.1:1'] });
+    await produce(setup.topic, messages(3, 3));
+    const records = await fetchRecords(setup.topic, 3);
+
+    await expect(setup.processor.process(eventOf(records), contextWithin(60_000))).rejects.toBeInstanceOf(BatchNotHandedOffError);
+  });
+
+  it('applies back-pressure at the window cap: refused records are reported, not dropped, and run when redelivered', async () => {
+    const ran: number[] = [];
+    const setup = await setUp({ concurrency: 10, caps: { maxWindow: 50 } }, async (record) => {
+      ran.push(record.offset);
+    });
+    await produce(setup.topic, messages(120, 120));
+    const records = await fetchRecords(setup.topic, 120);
+    const ref = { group: setup.group, topic: setup.topic, partition: 0 };
+    // Offset 0 was admitted by an earlier invocation that died before finishing it: it holds the frontier.
+    await setup.processor.store.admit(ref, [{ offset: 0 }]);
+
+    const first = await setup.processor.process(eventOf(records.slice(1)), contextWithin(60_000));
+
+    expect(first.batchItemFailures.map((f) => f.itemIdentifier.offset)).toEqual(records.slice(50).map((r) => r.offset));
+    expect([...ran].sort((a, b) => a - b)).toEqual(records.slice(1, 50).map((r) => r.offset));
+
+    // Offset 0 becomes done (its redelivery ran it); the event source then redelivers from the lowest
+    // reported offset, as often as needed: each delivery admits at most a window's worth beyond the frontier.
+    await setup.processor.store.markDone(ref, [0]);
+    let failures = first.batchItemFailures;
+    let redeliveries = 0;
+    while (failures.length > 0 && redeliveries < 5) {
+      redeliveries += 1;
+      const from = failures[0]!.itemIdentifier.offset;
+      failures = (await setup.processor.process(eventOf(records.slice(from)), contextWithin(60_000))).batchItemFailures;
+    }
+
+    // 50..99 fit the window on the first redelivery, 100..119 on the second.
+    expect(redeliveries).toBe(2);
+    expect([...ran].sort((a, b) => a - b)).toEqual(records.slice(1).map((r) => r.offset));
+    expect((await frontierOf(setup))?.frontier).toBe(120);
+  });
+
+  it('times out a record that ignores its signal, hands it to the retry topic and returns', async () => {
+    const setup = await setUp({ concurrency: 10, recordTimeoutMs: 200 }, async (record, ctx) => {
+      if (String(record.key) === 'k0') await new Promise(() => undefined);
+      expect(ctx.signal.aborted).toBe(false);
+    });
+    await produce(setup.topic, messages(4, 2));
+    const records = await fetchRecords(setup.topic, 4);
+
+    const response = await setup.processor.process(eventOf(records), contextWithin(60_000));
+
+    expect(response.batchItemFailures).toEqual([]);
+    const retried = await readTopic(`${setup.group}.retry.1s`, 1);
+    expect(readHandOffHeaders(retried[0]!.headers!)).toMatchObject({ errorName: 'RecordTimeoutError', attempt: 2, originOffset: records[0]!.offset });
+  });
+
+  it('retries after the delay a RetryLaterError asks for, in the tier that fits it', async () => {
+    const setup = await setUp({ concurrency: 10 }, async () => {
+      throw new RetryLaterError(90_000, 'rate limited');
+    });
+    await produce(setup.topic, messages(1, 1));
+    const records = await fetchRecords(setup.topic, 1);
+    const before = Date.now();
+
+    await setup.processor.process(eventOf(records), contextWithin(60_000));
+
+    const retried = await readTopic(`${setup.group}.retry.1m`, 1);
+    const headers = readHandOffHeaders(retried[0]!.headers!);
+    expect(headers.dueAtMs).toBeGreaterThanOrEqual(before + 90_000);
+    expect(headers.errorMessage).toBe('rate limited');
   });
 });
