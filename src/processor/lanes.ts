@@ -7,23 +7,25 @@ import { HandOffWriter } from '../handoff';
 import { resolveOptions, type LanesOptionsInput } from '../options';
 import type { LanesOptions } from './options';
 import { Processor, type HandOffSink, type RecordHandler } from './processor';
-import { createTelemetry } from './telemetry';
+import { createTelemetry, type Telemetry } from './telemetry';
 
 /** Connections a handler keeps across invocations of one Lambda execution environment. */
-function connectRedis(options: LanesOptions): Redis | Cluster {
+function connectRedis(options: LanesOptions, telemetry: Telemetry): Redis | Cluster {
   // Fail fast: a command waits for at most two reconnects, so an unreachable Redis makes the batch
   // report its records as not handed off well before the Lambda deadline.
   const common = { maxRetriesPerRequest: 2, connectTimeout: 2_000 };
-  if (options.redis.clusterNodes.length > 0) {
-    return new Cluster(
-      options.redis.clusterNodes.map((node) => {
-        const cut = node.lastIndexOf(':');
-        return { host: node.slice(0, cut), port: Number(node.slice(cut + 1)) };
-      }),
-      { redisOptions: common },
-    );
-  }
-  return new Redis(options.redis.url, common);
+  const redis = options.redis.clusterNodes.length > 0 ? cluster(options, common) : new Redis(options.redis.url, common);
+  // Without a listener ioredis prints every reconnect error; failed commands already surface per batch.
+  redis.on('error', (error: Error) => telemetry.logger.warn('Redis connection error', { error: error.message }));
+  return redis;
+}
+
+function cluster(options: LanesOptions, common: { maxRetriesPerRequest: number; connectTimeout: number }): Cluster {
+  const seeds = options.redis.clusterNodes.map((node) => {
+    const cut = node.lastIndexOf(':');
+    return { host: node.slice(0, cut), port: Number(node.slice(cut + 1)) };
+  });
+  return new Cluster(seeds, { redisOptions: common });
 }
 
 function handOffFactory(options: LanesOptions, writers: Map<string, HandOffWriter>): (bootstrapServers: readonly string[]) => HandOffSink {
@@ -65,13 +67,16 @@ export function lanes<V = unknown, K = unknown>(input: LanesOptionsInput, handle
   const writers = new Map<string, HandOffWriter>();
   let processor: Processor | undefined;
   const base = async (event: unknown, context: Context): Promise<KafkaBatchResponse> => {
-    processor ??= new Processor({
-      options,
-      handler: handler as RecordHandler,
-      redis: connectRedis(options),
-      handOff: handOffFactory(options, writers),
-      telemetry: createTelemetry(options.group),
-    });
+    if (processor === undefined) {
+      const telemetry = createTelemetry(options.group);
+      processor = new Processor({
+        options,
+        handler: handler as RecordHandler,
+        redis: connectRedis(options, telemetry),
+        handOff: handOffFactory(options, writers),
+        telemetry,
+      });
+    }
     return processor.process(event, context);
   };
   /** Closes the connections (Lambda never needs it; tests and the local emulator do). */

@@ -17,7 +17,9 @@ jest.setTimeout(180_000);
 process.env.POWERTOOLS_LOG_LEVEL ??= 'ERROR';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 
-const [standalone] = redisSetups();
+let connectRedis: () => Redis | Cluster = () => {
+  throw new Error('no Redis setup selected');
+};
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -67,14 +69,14 @@ const open: Setup[] = [];
 async function setUp(
   input: Partial<LanesOptionsInput>,
   handler: RecordHandler,
-  { partitions = 1, brokers = KAFKA_BROKERS, redis: given }: { partitions?: number; brokers?: string[]; redis?: Redis } = {},
+  { partitions = 1, brokers = KAFKA_BROKERS, redis: given }: { partitions?: number; brokers?: string[]; redis?: Redis | Cluster } = {},
 ): Promise<Setup> {
   const group = uniqueName('grp');
   const topic = uniqueName('src');
   await createTopic(topic, partitions);
   const options = resolveOptions({ group, retry: { tiers: ['1s', '1m'] }, ...input } as LanesOptionsInput, {});
   await Promise.all([`${group}.retry.1s`, `${group}.retry.1m`, `${group}.dlq`].map((t) => createTopic(t, partitions)));
-  const redis = given ?? standalone!.connect();
+  const redis = given ?? connectRedis();
   const kafka = new Kafka({ clientId: 'processor-test', brokers, logLevel: logLevel.NOTHING, retry: { retries: 1, initialRetryTime: 100 }, connectionTimeout: 500 });
   const writer = new HandOffWriter(kafka);
   const processor = new Processor({ options, handler, redis, handOff: () => writer, telemetry: createTelemetry(group) });
@@ -86,7 +88,7 @@ async function setUp(
 afterAll(async () => {
   await Promise.all(open.map(async (s) => {
     await s.writer.disconnect().catch(() => undefined);
-    await s.redis.quit();
+    s.redis.disconnect();
   }));
 });
 
@@ -113,7 +115,11 @@ async function frontierOf(setup: Setup, partition = 0): Promise<{ frontier: numb
   return setup.processor.store.frontier({ group: setup.group, topic: setup.topic, partition });
 }
 
-describe('processor on a real broker and Redis', () => {
+describe.each(redisSetups())('processor on a real broker and Redis $name', ({ name, connect }) => {
+  beforeAll(() => {
+    connectRedis = connect;
+  });
+
   it('keeps per-key order under concurrency: 5,000 records over 200 keys', async () => {
     // Prepare
     const recorder = new Recorder();
@@ -212,6 +218,7 @@ describe('processor on a real broker and Redis', () => {
     const child = spawn(process.execPath, [
       require.resolve('tsx/cli'), join(__dirname, 'support', 'crash-worker.ts'), join(dir, 'event.json'),
       JSON.stringify({ group: setup.group, concurrency: 20, flushIntervalMs: 20, retry: { tiers: ['1s', '1m'] } }),
+      name,
     ], { stdio: ['ignore', 'pipe', 'inherit'] });
     const ranInChild: number[] = [];
     let buffered = '';
@@ -329,7 +336,8 @@ describe('processor on a real broker and Redis', () => {
 
   it('reports every record and runs none when Redis is unreachable', async () => {
     let runs = 0;
-    const unreachable = new Redis('redis://127.0.0.1:1', { maxRetriesPerRequest: 1, connectTimeout: 200, retryStrategy: () => 50 });
+    const unreachable = new Redis('redis://127.0.0.1:1', { maxRetriesPerRequest: 1, connectTimeout: 200, retryStrategy: () => null });
+    unreachable.on('error', () => undefined);
     const setup = await setUp({ concurrency: 10 }, async () => {
       runs += 1;
     }, { redis: unreachable });
@@ -340,7 +348,6 @@ describe('processor on a real broker and Redis', () => {
 
     expect(runs).toBe(0);
     expect(response.batchItemFailures.map((f) => f.itemIdentifier.offset)).toEqual(records.map((r) => r.offset));
-    unreachable.disconnect();
   });
 
   it('fails the invocation instead when partial batch responses are off', async () => {

@@ -1,16 +1,15 @@
 /**
  * A processor in a process of its own, for the crash test: reads an event from the file named by argv[2],
  * runs it with a slow handler and prints `ran <offset>` per finished record, until the test kills it.
- * Options come as JSON in argv[3]. Needs the local stack.
+ * Options come as JSON in argv[3], the Redis setup's name (`standalone` or `cluster`) in argv[4].
  */
 import { readFileSync } from 'node:fs';
-import Redis from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
 import { HandOffWriter } from '../../../src/handoff';
 import { resolveOptions, type LanesOptionsInput } from '../../../src/options';
 import { Processor } from '../../../src/processor/processor';
 import { createTelemetry } from '../../../src/processor/telemetry';
-import { KAFKA_BROKERS, REDIS_URL } from './stack';
+import { KAFKA_BROKERS, redisSetups } from './stack';
 
 process.env.POWERTOOLS_LOG_LEVEL = 'ERROR';
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
@@ -25,7 +24,7 @@ async function main(): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, 5));
       process.stdout.write(`ran ${record.offset}\n`);
     },
-    redis: new Redis(REDIS_URL),
+    redis: redisSetups().find((setup) => setup.name === process.argv[4])!.connect(),
     handOff: () => writer,
     telemetry: createTelemetry(options.group),
   });
