@@ -1,3 +1,4 @@
+export { HandOffError } from './errors';
 export {
   HandOffHeader,
   HEADER_PREFIX,
@@ -10,3 +11,5 @@ export {
   truncateText,
 } from './headers';
 export type { HandOffHeaders, HandOffItem, HandOffKind, HandOffOrigin, HeaderList } from './types';
+export { HAND_OFF_WRITER_DEFAULTS, HandOffWriter, producerRetry } from './writer';
+export type { HandOffWriterOptions, HandOffWriterStats, ProducerFactory, WriteOptions } from './writer';

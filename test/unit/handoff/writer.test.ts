@@ -1,0 +1,409 @@
+import { Partitioners, type Message, type PartitionerArgs, type Producer, type ProducerBatch, type ProducerConfig } from 'kafkajs';
+import { ConfigError } from '../../../src/errors';
+import { HandOffError, HandOffWriter, producerRetry, type ProducerFactory } from '../../../src/handoff';
+import { kafkaRecord, retryItem } from './factories';
+
+interface Deferred {
+  readonly resolve: () => void;
+  readonly reject: (error: Error) => void;
+}
+
+/** A kafkajs producer stand-in: every `sendBatch` waits until the test settles it (or settles at once if `auto`). */
+class FakeProducer {
+  readonly batches: ProducerBatch[] = [];
+  readonly pending: Deferred[] = [];
+  connects = 0;
+  disconnects = 0;
+  connectError: Error | undefined;
+  auto = false;
+
+  async connect(): Promise<void> {
+    this.connects += 1;
+    await Promise.resolve();
+    if (this.connectError !== undefined) throw this.connectError;
+  }
+
+  async disconnect(): Promise<void> {
+    this.disconnects += 1;
+  }
+
+  sendBatch(batch: ProducerBatch): Promise<[]> {
+    this.batches.push(batch);
+    if (this.auto) return Promise.resolve([]);
+    return new Promise((resolve, reject) => this.pending.push({ resolve: () => resolve([]), reject }));
+  }
+
+  /** Settles the oldest unsettled send. */
+  ack(): void {
+    this.pending.shift()?.resolve();
+  }
+
+  fail(error: Error): void {
+    this.pending.shift()?.reject(error);
+  }
+}
+
+class FakeKafka implements ProducerFactory {
+  readonly producers: FakeProducer[] = [];
+  readonly configs: ProducerConfig[] = [];
+  auto = false;
+  /** Adjusts each new producer; `index` counts from 0. */
+  setup: ((producer: FakeProducer, index: number) => void) | undefined;
+
+  producer(config?: ProducerConfig): Producer {
+    const producer = new FakeProducer();
+    producer.auto = this.auto;
+    this.setup?.(producer, this.producers.length);
+    this.producers.push(producer);
+    this.configs.push(config ?? {});
+    return producer as unknown as Producer;
+  }
+
+  get last(): FakeProducer {
+    const producer = this.producers[this.producers.length - 1];
+    if (producer === undefined) throw new Error('no producer yet');
+    return producer;
+  }
+}
+
+/** Lets queued microtasks and promise chains run (the writer schedules sends on a microtask). */
+const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** Tracks a promise's state without awaiting it. */
+function track(promise: Promise<void>): { state: 'pending' | 'resolved' | 'rejected'; error?: unknown } {
+  const tracked: { state: 'pending' | 'resolved' | 'rejected'; error?: unknown } = { state: 'pending' };
+  promise.then(
+    () => {
+      tracked.state = 'resolved';
+    },
+    (error: unknown) => {
+      tracked.state = 'rejected';
+      tracked.error = error;
+    },
+  );
+  return tracked;
+}
+
+const item = (offset: number, topic = 'grp.retry.5s') =>
+  retryItem({ record: kafkaRecord({ offset }), origin: { topic: 'orders', partition: 3, offset }, topic });
+
+const offsetsOf = (batch: ProducerBatch | undefined): string[] =>
+  (batch?.topicMessages ?? []).flatMap(({ topic, messages }) =>
+    messages.map((m) => `${topic}@${String((m.headers ?? {})['lanes-origin-offset'])}`),
+  );
+
+describe('HandOffWriter', () => {
+  it('creates one idempotent acks=all producer with bounded retries, lazily, and sends with acks -1', async () => {
+    // Prepare
+    const kafka = new FakeKafka();
+    const writer = new HandOffWriter(kafka, { timeoutMs: 5_000 });
+    expect(kafka.producers).toHaveLength(0);
+
+    // Act
+    const written = track(writer.write([item(1), item(2, 'grp.dlq'), item(3)]));
+    await settle();
+
+    // Assess
+    expect(kafka.configs).toHaveLength(1);
+    expect(kafka.configs[0]).toMatchObject({
+      idempotent: true,
+      maxInFlightRequests: 1,
+      allowAutoTopicCreation: false,
+      retry: producerRetry(5_000),
+    });
+    expect(kafka.last.connects).toBe(1);
+    const batch = kafka.last.batches[0];
+    expect(batch).toMatchObject({ acks: -1, timeout: 5_000 });
+    expect(batch?.topicMessages?.map(({ topic }) => topic)).toEqual(['grp.retry.5s', 'grp.dlq']);
+    expect(offsetsOf(batch)).toEqual(['grp.retry.5s@1', 'grp.retry.5s@3', 'grp.dlq@2']);
+    expect(written.state).toBe('pending');
+
+    kafka.last.ack();
+    await settle();
+    expect(written.state).toBe('resolved');
+    expect(writer.stats).toEqual({ sends: 1, failedSends: 0, messages: 3 });
+  });
+
+  it('puts writes made in one tick into one send', async () => {
+    // Prepare
+    const kafka = new FakeKafka();
+    kafka.auto = true;
+    const writer = new HandOffWriter(kafka);
+
+    // Act
+    await Promise.all(Array.from({ length: 50 }, (_, i) => writer.write([item(i)])));
+
+    // Assess
+    expect(kafka.last.batches).toHaveLength(1);
+    expect(writer.stats.sends).toBe(1);
+  });
+
+  it('queues writes while a send is in flight and sends them together next; each settles with its own send', async () => {
+    // Prepare
+    const kafka = new FakeKafka();
+    const writer = new HandOffWriter(kafka);
+    const first = track(writer.write([item(1)]));
+    await settle();
+
+    // Act
+    const second = track(writer.write([item(2)]));
+    await settle();
+    const third = track(writer.write([item(3), item(4)]));
+    await settle();
+    expect(writer.pendingCount).toBe(3);
+    kafka.last.fail(new Error('NOT_ENOUGH_REPLICAS'));
+    await settle();
+
+    // Assess: the first send failed, so the producer was replaced; the queued writes went together on a new one.
+    expect(first.state).toBe('rejected');
+    expect(first.error).toBeInstanceOf(HandOffError);
+    expect(kafka.producers).toHaveLength(2);
+    expect(kafka.producers[0]?.disconnects).toBeGreaterThanOrEqual(1);
+    expect(offsetsOf(kafka.last.batches[0])).toEqual(['grp.retry.5s@2', 'grp.retry.5s@3', 'grp.retry.5s@4']);
+    expect(second.state).toBe('pending');
+    kafka.last.ack();
+    await settle();
+    expect(second.state).toBe('resolved');
+    expect(third.state).toBe('resolved');
+    expect(writer.stats).toEqual({ sends: 2, failedSends: 1, messages: 3 });
+  });
+
+  it('rejects with a retriable HandOffError naming the target topics and keeping the cause', async () => {
+    // Prepare
+    const kafka = new FakeKafka();
+    const writer = new HandOffWriter(kafka);
+    const cause = new Error('Connection error: ECONNREFUSED');
+    const written = writer.write([item(1, 'grp.retry.5s'), item(2, 'grp.dlq')]);
+    await settle();
+
+    // Act
+    kafka.last.fail(cause);
+
+    // Assess
+    await expect(written).rejects.toMatchObject({
+      name: 'HandOffError',
+      retriable: true,
+      cause,
+      topics: ['grp.retry.5s', 'grp.dlq'],
+      message: 'Could not hand off 2 record(s) to `grp.retry.5s`, `grp.dlq`: Connection error: ECONNREFUSED',
+    });
+  });
+
+  it('fails the send, and replaces the producer, when connecting fails', async () => {
+    // Prepare
+    const kafka = new FakeKafka();
+    kafka.setup = (producer, index) => {
+      if (index === 0) producer.connectError = new Error('ECONNREFUSED');
+      else producer.auto = true;
+    };
+    const writer = new HandOffWriter(kafka);
+
+    // Act / Assess
+    await expect(writer.write([item(1)])).rejects.toBeInstanceOf(HandOffError);
+    expect(kafka.producers[0]?.batches).toHaveLength(0);
+    await expect(writer.write([item(2)])).resolves.toBeUndefined();
+    expect(kafka.producers).toHaveLength(2);
+  });
+
+  it('rejects a write not acknowledged within timeoutMs, and the stuck send does not hold up later writes', async () => {
+    // Prepare
+    const kafka = new FakeKafka();
+    const writer = new HandOffWriter(kafka, { timeoutMs: 100 });
+    const started = Date.now();
+
+    // Act
+    const stuck = writer.write([item(1)]);
+
+    // Assess
+    await expect(stuck).rejects.toThrow(/not acknowledged within 100 ms|no acknowledgement within 100 ms/);
+    expect(Date.now() - started).toBeLessThan(1_000);
+    await settle();
+    kafka.producers.forEach((producer) => (producer.auto = true));
+    const next = writer.write([item(2)]);
+    await settle();
+    kafka.last.ack();
+    await expect(next).resolves.toBeUndefined();
+    expect(kafka.producers.length).toBe(2);
+    expect(kafka.producers[0]?.disconnects).toBe(1);
+  });
+
+  it('cuts sends at maxBatchBytes and settles a write only when all of its sends are acknowledged', async () => {
+    // Prepare: each message is a 1,000-byte value plus under 500 bytes of key and headers: two fit in 3,000.
+    const kafka = new FakeKafka();
+    const writer = new HandOffWriter(kafka, { maxBatchBytes: 3_000 });
+    const big = (offset: number) =>
+      retryItem({ record: kafkaRecord({ offset, value: Buffer.alloc(1_000) }), origin: { topic: 'o', partition: 0, offset } });
+
+    // Act
+    const written = track(writer.write([big(1), big(2), big(3)]));
+    await settle();
+    expect(offsetsOf(kafka.last.batches[0])).toEqual(['grp.retry.5s@1', 'grp.retry.5s@2']);
+    kafka.last.ack();
+    await settle();
+
+    // Assess
+    expect(written.state).toBe('pending');
+    expect(offsetsOf(kafka.last.batches[1])).toEqual(['grp.retry.5s@3']);
+    kafka.last.ack();
+    await settle();
+    expect(written.state).toBe('resolved');
+  });
+
+  it('sends a message larger than maxBatchBytes on its own', async () => {
+    // Prepare
+    const kafka = new FakeKafka();
+    kafka.auto = true;
+    const writer = new HandOffWriter(kafka, { maxBatchBytes: 100 });
+
+    // Act
+    await writer.write([retryItem({ record: kafkaRecord({ value: Buffer.alloc(5_000) }) }), item(2)]);
+
+    // Assess
+    expect(kafka.last.batches).toHaveLength(2);
+  });
+
+  it('rejects an aborted write and does not send its queued messages', async () => {
+    // Prepare
+    const kafka = new FakeKafka();
+    const writer = new HandOffWriter(kafka);
+    const first = writer.write([item(1)]);
+    await settle();
+    const controller = new AbortController();
+    const aborted = writer.write([item(2)], { signal: controller.signal });
+    const kept = writer.write([item(3)]);
+
+    // Act
+    controller.abort(new Error('deadline'));
+
+    // Assess
+    await expect(aborted).rejects.toMatchObject({ name: 'HandOffError', message: 'Hand-off to `grp.retry.5s` aborted' });
+    kafka.last.ack();
+    await first;
+    await settle();
+    expect(offsetsOf(kafka.last.batches[1])).toEqual(['grp.retry.5s@3']);
+    kafka.last.ack();
+    await kept;
+  });
+
+  it('rejects at once with an already aborted signal', async () => {
+    const writer = new HandOffWriter(new FakeKafka());
+    await expect(writer.write([item(1)], { signal: AbortSignal.abort() })).rejects.toBeInstanceOf(HandOffError);
+  });
+
+  it('rejects a malformed item with a RangeError and queues nothing of that write', async () => {
+    // Prepare
+    const kafka = new FakeKafka();
+    const writer = new HandOffWriter(kafka);
+
+    // Act / Assess
+    await expect(writer.write([item(1), retryItem({ attempt: -1 })])).rejects.toBeInstanceOf(RangeError);
+    expect(writer.pendingCount).toBe(0);
+    expect(kafka.producers).toHaveLength(0);
+  });
+
+  it('resolves an empty write without sending', async () => {
+    const kafka = new FakeKafka();
+    await new HandOffWriter(kafka).write([]);
+    expect(kafka.producers).toHaveLength(0);
+  });
+
+  it('disconnect waits for queued writes, then disconnects the producer', async () => {
+    // Prepare
+    const kafka = new FakeKafka();
+    const writer = new HandOffWriter(kafka);
+    const first = track(writer.write([item(1)]));
+    await settle();
+    const second = track(writer.write([item(2)]));
+
+    // Act
+    const disconnected = track(writer.disconnect());
+    await settle();
+    expect(disconnected.state).toBe('pending');
+    kafka.last.ack();
+    await settle();
+    kafka.last.ack();
+    await settle();
+
+    // Assess
+    expect([first.state, second.state, disconnected.state]).toEqual(['resolved', 'resolved', 'resolved']);
+    expect(kafka.last.disconnects).toBe(1);
+  });
+
+  it('connect() connects ahead of the first write, once', async () => {
+    // Prepare
+    const kafka = new FakeKafka();
+    kafka.auto = true;
+    const writer = new HandOffWriter(kafka);
+
+    // Act
+    await writer.connect();
+    await writer.write([item(1)]);
+
+    // Assess
+    expect(kafka.producers).toHaveLength(1);
+    expect(kafka.last.connects).toBe(1);
+  });
+
+  it.each<[string, Record<string, unknown>, RegExp]>([
+    ['an unknown option', { timeout: 5 }, /^Expected hand-off writer options among `timeoutMs`, `maxBatchBytes`, `allowAutoTopicCreation`, got `timeout`$/],
+    ['a zero timeout', { timeoutMs: 0 }, /^Expected `timeoutMs` to be a positive integer, got `0` \(number\)$/],
+    ['a fractional batch size', { maxBatchBytes: 1.5 }, /^Expected `maxBatchBytes` to be a positive integer/],
+    ['a string flag', { allowAutoTopicCreation: 'yes' }, /^Expected `allowAutoTopicCreation` to be a boolean/],
+  ])('refuses %s with a ConfigError', (_, options, message) => {
+    expect(() => new HandOffWriter(new FakeKafka(), options)).toThrow(ConfigError);
+    expect(() => new HandOffWriter(new FakeKafka(), options)).toThrow(message);
+  });
+});
+
+describe('the writer partitioner', () => {
+  const metadata = (count: number): PartitionerArgs['partitionMetadata'] =>
+    Array.from({ length: count }, (_, partitionId) => ({ partitionId, leader: 1, partitionErrorCode: 0, replicas: [1], isr: [1] }));
+
+  async function messagesAndPartitioner(items: ReturnType<typeof item>[]) {
+    const kafka = new FakeKafka();
+    kafka.auto = true;
+    const writer = new HandOffWriter(kafka);
+    await writer.write(items);
+    const create = kafka.configs[0]?.createPartitioner;
+    if (create === undefined) throw new Error('no partitioner');
+    const messages: Message[] = (kafka.last.batches[0]?.topicMessages ?? []).flatMap((t) => t.messages);
+    return { partitioner: create(), messages };
+  }
+
+  it("puts a keyed copy where kafkajs' default (Java-compatible) partitioner does", async () => {
+    // Prepare
+    const { partitioner, messages } = await messagesAndPartitioner([item(1), retryItem({ record: kafkaRecord({ key: Buffer.from([0xff, 0x00]) }) })]);
+    const reference = Partitioners.DefaultPartitioner();
+
+    // Act / Assess
+    for (const message of messages) {
+      const args = { topic: 't', partitionMetadata: metadata(12), message };
+      expect(partitioner(args)).toBe(reference(args));
+    }
+  });
+
+  it('gives a keyless copy the same partition every time it is asked, and spreads keyless copies', async () => {
+    // Prepare
+    const keyless = Array.from({ length: 12 }, (_, i) => retryItem({ record: kafkaRecord({ key: null, offset: i }) }));
+    const { partitioner, messages } = await messagesAndPartitioner(keyless);
+
+    // Act
+    const first = messages.map((message) => partitioner({ topic: 't', partitionMetadata: metadata(4), message }));
+    const again = messages.map((message) => partitioner({ topic: 't', partitionMetadata: metadata(4), message }));
+
+    // Assess
+    expect(again).toEqual(first);
+    expect(new Set(first).size).toBe(4);
+    expect(messages.every((message) => message.key === null)).toBe(true);
+  });
+});
+
+describe('producerRetry', () => {
+  it('fits its retries into the timeout, backing off from 100 ms to 1 s', () => {
+    expect(producerRetry(10_000)).toEqual({ initialRetryTime: 100, maxRetryTime: 1_000, multiplier: 2, factor: 0.2, retries: 12 });
+  });
+
+  it('keeps at least one retry, which kafkajs requires of an idempotent producer', () => {
+    expect(producerRetry(50).retries).toBe(1);
+  });
+});
