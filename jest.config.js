@@ -1,7 +1,7 @@
 /** Two projects: `unit` never touches the network; `integration` talks to the real local stack (run in band). */
 // @middy/core ships only ES modules; jest runs CommonJS, so it is transpiled like our own sources
 // (Lambda's Node 22 loads it through require(esm) without this).
-const transform = { '^.+\\.[tj]s$': ['ts-jest', { isolatedModules: true, tsconfig: { allowJs: true } }] };
+const transform = { '^.+\\.[tj]s$': ['ts-jest', { tsconfig: { allowJs: true, isolatedModules: true } }] };
 const transformIgnorePatterns = ['/node_modules/(?!@middy/)'];
 
 /** @type {import('jest').Config} */

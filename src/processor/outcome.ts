@@ -1,4 +1,4 @@
-import { NonRetriableError, RetryLaterError } from '../errors';
+import { LanesError, NonRetriableError, RetryLaterError } from '../errors';
 import { DeserializationError } from '../options/errors';
 
 /** What happens to a record after its handler failed (DESIGN.md sections 3 G4 and 6). */
@@ -8,14 +8,15 @@ export type FailureDecision =
 
 export type DeadLetterReason = 'non-retriable' | 'programming-error' | 'deserialization' | 'attempts-exhausted' | 'malformed';
 
+const PROGRAMMING_ERROR_NAMES = new Set(['TypeError', 'RangeError', 'ReferenceError', 'SyntaxError']);
+
 // Programming errors are never retried: running the same code on the same input fails the same way (kafkajs).
+// The name check catches them from another realm (`node:vm`), where `instanceof` fails.
 function isProgrammingError(error: unknown): boolean {
-  return (
-    error instanceof TypeError ||
-    error instanceof RangeError ||
-    error instanceof ReferenceError ||
-    error instanceof SyntaxError
-  );
+  if (error instanceof TypeError || error instanceof RangeError || error instanceof ReferenceError || error instanceof SyntaxError) {
+    return true;
+  }
+  return !(error instanceof Error) && Object.prototype.toString.call(error) === '[object Error]' && PROGRAMMING_ERROR_NAMES.has((error as Error).name);
 }
 
 /**
@@ -26,7 +27,10 @@ function isProgrammingError(error: unknown): boolean {
  * decideFailure(new TypeError('x is undefined'), 1, 5); // { action: 'dead-letter', reason: 'programming-error' }
  */
 export function decideFailure(error: unknown, attempt: number, maxAttempts: number): FailureDecision {
-  if (error instanceof NonRetriableError) return { action: 'dead-letter', reason: 'non-retriable' };
+  // Any framework error that says it is not retriable is treated like a NonRetriableError (kafkajs' flag).
+  if (error instanceof NonRetriableError || (error instanceof LanesError && !error.retriable && !(error instanceof DeserializationError))) {
+    return { action: 'dead-letter', reason: 'non-retriable' };
+  }
   if (error instanceof DeserializationError) return { action: 'dead-letter', reason: 'deserialization' };
   if (isProgrammingError(error)) {
     return { action: 'dead-letter', reason: 'programming-error' };
@@ -35,8 +39,15 @@ export function decideFailure(error: unknown, attempt: number, maxAttempts: numb
   return { action: 'retry', delayMs: error instanceof RetryLaterError ? error.delayMs : undefined };
 }
 
-/** The name and message of anything thrown, for headers and logs. */
+/** The name and message of anything thrown, for headers and logs; never throws itself. */
 export function describeError(error: unknown): { name: string; message: string } {
-  if (error instanceof Error) return { name: error.name, message: error.message };
-  return { name: typeof error, message: String(error) };
+  if (error instanceof Error) return { name: String(error.name), message: String(error.message) };
+  let message: string;
+  try {
+    message = String(error);
+  } catch {
+    // An object without a prototype, or whose toString throws, cannot be turned into a string.
+    message = Object.prototype.toString.call(error);
+  }
+  return { name: error === null ? 'null' : typeof error, message };
 }

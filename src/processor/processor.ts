@@ -17,7 +17,7 @@ import type { HandOffItem } from '../handoff';
 import { backoffDelay, deadLetterTopic, DeserializationError, deserialize, retryTopicFor } from '../options';
 import { laneIdOf } from './lane-id';
 import type { LanesOptions } from './options';
-import { decideFailure, describeError, type DeadLetterReason } from './outcome';
+import { decideFailure, describeError, type DeadLetterReason, type FailureDecision } from './outcome';
 import { LaneScheduler, type Task } from './scheduler';
 import { METRIC, MetricUnit, type Telemetry } from './telemetry';
 
@@ -138,7 +138,11 @@ class Invocation {
   /** Running records are aborted at this point, leaving half the margin to hand them off. */
   readonly #abortRunningAt: number;
   readonly #scheduler: LaneScheduler<RecordTask>;
-  readonly #deadline = new AbortController();
+  /** Cancels each running record (its signal aborts and it counts as failed); called at the hard stop. */
+  readonly #cancels = new Set<(reason: unknown) => void>();
+  #deadlineReason: unknown;
+  /** Handler run times in ms, summarised into the latency metric once per invocation. */
+  readonly #latencies: number[] = [];
   readonly #pendingDone = new Map<string, { ref: PartitionRef; offsets: number[] }>();
   readonly #notHandedOff: RecordCoordinates[] = [];
   readonly #counters: Counters = {
@@ -170,7 +174,7 @@ class Invocation {
   async run(partitions: ReturnType<typeof decodeKafkaEvent>['partitions']): Promise<KafkaBatchResponse> {
     const flushTimer = setInterval(() => void this.#flush(), this.#options.flushIntervalMs);
     const stopTimer = setTimeout(() => this.#stopStarting(), Math.max(0, this.#stopStartingAt - this.#now()));
-    const abortTimer = setTimeout(() => this.#deadline.abort(new DeadlineError()), Math.max(0, this.#abortRunningAt - this.#now()));
+    const abortTimer = setTimeout(() => this.#abortRunning(), Math.max(0, this.#abortRunningAt - this.#now()));
     try {
       const admitted = await Promise.all(partitions.map((batch) => this.#admit(batch.topic, batch.partition, batch.records, batch.failures)));
       for (const tasks of admitted) this.#scheduler.add(tasks);
@@ -309,20 +313,38 @@ class Invocation {
     this.#wake();
   }
 
+  #abortRunning(): void {
+    this.#deadlineReason = new DeadlineError();
+    for (const cancel of this.#cancels) cancel(this.#deadlineReason);
+  }
+
+  /**
+   * Runs one record. Cheap on purpose (it runs for every record): the `AbortController` behind
+   * `ctx.signal` is only made when the handler reads it, and one shared deadline walks the running set
+   * instead of each record listening on a signal.
+   */
   async #runTask(task: RecordTask): Promise<void> {
-    const controller = new AbortController();
-    const onDeadline = (): void => controller.abort(this.#deadline.signal.reason);
-    this.#deadline.signal.addEventListener('abort', onDeadline, { once: true });
-    if (this.#deadline.signal.aborted) onDeadline();
     const deadline = Math.min(this.#now() + this.#options.recordTimeoutMs, this.#abortRunningAt);
+    let controller: AbortController | undefined;
+    let cancelReason: unknown;
+    let rejectRun: (reason: unknown) => void = noop;
+    const cancel = (reason: unknown): void => {
+      if (cancelReason !== undefined) return;
+      cancelReason = reason;
+      controller?.abort(reason);
+      rejectRun(reason);
+    };
     const timer = setTimeout(
-      () => controller.abort(new RecordTimeoutError(`record timed out after ${this.#options.recordTimeoutMs} ms`)),
+      () => cancel(new RecordTimeoutError(`record timed out after ${this.#options.recordTimeoutMs} ms`)),
       Math.max(0, deadline - this.#now()),
     );
+    this.#cancels.add(cancel);
+    if (this.#deadlineReason !== undefined) cancel(this.#deadlineReason);
     const started = performance.now();
     let failure: { error: unknown } | undefined;
     try {
       if (task.preset !== undefined) throw task.preset;
+      if (cancelReason !== undefined) throw cancelReason;
       const { record } = task;
       const view: LanesRecord = {
         topic: record.topic,
@@ -337,14 +359,33 @@ class Invocation {
         headers: record.headers,
         origin: { topic: record.topic, partition: record.partition, offset: record.offset },
       };
-      const ctx: LanesContext = { attempt: task.attempt, signal: controller.signal, deadline, logger: this.#logger };
-      await untilAborted(Promise.resolve().then(() => this.#processor.parts.handler(view, ctx)), controller.signal);
+      const ctx: LanesContext = {
+        attempt: task.attempt,
+        deadline,
+        logger: this.#logger,
+        get signal(): AbortSignal {
+          if (controller === undefined) {
+            controller = new AbortController();
+            if (cancelReason !== undefined) controller.abort(cancelReason);
+          }
+          return controller.signal;
+        },
+      };
+      const run = this.#processor.parts.handler(view, ctx);
+      if (isPromiseLike(run)) {
+        // A handler that ignores its signal cannot hold the invocation past the record's deadline: the
+        // record counts as failed and the handler goes on detached (at-least-once allows it).
+        await new Promise<void>((resolve, reject) => {
+          rejectRun = reject;
+          run.then(() => resolve(), reject);
+        });
+      }
     } catch (error) {
       failure = { error };
     } finally {
       clearTimeout(timer);
-      this.#deadline.signal.removeEventListener('abort', onDeadline);
-      this.#processor.parts.telemetry.metrics.addMetric(METRIC.handlerLatency, MetricUnit.Milliseconds, performance.now() - started);
+      this.#cancels.delete(cancel);
+      this.#latencies.push(performance.now() - started);
     }
     if (failure === undefined) {
       this.#markDone(task.ref, task.offset);
@@ -356,43 +397,45 @@ class Invocation {
 
   /** A failed attempt: block the lane and hand the record to the retry topic, or dead-letter it. */
   async #fail(task: RecordTask, error: unknown): Promise<void> {
-    const now = this.#now();
     const decision = decideFailure(error, task.attempt, this.#options.retry.maxAttempts);
+    const blocksLane = task.lane !== undefined && (decision.action === 'retry' || this.#options.deadLetter.policy === 'hold');
+    // Taken before any await: the lane's later records must not start once its head failed.
+    const parked = blocksLane ? this.#scheduler.drainLane(task.partitionKey, task.lane!) : [];
+    try {
+      await this.#handOff(task, error, decision, blocksLane ? parked : undefined);
+    } catch (handOffError) {
+      this.#handOffFailed(task.ref, [task.offset, ...parked.map((p) => p.offset)], handOffError);
+    }
+  }
+
+  /**
+   * Writes the failed record to its retry or dead-letter topic, and only then marks it done (G3). When the
+   * lane blocks, the lane's head and its parked followers are recorded in Redis first, so the retry function
+   * always finds the head it is given. Throws when the record could not be handed off.
+   */
+  async #handOff(task: RecordTask, error: unknown, decision: FailureDecision, parked: RecordTask[] | undefined): Promise<void> {
+    const now = this.#now();
     const described = describeError(error);
     this.#logger.warn('record failed', {
       partition: task.partitionKey, offset: task.offset, attempt: task.attempt, error: described,
       decision: decision.action, ...(decision.action === 'dead-letter' ? { reason: decision.reason } : {}),
     });
-    const blocksLane = task.lane !== undefined && (decision.action === 'retry' || this.#options.deadLetter.policy === 'hold');
-    // Taken before any await: the lane's later records must not start once its head failed.
-    const parked = blocksLane ? this.#scheduler.drainLane(task.partitionKey, task.lane!) : [];
-    let item: HandOffItem;
-    if (decision.action === 'retry') {
-      const delayMs = decision.delayMs ?? backoffDelay(this.#options.retry.backoff, task.attempt);
-      item = this.#retryItem(task.record, task.attempt + 1, now + delayMs, now, described, false);
-    } else {
-      item = this.#deadLetterItem(task.record, task.attempt, now, decision.reason, described);
+    const retrying = decision.action === 'retry';
+    const item = retrying
+      ? this.#retryItem(task.record, task.attempt + 1, now + (decision.delayMs ?? backoffDelay(this.#options.retry.backoff, task.attempt)), now, described, false)
+      : this.#deadLetterItem(task.record, task.attempt, now, decision.reason, described);
+    if (parked !== undefined) {
+      await this.#processor.store.block(
+        task.ref,
+        { lane: task.lane!, offset: task.offset, attempt: retrying ? task.attempt + 1 : task.attempt, state: retrying ? 'retrying' : 'held' },
+        parked.map((p) => ({ offset: p.offset, payload: p.payload })),
+      );
+      this.#counters.parked += parked.length;
+      // From here the followers are parked and done: only the head itself is left to hand off.
+      parked.length = 0;
     }
-    if (blocksLane) {
-      try {
-        await this.#processor.store.block(
-          task.ref,
-          { lane: task.lane!, offset: task.offset, attempt: decision.action === 'retry' ? task.attempt + 1 : task.attempt, state: decision.action === 'retry' ? 'retrying' : 'held' },
-          parked.map((p) => ({ offset: p.offset, payload: p.payload })),
-        );
-        this.#counters.parked += parked.length;
-      } catch (blockError) {
-        this.#handOffFailed(task.ref, [task.offset, ...parked.map((p) => p.offset)], blockError);
-        return;
-      }
-    }
-    try {
-      await this.#sink.write([item]);
-    } catch (writeError) {
-      this.#handOffFailed(task.ref, [task.offset], writeError);
-      return;
-    }
-    if (decision.action === 'retry') this.#counters.retried += 1;
+    await this.#sink.write([item]);
+    if (retrying) this.#counters.retried += 1;
     else this.#counters.deadLettered += 1;
     this.#markDone(task.ref, task.offset);
   }
@@ -552,6 +595,9 @@ class Invocation {
     metrics.addMetric(METRIC.notHandedOff, MetricUnit.Count, c.notHandedOff);
     const durationMs = this.#now() - this.#startedAt;
     metrics.addMetric(METRIC.batchDuration, MetricUnit.Milliseconds, durationMs);
+    // EMF carries at most 100 values per metric and record: send evenly spaced quantiles of the run times,
+    // so CloudWatch percentiles stay close without one metric write per record.
+    for (const value of quantiles(this.#latencies, 100)) metrics.addMetric(METRIC.handlerLatency, MetricUnit.Milliseconds, value);
     for (const f of this.#frontiers) {
       const single = metrics.singleMetric();
       single.addDimension('partition', f.key);
@@ -577,24 +623,13 @@ export class RecordTimeoutError extends LanesError {
   }
 }
 
-/**
- * Settles with the handler's promise, or rejects as soon as the signal aborts: a handler that ignores its
- * signal cannot hold the invocation past its deadline (it keeps running detached; at-least-once allows it).
- */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
+/** At most `count` values, evenly spaced through the sorted values (all of them when there are fewer). */
+export function quantiles(values: readonly number[], count: number): number[] {
+  if (values.length <= count) return [...values];
+  const sorted = [...values].sort((a, b) => a - b);
+  return Array.from({ length: count }, (_, i) => sorted[Math.round((i * (sorted.length - 1)) / (count - 1))]!);
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function';
 }

@@ -198,7 +198,7 @@ describe('describeError', () => {
     ['a number', 42, { name: 'number', message: '42' }],
     ['a boolean', false, { name: 'boolean', message: 'false' }],
     ['undefined', undefined, { name: 'undefined', message: 'undefined' }],
-    ['null', null, { name: 'object', message: 'null' }],
+    ['null', null, { name: 'null', message: 'null' }],
     ['a bigint', 10n, { name: 'bigint', message: '10' }],
     ['a symbol', Symbol('oops'), { name: 'symbol', message: 'Symbol(oops)' }],
     ['a plain object', { code: 'E1' }, { name: 'object', message: '[object Object]' }],
