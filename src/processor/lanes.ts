@@ -3,7 +3,7 @@ import type { Context } from 'aws-lambda';
 import { Cluster, Redis } from 'ioredis';
 import { Kafka, logLevel, type SASLOptions } from 'kafkajs';
 import type { KafkaBatchResponse } from '../event';
-import { HandOffWriter } from '../handoff';
+import { HAND_OFF_WRITER_DEFAULTS, HandOffWriter, producerRetry } from '../handoff';
 import { resolveOptions, type LanesOptionsInput } from '../options';
 import type { LanesOptions } from './options';
 import { Processor, type HandOffSink, type RecordHandler } from './processor';
@@ -40,6 +40,10 @@ function handOffFactory(options: LanesOptions, writers: Map<string, HandOffWrite
         ssl: options.kafka.ssl,
         ...(options.kafka.sasl === undefined ? {} : { sasl: { ...options.kafka.sasl } as SASLOptions }),
         logLevel: logLevel.ERROR,
+        // Bounded like the writer's own timeout, so an unreachable broker fails a batch in time and
+        // an abandoned connect does not go on retrying in the background.
+        retry: producerRetry(HAND_OFF_WRITER_DEFAULTS.timeoutMs),
+        connectionTimeout: 3_000,
       });
       writer = new HandOffWriter(kafka);
       writers.set(id, writer);

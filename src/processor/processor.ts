@@ -58,7 +58,8 @@ export interface InvocationContext {
 
 /** Writes retry and dead-letter copies; resolves once the broker acknowledged all (acks=all). */
 export interface HandOffSink {
-  write(items: readonly HandOffItem[]): Promise<void>;
+  /** `signal` aborts a write that would outlive the invocation. */
+  write(items: readonly HandOffItem[], options?: { signal?: AbortSignal }): Promise<void>;
 }
 
 export interface ProcessorParts {
@@ -149,6 +150,8 @@ class Invocation {
     recordsIn: 0, done: 0, duplicates: 0, parked: 0, retried: 0, deadLettered: 0, deferred: 0, refused: 0, notHandedOff: 0,
   };
   readonly #frontiers: Array<{ key: string; frontier: number; highest: number }> = [];
+  /** Aborts hand-off writes just before Lambda would freeze the invocation: unacknowledged means not done. */
+  readonly #handOffSignal: AbortSignal;
   #stopped = false;
   #running = new Set<Promise<void>>();
   #wake: () => void = noop;
@@ -164,6 +167,7 @@ class Invocation {
     const margin = this.#options.deadlineMarginMs;
     this.#stopStartingAt = startedAt + remaining - margin;
     this.#abortRunningAt = startedAt + remaining - margin / 2;
+    this.#handOffSignal = AbortSignal.timeout(Math.max(1, remaining - Math.min(250, margin / 4)));
     this.#scheduler = new LaneScheduler(this.#options.concurrency);
   }
 
@@ -274,7 +278,7 @@ class Invocation {
     }));
     if (handoffs.length > 0) {
       try {
-        await this.#sink.write(handoffs);
+        await this.#sink.write(handoffs, { signal: this.#handOffSignal });
         this.#counters.retried += handoffs.length;
         for (const offset of handoffOffsets) this.#markDone(ref, offset);
       } catch (error) {
@@ -434,7 +438,7 @@ class Invocation {
       // From here the followers are parked and done: only the head itself is left to hand off.
       parked.length = 0;
     }
-    await this.#sink.write([item]);
+    await this.#sink.write([item], { signal: this.#handOffSignal });
     if (retrying) this.#counters.retried += 1;
     else this.#counters.deadLettered += 1;
     this.#markDone(task.ref, task.offset);
@@ -480,7 +484,7 @@ class Invocation {
     const deferred = heads.filter((_, i) => blocked[i]);
     if (deferred.length === 0) return;
     try {
-      await this.#sink.write(deferred.map((task) => this.#retryItem(task.record, task.attempt, now, now, undefined, true)));
+      await this.#sink.write(deferred.map((task) => this.#retryItem(task.record, task.attempt, now, now, undefined, true)), { signal: this.#handOffSignal });
     } catch (error) {
       for (const task of deferred) this.#handOffFailed(task.ref, [task.offset], error);
       return;
@@ -505,7 +509,7 @@ class Invocation {
     };
     this.#logger.error('malformed record: sent to the dead-letter topic', { partition: topicPartitionKey(failure.topic, failure.partition), offset: failure.offset, reason: failure.message });
     try {
-      await this.#sink.write([this.#deadLetterItem(record, 0, now, 'malformed', { name: 'DecodeFailure', message: failure.message })]);
+      await this.#sink.write([this.#deadLetterItem(record, 0, now, 'malformed', { name: 'DecodeFailure', message: failure.message })], { signal: this.#handOffSignal });
     } catch (error) {
       if (failure.offset !== undefined) this.#handOffFailed(ref, [failure.offset], error);
       else this.#logger.error('cannot dead-letter a malformed record without an offset', { error: describeError(error) });

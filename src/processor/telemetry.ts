@@ -29,7 +29,8 @@ export interface Telemetry {
 
 export function createTelemetry(group: string): Telemetry {
   const logger = new Logger({ serviceName: 'kafka-lanes', persistentKeys: { group } });
-  const metrics = new Metrics({ namespace: 'KafkaLanes', serviceName: 'kafka-lanes', defaultDimensions: { group } });
+  // Metrics' own warnings go through the structured logger, so they honour its level.
+  const metrics = new Metrics({ namespace: 'KafkaLanes', serviceName: 'kafka-lanes', defaultDimensions: { group }, logger });
   return { logger, metrics };
 }
 

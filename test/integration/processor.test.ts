@@ -423,4 +423,44 @@ describe.each(redisSetups())('processor on a real broker and Redis $name', ({ na
     expect(headers.dueAtMs).toBeGreaterThanOrEqual(before + 90_000);
     expect(headers.errorMessage).toBe('rate limited');
   });
+
+  it('logs one line per batch with its counts and emits CloudWatch EMF metrics', async () => {
+    // Prepare: telemetry that really emits; standard output captured, where Lambda takes logs and EMF from.
+    const previous = { metrics: process.env.POWERTOOLS_METRICS_DISABLED, level: process.env.POWERTOOLS_LOG_LEVEL };
+    process.env.POWERTOOLS_METRICS_DISABLED = 'false';
+    process.env.POWERTOOLS_LOG_LEVEL = 'INFO';
+    const setup = await setUp({ concurrency: 10 }, async (record) => {
+      if (String(record.key) === 'k0') throw new Error('fails');
+    });
+    const telemetry = createTelemetry(setup.group);
+    const processor = new Processor({ ...setup.processor.parts, telemetry });
+    await produce(setup.topic, messages(12, 4));
+    const records = await fetchRecords(setup.topic, 12);
+    const lines: string[] = [];
+    const write = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      lines.push(...String(chunk).split('\n').filter((line) => line.startsWith('{')));
+      return true;
+    });
+
+    // Act
+    try {
+      await processor.process(eventOf(records), contextWithin(60_000));
+    } finally {
+      write.mockRestore();
+      process.env.POWERTOOLS_METRICS_DISABLED = previous.metrics;
+      process.env.POWERTOOLS_LOG_LEVEL = previous.level;
+    }
+
+    // Assess
+    const json = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    const batchLine = json.find((entry) => entry.message === 'batch processed');
+    expect(batchLine).toMatchObject({ recordsIn: 12, done: 9, retried: 1, parked: 2, duplicates: 0, group: setup.group });
+    const emf = json.filter((entry) => entry._aws !== undefined);
+    const names = new Set(emf.flatMap((entry) => (entry._aws as { CloudWatchMetrics: Array<{ Metrics: Array<{ Name: string }> }> }).CloudWatchMetrics.flatMap((m) => m.Metrics.map((metric) => metric.Name))));
+    for (const name of ['RecordsIn', 'RecordsDone', 'RecordsSkippedAsDuplicate', 'RecordsParked', 'RecordsRetried', 'RecordsDeadLettered', 'HandlerLatency', 'BatchDuration', 'Frontier', 'HighestSeenOffset']) {
+      expect(names).toContain(name);
+    }
+    const counts = emf.find((entry) => entry.RecordsIn !== undefined);
+    expect(counts).toMatchObject({ RecordsIn: 12, RecordsDone: 9, RecordsRetried: 1, RecordsParked: 2 });
+  });
 });
