@@ -12,7 +12,10 @@ import type { CommitMove, PlanReason } from './types';
 
 export const COMMITTER_DEFAULTS = {
   trim: true,
-  /** Far above one commit call (a `setOffsets` joins and leaves the group: about a second locally). */
+  /**
+   * Far above one commit call. The slowest is kafkajs `admin.setOffsets`: its short-lived member joins,
+   * commits, then waits out one empty fetch (`maxWaitTimeInMs`, 5 s) before it leaves, per topic.
+   */
   leaseTtlMs: 60_000,
 } as const;
 
@@ -25,7 +28,7 @@ interface RunCommitterCommon {
   readonly trim?: boolean;
   /** Time to live of the run's lease, in ms (default 60 s); must exceed the longest commit call. */
   readonly leaseTtlMs?: number;
-  /** The clock (epoch ms), for stall times. */
+  /** The clock (epoch ms) for stall times; the lease always runs on the real clock. */
   readonly now?: () => number;
 }
 
@@ -140,7 +143,7 @@ export async function runCommitter(options: RunCommitterOptions): Promise<Commit
   const { store, group } = options;
   const committer = offsetCommitter(options);
 
-  const lease = await CommitterLease.acquire(store.redis, group, leaseTtlMs, now);
+  const lease = await CommitterLease.acquire(store.redis, group, leaseTtlMs);
   if (lease === undefined) {
     return { groupId: committer.groupId, skipped: 'lease-held', partitions: [], moves: [], reasons: [], trimmedBytes: 0 };
   }

@@ -88,6 +88,39 @@ describe.each(redisSetups())('committer on Redis $name', ({ connect }) => {
 
   const partitionOf = (result: CommitterResult, partition: number) => result.partitions.find((p) => p.partition === partition);
 
+  describe('the lease', () => {
+    it('is held by one run at a time and extended or released only by its holder', async () => {
+      // Prepare
+      const group = uniqueName('grp{:}');
+      const first = await CommitterLease.acquire(redis, group, 5_000);
+
+      // Act / Assess
+      expect(first).toBeDefined();
+      expect(await CommitterLease.acquire(redis, group, 5_000)).toBeUndefined();
+      await first?.renew();
+      expect(first?.remainingMs()).toBeGreaterThan(4_000);
+      expect(await first?.release()).toBe(true);
+      expect(await first?.release()).toBe(false);
+      await expect(first?.renew()).rejects.toBeInstanceOf(LeaseLostError);
+    });
+
+    it('lets a run whose lease expired neither extend nor release the next holder\'s lease', async () => {
+      // Prepare
+      const group = uniqueName('grp');
+      const stale = await CommitterLease.acquire(redis, group, 50);
+      await new Promise((resolve) => setTimeout(resolve, 120));
+      const current = await CommitterLease.acquire(redis, group, 5_000);
+      expect(current).toBeDefined();
+
+      // Act / Assess
+      expect(() => stale?.assertStillHeld('a commit')).toThrow(LeaseLostError);
+      await expect(stale?.renew()).rejects.toBeInstanceOf(LeaseLostError);
+      expect(await stale?.release()).toBe(false);
+      expect(await redis.get(current?.key ?? '')).toBe(current?.token);
+      expect(await current?.release()).toBe(true);
+    });
+  });
+
   describe('the admin way (completion group <group>.lanes)', () => {
     it('commits each partition its frontier, and nothing where nothing was admitted', async () => {
       // Prepare
