@@ -76,7 +76,12 @@ function checkItem(item: HandOffItem): void {
     item.origin.topic,
   );
   check(isNonNegativeInteger(item.origin.partition), 'origin.partition', 'a non-negative integer', item.origin.partition);
-  check(isNonNegativeInteger(item.origin.offset), 'origin.offset', 'a non-negative integer', item.origin.offset);
+  check(
+    isNonNegativeInteger(item.origin.offset) || (item.origin.offset === undefined && item.kind === 'dead-letter'),
+    'origin.offset',
+    'a non-negative integer (absent only on a dead letter)',
+    item.origin.offset,
+  );
   check(isNonNegativeInteger(item.attempt), 'attempt', 'a non-negative integer', item.attempt);
   check(isNonNegativeInteger(item.dueAtMs), 'dueAtMs', 'a non-negative integer (epoch ms)', item.dueAtMs);
   check(
@@ -130,7 +135,7 @@ export function handOffMessage(item: HandOffItem): Message {
   const originTimestamp = readHandOffHeaders(record.headers).originTimestamp ?? record.timestamp;
   headers[HandOffHeader.OriginTopic] = origin.topic;
   headers[HandOffHeader.OriginPartition] = String(origin.partition);
-  headers[HandOffHeader.OriginOffset] = String(origin.offset);
+  if (origin.offset !== undefined) headers[HandOffHeader.OriginOffset] = String(origin.offset);
   if (isNonNegativeInteger(originTimestamp)) headers[HandOffHeader.OriginTimestamp] = String(originTimestamp);
   headers[HandOffHeader.Kind] = item.kind;
   headers[HandOffHeader.Attempt] = String(item.attempt);

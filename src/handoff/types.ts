@@ -7,7 +7,8 @@ export type HandOffKind = 'retry' | 'dead-letter';
 export interface HandOffOrigin {
   readonly topic: string;
   readonly partition: number;
-  readonly offset: number;
+  /** `undefined` only for a dead letter of a malformed record whose offset could not be read. */
+  readonly offset: number | undefined;
 }
 
 /** One record to hand off: what to write, where, and the framework facts its copy carries. */

@@ -210,8 +210,7 @@ class Invocation {
     this.#counters.recordsIn += records.length + failures.length;
 
     // A malformed record with an unreadable offset cannot get a done bit: dead-letter it and go on.
-    const unplaced = failures.filter((failure) => failure.offset === undefined);
-    await Promise.all(unplaced.map((failure) => this.#deadLetterMalformed(ref, failure, false)));
+    await this.#deadLetterMalformed(ref, failures.filter((failure) => failure.offset === undefined));
 
     type Entry = { offset: number; record?: KafkaRecord; failure?: DecodeFailure; lane?: string; preset?: unknown };
     const byOffset = new Map<number, Entry>();
@@ -230,13 +229,14 @@ class Invocation {
       byOffset.set(record.offset, entry);
     }
     const entries = [...byOffset.values()].sort((a, b) => a.offset - b.offset);
-    const payloads = entries.map((entry) => (entry.record === undefined ? '' : JSON.stringify(entry.record.raw)));
+    // Only records with a lane can be parked, so only they carry their payload (the record as AWS sent it).
+    const payloads = entries.map((entry) => (entry.lane === undefined || entry.record === undefined ? undefined : JSON.stringify(entry.record.raw)));
 
     let result;
     try {
       result = await this.#processor.store.admit(
         ref,
-        entries.map((entry, i) => ({ offset: entry.offset, lane: entry.lane, payload: entry.lane === undefined ? undefined : payloads[i] })),
+        entries.map((entry, i) => ({ offset: entry.offset, lane: entry.lane, payload: payloads[i] })),
       );
     } catch (error) {
       this.#logger.error('cannot admit batch: Redis unreachable or refused; the whole partition will be redelivered', {
@@ -253,11 +253,10 @@ class Invocation {
     }
 
     const tasks: RecordTask[] = [];
-    const handoffs: HandOffItem[] = [];
-    const handoffOffsets: number[] = [];
-    let handoffIndex = 0;
-    const handOffNow = this.#now();
-    await Promise.all(entries.map(async (entry, i) => {
+    const malformed: DecodeFailure[] = [];
+    const heads: KafkaRecord[] = [];
+    const headAttempts = result.handoffAttempts.values();
+    entries.forEach((entry, i) => {
       const status = result.statuses[i];
       if (status === 'duplicate') this.#counters.duplicates += 1;
       else if (status === 'parked') this.#counters.parked += 1;
@@ -265,27 +264,35 @@ class Invocation {
         this.#counters.refused += 1;
         this.#notHanded(ref, entry.offset);
       } else if (entry.failure !== undefined) {
-        await this.#deadLetterMalformed(ref, entry.failure, true);
+        malformed.push(entry.failure);
       } else if (status === 'handoff') {
-        // The head of its blocked lane, redelivered before its hand-off was known to complete: hand it off
-        // again with the same attempt; the retry function drops whichever copy is not the lane's head any more.
-        const attempt = result.handoffAttempts[handoffIndex++] ?? 1;
-        handoffs.push(this.#retryItem(entry.record!, attempt, handOffNow, handOffNow, undefined, false));
-        handoffOffsets.push(entry.offset);
+        heads.push(entry.record!);
       } else {
-        tasks.push({ partitionKey, lane: entry.lane, offset: entry.offset, ref, record: entry.record!, payload: payloads[i]!, attempt: 1, preset: entry.preset });
+        tasks.push({ partitionKey, lane: entry.lane, offset: entry.offset, ref, record: entry.record!, payload: payloads[i] ?? '', attempt: 1, preset: entry.preset });
       }
-    }));
-    if (handoffs.length > 0) {
-      try {
-        await this.#sink.write(handoffs, { signal: this.#handOffSignal });
-        this.#counters.retried += handoffs.length;
-        for (const offset of handoffOffsets) this.#markDone(ref, offset);
-      } catch (error) {
-        this.#handOffFailed(ref, handoffOffsets, error);
-      }
-    }
+    });
+    const now = this.#now();
+    // The head of a blocked lane, redelivered before its hand-off was known to complete: hand it off again
+    // with the same attempt; the retry function drops whichever copy is no longer the lane's head.
+    const redelivered = heads.map((record) => this.#retryItem(record, headAttempts.next().value ?? 1, now, now, undefined, false));
+    await Promise.all([
+      this.#writeAndMarkDone(ref, redelivered, () => (this.#counters.retried += redelivered.length)),
+      this.#deadLetterMalformed(ref, malformed),
+    ]);
     return tasks;
+  }
+
+  /** Writes hand-off copies, then marks their records done; reports them as not handed off on failure. */
+  async #writeAndMarkDone(ref: PartitionRef, items: readonly HandOffItem[], count: () => void): Promise<void> {
+    if (items.length === 0) return;
+    try {
+      await this.#sink.write(items, { signal: this.#handOffSignal });
+    } catch (error) {
+      this.#handOffFailed(ref, items.map((item) => item.record.offset), error);
+      return;
+    }
+    count();
+    for (const item of items) this.#markDone(ref, item.record.offset);
   }
 
   // ---- running -----------------------------------------------------------------------------------
@@ -494,29 +501,47 @@ class Invocation {
     this.#logger.info('deadline near: records not started were handed off to the retry topic', { deferred: deferred.length });
   }
 
-  async #deadLetterMalformed(ref: PartitionRef, failure: DecodeFailure, markDone: boolean): Promise<void> {
+  /**
+   * Dead-letters records the event decoder could not read, with the reason, as one write. The copy's value
+   * is the record's JSON as received. Those with a known offset are marked done once written.
+   */
+  async #deadLetterMalformed(ref: PartitionRef, failures: readonly DecodeFailure[]): Promise<void> {
+    if (failures.length === 0) return;
     const now = this.#now();
-    const record: KafkaRecord = {
-      topic: failure.topic,
-      partition: failure.partition,
-      offset: failure.offset ?? -1,
-      timestamp: now,
-      timestampType: 'LOG_APPEND_TIME',
-      key: null,
-      value: Buffer.from(JSON.stringify(failure.raw) ?? 'undefined', 'utf8'),
-      headers: [],
-      raw: {} as KafkaRecord['raw'],
-    };
-    this.#logger.error('malformed record: sent to the dead-letter topic', { partition: topicPartitionKey(failure.topic, failure.partition), offset: failure.offset, reason: failure.message });
+    const items = failures.map((failure): HandOffItem => {
+      this.#logger.error('malformed record: sent to the dead-letter topic', {
+        partition: topicPartitionKey(failure.topic, failure.partition), offset: failure.offset, reason: failure.message,
+      });
+      const record: KafkaRecord = {
+        topic: failure.topic,
+        partition: failure.partition,
+        offset: failure.offset ?? 0,
+        timestamp: now,
+        timestampType: 'LOG_APPEND_TIME',
+        key: null,
+        value: Buffer.from(JSON.stringify(failure.raw) ?? 'undefined', 'utf8'),
+        headers: [],
+        raw: {} as KafkaRecord['raw'],
+      };
+      return {
+        ...this.#deadLetterItem(record, 0, now, 'malformed', { name: 'DecodeFailure', message: failure.message }),
+        origin: { topic: failure.topic, partition: failure.partition, offset: failure.offset },
+      };
+    });
     try {
-      await this.#sink.write([this.#deadLetterItem(record, 0, now, 'malformed', { name: 'DecodeFailure', message: failure.message })], { signal: this.#handOffSignal });
+      await this.#sink.write(items, { signal: this.#handOffSignal });
     } catch (error) {
-      if (failure.offset !== undefined) this.#handOffFailed(ref, [failure.offset], error);
-      else this.#logger.error('cannot dead-letter a malformed record without an offset', { error: describeError(error) });
+      const placed = failures.flatMap((failure) => (failure.offset === undefined ? [] : [failure.offset]));
+      this.#handOffFailed(ref, placed, error);
+      if (placed.length < failures.length) {
+        this.#logger.error('cannot dead-letter malformed records without an offset: they are lost to this batch', {
+          count: failures.length - placed.length, error: describeError(error),
+        });
+      }
       return;
     }
-    this.#counters.deadLettered += 1;
-    if (markDone && failure.offset !== undefined) this.#markDone(ref, failure.offset);
+    this.#counters.deadLettered += failures.length;
+    for (const failure of failures) if (failure.offset !== undefined) this.#markDone(ref, failure.offset);
   }
 
   #retryItem(record: KafkaRecord, attempt: number, dueAtMs: number, firstFailureAtMs: number, error: { name: string; message: string } | undefined, deferred: boolean): HandOffItem {

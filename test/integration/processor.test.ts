@@ -291,15 +291,19 @@ describe.each(redisSetups())('processor on a real broker and Redis $name', ({ na
     // A record AWS could never send: its value is not base64.
     const batch = Object.values(event.records)[0]!;
     batch.push({ ...batch[3]!, offset: batch[3]!.offset + 1, value: '@@not base64@@' });
+    // And one whose offset cannot be read at all: it is dead-lettered without an origin offset.
+    batch.push({ ...batch[3]!, offset: 'seven' as unknown as number });
 
     const response = await setup.processor.process(event, contextWithin(60_000));
 
     expect(response.batchItemFailures).toEqual([]);
     expect(values).toEqual(expect.arrayContaining([{ ok: 1 }, { ok: 3 }, { ok: 4 }]));
     expect(values).toHaveLength(3);
-    const dead = await readTopic(`${setup.group}.dlq`, 2);
-    const reasons = dead.map((r) => readHandOffHeaders(r.headers!).reason).sort();
-    expect(reasons).toEqual(['deserialization', 'malformed']);
+    const dead = await readTopic(`${setup.group}.dlq`, 3);
+    const headers = dead.map((r) => readHandOffHeaders(r.headers!));
+    expect(headers.map((h) => h.reason).sort()).toEqual(['deserialization', 'malformed', 'malformed']);
+    expect(headers.filter((h) => h.reason === 'malformed').map((h) => h.originOffset ?? 'unknown').sort()).toEqual([records[3]!.offset + 1, 'unknown']);
+    expect((await frontierOf(setup))?.frontier).toBe(records[3]!.offset + 2);
   });
 
   it('dead-letters a NonRetriableError at once and lets its lane go on (release)', async () => {
