@@ -6,6 +6,8 @@ const transformIgnorePatterns = ['/node_modules/(?!@middy/)'];
 
 /** @type {import('jest').Config} */
 module.exports = {
+  // A global option (jest ignores it inside a project): integration tests wait on a real broker.
+  testTimeout: 120000,
   projects: [
     {
       displayName: 'unit',
@@ -20,7 +22,6 @@ module.exports = {
       transform,
       transformIgnorePatterns,
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
-      testTimeout: 120000,
     },
   ],
 };

@@ -4,7 +4,7 @@ import { ConfigError, lanes, type KafkaBatchResponse } from '../../src';
 import { contextWithin, eventOf, fetchRecords, produce } from './support/kafka-events';
 import { createTopic, REDIS_URL, uniqueName } from './support/stack';
 
-process.env.POWERTOOLS_LOG_LEVEL ??= 'ERROR';
+process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 
 describe('lanes(): the public Lambda handler', () => {

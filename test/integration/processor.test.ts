@@ -14,12 +14,19 @@ import { contextWithin, eventOf, fetchRecords, produce, type TestMessage } from 
 import { createTopic, KAFKA_BROKERS, redisSetups, uniqueName } from './support/stack';
 
 jest.setTimeout(180_000);
-process.env.POWERTOOLS_LOG_LEVEL ??= 'ERROR';
+// Failures are what many of these tests provoke: keep their log lines out of the test output.
+process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 
 let connectRedis: () => Redis | Cluster = () => {
   throw new Error('no Redis setup selected');
 };
+
+/** Puts an environment variable back (assigning `undefined` would store the string "undefined"). */
+function restoreEnv(name: string, value: string | undefined): void {
+  if (value === undefined) delete process.env[name];
+  else process.env[name] = value;
+}
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -451,8 +458,8 @@ describe.each(redisSetups())('processor on a real broker and Redis $name', ({ na
       await processor.process(eventOf(records), contextWithin(60_000));
     } finally {
       write.mockRestore();
-      process.env.POWERTOOLS_METRICS_DISABLED = previous.metrics;
-      process.env.POWERTOOLS_LOG_LEVEL = previous.level;
+      restoreEnv('POWERTOOLS_METRICS_DISABLED', previous.metrics);
+      restoreEnv('POWERTOOLS_LOG_LEVEL', previous.level);
     }
 
     // Assess
