@@ -3,7 +3,7 @@
 # The cluster nodes' state is wiped, so the next up.sh creates a fresh cluster. Kafka's data is kept
 # unless --wipe is given. The Redis on 6379 is left alone (it normally belongs to the machine).
 # Processes started by another checkout (their pid files live in that checkout's .local/) are not
-# touched; down.sh says so when such a process still holds a port.
+# touched; down.sh says so, and that is no failure.
 #
 #   npm run local:down [-- --wipe]     (or: bash infra/local/down.sh [--wipe])
 set -euo pipefail
@@ -48,15 +48,18 @@ wait_port_closed() {
 status=0
 
 # A single-node KRaft broker shuts down in a few seconds; 30 s covers a slow log flush.
+# What another checkout started is its own to stop: reported, not an error.
 if pid="$(kafka_pid)"; then
   stop_pid "$pid" kafka 30 || status=1
+  for port in "$KAFKA_PORT" "$KAFKA_CONTROLLER_PORT"; do
+    wait_port_closed "$port" || { warn "kafka: port $port is still held after the broker stopped"; status=1; }
+  done
+elif port_open "$KAFKA_PORT"; then
+  log "kafka: running, but not started from this checkout: left alone"
 else
-  log "kafka: not running from this checkout"
+  log "kafka: not running"
 fi
 rm -f "$KAFKA_PID_FILE"
-for port in "$KAFKA_PORT" "$KAFKA_CONTROLLER_PORT"; do
-  wait_port_closed "$port" || { warn "kafka: port $port is still held by a process this checkout did not start"; status=1; }
-done
 if ((WIPE)) && kafka_pid >/dev/null; then
   warn "kafka: broker still running; not wiping its data"
   status=1
@@ -67,21 +70,26 @@ fi
 
 # A node takes 1-2 s to exit after SIGTERM; stop the three in parallel.
 stoppers=()
+stopped=()
 for port in "${REDIS_CLUSTER_PORTS[@]}"; do
   if pid="$(redis_cluster_pid "$port")"; then
     # SIGTERM is a clean SHUTDOWN; with --save "" no dump is written.
     stop_pid "$pid" "redis-cluster node $port" 10 &
     stoppers+=("$!")
+    stopped+=("$port")
+  elif port_open "$port"; then
+    log "redis-cluster node $port: running, but not started from this checkout: left alone"
   else
-    log "redis-cluster node $port: not running from this checkout"
+    log "redis-cluster node $port: not running"
+    rm -rf "$(redis_cluster_dir "$port")"
   fi
 done
 for stopper in "${stoppers[@]}"; do wait "$stopper" || status=1; done
-for port in "${REDIS_CLUSTER_PORTS[@]}"; do
+for port in "${stopped[@]}"; do
   if wait_port_closed "$port"; then
     rm -rf "$(redis_cluster_dir "$port")"
   else
-    warn "redis-cluster node $port: port still held by a process this checkout did not start"
+    warn "redis-cluster node $port: port still held after the node stopped"
     status=1
   fi
 done
