@@ -329,6 +329,28 @@ describe.each(redisSetups())('processor on a real broker and Redis $name', ({ na
     expect(readHandOffHeaders(dead[0]!.headers!)).toMatchObject({ reason: 'non-retriable', errorMessage: 'bad order' });
   });
 
+  it('holds a lane after a dead letter under the hold policy, and dead-letters when attempts are exhausted', async () => {
+    const seen: string[] = [];
+    const setup = await setUp({ concurrency: 10, retry: { maxAttempts: 1, tiers: ['1s', '1m'] }, deadLetter: { policy: 'hold' } }, async (record) => {
+      seen.push(`${String(record.key)}@${record.offset}`);
+      if (String(record.key) === 'k0') throw new Error('always');
+    });
+    await produce(setup.topic, messages(6, 2));
+    const records = await fetchRecords(setup.topic, 6);
+
+    const response = await setup.processor.process(eventOf(records), contextWithin(60_000));
+
+    expect(response.batchItemFailures).toEqual([]);
+    expect(seen.filter((s) => s.startsWith('k0'))).toEqual([`k0@${records[0]!.offset}`]);
+    expect(seen.filter((s) => s.startsWith('k1'))).toHaveLength(3);
+    const ref = { group: setup.group, topic: setup.topic, partition: 0 };
+    const lane = Buffer.from('k0').toString('base64');
+    expect(await setup.redis.hget(partitionKeys(ref).lanes, lane)).toMatch(new RegExp(`^${records[0]!.offset}\\|1\\|held\\|`));
+    expect(await setup.redis.llen(parkKey(ref, lane))).toBe(2);
+    const dead = await readTopic(`${setup.group}.dlq`, 1);
+    expect(readHandOffHeaders(dead[0]!.headers!)).toMatchObject({ reason: 'attempts-exhausted', attempt: 1, originOffset: records[0]!.offset });
+  });
+
   it('reports records it could not hand off when the retry topic is unreachable, without marking them done', async () => {
     const setup = await setUp({ concurrency: 10 }, async (record) => {
       if (String(record.key) === 'k1') throw new Error('fails');
