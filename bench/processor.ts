@@ -5,7 +5,9 @@
  * 20,000 records are produced to a fresh one-partition topic, fetched back and shaped into Kafka trigger
  * events of BATCH records (the event source's batch size), then processed by the processor with a handler
  * that awaits LATENCY_MS (and once with a handler that does nothing: the framework's own cost per record).
- * Redis round trips are the commands the processor's own connection sends. Needs `npm run local:up`.
+ * Redis round trips are the commands the processor's own connection sends. A second run makes one key fail
+ * on every record (G6): the other keys' completion times (from the start of their invocation) should match
+ * the run without failures. Needs `npm run local:up`.
  *
  *   npm run bench:processor
  *   RECORDS=5000 BASELINE_RECORDS=300 npm run bench:processor
@@ -13,8 +15,8 @@
 import Redis from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
 import { HandOffWriter } from '../src/handoff';
-import { resolveOptions } from '../src/options';
-import { Processor } from '../src/processor/processor';
+import { DEFAULTS, deadLetterTopic, resolveOptions, retryTopics } from '../src/options';
+import { Processor, type LanesRecord } from '../src/processor/processor';
 import { createTelemetry } from '../src/processor/telemetry';
 import { eventOf, fetchRecords, produce } from '../test/integration/support/kafka-events';
 import { createKafka, createTopic, uniqueName, KAFKA_BROKERS } from '../test/integration/support/stack';
@@ -42,17 +44,37 @@ function countCommands(redis: Redis): { readonly count: number } {
   return counter;
 }
 
-async function runProcessor(records: Awaited<ReturnType<typeof fetchRecords>>, latencyMs: number, label: string) {
+interface ProcessorRun {
+  readonly latencyMs: number;
+  /** Every record of this key fails (it goes to the retry topic, its later records are parked). */
+  readonly failingKey?: string;
+  readonly label: string;
+}
+
+function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+}
+
+async function runProcessor(records: Awaited<ReturnType<typeof fetchRecords>>, run: ProcessorRun) {
   const group = uniqueName('bench');
+  await Promise.all([...retryTopics(group, DEFAULTS.retry.tiers).map((t) => t.topic), deadLetterTopic(group)].map((topic) => createTopic(topic, 1)));
   const redis = new Redis('redis://127.0.0.1:6379');
   const commands = countCommands(redis);
   const kafka = new Kafka({ clientId: 'bench', brokers: KAFKA_BROKERS, logLevel: logLevel.NOTHING });
   const writer = new HandOffWriter(kafka);
   const options = resolveOptions({ group, concurrency: CONCURRENCY }, {});
-  const handler = latencyMs > 0 ? () => sleep(latencyMs) : () => undefined;
+  // Completion time of every record of the other keys, from the start of its invocation.
+  const completions: number[] = [];
+  let invocationStart = 0;
+  const handler = async (record: LanesRecord): Promise<void> => {
+    if (run.latencyMs > 0) await sleep(run.latencyMs);
+    if (record.key === run.failingKey) throw new Error('this key always fails');
+    completions.push(performance.now() - invocationStart);
+  };
   const processor = new Processor({ options, handler, redis, handOff: () => writer, telemetry: createTelemetry(group) });
   const started = performance.now();
   for (let i = 0; i < records.length; i += BATCH) {
+    invocationStart = performance.now();
     const response = await processor.process(eventOf(records.slice(i, i + BATCH)), { getRemainingTimeInMillis: () => 600_000 });
     if (response.batchItemFailures.length > 0) throw new Error('unexpected failures');
   }
@@ -60,12 +82,15 @@ async function runProcessor(records: Awaited<ReturnType<typeof fetchRecords>>, l
   const calls = commands.count;
   await writer.disconnect();
   redis.disconnect();
+  const sorted = completions.sort((a, b) => a - b);
   return {
-    run: label,
+    run: run.label,
     records: records.length,
     seconds: seconds.toFixed(2),
     'records/s': Math.round(records.length / seconds),
     'Redis round trips/record': (calls / records.length).toFixed(4),
+    'other keys done p50 ms': Math.round(percentile(sorted, 50)),
+    'other keys done p99 ms': Math.round(percentile(sorted, 99)),
   };
 }
 
@@ -92,6 +117,8 @@ async function runBaseline(topic: string, count: number, latencyMs: number) {
     seconds: seconds.toFixed(2),
     'records/s': Math.round(count / seconds),
     'Redis round trips/record': '-',
+    'other keys done p50 ms': '-',
+    'other keys done p99 ms': '-',
   };
 }
 
@@ -102,15 +129,18 @@ async function main(): Promise<void> {
   const records = await fetchRecords(topic, RECORDS);
   const rows = [
     await runBaseline(topic, Math.min(BASELINE_RECORDS, RECORDS), LATENCY_MS),
-    await runProcessor(records, LATENCY_MS, `kafka-lanes, concurrency ${CONCURRENCY}, ${LATENCY_MS} ms handler`),
+    await runProcessor(records, { latencyMs: LATENCY_MS, label: `kafka-lanes, concurrency ${CONCURRENCY}, ${LATENCY_MS} ms handler` }),
+    await runProcessor(records, { latencyMs: LATENCY_MS, failingKey: 'k0', label: `same, key k0 failing every record (G6)` }),
     {
       run: `bound: concurrency / latency`,
       records: RECORDS,
       seconds: '-',
       'records/s': Math.round(CONCURRENCY / (LATENCY_MS / 1000)),
       'Redis round trips/record': '-',
+      'other keys done p50 ms': '-',
+      'other keys done p99 ms': '-',
     },
-    await runProcessor(records, 0, `kafka-lanes, concurrency ${CONCURRENCY}, handler does nothing`),
+    await runProcessor(records, { latencyMs: 0, label: `kafka-lanes, concurrency ${CONCURRENCY}, handler does nothing` }),
   ];
   console.log(`\nOne partition, ${RECORDS} records over ${KEYS} keys (key order), events of ${BATCH} records`);
   console.table(rows);
