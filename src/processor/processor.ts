@@ -303,7 +303,12 @@ class Invocation {
       while (!this.#stopped) {
         const task = this.#scheduler.next();
         if (task === undefined) break;
-        const running: Promise<void> = this.#runTask(task).finally(() => {
+        const running: Promise<void> = this.#runTask(task).catch((error: unknown) => {
+          // A fault of ours, not the handler's (those are caught inside): the record and the records
+          // waiting behind it in its lane go back to the event source, never on out of order.
+          const waiting = task.lane === undefined ? [] : this.#scheduler.drainLane(task.partitionKey, task.lane);
+          this.#handOffFailed(task.ref, [task.offset, ...waiting.map((w) => w.offset)], error);
+        }).finally(() => {
           this.#running.delete(running);
           this.#scheduler.finish(task);
           this.#wake();
