@@ -9,6 +9,7 @@ import {
   readHandOffHeaders,
   type HandOffItem,
 } from '../../src/handoff';
+import { kafkaRecord } from '../support/records';
 import { createKafka, createTopic, deleteTopics, uniqueName } from './support/stack';
 
 interface Received {
@@ -47,21 +48,12 @@ async function consume(topics: readonly string[], count: number, timeoutMs = 30_
   return received;
 }
 
+
 const utf8 = (text: string): Buffer => Buffer.from(text, 'utf8');
 
+/** A record with neither key nor value unless `overrides` gives them. */
 function record(overrides: Partial<KafkaRecord>): KafkaRecord {
-  return {
-    topic: 'orders',
-    partition: 0,
-    offset: 0,
-    timestamp: 1718000000000,
-    timestampType: 'CREATE_TIME',
-    key: null,
-    value: null,
-    headers: [],
-    raw: {} as KafkaRecord['raw'],
-    ...overrides,
-  };
+  return kafkaRecord({ key: null, value: null, ...overrides });
 }
 
 /** A consumer's headers object as values per name, decoded as Buffers. */

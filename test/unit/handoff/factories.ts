@@ -1,4 +1,5 @@
-import type { AwsKafkaRecord, KafkaHeader, KafkaRecord } from '../../../src/event';
+import type { KafkaHeader, KafkaRecord } from '../../../src/event';
+import { kafkaRecord as baseRecord } from '../../support/records';
 import type { HandOffItem } from '../../../src/handoff';
 
 export const header = (name: string, value: string | Buffer): KafkaHeader => ({
@@ -6,20 +7,9 @@ export const header = (name: string, value: string | Buffer): KafkaHeader => ({
   value: typeof value === 'string' ? Buffer.from(value, 'utf8') : value,
 });
 
-/** A decoded record; `raw` is a stand-in, the hand-off never reads it. */
+/** A decoded record at `orders-3@41`; `raw` is a stand-in, the hand-off never reads it. */
 export function kafkaRecord(overrides: Partial<KafkaRecord> = {}): KafkaRecord {
-  return {
-    topic: 'orders',
-    partition: 3,
-    offset: 41,
-    timestamp: 1718000000000,
-    timestampType: 'CREATE_TIME',
-    key: Buffer.from('customer-1'),
-    value: Buffer.from('{"id":1}'),
-    headers: [],
-    raw: {} as AwsKafkaRecord,
-    ...overrides,
-  };
+  return baseRecord({ partition: 3, offset: 41, ...overrides });
 }
 
 /** A retry item for `record` (default: a fresh record), first failure at 1718000001000, due 5 s later. */
