@@ -49,6 +49,7 @@ export function admitCall(
       String(epoch),
       String(caps.maxWindow),
       String(caps.maxParked),
+      String(caps.maxParkedBytes),
       String(records.length),
       String(laneIds.length),
       ...laneIds,

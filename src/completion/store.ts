@@ -16,7 +16,8 @@ import { partitionKeys, trackedPartitionsKey } from './keys';
 import { runScript, type RedisClient } from './scripts';
 import type { AdmitRecord, AdmitResult, LaneHead, PartitionCaps, PartitionRef } from './types';
 
-export const DEFAULT_CAPS: PartitionCaps = { maxWindow: 1_000_000, maxParked: 100_000 };
+/** A 125 KB bitmap, 100,000 parked records, 64 MiB of parked payloads per partition. */
+export const DEFAULT_CAPS: PartitionCaps = { maxWindow: 1_000_000, maxParked: 100_000, maxParkedBytes: 64 * 1024 * 1024 };
 
 function where(op: string, ref: PartitionRef): string {
   return `${op} ${ref.topic}-${ref.partition} (group ${ref.group})`;
@@ -38,9 +39,10 @@ export class CompletionStore {
   // Partitions this process already added to the tracked set: one SADD per partition per cold start.
   readonly #tracked = new Set<string>();
 
-  constructor(redis: RedisClient, caps: PartitionCaps = DEFAULT_CAPS) {
+  /** Caps not given take their `DEFAULT_CAPS` value. */
+  constructor(redis: RedisClient, caps: Partial<PartitionCaps> = {}) {
     this.redis = redis;
-    this.caps = caps;
+    this.caps = { ...DEFAULT_CAPS, ...caps };
   }
 
   /** Admits a delivered batch (offsets ascending): gaps bridged, duplicates found, blocked lanes parked. */

@@ -37,6 +37,8 @@ export interface PartitionCaps {
   readonly maxWindow: number;
   /** Parked records of the partition, all lanes together. */
   readonly maxParked: number;
+  /** Bytes of parked payloads of the partition, all lanes together (Redis memory). */
+  readonly maxParkedBytes: number;
 }
 
 export interface AdmitResult {

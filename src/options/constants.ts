@@ -25,7 +25,7 @@ export const DEFAULTS = {
   deadLetter: { policy: 'release' },
   redis: { url: 'redis://127.0.0.1:6379', clusterNodes: [] },
   kafka: { brokers: [], clientId: 'kafka-lanes', ssl: false },
-  caps: { maxWindow: 1_000_000, maxParked: 100_000 },
+  caps: { maxWindow: 1_000_000, maxParked: 100_000, maxParkedBytes: 64 * 1024 * 1024 },
   partialBatchResponse: true,
 } as const;
 

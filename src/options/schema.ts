@@ -156,6 +156,7 @@ const deadLetterShape = { policy: oneOf(['release', 'hold']).default(DEFAULTS.de
 const capsShape = {
   maxWindow: integer(1, LIMITS.maxWindow).default(DEFAULTS.caps.maxWindow),
   maxParked: integer(1, Number.MAX_SAFE_INTEGER).default(DEFAULTS.caps.maxParked),
+  maxParkedBytes: integer(1, Number.MAX_SAFE_INTEGER).default(DEFAULTS.caps.maxParkedBytes),
 };
 
 const timerMs = (min: number, fallback: number): z.ZodDefault<z.ZodNumber> => integer(min, LIMITS.timerMs).default(fallback);

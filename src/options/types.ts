@@ -112,9 +112,10 @@ export interface LanesOptionsInput {
   readonly kafka?: KafkaOptionsInput;
   /**
    * Back-pressure caps per partition: `maxWindow` offsets between the frontier and the highest delivered offset
-   * (default `1_000_000`, i.e. a 125 KB bitmap), `maxParked` parked records (default `100_000`).
+   * (default `1_000_000`, i.e. a 125 KB bitmap), `maxParked` parked records (default `100_000`) and
+   * `maxParkedBytes` bytes of parked records in Redis (default 64 MiB).
    */
-  readonly caps?: { readonly maxWindow?: number; readonly maxParked?: number };
+  readonly caps?: { readonly maxWindow?: number; readonly maxParked?: number; readonly maxParkedBytes?: number };
   /**
    * The event source mapping has `ReportBatchItemFailures` on, so records that could not be handed off are
    * returned as a partial batch response. Default `true`; `false` fails the invocation instead.

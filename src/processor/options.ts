@@ -66,7 +66,7 @@ export interface LanesOptions {
   readonly deadLetter: { readonly policy: 'release' | 'hold' };
   readonly redis: RedisOptions;
   readonly kafka: KafkaOptions;
-  readonly caps: { readonly maxWindow: number; readonly maxParked: number };
+  readonly caps: { readonly maxWindow: number; readonly maxParked: number; readonly maxParkedBytes: number };
   /**
    * The event source mapping has `ReportBatchItemFailures` on: records that could not be handed off are
    * returned as a Kafka partial batch response. Off: the invocation fails and the whole batch is redelivered.

@@ -6,6 +6,7 @@ import {
   NotAdmittedError,
   NotHeadError,
   StaleEpochError,
+  partitionKeys,
   type PartitionRef,
 } from '../../src/completion';
 import { CompletionModel } from '../support/completion-model';
@@ -98,7 +99,7 @@ describe.each(redisSetups())('completion engine on Redis $name', ({ connect }) =
       expect((await store.frontier(ref))?.frontier).toBe(start + 10);
       await store.admit(ref, records([start + 5_000_000]));
       expect((await store.frontier(ref))?.frontier).toBe(start + 5_000_000);
-      expect(await redis.strlen(`${(await import('../../src/completion')).partitionKeys(ref).bits}`)).toBeLessThan(16);
+      expect(await redis.strlen(partitionKeys(ref).bits)).toBeLessThan(16);
     });
 
     it('refuses records beyond the window cap and admits them once the frontier moves', async () => {
@@ -160,6 +161,22 @@ describe.each(redisSetups())('completion engine on Redis $name', ({ connect }) =
       await store.block(ref, { lane: 'L', offset: 0, attempt: 2, state: 'retrying' });
       expect(await store.release(ref, 'L', 0)).toBeUndefined();
       await expect(store.release(ref, 'L', 0)).rejects.toBeInstanceOf(NotHeadError);
+    });
+
+    it('refuses records over the parked bytes cap, and counts bytes back down as the lane is released', async () => {
+      const small = new CompletionStore(redis, { maxParkedBytes: 10 });
+      await small.admit(ref, [{ offset: 0, lane: 'H', payload: 'h0' }]);
+      await small.block(ref, { lane: 'H', offset: 0, attempt: 2, state: 'retrying' });
+      const result = await small.admit(ref, [
+        { offset: 1, lane: 'H', payload: '12345' },
+        { offset: 2, lane: 'H', payload: '67890' },
+        { offset: 3, lane: 'H', payload: 'x' },
+      ]);
+      expect(result.statuses).toEqual(['parked', 'parked', 'refused']);
+      expect(await redis.hget(partitionKeys(ref).meta, 'parkedBytes')).toBe('10');
+      await small.release(ref, 'H', 0);
+      expect(await redis.hget(partitionKeys(ref).meta, 'parkedBytes')).toBe('5');
+      expect((await small.admit(ref, [{ offset: 3, lane: 'H', payload: 'x' }])).statuses).toEqual(['parked']);
     });
 
     it('refuses records over the parked cap instead of dropping them', async () => {

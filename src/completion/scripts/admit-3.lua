@@ -8,17 +8,18 @@
   the record is left untouched so the event source redelivers it later).
 
   KEYS[1]      bits   (string bitmap: bit i = done bit of offset base + i)
-  KEYS[2]      meta   (hash: base, highest, epoch, parked, admitted, duplicates, refused)
+  KEYS[2]      meta   (hash: base, highest, epoch, parked, parkedBytes, admitted, duplicates, refused)
   KEYS[3]      lanes  (hash: lane id -> "headOffset|attempt|state|sinceMs")
   KEYS[3 + j]  park list of the j-th lane named in ARGV (j = 1..m), same hash tag
 
   ARGV[1]  epoch: integer; lower than the stored epoch -> STALE_EPOCH, higher -> stored
   ARGV[2]  maxWindow: records at or beyond frontier + maxWindow are refused
   ARGV[3]  maxParked: parked records of the partition (all lanes) may not exceed this
-  ARGV[4]  n: number of records
-  ARGV[5]  m: number of lanes
-  ARGV[6 .. 5+m]             lane ids, the j-th matching KEYS[3 + j]
-  ARGV[6+m ..] n triples:    offset, lane index j (0 = independent record), payload to park
+  ARGV[4]  maxParkedBytes: bytes of parked payloads of the partition may not exceed this
+  ARGV[5]  n: number of records
+  ARGV[6]  m: number of lanes
+  ARGV[7 .. 6+m]             lane ids, the j-th matching KEYS[3 + j]
+  ARGV[7+m ..] n triples:    offset, lane index j (0 = independent record), payload to park
 
   Returns
     { code, statuses, base, highest, frontier, handoffAttempts }
@@ -34,20 +35,22 @@ local bitsKey, metaKey, lanesKey = KEYS[1], KEYS[2], KEYS[3]
 local epoch = tonumber(ARGV[1])
 local maxWindow = tonumber(ARGV[2])
 local maxParked = tonumber(ARGV[3])
-local n = tonumber(ARGV[4])
-local m = tonumber(ARGV[5])
+local maxParkedBytes = tonumber(ARGV[4])
+local n = tonumber(ARGV[5])
+local m = tonumber(ARGV[6])
 
 local function fmt(x) return string.format('%.0f', x) end
 
-local meta = redis.call('HMGET', metaKey, 'base', 'highest', 'epoch', 'parked')
+local meta = redis.call('HMGET', metaKey, 'base', 'highest', 'epoch', 'parked', 'parkedBytes')
 local storedEpoch = tonumber(meta[3]) or 0
 if epoch < storedEpoch then return { -1 } end
 if epoch > storedEpoch then redis.call('HSET', metaKey, 'epoch', fmt(epoch)) end
 
-local first = 6 + m
+local first = 7 + m
 local base = tonumber(meta[1])
 local highest = tonumber(meta[2])
 local parked = tonumber(meta[4]) or 0
+local parkedBytes = tonumber(meta[5]) or 0
 if base == nil then
   if n == 0 then return { 0, '', '', '', '', {} } end
   base = tonumber(ARGV[first])
@@ -104,17 +107,18 @@ for k = 0, n - 1 do
 
   if status == nil then
     if laneIndex > 0 then
-      local lane = ARGV[5 + laneIndex]
+      local lane = ARGV[6 + laneIndex]
       local head = redis.call('HGET', lanesKey, lane)
       if head then
         local headOffset, headAttempt = string.match(head, '^(%d+)|(%d+)|')
         if tonumber(headOffset) == o then
           status = 'h'
           handoffAttempts[#handoffAttempts + 1] = tonumber(headAttempt)
-        elseif parked >= maxParked then
+        elseif parked >= maxParked or parkedBytes + #ARGV[first + 3 * k + 2] > maxParkedBytes then
           status = 'c'
         else
           redis.call('RPUSH', KEYS[3 + laneIndex], fmt(o) .. ':' .. ARGV[first + 3 * k + 2])
+          parkedBytes = parkedBytes + #ARGV[first + 3 * k + 2]
           redis.call('SETBIT', bitsKey, o - base, 1)
           parked = parked + 1
           newlyParked = newlyParked + 1
@@ -131,7 +135,7 @@ for k = 0, n - 1 do
   statuses[#statuses + 1] = status
 end
 
-redis.call('HSET', metaKey, 'base', fmt(base), 'highest', fmt(highest), 'parked', fmt(parked))
+redis.call('HSET', metaKey, 'base', fmt(base), 'highest', fmt(highest), 'parked', fmt(parked), 'parkedBytes', fmt(parkedBytes))
 if admitted > 0 then redis.call('HINCRBY', metaKey, 'admitted', admitted) end
 if duplicates > 0 then redis.call('HINCRBY', metaKey, 'duplicates', duplicates) end
 if refused > 0 then redis.call('HINCRBY', metaKey, 'refused', refused) end

@@ -51,7 +51,8 @@ if not current then
   redis.call('HSET', lanesKey, lane, fmt(headOffset) .. '|' .. ARGV[4] .. '|' .. ARGV[5] .. '|' .. ARGV[6])
   redis.call('HINCRBY', metaKey, 'blockedTotal', 1)
 end
-local parked = 0
+-- No cap here: these records were admitted already; the caps act at admission (back-pressure).
+local parked, bytes = 0, 0
 for i = 7, #ARGV, 2 do
   local o = tonumber(ARGV[i])
   -- A record already done (parked by an earlier, interrupted call) is not parked twice.
@@ -59,10 +60,12 @@ for i = 7, #ARGV, 2 do
     redis.call('RPUSH', parkKey, ARGV[i] .. ':' .. ARGV[i + 1])
     redis.call('SETBIT', bitsKey, o - base, 1)
     parked = parked + 1
+    bytes = bytes + #ARGV[i + 1]
   end
 end
 if parked > 0 then
   redis.call('HINCRBY', metaKey, 'parked', parked)
+  redis.call('HINCRBY', metaKey, 'parkedBytes', bytes)
   redis.call('HINCRBY', metaKey, 'parkedTotal', parked)
 end
 return { 0, parked }

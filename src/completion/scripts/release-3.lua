@@ -30,8 +30,9 @@ if not entry then
   redis.call('HDEL', lanesKey, lane)
   return { 0 }
 end
-redis.call('HINCRBY', metaKey, 'parked', -1)
 local sep = string.find(entry, ':', 1, true)
+redis.call('HINCRBY', metaKey, 'parked', -1)
+redis.call('HINCRBY', metaKey, 'parkedBytes', -(#entry - sep))
 local offset = string.sub(entry, 1, sep - 1)
 redis.call('HSET', lanesKey, lane, offset .. '|' .. ARGV[3] .. '|retrying|' .. ARGV[4])
 return { 1, offset, string.sub(entry, sep + 1) }

@@ -17,7 +17,7 @@ import {
 } from '../../../src/completion/errors';
 
 const ref = { group: 'orders', topic: 'orders-v1', partition: 3 };
-const caps = { maxWindow: 1000, maxParked: 10 };
+const caps = { maxWindow: 1000, maxParked: 10, maxParkedBytes: 4096 };
 
 /** Redis Cluster hashes only what lies between the first `{` and the next `}`. */
 function hashTagOf(key: string): string {
@@ -59,7 +59,7 @@ describe('admitCall', () => {
       { offset: 13, lane: 'A', payload: 'p13' },
     ], caps, 7);
     expect(call.keys.slice(3)).toEqual([parkKey(ref, 'A'), parkKey(ref, 'B')]);
-    expect(call.argv).toEqual(['7', '1000', '10', '4', '2', 'A', 'B', '10', '1', 'p10', '11', '0', '', '12', '2', 'p12', '13', '1', 'p13']);
+    expect(call.argv).toEqual(['7', '1000', '10', '4096', '4', '2', 'A', 'B', '10', '1', 'p10', '11', '0', '', '12', '2', 'p12', '13', '1', 'p13']);
   });
 
   it('rejects offsets that do not ascend', () => {

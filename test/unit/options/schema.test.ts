@@ -40,7 +40,7 @@ const DEFAULTS: LanesOptions = {
   deadLetter: { policy: 'release' },
   redis: { url: 'redis://127.0.0.1:6379', clusterNodes: [] },
   kafka: { brokers: [], clientId: 'kafka-lanes', ssl: false },
-  caps: { maxWindow: 1_000_000, maxParked: 100_000 },
+  caps: { maxWindow: 1_000_000, maxParked: 100_000, maxParkedBytes: 67_108_864 },
   partialBatchResponse: true,
 };
 
@@ -80,7 +80,7 @@ describe('resolveOptions', () => {
           ssl: true,
           sasl: { mechanism: 'scram-sha-512', username: 'u', password: 'p' },
         },
-        caps: { maxWindow: 2 ** 32, maxParked: 1 },
+        caps: { maxWindow: 2 ** 32, maxParked: 1, maxParkedBytes: 1 },
         partialBatchResponse: false,
       };
 
@@ -145,7 +145,7 @@ describe('resolveOptions', () => {
       ['retry.backoff fixed', { retry: { backoff: { type: 'fixed' } } }, { retry: { ...DEFAULTS.retry, backoff: { type: 'fixed', delayMs: 5_000 } } }],
       ['kafka.clientId', { kafka: { clientId: 'orders' } }, { kafka: { ...DEFAULTS.kafka, clientId: 'orders' } }],
       ['redis.url', { redis: { url: 'rediss://cache.example:6380/2' } }, { redis: { url: 'rediss://cache.example:6380/2', clusterNodes: [] } }],
-      ['caps.maxParked', { caps: { maxParked: 10 } }, { caps: { maxWindow: 1_000_000, maxParked: 10 } }],
+      ['caps.maxParked', { caps: { maxParked: 10 } }, { caps: { maxWindow: 1_000_000, maxParked: 10, maxParkedBytes: 67_108_864 } }],
       ['an empty deadLetter', { deadLetter: {} }, { deadLetter: { policy: 'release' } }],
       ['undefined values', { concurrency: undefined, retry: undefined }, {}],
     ])('%s', (_name, input, changes) => {
