@@ -351,6 +351,68 @@ describe.each(redisSetups())('processor on a real broker and Redis $name', ({ na
     expect(readHandOffHeaders(dead[0]!.headers!)).toMatchObject({ reason: 'attempts-exhausted', attempt: 1, originOffset: records[0]!.offset });
   });
 
+  it('hands a redelivered lane head off again when its earlier hand-off never completed, parking its followers', async () => {
+    const ran: number[] = [];
+    const setup = await setUp({ concurrency: 10 }, async (record) => {
+      ran.push(record.offset);
+    });
+    await produce(setup.topic, messages(6, 2));
+    const records = await fetchRecords(setup.topic, 6);
+    // An earlier invocation blocked lane k0 on offset 0 (attempt 3), then died before writing the retry copy.
+    const ref = { group: setup.group, topic: setup.topic, partition: 0 };
+    const lane = Buffer.from('k0').toString('base64');
+    await setup.processor.store.admit(ref, [{ offset: records[0]!.offset, lane, payload: '{}' }]);
+    await setup.processor.store.block(ref, { lane, offset: records[0]!.offset, attempt: 3, state: 'retrying' });
+
+    const response = await setup.processor.process(eventOf(records), contextWithin(60_000));
+
+    expect(response.batchItemFailures).toEqual([]);
+    expect(ran.sort((a, b) => a - b)).toEqual([1, 3, 5].map((i) => records[i]!.offset));
+    const retried = await readTopic(`${setup.group}.retry.1s`, 1);
+    expect(readHandOffHeaders(retried[0]!.headers!)).toMatchObject({ originOffset: records[0]!.offset, attempt: 3 });
+    expect(await setup.redis.llen(parkKey(ref, lane))).toBe(2);
+    expect((await frontierOf(setup))?.frontier).toBe(records[5]!.offset + 1);
+  });
+
+  it('orders by the lane keyOf derives from the value, and shares one lane for null keys when asked', async () => {
+    // Prepare: Kafka keys all differ; the lane is the customer in the value (null for every fifth record).
+    const byCustomer = new Map<string, number[]>();
+    const inFlight = new Map<string, number>();
+    let overlaps = 0;
+    let maxInFlight = 0;
+    let running = 0;
+    const setup = await setUp({
+      concurrency: 50,
+      keyOf: (record) => (JSON.parse(record.value!.toString()) as { customer: string | null }).customer,
+      nullKey: 'shared',
+    }, async (record) => {
+      const customer = String((record.value as { customer: string | null }).customer);
+      byCustomer.set(customer, [...(byCustomer.get(customer) ?? []), record.offset]);
+      inFlight.set(customer, (inFlight.get(customer) ?? 0) + 1);
+      if (inFlight.get(customer)! > 1) overlaps += 1;
+      running += 1;
+      maxInFlight = Math.max(maxInFlight, running);
+      await sleep(Math.random() * 3);
+      running -= 1;
+      inFlight.set(customer, inFlight.get(customer)! - 1);
+    });
+    await produce(setup.topic, Array.from({ length: 300 }, (_, i) => ({
+      key: `order-${i}`,
+      value: JSON.stringify({ customer: i % 5 === 0 ? null : `c${i % 7}` }),
+    })));
+    const records = await fetchRecords(setup.topic, 300);
+
+    // Act
+    await setup.processor.process(eventOf(records), contextWithin(60_000));
+
+    // Assess: 7 customers and the shared null lane, each in offset order, never two at once.
+    expect(byCustomer.size).toBe(8);
+    for (const offsets of byCustomer.values()) expect(offsets).toEqual([...offsets].sort((a, b) => a - b));
+    expect(byCustomer.get('null')).toHaveLength(60);
+    expect(overlaps).toBe(0);
+    expect(maxInFlight).toBeGreaterThan(1);
+  });
+
   it('reports records it could not hand off when the retry topic is unreachable, without marking them done', async () => {
     const setup = await setUp({ concurrency: 10 }, async (record) => {
       if (String(record.key) === 'k1') throw new Error('fails');
