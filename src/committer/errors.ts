@@ -23,3 +23,49 @@ export class CommitNotAppliedError extends LanesError {
 
 /** The committer state in Redis holds something this version cannot read. */
 export class CorruptStateError extends LanesError {}
+
+/**
+ * A commit to `groupId` failed: Kafka refused it, or the request did not complete. `kafkaError` is Kafka's
+ * error name as kafkajs reports it (`UNKNOWN_TOPIC_OR_PARTITION`, `GROUP_AUTHORIZATION_FAILED`, ...), when
+ * there is one. A partition the broker did not refuse may have been committed; `runCommitter` reads every
+ * commit back, so the next run starts from what Kafka really has.
+ */
+export class OffsetCommitError extends LanesError {
+  readonly groupId: string;
+  readonly kafkaError: string | undefined;
+
+  constructor(
+    message: string,
+    options: { groupId: string; kafkaError?: string | undefined; retriable?: boolean; cause?: unknown },
+  ) {
+    super(message, { retriable: options.retriable ?? false, cause: options.cause });
+    this.groupId = options.groupId;
+    this.kafkaError = options.kafkaError;
+  }
+}
+
+/**
+ * Kafka refused a member-less commit because `groupId` has live members (it answers `UNKNOWN_MEMBER_ID`,
+ * `ILLEGAL_GENERATION`, `REBALANCE_IN_PROGRESS` or `FENCED_INSTANCE_ID` to a commit without a member).
+ * Nothing was committed. The completion group `<group>.lanes` must have no consumers: something joined it.
+ */
+export class GroupHasMembersError extends OffsetCommitError {}
+
+/**
+ * Topics the committer was asked about no longer exist in Kafka (deleted). `runCommitter` skips their
+ * partitions and reports them as `topic-missing`.
+ */
+export class TopicMissingError extends LanesError {
+  readonly topics: readonly string[];
+
+  constructor(message: string, options: { topics: readonly string[]; cause?: unknown }) {
+    super(message, { cause: options.cause });
+    this.topics = [...options.topics];
+  }
+}
+
+/**
+ * The kafkajs internals `MemberlessOffsetCommitter` relies on are not what it expects: kafkajs was
+ * upgraded past the version it was written for (2.2.4). Use `AdminOffsetCommitter` (public API) meanwhile.
+ */
+export class KafkaInternalsChangedError extends LanesError {}
