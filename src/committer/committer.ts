@@ -1,20 +1,21 @@
-import type { Admin, Consumer } from 'kafkajs';
+import type { Consumer, Kafka } from 'kafkajs';
 import type { CompletionStore } from '../completion/store';
 import { ConfigError, describeValue } from '../errors';
-import { AdminOffsetCommitter, type CommitterAdmin } from './admin-committer';
 import { ConsumerOffsetCommitter } from './consumer-committer';
-import { CommitNotAppliedError } from './errors';
+import { CommitNotAppliedError, TopicMissingError } from './errors';
 import { CommitterLease } from './lease';
-import { movesByTopic, type OffsetCommitter } from './offset-committer';
+import { MemberlessOffsetCommitter } from './memberless-committer';
+import { movesByTopic, type OffsetCommitter, type OffsetReader } from './offset-committer';
 import { partitionId, planCommit } from './plan';
 import { loadReadings, saveReadings } from './state';
-import type { CommitMove, PlanReason } from './types';
+import { PlanReasonCode, type CommitMove, type CommittedOffset, type PlanReason } from './types';
 
 export const COMMITTER_DEFAULTS = {
   trim: true,
   /**
-   * Far above one commit call. The slowest is kafkajs `admin.setOffsets`: its short-lived member joins,
-   * commits, then waits out one empty fetch (`maxWaitTimeInMs`, 5 s) before it leaves, per topic.
+   * Far above one commit call. A member-less commit is one request (plus at most ~10 s of coordinator
+   * retries); the slowest committer, `AdminOffsetCommitter`, takes about 5 s per call, one call per topic,
+   * and the lease is renewed before each call.
    */
   leaseTtlMs: 60_000,
 } as const;
@@ -32,9 +33,14 @@ interface RunCommitterCommon {
   readonly now?: () => number;
 }
 
-/** Commit to the member-less completion group `<group>.lanes` through the admin API (the AWS topology). */
+/**
+ * Commit to the member-less completion group `<group>.lanes` the way an admin client does (the AWS
+ * topology): one OffsetCommit request by no member, through `MemberlessOffsetCommitter`.
+ */
 export interface AdminWay extends RunCommitterCommon {
-  readonly admin: CommitterAdmin;
+  /** The kafkajs client; the run opens (and closes) short-lived connections of its own. */
+  readonly kafka: Pick<Kafka, 'admin'>;
+  readonly admin?: undefined;
   readonly consumer?: undefined;
   readonly committer?: undefined;
 }
@@ -43,15 +49,17 @@ export interface AdminWay extends RunCommitterCommon {
 export interface ConsumerWay extends RunCommitterCommon {
   readonly consumer: Pick<Consumer, 'commitOffsets'>;
   /** Reads back what the group has committed. */
-  readonly admin: Pick<Admin, 'fetchOffsets'>;
+  readonly admin: OffsetReader;
   /** The consumer's group (default: `group`). */
   readonly consumerGroupId?: string;
+  readonly kafka?: undefined;
   readonly committer?: undefined;
 }
 
-/** Commit through any `OffsetCommitter`. */
+/** Commit through any `OffsetCommitter`, e.g. `AdminOffsetCommitter` (public kafkajs API only, slow). */
 export interface CustomWay extends RunCommitterCommon {
   readonly committer: OffsetCommitter;
+  readonly kafka?: undefined;
   readonly admin?: undefined;
   readonly consumer?: undefined;
 }
@@ -81,11 +89,14 @@ export interface CommitterResult {
   readonly groupId: string;
   /** Set when the run did nothing: another run holds the group's lease. */
   readonly skipped?: 'lease-held';
-  /** Every tracked partition, sorted by topic and partition. */
+  /** Every tracked partition of a topic that exists, sorted by topic and partition. */
   readonly partitions: PartitionSummary[];
   /** The moves committed (all forward). */
   readonly moves: CommitMove[];
-  /** Partitions that did not move, and stalls. */
+  /**
+   * Partitions that did not move, and stalls. Partitions of a topic that no longer exists are skipped and
+   * appear only here, as `topic-missing`.
+   */
   readonly reasons: PlanReason[];
   /** Bitmap bytes trimmed below the frontiers. */
   readonly trimmedBytes: number;
@@ -100,7 +111,7 @@ function offsetCommitter(options: RunCommitterOptions): OffsetCommitter {
       groupId: options.consumerGroupId ?? options.group,
     });
   }
-  return new AdminOffsetCommitter(options.admin, options.group);
+  return new MemberlessOffsetCommitter(options.kafka, options.group);
 }
 
 function validate(options: RunCommitterOptions): { trim: boolean; leaseTtlMs: number; now: () => number } {
@@ -115,8 +126,23 @@ function validate(options: RunCommitterOptions): { trim: boolean; leaseTtlMs: nu
   if (typeof trim !== 'boolean') {
     throw new ConfigError(`Expected \`trim\` to be a boolean, got ${describeValue(trim)}`);
   }
-  if (options.committer === undefined && options.admin === undefined) {
-    throw new ConfigError('Expected `admin` (the admin way), `consumer` with `admin` (the consumer way) or `committer`');
+  // Read as untyped: JavaScript callers are checked too, and the types rule out the mixes checked here.
+  const given: Partial<Record<'kafka' | 'consumer' | 'committer' | 'admin', unknown>> = options;
+  const ways = (['kafka', 'consumer', 'committer'] as const).filter((way) => given[way] !== undefined);
+  if (ways.length === 0) {
+    throw new ConfigError(
+      'Expected `kafka` (the admin way), `consumer` with `admin` (the consumer way) or `committer`' +
+        (given.admin === undefined
+          ? ''
+          : '; `admin` alone is not a way: pass `kafka`, or `committer: new AdminOffsetCommitter(admin, group)`'),
+    );
+  }
+  if (ways.length > 1) {
+    const got = ways.map((way) => `\`${way}\``).join(' and ');
+    throw new ConfigError(`Expected one of \`kafka\`, \`consumer\` and \`committer\`, got ${got}`);
+  }
+  if (given.consumer !== undefined && given.admin === undefined) {
+    throw new ConfigError('Expected `admin` with `consumer`: the consumer way reads back what it committed through it');
   }
   return { trim, leaseTtlMs, now: options.now ?? Date.now };
 }
@@ -127,12 +153,19 @@ function validate(options: RunCommitterOptions): { trim: boolean; leaseTtlMs: nu
  *
  * Runs are serialized by a per-group lease in Redis, taken before reading what Kafka has committed and
  * held until the last commit; a run that cannot take it does nothing and returns `skipped: 'lease-held'`.
- * Every commit is read back from Kafka; one that did not land throws `CommitNotAppliedError`.
+ * Every commit is read back from Kafka; one that did not land throws `CommitNotAppliedError`. Partitions
+ * of a topic that no longer exists (deleted) are skipped and reported as `topic-missing`.
  *
  * @example
- * // A scheduled function of the AWS topology: commit the completion group `orders.lanes`.
- * const result = await runCommitter({ store, admin, group: 'orders' });
+ * // A scheduled function of the AWS topology: commit the completion group `orders.lanes` in one
+ * // member-less OffsetCommit request (it fails with GroupHasMembersError if that group has consumers).
+ * const kafka = new Kafka({ clientId: 'committer', brokers });
+ * const result = await runCommitter({ store, kafka, group: 'orders' });
  * for (const p of result.partitions) if (p.stalled) logger.warn('stalled', p);
+ *
+ * @example
+ * // Only kafkajs' public API (about 5 s per topic: admin.setOffsets joins the group for each).
+ * await runCommitter({ store, group: 'orders', committer: new AdminOffsetCommitter(admin, 'orders') });
  *
  * @example
  * // The local emulator: commit the live group through its running consumer (autoCommit: false).
@@ -168,11 +201,11 @@ async function commitUnderLease(
   trim: boolean,
   now: () => number,
 ): Promise<CommitterResult> {
-  const tracked = await store.trackedPartitions(group);
-  const topics = [...new Set(tracked.map((ref) => ref.topic))];
+  const allTracked = await store.trackedPartitions(group);
 
   // Fetched under the lease: no other committer run can change these offsets until this run commits.
-  const committed = await committer.fetchCommitted(topics);
+  const { committed, missing } = await fetchExisting(committer, [...new Set(allTracked.map((ref) => ref.topic))]);
+  const tracked = allTracked.filter((ref) => !missing.has(ref.topic));
   // Trimming while reading is safe even if the commit below then fails: trimming drops only done bits
   // below the frontier and never changes the frontier, so the next run reads the same (or a later)
   // frontier and commits it. Nothing below an uncommitted frontier needs its bits: offsets below `base`
@@ -187,10 +220,12 @@ async function commitUnderLease(
   await saveReadings(store.redis, group, plan.next);
 
   const byTopic = movesByTopic(plan.moves);
-  for (const [topic, moves] of byTopic) {
+  const calls = committer.oneTopicPerCommit === true ? [...byTopic.values()] : plan.moves.length > 0 ? [plan.moves] : [];
+  for (const moves of calls) {
     await lease.renew();
     await committer.commit(moves);
-    lease.assertStillHeld(`the commit of ${topic} to ${committer.groupId}`);
+    const topics = [...new Set(moves.map((m) => m.topic))].join(', ');
+    lease.assertStillHeld(`the commit of ${topics} to ${committer.groupId}`);
   }
 
   const after = new Map<string, number | undefined>();
@@ -219,7 +254,34 @@ async function commitUnderLease(
       frontierAgeMs: p.frontierSinceMs === undefined ? undefined : nowMs - p.frontierSinceMs,
     })),
     moves: plan.moves,
-    reasons: plan.reasons,
+    reasons: [
+      ...plan.reasons,
+      ...allTracked
+        .filter((ref) => missing.has(ref.topic))
+        .map((ref) => ({
+          topic: ref.topic,
+          partition: ref.partition,
+          code: PlanReasonCode.TopicMissing,
+          detail: `topic ${ref.topic} no longer exists in Kafka: skipped`,
+        })),
+    ],
     trimmedBytes: readings.reduce((sum, r) => sum + (r?.trimmedBytes ?? 0), 0),
   };
+}
+
+/**
+ * What the group has committed on the topics that still exist, and which tracked topics no longer do. A
+ * topic deleted between the two reads fails the run; the next run skips it.
+ */
+async function fetchExisting(
+  committer: OffsetCommitter,
+  topics: readonly string[],
+): Promise<{ committed: CommittedOffset[]; missing: ReadonlySet<string> }> {
+  try {
+    return { committed: await committer.fetchCommitted(topics), missing: new Set() };
+  } catch (error) {
+    if (!(error instanceof TopicMissingError)) throw error;
+    const missing = new Set(error.topics);
+    return { committed: await committer.fetchCommitted(topics.filter((topic) => !missing.has(topic))), missing };
+  }
 }

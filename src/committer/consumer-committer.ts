@@ -1,5 +1,5 @@
-import type { Admin, Consumer } from 'kafkajs';
-import { movesByTopic, parseFetchedOffsets, type OffsetCommitter } from './offset-committer';
+import type { Consumer } from 'kafkajs';
+import { fetchCommittedOffsets, movesByTopic, type OffsetCommitter, type OffsetReader } from './offset-committer';
 import type { CommitMove, CommittedOffset } from './types';
 
 export interface ConsumerOffsetCommitterOptions {
@@ -10,16 +10,16 @@ export interface ConsumerOffsetCommitterOptions {
    */
   readonly consumer: Pick<Consumer, 'commitOffsets'>;
   /** Reads what the group has committed (a consumer has no API for that). */
-  readonly admin: Pick<Admin, 'fetchOffsets'>;
+  readonly admin: OffsetReader;
   /** The consumer's group. */
   readonly groupId: string;
 }
 
 /**
  * Commits as a member of a live consumer group, through the member's own consumer: for the local
- * emulator and the self-hosted worker, whose group has members, so the admin API cannot write it.
- * Kafka checks the member's generation on each commit, so a member fenced off by a rebalance cannot
- * commit at all.
+ * emulator and the self-hosted worker, whose group has members, so no commit from outside the group
+ * (`setOffsets`, `MemberlessOffsetCommitter`) can write it. Kafka checks the member's generation on
+ * each commit, so a member fenced off by a rebalance cannot commit at all.
  *
  * @example
  * const consumer = kafka.consumer({ groupId: 'orders' });
@@ -29,7 +29,7 @@ export interface ConsumerOffsetCommitterOptions {
 export class ConsumerOffsetCommitter implements OffsetCommitter {
   readonly groupId: string;
   readonly #consumer: Pick<Consumer, 'commitOffsets'>;
-  readonly #admin: Pick<Admin, 'fetchOffsets'>;
+  readonly #admin: OffsetReader;
 
   constructor(options: ConsumerOffsetCommitterOptions) {
     this.#consumer = options.consumer;
@@ -38,8 +38,7 @@ export class ConsumerOffsetCommitter implements OffsetCommitter {
   }
 
   async fetchCommitted(topics: readonly string[]): Promise<CommittedOffset[]> {
-    if (topics.length === 0) return [];
-    return parseFetchedOffsets(await this.#admin.fetchOffsets({ groupId: this.groupId, topics: [...topics] }));
+    return fetchCommittedOffsets(this.#admin, this.groupId, topics);
   }
 
   async commit(moves: readonly CommitMove[]): Promise<void> {

@@ -3,7 +3,18 @@ export * from './errors';
 export { planCommit, parseCommittedOffset, partitionId, type PlanInput } from './plan';
 export { committerLeaseKey, committerReadingsKey, completionGroupId } from './keys';
 export { CommitterLease, LEASE_SCRIPTS_VERSION } from './lease';
-export { type OffsetCommitter, type FetchedOffsets, parseFetchedOffsets } from './offset-committer';
+export {
+  type OffsetCommitter,
+  type OffsetReader,
+  type FetchedOffsets,
+  parseFetchedOffsets,
+  fetchCommittedOffsets,
+} from './offset-committer';
+export {
+  MemberlessOffsetCommitter,
+  MEMBERLESS_COMMITTER_DEFAULTS,
+  type MemberlessOffsetCommitterOptions,
+} from './memberless-committer';
 export { AdminOffsetCommitter, type CommitterAdmin } from './admin-committer';
 export { ConsumerOffsetCommitter, type ConsumerOffsetCommitterOptions } from './consumer-committer';
 export {

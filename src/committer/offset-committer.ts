@@ -1,3 +1,7 @@
+import type { Admin } from 'kafkajs';
+import { LanesError } from '../errors';
+import { TopicMissingError } from './errors';
+import { KafkaErrorCode, kafkaErrorOf } from './kafka-errors';
 import { partitionId, parseCommittedOffset } from './plan';
 import type { CommitMove, CommittedOffset } from './types';
 
@@ -9,10 +13,57 @@ import type { CommitMove, CommittedOffset } from './types';
 export interface OffsetCommitter {
   /** The Kafka consumer group this committer writes. */
   readonly groupId: string;
-  /** What the group has committed on every partition of these topics (`undefined`: nothing). */
+  /**
+   * When `true`, `runCommitter` hands `commit` one topic's moves per call and renews its lease between
+   * calls: for a committer whose calls cost time per topic (`AdminOffsetCommitter`). Otherwise a run
+   * commits all its moves in one call.
+   */
+  readonly oneTopicPerCommit?: boolean;
+  /**
+   * What the group has committed on every partition of these topics (`undefined`: nothing). Throws
+   * `TopicMissingError` listing the topics that no longer exist, if any.
+   */
   fetchCommitted(topics: readonly string[]): Promise<CommittedOffset[]>;
   /** Commits forward moves (`to > from`); throws on any other move. */
   commit(moves: readonly CommitMove[]): Promise<void>;
+}
+
+/** The part of a kafkajs `Admin` that reads what a group has committed. */
+export type OffsetReader = Pick<Admin, 'fetchOffsets' | 'listTopics'>;
+
+/**
+ * What `groupId` has committed on every partition of `topics`, through kafkajs `admin.fetchOffsets`.
+ * kafkajs fails the whole call when one topic does not exist (`UNKNOWN_TOPIC_OR_PARTITION`); then the
+ * topics are listed, and the missing ones are reported in a `TopicMissingError`.
+ *
+ * @example
+ * await fetchCommittedOffsets(admin, 'orders.lanes', ['orders']); // [{ topic: 'orders', partition: 0, offset: 42 }]
+ */
+export async function fetchCommittedOffsets(
+  admin: OffsetReader,
+  groupId: string,
+  topics: readonly string[],
+): Promise<CommittedOffset[]> {
+  if (topics.length === 0) return [];
+  try {
+    return parseFetchedOffsets(await admin.fetchOffsets({ groupId, topics: [...topics] }));
+  } catch (error) {
+    if (kafkaErrorOf(error)?.code !== KafkaErrorCode.UnknownTopicOrPartition) throw error;
+    const existing = new Set(await admin.listTopics());
+    const missing = topics.filter((topic) => !existing.has(topic));
+    if (missing.length > 0) {
+      const message = `topics no longer exist in Kafka: ${missing.join(', ')}`;
+      throw new TopicMissingError(message, { topics: missing, cause: error });
+    }
+    // kafkajs 2.2.4 keeps every topic an admin has read in its metadata targets: once one of them is
+    // deleted, each later metadata refresh of that admin, so each fetchOffsets, fails.
+    throw new LanesError(
+      `reading what group ${groupId} has committed failed with UNKNOWN_TOPIC_OR_PARTITION although ` +
+        `${topics.join(', ')} exist: a kafkajs admin that once read a topic since deleted fails every later ` +
+        'fetchOffsets; connect a new admin',
+      { retriable: false, cause: error },
+    );
+  }
 }
 
 /** The reply of kafkajs `admin.fetchOffsets`. */

@@ -49,6 +49,11 @@ export const PlanReasonCode = {
   BehindCommitted: 'behind-committed',
   /** The frontier has not moved since the previous run while records above it were delivered. */
   Stalled: 'stalled',
+  /**
+   * The topic no longer exists in Kafka (deleted): `runCommitter` skipped the partition. `planCommit` never
+   * reports it; the partition's Redis state stays until the group's state is removed.
+   */
+  TopicMissing: 'topic-missing',
 } as const;
 export type PlanReasonCode = (typeof PlanReasonCode)[keyof typeof PlanReasonCode];
 

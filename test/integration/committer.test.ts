@@ -2,25 +2,31 @@
  * The committer against a real Kafka broker and real Redis (standalone and cluster): what it commits is
  * read back from Kafka with `admin.fetchOffsets`, never taken from the committer's own report.
  */
-import type { Cluster, Redis } from 'ioredis';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis, type Cluster } from 'ioredis';
 import type { Admin, Consumer, Kafka } from 'kafkajs';
 import {
   AdminOffsetCommitter,
   CommitNotAppliedError,
   CommitterLease,
+  GroupHasMembersError,
   LeaseLostError,
+  MemberlessOffsetCommitter,
+  OffsetCommitError,
   PlanReasonCode,
+  TopicMissingError,
   completionGroupId,
   runCommitter,
+  type CommitMove,
   type CommitterResult,
   type OffsetCommitter,
 } from '../../src/committer';
 import { CompletionStore, type PartitionRef } from '../../src/completion';
-import { createKafka, createTopic, deleteTopics, redisSetups, uniqueName } from './support/stack';
+import { REDIS_URL, createKafka, createTopic, deleteTopics, redisSetups, uniqueName } from './support/stack';
 
-// Runs commit through real group joins; jest's `testTimeout` is a global option, so the
-// integration project's value does not reach this file's hooks and tests.
-jest.setTimeout(120_000);
+// jest's `testTimeout` is a global option, so the integration project's value does not reach this
+// file's hooks and tests. The AdminOffsetCommitter test waits out a group join (~5 s).
+jest.setTimeout(60_000);
 
 const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 const records = (offsets: number[]) => offsets.map((offset) => ({ offset }));
@@ -37,34 +43,24 @@ function shuffled<T>(items: readonly T[], seed: number): T[] {
   return out;
 }
 
-describe.each(redisSetups())('committer on Redis $name', ({ connect }) => {
-  let redis: Redis | Cluster;
-  let store: CompletionStore;
-  let kafka: Kafka;
-  let admin: Admin;
-  const topics: string[] = [];
-
+/** The Kafka side every block uses: one client, one admin, and the topics to delete at the end. */
+function kafkaFixture() {
+  const fixture = { kafka: createKafka(), admin: undefined as unknown as Admin, topics: [] as string[] };
   beforeAll(async () => {
-    redis = connect();
-    kafka = createKafka();
-    admin = kafka.admin();
-    await admin.connect();
+    fixture.admin = fixture.kafka.admin();
+    await fixture.admin.connect();
   });
   afterAll(async () => {
-    await admin.disconnect();
-    await redis.quit();
-    await deleteTopics(topics);
-  });
-  beforeEach(() => {
-    store = new CompletionStore(redis, { maxWindow: 100_000, maxParked: 100 });
+    await fixture.admin.disconnect();
+    await deleteTopics(fixture.topics);
   });
 
   /** A fresh topic with `partitions` partitions and `perPartition` real records in each. */
   async function topicWithRecords(partitions: number, perPartition: number): Promise<string> {
     const topic = uniqueName('committer');
-    topics.push(topic);
+    fixture.topics.push(topic);
     await createTopic(topic, partitions);
-    const producer = kafka.producer();
+    const producer = fixture.kafka.producer();
     await producer.connect();
     try {
       await producer.send({
@@ -82,9 +78,175 @@ describe.each(redisSetups())('committer on Redis $name', ({ connect }) => {
 
   /** What `groupId` has committed on each partition of `topic`, read from Kafka (`-1`: nothing). */
   async function committedOf(groupId: string, topic: string): Promise<number[]> {
-    const [fetched] = await admin.fetchOffsets({ groupId, topics: [topic] });
+    const [fetched] = await fixture.admin.fetchOffsets({ groupId, topics: [topic] });
     return (fetched?.partitions ?? []).sort((a, b) => a.partition - b.partition).map((p) => Number(p.offset));
   }
+
+  /** Deletes a topic and waits until the broker no longer lists it. */
+  async function deleteTopic(topic: string): Promise<void> {
+    await deleteTopics([topic]);
+    const admin = fixture.kafka.admin();
+    await admin.connect();
+    try {
+      for (let i = 0; i < 100 && (await admin.listTopics()).includes(topic); i++) await sleep(50);
+    } finally {
+      await admin.disconnect();
+    }
+  }
+
+  /** A running kafkajs consumer of `groupId` on `topic` that commits nothing on its own; stop it with `disconnect`. */
+  async function liveMember(groupId: string, topic: string): Promise<Consumer> {
+    // A short fetch wait: stopping a consumer waits out its fetch in flight (5 s by default).
+    const member = fixture.kafka.consumer({ groupId, maxWaitTimeInMs: 100 });
+    await member.connect();
+    await member.subscribe({ topic, fromBeginning: true });
+    const joined = new Promise<void>((resolve) => member.on(member.events.GROUP_JOIN, () => resolve()));
+    await member.run({ autoCommit: false, eachMessage: async () => undefined });
+    await joined;
+    return member;
+  }
+
+  return { fixture, topicWithRecords, committedOf, deleteTopic, liveMember };
+}
+
+const move = (topic: string, partition: number, to: number): CommitMove => ({ topic, partition, from: undefined, to });
+
+describe('MemberlessOffsetCommitter (one OffsetCommit by no member)', () => {
+  const { fixture, topicWithRecords, committedOf, deleteTopic, liveMember } = kafkaFixture();
+
+  it('commits, and the commit reads back through admin.fetchOffsets, in well under the ~5 s of setOffsets', async () => {
+    // Prepare
+    const group = uniqueName('grp');
+    const topic = await topicWithRecords(3, 10);
+    const committer = new MemberlessOffsetCommitter(fixture.kafka, group);
+
+    // Act
+    const startedAt = Date.now();
+    await committer.commit([move(topic, 0, 7), move(topic, 2, 10)]);
+    const tookMs = Date.now() - startedAt;
+
+    // Assess
+    expect(committer.groupId).toBe(`${group}.lanes`);
+    expect(await committedOf(completionGroupId(group), topic)).toEqual([7, -1, 10]);
+    expect(await committer.fetchCommitted([topic])).toEqual([
+      { topic, partition: 0, offset: 7 },
+      { topic, partition: 1, offset: undefined },
+      { topic, partition: 2, offset: 10 },
+    ]);
+    expect(tookMs).toBeLessThan(2_500);
+  });
+
+  it('commits the partitions of two topics in one call', async () => {
+    // Prepare
+    const group = uniqueName('grp');
+    const [a, b] = [await topicWithRecords(2, 10), await topicWithRecords(1, 10)];
+    const committer = new MemberlessOffsetCommitter(fixture.kafka, group);
+
+    // Act
+    await committer.commit([move(a, 1, 4), move(b, 0, 9), move(a, 0, 2)]);
+
+    // Assess
+    expect(await committedOf(completionGroupId(group), a)).toEqual([2, 4]);
+    expect(await committedOf(completionGroupId(group), b)).toEqual([9]);
+  });
+
+  it('is refused with GroupHasMembersError while a kafkajs consumer of the group runs, and changes nothing', async () => {
+    // Prepare: the completion group has offsets within the log (a member would reset others), then a member
+    const group = uniqueName('grp');
+    const groupId = completionGroupId(group);
+    const topic = await topicWithRecords(2, 10);
+    const committer = new MemberlessOffsetCommitter(fixture.kafka, group);
+    await committer.commit([move(topic, 0, 3), move(topic, 1, 5)]);
+    const member = await liveMember(groupId, topic);
+
+    try {
+      // Act
+      const refused = committer.commit([move(topic, 0, 8), move(topic, 1, 9)]);
+
+      // Assess
+      await expect(refused).rejects.toBeInstanceOf(GroupHasMembersError);
+      await expect(committer.commit([move(topic, 0, 8)])).rejects.toMatchObject({
+        groupId,
+        kafkaError: 'UNKNOWN_MEMBER_ID',
+        message: expect.stringContaining(`group ${groupId}`),
+      });
+      expect(await committedOf(groupId, topic)).toEqual([3, 5]);
+    } finally {
+      await member.disconnect();
+    }
+    // Once the member has left, the group takes member-less commits again.
+    await committer.commit([move(topic, 0, 8)]);
+    expect(await committedOf(groupId, topic)).toEqual([8, 5]);
+  });
+
+  it('reports a deleted topic: TopicMissingError on reading, and a commit naming it commits nothing', async () => {
+    // Prepare
+    const group = uniqueName('grp');
+    const [kept, gone] = [await topicWithRecords(1, 10), await topicWithRecords(1, 10)];
+    const committer = new MemberlessOffsetCommitter(fixture.kafka, group);
+    await committer.fetchCommitted([kept, gone]);
+    await deleteTopic(gone);
+
+    // Act / Assess
+    await expect(committer.fetchCommitted([kept, gone])).rejects.toBeInstanceOf(TopicMissingError);
+    await expect(committer.fetchCommitted([gone, kept])).rejects.toMatchObject({ topics: [gone] });
+    const naming = committer.commit([move(kept, 0, 4), move(gone, 0, 4)]);
+    await expect(naming).rejects.toBeInstanceOf(OffsetCommitError);
+    await expect(naming).rejects.toMatchObject({ kafkaError: 'UNKNOWN_TOPIC_OR_PARTITION' });
+    expect(await committedOf(completionGroupId(group), kept)).toEqual([-1]);
+    // The committer is not left broken by the deleted topic.
+    await committer.commit([move(kept, 0, 4)]);
+    expect(await committer.fetchCommitted([kept])).toEqual([{ topic: kept, partition: 0, offset: 4 }]);
+  });
+});
+
+describe('AdminOffsetCommitter (kafkajs public API only)', () => {
+  const { fixture, topicWithRecords, committedOf } = kafkaFixture();
+  let redis: Redis;
+  beforeAll(() => {
+    redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 3 });
+  });
+  afterAll(async () => {
+    await redis.quit();
+  });
+
+  it('commits the frontiers through setOffsets', async () => {
+    // Prepare
+    const group = uniqueName('grp');
+    const topic = await topicWithRecords(2, 10);
+    const store = new CompletionStore(redis, { maxWindow: 100_000, maxParked: 100 });
+    await store.admit({ group, topic, partition: 0 }, records(range(0, 9)));
+    await store.markDone({ group, topic, partition: 0 }, range(0, 5));
+    await store.admit({ group, topic, partition: 1 }, records(range(0, 9)));
+    await store.markDone({ group, topic, partition: 1 }, range(0, 9));
+
+    // Act
+    const result = await runCommitter({ store, group, committer: new AdminOffsetCommitter(fixture.admin, group) });
+
+    // Assess
+    expect(result.groupId).toBe(completionGroupId(group));
+    expect(await committedOf(completionGroupId(group), topic)).toEqual([6, 10]);
+    expect(result.partitions.map((p) => p.committed)).toEqual([6, 10]);
+  });
+});
+
+describe.each(redisSetups())('committer on Redis $name', ({ connect }) => {
+  let redis: Redis | Cluster;
+  let store: CompletionStore;
+  const { fixture, topicWithRecords, committedOf, deleteTopic, liveMember } = kafkaFixture();
+  let kafka: Kafka;
+  let admin: Admin;
+
+  beforeAll(() => {
+    redis = connect();
+    ({ kafka, admin } = fixture);
+  });
+  afterAll(async () => {
+    await redis.quit();
+  });
+  beforeEach(() => {
+    store = new CompletionStore(redis, { maxWindow: 100_000, maxParked: 100 });
+  });
 
   const partitionOf = (result: CommitterResult, partition: number) => result.partitions.find((p) => p.partition === partition);
 
@@ -133,7 +295,7 @@ describe.each(redisSetups())('committer on Redis $name', ({ connect }) => {
       await store.markDone(p(1), [0, 1, 3, 4]);
 
       // Act
-      const result = await runCommitter({ store, admin, group });
+      const result = await runCommitter({ store, kafka, group });
 
       // Assess
       expect(result.skipped).toBeUndefined();
@@ -159,15 +321,15 @@ describe.each(redisSetups())('committer on Redis $name', ({ connect }) => {
       await store.markDone(ref, [100, 105, 110]);
 
       // Act / Assess: 106 is unfinished
-      await runCommitter({ store, admin, group });
+      await runCommitter({ store, kafka, group });
       expect(await committedOf(completionGroupId(group), topic)).toEqual([106]);
 
       await store.markDone(ref, [106]);
-      const second = await runCommitter({ store, admin, group });
+      const second = await runCommitter({ store, kafka, group });
       expect(await committedOf(completionGroupId(group), topic)).toEqual([111]);
       expect(second.moves).toEqual([{ topic, partition: 0, from: 106, to: 111 }]);
 
-      const third = await runCommitter({ store, admin, group });
+      const third = await runCommitter({ store, kafka, group });
       expect(third.moves).toEqual([]);
       expect(third.reasons).toEqual([expect.objectContaining({ code: PlanReasonCode.UpToDate })]);
       expect(partitionOf(third, 0)).toMatchObject({ committedBefore: 111, committed: 111, stalled: false });
@@ -178,12 +340,12 @@ describe.each(redisSetups())('committer on Redis $name', ({ connect }) => {
       const group = uniqueName('grp');
       const topic = await topicWithRecords(1, 60);
       const ref: PartitionRef = { group, topic, partition: 0 };
-      await admin.setOffsets({ groupId: completionGroupId(group), topic, partitions: [{ partition: 0, offset: '50' }] });
+      await new MemberlessOffsetCommitter(kafka, group).commit([move(topic, 0, 50)]);
       await store.admit(ref, records(range(0, 20)));
       await store.markDone(ref, range(0, 9));
 
       // Act
-      const result = await runCommitter({ store, admin, group });
+      const result = await runCommitter({ store, kafka, group });
 
       // Assess
       expect(await committedOf(completionGroupId(group), topic)).toEqual([50]);
@@ -203,9 +365,9 @@ describe.each(redisSetups())('committer on Redis $name', ({ connect }) => {
       const now = () => clock;
 
       // Act
-      const first = await runCommitter({ store, admin, group, now });
+      const first = await runCommitter({ store, kafka, group, now });
       clock += 60_000;
-      const second = await runCommitter({ store, admin, group, now });
+      const second = await runCommitter({ store, kafka, group, now });
 
       // Assess
       expect(partitionOf(first, 0)).toMatchObject({ committed: 0, stalled: false });
@@ -214,7 +376,7 @@ describe.each(redisSetups())('committer on Redis $name', ({ connect }) => {
 
       await store.markDone(ref, [0]);
       clock += 60_000;
-      const third = await runCommitter({ store, admin, group, now });
+      const third = await runCommitter({ store, kafka, group, now });
       expect(partitionOf(third, 0)).toMatchObject({ committed: 10, stalled: false, frontierAgeMs: 0 });
       expect(await committedOf(completionGroupId(group), topic)).toEqual([10]);
     });
@@ -230,23 +392,23 @@ describe.each(redisSetups())('committer on Redis $name', ({ connect }) => {
       expect(other).toBeDefined();
 
       // Act
-      const skipped = await runCommitter({ store, admin, group });
+      const skipped = await runCommitter({ store, kafka, group });
 
       // Assess
       expect(skipped).toMatchObject({ skipped: 'lease-held', moves: [], partitions: [] });
       expect(await committedOf(completionGroupId(group), topic)).toEqual([-1]);
       expect(await other?.release()).toBe(true);
-      const after = await runCommitter({ store, admin, group });
+      const after = await runCommitter({ store, kafka, group });
       expect(after.skipped).toBeUndefined();
       expect(await committedOf(completionGroupId(group), topic)).toEqual([5]);
       // A run releases its lease: the next one gets it at once.
-      expect((await runCommitter({ store, admin, group })).skipped).toBeUndefined();
+      expect((await runCommitter({ store, kafka, group })).skipped).toBeUndefined();
     });
 
     it('never moves back while two runs race each other and offsets keep finishing (20 rounds)', async () => {
       // Prepare: 3 partitions of 200 offsets, finished chunk by chunk in a shuffled order. On even rounds
       // the lowest offset of the chunk is held back to the next round, so the frontier moves on every
-      // other round and the runs meet both "nothing to move" and "commit" (a ~5 s setOffsets) states.
+      // other round and the runs meet both "nothing to move" and "commit" states.
       const group = uniqueName('grp');
       const size = 200;
       const rounds = 20;
@@ -269,8 +431,8 @@ describe.each(redisSetups())('committer on Redis $name', ({ connect }) => {
       for (let round = 0; round < rounds; round++) {
         const marks = refs.map((ref) => store.markDone(ref, marksOf(ref, round)));
         const [a, b] = await Promise.all([
-          runCommitter({ store, admin, group }),
-          runCommitter({ store, admin, group }),
+          runCommitter({ store, kafka, group }),
+          runCommitter({ store, kafka, group }),
           ...marks,
         ]);
         const results = [a, b] as CommitterResult[];
@@ -278,7 +440,7 @@ describe.each(redisSetups())('committer on Redis $name', ({ connect }) => {
         expect(results.some((r) => r.skipped === undefined)).toBe(true);
         seen.push(await committedOf(completionGroupId(group), topic));
       }
-      await runCommitter({ store, admin, group });
+      await runCommitter({ store, kafka, group });
       seen.push(await committedOf(completionGroupId(group), topic));
 
       // Assess: per partition, the committed offsets read back never decrease and end at the frontier
@@ -295,18 +457,27 @@ describe.each(redisSetups())('committer on Redis $name', ({ connect }) => {
     });
 
     it('refuses to go on once its lease may have expired during a commit', async () => {
-      // Prepare: a lease shorter than one setOffsets (which waits out one fetch, about 5 s)
+      // Prepare: a commit call slower than the lease's time to live
       const group = uniqueName('grp');
       const topic = await topicWithRecords(2, 5);
       for (const topicPartition of [0, 1]) {
         await store.admit({ group, topic, partition: topicPartition }, records(range(0, 4)));
         await store.markDone({ group, topic, partition: topicPartition }, range(0, 4));
       }
+      const real = new MemberlessOffsetCommitter(kafka, group);
+      const slow: OffsetCommitter = {
+        groupId: real.groupId,
+        fetchCommitted: (names) => real.fetchCommitted(names),
+        commit: async (moves) => {
+          await sleep(1_200);
+          await real.commit(moves);
+        },
+      };
 
       // Act / Assess
-      await expect(runCommitter({ store, admin, group, leaseTtlMs: 1_000 })).rejects.toBeInstanceOf(LeaseLostError);
+      await expect(runCommitter({ store, committer: slow, group, leaseTtlMs: 1_000 })).rejects.toBeInstanceOf(LeaseLostError);
       // The lease was not held by anyone else: the next run (with a sane lease) finishes the job.
-      const next = await runCommitter({ store, admin, group });
+      const next = await runCommitter({ store, kafka, group });
       expect(next.skipped).toBeUndefined();
       expect(await committedOf(completionGroupId(group), topic)).toEqual([5, 5]);
     });
@@ -317,7 +488,7 @@ describe.each(redisSetups())('committer on Redis $name', ({ connect }) => {
       const topic = await topicWithRecords(1, 5);
       await store.admit({ group, topic, partition: 0 }, records(range(0, 4)));
       await store.markDone({ group, topic, partition: 0 }, range(0, 2));
-      const real = new AdminOffsetCommitter(admin, group);
+      const real = new MemberlessOffsetCommitter(kafka, group);
       const dropping: OffsetCommitter = {
         groupId: real.groupId,
         fetchCommitted: (names) => real.fetchCommitted(names),
@@ -330,8 +501,52 @@ describe.each(redisSetups())('committer on Redis $name', ({ connect }) => {
       );
       await expect(runCommitter({ store, committer: dropping, group })).rejects.toBeInstanceOf(CommitNotAppliedError);
       // A failed run released its lease.
-      expect((await runCommitter({ store, admin, group })).skipped).toBeUndefined();
+      expect((await runCommitter({ store, kafka, group })).skipped).toBeUndefined();
       expect(await committedOf(completionGroupId(group), topic)).toEqual([3]);
+    });
+    it('skips a deleted topic, reports it as topic-missing, and commits the other topics', async () => {
+      // Prepare: two tracked topics, one deleted since its records were admitted
+      const group = uniqueName('grp');
+      const [kept, gone] = [await topicWithRecords(1, 10), await topicWithRecords(2, 10)];
+      await store.admit({ group, topic: kept, partition: 0 }, records(range(0, 9)));
+      await store.markDone({ group, topic: kept, partition: 0 }, range(0, 3));
+      for (const partition of [0, 1]) {
+        await store.admit({ group, topic: gone, partition }, records(range(0, 9)));
+        await store.markDone({ group, topic: gone, partition }, range(0, 9));
+      }
+      await runCommitter({ store, kafka, group });
+      await deleteTopic(gone);
+      await store.markDone({ group, topic: kept, partition: 0 }, range(4, 6));
+
+      // Act
+      const result = await runCommitter({ store, kafka, group });
+
+      // Assess
+      expect(result.moves).toEqual([{ topic: kept, partition: 0, from: 4, to: 7 }]);
+      expect(await committedOf(completionGroupId(group), kept)).toEqual([7]);
+      expect(result.partitions.map((p) => p.topic)).toEqual([kept]);
+      expect(result.reasons).toEqual([
+        expect.objectContaining({ topic: gone, partition: 0, code: PlanReasonCode.TopicMissing }),
+        expect.objectContaining({ topic: gone, partition: 1, code: PlanReasonCode.TopicMissing }),
+      ]);
+    });
+
+    it('fails with GroupHasMembersError, commits nothing and releases its lease while the completion group has a member', async () => {
+      // Prepare
+      const group = uniqueName('grp');
+      const topic = await topicWithRecords(1, 10);
+      await store.admit({ group, topic, partition: 0 }, records(range(0, 9)));
+      await store.markDone({ group, topic, partition: 0 }, range(0, 4));
+      const intruder = await liveMember(completionGroupId(group), topic);
+
+      try {
+        // Act / Assess
+        await expect(runCommitter({ store, kafka, group })).rejects.toBeInstanceOf(GroupHasMembersError);
+        expect(await committedOf(completionGroupId(group), topic)).toEqual([-1]);
+      } finally {
+        await intruder.disconnect();
+      }
+      expect((await runCommitter({ store, kafka, group })).moves).toEqual([{ topic, partition: 0, from: undefined, to: 5 }]);
     });
   });
 
@@ -343,30 +558,24 @@ describe.each(redisSetups())('committer on Redis $name', ({ connect }) => {
       consumer = undefined;
     });
 
-    /** A running member of `group` on `topic` that commits nothing on its own. */
-    async function liveMember(group: string, topic: string): Promise<Consumer> {
-      const member = kafka.consumer({ groupId: group });
-      consumer = member;
-      await member.connect();
-      await member.subscribe({ topic, fromBeginning: true });
-      const joined = new Promise<void>((resolve) => member.on(member.events.GROUP_JOIN, () => resolve()));
-      await member.run({ autoCommit: false, eachMessage: async () => undefined });
-      await joined;
-      return member;
+    /** A running member of `group` on `topic`, disconnected after the test. */
+    async function member(group: string, topic: string): Promise<Consumer> {
+      consumer = await liveMember(group, topic);
+      return consumer;
     }
 
     it('commits the frontier as a member of the group', async () => {
       // Prepare
       const group = uniqueName('grp');
       const topic = await topicWithRecords(2, 30);
-      const member = await liveMember(group, topic);
+      const live = await member(group, topic);
       await store.admit({ group, topic, partition: 0 }, records(range(0, 29)));
       await store.markDone({ group, topic, partition: 0 }, [...range(0, 19), 21]);
       await store.admit({ group, topic, partition: 1 }, records(range(0, 29)));
       await store.markDone({ group, topic, partition: 1 }, range(0, 29));
 
       // Act
-      const result = await runCommitter({ store, consumer: member, admin, group });
+      const result = await runCommitter({ store, consumer: live, admin, group });
 
       // Assess
       expect(result.groupId).toBe(group);
@@ -379,7 +588,7 @@ describe.each(redisSetups())('committer on Redis $name', ({ connect }) => {
 
       // And it only moves forward from there.
       await store.markDone({ group, topic, partition: 0 }, [20]);
-      await runCommitter({ store, consumer: member, admin, group });
+      await runCommitter({ store, consumer: live, admin, group });
       expect(await committedOf(group, topic)).toEqual([22, 30]); // 21 was done already
     });
 
@@ -387,13 +596,13 @@ describe.each(redisSetups())('committer on Redis $name', ({ connect }) => {
       // Prepare
       const group = uniqueName('grp');
       const topic = await topicWithRecords(1, 5);
-      const member = await liveMember(group, topic);
-      await member.stop();
+      const live = await member(group, topic);
+      await live.stop();
       await store.admit({ group, topic, partition: 0 }, records(range(0, 4)));
       await store.markDone({ group, topic, partition: 0 }, range(0, 4));
 
       // Act / Assess
-      await expect(runCommitter({ store, consumer: member, admin, group })).rejects.toThrow();
+      await expect(runCommitter({ store, consumer: live, admin, group })).rejects.toThrow();
       expect(await committedOf(group, topic)).toEqual([-1]);
       const lease = await CommitterLease.acquire(redis, group, 1_000);
       expect(lease).toBeDefined();

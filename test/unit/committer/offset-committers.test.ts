@@ -1,8 +1,10 @@
 import type { Admin, Consumer } from 'kafkajs';
 import { AdminOffsetCommitter } from '../../../src/committer/admin-committer';
 import { ConsumerOffsetCommitter } from '../../../src/committer/consumer-committer';
-import { movesByTopic, parseFetchedOffsets } from '../../../src/committer/offset-committer';
+import { TopicMissingError } from '../../../src/committer/errors';
+import { fetchCommittedOffsets, movesByTopic, parseFetchedOffsets } from '../../../src/committer/offset-committer';
 import type { CommitMove } from '../../../src/committer/types';
+import { LanesError } from '../../../src/errors';
 
 const move = (topic: string, partition: number, from: number | undefined, to: number): CommitMove => ({
   topic,
@@ -12,12 +14,17 @@ const move = (topic: string, partition: number, from: number | undefined, to: nu
 });
 
 /** A kafkajs admin double that records what it was asked. */
-function fakeAdmin(fetched: Awaited<ReturnType<Admin['fetchOffsets']>> = []) {
+function fakeAdmin(fetched: Awaited<ReturnType<Admin['fetchOffsets']>> = [], topics: string[] = []) {
   return {
     fetchOffsets: jest.fn<ReturnType<Admin['fetchOffsets']>, Parameters<Admin['fetchOffsets']>>(async () => fetched),
     setOffsets: jest.fn<ReturnType<Admin['setOffsets']>, Parameters<Admin['setOffsets']>>(async () => undefined),
+    listTopics: jest.fn<ReturnType<Admin['listTopics']>, Parameters<Admin['listTopics']>>(async () => topics),
   };
 }
+
+/** What kafkajs throws when a topic's metadata cannot be loaded (a `KafkaJSProtocolError`). */
+const unknownTopic = () =>
+  Object.assign(new Error('This server does not host this topic-partition'), { type: 'UNKNOWN_TOPIC_OR_PARTITION', code: 3 });
 
 describe('parseFetchedOffsets', () => {
   it('flattens a kafkajs fetchOffsets reply, -1 becoming undefined', () => {
@@ -62,6 +69,41 @@ describe('movesByTopic', () => {
   });
 });
 
+describe('fetchCommittedOffsets', () => {
+  it('names the topics that no longer exist when kafkajs fails on one', async () => {
+    // Prepare
+    const admin = fakeAdmin([], ['a', 'c']);
+    admin.fetchOffsets.mockRejectedValue(unknownTopic());
+    // Act
+    const fetching = fetchCommittedOffsets(admin, 'orders.lanes', ['a', 'b', 'c', 'd']);
+    // Assess
+    await expect(fetching).rejects.toBeInstanceOf(TopicMissingError);
+    await expect(fetching).rejects.toMatchObject({ topics: ['b', 'd'], message: 'topics no longer exist in Kafka: b, d' });
+  });
+
+  it('says the admin is stale when every topic exists but kafkajs still fails on an unknown topic', async () => {
+    const admin = fakeAdmin([], ['a']);
+    admin.fetchOffsets.mockRejectedValue(unknownTopic());
+    const fetching = fetchCommittedOffsets(admin, 'orders.lanes', ['a']);
+    await expect(fetching).rejects.toBeInstanceOf(LanesError);
+    await expect(fetching).rejects.toThrow(/once read a topic since deleted .* connect a new admin/);
+  });
+
+  it('passes any other error on as it is, without listing topics', async () => {
+    const admin = fakeAdmin();
+    const failure = new Error('Connection timeout');
+    admin.fetchOffsets.mockRejectedValue(failure);
+    await expect(fetchCommittedOffsets(admin, 'orders.lanes', ['a'])).rejects.toBe(failure);
+    expect(admin.listTopics).not.toHaveBeenCalled();
+  });
+
+  it('asks nothing for no topics', async () => {
+    const admin = fakeAdmin();
+    expect(await fetchCommittedOffsets(admin, 'orders.lanes', [])).toEqual([]);
+    expect(admin.fetchOffsets).not.toHaveBeenCalled();
+  });
+});
+
 describe('AdminOffsetCommitter', () => {
   it('commits the completion group, one setOffsets per topic, offsets as strings', async () => {
     // Prepare
@@ -71,6 +113,7 @@ describe('AdminOffsetCommitter', () => {
     await committer.commit([move('a', 0, undefined, 7), move('b', 2, 1, 3), move('a', 1, 4, 9)]);
     // Assess
     expect(committer.groupId).toBe('orders.lanes');
+    expect(committer.oneTopicPerCommit).toBe(true); // runCommitter renews its lease between topics
     expect(admin.setOffsets.mock.calls).toEqual([
       [{ groupId: 'orders.lanes', topic: 'a', partitions: [{ partition: 0, offset: '7' }, { partition: 1, offset: '9' }] }],
       [{ groupId: 'orders.lanes', topic: 'b', partitions: [{ partition: 2, offset: '3' }] }],

@@ -30,8 +30,14 @@ describe('runCommitter options', () => {
     await expect(runCommitter(options)).rejects.toThrow(message);
   });
 
-  it('asks for a way to commit', async () => {
-    const options = { store: untouchable, group: 'g' } as unknown as RunCommitterOptions;
-    await expect(runCommitter(options)).rejects.toThrow(/Expected `admin`/);
+  it.each([
+    ['no way', {}, 'Expected `kafka` (the admin way), `consumer` with `admin` (the consumer way) or `committer`'],
+    ['`admin` alone', { admin: {} }, '`admin` alone is not a way: pass `kafka`, or `committer: new AdminOffsetCommitter(admin, group)`'],
+    ['two ways', { kafka: {}, committer }, 'Expected one of `kafka`, `consumer` and `committer`, got `kafka` and `committer`'],
+    ['`consumer` without `admin`', { consumer: {} }, 'Expected `admin` with `consumer`'],
+  ])('asks for one way to commit: rejects %s', async (_, given, message) => {
+    const options = { store: untouchable, group: 'g', ...given } as unknown as RunCommitterOptions;
+    await expect(runCommitter(options)).rejects.toThrow(ConfigError);
+    await expect(runCommitter(options)).rejects.toThrow(message);
   });
 });

@@ -1,0 +1,142 @@
+import { runCommitter, type RunCommitterOptions } from '../../../src/committer/committer';
+import { TopicMissingError } from '../../../src/committer/errors';
+import type { OffsetCommitter } from '../../../src/committer/offset-committer';
+import { PlanReasonCode, type CommitMove, type CommittedOffset } from '../../../src/committer/types';
+import type { FrontierReading, PartitionRef } from '../../../src/completion';
+
+type Store = RunCommitterOptions['store'];
+type ScriptCommand = (numKeys: number, ...args: string[]) => Promise<number>;
+
+/**
+ * Just enough of Redis for the lease and the readings: `SET NX`, the lease scripts by their meaning
+ * (extend or release when the token matches), `HGETALL` and `HSET`.
+ */
+function fakeRedis(): Store['redis'] {
+  const strings = new Map<string, string>();
+  const hashes = new Map<string, Record<string, string>>();
+  const redis: Record<string, unknown> = {
+    set: async (key: string, value: string) => {
+      if (strings.has(key)) return null;
+      strings.set(key, value);
+      return 'OK';
+    },
+    hgetall: async (key: string) => ({ ...hashes.get(key) }),
+    hset: async (key: string, fields: Record<string, string>) => {
+      hashes.set(key, { ...hashes.get(key), ...fields });
+      return Object.keys(fields).length;
+    },
+    defineCommand: (name: string) => {
+      const command: ScriptCommand = async (_, key = '', token = '') => {
+        if (strings.get(key) !== token) return 0;
+        if (name.includes('release')) strings.delete(key);
+        return 1;
+      };
+      redis[name] = command;
+    },
+  };
+  return redis as unknown as Store['redis'];
+}
+
+/** A completion store whose partitions have these frontiers (highest = frontier + 5). */
+function fakeStore(group: string, frontiers: ReadonlyArray<[topic: string, partition: number, frontier: number]>): Store {
+  const refs: PartitionRef[] = frontiers.map(([topic, partition]) => ({ group, topic, partition }));
+  const byId = new Map(frontiers.map(([topic, partition, frontier]) => [`${topic}-${partition}`, frontier]));
+  return {
+    redis: fakeRedis(),
+    trackedPartitions: async () => refs,
+    frontier: async (ref: PartitionRef): Promise<FrontierReading | undefined> => {
+      const frontier = byId.get(`${ref.topic}-${ref.partition}`);
+      return frontier === undefined ? undefined : { base: 0, frontier, highest: frontier + 5, trimmedBytes: 0 };
+    },
+  };
+}
+
+/** An in-memory group: commits land, reads give them back; topics in `missing` do not exist. */
+function memoryCommitter(options: { oneTopicPerCommit?: boolean; missing?: string[] } = {}) {
+  const committed = new Map<string, CommittedOffset>();
+  const missing = new Set(options.missing);
+  const committer = {
+    groupId: 'orders.lanes',
+    oneTopicPerCommit: options.oneTopicPerCommit,
+    fetchCommitted: jest.fn(async (topics: readonly string[]) => {
+      const gone = topics.filter((topic) => missing.has(topic));
+      if (gone.length > 0) throw new TopicMissingError(`missing ${gone.join(', ')}`, { topics: gone });
+      return [...committed.values()].filter((c) => topics.includes(c.topic));
+    }),
+    commit: jest.fn(async (moves: readonly CommitMove[]) => {
+      for (const m of moves) committed.set(`${m.topic}-${m.partition}`, { topic: m.topic, partition: m.partition, offset: m.to });
+    }),
+  } satisfies OffsetCommitter;
+  return committer;
+}
+
+describe('runCommitter with an OffsetCommitter', () => {
+  it('commits every move of every topic in one call', async () => {
+    // Prepare
+    const store = fakeStore('orders', [
+      ['a', 0, 4],
+      ['a', 1, 2],
+      ['b', 0, 9],
+    ]);
+    const committer = memoryCommitter();
+
+    // Act
+    const result = await runCommitter({ store, committer, group: 'orders' });
+
+    // Assess
+    expect(committer.commit.mock.calls).toEqual([
+      [
+        [
+          { topic: 'a', partition: 0, from: undefined, to: 4 },
+          { topic: 'a', partition: 1, from: undefined, to: 2 },
+          { topic: 'b', partition: 0, from: undefined, to: 9 },
+        ],
+      ],
+    ]);
+    expect(result.partitions.map((p) => p.committed)).toEqual([4, 2, 9]);
+  });
+
+  it('commits one topic per call for a committer that asks for it', async () => {
+    const store = fakeStore('orders', [
+      ['a', 0, 4],
+      ['b', 0, 9],
+      ['a', 1, 2],
+    ]);
+    const committer = memoryCommitter({ oneTopicPerCommit: true });
+    await runCommitter({ store, committer, group: 'orders' });
+    expect(committer.commit.mock.calls.map(([moves]) => moves.map((m) => `${m.topic}-${m.partition}`))).toEqual([
+      ['a-0', 'a-1'],
+      ['b-0'],
+    ]);
+  });
+
+  it('skips the partitions of a topic that no longer exists, reports them, and commits the rest', async () => {
+    // Prepare
+    const store = fakeStore('orders', [
+      ['a', 0, 4],
+      ['gone', 0, 7],
+      ['gone', 1, 3],
+    ]);
+    const committer = memoryCommitter({ missing: ['gone'] });
+
+    // Act
+    const result = await runCommitter({ store, committer, group: 'orders' });
+
+    // Assess
+    expect(committer.fetchCommitted.mock.calls).toEqual([[['a', 'gone']], [['a']], [['a']]]);
+    expect(result.moves).toEqual([{ topic: 'a', partition: 0, from: undefined, to: 4 }]);
+    expect(result.partitions.map((p) => `${p.topic}-${p.partition}`)).toEqual(['a-0']);
+    expect(result.reasons).toEqual([
+      { topic: 'gone', partition: 0, code: PlanReasonCode.TopicMissing, detail: 'topic gone no longer exists in Kafka: skipped' },
+      { topic: 'gone', partition: 1, code: PlanReasonCode.TopicMissing, detail: 'topic gone no longer exists in Kafka: skipped' },
+    ]);
+  });
+
+  it('commits nothing, and fails nothing, when every tracked topic is gone', async () => {
+    const store = fakeStore('orders', [['gone', 0, 7]]);
+    const committer = memoryCommitter({ missing: ['gone'] });
+    const result = await runCommitter({ store, committer, group: 'orders' });
+    expect(committer.commit).not.toHaveBeenCalled();
+    expect(result).toMatchObject({ moves: [], partitions: [], reasons: [expect.objectContaining({ code: 'topic-missing' })] });
+  });
+});
