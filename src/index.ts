@@ -18,4 +18,18 @@ export { CompletionStore, DEFAULT_CAPS, StaleEpochError, NotAdmittedError, LaneC
 export type { PartitionRef, AdmitResult, AdmitStatus, PartitionWindow, LaneHead } from './completion';
 export { HandOffWriter, HandOffError, HandOffHeader, readHandOffHeaders, originOf } from './handoff';
 export type { HandOffItem, HandOffHeaders } from './handoff';
-export { runCommitter, AdminOffsetCommitter, ConsumerOffsetCommitter, planCommit, completionGroupId } from './committer';
+export {
+  runCommitter,
+  MemberlessOffsetCommitter,
+  AdminOffsetCommitter,
+  ConsumerOffsetCommitter,
+  planCommit,
+  completionGroupId,
+  GroupHasMembersError,
+  OffsetCommitError,
+  TopicMissingError,
+  KafkaInternalsChangedError,
+  LeaseLostError,
+  CommitNotAppliedError,
+} from './committer';
+export type { CommitterResult, PartitionSummary, RunCommitterOptions } from './committer';

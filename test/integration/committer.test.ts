@@ -114,16 +114,14 @@ const move = (topic: string, partition: number, to: number): CommitMove => ({ to
 describe('MemberlessOffsetCommitter (one OffsetCommit by no member)', () => {
   const { fixture, topicWithRecords, committedOf, deleteTopic, liveMember } = kafkaFixture();
 
-  it('commits, and the commit reads back through admin.fetchOffsets, in well under the ~5 s of setOffsets', async () => {
+  it('commits, and the commit reads back through admin.fetchOffsets', async () => {
     // Prepare
     const group = uniqueName('grp');
     const topic = await topicWithRecords(3, 10);
     const committer = new MemberlessOffsetCommitter(fixture.kafka, group);
 
     // Act
-    const startedAt = Date.now();
     await committer.commit([move(topic, 0, 7), move(topic, 2, 10)]);
-    const tookMs = Date.now() - startedAt;
 
     // Assess
     expect(committer.groupId).toBe(`${group}.lanes`);
@@ -133,7 +131,6 @@ describe('MemberlessOffsetCommitter (one OffsetCommit by no member)', () => {
       { topic, partition: 1, offset: undefined },
       { topic, partition: 2, offset: 10 },
     ]);
-    expect(tookMs).toBeLessThan(2_500);
   });
 
   it('commits the partitions of two topics in one call', async () => {
