@@ -14,12 +14,17 @@ export interface ScriptCall {
 
 const STATUS: Record<string, AdmitStatus> = { r: 'run', d: 'duplicate', p: 'parked', c: 'refused', h: 'handoff' };
 
+/**
+ * The call admitting `records`. Payloads go only with records of the lanes in `sendPayloadsOf` (lanes
+ * the script reported blocked); every other record carries '' (not sent).
+ */
 export function admitCall(
   ref: PartitionRef,
   keys: PartitionKeys,
   records: readonly AdmitRecord[],
   caps: PartitionCaps,
   epoch: number,
+  sendPayloadsOf: ReadonlySet<string> = new Set(),
 ): ScriptCall {
   const laneIndex = new Map<string, number>();
   const laneKeys: string[] = [];
@@ -41,7 +46,8 @@ export function admitCall(
         laneIndex.set(record.lane, index);
       }
     }
-    triples.push(String(record.offset), String(index), record.payload ?? '');
+    const payload = record.lane !== undefined && sendPayloadsOf.has(record.lane) ? record.payload : undefined;
+    triples.push(String(record.offset), String(index), typeof payload === 'function' ? payload() : payload ?? '');
   }
   return {
     keys: [keys.bits, keys.meta, keys.lanes, ...laneKeys],
@@ -63,10 +69,16 @@ function windowOf(base: unknown, highest: unknown, frontier: unknown): Partition
   return { base: Number(base), highest: Number(highest), frontier: Number(frontier) };
 }
 
-export function parseAdmitReply(reply: unknown, count: number, where: string): AdmitResult {
+/** Code 2 of the admit script: records of these blocked lanes need their payloads; nothing changed. */
+export interface PayloadsNeeded {
+  readonly payloadsNeeded: readonly string[];
+}
+
+export function parseAdmitReply(reply: unknown, count: number, where: string): AdmitResult | PayloadsNeeded {
   const [code, statuses, base, highest, frontier, attempts] = asArray(reply, where);
   if (typeof code !== 'number') throw new UnexpectedReplyError(`${where}: reply has no code`);
   if (code < 0) throw scriptError(code, '', where);
+  if (code === 2) return { payloadsNeeded: (statuses as unknown[]).map(String) };
   if (count === 0) return { statuses: [], handoffAttempts: [], backPressure: false, window: windowOf(base, highest, frontier) };
   const text = String(statuses);
   if (text.length !== count) throw new UnexpectedReplyError(`${where}: ${text.length} statuses for ${count} records`);

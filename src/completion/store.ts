@@ -12,6 +12,7 @@ import {
   type FrontierReading,
   type ParkedRecord,
 } from './args';
+import { UnexpectedReplyError } from './errors';
 import { partitionKeys, trackedPartitionsKey } from './keys';
 import { runScript, type RedisClient } from './scripts';
 import type { AdmitRecord, AdmitResult, LaneHead, PartitionCaps, PartitionRef } from './types';
@@ -45,11 +46,22 @@ export class CompletionStore {
     this.caps = { ...DEFAULT_CAPS, ...caps };
   }
 
-  /** Admits a delivered batch (offsets ascending): gaps bridged, duplicates found, blocked lanes parked. */
+  /**
+   * Admits a delivered batch (offsets ascending): gaps bridged, duplicates found, blocked lanes parked.
+   * One script call; a second one, with payloads, only when some record's lane is blocked.
+   */
   async admit(ref: PartitionRef, records: readonly AdmitRecord[], epoch = 0): Promise<AdmitResult> {
     await this.track(ref);
-    const call = admitCall(ref, partitionKeys(ref), records, this.caps, epoch);
-    return parseAdmitReply(await runScript(this.redis, 'admit', call), records.length, where('admit', ref));
+    const lanes = new Set<string>();
+    // A lane can only become blocked between two calls through another writer of this partition (which
+    // the epoch fences): a third round is already a sign of that, a fourth an error.
+    for (let round = 0; round < 4; round += 1) {
+      const call = admitCall(ref, partitionKeys(ref), records, this.caps, epoch, lanes);
+      const result = parseAdmitReply(await runScript(this.redis, 'admit', call), records.length, where('admit', ref));
+      if (!('payloadsNeeded' in result)) return result;
+      for (const lane of result.payloadsNeeded) lanes.add(lane);
+    }
+    throw new UnexpectedReplyError(`${where('admit', ref)}: lanes kept turning blocked while admitting`);
   }
 
   /** Sets done bits; returns how many were newly set. */

@@ -27,8 +27,11 @@ export interface AdmitRecord {
   readonly offset: number;
   /** Lane id (see `laneId`); `undefined` for an independent record (unordered mode, null key). */
   readonly lane?: string | undefined;
-  /** The payload stored in the park list if the lane is blocked. */
-  readonly payload?: string | undefined;
+  /**
+   * What the park list stores if the lane is blocked. Sent to Redis only when the lane turns out to be
+   * blocked (a second call), so a function lets the caller skip building payloads nobody needs.
+   */
+  readonly payload?: string | (() => string) | undefined;
 }
 
 /** Caps of one partition (DESIGN.md sections 5 and 8); reaching one refuses records, never drops them. */

@@ -78,7 +78,6 @@ export class BatchNotHandedOffError extends LanesError {}
 interface RecordTask extends Task {
   readonly ref: PartitionRef;
   readonly record: KafkaRecord;
-  readonly payload: string;
   readonly attempt: number;
   /** Set when the record cannot run at all (its `keyOf` threw): it fails with this at once. */
   readonly preset?: unknown;
@@ -229,14 +228,13 @@ class Invocation {
       byOffset.set(record.offset, entry);
     }
     const entries = [...byOffset.values()].sort((a, b) => a.offset - b.offset);
-    // Only records with a lane can be parked, so only they carry their payload (the record as AWS sent it).
-    const payloads = entries.map((entry) => (entry.lane === undefined || entry.record === undefined ? undefined : JSON.stringify(entry.record.raw)));
 
     let result;
     try {
       result = await this.#processor.store.admit(
         ref,
-        entries.map((entry, i) => ({ offset: entry.offset, lane: entry.lane, payload: payloads[i] })),
+        // A payload is built only if admit finds the record's lane blocked and parks it.
+        entries.map(({ offset, lane, record }) => ({ offset, lane, payload: record === undefined ? undefined : () => parkPayload(record) })),
       );
     } catch (error) {
       this.#logger.error('cannot admit batch: Redis unreachable or refused; the whole partition will be redelivered', {
@@ -268,7 +266,7 @@ class Invocation {
       } else if (status === 'handoff') {
         heads.push(entry.record!);
       } else {
-        tasks.push({ partitionKey, lane: entry.lane, offset: entry.offset, ref, record: entry.record!, payload: payloads[i] ?? '', attempt: 1, preset: entry.preset });
+        tasks.push({ partitionKey, lane: entry.lane, offset: entry.offset, ref, record: entry.record!, attempt: 1, preset: entry.preset });
       }
     });
     const now = this.#now();
@@ -444,7 +442,7 @@ class Invocation {
       await this.#processor.store.block(
         task.ref,
         { lane: task.lane!, offset: task.offset, attempt: retrying ? task.attempt + 1 : task.attempt, state: retrying ? 'retrying' : 'held' },
-        parked.map((p) => ({ offset: p.offset, payload: p.payload })),
+        parked.map((p) => ({ offset: p.offset, payload: parkPayload(p.record) })),
       );
       this.#counters.parked += parked.length;
       // From here the followers are parked and done: only the head itself is left to hand off.
@@ -484,7 +482,7 @@ class Invocation {
         await this.#processor.store.block(
           head.ref,
           { lane: head.lane, offset: head.offset, attempt: head.attempt, state: 'retrying' },
-          parked.map((p) => ({ offset: p.offset, payload: p.payload })),
+          parked.map((p) => ({ offset: p.offset, payload: parkPayload(p.record) })),
         );
         this.#counters.parked += parked.length;
         return true;
@@ -655,6 +653,11 @@ export class RecordTimeoutError extends LanesError {
   constructor(message: string) {
     super(message, { retriable: true });
   }
+}
+
+/** What a park list keeps of a record: the record exactly as AWS sent it, so it decodes like a fresh one. */
+function parkPayload(record: KafkaRecord): string {
+  return JSON.stringify(record.raw);
 }
 
 /** At most `count` values, evenly spaced through the sorted values (all of them when there are fewer). */

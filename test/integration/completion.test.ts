@@ -6,6 +6,7 @@ import {
   NotAdmittedError,
   NotHeadError,
   StaleEpochError,
+  parkKey,
   partitionKeys,
   type PartitionRef,
 } from '../../src/completion';
@@ -133,6 +134,32 @@ describe.each(redisSetups())('completion engine on Redis $name', ({ connect }) =
       expect(await store.release(ref, 'A', 2)).toEqual({ offset: 4, payload: 'a4' });
       expect(await store.release(ref, 'A', 4)).toBeUndefined();
       expect((await store.admit(ref, [{ offset: 5, lane: 'A', payload: 'a5' }])).statuses).toEqual(['run']);
+    });
+
+    it('admits in one script call, and sends payloads in a second only when a lane is blocked', async () => {
+      const scriptCalls = (): number => calls.filter((name) => name === 'evalsha' || name === 'eval').length;
+      const calls: string[] = [];
+      const send = redis.sendCommand.bind(redis) as (...args: unknown[]) => unknown;
+      const spy = jest.spyOn(redis, 'sendCommand').mockImplementation(((...args: unknown[]) => {
+        calls.push((args[0] as { name: string }).name);
+        return send(...args);
+      }) as never);
+      try {
+        const built: number[] = [];
+        const lazy = (offset: number) => () => (built.push(offset), `p${offset}`);
+        await store.admit(ref, [0, 1, 2].map((offset) => ({ offset, lane: 'L', payload: lazy(offset) })));
+        expect(scriptCalls()).toBe(1);
+        expect(built).toEqual([]);
+        await store.block(ref, { lane: 'L', offset: 0, attempt: 2, state: 'retrying' });
+        calls.length = 0;
+        const result = await store.admit(ref, [3, 4].map((offset) => ({ offset, lane: 'L', payload: lazy(offset) })));
+        expect(result.statuses).toEqual(['parked', 'parked']);
+        expect(scriptCalls()).toBe(2);
+        expect(built).toEqual([3, 4]);
+        expect(await redis.lrange(parkKey(ref, 'L'), 0, -1)).toEqual(['3:p3', '4:p4']);
+      } finally {
+        spy.mockRestore();
+      }
     });
 
     it('hands a redelivered, not yet done head off again with its attempt', async () => {

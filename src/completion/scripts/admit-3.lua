@@ -7,6 +7,11 @@
   and the bit are one atomic step), and refuse records beyond the window or parked caps (back-pressure:
   the record is left untouched so the event source redelivers it later).
 
+  Payloads are needed only for records of blocked lanes, which are rare: a caller may send '' as a
+  record's payload. If a record of a blocked lane (other than the lane's head) came without one, the call
+  changes nothing and returns code 2 with the ids of those lanes; the caller calls again with their
+  payloads. So the common call carries no payloads, and parking stays atomic with the lane check.
+
   KEYS[1]      bits   (string bitmap: bit i = done bit of offset base + i)
   KEYS[2]      meta   (hash: base, highest, epoch, parked, parkedBytes, admitted, duplicates, refused)
   KEYS[3]      lanes  (hash: lane id -> "headOffset|attempt|state|sinceMs")
@@ -19,13 +24,14 @@
   ARGV[5]  n: number of records
   ARGV[6]  m: number of lanes
   ARGV[7 .. 6+m]             lane ids, the j-th matching KEYS[3 + j]
-  ARGV[7+m ..] n triples:    offset, lane index j (0 = independent record), payload to park
+  ARGV[7+m ..] n triples:    offset, lane index j (0 = independent record), payload to park ('' = not sent)
 
   Returns
     { code, statuses, base, highest, frontier, handoffAttempts }
     code  0  every record admitted
           1  some records refused (back-pressure)
          -1  STALE_EPOCH: nothing changed
+    { 2, laneIds }  PAYLOADS_NEEDED: records of these blocked lanes came without payloads; nothing changed
     statuses: one character per record: r run, d duplicate, p parked, c refused (cap), h handoff
       (h: the record is the head of its own blocked lane and not done, so its earlier hand-off may not
        have completed: hand it off again with the attempt found in handoffAttempts, in record order)
@@ -44,9 +50,25 @@ local function fmt(x) return string.format('%.0f', x) end
 local meta = redis.call('HMGET', metaKey, 'base', 'highest', 'epoch', 'parked', 'parkedBytes')
 local storedEpoch = tonumber(meta[3]) or 0
 if epoch < storedEpoch then return { -1 } end
+local first = 7 + m
+
+-- The head of each blocked lane of the batch (false: the lane is free), read before anything changes.
+local heads = {}
+for j = 1, m do heads[j] = redis.call('HGET', lanesKey, ARGV[6 + j]) end
+local needed, neededIds = {}, {}
+for k = 0, n - 1 do
+  local j = tonumber(ARGV[first + 3 * k + 1])
+  if j > 0 and heads[j] and not needed[j] and ARGV[first + 3 * k + 2] == '' then
+    local headOffset = string.match(heads[j], '^(%d+)|')
+    if headOffset ~= ARGV[first + 3 * k] then
+      needed[j] = true
+      neededIds[#neededIds + 1] = ARGV[6 + j]
+    end
+  end
+end
+if #neededIds > 0 then return { 2, neededIds } end
 if epoch > storedEpoch then redis.call('HSET', metaKey, 'epoch', fmt(epoch)) end
 
-local first = 7 + m
 local base = tonumber(meta[1])
 local highest = tonumber(meta[2])
 local parked = tonumber(meta[4]) or 0
@@ -107,8 +129,7 @@ for k = 0, n - 1 do
 
   if status == nil then
     if laneIndex > 0 then
-      local lane = ARGV[6 + laneIndex]
-      local head = redis.call('HGET', lanesKey, lane)
+      local head = heads[laneIndex]
       if head then
         local headOffset, headAttempt = string.match(head, '^(%d+)|(%d+)|')
         if tonumber(headOffset) == o then

@@ -51,15 +51,25 @@ describe('key names', () => {
 });
 
 describe('admitCall', () => {
-  it('passes one park key per distinct lane and indexes records to it', () => {
-    const call = admitCall(ref, partitionKeys(ref), [
-      { offset: 10, lane: 'A', payload: 'p10' },
-      { offset: 11 },
-      { offset: 12, lane: 'B', payload: 'p12' },
-      { offset: 13, lane: 'A', payload: 'p13' },
-    ], caps, 7);
+  const batch = [
+    { offset: 10, lane: 'A', payload: 'p10' },
+    { offset: 11 },
+    { offset: 12, lane: 'B', payload: () => 'p12' },
+    { offset: 13, lane: 'A', payload: () => 'p13' },
+  ];
+
+  it('passes one park key per distinct lane, indexes records to it, and sends no payload at first', () => {
+    const call = admitCall(ref, partitionKeys(ref), batch, caps, 7);
     expect(call.keys.slice(3)).toEqual([parkKey(ref, 'A'), parkKey(ref, 'B')]);
-    expect(call.argv).toEqual(['7', '1000', '10', '4096', '4', '2', 'A', 'B', '10', '1', 'p10', '11', '0', '', '12', '2', 'p12', '13', '1', 'p13']);
+    expect(call.argv).toEqual(['7', '1000', '10', '4096', '4', '2', 'A', 'B', '10', '1', '', '11', '0', '', '12', '2', '', '13', '1', '']);
+  });
+
+  it('sends the payloads of the lanes the script asked for, building lazy ones only then', () => {
+    const built: string[] = [];
+    const lazy = batch.map((r) => (typeof r.payload === 'function' ? { ...r, payload: () => (built.push(r.payload()), r.payload()) } : r));
+    const call = admitCall(ref, partitionKeys(ref), lazy, caps, 7, new Set(['A']));
+    expect(call.argv.slice(8)).toEqual(['10', '1', 'p10', '11', '0', '', '12', '2', '', '13', '1', 'p13']);
+    expect(built).toEqual(['p13']);
   });
 
   it('rejects offsets that do not ascend', () => {
@@ -77,10 +87,15 @@ describe('blockCall', () => {
 describe('reply parsers', () => {
   it('maps admit statuses and hand-off attempts', () => {
     const result = parseAdmitReply([1, 'rdpch', '10', '20', '12', [3]], 5, 'admit');
+    if ('payloadsNeeded' in result) throw new Error('expected a result');
     expect(result.statuses).toEqual(['run', 'duplicate', 'parked', 'refused', 'handoff']);
     expect(result.handoffAttempts).toEqual([3]);
     expect(result.backPressure).toBe(true);
     expect(result.window).toEqual({ base: 10, highest: 20, frontier: 12 });
+  });
+
+  it('reads the lanes whose payloads the admit script needs', () => {
+    expect(parseAdmitReply([2, ['A', 'B']], 3, 'admit')).toEqual({ payloadsNeeded: ['A', 'B'] });
   });
 
   it.each([
