@@ -628,8 +628,9 @@ class Invocation {
     const durationMs = this.#now() - this.#startedAt;
     metrics.addMetric(METRIC.batchDuration, MetricUnit.Milliseconds, durationMs);
     // EMF carries at most 100 values per metric and record: send evenly spaced quantiles of the run times,
-    // so CloudWatch percentiles stay close without one metric write per record.
-    for (const value of quantiles(this.#latencies, 100)) metrics.addMetric(METRIC.handlerLatency, MetricUnit.Milliseconds, value);
+    // so CloudWatch percentiles stay close without one metric write per record. 99, not 100: Powertools
+    // flushes a metric on its 100th value, which would leave the publish below empty (and warning).
+    for (const value of quantiles(this.#latencies, 99)) metrics.addMetric(METRIC.handlerLatency, MetricUnit.Milliseconds, value);
     for (const f of this.#frontiers) {
       const single = metrics.singleMetric();
       single.addDimension('partition', f.key);

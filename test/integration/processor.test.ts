@@ -529,19 +529,23 @@ describe.each(redisSetups())('processor on a real broker and Redis $name', ({ na
     });
     const telemetry = createTelemetry(setup.group);
     const processor = new Processor({ ...setup.processor.parts, telemetry });
-    await produce(setup.topic, messages(12, 4));
-    const records = await fetchRecords(setup.topic, 12);
+    await produce(setup.topic, messages(150, 4));
+    const records = await fetchRecords(setup.topic, 150);
     const lines: string[] = [];
-    const write = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    const capture = (chunk: string | Uint8Array): boolean => {
       lines.push(...String(chunk).split('\n').filter((line) => line.startsWith('{')));
       return true;
-    });
+    };
+    // Warnings and errors go to standard error; Lambda takes both streams.
+    const write = jest.spyOn(process.stdout, 'write').mockImplementation(capture);
+    const writeError = jest.spyOn(process.stderr, 'write').mockImplementation(capture);
 
     // Act
     try {
       await processor.process(eventOf(records), contextWithin(60_000));
     } finally {
       write.mockRestore();
+      writeError.mockRestore();
       restoreEnv('POWERTOOLS_METRICS_DISABLED', previous.metrics);
       restoreEnv('POWERTOOLS_LOG_LEVEL', previous.level);
     }
@@ -549,13 +553,18 @@ describe.each(redisSetups())('processor on a real broker and Redis $name', ({ na
     // Assess
     const json = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
     const batchLine = json.find((entry) => entry.message === 'batch processed');
-    expect(batchLine).toMatchObject({ recordsIn: 12, done: 9, retried: 1, parked: 2, duplicates: 0, group: setup.group });
+    expect(batchLine).toMatchObject({ recordsIn: 150, done: 112, retried: 1, parked: 37, duplicates: 0, group: setup.group });
+    expect(json.filter((entry) => String(entry.message).includes('No application metrics'))).toEqual([]);
+    // Per-record lines only for failures: the one failed record of k0.
+    expect(json.filter((entry) => entry.message === 'record failed')).toHaveLength(1);
     const emf = json.filter((entry) => entry._aws !== undefined);
     const names = new Set(emf.flatMap((entry) => (entry._aws as { CloudWatchMetrics: Array<{ Metrics: Array<{ Name: string }> }> }).CloudWatchMetrics.flatMap((m) => m.Metrics.map((metric) => metric.Name))));
     for (const name of ['RecordsIn', 'RecordsDone', 'RecordsSkippedAsDuplicate', 'RecordsParked', 'RecordsRetried', 'RecordsDeadLettered', 'HandlerLatency', 'BatchDuration', 'Frontier', 'HighestSeenOffset']) {
       expect(names).toContain(name);
     }
     const counts = emf.find((entry) => entry.RecordsIn !== undefined);
-    expect(counts).toMatchObject({ RecordsIn: 12, RecordsDone: 9, RecordsRetried: 1, RecordsParked: 2 });
+    expect(counts).toMatchObject({ RecordsIn: 150, RecordsDone: 112, RecordsRetried: 1, RecordsParked: 37 });
+    // One blob per batch: the latency quantiles travel with the counts, at most 100 values.
+    expect((counts!.HandlerLatency as number[]).length).toBeLessThanOrEqual(100);
   });
 });
