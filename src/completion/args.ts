@@ -1,4 +1,4 @@
-import type { AdmitRecord, AdmitResult, AdmitStatus, LaneHead, PartitionCaps, PartitionWindow } from './types';
+import type { AdmitRecord, AdmitResult, AdmitStatus, LaneHead, NewLaneHead, PartitionCaps, PartitionWindow } from './types';
 import { parkKey, type PartitionKeys } from './keys';
 import type { PartitionRef } from './types';
 import { scriptError, UnexpectedReplyError } from './errors';
@@ -75,16 +75,16 @@ export interface PayloadsNeeded {
 }
 
 export function parseAdmitReply(reply: unknown, count: number, where: string): AdmitResult | PayloadsNeeded {
-  const [code, statuses, base, highest, frontier, attempts] = asArray(reply, where);
+  const [code, statuses, base, highest, frontier, heads] = asArray(reply, where);
   if (typeof code !== 'number') throw new UnexpectedReplyError(`${where}: reply has no code`);
   if (code < 0) throw scriptError(code, '', where);
   if (code === 2) return { payloadsNeeded: (statuses as unknown[]).map(String) };
-  if (count === 0) return { statuses: [], handoffAttempts: [], backPressure: false, window: windowOf(base, highest, frontier) };
+  if (count === 0) return { statuses: [], handoffHeads: [], backPressure: false, window: windowOf(base, highest, frontier) };
   const text = String(statuses);
   if (text.length !== count) throw new UnexpectedReplyError(`${where}: ${text.length} statuses for ${count} records`);
   return {
     statuses: [...text].map((c) => STATUS[c] ?? unexpected(c, where)),
-    handoffAttempts: (attempts as unknown[] | undefined ?? []).map(Number),
+    handoffHeads: (heads as unknown[] | undefined ?? []).map((head) => parseLaneHead(String(head), where)),
     backPressure: code === 1,
     window: windowOf(base, highest, frontier),
   };
@@ -125,7 +125,7 @@ export interface ParkedRecord {
 export function blockCall(
   ref: PartitionRef,
   keys: PartitionKeys,
-  head: LaneHead,
+  head: NewLaneHead,
   parked: readonly ParkedRecord[],
   epoch: number,
   nowMs: number,
@@ -139,7 +139,17 @@ export function blockCall(
   }
   return {
     keys: [keys.bits, keys.meta, keys.lanes, parkKey(ref, head.lane)],
-    argv: [String(epoch), head.lane, String(head.offset), String(head.attempt), head.state, String(nowMs), ...pairs],
+    argv: [
+      String(epoch),
+      head.lane,
+      String(head.offset),
+      String(head.attempt),
+      head.state,
+      String(nowMs),
+      String(head.dueAtMs ?? nowMs),
+      head.reason ?? '',
+      ...pairs,
+    ],
   };
 }
 
@@ -168,6 +178,18 @@ export function parseReleaseReply(reply: unknown, where: string): ParkedRecord |
   if (code === 0) return undefined;
   if (code === 1) return { offset: Number(offset), payload: String(payload) };
   throw scriptError(Number(code), String(offset ?? ''), where);
+}
+
+/**
+ * Reads a `:lanes` entry, `headOffset|attempt|state|sinceMs|dueAtMs|reason`. The lane id is not in the
+ * entry (it is the hash field); `parseLaneHead` leaves it empty.
+ */
+export function parseLaneHead(entry: string, where: string): LaneHead {
+  const [offset, attempt, state, , dueAt, ...reason] = entry.split('|');
+  if (offset === undefined || attempt === undefined || (state !== 'retrying' && state !== 'held')) {
+    throw new UnexpectedReplyError(`${where}: malformed lane head \`${entry}\``);
+  }
+  return { lane: '', offset: Number(offset), attempt: Number(attempt), state, dueAtMs: Number(dueAt ?? 0), reason: reason.join('|') };
 }
 
 function asArray(reply: unknown, where: string): unknown[] {

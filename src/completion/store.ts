@@ -15,7 +15,7 @@ import {
 import { UnexpectedReplyError } from './errors';
 import { partitionKeys, trackedPartitionsKey } from './keys';
 import { runScript, type RedisClient } from './scripts';
-import type { AdmitRecord, AdmitResult, LaneHead, PartitionCaps, PartitionRef } from './types';
+import type { AdmitRecord, AdmitResult, NewLaneHead, PartitionCaps, PartitionRef } from './types';
 
 /** A 125 KB bitmap, 100,000 parked records, 64 MiB of parked payloads per partition. */
 export const DEFAULT_CAPS: PartitionCaps = { maxWindow: 1_000_000, maxParked: 100_000, maxParkedBytes: 64 * 1024 * 1024 };
@@ -80,7 +80,7 @@ export class CompletionStore {
   /** Blocks a lane on `head` and parks later records of it; returns how many were parked. */
   async block(
     ref: PartitionRef,
-    head: LaneHead,
+    head: NewLaneHead,
     parked: readonly ParkedRecord[] = [],
     epoch = 0,
     nowMs = Date.now(),

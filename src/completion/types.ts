@@ -47,8 +47,8 @@ export interface PartitionCaps {
 export interface AdmitResult {
   /** One status per record, in the order given. */
   readonly statuses: AdmitStatus[];
-  /** For each `handoff` status, in order: the attempt its retry record must carry. */
-  readonly handoffAttempts: number[];
+  /** For each `handoff` status, in order: the lane head as Redis keeps it, to hand the record off again as it was. */
+  readonly handoffHeads: LaneHead[];
   /** Whether any record was refused at a cap. */
   readonly backPressure: boolean;
   readonly window: PartitionWindow | undefined;
@@ -65,7 +65,15 @@ export interface PartitionWindow {
 export interface LaneHead {
   readonly lane: string;
   readonly offset: number;
-  /** The attempt number its next run (or retry record) carries. */
+  /** The attempt number its next run (or retry record) carries; for a held head, its last run. */
   readonly attempt: number;
+  /** `retrying`: in the retry path; `held`: dead-lettered under the `hold` policy, waiting for an operator. */
   readonly state: 'retrying' | 'held';
+  /** When its retry copy is due (epoch ms); for a held head, when it was dead-lettered. */
+  readonly dueAtMs: number;
+  /** Why a held head was dead-lettered; '' for a retrying one. */
+  readonly reason: string;
 }
+
+/** A head to block a lane on: its due time defaults to now, its reason to none. */
+export type NewLaneHead = Omit<LaneHead, 'dueAtMs' | 'reason'> & { readonly dueAtMs?: number; readonly reason?: string };

@@ -40,7 +40,8 @@ export const LIMITS = {
    */
   timerMs: 2_147_483_647,
   /** Redis bit offsets must be below 2^32 (SETBIT docs): the widest bitmap span a partition can have. */
-  maxWindow: 2 ** 32,
+  // Redis SETBIT stops at bit 2^32 - 1; the window plus what admission trims lazily must stay below it.
+  maxWindow: 2 ** 31,
 } as const;
 
 /** Kafka topic names: `[a-zA-Z0-9._-]`, at most 249 characters (Kafka's `Topic.validate`). */

@@ -183,7 +183,8 @@ const rootShape = {
   nullKey: oneOf(['independent', 'shared']).default(DEFAULTS.nullKey),
   concurrency: integer(1, LIMITS.concurrency).default(DEFAULTS.concurrency),
   recordTimeoutMs: timerMs(1, DEFAULTS.recordTimeoutMs),
-  deadlineMarginMs: timerMs(0, DEFAULTS.deadlineMarginMs),
+  // At least a second: the margin pays for parking, the hand-off writes and the last flush.
+  deadlineMarginMs: timerMs(1_000, DEFAULTS.deadlineMarginMs),
   flushIntervalMs: timerMs(1, DEFAULTS.flushIntervalMs),
   key: deserializer.default(DEFAULTS.key),
   value: deserializer.default(DEFAULTS.value),

@@ -1,6 +1,6 @@
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { Cluster, Redis } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { Kafka, logLevel, type SASLOptions } from 'kafkajs';
 import type { KafkaBatchResponse } from '../event';
 import { HAND_OFF_WRITER_DEFAULTS, HandOffWriter, producerRetry } from '../handoff';
@@ -13,14 +13,16 @@ import { createTelemetry, type Telemetry } from './telemetry';
 function connectRedis(options: LanesOptions, telemetry: Telemetry): Redis | Cluster {
   // Fail fast: a command waits for at most two reconnects, so an unreachable Redis makes the batch
   // report its records as not handed off well before the Lambda deadline.
-  const common = { maxRetriesPerRequest: 2, connectTimeout: 2_000 };
+  // A command that gets no answer (a silent node, a connection dropped while Lambda was frozen) fails
+  // after `commandTimeout` instead of holding the invocation past its deadline.
+  const common: RedisOptions = { maxRetriesPerRequest: 2, connectTimeout: 2_000, commandTimeout: 3_000, keepAlive: 10_000 };
   const redis = options.redis.clusterNodes.length > 0 ? cluster(options, common) : new Redis(options.redis.url, common);
   // Without a listener ioredis prints every reconnect error; failed commands already surface per batch.
   redis.on('error', (error: Error) => telemetry.logger.warn('Redis connection error', { error: error.message }));
   return redis;
 }
 
-function cluster(options: LanesOptions, common: { maxRetriesPerRequest: number; connectTimeout: number }): Cluster {
+function cluster(options: LanesOptions, common: RedisOptions): Cluster {
   const seeds = options.redis.clusterNodes.map((node) => {
     const cut = node.lastIndexOf(':');
     return { host: node.slice(0, cut), port: Number(node.slice(cut + 1)) };

@@ -145,6 +145,8 @@ class Invocation {
   readonly #latencies: number[] = [];
   readonly #pendingDone = new Map<string, { ref: PartitionRef; offsets: number[] }>();
   readonly #notHandedOff: RecordCoordinates[] = [];
+  /** Records that could be neither handed off nor named in a partial batch response (no offset). */
+  #unreportable = 0;
   readonly #counters: Counters = {
     recordsIn: 0, done: 0, duplicates: 0, parked: 0, retried: 0, deadLettered: 0, deferred: 0, refused: 0, notHandedOff: 0,
   };
@@ -192,6 +194,14 @@ class Invocation {
     await this.#flush();
     this.#report();
     const failures = this.#notHandedOff;
+    if (this.#unreportable > 0) {
+      // A partial batch response cannot name a record without an offset: only a failed invocation makes
+      // the event source deliver the batch again.
+      throw new BatchNotHandedOffError(
+        `${this.#unreportable} malformed record(s) without a readable offset could not be dead-lettered; failing the invocation so the event source redelivers the batch`,
+        { retriable: true },
+      );
+    }
     if (failures.length > 0 && !this.#options.partialBatchResponse) {
       throw new BatchNotHandedOffError(
         `${failures.length} record(s) could not be handed off (first: ${topicPartitionKey(failures[0]!.topic, failures[0]!.partition)}@${failures[0]!.offset}); failing the invocation so the event source redelivers the batch`,
@@ -253,7 +263,7 @@ class Invocation {
     const tasks: RecordTask[] = [];
     const malformed: DecodeFailure[] = [];
     const heads: KafkaRecord[] = [];
-    const headAttempts = result.handoffAttempts.values();
+    const headEntries = result.handoffHeads.values();
     entries.forEach((entry, i) => {
       const status = result.statuses[i];
       if (status === 'duplicate') this.#counters.duplicates += 1;
@@ -271,10 +281,24 @@ class Invocation {
     });
     const now = this.#now();
     // The head of a blocked lane, redelivered before its hand-off was known to complete: hand it off again
-    // with the same attempt; the retry function drops whichever copy is no longer the lane's head.
-    const redelivered = heads.map((record) => this.#retryItem(record, headAttempts.next().value ?? 1, now, now, undefined, false));
+    // as Redis recorded it (a held head to the dead-letter topic, a retrying one with its attempt and due
+    // time); the retry function drops whichever copy is no longer the lane's head.
+    const redelivered = heads.map((record) => {
+      const head = headEntries.next().value;
+      if (head?.state === 'held') {
+        return this.#deadLetterItem(record, head.attempt, now, (head.reason || 'non-retriable') as DeadLetterReason, {
+          name: 'HeldLane', message: 'dead-lettered again: the first dead-letter write was not known to complete',
+        });
+      }
+      return this.#retryItem(record, head?.attempt ?? 1, head?.dueAtMs ?? now, now, undefined, false);
+    });
     await Promise.all([
-      this.#writeAndMarkDone(ref, redelivered, () => (this.#counters.retried += redelivered.length)),
+      this.#writeAndMarkDone(ref, redelivered, () => {
+        for (const item of redelivered) {
+          if (item.kind === 'retry') this.#counters.retried += 1;
+          else this.#counters.deadLettered += 1;
+        }
+      }),
       this.#deadLetterMalformed(ref, malformed),
     ]);
     return tasks;
@@ -418,7 +442,11 @@ class Invocation {
     try {
       await this.#handOff(task, error, decision, blocksLane ? parked : undefined);
     } catch (handOffError) {
-      this.#handOffFailed(task.ref, [task.offset, ...parked.map((p) => p.offset)], handOffError);
+      // Not handed off: the record goes back to the event source, and so does every record waiting behind
+      // it in its lane (parked ones were drained above; under `release` they still wait in the scheduler),
+      // or they would run before it.
+      const waiting = task.lane === undefined ? [] : this.#scheduler.drainLane(task.partitionKey, task.lane);
+      this.#handOffFailed(task.ref, [task.offset, ...parked.map((p) => p.offset), ...waiting.map((w) => w.offset)], handOffError);
     }
   }
 
@@ -441,7 +469,14 @@ class Invocation {
     if (parked !== undefined) {
       await this.#processor.store.block(
         task.ref,
-        { lane: task.lane!, offset: task.offset, attempt: retrying ? task.attempt + 1 : task.attempt, state: retrying ? 'retrying' : 'held' },
+        {
+          lane: task.lane!,
+          offset: task.offset,
+          attempt: retrying ? task.attempt + 1 : task.attempt,
+          state: retrying ? 'retrying' : 'held',
+          dueAtMs: item.dueAtMs,
+          reason: item.reason ?? '',
+        },
         parked.map((p) => ({ offset: p.offset, payload: parkPayload(p.record) })),
       );
       this.#counters.parked += parked.length;
@@ -537,7 +572,8 @@ class Invocation {
       const placed = failures.flatMap((failure) => (failure.offset === undefined ? [] : [failure.offset]));
       this.#handOffFailed(ref, placed, error);
       if (placed.length < failures.length) {
-        this.#logger.error('cannot dead-letter malformed records without an offset: they are lost to this batch', {
+        this.#unreportable += failures.length - placed.length;
+        this.#logger.error('cannot dead-letter malformed records without an offset: the invocation will fail', {
           count: failures.length - placed.length, error: describeError(error),
         });
       }

@@ -170,7 +170,7 @@ describe.each(redisSetups())('completion engine on Redis $name', ({ connect }) =
         { offset: 8, lane: 'K', payload: 'k8' },
       ]);
       expect(redelivered.statuses).toEqual(['handoff', 'parked']);
-      expect(redelivered.handoffAttempts).toEqual([3]);
+      expect(redelivered.handoffHeads).toMatchObject([{ offset: 7, attempt: 3, state: 'retrying' }]);
     });
 
     it('blocks idempotently on the same head, parks in block, and rejects another head', async () => {
@@ -201,9 +201,40 @@ describe.each(redisSetups())('completion engine on Redis $name', ({ connect }) =
       ]);
       expect(result.statuses).toEqual(['parked', 'parked', 'refused']);
       expect(await redis.hget(partitionKeys(ref).meta, 'parkedBytes')).toBe('10');
+      // Offset 1 becomes the head but keeps its place (and bytes) until the lane is released past it.
       await small.release(ref, 'H', 0);
+      expect(await redis.hget(partitionKeys(ref).meta, 'parkedBytes')).toBe('10');
+      await small.release(ref, 'H', 1);
       expect(await redis.hget(partitionKeys(ref).meta, 'parkedBytes')).toBe('5');
       expect((await small.admit(ref, [{ offset: 3, lane: 'H', payload: 'x' }])).statuses).toEqual(['parked']);
+    });
+
+    it('never parks a lane record ahead of an earlier one refused at a cap', async () => {
+      const small = new CompletionStore(redis, { maxParkedBytes: 100 });
+      await small.admit(ref, [{ offset: 0, lane: 'L', payload: 'p0' }]);
+      await small.block(ref, { lane: 'L', offset: 0, attempt: 2, state: 'retrying' });
+      const result = await small.admit(ref, [
+        { offset: 1, lane: 'L', payload: 'x'.repeat(200) },
+        { offset: 2, lane: 'L', payload: 'small' },
+        { offset: 3, lane: 'M', payload: 'other lane' },
+      ]);
+      expect(result.statuses).toEqual(['refused', 'refused', 'run']);
+      expect(await redis.llen(parkKey(ref, 'L'))).toBe(0);
+    });
+
+    it('keeps a released head in Redis until the lane is released past it, so a crash cannot lose it', async () => {
+      await store.admit(ref, [{ offset: 0, lane: 'L', payload: 'p0' }]);
+      await store.block(ref, { lane: 'L', offset: 0, attempt: 2, state: 'retrying' });
+      await store.admit(ref, [{ offset: 1, lane: 'L', payload: 'p1' }, { offset: 2, lane: 'L', payload: 'p2' }]);
+      await store.markDone(ref, [0]);
+
+      expect(await store.release(ref, 'L', 0, 1, 5_000)).toEqual({ offset: 1, payload: 'p1' });
+
+      // The retry function dies here: offset 1 is the head, and its record is still in Redis.
+      expect(await redis.lrange(parkKey(ref, 'L'), 0, -1)).toEqual(['1:p1', '2:p2']);
+      expect(await redis.hget(partitionKeys(ref).lanes, 'L')).toBe('1|1|retrying|5000|5000|');
+      expect(await store.release(ref, 'L', 1)).toEqual({ offset: 2, payload: 'p2' });
+      expect(await redis.lrange(parkKey(ref, 'L'), 0, -1)).toEqual(['2:p2']);
     });
 
     it('refuses records over the parked cap instead of dropping them', async () => {

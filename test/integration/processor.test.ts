@@ -22,6 +22,9 @@ let connectRedis: () => Redis | Cluster = () => {
   throw new Error('no Redis setup selected');
 };
 
+/** The lane id of a Kafka key, as the processor derives it in key mode. */
+const laneOf = (key: string): string => Buffer.from(key).toString('base64');
+
 /** Puts an environment variable back (assigning `undefined` would store the string "undefined"). */
 function restoreEnv(name: string, value: string | undefined): void {
   if (value === undefined) delete process.env[name];
@@ -411,6 +414,57 @@ describe.each(redisSetups())('processor on a real broker and Redis $name', ({ na
     expect(byCustomer.get('null')).toHaveLength(60);
     expect(overlaps).toBe(0);
     expect(maxInFlight).toBeGreaterThan(1);
+  });
+
+  it('reports a failed dead-letter write with the records waiting behind it in its lane, running none of them', async () => {
+    const ran: number[] = [];
+    const setup = await setUp({ concurrency: 10, deadLetter: { policy: 'release' } }, async (record) => {
+      ran.push(record.offset);
+      if (record.offset === 0) throw new NonRetriableError('bad');
+    }, { brokers: ['127.0.0.1:1'] });
+    await produce(setup.topic, [0, 1, 2].map(() => ({ key: 'a', value: '{}' })));
+    const records = await fetchRecords(setup.topic, 3);
+
+    const response = await setup.processor.process(eventOf(records), contextWithin(60_000));
+
+    expect(ran).toEqual([0]);
+    expect(response.batchItemFailures.map((f) => f.itemIdentifier.offset).sort()).toEqual([0, 1, 2]);
+    expect((await frontierOf(setup))?.frontier).toBe(0);
+  });
+
+  it('hands a redelivered held head to the dead-letter topic again, and a retrying one with its due time', async () => {
+    const ran: number[] = [];
+    const setup = await setUp({ concurrency: 10 }, async (record) => {
+      ran.push(record.offset);
+    });
+    await produce(setup.topic, [{ key: 'held', value: '{}' }, { key: 'later', value: '{}' }]);
+    const records = await fetchRecords(setup.topic, 2);
+    const ref = { group: setup.group, topic: setup.topic, partition: 0 };
+    // Due in 90 s: its retry tier is `1m`, the largest at most that far away.
+    const dueAtMs = Date.now() + 90_000;
+    // Earlier invocations blocked both lanes, then died before their hand-off writes were acknowledged.
+    await setup.processor.store.admit(ref, [{ offset: 0, lane: laneOf('held') }, { offset: 1, lane: laneOf('later') }]);
+    await setup.processor.store.block(ref, { lane: laneOf('held'), offset: 0, attempt: 1, state: 'held', reason: 'non-retriable' });
+    await setup.processor.store.block(ref, { lane: laneOf('later'), offset: 1, attempt: 3, state: 'retrying', dueAtMs });
+
+    const response = await setup.processor.process(eventOf(records), contextWithin(60_000));
+
+    expect(response.batchItemFailures).toEqual([]);
+    expect(ran).toEqual([]);
+    const [dead] = await readTopic(`${setup.group}.dlq`, 1);
+    expect(readHandOffHeaders(dead!.headers!)).toMatchObject({ originOffset: 0, reason: 'non-retriable', attempt: 1 });
+    const [retried] = await readTopic(`${setup.group}.retry.1m`, 1);
+    expect(readHandOffHeaders(retried!.headers!)).toMatchObject({ originOffset: 1, attempt: 3, dueAtMs });
+  });
+
+  it('fails the invocation when a malformed record without an offset cannot be dead-lettered', async () => {
+    const setup = await setUp({ concurrency: 10 }, async () => undefined, { brokers: ['127.0.0.1:1'] });
+    await produce(setup.topic, messages(2, 2));
+    const records = await fetchRecords(setup.topic, 2);
+    const event = eventOf(records);
+    Object.values(event.records)[0]!.push({ ...Object.values(event.records)[0]![0]!, offset: 'garbage' as unknown as number });
+
+    await expect(setup.processor.process(event, contextWithin(60_000))).rejects.toBeInstanceOf(BatchNotHandedOffError);
   });
 
   it('reports records it could not hand off when the retry topic is unreachable, without marking them done', async () => {

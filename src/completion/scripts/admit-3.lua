@@ -14,7 +14,7 @@
 
   KEYS[1]      bits   (string bitmap: bit i = done bit of offset base + i)
   KEYS[2]      meta   (hash: base, highest, epoch, parked, parkedBytes, admitted, duplicates, refused)
-  KEYS[3]      lanes  (hash: lane id -> "headOffset|attempt|state|sinceMs")
+  KEYS[3]      lanes  (hash: lane id -> "headOffset|attempt|state|sinceMs|dueAtMs|reason")
   KEYS[3 + j]  park list of the j-th lane named in ARGV (j = 1..m), same hash tag
 
   ARGV[1]  epoch: integer; lower than the stored epoch -> STALE_EPOCH, higher -> stored
@@ -27,14 +27,16 @@
   ARGV[7+m ..] n triples:    offset, lane index j (0 = independent record), payload to park ('' = not sent)
 
   Returns
-    { code, statuses, base, highest, frontier, handoffAttempts }
+    { code, statuses, base, highest, frontier, handoffHeads }
     code  0  every record admitted
           1  some records refused (back-pressure)
          -1  STALE_EPOCH: nothing changed
     { 2, laneIds }  PAYLOADS_NEEDED: records of these blocked lanes came without payloads; nothing changed
     statuses: one character per record: r run, d duplicate, p parked, c refused (cap), h handoff
       (h: the record is the head of its own blocked lane and not done, so its earlier hand-off may not
-       have completed: hand it off again with the attempt found in handoffAttempts, in record order)
+       have completed: hand it off again as its head entry in handoffHeads says, in record order)
+    A record refused at a cap refuses the later records of its lane in the call, so a lane's records are
+    never parked out of order.
     base, highest, frontier: after the call, as strings
 ]]
 local bitsKey, metaKey, lanesKey = KEYS[1], KEYS[2], KEYS[3]
@@ -101,7 +103,8 @@ local function setRange(fromOffset, toOffset)
 end
 
 local statuses = {}
-local handoffAttempts = {}
+local handoffHeads = {}
+local laneRefused = {}
 local admitted, duplicates, refused, newlyParked = 0, 0, 0, 0
 local f = frontier()
 
@@ -127,14 +130,15 @@ for k = 0, n - 1 do
     highest = o
   end
 
+  if status == nil and laneIndex > 0 and laneRefused[laneIndex] then status = 'c' end
   if status == nil then
     if laneIndex > 0 then
       local head = heads[laneIndex]
       if head then
-        local headOffset, headAttempt = string.match(head, '^(%d+)|(%d+)|')
+        local headOffset = string.match(head, '^(%d+)|')
         if tonumber(headOffset) == o then
           status = 'h'
-          handoffAttempts[#handoffAttempts + 1] = tonumber(headAttempt)
+          handoffHeads[#handoffHeads + 1] = head
         elseif parked >= maxParked or parkedBytes + #ARGV[first + 3 * k + 2] > maxParkedBytes then
           status = 'c'
         else
@@ -151,7 +155,9 @@ for k = 0, n - 1 do
   end
 
   if status == 'd' then duplicates = duplicates + 1
-  elseif status == 'c' then refused = refused + 1
+  elseif status == 'c' then
+    refused = refused + 1
+    if laneIndex > 0 then laneRefused[laneIndex] = true end
   else admitted = admitted + 1 end
   statuses[#statuses + 1] = status
 end
@@ -164,4 +170,13 @@ if newlyParked > 0 then redis.call('HINCRBY', metaKey, 'parkedTotal', newlyParke
 
 local code = 0
 if refused > 0 then code = 1 end
-return { code, table.concat(statuses), fmt(base), fmt(highest), fmt(frontier()), handoffAttempts }
+-- Trim here too, not only in the committer: the bitmap stays bounded even when no committer runs.
+f = frontier()
+local trimBytes = math.floor((f - base) / 8)
+if trimBytes >= 8192 then
+  local rest = redis.call('GETRANGE', bitsKey, trimBytes, -1)
+  if rest == '' then redis.call('DEL', bitsKey) else redis.call('SET', bitsKey, rest) end
+  base = base + trimBytes * 8
+  redis.call('HSET', metaKey, 'base', fmt(base))
+end
+return { code, table.concat(statuses), fmt(base), fmt(highest), fmt(f), handoffHeads }

@@ -18,7 +18,9 @@
   ARGV[4]  head attempt (the attempt number its retry record carries)
   ARGV[5]  state: 'retrying' or 'held'
   ARGV[6]  now (epoch ms)
-  ARGV[7..] pairs: offset, payload of each record to park, ascending offsets, all above the head
+  ARGV[7]  due time of the head's retry copy (epoch ms); for a held head, when it was dead-lettered
+  ARGV[8]  dead-letter reason of a held head ('' for a retrying one)
+  ARGV[9..] pairs: offset, payload of each record to park, ascending offsets, all above the head
 
   Returns
     { 0, parked }  lane blocked, `parked` records parked
@@ -37,7 +39,7 @@ local storedEpoch = tonumber(meta[3]) or 0
 if epoch < storedEpoch then return { -1 } end
 local base, highest = tonumber(meta[1]), tonumber(meta[2])
 if base == nil or headOffset > highest then return { -2, ARGV[3] } end
-for i = 7, #ARGV, 2 do
+for i = 9, #ARGV, 2 do
   if tonumber(ARGV[i]) > highest then return { -2, ARGV[i] } end
 end
 local current = redis.call('HGET', lanesKey, lane)
@@ -48,12 +50,12 @@ end
 if epoch > storedEpoch then redis.call('HSET', metaKey, 'epoch', fmt(epoch)) end
 
 if not current then
-  redis.call('HSET', lanesKey, lane, fmt(headOffset) .. '|' .. ARGV[4] .. '|' .. ARGV[5] .. '|' .. ARGV[6])
+  redis.call('HSET', lanesKey, lane, table.concat({ fmt(headOffset), ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8] }, '|'))
   redis.call('HINCRBY', metaKey, 'blockedTotal', 1)
 end
 -- No cap here: these records were admitted already; the caps act at admission (back-pressure).
 local parked, bytes = 0, 0
-for i = 7, #ARGV, 2 do
+for i = 9, #ARGV, 2 do
   local o = tonumber(ARGV[i])
   -- A record already done (parked by an earlier, interrupted call) is not parked twice.
   if o >= base and redis.call('GETBIT', bitsKey, o - base) == 0 then

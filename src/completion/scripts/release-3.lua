@@ -1,7 +1,11 @@
 --[[
-  Release a lane whose head has become terminal (DESIGN.md section 4, retry function): pop the lane's
-  next parked record and make it the new head, or free the lane when nothing is parked. Anyone may
-  release a lane (DESIGN.md section 5); the expected head makes a duplicated release a no-op.
+  Release a lane whose head has become terminal (DESIGN.md section 4, retry function): make the lane's
+  next parked record its new head, or free the lane when nothing is parked. Anyone may release a lane
+  (DESIGN.md section 5); the expected head makes a duplicated release a no-op.
+
+  A parked record stays first in its park list while it is the head, and leaves the list only when the
+  lane is released past it: until its run or retry copy is durable, Redis holds its only copy (its done
+  bit is set since it was parked, so the event source will never deliver it again).
 
   KEYS[1]  meta
   KEYS[2]  lanes
@@ -10,10 +14,10 @@
   ARGV[1]  lane id
   ARGV[2]  expected head offset
   ARGV[3]  attempt of the new head (the attempt number its run or retry record will carry)
-  ARGV[4]  now (epoch ms)
+  ARGV[4]  now (epoch ms): also the new head's due time
 
   Returns
-    { 0 }                          lane freed: nothing was parked
+    { 0 }                          lane freed: nothing else was parked
     { 1, offset, payload }         the next parked record, now the lane's head (state 'retrying')
     { -4, head }                   NOT_HEAD: the lane's head is another record, or the lane is free
                                    (head is '' then); nothing changed
@@ -25,14 +29,26 @@ if not current then return { -4, '' } end
 local currentHead = string.match(current, '^(%d+)|')
 if currentHead ~= ARGV[2] then return { -4, currentHead } end
 
-local entry = redis.call('LPOP', parkKey)
-if not entry then
+local function parsed(entry)
+  local sep = string.find(entry, ':', 1, true)
+  return string.sub(entry, 1, sep - 1), string.sub(entry, sep + 1)
+end
+
+-- The terminal head leaves the park list if it came from it.
+local first = redis.call('LINDEX', parkKey, 0)
+if first then
+  local offset, payload = parsed(first)
+  if offset == currentHead then
+    redis.call('LPOP', parkKey)
+    redis.call('HINCRBY', metaKey, 'parked', -1)
+    redis.call('HINCRBY', metaKey, 'parkedBytes', -#payload)
+    first = redis.call('LINDEX', parkKey, 0)
+  end
+end
+if not first then
   redis.call('HDEL', lanesKey, lane)
   return { 0 }
 end
-local sep = string.find(entry, ':', 1, true)
-redis.call('HINCRBY', metaKey, 'parked', -1)
-redis.call('HINCRBY', metaKey, 'parkedBytes', -(#entry - sep))
-local offset = string.sub(entry, 1, sep - 1)
-redis.call('HSET', lanesKey, lane, offset .. '|' .. ARGV[3] .. '|retrying|' .. ARGV[4])
-return { 1, offset, string.sub(entry, sep + 1) }
+local offset, payload = parsed(first)
+redis.call('HSET', lanesKey, lane, table.concat({ offset, ARGV[3], 'retrying', ARGV[4], ARGV[4], '' }, '|'))
+return { 1, offset, payload }

@@ -86,10 +86,10 @@ describe('blockCall', () => {
 
 describe('reply parsers', () => {
   it('maps admit statuses and hand-off attempts', () => {
-    const result = parseAdmitReply([1, 'rdpch', '10', '20', '12', [3]], 5, 'admit');
+    const result = parseAdmitReply([1, 'rdpch', '10', '20', '12', ['14|3|retrying|1000|61000|']], 5, 'admit');
     if ('payloadsNeeded' in result) throw new Error('expected a result');
     expect(result.statuses).toEqual(['run', 'duplicate', 'parked', 'refused', 'handoff']);
-    expect(result.handoffAttempts).toEqual([3]);
+    expect(result.handoffHeads).toEqual([{ lane: '', offset: 14, attempt: 3, state: 'retrying', dueAtMs: 61000, reason: '' }]);
     expect(result.backPressure).toBe(true);
     expect(result.window).toEqual({ base: 10, highest: 20, frontier: 12 });
   });

@@ -67,7 +67,7 @@ describe('resolveOptions', () => {
         nullKey: 'shared',
         concurrency: 10_000,
         recordTimeoutMs: 2_147_483_647,
-        deadlineMarginMs: 0,
+        deadlineMarginMs: 1_000,
         flushIntervalMs: 1,
         key: 'raw',
         value,
@@ -80,7 +80,7 @@ describe('resolveOptions', () => {
           ssl: true,
           sasl: { mechanism: 'scram-sha-512', username: 'u', password: 'p' },
         },
-        caps: { maxWindow: 2 ** 32, maxParked: 1, maxParkedBytes: 1 },
+        caps: { maxWindow: 2 ** 31, maxParked: 1, maxParkedBytes: 1 },
         partialBatchResponse: false,
       };
 
@@ -394,7 +394,7 @@ describe('resolveOptions', () => {
       ['keyOf', { keyOf: 'value.customerId' }, 'expected a function (record) => lane key, got `value.customerId` (string)'],
       ['recordTimeoutMs', { recordTimeoutMs: 0 }, 'expected a positive integer, got `0` (number)'],
       ['recordTimeoutMs', { recordTimeoutMs: 2 ** 31 }, 'expected a positive integer at most 2,147,483,647, got `2147483648` (number)'],
-      ['deadlineMarginMs', { deadlineMarginMs: -1 }, 'expected a non-negative integer, got `-1` (number)'],
+      ['deadlineMarginMs', { deadlineMarginMs: 999 }, 'expected an integer of at least 1000, got `999` (number)'],
       ['flushIntervalMs', { flushIntervalMs: 0 }, 'expected a positive integer, got `0` (number)'],
       ['key', { key: 'avro' }, 'expected `json`, `string`, `raw` or a function (bytes, record) => value, got `avro` (string)'],
       ['value', { value: null }, 'expected `json`, `string`, `raw` or a function (bytes, record) => value, got `null` (null)'],
@@ -428,7 +428,7 @@ describe('resolveOptions', () => {
       ['kafka.sasl', { kafka: { sasl: 'plain' } }, 'expected an object `{ mechanism, username, password }`, got `plain` (string)'],
       ['kafka.sasl.username', { kafka: { sasl: { mechanism: 'plain', password: 'p' } } }, 'expected a non-empty string, got `undefined` (undefined)'],
       ['kafka.sasl.password', { kafka: { sasl: { mechanism: 'plain', username: 'u', password: 42 } } }, 'expected a non-empty string, got `***` (number)'],
-      ['caps.maxWindow', { caps: { maxWindow: 2 ** 32 + 1 } }, 'expected a positive integer at most 4,294,967,296, got `4294967297` (number)'],
+      ['caps.maxWindow', { caps: { maxWindow: 2 ** 31 + 1 } }, 'expected a positive integer at most 2,147,483,648, got `2147483649` (number)'],
       ['caps.maxParked', { caps: { maxParked: 0 } }, 'expected a positive integer, got `0` (number)'],
       ['partialBatchResponse', { partialBatchResponse: 'yes' }, 'expected `true` or `false`, got `yes` (string)'],
     ])('%s: %p', (name, input, expected) => {
