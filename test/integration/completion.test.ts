@@ -93,6 +93,17 @@ describe.each(redisSetups())('completion engine on Redis $name', ({ connect }) =
       expect((await store.admit(ref, records([3, 17, 25]))).statuses).toEqual(['duplicate', 'duplicate', 'run']);
     });
 
+    it('trims a large done prefix at admission, without a committer, keeping the frontier', async () => {
+      const big = new CompletionStore(redis, { maxWindow: 200_000 });
+      for (let from = 0; from <= 70_000; from += 10_000) await big.admit(ref, records(range(from, Math.min(from + 9_999, 70_000))));
+      for (let from = 0; from < 70_000; from += 10_000) await big.markDone(ref, range(from, from + 9_999));
+
+      await big.admit(ref, records([70_001]));
+
+      expect(await big.frontier(ref)).toMatchObject({ base: 70_000, frontier: 70_000, highest: 70_001 });
+      expect(await redis.strlen(partitionKeys(ref).bits)).toBeLessThan(8);
+    });
+
     it('tracks sparse offsets around 10^12 in a small bitmap', async () => {
       const start = 1_000_000_000_000;
       await store.admit(ref, records([start, start + 1, start + 9]));
