@@ -167,7 +167,7 @@ export function releaseCall(
   nowMs: number,
 ): ScriptCall {
   return {
-    keys: [keys.meta, keys.lanes, parkKey(ref, lane)],
+    keys: [keys.bits, keys.meta, keys.lanes, parkKey(ref, lane)],
     argv: [lane, String(expectedHeadOffset), String(nextAttempt), String(nowMs)],
   };
 }

@@ -17,6 +17,13 @@ export class NotAdmittedError extends LanesError {}
 export class LaneConflictError extends LanesError {}
 /** The record given as head is not (or no longer) its lane's head: a duplicated retry or release. */
 export class NotHeadError extends LanesError {}
+/** A Redis call was given up: no answer in time, or the invocation's deadline came first. */
+export class RedisCallAbortedError extends LanesError {
+  constructor(message: string) {
+    super(message, { retriable: true });
+  }
+}
+
 /** A script returned something this version does not know: a mismatched script version. */
 export class UnexpectedReplyError extends LanesError {}
 

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Cluster, Redis } from 'ioredis';
 import type { ScriptCall } from './args';
+import { RedisCallAbortedError } from './errors';
 
 /** A Redis connection: one server or a cluster (every script touches one hash slot). */
 export type RedisClient = Redis | Cluster;
@@ -18,7 +19,7 @@ const FILES = {
   mark: 'mark-2.lua',
   frontier: 'frontier-2.lua',
   block: 'block-4.lua',
-  release: 'release-3.lua',
+  release: 'release-4.lua',
 } as const;
 export type ScriptName = keyof typeof FILES;
 
@@ -50,10 +51,43 @@ export function defineScripts(redis: RedisClient): void {
   defined.add(redis);
 }
 
+/** Bounds on one Redis call: it is given up (rejected) after `timeoutMs`, or when `signal` aborts. */
+export interface CallLimits {
+  readonly timeoutMs?: number | undefined;
+  readonly signal?: AbortSignal | undefined;
+}
+
 /** Runs one script call: the thin I/O half of the pure builders in `args.ts`. */
-export function runScript(redis: RedisClient, name: ScriptName, call: ScriptCall): Promise<unknown> {
+export function runScript(redis: RedisClient, name: ScriptName, call: ScriptCall, limits: CallLimits = {}): Promise<unknown> {
   defineScripts(redis);
   const command = (redis as unknown as Record<string, ScriptCommand>)[commandName(name)];
   if (command === undefined) throw new Error(`script ${name} is not defined`);
-  return command.call(redis, call.keys.length, ...call.keys, ...call.argv);
+  return bounded(command.call(redis, call.keys.length, ...call.keys, ...call.argv), `script ${name}`, limits);
+}
+
+/**
+ * Gives a Redis call up after its time or when its signal aborts. ioredis' own `commandTimeout` does not
+ * cover a command waiting in Redis Cluster's offline queue (a cluster not ready, after a Lambda freeze),
+ * so the bound is kept here. A call given up may still run later: every script is safe to repeat.
+ */
+export function bounded<T>(work: Promise<T>, what: string, { timeoutMs, signal }: CallLimits): Promise<T> {
+  if (timeoutMs === undefined && signal === undefined) return work;
+  return new Promise<T>((resolve, reject) => {
+    let settled = false;
+    const settle = (action: () => void): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      action();
+    };
+    const onAbort = (): void => settle(() => reject(new RedisCallAbortedError(`${what}: given up, the invocation's deadline is near`)));
+    const timer = timeoutMs === undefined ? undefined : setTimeout(
+      () => settle(() => reject(new RedisCallAbortedError(`${what}: no answer from Redis within ${timeoutMs} ms`))),
+      timeoutMs,
+    );
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener('abort', onAbort, { once: true });
+    work.then((value) => settle(() => resolve(value)), (error: unknown) => settle(() => reject(error)));
+  });
 }

@@ -11,13 +11,16 @@ import {
   releaseCall,
   type FrontierReading,
   type ParkedRecord,
+  type ScriptCall,
 } from './args';
 import { UnexpectedReplyError } from './errors';
 import { partitionKeys, trackedPartitionsKey } from './keys';
-import { runScript, type RedisClient } from './scripts';
+import { bounded, runScript, type CallLimits, type RedisClient, type ScriptName } from './scripts';
 import type { AdmitRecord, AdmitResult, NewLaneHead, PartitionCaps, PartitionRef } from './types';
 
 /** A 125 KB bitmap, 100,000 parked records, 64 MiB of parked payloads per partition. */
+export const DEFAULT_CALL_TIMEOUT_MS = 5_000;
+
 export const DEFAULT_CAPS: PartitionCaps = { maxWindow: 1_000_000, maxParked: 100_000, maxParkedBytes: 64 * 1024 * 1024 };
 
 function where(op: string, ref: PartitionRef): string {
@@ -37,13 +40,32 @@ function where(op: string, ref: PartitionRef): string {
 export class CompletionStore {
   readonly redis: RedisClient;
   readonly caps: PartitionCaps;
+  /** Every call is given up after `timeoutMs` (default 5 s) or when `signal` aborts. */
+  readonly limits: CallLimits;
   // Partitions this process already added to the tracked set: one SADD per partition per cold start.
-  readonly #tracked = new Set<string>();
+  #tracked = new Set<string>();
 
   /** Caps not given take their `DEFAULT_CAPS` value. */
-  constructor(redis: RedisClient, caps: Partial<PartitionCaps> = {}) {
+  constructor(redis: RedisClient, caps: Partial<PartitionCaps> = {}, limits: CallLimits = { timeoutMs: DEFAULT_CALL_TIMEOUT_MS }) {
     this.redis = redis;
     this.caps = { ...DEFAULT_CAPS, ...caps };
+    this.limits = limits;
+  }
+
+  /**
+   * The same store with other call limits, e.g. an invocation's deadline signal.
+   *
+   * @example
+   * const store = processorStore.withLimits({ signal: AbortSignal.timeout(remainingMs - 250) });
+   */
+  withLimits(limits: CallLimits): CompletionStore {
+    const view = new CompletionStore(this.redis, this.caps, { ...this.limits, ...limits });
+    view.#tracked = this.#tracked;
+    return view;
+  }
+
+  #run(name: ScriptName, call: ScriptCall): Promise<unknown> {
+    return runScript(this.redis, name, call, this.limits);
   }
 
   /**
@@ -57,7 +79,7 @@ export class CompletionStore {
     // the epoch fences): a third round is already a sign of that, a fourth an error.
     for (let round = 0; round < 4; round += 1) {
       const call = admitCall(ref, partitionKeys(ref), records, this.caps, epoch, lanes);
-      const result = parseAdmitReply(await runScript(this.redis, 'admit', call), records.length, where('admit', ref));
+      const result = parseAdmitReply(await this.#run('admit', call), records.length, where('admit', ref));
       if (!('payloadsNeeded' in result)) return result;
       for (const lane of result.payloadsNeeded) lanes.add(lane);
     }
@@ -68,13 +90,13 @@ export class CompletionStore {
   async markDone(ref: PartitionRef, offsets: readonly number[], epoch = 0): Promise<number> {
     if (offsets.length === 0) return 0;
     const call = markCall(partitionKeys(ref), offsets, epoch);
-    return parseMarkReply(await runScript(this.redis, 'mark', call), where('mark', ref));
+    return parseMarkReply(await this.#run('mark', call), where('mark', ref));
   }
 
   /** Reads the frontier (and trims whole bytes below it); `undefined` if nothing was admitted. */
   async frontier(ref: PartitionRef, options: { trim?: boolean } = {}): Promise<FrontierReading | undefined> {
     const call = frontierCall(partitionKeys(ref), options.trim ?? false);
-    return parseFrontierReply(await runScript(this.redis, 'frontier', call), where('frontier', ref));
+    return parseFrontierReply(await this.#run('frontier', call), where('frontier', ref));
   }
 
   /** Blocks a lane on `head` and parks later records of it; returns how many were parked. */
@@ -86,7 +108,7 @@ export class CompletionStore {
     nowMs = Date.now(),
   ): Promise<number> {
     const call = blockCall(ref, partitionKeys(ref), head, parked, epoch, nowMs);
-    return parseBlockReply(await runScript(this.redis, 'block', call), where('block', ref));
+    return parseBlockReply(await this.#run('block', call), where('block', ref));
   }
 
   /** Releases a lane whose head is terminal: returns its next parked record (the new head) or `undefined`. */
@@ -98,12 +120,12 @@ export class CompletionStore {
     nowMs = Date.now(),
   ): Promise<ParkedRecord | undefined> {
     const call = releaseCall(ref, partitionKeys(ref), lane, expectedHeadOffset, nextAttempt, nowMs);
-    return parseReleaseReply(await runScript(this.redis, 'release', call), where('release', ref));
+    return parseReleaseReply(await this.#run('release', call), where('release', ref));
   }
 
   /** The partitions a group has admitted records on, for the committer. */
   async trackedPartitions(group: string): Promise<PartitionRef[]> {
-    const members = await this.redis.smembers(trackedPartitionsKey(group));
+    const members = await bounded(this.redis.smembers(trackedPartitionsKey(group)), 'SMEMBERS tracked partitions', this.limits);
     return members
       .map((member) => {
         const cut = member.lastIndexOf('\n');
@@ -116,7 +138,7 @@ export class CompletionStore {
     const member = `${ref.topic}\n${ref.partition}`;
     const id = `${ref.group}\n${member}`;
     if (this.#tracked.has(id)) return;
-    await this.redis.sadd(trackedPartitionsKey(ref.group), member);
+    await bounded(this.redis.sadd(trackedPartitionsKey(ref.group), member), 'SADD tracked partitions', this.limits);
     this.#tracked.add(id);
   }
 }

@@ -153,6 +153,8 @@ class Invocation {
   readonly #frontiers: Array<{ key: string; frontier: number; highest: number }> = [];
   /** Aborts hand-off writes just before Lambda would freeze the invocation: unacknowledged means not done. */
   readonly #handOffSignal: AbortSignal;
+  /** The completion store, its calls given up at the same point (a Redis answer after it is no answer). */
+  readonly #store: CompletionStore;
   #stopped = false;
   #running = new Set<Promise<void>>();
   #wake: () => void = noop;
@@ -169,6 +171,7 @@ class Invocation {
     this.#stopStartingAt = startedAt + remaining - margin;
     this.#abortRunningAt = startedAt + remaining - margin / 2;
     this.#handOffSignal = AbortSignal.timeout(Math.max(1, remaining - Math.min(250, margin / 4)));
+    this.#store = processor.store.withLimits({ signal: this.#handOffSignal });
     this.#scheduler = new LaneScheduler(this.#options.concurrency);
   }
 
@@ -182,9 +185,11 @@ class Invocation {
     const abortTimer = setTimeout(() => this.#abortRunning(), Math.max(0, this.#abortRunningAt - this.#now()));
     try {
       const admitted = await Promise.all(partitions.map((batch) => this.#admit(batch.topic, batch.partition, batch.records, batch.failures)));
-      for (const tasks of admitted) this.#scheduler.add(tasks);
+      for (const { tasks } of admitted) this.#scheduler.add(tasks);
       if (this.#now() >= this.#stopStartingAt) this.#stopStarting();
       await this.#pump();
+      // Hand-offs found at admission run beside the records, so a slow one holds up no other key (G6).
+      await Promise.all(admitted.map(({ handOffs }) => handOffs));
       if (this.#stopped) await this.#deferUnstarted();
     } finally {
       clearInterval(flushTimer);
@@ -213,13 +218,22 @@ class Invocation {
 
   // ---- admission ---------------------------------------------------------------------------------
 
-  async #admit(topic: string, partition: number, records: KafkaRecord[], failures: DecodeFailure[]): Promise<RecordTask[]> {
+  /**
+   * Admits one partition's records. Returns the records to run, and the hand-offs admission found (lane
+   * heads redelivered, malformed records) as a promise that the caller awaits after the runs.
+   */
+  async #admit(
+    topic: string,
+    partition: number,
+    records: KafkaRecord[],
+    failures: DecodeFailure[],
+  ): Promise<{ tasks: RecordTask[]; handOffs: Promise<unknown> }> {
     const ref: PartitionRef = { group: this.#options.group, topic, partition };
     const partitionKey = topicPartitionKey(topic, partition);
     this.#counters.recordsIn += records.length + failures.length;
 
     // A malformed record with an unreadable offset cannot get a done bit: dead-letter it and go on.
-    await this.#deadLetterMalformed(ref, failures.filter((failure) => failure.offset === undefined));
+    const unplaced = this.#deadLetterMalformed(ref, failures.filter((failure) => failure.offset === undefined));
 
     type Entry = { offset: number; record?: KafkaRecord; failure?: DecodeFailure; lane?: string; preset?: unknown };
     const byOffset = new Map<number, Entry>();
@@ -241,7 +255,7 @@ class Invocation {
 
     let result;
     try {
-      result = await this.#processor.store.admit(
+      result = await this.#store.admit(
         ref,
         // A payload is built only if admit finds the record's lane blocked and parks it.
         entries.map(({ offset, lane, record }) => ({ offset, lane, payload: record === undefined ? undefined : () => parkPayload(record) })),
@@ -251,7 +265,7 @@ class Invocation {
         partition: partitionKey, error: describeError(error),
       });
       for (const entry of entries) this.#notHanded(ref, entry.offset);
-      return [];
+      return { tasks: [], handOffs: unplaced };
     }
     if (result.window !== undefined) this.#frontiers.push({ key: partitionKey, ...result.window });
     if (result.backPressure) {
@@ -292,7 +306,8 @@ class Invocation {
       }
       return this.#retryItem(record, head?.attempt ?? 1, head?.dueAtMs ?? now, now, undefined, false);
     });
-    await Promise.all([
+    const handOffs = Promise.all([
+      unplaced,
       this.#writeAndMarkDone(ref, redelivered, () => {
         for (const item of redelivered) {
           if (item.kind === 'retry') this.#counters.retried += 1;
@@ -301,7 +316,7 @@ class Invocation {
       }),
       this.#deadLetterMalformed(ref, malformed),
     ]);
-    return tasks;
+    return { tasks, handOffs };
   }
 
   /** Writes hand-off copies, then marks their records done; reports them as not handed off on failure. */
@@ -467,7 +482,7 @@ class Invocation {
       ? this.#retryItem(task.record, task.attempt + 1, now + (decision.delayMs ?? backoffDelay(this.#options.retry.backoff, task.attempt)), now, described, false)
       : this.#deadLetterItem(task.record, task.attempt, now, decision.reason, described);
     if (parked !== undefined) {
-      await this.#processor.store.block(
+      await this.#store.block(
         task.ref,
         {
           lane: task.lane!,
@@ -514,7 +529,7 @@ class Invocation {
       if (head.lane === undefined) return true;
       const parked = followers.get(`${head.partitionKey}\n${head.lane}`) ?? [];
       try {
-        await this.#processor.store.block(
+        await this.#store.block(
           head.ref,
           { lane: head.lane, offset: head.offset, attempt: head.attempt, state: 'retrying' },
           parked.map((p) => ({ offset: p.offset, payload: parkPayload(p.record) })),
@@ -627,7 +642,7 @@ class Invocation {
       const batches = [...this.#pendingDone.values()].filter((p) => p.offsets.length > 0).map((p) => ({ ref: p.ref, offsets: p.offsets.splice(0) }));
       await Promise.all(batches.map(async ({ ref, offsets }) => {
         try {
-          await this.#processor.store.markDone(ref, offsets);
+          await this.#store.markDone(ref, offsets);
         } catch (error) {
           // Finished but not recorded: report them, so the event source redelivers and they run again.
           this.#handOffFailed(ref, offsets, error);

@@ -194,6 +194,30 @@ describe.each(redisSetups())('completion engine on Redis $name', ({ connect }) =
       expect((await store.frontier(ref))?.frontier).toBe(3);
     });
 
+    it('records a redelivered record below its lane head as done, never parking it behind later ones', async () => {
+      await store.admit(ref, [0, 1, 2].map((offset) => ({ offset, lane: 'L', payload: `p${offset}` })));
+      // 0 ran but its done bit was lost (a failed flush); 1 failed and blocked the lane; 2 was parked.
+      await store.block(ref, { lane: 'L', offset: 1, attempt: 2, state: 'retrying' }, [{ offset: 2, payload: 'p2' }]);
+
+      const again = await store.admit(ref, [0, 1, 2].map((offset) => ({ offset, lane: 'L', payload: `p${offset}` })));
+
+      expect(again.statuses).toEqual(['duplicate', 'handoff', 'duplicate']);
+      expect(await redis.lrange(parkKey(ref, 'L'), 0, -1)).toEqual(['2:p2']);
+      expect((await store.frontier(ref))?.frontier).toBe(1);
+    });
+
+    it('sets the released head\'s done bit in the release itself', async () => {
+      await store.admit(ref, [{ offset: 0, lane: 'L', payload: 'p0' }, { offset: 1 }]);
+      await store.markDone(ref, [1]);
+      await store.block(ref, { lane: 'L', offset: 0, attempt: 2, state: 'retrying' });
+      expect((await store.frontier(ref))?.frontier).toBe(0);
+
+      await store.release(ref, 'L', 0);
+
+      expect((await store.frontier(ref))?.frontier).toBe(2);
+      expect((await store.admit(ref, [{ offset: 0, lane: 'L', payload: 'p0' }])).statuses).toEqual(['duplicate']);
+    });
+
     it('makes a duplicated release a no-op', async () => {
       await store.admit(ref, [{ offset: 0, lane: 'L', payload: 'p0' }]);
       await store.block(ref, { lane: 'L', offset: 0, attempt: 2, state: 'retrying' });

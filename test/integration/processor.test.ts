@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis, type Cluster } from 'ioredis';
@@ -497,6 +498,68 @@ describe.each(redisSetups())('processor on a real broker and Redis $name', ({ na
 
     expect(runs).toBe(0);
     expect(response.batchItemFailures.map((f) => f.itemIdentifier.offset)).toEqual(records.map((r) => r.offset));
+  });
+
+  it('gives Redis up before the deadline when it stops answering, reporting the records', async () => {
+    // A server that accepts connections and never answers: a node gone silent, or a connection dropped
+    // while Lambda was frozen.
+    const silent = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as AddressInfo).port;
+    const mute = new Redis(`redis://127.0.0.1:${port}`, { maxRetriesPerRequest: 1, retryStrategy: () => null });
+    mute.on('error', () => undefined);
+    let runs = 0;
+    const setup = await setUp({ concurrency: 10, deadlineMarginMs: 1_000 }, async () => {
+      runs += 1;
+    }, { redis: mute });
+    await produce(setup.topic, messages(3, 3));
+    const records = await fetchRecords(setup.topic, 3);
+    const context = contextWithin(3_000);
+
+    try {
+      const response = await setup.processor.process(eventOf(records), context);
+
+      expect(context.getRemainingTimeInMillis()).toBeGreaterThan(0);
+      expect(runs).toBe(0);
+      expect(response.batchItemFailures.map((f) => f.itemIdentifier.offset)).toEqual(records.map((r) => r.offset));
+    } finally {
+      mute.disconnect();
+      silent.close();
+    }
+  });
+
+  it('runs other partitions while a hand-off found at admission is still being written (G6)', async () => {
+    const ran: number[] = [];
+    let otherPartitionRan: () => void = () => undefined;
+    const ranElsewhere = new Promise<void>((resolve) => {
+      otherPartitionRan = resolve;
+    });
+    const setup = await setUp({ concurrency: 10 }, async (record) => {
+      ran.push(record.partition);
+      if (record.partition === 1) otherPartitionRan();
+    }, { partitions: 2 });
+    await produce(setup.topic, [{ key: 'held', value: '{}', partition: 0 }, { key: 'free', value: '{}', partition: 1 }]);
+    const records = await fetchRecords(setup.topic, 2);
+    const ref = { group: setup.group, topic: setup.topic, partition: 0 };
+    await setup.processor.store.admit(ref, [{ offset: 0, lane: laneOf('held') }]);
+    await setup.processor.store.block(ref, { lane: laneOf('held'), offset: 0, attempt: 2, state: 'retrying' });
+    // The re-hand-off of partition 0's head is written only once partition 1's record has run.
+    const writer = setup.processor.parts.handOff([]);
+    const processor = new Processor({
+      ...setup.processor.parts,
+      handOff: () => ({
+        write: async (items, options) => {
+          await ranElsewhere;
+          return writer.write(items, options);
+        },
+      }),
+    });
+
+    const response = await processor.process(eventOf(records), contextWithin(20_000));
+
+    expect(response.batchItemFailures).toEqual([]);
+    expect(ran).toEqual([1]);
+    expect((await frontierOf(setup, 0))?.frontier).toBe(1);
   });
 
   it('fails the invocation instead when partial batch responses are off', async () => {

@@ -33,6 +33,7 @@
          -1  STALE_EPOCH: nothing changed
     { 2, laneIds }  PAYLOADS_NEEDED: records of these blocked lanes came without payloads; nothing changed
     statuses: one character per record: r run, d duplicate, p parked, c refused (cap), h handoff
+      (d also for a record below its blocked lane's head: it finished before the head started)
       (h: the record is the head of its own blocked lane and not done, so its earlier hand-off may not
        have completed: hand it off again as its head entry in handoffHeads says, in record order)
     A record refused at a cap refuses the later records of its lane in the call, so a lane's records are
@@ -61,8 +62,8 @@ local needed, neededIds = {}, {}
 for k = 0, n - 1 do
   local j = tonumber(ARGV[first + 3 * k + 1])
   if j > 0 and heads[j] and not needed[j] and ARGV[first + 3 * k + 2] == '' then
-    local headOffset = string.match(heads[j], '^(%d+)|')
-    if headOffset ~= ARGV[first + 3 * k] then
+    -- Only records above the head can be parked.
+    if tonumber(ARGV[first + 3 * k]) > tonumber(string.match(heads[j], '^(%d+)|')) then
       needed[j] = true
       neededIds[#neededIds + 1] = ARGV[6 + j]
     end
@@ -135,10 +136,15 @@ for k = 0, n - 1 do
     if laneIndex > 0 then
       local head = heads[laneIndex]
       if head then
-        local headOffset = string.match(head, '^(%d+)|')
-        if tonumber(headOffset) == o then
+        local headOffset = tonumber(string.match(head, '^(%d+)|'))
+        if headOffset == o then
           status = 'h'
           handoffHeads[#handoffHeads + 1] = head
+        elseif o < headOffset then
+          -- Below its lane's head, so it finished before the head started (a lane runs in order); its done
+          -- bit was lost (a failed flush). Record it as done: parking it would put it behind later records.
+          redis.call('SETBIT', bitsKey, o - base, 1)
+          status = 'd'
         elseif parked >= maxParked or parkedBytes + #ARGV[first + 3 * k + 2] > maxParkedBytes then
           status = 'c'
         else

@@ -1,15 +1,19 @@
 --[[
-  Release a lane whose head has become terminal (DESIGN.md section 4, retry function): make the lane's
-  next parked record its new head, or free the lane when nothing is parked. Anyone may release a lane
-  (DESIGN.md section 5); the expected head makes a duplicated release a no-op.
+  Release a lane whose head has become terminal (DESIGN.md section 4, retry function): set the head's
+  done bit, and make the lane's next parked record its new head, or free the lane when nothing is parked.
+  Anyone may release a lane (DESIGN.md section 5); the expected head makes a duplicated release a no-op.
+
+  The released head's done bit is set here, atomically with the release: were it left to a later flush
+  that failed, a redelivery would find the lane free and the bit clear, and run the record again.
 
   A parked record stays first in its park list while it is the head, and leaves the list only when the
   lane is released past it: until its run or retry copy is durable, Redis holds its only copy (its done
   bit is set since it was parked, so the event source will never deliver it again).
 
-  KEYS[1]  meta
-  KEYS[2]  lanes
-  KEYS[3]  park list of the lane
+  KEYS[1]  bits
+  KEYS[2]  meta
+  KEYS[3]  lanes
+  KEYS[4]  park list of the lane
 
   ARGV[1]  lane id
   ARGV[2]  expected head offset
@@ -22,12 +26,16 @@
     { -4, head }                   NOT_HEAD: the lane's head is another record, or the lane is free
                                    (head is '' then); nothing changed
 ]]
-local metaKey, lanesKey, parkKey = KEYS[1], KEYS[2], KEYS[3]
+local bitsKey, metaKey, lanesKey, parkKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local lane = ARGV[1]
 local current = redis.call('HGET', lanesKey, lane)
 if not current then return { -4, '' } end
 local currentHead = string.match(current, '^(%d+)|')
 if currentHead ~= ARGV[2] then return { -4, currentHead } end
+
+local base = tonumber(redis.call('HGET', metaKey, 'base'))
+local headOffset = tonumber(currentHead)
+if base ~= nil and headOffset >= base then redis.call('SETBIT', bitsKey, headOffset - base, 1) end
 
 local function parsed(entry)
   local sep = string.find(entry, ':', 1, true)
