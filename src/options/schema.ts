@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import type { KafkaRecord } from '../event';
-import type { Deserializer, LanesOptions } from '../processor/options';
+import type { Deserializer, KeyOf, LanesOptions } from '../processor/options';
 import { DEFAULTS, ENV, LIMITS, SASL_MECHANISMS, TOPIC_NAME } from './constants';
 import { DURATION_EXPECTED, durationMs } from './duration';
 import { withEnvironment } from './environment';
@@ -179,7 +178,7 @@ const group = nonEmptyString().superRefine((group, ctx) => {
 const rootShape = {
   group,
   ordering: oneOf(['key', 'partition', 'unordered']).default(DEFAULTS.ordering),
-  keyOf: z.custom<(record: KafkaRecord) => string | Buffer | null | undefined>(isFunction, { error: 'a function (record) => lane key' }).optional(),
+  keyOf: z.custom<KeyOf>(isFunction, { error: 'a function (record) => lane key' }).optional(),
   nullKey: oneOf(['independent', 'shared']).default(DEFAULTS.nullKey),
   concurrency: integer(1, LIMITS.concurrency).default(DEFAULTS.concurrency),
   recordTimeoutMs: timerMs(1, DEFAULTS.recordTimeoutMs),

@@ -1,5 +1,4 @@
-import type { KafkaRecord } from '../event';
-import type { Deserializer, Ordering } from '../processor/options';
+import type { Deserializer, KeyOf, Ordering } from '../processor/options';
 
 /**
  * The backoff between attempts as a user writes it. Without `type` it is exponential, so
@@ -90,7 +89,7 @@ export interface LanesOptionsInput {
   /** `'key'`: per-key order (default); `'partition'`: total order per partition; `'unordered'`. */
   readonly ordering?: Ordering;
   /** Derives the lane key from the record (e.g. a customer id in the value). Default: the Kafka key. */
-  readonly keyOf?: (record: KafkaRecord) => string | Buffer | null | undefined;
+  readonly keyOf?: KeyOf;
   /** Records whose lane key is null: each its own lane (`'independent'`, default) or one lane (`'shared'`). */
   readonly nullKey?: 'independent' | 'shared';
   /** Handlers in flight at once, all partitions of one invocation together: 1 to 10,000. Default `100`. */

@@ -10,6 +10,9 @@ export type Ordering = 'key' | 'partition' | 'unordered';
 export type DeserializerFn<T = unknown> = (bytes: Buffer | null, record: KafkaRecord) => T;
 export type Deserializer = 'json' | 'string' | 'raw' | DeserializerFn;
 
+/** Derives a record's lane key; `null` or `undefined`: the record has no key (see `nullKey`). */
+export type KeyOf = (record: KafkaRecord) => string | Buffer | null | undefined;
+
 export type Backoff =
   | { readonly type: 'fixed'; readonly delayMs: number }
   | {
@@ -48,7 +51,7 @@ export interface LanesOptions {
   readonly group: string;
   readonly ordering: Ordering;
   /** Derives the lane key from the record (e.g. a customer id in the value); default: the Kafka key. */
-  readonly keyOf?: (record: KafkaRecord) => string | Buffer | null | undefined;
+  readonly keyOf?: KeyOf;
   /** Records whose lane key is null: each its own lane ('independent') or one shared lane ('shared'). */
   readonly nullKey: 'independent' | 'shared';
   /** Handlers in flight at once, all partitions of one invocation together. */

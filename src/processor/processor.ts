@@ -123,7 +123,6 @@ interface Counters {
   deadLettered: number;
   deferred: number;
   refused: number;
-  notHandedOff: number;
 }
 
 /** The state of one invocation. */
@@ -148,7 +147,7 @@ class Invocation {
   /** Records that could be neither handed off nor named in a partial batch response (no offset). */
   #unreportable = 0;
   readonly #counters: Counters = {
-    recordsIn: 0, done: 0, duplicates: 0, parked: 0, retried: 0, deadLettered: 0, deferred: 0, refused: 0, notHandedOff: 0,
+    recordsIn: 0, done: 0, duplicates: 0, parked: 0, retried: 0, deadLettered: 0, deferred: 0, refused: 0,
   };
   readonly #frontiers: Array<{ key: string; frontier: number; highest: number }> = [];
   /** Aborts hand-off writes just before Lambda would freeze the invocation: unacknowledged means not done. */
@@ -660,13 +659,12 @@ class Invocation {
   }
 
   #notHanded(ref: PartitionRef, offset: number): void {
-    this.#counters.notHandedOff += 1;
     this.#notHandedOff.push({ topic: ref.topic, partition: ref.partition, offset });
   }
 
   #report(): void {
     const { metrics } = this.#processor.parts.telemetry;
-    const c = this.#counters;
+    const c = { ...this.#counters, notHandedOff: this.#notHandedOff.length };
     metrics.addMetric(METRIC.recordsIn, MetricUnit.Count, c.recordsIn);
     metrics.addMetric(METRIC.done, MetricUnit.Count, c.done);
     metrics.addMetric(METRIC.duplicates, MetricUnit.Count, c.duplicates);
