@@ -1,0 +1,7 @@
+import type { Command } from 'commander';
+
+/** Adds one command (with its subcommands, options and help) to the program. */
+export type RegisterCommand = (program: Command) => void;
+
+/** Every command of the CLI: one file each in this folder, one line each here. */
+export const COMMANDS: readonly RegisterCommand[] = [];
