@@ -1,6 +1,6 @@
 export { batchItemFailures } from './batch-response';
 export type { KafkaBatchItemFailure, KafkaBatchResponse, KafkaItemIdentifier, RecordCoordinates } from './batch-response';
-export { bufferToSignedBytes, decodeBase64, encodeBase64, signedBytesToBuffer } from './bytes';
+export { bufferToSignedBytes, decodeBase64, encodeBase64, isBase64, signedBytesToBuffer } from './bytes';
 export { decodeKafkaEvent } from './decode';
 export { encodeKafkaEvent, encodeKafkaRecord } from './encode';
 export type { EncodeKafkaEventInput, KafkaRecordInput } from './encode';
