@@ -3,6 +3,8 @@ export type { KafkaBatchItemFailure, KafkaBatchResponse, KafkaItemIdentifier, Re
 export { bufferToSignedBytes, decodeBase64, encodeBase64, isBase64, signedBytesToBuffer } from './bytes';
 export { decodeKafkaEvent } from './decode';
 export { encodeKafkaEvent, encodeKafkaRecord } from './encode';
+export { isDecodeFailure, planOffsets, sameJson } from './offsets';
+export type { Delivered, OffsetPlan, OffsetSlot } from './offsets';
 export type { EncodeKafkaEventInput, KafkaRecordInput } from './encode';
 export { EventDecodeError } from './errors';
 export { parseTopicPartitionKey, topicPartitionKey } from './topic-partition';

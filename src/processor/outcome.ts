@@ -7,7 +7,14 @@ export type FailureDecision =
   | { readonly action: 'retry'; readonly delayMs: number | undefined }
   | { readonly action: 'dead-letter'; readonly reason: DeadLetterReason };
 
-export type DeadLetterReason = 'non-retriable' | 'programming-error' | 'deserialization' | 'attempts-exhausted' | 'malformed';
+export type DeadLetterReason =
+  | 'non-retriable'
+  | 'programming-error'
+  | 'deserialization'
+  | 'schema-validation'
+  | 'attempts-exhausted'
+  | 'malformed'
+  | 'duplicate-offset';
 
 const PROGRAMMING_ERROR_NAMES = new Set(['TypeError', 'RangeError', 'ReferenceError', 'SyntaxError']);
 
