@@ -1,6 +1,7 @@
 import { thrownText } from '../describe';
 import { LanesError, NonRetriableError, RetryLaterError } from '../errors';
 import { DeserializationError } from '../options/errors';
+import { SchemaValidationError } from '../options/standard-schema';
 
 /** What happens to a record after its handler failed (DESIGN.md sections 3 G4 and 6). */
 export type FailureDecision =
@@ -39,6 +40,7 @@ export function decideFailure(error: unknown, attempt: number, maxAttempts: numb
   if (error instanceof NonRetriableError || (error instanceof LanesError && !error.retriable && !(error instanceof DeserializationError))) {
     return { action: 'dead-letter', reason: 'non-retriable' };
   }
+  if (error instanceof SchemaValidationError) return { action: 'dead-letter', reason: 'schema-validation' };
   if (error instanceof DeserializationError) return { action: 'dead-letter', reason: 'deserialization' };
   if (isProgrammingError(error)) {
     return { action: 'dead-letter', reason: 'programming-error' };

@@ -19,7 +19,7 @@ import { CompletionStore, type PartitionRef } from '../completion';
 import { jsonText } from '../describe';
 import { LanesError } from '../errors';
 import type { HandOffItem } from '../handoff';
-import { backoffDelay, deadLetterTopic, DeserializationError, deserialize, retryTopicFor } from '../options';
+import { backoffDelay, deadLetterTopic, DeserializationError, readRecordParts, retryTopicFor, type RecordParts } from '../options';
 import { laneIdOf } from './lane-id';
 import type { LanesOptions } from './options';
 import { decideFailure, describeError, type DeadLetterReason, type FailureDecision } from './outcome';
@@ -415,14 +415,23 @@ class Invocation {
       if (task.preset !== undefined) throw task.preset;
       if (cancelReason !== undefined) throw cancelReason;
       const { record } = task;
+      // A promise only when a schema validates asynchronously; bounded by the record's deadline like the handler.
+      let parts = readRecordParts(this.#options, record);
+      if (parts instanceof Promise) {
+        const pending = parts;
+        parts = await new Promise<RecordParts>((resolve, reject) => {
+          rejectRun = reject;
+          pending.then(resolve, reject);
+        });
+      }
       const view: LanesRecord = {
         topic: record.topic,
         partition: record.partition,
         offset: record.offset,
         timestamp: record.timestamp,
         timestampType: record.timestampType,
-        key: deserialize(this.#options.key, record.key, record, 'key'),
-        value: deserialize(this.#options.value, record.value, record, 'value'),
+        key: parts.key,
+        value: parts.value,
         rawKey: record.key,
         rawValue: record.value,
         headers: record.headers,
