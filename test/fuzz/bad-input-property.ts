@@ -16,7 +16,7 @@ import fc from 'fast-check';
 import type { Cluster, Redis } from 'ioredis';
 import { z } from 'zod';
 import { parkKey } from '../../src/completion';
-import { thrownText } from '../../src/describe';
+import { clip, jsonText, thrownText } from '../../src/describe';
 import {
   decodeKafkaEvent,
   encodeBase64,
@@ -134,7 +134,7 @@ export function mutatedEvent(shape: EventShape): fc.Arbitrary<(topicPrefix: stri
     },
   );
   return fc.tuple(fc.uniqueArray(fc.nat(2), { minLength: 1, maxLength: 3 }), fc.array(partition, { minLength: 3, maxLength: 3 }), wholeEventMutation, fc.nat(1000))
-    .map(([partitions, lists, eventMutation, firstOffset]) => (topicPrefix: string): unknown => {
+    .map(([partitions, lists, eventMutation, firstOffset]) => withText((topicPrefix: string): unknown => {
       const records: Record<string, Json[]> = {};
       for (const p of partitions) {
         const list: Json[] = [];
@@ -157,7 +157,12 @@ export function mutatedEvent(shape: EventShape): fc.Arbitrary<(topicPrefix: stri
       }
       const event: Json = { eventSource: 'SelfManagedKafka', bootstrapServers: '127.0.0.1:9092', records };
       return eventMutation === null ? event : eventMutation(event);
-    });
+    }));
+}
+
+/** A counterexample prints as its event (topic `T`), cut short, instead of the builder's source. */
+function withText(build: (topicPrefix: string) => unknown): (topicPrefix: string) => unknown {
+  return Object.assign(build, { [fc.toStringMethod]: () => clip(jsonText(build('T')), 4_000) });
 }
 
 let eventCount = 0;
