@@ -9,7 +9,8 @@ import { randomBytes } from 'node:crypto';
 import { Cluster, Redis } from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
 
-export const KAFKA_BROKERS = ['127.0.0.1:9092'];
+// `LOCAL_KAFKA_PORT` (as for infra/local/up.sh) runs the suite against a second broker, e.g. another Kafka version.
+export const KAFKA_BROKERS = [`127.0.0.1:${process.env['LOCAL_KAFKA_PORT'] ?? '9092'}`];
 export const REDIS_URL = 'redis://127.0.0.1:6379';
 export const REDIS_CLUSTER_NODES = [
   { host: '127.0.0.1', port: 7000 },
