@@ -2,7 +2,7 @@ export * from './types';
 export * from './errors';
 export { planCommit, parseCommittedOffset, partitionId, type PlanInput } from './plan';
 export { committerLeaseKey, committerReadingsKey, completionGroupId } from './keys';
-export { CommitterLease, LEASE_SCRIPTS_VERSION } from './lease';
+export { CommitterLease } from './lease';
 export {
   type OffsetCommitter,
   type OffsetReader,
