@@ -5,6 +5,7 @@ export { committerLeaseKey, committerReadingsKey, completionGroupId } from './ke
 export { CommitterLease } from './lease';
 export {
   type OffsetCommitter,
+  type CommitLease,
   type OffsetReader,
   type FetchedOffsets,
   parseFetchedOffsets,
@@ -21,9 +22,6 @@ export {
   runCommitter,
   COMMITTER_DEFAULTS,
   type RunCommitterOptions,
-  type AdminWay,
-  type ConsumerWay,
-  type CustomWay,
   type CommitterResult,
   type PartitionSummary,
 } from './committer';
