@@ -4,7 +4,7 @@ import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { Kafka, logLevel, type SASLOptions } from 'kafkajs';
 import type { KafkaBatchResponse } from '../event';
 import { HAND_OFF_WRITER_DEFAULTS, HandOffWriter, producerRetry } from '../handoff';
-import { resolveOptions, type LanesOptionsInput } from '../options';
+import { resolveOptions, type LanesOptionsInput, type PartOutput } from '../options';
 import type { LanesOptions } from './options';
 import { Processor, type HandOffSink, type RecordHandler } from './processor';
 import { createTelemetry, type Telemetry } from './telemetry';
@@ -55,6 +55,14 @@ function handOffFactory(options: LanesOptions, writers: Map<string, HandOffWrite
 }
 
 /**
+ * What the handler's `record.key` or `record.value` is for the options given: the schema's output, `string |
+ * null` for `'string'`, `Buffer | null` for `'raw'`, a function's return type, `unknown` for JSON.
+ */
+export type RecordPartOf<O, Name extends 'key' | 'value'> = Name extends keyof O
+  ? PartOutput<Exclude<O[Name], undefined>, Name extends 'key' ? string | null : unknown>
+  : Name extends 'key' ? string | null : unknown;
+
+/**
  * A Kafka-triggered Lambda handler that runs `handler` once per record, concurrently, in the order asked
  * for (per key by default), with retry and dead-letter topics. Options are validated here, once, at cold
  * start; connections open on the first invocation and are reused. The result is a middy handler: add your
@@ -67,8 +75,14 @@ function handOffFactory(options: LanesOptions, writers: Map<string, HandOffWrite
  *     await saveOrder(record.value, { signal: ctx.signal });
  *   },
  * );
+ *
+ * // With a Standard Schema (zod here): `record.value` is typed `{ id: number }`; a record whose value does not
+ * // match goes to the dead-letter topic with the issues, and its lane goes on.
+ * export const typed = lanes({ value: z.object({ id: z.number() }) }, async (record) => {
+ *   await saveOrder(record.value.id);
+ * });
  */
-export function lanes<V = unknown, K = unknown>(input: LanesOptionsInput, handler: RecordHandler<V, K>) {
+export function lanes<O extends LanesOptionsInput, V = RecordPartOf<O, 'value'>, K = RecordPartOf<O, 'key'>>(input: O, handler: RecordHandler<V, K>) {
   const options = resolveOptions(input);
   const writers = new Map<string, HandOffWriter>();
   let processor: Processor | undefined;
