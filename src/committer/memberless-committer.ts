@@ -8,7 +8,7 @@ import {
   OffsetCommitError,
   TopicMissingError,
 } from './errors';
-import { KafkaErrorCode, kafkaErrorOf, messageOf, ownKafkaErrorOf } from './kafka-errors';
+import { KafkaErrorCode, kafkaErrorOf, messageOf, ownKafkaErrorOf } from '../kafka-errors';
 import {
   clusterFactoryOf,
   field,

@@ -1,7 +1,7 @@
 import type { Admin } from 'kafkajs';
 import { LanesError } from '../errors';
 import { TopicMissingError } from './errors';
-import { KafkaErrorCode, kafkaErrorOf } from './kafka-errors';
+import { KafkaErrorCode, kafkaErrorOf } from '../kafka-errors';
 import { partitionId, parseCommittedOffset } from './plan';
 import type { CommitMove, CommittedOffset } from './types';
 

@@ -4,7 +4,7 @@ import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { Kafka, logLevel, type SASLOptions } from 'kafkajs';
 import type { KafkaBatchResponse } from '../event';
 import { HAND_OFF_WRITER_DEFAULTS, HandOffWriter, producerRetry } from '../handoff';
-import { resolveOptions, type LanesOptionsInput, type PartOutput } from '../options';
+import { deadLetterTopic, resolveOptions, type LanesOptionsInput, type PartOutput } from '../options';
 import type { LanesOptions } from './options';
 import { Processor, type HandOffSink, type RecordHandler } from './processor';
 import { createTelemetry, type Telemetry } from './telemetry';
@@ -47,7 +47,7 @@ function handOffFactory(options: LanesOptions, writers: Map<string, HandOffWrite
         retry: producerRetry(HAND_OFF_WRITER_DEFAULTS.timeoutMs),
         connectionTimeout: 3_000,
       });
-      writer = new HandOffWriter(kafka);
+      writer = new HandOffWriter(kafka, { deadLetterTopic: deadLetterTopic(options.group) });
       writers.set(id, writer);
     }
     return writer;
