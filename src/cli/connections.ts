@@ -1,13 +1,15 @@
 import type { Command } from 'commander';
-import { Cluster, Redis } from 'ioredis';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
-import { ConfigError } from '../errors';
 import type { RedisClient } from '../completion/scripts';
-import { DEFAULTS, ENV } from '../options';
+import { createRedis, kafkaConnectionConfig } from '../connections';
+import { ConfigError } from '../errors';
+import { DEFAULTS, ENV, resolveOptions } from '../options';
+import type { LanesOptions } from '../processor/options';
 
 /**
- * The Kafka and Redis connections of the CLI: flags first, then the same environment variables the
- * handler reads, then the local stack's defaults.
+ * The Kafka and Redis connections of the CLI: flags first, then the environment variables the handler reads
+ * (brokers or an MSK cluster ARN, TLS, SASL including MSK IAM, Redis TLS and AUTH), then the local stack.
+ * Everything is validated by the handler's own option schema, so a bad variable fails the same way.
  */
 
 export interface KafkaFlags {
@@ -19,54 +21,59 @@ export interface RedisFlags {
   readonly redisClusterNodes?: string;
 }
 
-const LOCAL_BROKERS = '127.0.0.1:9092';
+const LOCAL_BROKERS = ['127.0.0.1:9092'];
 
 /** Adds `--brokers`. */
 export function kafkaOptions(command: Command): Command {
-  return command.option('--brokers <host:port,...>', `Kafka brokers (default: $${ENV.brokers}, else ${LOCAL_BROKERS})`);
+  return command.option(
+    '--brokers <host:port,...>',
+    `Kafka brokers (default: $${ENV.brokers}, else the brokers of $${ENV.mskClusterArn}, else ${LOCAL_BROKERS.join(',')}); ` +
+      `TLS and SASL from $${ENV.ssl} and $${ENV.saslMechanism} (with _USERNAME, _PASSWORD; or aws-iam)`,
+  );
 }
 
 /** Adds `--redis-url` and `--redis-cluster-nodes`. */
 export function redisOptions(command: Command): Command {
   return command
     .option('--redis-url <url>', `one Redis server (default: $${ENV.redisUrl}, else ${DEFAULTS.redis.url})`)
-    .option('--redis-cluster-nodes <host:port,...>', `seeds of a Redis Cluster (default: $${ENV.redisClusterNodes})`);
+    .option(
+      '--redis-cluster-nodes <host:port,...>',
+      `seeds of a Redis Cluster (default: $${ENV.redisClusterNodes}); TLS and AUTH from $${ENV.redisTls}, $${ENV.redisAuthToken}`,
+    );
+}
+
+function list(text: string): string[] {
+  return text.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
 }
 
 /**
- * `a:1,b:2` as a list of `host:port`.
+ * The connection options for a CLI run, validated like a handler's.
  *
- * @throws ConfigError naming the flag, what was expected and what was given.
+ * @throws OptionsError naming the flag's option or the environment variable that is wrong.
  */
-export function parseHostPorts(text: string, flag: string): Array<{ host: string; port: number }> {
-  const entries = text.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
-  if (entries.length === 0) throw new ConfigError(`Expected \`${flag}\` to list \`host:port\` entries, got \`${text}\``);
-  return entries.map((entry) => {
-    const cut = entry.lastIndexOf(':');
-    const port = Number(entry.slice(cut + 1));
-    if (cut < 1 || !/^[0-9]+$/.test(entry.slice(cut + 1)) || port < 1 || port > 65_535) {
-      throw new ConfigError(`Expected \`${flag}\` to list \`host:port\` entries with a port from 1 to 65535, got \`${entry}\``);
-    }
-    return { host: entry.slice(0, cut).replace(/^\[(.*)\]$/, '$1'), port };
+export function connectionOptions(group: string, flags: KafkaFlags & RedisFlags): Pick<LanesOptions, 'kafka' | 'redis'> {
+  if (flags.redisUrl !== undefined && flags.redisClusterNodes !== undefined) {
+    throw new ConfigError('Expected `--redis-url` (one server) or `--redis-cluster-nodes` (a cluster), got both');
+  }
+  const options = resolveOptions({
+    group,
+    kafka: flags.brokers === undefined ? {} : { brokers: list(flags.brokers) },
+    redis: {
+      ...(flags.redisUrl === undefined ? {} : { url: flags.redisUrl }),
+      ...(flags.redisClusterNodes === undefined ? {} : { clusterNodes: list(flags.redisClusterNodes) }),
+    },
   });
-}
-
-function env(name: string): string | undefined {
-  const value = process.env[name];
-  return value === undefined || value === '' ? undefined : value;
-}
-
-/** The brokers from `--brokers`, the environment or the local stack. */
-export function brokersOf(flags: KafkaFlags): string[] {
-  const text = flags.brokers ?? env(ENV.brokers) ?? LOCAL_BROKERS;
-  return parseHostPorts(text, flags.brokers === undefined && env(ENV.brokers) !== undefined ? ENV.brokers : '--brokers').map(
-    ({ host, port }) => `${host.includes(':') ? `[${host}]` : host}:${port}`,
-  );
+  return { kafka: options.kafka, redis: options.redis };
 }
 
 /** Runs `work` with a connected kafkajs admin, disconnected afterwards. */
-export async function withAdmin<T>(flags: KafkaFlags, work: (admin: Admin) => Promise<T>): Promise<T> {
-  const kafka = new Kafka({ clientId: 'kafka-lanes-cli', brokers: brokersOf(flags), logLevel: logLevel.NOTHING, connectionTimeout: 5_000 });
+export async function withAdmin<T>(group: string, flags: KafkaFlags, work: (admin: Admin) => Promise<T>): Promise<T> {
+  const { kafka: options } = connectionOptions(group, flags);
+  const kafka = new Kafka({
+    ...kafkaConnectionConfig({ ...options, clientId: 'kafka-lanes-cli' }, LOCAL_BROKERS),
+    logLevel: logLevel.NOTHING,
+    connectionTimeout: 5_000,
+  });
   const admin = kafka.admin();
   await admin.connect();
   try {
@@ -77,34 +84,17 @@ export async function withAdmin<T>(flags: KafkaFlags, work: (admin: Admin) => Pr
 }
 
 /** A Redis connection from the flags, the environment or the local default; closed after `work`. */
-export async function withRedis<T>(flags: RedisFlags, work: (redis: RedisClient) => Promise<T>): Promise<T> {
-  const redis = connectRedis(flags);
+export async function withRedis<T>(group: string, flags: RedisFlags, work: (redis: RedisClient) => Promise<T>): Promise<T> {
+  const { redis: options } = connectionOptions(group, flags);
+  // A CLI run should fail, not hang, when Redis is unreachable.
+  const redis = createRedis(
+    options,
+    { maxRetriesPerRequest: 1, connectTimeout: 5_000, commandTimeout: 10_000, retryStrategy: () => null },
+    { clusterRetryStrategy: () => null },
+  );
   try {
     return await work(redis);
   } finally {
     redis.disconnect();
   }
-}
-
-function connectRedis(flags: RedisFlags): RedisClient {
-  if (flags.redisUrl !== undefined && flags.redisClusterNodes !== undefined) {
-    throw new ConfigError('Expected `--redis-url` (one server) or `--redis-cluster-nodes` (a cluster), got both');
-  }
-  // A CLI run should fail, not hang, when Redis is unreachable.
-  const common = { maxRetriesPerRequest: 1, connectTimeout: 5_000, commandTimeout: 10_000, retryStrategy: () => null };
-  let url = flags.redisUrl;
-  let nodes = flags.redisClusterNodes;
-  let flag = '--redis-cluster-nodes';
-  if (url === undefined && nodes === undefined) {
-    url = env(ENV.redisUrl);
-    nodes = env(ENV.redisClusterNodes);
-    flag = ENV.redisClusterNodes;
-    if (url !== undefined && nodes !== undefined) {
-      throw new ConfigError(`Expected \`${ENV.redisUrl}\` (one server) or \`${ENV.redisClusterNodes}\` (a cluster), got both`);
-    }
-  }
-  if (nodes !== undefined) {
-    return new Cluster(parseHostPorts(nodes, flag), { redisOptions: common, clusterRetryStrategy: () => null });
-  }
-  return new Redis(url ?? DEFAULTS.redis.url, common);
 }

@@ -28,7 +28,7 @@ export function registerReset(program: Command): void {
     if (partition !== undefined && (!/^[0-9]+$/.test(flags.partition ?? '') || !Number.isSafeInteger(partition))) {
       throw new ConfigError(`Expected \`--partition\` to be a non-negative integer, got \`${flags.partition}\``);
     }
-    await withRedis(flags, async (redis) => {
+    await withRedis(group, flags, async (redis) => {
       const plan = await planReset(redis, { group, topic, partition });
       if (flags.yes !== true) {
         process.stdout.write(renderResetPlan(plan, false));

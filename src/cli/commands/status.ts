@@ -28,8 +28,8 @@ export function registerStatus(program: Command): void {
   ).action(async (group: string, flags: StatusFlags) => {
     const intervalMs = Number(flags.interval) * 1000;
     if (!(intervalMs > 0)) throw new ConfigError(`Expected \`--interval\` to be a positive number of seconds, got \`${flags.interval}\``);
-    await withAdmin(flags, (admin) =>
-      withRedis(flags, async (redis) => {
+    await withAdmin(group, flags, (admin) =>
+      withRedis(group, flags, async (redis) => {
         const stop = new AbortController();
         const onSignal = (): void => stop.abort();
         process.once('SIGINT', onSignal);

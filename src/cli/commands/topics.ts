@@ -64,7 +64,7 @@ export function registerTopics(program: Command): void {
       .option('--replication-factor <n>', "of created topics (default: the broker's default.replication.factor)", positiveInteger('--replication-factor')),
   ).action(async (flags: EnsureFlags) => {
     const tiers = flags.tiers.split(',').map((tier) => tier.trim()).filter((tier) => tier !== '');
-    const result = await withAdmin(flags, (admin) =>
+    const result = await withAdmin(flags.group, flags, (admin) =>
       ensureTopics(admin, {
         group: flags.group,
         topics: flags.topic,
