@@ -1,11 +1,12 @@
 import { z } from 'zod';
-import type { Deserializer, KeyOf, LanesOptions } from '../processor/options';
+import type { KeyOf, LanesOptions } from '../processor/options';
 import { AWS_IAM_MECHANISM, DEFAULTS, ENV, LIMITS, SASL_MECHANISMS, TOPIC_NAME } from './constants';
 import { DURATION_EXPECTED, durationMs } from './duration';
 import { withEnvironment } from './environment';
 import { OptionsError } from './errors';
 import { describeGiven, fromEnvironment, invalidOption, optionPath } from './messages';
 import { deadLetterTopic, retryTopic, topicNameProblem } from './retry-tiers';
+import { isRecordPartInput, resolvePart, type RecordPartInput } from './standard-schema';
 import { didYouMean } from './suggest';
 import type { LanesOptionsInput } from './types';
 
@@ -33,10 +34,9 @@ const nonEmptyString = (expected = 'a non-empty string'): z.ZodString => z.strin
 
 const isFunction = (value: unknown): boolean => typeof value === 'function';
 
-const deserializer = z.custom<Deserializer>(
-  (value) => value === 'json' || value === 'string' || value === 'raw' || isFunction(value),
-  { error: '`json`, `string`, `raw` or a function (bytes, record) => value' },
-);
+const recordPart = z.custom<RecordPartInput>(isRecordPartInput, {
+  error: '`json`, `string`, `raw`, a function (bytes, record) => value, a Standard Schema (zod, valibot, arktype, ...) or `{ deserializer, schema }`',
+});
 
 // `host:port`, the host a name, an IPv4 address or a bracketed IPv6 address; port 1-65535.
 const HOST_PORT = /^(?:\[[0-9a-fA-F:.]+\]|[^\s:[\]/]+):([0-9]{1,5})$/;
@@ -217,8 +217,8 @@ const rootShape = {
   // At least a second: the margin pays for parking, the hand-off writes and the last flush.
   deadlineMarginMs: timerMs(1_000, DEFAULTS.deadlineMarginMs),
   flushIntervalMs: timerMs(1, DEFAULTS.flushIntervalMs),
-  key: deserializer.default(DEFAULTS.key),
-  value: deserializer.default(DEFAULTS.value),
+  key: recordPart.default(DEFAULTS.key),
+  value: recordPart.default(DEFAULTS.value),
   retry: z.strictObject(retryShape, anObject('{ maxAttempts: 5 }')).prefault({ backoff: undefined }),
   deadLetter: z.strictObject(deadLetterShape, anObject("{ policy: 'hold' }")).prefault({}),
   redis: z.strictObject(redisShape, anObject("{ url: 'redis://127.0.0.1:6379' }")).prefault({}),
@@ -287,12 +287,18 @@ export function resolveOptions(input: LanesOptionsInput, env: NodeJS.ProcessEnv 
   }
   if (problems.length > 0 || !result.success) throw new OptionsError(problems);
 
-  const { keyOf, kafka, redis, ...rest } = result.data;
+  const { keyOf, kafka, redis, key, value, ...rest } = result.data;
   const connections = resolveConnections(kafka, redis, filled.sources, env);
   if ('problems' in connections) throw new OptionsError(connections.problems);
+  const keyPart = resolvePart(key, DEFAULTS.key);
+  const valuePart = resolvePart(value, DEFAULTS.value);
   return {
     ...rest,
     ...(keyOf === undefined ? {} : { keyOf }),
+    key: keyPart.deserializer,
+    value: valuePart.deserializer,
+    ...(keyPart.schema === undefined ? {} : { keySchema: keyPart.schema }),
+    ...(valuePart.schema === undefined ? {} : { valueSchema: valuePart.schema }),
     kafka: connections.kafka,
     redis: connections.redis,
   };

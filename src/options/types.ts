@@ -1,4 +1,5 @@
-import type { Deserializer, KeyOf, Ordering } from '../processor/options';
+import type { KeyOf, Ordering } from '../processor/options';
+import type { RecordPartInput } from './standard-schema';
 
 /**
  * The backoff between attempts as a user writes it. Without `type` it is exponential, so
@@ -123,10 +124,17 @@ export interface LanesOptionsInput {
   readonly deadlineMarginMs?: number;
   /** Done bits are flushed to Redis at least this often (ms), and before returning. Default `200`. */
   readonly flushIntervalMs?: number;
-  /** Key deserializer: `'json'`, `'string'`, `'raw'` (the Buffer) or a function. Default `'string'`. */
-  readonly key?: Deserializer;
-  /** Value deserializer: `'json'`, `'string'`, `'raw'` (the Buffer) or a function. Default `'json'`. */
-  readonly value?: Deserializer;
+  /**
+   * Key deserializer: `'json'`, `'string'`, `'raw'` (the Buffer) or a function; or a Standard Schema (zod,
+   * valibot, arktype, ...) the key, read as a string, must pass; or `{ deserializer, schema }`. Default `'string'`.
+   */
+  readonly key?: RecordPartInput;
+  /**
+   * Value deserializer: `'json'`, `'string'`, `'raw'` (the Buffer) or a function; or a Standard Schema the value,
+   * read as JSON, must pass (`record.value` is then typed from it); or `{ deserializer, schema }`. A record that
+   * fails its schema goes to the dead-letter topic with the issues, and its lane goes on. Default `'json'`.
+   */
+  readonly value?: RecordPartInput;
   readonly retry?: RetryOptionsInput;
   /** After a record is dead-lettered in key mode: the lane goes on (`'release'`, default) or stays blocked (`'hold'`). */
   readonly deadLetter?: { readonly policy?: 'release' | 'hold' };

@@ -5,7 +5,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { brokersId, createRedis, kafkaConnectionConfig } from '../connections';
 import type { KafkaBatchResponse } from '../event';
 import { HAND_OFF_WRITER_DEFAULTS, HandOffWriter, producerRetry } from '../handoff';
-import { resolveOptions, type LanesOptionsInput } from '../options';
+import { deadLetterTopic, resolveOptions, type LanesOptionsInput, type PartOutput } from '../options';
 import type { LanesOptions } from './options';
 import { Processor, type HandOffSink, type RecordHandler } from './processor';
 import { createTelemetry, type Telemetry } from './telemetry';
@@ -37,12 +37,20 @@ function handOffFactory(options: LanesOptions, writers: Map<string, HandOffWrite
         retry: producerRetry(HAND_OFF_WRITER_DEFAULTS.timeoutMs),
         connectionTimeout: 3_000,
       });
-      writer = new HandOffWriter(kafka);
+      writer = new HandOffWriter(kafka, { deadLetterTopic: deadLetterTopic(options.group) });
       writers.set(id, writer);
     }
     return writer;
   };
 }
+
+/**
+ * What the handler's `record.key` or `record.value` is for the options given: the schema's output, `string |
+ * null` for `'string'`, `Buffer | null` for `'raw'`, a function's return type, `unknown` for JSON.
+ */
+export type RecordPartOf<O, Name extends 'key' | 'value'> = Name extends keyof O
+  ? PartOutput<Exclude<O[Name], undefined>, Name extends 'key' ? string | null : unknown>
+  : Name extends 'key' ? string | null : unknown;
 
 /**
  * A Kafka-triggered Lambda handler that runs `handler` once per record, concurrently, in the order asked
@@ -57,8 +65,14 @@ function handOffFactory(options: LanesOptions, writers: Map<string, HandOffWrite
  *     await saveOrder(record.value, { signal: ctx.signal });
  *   },
  * );
+ *
+ * // With a Standard Schema (zod here): `record.value` is typed `{ id: number }`; a record whose value does not
+ * // match goes to the dead-letter topic with the issues, and its lane goes on.
+ * export const typed = lanes({ value: z.object({ id: z.number() }) }, async (record) => {
+ *   await saveOrder(record.value.id);
+ * });
  */
-export function lanes<V = unknown, K = unknown>(input: LanesOptionsInput, handler: RecordHandler<V, K>) {
+export function lanes<O extends LanesOptionsInput, V = RecordPartOf<O, 'value'>, K = RecordPartOf<O, 'key'>>(input: O, handler: RecordHandler<V, K>) {
   const options = resolveOptions(input);
   const writers = new Map<string, HandOffWriter>();
   let processor: Processor | undefined;

@@ -1,3 +1,4 @@
+import type { StandardSchemaV1 } from '@standard-schema/spec';
 import type { KafkaRecord } from '../event';
 
 /**
@@ -76,6 +77,10 @@ export interface LanesOptions {
   readonly flushIntervalMs: number;
   readonly key: Deserializer;
   readonly value: Deserializer;
+  /** The Standard Schema the deserialized key must pass, if any; a record that fails it is dead-lettered. */
+  readonly keySchema?: StandardSchemaV1;
+  /** The Standard Schema the deserialized value must pass, if any. */
+  readonly valueSchema?: StandardSchemaV1;
   readonly retry: RetryOptions;
   /** After a record is dead-lettered in key mode: the lane goes on ('release') or stays blocked ('hold'). */
   readonly deadLetter: { readonly policy: 'release' | 'hold' };
