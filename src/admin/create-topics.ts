@@ -1,0 +1,171 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Admin, ITopicConfig } from 'kafkajs';
+import { ConfigError, describeValue } from '../errors';
+import { KafkaErrorCode, kafkaErrorOf, messageOf } from '../kafka-errors';
+import { TopicsNotReadyError } from './errors';
+
+/** What `createTopicsReady` uses of a kafkajs `Admin`. */
+export type TopicsAdmin = Pick<Admin, 'createTopics' | 'listTopics' | 'fetchTopicMetadata' | 'fetchTopicOffsets'>;
+
+export interface CreateTopicsReadyOptions {
+  /** Longest the whole call may take, in ms. Default 30,000. */
+  readonly timeoutMs?: number;
+}
+
+export interface CreateTopicsReadyResult {
+  /** Topics that did not exist when the call began, now created, in the order given. */
+  readonly created: string[];
+  /** Topics that existed already, in the order given (their configuration is left as it is). */
+  readonly existing: string[];
+}
+
+export const CREATE_TOPICS_READY_DEFAULTS = { timeoutMs: 30_000 } as const;
+
+/**
+ * Answers worth waiting out right after a topic is created: on KRaft a broker may not host the new partitions
+ * yet (`UNKNOWN_TOPIC_OR_PARTITION`, "This server does not host this topic-partition"), know their leader, or
+ * act as the leader its metadata already names (`NOT_LEADER_OR_FOLLOWER`); kafkajs 2.2.4 gives up on the first
+ * (its leader wait retries only `LEADER_NOT_AVAILABLE`).
+ */
+const PASSING: ReadonlySet<number> = new Set([
+  KafkaErrorCode.UnknownTopicOrPartition,
+  KafkaErrorCode.LeaderNotAvailable,
+  KafkaErrorCode.NotLeaderOrFollower,
+  KafkaErrorCode.RequestTimedOut,
+  KafkaErrorCode.NotController,
+]);
+
+function passes(error: unknown): boolean {
+  const code = kafkaErrorOf(error)?.code;
+  if (code !== undefined) return PASSING.has(code);
+  // kafkajs' own leader wait timing out ("Timed out while waiting for topic leaders"): this call keeps waiting.
+  for (let e: unknown = error, depth = 0; depth < 8 && typeof e === 'object' && e !== null; depth++) {
+    if ((e as { name?: unknown }).name === 'KafkaJSTimeout') return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+type TopicMetadata = Awaited<ReturnType<TopicsAdmin['fetchTopicMetadata']>>['topics'][number];
+
+/**
+ * What keeps each topic from being written to, from a metadata reading: a partition without a leader or with an
+ * error, or, for a topic just created (not in `existing`), fewer partitions than asked for. Empty when every
+ * topic is ready. Pure.
+ *
+ * @example
+ * notReady([{ topic: 'a', numPartitions: 2 }], [{ name: 'a', partitions: [{ partitionId: 0, leader: 1, ... }] }]);
+ * // ['a: 1 of 2 partitions']
+ */
+export function notReady(
+  topics: readonly ITopicConfig[],
+  metadata: readonly TopicMetadata[],
+  existing: ReadonlySet<string> = new Set(),
+): string[] {
+  const byName = new Map(metadata.map((topic) => [topic.name, topic]));
+  const problems: string[] = [];
+  for (const { topic, numPartitions } of topics) {
+    const found = byName.get(topic);
+    if (found === undefined) {
+      problems.push(`${topic}: not in the metadata`);
+      continue;
+    }
+    // An existing topic keeps the partitions it has: asking for more does not add any.
+    const expected = !existing.has(topic) && numPartitions !== undefined && numPartitions > 0 ? numPartitions : 1;
+    if (found.partitions.length < expected) problems.push(`${topic}: ${found.partitions.length} of ${expected} partitions`);
+    const leaderless = found.partitions
+      .filter((p) => p.partitionErrorCode !== 0 || p.leader < 0)
+      .map((p) => p.partitionId)
+      .sort((a, b) => a - b);
+    if (leaderless.length > 0) problems.push(`${topic}: no leader for partition(s) ${leaderless.join(', ')}`);
+  }
+  return problems;
+}
+
+function validate(topics: readonly ITopicConfig[], timeoutMs: number): void {
+  if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1) {
+    throw new ConfigError(`Expected \`timeoutMs\` to be a positive integer, got ${describeValue(timeoutMs)}`);
+  }
+  if (!Array.isArray(topics) || topics.length === 0) {
+    throw new ConfigError(`Expected \`topics\` to be a non-empty array of topic configs, got ${describeValue(topics)}`);
+  }
+  const names = topics.map((topic) => topic?.topic);
+  const bad = names.findIndex((name) => typeof name !== 'string' || name === '');
+  if (bad >= 0) {
+    throw new ConfigError(`Expected every topic to have a non-empty \`topic\` name, got ${describeValue(names[bad])}`);
+  }
+  const twice = names.find((name, i) => names.indexOf(name) !== i);
+  if (twice !== undefined) throw new ConfigError(`Expected each topic once, got \`${twice}\` twice`);
+}
+
+/**
+ * Creates the topics that do not exist yet and returns once Kafka's metadata shows a leader for every partition
+ * of every topic asked for, so a write right after succeeds. Use it wherever topics are created and then written
+ * to (`topics ensure`, tests).
+ *
+ * kafkajs' `createTopics({ waitForLeaders: true })` is not enough on KRaft: right after the creation a broker
+ * may answer the leader wait with `UNKNOWN_TOPIC_OR_PARTITION` ("This server does not host this
+ * topic-partition"), which kafkajs 2.2.4 does not retry, and calling it again then returns `false` (the topics
+ * exist) without waiting at all; and a leader named in the metadata may not serve its partition yet. So this
+ * lists the topics, creates the missing ones, and reads the metadata until it names a leader for every partition
+ * and every leader answers for its partition's offsets, waiting out such answers (100 ms, doubling up to 1 s)
+ * until `timeoutMs`. (Reading offsets makes the admin track the topics: kafkajs 2.2.4 then fails that admin's
+ * later metadata requests once one of them is deleted; use a short-lived admin.)
+ *
+ * @throws TopicsNotReadyError if the topics are not ready within `timeoutMs` (naming what is missing).
+ * @throws the kafkajs error of any other failure (e.g. an invalid config, a replication factor above the
+ * broker count, not authorized).
+ * @example
+ * const admin = kafka.admin();
+ * await admin.connect();
+ * const { created } = await createTopicsReady(admin, [
+ *   { topic: 'orders.retry.5s', numPartitions: 6, configEntries: [{ name: 'retention.ms', value: '86400000' }] },
+ *   { topic: 'orders.dlq', numPartitions: 1 },
+ * ], { timeoutMs: 20_000 });
+ */
+export async function createTopicsReady(
+  admin: TopicsAdmin,
+  topics: readonly ITopicConfig[],
+  options: CreateTopicsReadyOptions = {},
+): Promise<CreateTopicsReadyResult> {
+  const timeoutMs = options.timeoutMs ?? CREATE_TOPICS_READY_DEFAULTS.timeoutMs;
+  validate(topics, timeoutMs);
+  const deadline = Date.now() + timeoutMs;
+  const names = topics.map(({ topic }) => topic);
+  let existing: ReadonlySet<string> | undefined;
+  let problem = 'never read';
+  let lastError: unknown;
+  for (let wait = 100; ; wait = Math.min(wait * 2, 1_000)) {
+    try {
+      const listed = new Set(await admin.listTopics());
+      existing ??= new Set(names.filter((name) => listed.has(name)));
+      const missing = topics.filter(({ topic }) => !listed.has(topic));
+      if (missing.length > 0) {
+        const timeout = Math.max(1_000, deadline - Date.now());
+        await admin.createTopics({ topics: [...missing], waitForLeaders: true, timeout });
+      }
+      const problems = notReady(topics, (await admin.fetchTopicMetadata({ topics: names })).topics, existing);
+      if (problems.length === 0) {
+        // A KRaft broker's metadata names a partition's leader before that broker serves it: a write then fails
+        // with NOT_LEADER_OR_FOLLOWER. Reading every partition's offsets (ListOffsets, answered only by a serving
+        // leader) proves each one takes writes, without writing anything.
+        await Promise.all(names.map((name) => admin.fetchTopicOffsets(name)));
+        const before = existing;
+        return { created: names.filter((name) => !before.has(name)), existing: names.filter((name) => before.has(name)) };
+      }
+      problem = problems.join('; ');
+    } catch (error) {
+      if (!passes(error)) throw error;
+      lastError = error;
+      problem = messageOf(error);
+    }
+    const left = deadline - Date.now();
+    if (left <= 0) {
+      throw new TopicsNotReadyError(
+        `Topics ${names.map((name) => `\`${name}\``).join(', ')} not ready within ${timeoutMs} ms: ${problem}`,
+        { topics: names, cause: lastError },
+      );
+    }
+    await sleep(Math.min(wait, left));
+  }
+}
