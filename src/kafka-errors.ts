@@ -11,6 +11,7 @@ export const KafkaErrorCode = {
   /** `NOT_LEADER_FOR_PARTITION` in kafkajs (`NOT_LEADER_OR_FOLLOWER` in Kafka since 2.6). */
   NotLeaderOrFollower: 6,
   RequestTimedOut: 7,
+  ReplicaNotAvailable: 9,
   /** A record (batch) above the topic's `max.message.bytes`. */
   MessageTooLarge: 10,
   /** A record batch larger than a log segment of the topic (`segment.bytes`). */

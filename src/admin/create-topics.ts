@@ -4,8 +4,11 @@ import { ConfigError, describeValue } from '../errors';
 import { KafkaErrorCode, kafkaErrorOf, messageOf } from '../kafka-errors';
 import { TopicsNotReadyError } from './errors';
 
+/** What `waitForTopicsReady` uses of a kafkajs `Admin`. */
+export type ReadyAdmin = Pick<Admin, 'fetchTopicMetadata' | 'fetchTopicOffsets'>;
+
 /** What `createTopicsReady` uses of a kafkajs `Admin`. */
-export type TopicsAdmin = Pick<Admin, 'createTopics' | 'listTopics' | 'fetchTopicMetadata' | 'fetchTopicOffsets'>;
+export type TopicsAdmin = ReadyAdmin & Pick<Admin, 'createTopics' | 'listTopics'>;
 
 export interface CreateTopicsReadyOptions {
   /** Longest the whole call may take, in ms. Default 30,000. */
@@ -31,6 +34,7 @@ const PASSING: ReadonlySet<number> = new Set([
   KafkaErrorCode.UnknownTopicOrPartition,
   KafkaErrorCode.LeaderNotAvailable,
   KafkaErrorCode.NotLeaderOrFollower,
+  KafkaErrorCode.ReplicaNotAvailable,
   KafkaErrorCode.RequestTimedOut,
   KafkaErrorCode.NotController,
 ]);
@@ -46,7 +50,7 @@ function passes(error: unknown): boolean {
   return false;
 }
 
-type TopicMetadata = Awaited<ReturnType<TopicsAdmin['fetchTopicMetadata']>>['topics'][number];
+type TopicMetadata = Awaited<ReturnType<ReadyAdmin['fetchTopicMetadata']>>['topics'][number];
 
 /**
  * What keeps each topic from being written to, from a metadata reading: a partition without a leader or with an
@@ -82,7 +86,7 @@ export function notReady(
   return problems;
 }
 
-function validate(topics: readonly ITopicConfig[], timeoutMs: number): void {
+function validate(topics: ReadonlyArray<Pick<ITopicConfig, 'topic'>>, timeoutMs: number): void {
   if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1) {
     throw new ConfigError(`Expected \`timeoutMs\` to be a positive integer, got ${describeValue(timeoutMs)}`);
   }
@@ -98,19 +102,99 @@ function validate(topics: readonly ITopicConfig[], timeoutMs: number): void {
   if (twice !== undefined) throw new ConfigError(`Expected each topic once, got \`${twice}\` twice`);
 }
 
+/** A topic to wait for: its name, or its name and the partition count it must reach. */
+export type ReadyTopic = string | { readonly topic: string; readonly numPartitions?: number | undefined };
+
+/**
+ * One pass of the readiness check: `undefined` when every topic is ready, else what is not. Throws what
+ * kafkajs throws.
+ */
+async function readiness(admin: ReadyAdmin, topics: readonly ITopicConfig[], existing: ReadonlySet<string>): Promise<string | undefined> {
+  const names = topics.map(({ topic }) => topic);
+  const problems = notReady(topics, (await admin.fetchTopicMetadata({ topics: names })).topics, existing);
+  if (problems.length > 0) return problems.join('; ');
+  // A KRaft broker's metadata names a partition's leader before that broker serves it: a write then fails with
+  // NOT_LEADER_OR_FOLLOWER. Reading every partition's offsets (ListOffsets, answered only by a serving leader)
+  // proves each one takes writes, without writing anything.
+  await Promise.all(names.map((name) => admin.fetchTopicOffsets(name)));
+  return undefined;
+}
+
+/**
+ * Runs `step` until it returns a result, waiting out passing answers (100 ms, doubling up to 1 s) until the
+ * deadline; then throws `TopicsNotReadyError` with the last problem.
+ */
+async function untilReady<T>(
+  names: readonly string[],
+  timeoutMs: number,
+  step: () => Promise<{ readonly done: T } | { readonly problem: string }>,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let problem = 'never read';
+  let lastError: unknown;
+  for (let wait = 100; ; wait = Math.min(wait * 2, 1_000)) {
+    try {
+      const result = await step();
+      if ('done' in result) return result.done;
+      problem = result.problem;
+    } catch (error) {
+      if (!passes(error)) throw error;
+      lastError = error;
+      problem = messageOf(error);
+    }
+    const left = deadline - Date.now();
+    if (left <= 0) {
+      throw new TopicsNotReadyError(
+        `Topics ${names.map((name) => `\`${name}\``).join(', ')} not ready within ${timeoutMs} ms: ${problem}`,
+        { topics: names, cause: lastError },
+      );
+    }
+    await sleep(Math.min(wait, left));
+  }
+}
+
+/**
+ * Waits until Kafka's metadata names a leader for every partition of `topics` (and, for a topic given with
+ * `numPartitions`, shows that many partitions) and every such leader serves its partition, so a write right
+ * after succeeds: after creating topics (see `createTopicsReady`) or adding partitions. Waits out the answers a
+ * KRaft broker gives for a moment after such a change (`UNKNOWN_TOPIC_OR_PARTITION`, `LEADER_NOT_AVAILABLE`,
+ * `NOT_LEADER_OR_FOLLOWER`), 100 ms doubling up to 1 s, until `timeoutMs`.
+ *
+ * Reading offsets makes the admin track the topics: kafkajs 2.2.4 then fails that admin's later metadata
+ * requests once one of them is deleted; use a short-lived admin.
+ *
+ * @throws TopicsNotReadyError if the topics are not ready within `timeoutMs` (naming what is missing).
+ * @throws the kafkajs error of any other failure (not authorized, ...).
+ * @example
+ * await admin.createPartitions({ topicPartitions: [{ topic: 'orders', count: 12 }] });
+ * await waitForTopicsReady(admin, [{ topic: 'orders', numPartitions: 12 }], { timeoutMs: 30_000 });
+ */
+export async function waitForTopicsReady(
+  admin: ReadyAdmin,
+  topics: readonly ReadyTopic[],
+  options: CreateTopicsReadyOptions = {},
+): Promise<void> {
+  const configs = topics.map((topic) => (typeof topic === 'string' ? { topic } : { topic: topic.topic, numPartitions: topic.numPartitions }));
+  const timeoutMs = options.timeoutMs ?? CREATE_TOPICS_READY_DEFAULTS.timeoutMs;
+  validate(configs, timeoutMs);
+  const names = configs.map(({ topic }) => topic);
+  await untilReady(names, timeoutMs, async () => {
+    const problem = await readiness(admin, configs, new Set());
+    return problem === undefined ? { done: undefined } : { problem };
+  });
+}
+
 /**
  * Creates the topics that do not exist yet and returns once Kafka's metadata shows a leader for every partition
- * of every topic asked for, so a write right after succeeds. Use it wherever topics are created and then written
- * to (`topics ensure`, tests).
+ * of every topic asked for, and every leader serves its partition, so a write right after succeeds. Use it
+ * wherever topics are created and then written to (`topics ensure`, tests).
  *
  * kafkajs' `createTopics({ waitForLeaders: true })` is not enough on KRaft: right after the creation a broker
  * may answer the leader wait with `UNKNOWN_TOPIC_OR_PARTITION` ("This server does not host this
  * topic-partition"), which kafkajs 2.2.4 does not retry, and calling it again then returns `false` (the topics
  * exist) without waiting at all; and a leader named in the metadata may not serve its partition yet. So this
- * lists the topics, creates the missing ones, and reads the metadata until it names a leader for every partition
- * and every leader answers for its partition's offsets, waiting out such answers (100 ms, doubling up to 1 s)
- * until `timeoutMs`. (Reading offsets makes the admin track the topics: kafkajs 2.2.4 then fails that admin's
- * later metadata requests once one of them is deleted; use a short-lived admin.)
+ * lists the topics, creates the missing ones, and then waits as `waitForTopicsReady` does, all within
+ * `timeoutMs`. A topic that exists keeps its partitions and configuration.
  *
  * @throws TopicsNotReadyError if the topics are not ready within `timeoutMs` (naming what is missing).
  * @throws the kafkajs error of any other failure (e.g. an invalid config, a replication factor above the
@@ -133,39 +217,17 @@ export async function createTopicsReady(
   const deadline = Date.now() + timeoutMs;
   const names = topics.map(({ topic }) => topic);
   let existing: ReadonlySet<string> | undefined;
-  let problem = 'never read';
-  let lastError: unknown;
-  for (let wait = 100; ; wait = Math.min(wait * 2, 1_000)) {
-    try {
-      const listed = new Set(await admin.listTopics());
-      existing ??= new Set(names.filter((name) => listed.has(name)));
-      const missing = topics.filter(({ topic }) => !listed.has(topic));
-      if (missing.length > 0) {
-        const timeout = Math.max(1_000, deadline - Date.now());
-        await admin.createTopics({ topics: [...missing], waitForLeaders: true, timeout });
-      }
-      const problems = notReady(topics, (await admin.fetchTopicMetadata({ topics: names })).topics, existing);
-      if (problems.length === 0) {
-        // A KRaft broker's metadata names a partition's leader before that broker serves it: a write then fails
-        // with NOT_LEADER_OR_FOLLOWER. Reading every partition's offsets (ListOffsets, answered only by a serving
-        // leader) proves each one takes writes, without writing anything.
-        await Promise.all(names.map((name) => admin.fetchTopicOffsets(name)));
-        const before = existing;
-        return { created: names.filter((name) => !before.has(name)), existing: names.filter((name) => before.has(name)) };
-      }
-      problem = problems.join('; ');
-    } catch (error) {
-      if (!passes(error)) throw error;
-      lastError = error;
-      problem = messageOf(error);
+  return untilReady<CreateTopicsReadyResult>(names, timeoutMs, async () => {
+    const listed = new Set(await admin.listTopics());
+    existing ??= new Set(names.filter((name) => listed.has(name)));
+    const missing = topics.filter(({ topic }) => !listed.has(topic));
+    if (missing.length > 0) {
+      const timeout = Math.max(1_000, deadline - Date.now());
+      await admin.createTopics({ topics: [...missing], waitForLeaders: true, timeout });
     }
-    const left = deadline - Date.now();
-    if (left <= 0) {
-      throw new TopicsNotReadyError(
-        `Topics ${names.map((name) => `\`${name}\``).join(', ')} not ready within ${timeoutMs} ms: ${problem}`,
-        { topics: names, cause: lastError },
-      );
-    }
-    await sleep(Math.min(wait, left));
-  }
+    const problem = await readiness(admin, topics, existing);
+    if (problem !== undefined) return { problem };
+    const before = existing;
+    return { done: { created: names.filter((name) => !before.has(name)), existing: names.filter((name) => before.has(name)) } };
+  });
 }
