@@ -1,5 +1,5 @@
 import { KafkaJSNumberOfRetriesExceeded, KafkaJSProtocolError, KafkaJSTimeout, type ITopicConfig } from 'kafkajs';
-import { createTopicsReady, notReady, TopicsNotReadyError, type TopicsAdmin } from '../../../src/admin';
+import { createTopicsReady, notReady, TopicsNotReadyError, waitForTopicsReady, type TopicsAdmin } from '../../../src/admin';
 import { ConfigError } from '../../../src/errors';
 
 /** What kafkajs throws for Kafka error `type` / `code` (its types leave the fields out of the constructor). */
@@ -153,6 +153,26 @@ describe('createTopicsReady', () => {
     await expect(createTopicsReady(admin, topics as ITopicConfig[], options)).rejects.toThrow(ConfigError);
     await expect(createTopicsReady(admin, topics as ITopicConfig[], options)).rejects.toThrow(message);
     expect(admin.listTopics).not.toHaveBeenCalled();
+  });
+});
+
+describe('waitForTopicsReady', () => {
+  it('waits until partitions just added show up, led and served', async () => {
+    // Prepare: a topic grown from 2 to 4 partitions; the metadata catches up in steps
+    const admin = fakeAdmin({ existing: ['orders'], metadata: [ready('orders', 2), ready('orders', 3), ready('orders', 4)] });
+
+    // Act
+    await waitForTopicsReady(admin, [{ topic: 'orders', numPartitions: 4 }], { timeoutMs: 30_000 });
+
+    // Assess
+    expect(admin.fetchTopicMetadata).toHaveBeenCalledTimes(3);
+    expect(admin.fetchTopicOffsets).toHaveBeenCalledWith('orders');
+    expect(admin.createTopics).not.toHaveBeenCalled();
+  });
+
+  it('takes topic names alone', async () => {
+    const admin = fakeAdmin({ metadata: [ready('a', 3)] });
+    await expect(waitForTopicsReady(admin, ['a'])).resolves.toBeUndefined();
   });
 });
 
