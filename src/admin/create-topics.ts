@@ -39,7 +39,28 @@ const PASSING: ReadonlySet<number> = new Set([
   KafkaErrorCode.NotController,
 ]);
 
+/**
+ * kafkajs 2.2.4's metadata of the whole cluster (what `admin.listTopics` reads) comes back `null` when no broker
+ * answered it (its broker pool swallows their errors), and `listTopics` then throws a TypeError. On a busy
+ * broker that happens while any topic of the cluster, not only these, is between leaders: worth waiting out.
+ */
+class NoMetadataError extends Error {
+  constructor(cause: unknown) {
+    super(`no broker answered the metadata request (${messageOf(cause)})`, { cause });
+    this.name = new.target.name;
+  }
+}
+
+async function listTopics(admin: Pick<Admin, 'listTopics'>): Promise<Set<string>> {
+  try {
+    return new Set(await admin.listTopics());
+  } catch (error) {
+    throw error instanceof TypeError ? new NoMetadataError(error) : error;
+  }
+}
+
 function passes(error: unknown): boolean {
+  if (error instanceof NoMetadataError || error instanceof StepTimeoutError) return true;
   const code = kafkaErrorOf(error)?.code;
   if (code !== undefined) return PASSING.has(code);
   // kafkajs' own leader wait timing out ("Timed out while waiting for topic leaders"): this call keeps waiting.
@@ -120,6 +141,26 @@ async function readiness(admin: ReadyAdmin, topics: readonly ITopicConfig[], exi
   return undefined;
 }
 
+class StepTimeoutError extends Error {
+  constructor() {
+    super('a Kafka request was still unanswered at the deadline');
+    this.name = new.target.name;
+  }
+}
+
+/** `work`, or a `StepTimeoutError` once `ms` have passed (the abandoned work goes on in the background). */
+async function withinMs<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new StepTimeoutError()), Math.max(0, ms));
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
  * Runs `step` until it returns a result, waiting out passing answers (100 ms, doubling up to 1 s) until the
  * deadline; then throws `TopicsNotReadyError` with the last problem.
@@ -134,7 +175,8 @@ async function untilReady<T>(
   let lastError: unknown;
   for (let wait = 100; ; wait = Math.min(wait * 2, 1_000)) {
     try {
-      const result = await step();
+      // kafkajs calls retry on their own for tens of seconds: one step never outlives the deadline.
+      const result = await withinMs(step(), deadline - Date.now());
       if ('done' in result) return result.done;
       problem = result.problem;
     } catch (error) {
@@ -218,7 +260,7 @@ export async function createTopicsReady(
   const names = topics.map(({ topic }) => topic);
   let existing: ReadonlySet<string> | undefined;
   return untilReady<CreateTopicsReadyResult>(names, timeoutMs, async () => {
-    const listed = new Set(await admin.listTopics());
+    const listed = await listTopics(admin);
     existing ??= new Set(names.filter((name) => listed.has(name)));
     const missing = topics.filter(({ topic }) => !listed.has(topic));
     if (missing.length > 0) {

@@ -33,15 +33,24 @@ function fakeAdmin(options: {
   create?: Array<Error | undefined>;
   metadata?: Array<Error | Metadata>;
   offsets?: Array<Error | undefined>;
+  list?: Array<Error | undefined>;
+  /** `createTopics` never answers. */
+  hang?: boolean;
 }) {
   const topics = new Set(options.existing);
   const creates = [...(options.create ?? [])];
   const readings = [...(options.metadata ?? [])];
   const offsets = [...(options.offsets ?? [])];
+  const lists = [...(options.list ?? [])];
   const next = <T>(queue: T[]): T | undefined => (queue.length > 1 ? queue.shift() : queue[0]);
   const admin = {
-    listTopics: jest.fn(async () => [...topics]),
+    listTopics: jest.fn(async () => {
+      const answer = next(lists);
+      if (answer !== undefined) throw answer;
+      return [...topics];
+    }),
     createTopics: jest.fn(async ({ topics: asked }: { topics: ITopicConfig[] }) => {
+      if (options.hang === true) await new Promise(() => undefined);
       // The topics exist once asked for, whatever kafkajs' leader wait then answers.
       for (const { topic } of asked) topics.add(topic);
       const answer = next(creates);
@@ -123,6 +132,20 @@ describe('createTopicsReady', () => {
     expect(result).toEqual({ created: ['new'], existing: ['old'] });
     expect(admin.createTopics.mock.calls[0]?.[0].topics.map((t: ITopicConfig) => t.topic)).toEqual(['new']);
     expect(admin.createTopics.mock.calls[0]?.[0]).toMatchObject({ waitForLeaders: true });
+  });
+
+  it("waits out kafkajs' TypeError when no broker answered the cluster's metadata (listTopics)", async () => {
+    const quirk = new TypeError("Cannot destructure property 'topicMetadata' of '(intermediate value)' as it is null.");
+    const admin = fakeAdmin({ list: [quirk, undefined], metadata: [ready('a', 1)] });
+    await expect(createTopicsReady(admin, [{ topic: 'a' }])).resolves.toEqual({ created: ['a'], existing: [] });
+    expect(admin.listTopics).toHaveBeenCalledTimes(2);
+  });
+
+  it('gives up at timeoutMs even while a Kafka request is still unanswered', async () => {
+    const admin = fakeAdmin({ hang: true, metadata: [ready('a', 1)] });
+    await expect(createTopicsReady(admin, [{ topic: 'a' }], { timeoutMs: 200 })).rejects.toThrow(
+      'Topics `a` not ready within 200 ms: a Kafka request was still unanswered at the deadline',
+    );
   });
 
   it('gives up at timeoutMs with a TopicsNotReadyError naming what is missing', async () => {
