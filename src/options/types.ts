@@ -48,16 +48,31 @@ export interface RedisOptionsInput {
   readonly url?: string;
   /** `host:port` seeds of a Redis Cluster. Default none (a single server at `url`). */
   readonly clusterNodes?: readonly string[];
+  /**
+   * TLS to Redis (ElastiCache in-transit encryption). Default: `KAFKA_LANES_REDIS_TLS` (`true` / `false`), else
+   * `true` for a `rediss://` URL and `false` otherwise.
+   */
+  readonly tls?: boolean;
+  /** ACL user (ElastiCache RBAC). Default: `KAFKA_LANES_REDIS_USERNAME`, else the URL's, else none. */
+  readonly username?: string;
+  /** AUTH token or password. Default: `KAFKA_LANES_REDIS_AUTH_TOKEN`, else the URL's, else none. */
+  readonly password?: string;
 }
 
-/** SASL credentials for the retry and dead-letter producer: all three fields. */
-export interface SaslInput {
-  readonly mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512';
-  readonly username: string;
-  readonly password: string;
-}
+/**
+ * SASL for every Kafka client of the framework: a username and password (`plain`, `scram-sha-256`,
+ * `scram-sha-512`), or MSK IAM access control (`aws-iam`: OAUTHBEARER tokens signed with the function's AWS
+ * credentials, for the region given, else the MSK cluster ARN's, else `AWS_REGION`).
+ */
+export type SaslInput =
+  | {
+      readonly mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512';
+      readonly username: string;
+      readonly password: string;
+    }
+  | { readonly mechanism: 'aws-iam'; readonly region?: string };
 
-/** The Kafka client of the retry and dead-letter producer. */
+/** The Kafka clients of the framework (retry and dead-letter producer, committer, CLI). */
 export interface KafkaOptionsInput {
   /**
    * `host:port` brokers. Default: `KAFKA_LANES_BROKERS` (comma separated), else none, which means the event's
@@ -66,11 +81,19 @@ export interface KafkaOptionsInput {
   readonly brokers?: readonly string[];
   /** Default `'kafka-lanes'`. */
   readonly clientId?: string;
-  /** TLS to the brokers. Default: `KAFKA_LANES_KAFKA_SSL` (`true` / `false`), else `false`. */
+  /**
+   * TLS to the brokers. Default: `KAFKA_LANES_KAFKA_SSL` (`true` / `false`), else `true` with `aws-iam` SASL or an
+   * MSK cluster ARN (MSK encrypts client traffic by default), else `false`.
+   */
   readonly ssl?: boolean;
   /**
+   * An MSK cluster ARN whose bootstrap brokers (for the SASL / TLS in use) are read through `GetBootstrapBrokers`
+   * once per cold start. Default: `KAFKA_LANES_MSK_CLUSTER_ARN`. Exclusive with `brokers`.
+   */
+  readonly mskClusterArn?: string;
+  /**
    * Default: from `KAFKA_LANES_SASL_MECHANISM`, `KAFKA_LANES_SASL_USERNAME` and `KAFKA_LANES_SASL_PASSWORD`
-   * (all three or none), else no SASL.
+   * (all three, or the mechanism `aws-iam` alone), else no SASL.
    */
   readonly sasl?: SaslInput;
 }

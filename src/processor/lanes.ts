@@ -1,10 +1,11 @@
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { Cluster, Redis, type RedisOptions } from 'ioredis';
-import { Kafka, logLevel, type SASLOptions } from 'kafkajs';
+import type { Cluster, Redis, RedisOptions } from 'ioredis';
+import { Kafka, logLevel } from 'kafkajs';
+import { brokersId, createRedis, kafkaConnectionConfig } from '../connections';
 import type { KafkaBatchResponse } from '../event';
 import { HAND_OFF_WRITER_DEFAULTS, HandOffWriter, producerRetry } from '../handoff';
-import { resolveOptions, type LanesOptionsInput, type PartOutput } from '../options';
+import { deadLetterTopic, resolveOptions, type LanesOptionsInput, type PartOutput } from '../options';
 import type { LanesOptions } from './options';
 import { Processor, type HandOffSink, type RecordHandler } from './processor';
 import { createTelemetry, type Telemetry } from './telemetry';
@@ -16,38 +17,27 @@ function connectRedis(options: LanesOptions, telemetry: Telemetry): Redis | Clus
   // A command that gets no answer (a silent node, a connection dropped while Lambda was frozen) fails
   // after `commandTimeout` instead of holding the invocation past its deadline.
   const common: RedisOptions = { maxRetriesPerRequest: 2, connectTimeout: 2_000, commandTimeout: 3_000, keepAlive: 10_000 };
-  const redis = options.redis.clusterNodes.length > 0 ? cluster(options, common) : new Redis(options.redis.url, common);
+  const redis = createRedis(options.redis, common);
   // Without a listener ioredis prints every reconnect error; failed commands already surface per batch.
   redis.on('error', (error: Error) => telemetry.logger.warn('Redis connection error', { error: error.message }));
   return redis;
 }
 
-function cluster(options: LanesOptions, common: RedisOptions): Cluster {
-  const seeds = options.redis.clusterNodes.map((node) => {
-    const cut = node.lastIndexOf(':');
-    return { host: node.slice(0, cut), port: Number(node.slice(cut + 1)) };
-  });
-  return new Cluster(seeds, { redisOptions: common });
-}
-
 function handOffFactory(options: LanesOptions, writers: Map<string, HandOffWriter>): (bootstrapServers: readonly string[]) => HandOffSink {
   return (bootstrapServers) => {
-    const brokers = options.kafka.brokers.length > 0 ? options.kafka.brokers : bootstrapServers;
-    const id = brokers.join(',');
+    const id = brokersId(options.kafka, bootstrapServers);
     let writer = writers.get(id);
     if (writer === undefined) {
       const kafka = new Kafka({
-        clientId: options.kafka.clientId,
-        brokers: [...brokers],
-        ssl: options.kafka.ssl,
-        ...(options.kafka.sasl === undefined ? {} : { sasl: { ...options.kafka.sasl } as SASLOptions }),
+        // Brokers, TLS and SASL (MSK IAM included) for every client the framework opens: src/connections.
+        ...kafkaConnectionConfig(options.kafka, bootstrapServers),
         logLevel: logLevel.ERROR,
         // Bounded like the writer's own timeout, so an unreachable broker fails a batch in time and
         // an abandoned connect does not go on retrying in the background.
         retry: producerRetry(HAND_OFF_WRITER_DEFAULTS.timeoutMs),
         connectionTimeout: 3_000,
       });
-      writer = new HandOffWriter(kafka);
+      writer = new HandOffWriter(kafka, { deadLetterTopic: deadLetterTopic(options.group) });
       writers.set(id, writer);
     }
     return writer;

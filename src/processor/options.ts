@@ -38,14 +38,26 @@ export interface RedisOptions {
   readonly url: string;
   /** `host:port` seeds of a Redis Cluster. */
   readonly clusterNodes: readonly string[];
+  /** TLS when given; otherwise TLS for a `rediss://` URL only (see src/connections). */
+  readonly tls?: boolean;
+  readonly username?: string;
+  /** AUTH token or password; overrides the URL's. */
+  readonly password?: string;
 }
+
+/** SASL with a username and password, or MSK IAM (OAUTHBEARER) for a resolved region. */
+export type SaslOptions =
+  | { readonly mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512'; readonly username: string; readonly password: string }
+  | { readonly mechanism: 'aws-iam'; readonly region: string };
 
 export interface KafkaOptions {
   /** Brokers for the retry and dead-letter producer; empty: the event's `bootstrapServers`. */
   readonly brokers: readonly string[];
   readonly clientId: string;
   readonly ssl: boolean;
-  readonly sasl?: { readonly mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512'; readonly username: string; readonly password: string };
+  readonly sasl?: SaslOptions;
+  /** Brokers from this MSK cluster's `GetBootstrapBrokers` (exclusive with `brokers`). */
+  readonly mskClusterArn?: string;
 }
 
 export interface LanesOptions {

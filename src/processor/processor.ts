@@ -18,7 +18,7 @@ import {
 import { CompletionStore, type PartitionRef } from '../completion';
 import { jsonText } from '../describe';
 import { LanesError } from '../errors';
-import type { HandOffItem } from '../handoff';
+import type { HandOffItem, HandOffOutcome } from '../handoff';
 import { backoffDelay, deadLetterTopic, DeserializationError, readRecordParts, retryTopicFor, type RecordParts } from '../options';
 import { laneIdOf } from './lane-id';
 import type { LanesOptions } from './options';
@@ -61,10 +61,13 @@ export interface InvocationContext {
   readonly awsRequestId?: string;
 }
 
-/** Writes retry and dead-letter copies; resolves once the broker acknowledged all (acks=all). */
+/**
+ * Writes retry and dead-letter copies; resolves once each is acknowledged (acks=all) or, refused for good by
+ * the broker, replaced by an acknowledged dead letter without its value: one outcome per item (`HandOffOutcome`).
+ */
 export interface HandOffSink {
   /** `signal` aborts a write that would outlive the invocation. */
-  write(items: readonly HandOffItem[], options?: { signal?: AbortSignal }): Promise<void>;
+  write(items: readonly HandOffItem[], options?: { signal?: AbortSignal }): Promise<readonly HandOffOutcome[]>;
 }
 
 export interface ProcessorParts {

@@ -273,7 +273,7 @@ describe('resolveOptions', () => {
       [
         'KAFKA_LANES_SASL_MECHANISM',
         { KAFKA_LANES_SASL_MECHANISM: 'AWS_MSK_IAM', KAFKA_LANES_SASL_USERNAME: 'u', KAFKA_LANES_SASL_PASSWORD: 'p' },
-        'Invalid kafka-lanes option `kafka.sasl.mechanism` (from environment variable `KAFKA_LANES_SASL_MECHANISM`): expected one of `plain`, `scram-sha-256`, `scram-sha-512`, got `aws_msk_iam` (string)',
+        'Invalid kafka-lanes option `kafka.sasl.mechanism` (from environment variable `KAFKA_LANES_SASL_MECHANISM`): expected one of `plain`, `scram-sha-256`, `scram-sha-512`, `aws-iam`, got `aws_msk_iam` (string)',
       ],
       [
         'SASL variables in part',
@@ -425,7 +425,7 @@ describe('resolveOptions', () => {
       ['kafka.brokers[0]', { kafka: { brokers: [9092] } }, 'expected `host:port`, got `9092` (number)'],
       ['kafka.clientId', { kafka: { clientId: '' } }, 'expected a non-empty string, got `` (string)'],
       ['kafka.ssl', { kafka: { ssl: 'true' } }, 'expected `true` or `false`, got `true` (string)'],
-      ['kafka.sasl', { kafka: { sasl: 'plain' } }, 'expected an object `{ mechanism, username, password }`, got `plain` (string)'],
+      ['kafka.sasl', { kafka: { sasl: 'plain' } }, "expected an object `{ mechanism, username, password }` or `{ mechanism: 'aws-iam' }`, got `plain` (string)"],
       ['kafka.sasl.username', { kafka: { sasl: { mechanism: 'plain', password: 'p' } } }, 'expected a non-empty string, got `undefined` (undefined)'],
       ['kafka.sasl.password', { kafka: { sasl: { mechanism: 'plain', username: 'u', password: 42 } } }, 'expected a non-empty string, got `***` (number)'],
       ['caps.maxWindow', { caps: { maxWindow: 2 ** 31 + 1 } }, 'expected a positive integer at most 2,147,483,648, got `2147483649` (number)'],
@@ -457,7 +457,7 @@ describe('resolveOptions', () => {
 
       // Assess
       expect(problems).toEqual([
-        'Invalid kafka-lanes option `kafka.sasl.mechanism`: expected one of `plain`, `scram-sha-256`, `scram-sha-512`, got `oauth` (string)',
+        'Invalid kafka-lanes option `kafka.sasl.mechanism`: expected one of `plain`, `scram-sha-256`, `scram-sha-512`, `aws-iam`, got `oauth` (string)',
       ]);
       expect(problems.join()).not.toContain('hunter2');
     });
@@ -491,9 +491,9 @@ describe('resolveOptions', () => {
       [{ retry: { backoff: { delayMs: 3 } } }, "Unknown kafka-lanes option `retry.backoff.delayMs`: it applies to `type: 'fixed'` only, this backoff is `exponential`"],
       [{ maxAttempts: 3 }, 'Unknown kafka-lanes option `maxAttempts`: did you mean `retry.maxAttempts`?'],
       [{ brokers: [] }, 'Unknown kafka-lanes option `brokers`: did you mean `kafka.brokers`?'],
-      [{ kafka: { tls: true } }, 'Unknown kafka-lanes option `kafka.tls`: expected one of `brokers`, `clientId`, `ssl`, `sasl`'],
+      [{ kafka: { tls: true } }, 'Unknown kafka-lanes option `kafka.tls`: did you mean `kafka.ssl`?'],
       [{ kafka: { sasl: { mechanism: 'plain', username: 'u', password: 'p', usernmae: 'u' } } }, 'Unknown kafka-lanes option `kafka.sasl.usernmae`: did you mean `kafka.sasl.username`?'],
-      [{ redis: { host: 'cache' } }, 'Unknown kafka-lanes option `redis.host`: expected one of `url`, `clusterNodes`'],
+      [{ redis: { host: 'cache' } }, 'Unknown kafka-lanes option `redis.host`: expected one of `url`, `clusterNodes`, `tls`, `username`, `password`'],
       [{ caps: { maxWindw: 1 } }, 'Unknown kafka-lanes option `caps.maxWindw`: did you mean `caps.maxWindow`?'],
       [{ deadLetter: { polcy: 'hold' } }, 'Unknown kafka-lanes option `deadLetter.polcy`: did you mean `deadLetter.policy`?'],
       [
