@@ -197,8 +197,10 @@ export function fuzzRig(group: string, redis: Redis | Cluster, writer: HandOffSi
   const ran = new Set<string>();
   const sink: HandOffSink = {
     async write(items, opts) {
-      await writer.write(items, opts);
+      // A copy the broker refused for good comes back as a value-less dead letter: handed off all the same.
+      const outcomes = await writer.write(items, opts);
       written.push(...items);
+      return outcomes;
     },
   };
   const processor = new Processor({

@@ -9,7 +9,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { HandOffWriter } from '../../src/handoff';
 import { createTopic, KAFKA_BROKERS, REDIS_URL, uniqueName } from '../integration/support/stack';
 import { checkEvent, freshTopic, fuzzRig, mutatedEvent } from './bad-input-property';
-import { deleteGroupKeys, waitForTopics } from './stack';
+import { deleteGroupKeys } from './stack';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
@@ -20,9 +20,8 @@ async function main(): Promise<void> {
   const group = uniqueName('fuzz');
   const topics = [`${group}.retry.1s`, `${group}.retry.1m`, `${group}.dlq`];
   await Promise.all(topics.map((topic) => createTopic(topic, 1)));
-  await waitForTopics(topics);
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 3 });
-  const writer = new HandOffWriter(new Kafka({ clientId: 'fuzz', brokers: KAFKA_BROKERS, logLevel: logLevel.NOTHING }));
+  const writer = new HandOffWriter(new Kafka({ clientId: 'fuzz', brokers: KAFKA_BROKERS, logLevel: logLevel.NOTHING }), { deadLetterTopic: `${group}.dlq` });
   const rig = fuzzRig(group, redis, writer);
   const outcomes = { 'decode-error': 0, processed: 0 };
   const started = performance.now();

@@ -9,7 +9,7 @@ import { resolveOptions, type LanesOptionsInput } from '../../src/options';
 import { Processor, type LanesRecord, type RecordHandler } from '../../src/processor/processor';
 import { createTelemetry } from '../../src/processor/telemetry';
 import { checkEvent, freshTopic, fuzzRig, mutatedEvent, nested } from '../fuzz/bad-input-property';
-import { deleteGroupKeys, waitForTopics } from '../fuzz/stack';
+import { deleteGroupKeys } from '../fuzz/stack';
 import { contextWithin, eventOf, fetchRecords, produce } from './support/kafka-events';
 import { createTopic, KAFKA_BROKERS, REDIS_URL, uniqueName } from './support/stack';
 
@@ -18,26 +18,31 @@ process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 
 let redis: Redis;
-let writer: HandOffWriter;
 const groups: string[] = [];
+const writers: HandOffWriter[] = [];
 
 beforeAll(() => {
   redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 3 });
-  writer = new HandOffWriter(new Kafka({ clientId: 'bad-input-test', brokers: KAFKA_BROKERS, logLevel: logLevel.NOTHING }));
 });
 
 afterAll(async () => {
   for (const group of groups) await deleteGroupKeys(redis, group);
-  await writer.disconnect();
+  await Promise.all(writers.map((writer) => writer.disconnect()));
   redis.disconnect();
 });
+
+/** The hand-off writer of a group: its dead-letter topic takes the copies the broker refuses for good. */
+function writerOf(group: string): HandOffWriter {
+  const writer = new HandOffWriter(new Kafka({ clientId: 'bad-input-test', brokers: KAFKA_BROKERS, logLevel: logLevel.NOTHING }), { deadLetterTopic: `${group}.dlq` });
+  writers.push(writer);
+  return writer;
+}
 
 async function newGroup(): Promise<string> {
   const group = uniqueName('bad');
   groups.push(group);
   const topics = [`${group}.retry.1s`, `${group}.retry.1m`, `${group}.dlq`];
   await Promise.all(topics.map((topic) => createTopic(topic, 1)));
-  await waitForTopics(topics);
   return group;
 }
 
@@ -45,8 +50,8 @@ async function setUp(input: Partial<LanesOptionsInput>, handler: RecordHandler):
   const group = await newGroup();
   const topic = uniqueName('src');
   await createTopic(topic, 1);
-  await waitForTopics([topic]);
   const options = resolveOptions({ group, retry: { tiers: ['1s', '1m'] }, ...input } as LanesOptionsInput, {});
+  const writer = writerOf(group);
   const processor = new Processor({ options, handler, redis, handOff: () => writer, telemetry: createTelemetry(group) });
   return { group, topic, processor };
 }
@@ -167,7 +172,7 @@ describe('bad input through the processor, on the real broker and Redis', () => 
   it('accounts for every record of mutated real-shaped events (property, a few hundred events)', async () => {
     // Prepare
     const group = await newGroup();
-    const rig = fuzzRig(group, redis, writer);
+    const rig = fuzzRig(group, redis, writerOf(group));
     const outcomes = { 'decode-error': 0, processed: 0 };
 
     // Act and assess: each event is checked as it runs; bounded in count, and in time on a loaded machine.
