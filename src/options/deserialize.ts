@@ -1,5 +1,5 @@
 import type { KafkaRecord } from '../event';
-import type { Deserializer } from '../processor/options';
+import type { Deserializer } from './lanes-options';
 import { DeserializationError } from './errors';
 import type { RecordPart } from './errors';
 

@@ -1,4 +1,4 @@
-import type { Deserializer, KeyOf, Ordering } from '../processor/options';
+import type { Deserializer, KeyOf, Ordering } from './lanes-options';
 
 /**
  * The backoff between attempts as a user writes it. Without `type` it is exponential, so

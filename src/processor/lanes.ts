@@ -5,7 +5,7 @@ import { Kafka, logLevel, type SASLOptions } from 'kafkajs';
 import type { KafkaBatchResponse } from '../event';
 import { HAND_OFF_WRITER_DEFAULTS, HandOffWriter, producerRetry } from '../handoff';
 import { resolveOptions, type LanesOptionsInput } from '../options';
-import type { LanesOptions } from './options';
+import type { LanesOptions } from '../options';
 import { Processor, type HandOffSink, type RecordHandler } from './processor';
 import { createTelemetry, type Telemetry } from './telemetry';
 

@@ -16,7 +16,7 @@ import { LanesError } from '../errors';
 import type { HandOffItem } from '../handoff';
 import { backoffDelay, deadLetterTopic, DeserializationError, deserialize, retryTopicFor } from '../options';
 import { laneIdOf } from './lane-id';
-import type { LanesOptions } from './options';
+import type { LanesOptions } from '../options';
 import { decideFailure, describeError, type DeadLetterReason, type FailureDecision } from './outcome';
 import { LaneScheduler, type Task } from './scheduler';
 import { METRIC, MetricUnit, type Telemetry } from './telemetry';
