@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Cluster, Redis } from 'ioredis';
 import type { ScriptCall } from './args';
+import { deadlineSignal, untilAborted } from '../engine/deadline';
 import { RedisCallAbortedError } from './errors';
 
 /** A Redis connection: one server or a cluster (every script touches one hash slot). */
@@ -20,6 +21,7 @@ const FILES = {
   frontier: 'frontier-2.lua',
   block: 'block-4.lua',
   release: 'release-4.lua',
+  advance: 'advance-3.lua',
 } as const;
 export type ScriptName = keyof typeof FILES;
 
@@ -72,22 +74,10 @@ export function runScript(redis: RedisClient, name: ScriptName, call: ScriptCall
  */
 export function bounded<T>(work: Promise<T>, what: string, { timeoutMs, signal }: CallLimits): Promise<T> {
   if (timeoutMs === undefined && signal === undefined) return work;
-  return new Promise<T>((resolve, reject) => {
-    let settled = false;
-    const settle = (action: () => void): void => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-      action();
-    };
-    const onAbort = (): void => settle(() => reject(new RedisCallAbortedError(`${what}: given up, the invocation's deadline is near`)));
-    const timer = timeoutMs === undefined ? undefined : setTimeout(
-      () => settle(() => reject(new RedisCallAbortedError(`${what}: no answer from Redis within ${timeoutMs} ms`))),
-      timeoutMs,
-    );
-    if (signal?.aborted) onAbort();
-    else signal?.addEventListener('abort', onAbort, { once: true });
-    work.then((value) => settle(() => resolve(value)), (error: unknown) => settle(() => reject(error)));
-  });
+  const limit = deadlineSignal(timeoutMs, signal);
+  return untilAborted(work, limit, () =>
+    new RedisCallAbortedError(
+      signal?.aborted === true ? `${what}: given up, the invocation's deadline is near` : `${what}: no answer from Redis within ${timeoutMs} ms`,
+    ),
+  );
 }

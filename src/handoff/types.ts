@@ -62,3 +62,12 @@ export interface HandOffHeaders {
   readonly reason?: string | undefined;
   readonly deferred?: boolean | undefined;
 }
+
+/**
+ * What became of one item of a `write`: written (broker-acknowledged), or refused for good by the broker (too
+ * large, invalid, not authorized), in which case a stripped dead-letter copy of it (no value) was written instead.
+ * A transient failure rejects the whole `write` instead.
+ */
+export type HandOffOutcome =
+  | { readonly status: 'written' }
+  | { readonly status: 'refused'; readonly reason: string; readonly error: { readonly name: string; readonly message: string } };

@@ -15,7 +15,7 @@ import {
 import { ConfigError, describeValue } from '../errors';
 import { HandOffError } from './errors';
 import { handOffMessage } from './headers';
-import type { HandOffItem } from './types';
+import type { HandOffItem, HandOffOutcome } from './types';
 
 export interface HandOffWriterOptions {
   /**
@@ -238,7 +238,12 @@ export class HandOffWriter {
    *   else throw error;
    * }
    */
-  write(items: readonly HandOffItem[], options: WriteOptions = {}): Promise<void> {
+  write(items: readonly HandOffItem[], options: WriteOptions = {}): Promise<HandOffOutcome[]> {
+    // Every item is written or the call rejects: an outcome per item, in order (the sink port's shape).
+    return this.#writeAll(items, options).then(() => items.map((): HandOffOutcome => ({ status: 'written' })));
+  }
+
+  #writeAll(items: readonly HandOffItem[], options: WriteOptions): Promise<void> {
     let messages: Array<{ topic: string; message: Message }>;
     try {
       messages = items.map((item) => ({ topic: item.topic, message: handOffMessage(item) }));
