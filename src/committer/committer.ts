@@ -1,5 +1,6 @@
 import type { Consumer, Kafka } from 'kafkajs';
 import type { CompletionStore } from '../completion/store';
+import { redriveExpiredLeases, type RedriveOptions, type Redriven } from '../retry/redrive';
 import { ConfigError, describeValue } from '../errors';
 import { ConsumerOffsetCommitter } from './consumer-committer';
 import { CommitNotAppliedError, TopicMissingError } from './errors';
@@ -31,6 +32,11 @@ interface RunCommitterCommon {
   readonly leaseTtlMs?: number;
   /** The clock (epoch ms) for stall times; the lease always runs on the real clock. */
   readonly now?: () => number;
+  /**
+   * Re-drive lane heads whose lease expired (their retry copy written again from Redis), under the run's
+   * lease, after the commit. The retry function's crash safety relies on some run doing it.
+   */
+  readonly redrive?: RedriveOptions;
 }
 
 /**
@@ -100,6 +106,8 @@ export interface CommitterResult {
   readonly reasons: PlanReason[];
   /** Bitmap bytes trimmed below the frontiers. */
   readonly trimmedBytes: number;
+  /** Lane heads re-driven (with `redrive`). */
+  readonly redriven?: Redriven[];
 }
 
 function offsetCommitter(options: RunCommitterOptions): OffsetCommitter {
@@ -184,6 +192,7 @@ export async function runCommitter(options: RunCommitterOptions): Promise<Commit
   let result: CommitterResult;
   try {
     result = await commitUnderLease(store, group, committer, lease, trim, now);
+    if (options.redrive !== undefined) result = { ...result, redriven: await redriveExpiredLeases(options.redrive) };
   } catch (error) {
     // The run's own error is the one to report; a lease that cannot be released expires by its TTL.
     await lease.release().catch(() => false);

@@ -1,0 +1,189 @@
+import type { Cluster, Redis } from 'ioredis';
+import { Kafka, logLevel } from 'kafkajs';
+import { partitionKeys, type PartitionRef } from '../../src/completion';
+import { HandOffWriter, readHandOffHeaders } from '../../src/handoff';
+import { resolveOptions, type LanesOptionsInput } from '../../src/options';
+import { Processor, type LanesRecord, type RecordHandler } from '../../src/processor/processor';
+import { createTelemetry } from '../../src/processor/telemetry';
+import { contextWithin, eventOf, fetchRecords, produce } from './support/kafka-events';
+import { RetryFeed } from './support/retry-feed';
+import { createTopic, KAFKA_BROKERS, redisSetups, uniqueName } from './support/stack';
+
+jest.setTimeout(240_000);
+process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
+process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
+
+const TIERS = ['1s', '1m'];
+
+interface Run {
+  key: string;
+  offset: number;
+  attempt: number;
+  at: number;
+  dueAt: number | undefined;
+}
+
+interface Setup {
+  group: string;
+  topic: string;
+  ref: PartitionRef;
+  processor: Processor;
+  redis: Redis | Cluster;
+  writer: HandOffWriter;
+  feed: RetryFeed;
+  runs: Run[];
+}
+
+const open: Setup[] = [];
+
+/** `createTopic`, again while KRaft answers "does not host this topic-partition" right after creating it. */
+async function createTopicSettled(name: string): Promise<void> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      await createTopic(name, 1);
+      return;
+    } catch (error) {
+      const exists = /not to exist yet/.test(String(error));
+      if (exists) return;
+      if (attempt >= 5 || !/does not host this topic-partition/.test(String(error))) throw error;
+    }
+  }
+}
+
+afterAll(async () => {
+  await Promise.all(open.map(async (s) => {
+    await s.feed.stop().catch(() => undefined);
+    await s.writer.disconnect().catch(() => undefined);
+    s.redis.disconnect();
+  }));
+});
+
+async function setUp(
+  connect: () => Redis | Cluster,
+  input: Partial<LanesOptionsInput>,
+  handler: (record: LanesRecord, attempt: number) => unknown,
+): Promise<Setup> {
+  const group = uniqueName('rgrp');
+  const topic = uniqueName('rsrc');
+  await createTopicSettled(topic);
+  await Promise.all([...TIERS.map((t) => `${group}.retry.${t}`), `${group}.dlq`].map((t) => createTopicSettled(t)));
+  const options = resolveOptions({
+    group, flushIntervalMs: 20, retry: { tiers: TIERS, maxAttempts: 3, backoff: { type: 'fixed', delayMs: 300 } }, ...input,
+  } as LanesOptionsInput, {});
+  const redis = connect();
+  const writer = new HandOffWriter(new Kafka({ clientId: 'retry-test', brokers: KAFKA_BROKERS, logLevel: logLevel.NOTHING }));
+  const runs: Run[] = [];
+  const wrapped: RecordHandler = (record, ctx) => {
+    runs.push({ key: String(record.key), offset: record.origin.offset, attempt: ctx.attempt, at: Date.now(), dueAt: readHandOffHeaders(record.headers).dueAtMs });
+    return handler(record, ctx.attempt);
+  };
+  const processor = new Processor({ options, handler: wrapped, redis, handOff: () => writer, telemetry: createTelemetry(group) });
+  const feed = await RetryFeed.start(TIERS.map((t) => `${group}.retry.${t}`));
+  const setup = { group, topic, ref: { group, topic, partition: 0 }, processor, redis, writer, feed, runs };
+  open.push(setup);
+  return setup;
+}
+
+const feedTo = (s: Setup) => (event: unknown, context: ReturnType<typeof contextWithin>) => s.processor.process(event, context);
+
+async function lanesFree(s: Setup): Promise<boolean> {
+  return (await s.redis.hlen(partitionKeys(s.ref).lanes)) === 0;
+}
+
+describe.each(redisSetups())('retry function on a real broker and Redis $name', ({ connect }) => {
+  it('runs a head failing twice then its four successors from later batches in order; other keys never wait', async () => {
+    // Prepare: A's first record fails on attempts 1 and 2.
+    const s = await setUp(connect, {}, (record, attempt) => {
+      if (String(record.key) === 'A' && record.origin.offset === 0 && attempt < 3) throw new Error(`flaky ${attempt}`);
+    });
+    await produce(s.topic, [
+      { key: 'A', value: '{}' }, { key: 'B', value: '{}' },
+      { key: 'A', value: '{}' }, { key: 'C', value: '{}' }, { key: 'A', value: '{}' },
+      { key: 'A', value: '{}' }, { key: 'B', value: '{}' }, { key: 'A', value: '{}' },
+    ]);
+    const records = await fetchRecords(s.topic, 8);
+
+    // Act: three batches, then the retry copies as they come.
+    for (const batch of [records.slice(0, 2), records.slice(2, 5), records.slice(5)]) {
+      expect((await s.processor.process(eventOf(batch), contextWithin(60_000))).batchItemFailures).toEqual([]);
+    }
+    const othersBeforeRetry = s.runs.filter((r) => r.key !== 'A').length;
+    await s.feed.feedUntil(feedTo(s), async () => (await lanesFree(s)) && s.runs.filter((r) => r.key === 'A').length === 7);
+
+    // Assess
+    expect(othersBeforeRetry).toBe(3);
+    expect(s.runs.filter((r) => r.key === 'A').map((r) => [r.offset, r.attempt])).toEqual([
+      [0, 1], [0, 2], [0, 3], [2, 1], [4, 1], [5, 1], [7, 1],
+    ]);
+    // Never early (G4): every run of a retry copy started at or after its due time.
+    for (const run of s.runs.filter((r) => r.dueAt !== undefined)) expect(run.at).toBeGreaterThanOrEqual(run.dueAt!);
+    expect((await s.processor.store.frontier(s.ref))?.frontier).toBe(8);
+  });
+
+  it('a successor that fails becomes the head; a retry of a retry never overtakes it', async () => {
+    const s = await setUp(connect, {}, (record, attempt) => {
+      if (record.origin.offset <= 1 && attempt === 1) throw new Error('first attempt fails');
+    });
+    await produce(s.topic, [{ key: 'A', value: '{}' }, { key: 'A', value: '{}' }, { key: 'A', value: '{}' }]);
+    await s.processor.process(eventOf(await fetchRecords(s.topic, 3)), contextWithin(60_000));
+
+    await s.feed.feedUntil(feedTo(s), async () => (await lanesFree(s)) && s.runs.length === 5);
+
+    expect(s.runs.map((r) => [r.offset, r.attempt])).toEqual([[0, 1], [0, 2], [1, 1], [1, 2], [2, 1]]);
+  });
+
+  it.each(['release', 'hold'] as const)('dead-letters a head whose attempts run out, then %ss its lane', async (policy) => {
+    const s = await setUp(connect, { deadLetter: { policy }, retry: { tiers: TIERS, maxAttempts: 2, backoff: { type: 'fixed', delayMs: 100 } } }, (record) => {
+      if (record.origin.offset === 0) throw new Error('always');
+    });
+    await produce(s.topic, [{ key: 'A', value: '{}' }, { key: 'A', value: '{}' }]);
+    await s.processor.process(eventOf(await fetchRecords(s.topic, 2)), contextWithin(60_000));
+
+    const headState = async (): Promise<string | null> => s.redis.hget(partitionKeys(s.ref).lanes, Buffer.from('A').toString('base64'));
+    await s.feed.feedUntil(feedTo(s), async () => (policy === 'release' ? s.runs.some((r) => r.offset === 1) && (await lanesFree(s)) : /\|held\|/.test((await headState()) ?? '')));
+
+    const dead = await fetchRecords(`${s.group}.dlq`, 1);
+    expect(readHandOffHeaders(dead[0]!.headers ?? [])).toMatchObject({ originOffset: 0, attempt: 2, reason: 'attempts-exhausted' });
+    if (policy === 'hold') expect(s.runs.filter((r) => r.offset === 1)).toEqual([]);
+  });
+
+  it('runs the same retry copy once when it is delivered twice, and a stale attempt does nothing', async () => {
+    let failed = false;
+    const s = await setUp(connect, {}, () => {
+      if (!failed) {
+        failed = true;
+        throw new Error('once');
+      }
+    });
+    await produce(s.topic, [{ key: 'A', value: '{}' }]);
+    await s.processor.process(eventOf(await fetchRecords(s.topic, 1)), contextWithin(60_000));
+    const [copy] = await fetchRecords(`${s.group}.retry.1s`, 1);
+    s.feed.take();
+    // The copy written twice (a crash after the write), and delivered twice at one offset (a redelivery).
+    await produce(`${s.group}.retry.1s`, [{ key: 'A', value: '{}', headers: Object.fromEntries((copy!.headers ?? []).map((h) => [h.name, Buffer.from(h.value)])) }]);
+    const copies = await fetchRecords(`${s.group}.retry.1s`, 2);
+
+    await s.processor.process(eventOf(copies), contextWithin(60_000));
+    await s.processor.process(eventOf(copies.slice(0, 1)), contextWithin(60_000));
+
+    expect(s.runs.map((r) => r.attempt)).toEqual([1, 2]);
+    expect(await lanesFree(s)).toBe(true);
+    const retryRef = { group: s.group, topic: `${s.group}.retry.1s`, partition: 0 };
+    expect((await s.processor.store.frontier(retryRef))?.frontier).toBe(2);
+  });
+
+  it('dead-letters a malformed retry copy with the reason', async () => {
+    const s = await setUp(connect, {}, () => undefined);
+    await produce(`${s.group}.retry.1s`, [{ key: 'A', value: '{}', headers: { 'lanes-attempt': 'two' } }]);
+    const copies = await fetchRecords(`${s.group}.retry.1s`, 1);
+
+    const response = await s.processor.process(eventOf(copies), contextWithin(60_000));
+
+    expect(response.batchItemFailures).toEqual([]);
+    const [dead] = await fetchRecords(`${s.group}.dlq`, 1);
+    const facts = readHandOffHeaders(dead!.headers ?? []);
+    expect(facts.reason).toBe('malformed');
+    expect(facts.errorMessage).toMatch(/lanes-origin-topic/);
+    expect(s.runs).toEqual([]);
+  });
+});
