@@ -273,9 +273,17 @@ export class RetryAdmission implements Admission<RetryTask> {
       if (task.lane !== undefined) {
         // Advanced before the write, so the new copy always finds its head; the lease and the payload kept
         // in Redis cover a crash before the write lands.
-        await inv.store.advance(task.originRef, task.lane, { offset: task.origin.offset, attempt: task.attempt }, {
-          attempt: next.attempt, state: 'retrying', dueAtMs, leaseUntilMs: inv.leaseUntilMs, payload: task.payload ?? parkPayload(task.record),
-        });
+        try {
+          await inv.store.advance(task.originRef, task.lane, { offset: task.origin.offset, attempt: task.attempt }, {
+            attempt: next.attempt, state: 'retrying', dueAtMs, leaseUntilMs: inv.leaseUntilMs, payload: task.payload ?? parkPayload(task.record),
+          });
+        } catch (advanceError) {
+          if (!(advanceError instanceof NotHeadError || advanceError instanceof StaleAttemptError)) throw advanceError;
+          // Settled elsewhere meanwhile (a duplicate copy ran, an operator released the lane): nothing to hand off.
+          inv.count('stale');
+          if (task.source === 'copy') inv.markDone(task.ref, task.offset);
+          return;
+        }
       }
       const [outcome] = await inv.write([item]);
       if (outcome?.status === 'refused') {

@@ -1,10 +1,15 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Cluster, Redis } from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
-import { partitionKeys, type PartitionRef } from '../../src/completion';
+import { parkKey, partitionKeys, type PartitionRef } from '../../src/completion';
 import { HandOffWriter, readHandOffHeaders } from '../../src/handoff';
 import { resolveOptions, type LanesOptionsInput } from '../../src/options';
 import { Processor, type LanesRecord, type RecordHandler } from '../../src/processor/processor';
 import { createTelemetry } from '../../src/processor/telemetry';
+import { redriveExpiredLeases } from '../../src/retry/redrive';
 import { contextWithin, eventOf, fetchRecords, produce } from './support/kafka-events';
 import { RetryFeed } from './support/retry-feed';
 import { createTopic, KAFKA_BROKERS, redisSetups, uniqueName } from './support/stack';
@@ -24,6 +29,7 @@ interface Run {
 }
 
 interface Setup {
+  options: ReturnType<typeof resolveOptions>;
   group: string;
   topic: string;
   ref: PartitionRef;
@@ -79,7 +85,7 @@ async function setUp(
   };
   const processor = new Processor({ options, handler: wrapped, redis, handOff: () => writer, telemetry: createTelemetry(group) });
   const feed = await RetryFeed.start(TIERS.map((t) => `${group}.retry.${t}`));
-  const setup = { group, topic, ref: { group, topic, partition: 0 }, processor, redis, writer, feed, runs };
+  const setup = { options, group, topic, ref: { group, topic, partition: 0 }, processor, redis, writer, feed, runs };
   open.push(setup);
   return setup;
 }
@@ -90,7 +96,7 @@ async function lanesFree(s: Setup): Promise<boolean> {
   return (await s.redis.hlen(partitionKeys(s.ref).lanes)) === 0;
 }
 
-describe.each(redisSetups())('retry function on a real broker and Redis $name', ({ connect }) => {
+describe.each(redisSetups())('retry function on a real broker and Redis $name', ({ name, connect }) => {
   it('runs a head failing twice then its four successors from later batches in order; other keys never wait', async () => {
     // Prepare: A's first record fails on attempts 1 and 2.
     const s = await setUp(connect, {}, (record, attempt) => {
@@ -186,4 +192,64 @@ describe.each(redisSetups())('retry function on a real broker and Redis $name', 
     expect(facts.errorMessage).toMatch(/lanes-origin-topic/);
     expect(s.runs).toEqual([]);
   });
+
+  it.each(['after-head-check', 'before-release', 'after-release', 'mid-drain', 'after-tier-write'])(
+    'loses nothing and reorders nothing when the retry function is SIGKILLed %s, then redelivered and re-driven',
+    async (step) => {
+      // Prepare: lane A with three records; attempt 1 of records 0 and 1 fails (the worker's rule too).
+      const fails = (offset: number, attempt: number): boolean => attempt === 1 && offset <= 1;
+      const s = await setUp(connect, { deadlineMarginMs: 1_000 }, (record, attempt) => {
+        if (fails(record.origin.offset, attempt)) throw new Error('first attempt fails');
+      });
+      await produce(s.topic, [{ key: 'A', value: '{}' }, { key: 'A', value: '{}' }, { key: 'A', value: '{}' }]);
+      await s.processor.process(eventOf(await fetchRecords(s.topic, 3)), contextWithin(60_000));
+      await s.feed.feedUntil(async () => ({ batchItemFailures: [] }), () => s.feed.pending > 0);
+      const retryEvent = eventOf(s.feed.take());
+      const dir = mkdtempSync(join(tmpdir(), 'kl-retry-crash-'));
+      writeFileSync(join(dir, 'event.json'), JSON.stringify(retryEvent));
+
+      // Act: the retry function dies at the step; the batch comes again; a committer run re-drives.
+      const childRuns: Array<{ offset: number; attempt: number }> = [];
+      const runsBefore = s.runs.length;
+      const child = spawn(globalThis.process.execPath, [
+        require.resolve('tsx/cli'), join(__dirname, 'support', 'retry-crash-worker.ts'), join(dir, 'event.json'),
+        JSON.stringify({ group: s.group, flushIntervalMs: 20, deadlineMarginMs: 1_000, retry: { tiers: TIERS, maxAttempts: 3, backoff: { type: 'fixed', delayMs: 300 } } }),
+        name, step,
+      ], { stdio: ['ignore', 'pipe', 'inherit'] });
+      let reached = false;
+      let buffered = '';
+      await new Promise<void>((resolve, reject) => {
+        child.on('error', reject);
+        child.on('exit', () => resolve());
+        child.stdout!.on('data', (chunk: Buffer) => {
+          buffered += chunk.toString();
+          const lines = buffered.split('\n');
+          buffered = lines.pop()!;
+          for (const line of lines) {
+            const [word, a, b] = line.split(' ');
+            if (word === 'start') childRuns.push({ offset: Number(a), attempt: Number(b) });
+            if (word === 'at' && a === step) {
+              reached = true;
+              child.kill('SIGKILL');
+            }
+          }
+        });
+      });
+      expect(reached).toBe(true);
+      expect((await s.processor.process(retryEvent, contextWithin(60_000))).batchItemFailures).toEqual([]);
+      // Far enough ahead that every lease the dead worker took has expired.
+      await redriveExpiredLeases({ store: s.processor.store, options: s.options, sink: s.writer, now: () => Date.now() + 600_000 });
+      await s.feed.feedUntil(feedTo(s), async () => (await lanesFree(s)) && s.runs.some((r) => r.offset === 2));
+
+      // Assess: every record succeeded once at least, the lane ran in offset order, the lane is free.
+      const all = [...s.runs.slice(0, runsBefore), ...childRuns, ...s.runs.slice(runsBefore)];
+      const succeeded = new Set(all.filter((r) => !fails(r.offset, r.attempt)).map((r) => r.offset));
+      expect([...succeeded].sort()).toEqual([0, 1, 2]);
+      const order = all.map((r) => r.offset).filter((offset, i, list) => i === 0 || list[i - 1] !== offset);
+      expect(order).toEqual([0, 1, 2]);
+      expect(await lanesFree(s)).toBe(true);
+      expect(await s.redis.llen(parkKey(s.ref, Buffer.from('A').toString('base64')))).toBe(0);
+      expect((await s.processor.store.frontier(s.ref))?.frontier).toBe(3);
+    },
+  );
 });
