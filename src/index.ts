@@ -19,7 +19,7 @@ export type { LanesOptionsInput, LanesOptions, Ordering, Deserializer, Deseriali
 export { completionGroupId, retryTopic } from './options/names';
 export { EventDecodeError } from './event';
 export type { KafkaBatchResponse, KafkaRecord, KafkaHeader, RecordCoordinates, AwsKafkaEvent } from './event';
-export { StaleEpochError, NotAdmittedError, LaneConflictError, NotHeadError, StaleAttemptError } from './completion';
+export { CompletionStore, StaleEpochError, NotAdmittedError, LaneConflictError, NotHeadError, StaleAttemptError } from './completion';
 export { HandOffError, HandOffHeader, readHandOffHeaders, originOf } from './handoff';
 export type { HandOffHeaders } from './handoff';
 export {
@@ -34,4 +34,4 @@ export {
   LeaseLostError,
   CommitNotAppliedError,
 } from './committer';
-export type { CommitterResult, PartitionSummary, RunCommitterOptions } from './committer';
+export type { CommitterResult, PartitionSummary, RunCommitterOptions, OffsetCommitter, CommitLease } from './committer';

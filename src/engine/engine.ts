@@ -1,9 +1,12 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { PartitionRef } from '../completion/types';
 import { LanesError } from '../errors';
+import { jsonText } from '../describe';
 import {
   batchItemFailures,
+  isDecodeFailure,
   topicPartitionKey,
+  type Delivered,
   type DecodeFailure,
   type KafkaBatchResponse,
   type KafkaRecord,
@@ -12,7 +15,7 @@ import {
 } from '../event';
 import type { HandOffItem, HandOffOutcome } from '../handoff/types';
 import { backoffDelay } from '../options/backoff';
-import { deserialize } from '../options/deserialize';
+import { readRecordParts, type RecordParts } from '../options/deserialize';
 import type { LanesOptions } from '../options/lanes-options';
 import { deadLetterTopic, retryTopic } from '../options/names';
 import { tierFor } from '../options/retry-tiers';
@@ -320,7 +323,10 @@ export class Invocation<T extends EngineTask> {
     try {
       if (task.preset !== undefined) throw task.preset;
       const ctx: LanesContext = { attempt: task.attempt, deadline, logger: this.logger, signal };
-      const run = this.#engine.parts.handler(this.view(task), ctx);
+      // A promise only when a schema validates asynchronously; bounded by the record's deadline like the handler.
+      let parts = readRecordParts(this.options, task.record);
+      if (parts instanceof Promise) parts = await untilAborted(parts, signal, () => this.#abortReason());
+      const run = this.#engine.parts.handler(this.view(task, parts), ctx);
       // A handler that ignores its signal cannot hold the invocation past the record's deadline: the record
       // counts as failed and the handler goes on detached (at-least-once allows it).
       if (isPromiseLike(run)) await untilAborted(run, signal, () => this.#abortReason());
@@ -340,7 +346,7 @@ export class Invocation<T extends EngineTask> {
   }
 
   /** What the handler sees of a task's record. */
-  view(task: T): LanesRecord {
+  view(task: T, parts: RecordParts): LanesRecord {
     const { record } = task;
     return {
       topic: record.topic,
@@ -348,8 +354,8 @@ export class Invocation<T extends EngineTask> {
       offset: record.offset,
       timestamp: record.timestamp,
       timestampType: record.timestampType,
-      key: deserialize(this.options.key, record.key, record, 'key'),
-      value: deserialize(this.options.value, record.value, record, 'value'),
+      key: parts.key,
+      value: parts.value,
       rawKey: record.key,
       rawValue: record.value,
       headers: record.headers,
@@ -452,20 +458,7 @@ export class Invocation<T extends EngineTask> {
       this.logger.error('malformed record: sent to the dead-letter topic', {
         partition: topicPartitionKey(failure.topic, failure.partition), offset: failure.offset, reason: failure.message,
       });
-      const record: KafkaRecord = {
-        topic: failure.topic,
-        partition: failure.partition,
-        offset: failure.offset ?? 0,
-        timestamp: now,
-        timestampType: 'LOG_APPEND_TIME',
-        key: null,
-        value: Buffer.from(JSON.stringify(failure.raw) ?? 'undefined', 'utf8'),
-        headers: [],
-        raw: {} as KafkaRecord['raw'],
-      };
-      return this.deadLetterItem(record, { topic: failure.topic, partition: failure.partition, offset: failure.offset }, 0, 'malformed', {
-        name: 'DecodeFailure', message: failure.message,
-      });
+      return this.#malformedItem(failure, now, 'malformed', failure.message);
     });
     try {
       await this.write(items);
@@ -482,6 +475,57 @@ export class Invocation<T extends EngineTask> {
     }
     this.count('deadLettered', failures.length);
     for (const failure of failures) if (failure.offset !== undefined) this.markDone(ref, failure.offset);
+  }
+
+  /**
+   * Dead-letters every version of offsets delivered more than once with differing contents, as one write;
+   * each offset is marked done only once all its versions are acknowledged (a crash before loses none).
+   */
+  async deadLetterConflicts(ref: PartitionRef, conflicts: ReadonlyArray<{ offset: number; versions: readonly Delivered[] }>): Promise<void> {
+    if (conflicts.length === 0) return;
+    const now = this.now();
+    const items = conflicts.flatMap(({ offset, versions }) => {
+      const message = `offset ${offset} of ${topicPartitionKey(ref.topic, ref.partition)} was delivered ${versions.length} times with differing contents: every version is dead-lettered`;
+      this.logger.error('records share an offset: all sent to the dead-letter topic', { partition: topicPartitionKey(ref.topic, ref.partition), offset, versions: versions.length });
+      return versions.map((version) => (isDecodeFailure(version)
+        ? this.#malformedItem(version, now, 'duplicate-offset', `${message}; this one is malformed: ${version.message}`)
+        : this.deadLetterItem(version, { topic: version.topic, partition: version.partition, offset: version.offset }, 0, 'duplicate-offset', { name: 'DuplicateOffset', message })));
+    });
+    try {
+      await this.write(items);
+    } catch (error) {
+      this.handOffFailed(ref, conflicts.map(({ offset }) => offset), error);
+      return;
+    }
+    this.count('deadLettered', items.length);
+    for (const { offset } of conflicts) this.markDone(ref, offset);
+  }
+
+  /** The dead-letter copy of a record the decoder could not read: its value is the record's JSON as received. */
+  #malformedItem(failure: DecodeFailure, now: number, reason: DeadLetterReason, message: string): HandOffItem {
+    const record: KafkaRecord = {
+      topic: failure.topic,
+      partition: failure.partition,
+      offset: failure.offset ?? 0,
+      timestamp: now,
+      timestampType: 'LOG_APPEND_TIME',
+      key: null,
+      // Any depth: a record nested past the stack's limit is still written in full.
+      value: Buffer.from(jsonText(failure.raw), 'utf8'),
+      headers: [],
+      raw: {} as KafkaRecord['raw'],
+    };
+    return this.deadLetterItem(record, { topic: failure.topic, partition: failure.partition, offset: failure.offset }, 0, reason, { name: 'DecodeFailure', message });
+  }
+
+  /**
+   * Each hand-off reports its own failures; this only keeps a fault of ours from ending the process with an
+   * unhandled rejection: admission's hand-offs are awaited only after the runs, long after they may fail.
+   */
+  guard(work: Promise<unknown>, partitionKey: string): Promise<void> {
+    return work.then(noop, (error: unknown) => {
+      this.logger.error('unexpected fault handing off at admission', { partition: partitionKey, error: describeError(error) });
+    });
   }
 
   // ---- done bits and reporting -------------------------------------------------------------------

@@ -1,4 +1,5 @@
 import type { ParkedRecord } from '../completion/args';
+import { jsonText } from '../describe';
 import type { PartitionRef } from '../completion/types';
 import { decodeKafkaEvent, type KafkaRecord, type RecordCoordinates } from '../event';
 import type { HandOffItem, HandOffOutcome } from '../handoff/types';
@@ -29,7 +30,7 @@ export interface LaneHeadScope {
 
 /** What a park list keeps of a record: the record exactly as AWS sent it, so it decodes like a fresh one. */
 export function parkPayload(record: KafkaRecord): string {
-  return JSON.stringify(record.raw);
+  return jsonText(record.raw);
 }
 
 /**

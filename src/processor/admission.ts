@@ -1,7 +1,7 @@
 import type { PartitionRef } from '../completion/types';
 import type { Admission, EngineTask, Invocation } from '../engine/engine';
 import { applyDeadLetterPolicy, parkPayload } from '../engine/lane-heads';
-import { topicPartitionKey, type DecodeFailure, type KafkaRecord, type PartitionBatch } from '../event';
+import { planOffsets, topicPartitionKey, type DecodeFailure, type Delivered, type KafkaRecord, type OffsetSlot, type PartitionBatch } from '../event';
 import type { HandOffOutcome } from '../handoff/types';
 import { DeserializationError } from '../options/errors';
 import { laneIdOf } from './lane-id';
@@ -24,26 +24,24 @@ export class ProcessorAdmission implements Admission<RecordTask> {
     const ref: PartitionRef = { group: inv.options.group, topic, partition };
     const partitionKey = topicPartitionKey(topic, partition);
 
+    // Records sharing an offset: identical copies run once, differing ones are all dead-lettered.
+    const plan = planOffsets(records, failures);
+    inv.count('duplicates', plan.duplicates);
     // A malformed record with an unreadable offset cannot get a done bit: dead-letter it and go on.
-    const unplaced = inv.deadLetterMalformed(ref, failures.filter((failure) => failure.offset === undefined));
+    const unplaced = inv.guard(inv.deadLetterMalformed(ref, plan.unplaced), partitionKey);
 
-    type Entry = { offset: number; record?: KafkaRecord; failure?: DecodeFailure; lane?: string; preset?: unknown };
-    const byOffset = new Map<number, Entry>();
-    for (const failure of failures) {
-      if (failure.offset !== undefined && !byOffset.has(failure.offset)) byOffset.set(failure.offset, { offset: failure.offset, failure });
-    }
-    for (const record of records) {
-      if (byOffset.has(record.offset)) continue;
-      const entry: Entry = { offset: record.offset, record };
+    type Entry = OffsetSlot & { lane?: string; preset?: unknown };
+    const entries = plan.slots.map((slot): Entry => {
+      if (slot.record === undefined) return slot;
+      const entry: Entry = { ...slot };
       try {
-        entry.lane = laneIdOf(record, inv.options);
+        entry.lane = laneIdOf(slot.record, inv.options);
       } catch (error) {
         // Without its lane the record cannot run in order: it is dead-lettered like an unreadable key.
-        entry.preset = new DeserializationError('key', record, `keyOf threw: ${describeError(error).message}`, { cause: error });
+        entry.preset = new DeserializationError('key', slot.record, `keyOf threw: ${describeError(error).message}`, { cause: error });
       }
-      byOffset.set(record.offset, entry);
-    }
-    const entries = [...byOffset.values()].sort((a, b) => a.offset - b.offset);
+      return entry;
+    });
 
     let result;
     try {
@@ -71,6 +69,7 @@ export class ProcessorAdmission implements Admission<RecordTask> {
 
     const tasks: RecordTask[] = [];
     const malformed: DecodeFailure[] = [];
+    const conflicts: Array<{ offset: number; versions: readonly Delivered[] }> = [];
     const heads: KafkaRecord[] = [];
     const headEntries = result.handoffHeads.values();
     entries.forEach((entry, i) => {
@@ -80,6 +79,8 @@ export class ProcessorAdmission implements Admission<RecordTask> {
       else if (status === 'refused') {
         inv.count('refused');
         inv.notHanded(ref, entry.offset);
+      } else if (entry.conflict !== undefined) {
+        conflicts.push({ offset: entry.offset, versions: entry.conflict });
       } else if (entry.failure !== undefined) {
         malformed.push(entry.failure);
       } else if (status === 'handoff') {
@@ -102,13 +103,14 @@ export class ProcessorAdmission implements Admission<RecordTask> {
       }
       return inv.retryItem(record, originOfRecord(record), head?.attempt ?? 1, head?.dueAtMs ?? now, now, undefined, false);
     });
-    const handOffs = Promise.all([
+    const handOffs = inv.guard(Promise.all([
       unplaced,
       inv.writeAndMarkDone(ref, redelivered, () => {
         for (const item of redelivered) inv.count(item.kind === 'retry' ? 'retried' : 'deadLettered');
       }),
       inv.deadLetterMalformed(ref, malformed),
-    ]);
+      inv.deadLetterConflicts(ref, conflicts),
+    ]), partitionKey);
     return { tasks, handOffs };
   }
 

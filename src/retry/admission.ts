@@ -89,7 +89,7 @@ export class RetryAdmission implements Admission<RetryTask> {
     const { topic, partition, records, failures } = batch;
     const ref: PartitionRef = { group: inv.options.group, topic, partition };
     const partitionKey = topicPartitionKey(topic, partition);
-    const unplaced = inv.deadLetterMalformed(ref, failures.filter((failure) => failure.offset === undefined));
+    const unplaced = inv.guard(inv.deadLetterMalformed(ref, failures.filter((failure) => failure.offset === undefined)), partitionKey);
     const placedFailures = failures.filter((failure) => failure.offset !== undefined);
     const offsets = [...new Set([...records.map((r) => r.offset), ...placedFailures.map((f) => f.offset!)])].sort((a, b) => a - b);
 
@@ -160,11 +160,11 @@ export class RetryAdmission implements Admission<RetryTask> {
         },
       });
     }
-    const handOffs = Promise.all([
+    const handOffs = inv.guard(Promise.all([
       unplaced,
       inv.writeAndMarkDone(ref, malformed, () => inv.count('deadLettered', malformed.length)),
       inv.deadLetterMalformed(ref, placedFailures.filter((f) => runnable(f.offset!))),
-    ]);
+    ]), partitionKey);
     return { tasks, handOffs };
   }
 

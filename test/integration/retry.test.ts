@@ -77,7 +77,7 @@ async function setUp(
     group, flushIntervalMs: 20, retry: { tiers: TIERS, maxAttempts: 3, backoff: { type: 'fixed', delayMs: 300 } }, ...input,
   } as LanesOptionsInput, {});
   const redis = connect();
-  const writer = new HandOffWriter(new Kafka({ clientId: 'retry-test', brokers: KAFKA_BROKERS, logLevel: logLevel.NOTHING }));
+  const writer = new HandOffWriter(new Kafka({ clientId: 'retry-test', brokers: KAFKA_BROKERS, logLevel: logLevel.NOTHING }), { deadLetterTopic: `${group}.dlq` });
   const runs: Run[] = [];
   const wrapped: RecordHandler = (record, ctx) => {
     runs.push({ key: String(record.key), offset: record.origin.offset, attempt: ctx.attempt, at: Date.now(), dueAt: readHandOffHeaders(record.headers).dueAtMs });
