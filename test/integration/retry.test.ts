@@ -42,28 +42,6 @@ interface Setup {
 
 const open: Setup[] = [];
 
-/** `createTopic`, again while KRaft answers "does not host this topic-partition" right after creating it. */
-async function createTopicSettled(name: string): Promise<void> {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      await createTopic(name, 1);
-      return;
-    } catch (error) {
-      const exists = /not to exist yet/.test(String(error));
-      if (exists) return;
-      if (attempt >= 5 || !/does not host this topic-partition/.test(String(error))) throw error;
-    }
-  }
-}
-
-afterAll(async () => {
-  await Promise.all(open.map(async (s) => {
-    await s.feed.stop().catch(() => undefined);
-    await s.writer.disconnect().catch(() => undefined);
-    s.redis.disconnect();
-  }));
-});
-
 async function setUp(
   connect: () => Redis | Cluster,
   input: Partial<LanesOptionsInput>,
@@ -71,8 +49,8 @@ async function setUp(
 ): Promise<Setup> {
   const group = uniqueName('rgrp');
   const topic = uniqueName('rsrc');
-  await createTopicSettled(topic);
-  await Promise.all([...TIERS.map((t) => `${group}.retry.${t}`), `${group}.dlq`].map((t) => createTopicSettled(t)));
+  await createTopic(topic, 1);
+  await Promise.all([...TIERS.map((t) => `${group}.retry.${t}`), `${group}.dlq`].map((t) => createTopic(t, 1)));
   const options = resolveOptions({
     group, flushIntervalMs: 20, retry: { tiers: TIERS, maxAttempts: 3, backoff: { type: 'fixed', delayMs: 300 } }, ...input,
   } as LanesOptionsInput, {});
