@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { KeyOf, LanesOptions } from '../processor/options';
+import type { KeyOf, LanesOptions } from './lanes-options';
 import { AWS_IAM_MECHANISM, DEFAULTS, ENV, LIMITS, SASL_MECHANISMS, TOPIC_NAME } from './constants';
 import { DURATION_EXPECTED, durationMs } from './duration';
 import { withEnvironment } from './environment';

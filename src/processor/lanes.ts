@@ -5,8 +5,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { brokersId, createRedis, kafkaConnectionConfig } from '../connections';
 import type { KafkaBatchResponse } from '../event';
 import { HAND_OFF_WRITER_DEFAULTS, HandOffWriter, producerRetry } from '../handoff';
-import { deadLetterTopic, resolveOptions, type LanesOptionsInput, type PartOutput } from '../options';
-import type { LanesOptions } from './options';
+import { deadLetterTopic, resolveOptions, type LanesOptionsInput, type LanesOptions, type PartOutput } from '../options';
 import { Processor, type HandOffSink, type RecordHandler } from './processor';
 import { createTelemetry, type Telemetry } from './telemetry';
 
