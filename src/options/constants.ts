@@ -57,6 +57,8 @@ export const ENV = {
   saslMechanism: 'KAFKA_LANES_SASL_MECHANISM',
   saslUsername: 'KAFKA_LANES_SASL_USERNAME',
   saslPassword: 'KAFKA_LANES_SASL_PASSWORD',
+  retryTiers: 'KAFKA_LANES_RETRY_TIERS',
+  partialBatchResponse: 'KAFKA_LANES_PARTIAL_BATCH_RESPONSE',
 } as const;
 
 export const SASL_MECHANISMS = ['plain', 'scram-sha-256', 'scram-sha-512'] as const;

@@ -23,9 +23,12 @@ type Env = Readonly<Record<string, string | undefined>>;
  * - `kafka.brokers` <- `KAFKA_LANES_BROKERS` (comma separated); `kafka.ssl` <- `KAFKA_LANES_KAFKA_SSL`
  *   (`true` / `false`, any case).
  * - `kafka.sasl` <- `KAFKA_LANES_SASL_MECHANISM` (any case), `_USERNAME`, `_PASSWORD`: all three or none.
+ * - `retry.tiers` <- `KAFKA_LANES_RETRY_TIERS` (comma separated) and `partialBatchResponse` <-
+ *   `KAFKA_LANES_PARTIAL_BATCH_RESPONSE`: the serverless plugin sets both from the deployment (the tiers its
+ *   retry triggers read, and whether the event source mapping reports batch item failures).
  *
  * @example
- * withEnvironment({}, { KAFKA_LANES_GROUP: 'orders-svc' }).input; // { group: 'orders-svc', redis: {}, kafka: {} }
+ * withEnvironment({}, { KAFKA_LANES_GROUP: 'orders-svc' }).input; // { group: 'orders-svc', retry: {}, redis: {}, kafka: {} }
  */
 export function withEnvironment(input: unknown, env: Env): WithEnvironment {
   const sources = new Map<string, string>();
@@ -46,6 +49,9 @@ export function withEnvironment(input: unknown, env: Env): WithEnvironment {
 
   const result: Record<string, unknown> = { ...options };
   fill(result, 'group', 'group', ENV.group, (text) => text);
+  fill(result, 'partialBatchResponse', 'partialBatchResponse', ENV.partialBatchResponse, parseBoolean);
+  const retry = nested(result, 'retry');
+  if (retry !== undefined) fill(retry, 'retry.tiers', 'tiers', ENV.retryTiers, splitList);
 
   const redis = nested(result, 'redis');
   if (redis !== undefined && redis['url'] === undefined && redis['clusterNodes'] === undefined) {
