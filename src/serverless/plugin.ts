@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { BUNDLE_DIR, bundleHandlers, type BundleEntry } from './bundle';
 import { customBlockSchema, frameworkSchema, functionBlockSchema, validateBlock, type CustomBlock } from './config';
 import { iamStatements, planFunction, type FunctionPlan, type FunctionView } from './plan';
-import type { OfflineKafkaTrigger } from './offline/trigger';
+import { startOfflineTrigger, type OfflineKafkaTrigger } from './offline/trigger';
 
 /** The parts of the framework's `serverless` object the plugin uses (osls, the Serverless Framework v3 line). */
 export interface Serverless {
@@ -207,7 +207,6 @@ export class KafkaLanesPlugin {
   async #startOffline(blocking: boolean): Promise<void> {
     if (this.#trigger !== undefined) return;
     await this.#bundle('offline');
-    const { startOfflineTrigger } = await import('./offline/trigger');
     this.#trigger = await startOfflineTrigger({
       serverless: this.#serverless as unknown as Parameters<typeof startOfflineTrigger>[0]['serverless'],
       custom: this.#custom,

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Kafka, logLevel, type Consumer, type EachBatchPayload, type KafkaMessage } from 'kafkajs';
 import { encodeKafkaRecord } from '../../event/encode';
 import type { AwsKafkaRecord } from '../../event/types';
+import { ENV } from '../../options/constants';
 import { durationMs } from '../../options/duration';
 import { AWS_LIMITS, PLUGIN_DEFAULTS, type CustomBlock } from '../config';
 import type { FunctionPlan, TriggerSettings } from '../plan';
@@ -283,7 +284,7 @@ export class OfflineKafkaTrigger {
     const interval = durationMs(this.#custom.offline?.committerInterval ?? PLUGIN_DEFAULTS.committerInterval) ?? 5_000;
     while (!this.#stopping.signal.aborted) {
       await sleep(interval, undefined, { signal: this.#stopping.signal }).catch(() => undefined);
-      await this.runCommitters();
+      if (!this.#stopping.signal.aborted) await this.runCommitters();
     }
   }
 
@@ -321,6 +322,15 @@ export class OfflineKafkaTrigger {
  */
 export async function startOfflineTrigger(options: StartOfflineTriggerOptions): Promise<OfflineKafkaTrigger> {
   const { serverless, custom, plans, log } = options;
+  const specs = mappingSpecs(serverless, custom);
+  // Without brokers of their own, a group's producers and committer use the local broker its trigger maps to.
+  for (const plan of plans) {
+    const source = specs.find((spec) => spec.functionKey === plan.functionKey);
+    for (const key of [plan.functionKey, ...(plan.committer === undefined ? [] : [plan.committer.key])]) {
+      const fn = serverless.service.getFunction(key) as { environment?: Record<string, unknown> };
+      if (source !== undefined && fn.environment?.[ENV.brokers] === undefined) fn.environment = { ...fn.environment, [ENV.brokers]: source.brokers.join(',') };
+    }
+  }
   const lambda = options.lambda ?? (await createLambda(serverless));
   const committers = plans.flatMap((plan) => (plan.committer === undefined ? [] : [plan.committer.key]));
   // The emulator runs the committers on its short interval; serverless-offline's minute schedule would repeat it.
@@ -330,7 +340,7 @@ export async function startOfflineTrigger(options: StartOfflineTriggerOptions): 
       if (typeof schedule === 'object' && schedule !== null) (schedule as { enabled?: boolean }).enabled = false;
     }
   }
-  const trigger = new OfflineKafkaTrigger(lambda, mappingSpecs(serverless, custom), committers, custom, log);
+  const trigger = new OfflineKafkaTrigger(lambda, specs, committers, custom, log);
   await trigger.start();
   if (options.holdExit) holdExitUntilStopped(trigger);
   else for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void trigger.stop());

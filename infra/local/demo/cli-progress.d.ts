@@ -1,0 +1,17 @@
+// The few parts of cli-progress the demo uses (the package ships no types).
+declare module 'cli-progress' {
+  export interface Options {
+    format?: string;
+    hideCursor?: boolean;
+    clearOnComplete?: boolean;
+    noTTYOutput?: boolean;
+    notTTYSchedule?: number;
+  }
+  export const Presets: { readonly shades_classic: Record<string, unknown> };
+  export class SingleBar {
+    constructor(options: Options, preset?: Record<string, unknown>);
+    start(total: number, value: number, payload?: Record<string, unknown>): void;
+    update(value: number, payload?: Record<string, unknown>): void;
+    stop(): void;
+  }
+}

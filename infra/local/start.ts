@@ -1,0 +1,371 @@
+/**
+ * `npm start`: the example service end to end on this machine.
+ *   1. starts the local stack unless Kafka and Redis already answer (`npm run local:up` is idempotent),
+ *   2. ensures the topics (source, retry tiers, dead letters),
+ *   3. runs the example under `serverless offline start` with the kafka-lanes offline Kafka trigger,
+ *   4. produces a demo load (orders keyed by customer, some poison), shows live progress,
+ *   5. ends with a summary checked against what was produced; exits 1 when the check fails.
+ *
+ *   npm start                          2,000 orders
+ *   npm start -- --records 200         a short run (CI); or DEMO_RECORDS=200
+ *   npm start -- --failure-rate 0.05 --latency-ms 50
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdirSync } from 'node:fs';
+import { createServer, connect } from 'node:net';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { SingleBar, Presets } from 'cli-progress';
+import { Redis } from 'ioredis';
+import { Kafka, logLevel, type Admin } from 'kafkajs';
+import { resultKeys } from '../../functions/results';
+import { completionGroupId } from '../../src/committer';
+import { deadLetterTopic, retryTopic } from '../../src/options';
+import { checkRun, demoOrders, type ProducedOrder, type RunCheck } from './demo/check';
+
+const ROOT = join(__dirname, '..', '..');
+/** Must match `retryTiers` of the `orders` function in serverless.yml. */
+export const DEMO_TIERS = ['1s', '5s', '30s'] as const;
+
+export interface DemoSettings {
+  readonly records: number;
+  readonly customers: number;
+  readonly poisonEvery: number;
+  readonly failureRate: number;
+  readonly latencyMs: number;
+  readonly partitions: number;
+  readonly topic: string;
+  readonly group: string;
+  readonly brokers: string;
+  readonly redisUrl: string;
+  /** Give up waiting for the run after this long. */
+  readonly timeoutMs: number;
+}
+
+function settingsFrom(argv: readonly string[], env: NodeJS.ProcessEnv): DemoSettings {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      records: { type: 'string' },
+      customers: { type: 'string' },
+      'poison-every': { type: 'string' },
+      'failure-rate': { type: 'string' },
+      'latency-ms': { type: 'string' },
+      partitions: { type: 'string' },
+      'timeout-s': { type: 'string' },
+    },
+  });
+  const number = (flag: string, variable: string, fallback: number, min: number, max: number): number => {
+    const text = (values as Record<string, string | undefined>)[flag] ?? env[variable];
+    const value = text === undefined || text === '' ? fallback : Number(text);
+    if (!Number.isFinite(value) || value < min || value > max) {
+      throw new Error(`Expected --${flag} (or ${variable}) to be a number from ${min} to ${max}, got \`${text}\``);
+    }
+    return value;
+  };
+  return {
+    records: number('records', 'DEMO_RECORDS', 2_000, 1, 1_000_000),
+    customers: number('customers', 'DEMO_CUSTOMERS', 50, 1, 100_000),
+    poisonEvery: number('poison-every', 'DEMO_POISON_EVERY', 97, 0, 1_000_000),
+    failureRate: number('failure-rate', 'DEMO_FAILURE_RATE', 0, 0, 0.9),
+    latencyMs: number('latency-ms', 'DEMO_LATENCY_MS', 20, 0, 60_000),
+    partitions: number('partitions', 'DEMO_PARTITIONS', 6, 1, 1_000),
+    timeoutMs: number('timeout-s', 'DEMO_TIMEOUT_S', 600, 10, 86_400) * 1_000,
+    topic: env['DEMO_TOPIC'] || 'orders',
+    group: env['DEMO_GROUP'] || 'orders-svc',
+    brokers: env['KAFKA_LANES_BROKERS'] || '127.0.0.1:9092',
+    redisUrl: env['KAFKA_LANES_REDIS_URL'] || 'redis://127.0.0.1:6379',
+  };
+}
+
+function reachable(hostPort: string): Promise<boolean> {
+  const cut = hostPort.lastIndexOf(':');
+  return new Promise((resolve) => {
+    const socket = connect({ host: hostPort.slice(0, cut), port: Number(hostPort.slice(cut + 1)) });
+    socket.setTimeout(2_000);
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('timeout', () => (socket.destroy(), resolve(false)));
+    socket.once('error', () => resolve(false));
+  });
+}
+
+function run(command: string, args: readonly string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: ROOT, stdio: 'inherit' });
+    child.once('error', reject);
+    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${command} ${args.join(' ')} exited with ${code}`))));
+  });
+}
+
+async function ensureStack(settings: DemoSettings): Promise<void> {
+  const redis = new URL(settings.redisUrl);
+  const up = (await reachable(settings.brokers.split(',')[0]!)) && (await reachable(`${redis.hostname}:${redis.port || 6379}`));
+  if (up) {
+    console.log(`local stack: Kafka ${settings.brokers} and Redis ${settings.redisUrl} answer`);
+    return;
+  }
+  console.log('local stack: not running; starting it (npm run local:up)');
+  await run('npm', ['run', '--silent', 'local:up']);
+}
+
+/**
+ * Creates the demo's topics where missing: the source topic, one retry topic per tier and the dead-letter
+ * topic (retention: Kafka's default 7 days, far above the longest tier).
+ */
+async function ensureDemoTopics(admin: Admin, settings: DemoSettings): Promise<void> {
+  const wanted = [
+    { topic: settings.topic, numPartitions: settings.partitions },
+    ...DEMO_TIERS.map((tier) => ({ topic: retryTopic(settings.group, tier), numPartitions: settings.partitions })),
+    { topic: deadLetterTopic(settings.group), numPartitions: 1 },
+  ];
+  const existing = new Set(await admin.listTopics());
+  const missing = wanted.filter(({ topic }) => !existing.has(topic));
+  if (missing.length > 0) await admin.createTopics({ topics: missing, waitForLeaders: true });
+  // KRaft: a new topic's metadata reaches every listener a moment after creation.
+  for (let tries = 0; ; tries += 1) {
+    try {
+      await admin.fetchTopicMetadata({ topics: wanted.map(({ topic }) => topic) });
+      break;
+    } catch (error) {
+      if (tries >= 50) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+  console.log(`topics: ${wanted.map(({ topic }) => topic).join(', ')}${missing.length > 0 ? ` (created ${missing.length})` : ''}`);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** Starts `serverless offline start`; resolves once the offline Kafka trigger runs. Output goes to a log file. */
+async function startOffline(settings: DemoSettings, logFile: string): Promise<ChildProcess> {
+  const lambdaPort = await freePort();
+  const log = createWriteStream(logFile);
+  const child = spawn(join(ROOT, 'node_modules', '.bin', 'serverless'), ['offline', 'start'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DEMO_TOPIC: settings.topic,
+      DEMO_GROUP: settings.group,
+      DEMO_FAILURE_RATE: String(settings.failureRate),
+      DEMO_LATENCY_MS: String(settings.latencyMs),
+      KAFKA_LANES_BROKERS: settings.brokers,
+      KAFKA_LANES_REDIS_URL: settings.redisUrl,
+      OFFLINE_LAMBDA_PORT: String(lambdaPort),
+      POWERTOOLS_LOG_LEVEL: process.env['POWERTOOLS_LOG_LEVEL'] ?? 'WARN',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    const onData = (chunk: Buffer): void => {
+      log.write(chunk);
+      seen = (seen + chunk.toString()).slice(-4_000);
+      if (/Kafka trigger\(s\) running/.test(seen)) {
+        seen = '';
+        child.stdout?.off('data', onData);
+        child.stderr?.off('data', onData);
+        child.stdout?.on('data', (more: Buffer) => log.write(more));
+        child.stderr?.on('data', (more: Buffer) => log.write(more));
+        resolve(child);
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`serverless offline exited with ${code} before its Kafka triggers ran; see ${logFile}:\n${seen}`)));
+  });
+}
+
+function stopOffline(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGINT');
+  });
+}
+
+async function produce(kafka: Kafka, settings: DemoSettings, run: string, orders: readonly ProducedOrder[]): Promise<void> {
+  const producer = kafka.producer({ allowAutoTopicCreation: false });
+  await producer.connect();
+  try {
+    for (let from = 0; from < orders.length; from += 500) {
+      const messages = orders.slice(from, from + 500).map((order, index) => ({
+        key: order.customerId,
+        // Half the poison orders are refused by the handler, the other half are not JSON at all.
+        value:
+          order.poison && (from + index) % 2 === 0
+            ? `{"orderId": "${order.orderId}", broken`
+            : JSON.stringify({ run, orderId: order.orderId, customerId: order.customerId, seq: order.seq, amount: 10 + (order.seq % 90), ...(order.poison ? { poison: true } : {}) }),
+        headers: { 'demo-run': run, 'demo-order': order.orderId },
+      }));
+      await producer.send({ topic: settings.topic, messages, acks: -1 });
+    }
+  } finally {
+    await producer.disconnect();
+  }
+}
+
+/** Follows the dead-letter topic and collects the orders of this run (by the header the copies keep). */
+async function followDeadLetters(kafka: Kafka, settings: DemoSettings, run: string): Promise<{ ids: Set<string>; stop: () => Promise<void> }> {
+  const ids = new Set<string>();
+  const consumer = kafka.consumer({ groupId: `kl-demo-check-${run}`, maxWaitTimeInMs: 200 });
+  await consumer.connect();
+  await consumer.subscribe({ topic: deadLetterTopic(settings.group), fromBeginning: true });
+  await consumer.run({
+    eachMessage: async ({ message }) => {
+      if (message.headers?.['demo-run']?.toString() !== run) return;
+      const id = message.headers['demo-order']?.toString();
+      if (id !== undefined) ids.add(id);
+    },
+  });
+  return {
+    ids,
+    stop: async () => {
+      await consumer.disconnect();
+      const admin = kafka.admin();
+      await admin.connect();
+      await admin.deleteGroups([`kl-demo-check-${run}`]).catch(() => undefined);
+      await admin.disconnect();
+    },
+  };
+}
+
+async function readResults(redis: Redis, run: string, orders: readonly ProducedOrder[]): Promise<{ processedSeqs: Map<string, number[]>; processedIds: Set<string>; retried: number }> {
+  const customers = [...new Set(orders.map((order) => order.customerId))];
+  const pipeline = redis.pipeline();
+  for (const customer of customers) pipeline.lrange(resultKeys.customer(run, customer), 0, -1);
+  pipeline.smembers(resultKeys.processed(run));
+  pipeline.scard(resultKeys.attempts(run));
+  const replies = (await pipeline.exec()) ?? [];
+  const processedSeqs = new Map<string, number[]>();
+  customers.forEach((customer, index) => processedSeqs.set(customer, ((replies[index]?.[1] as string[]) ?? []).map(Number)));
+  const processedIds = new Set((replies[customers.length]?.[1] as string[]) ?? []);
+  const retried = Number(replies[customers.length + 1]?.[1] ?? 0);
+  return { processedSeqs, processedIds, retried };
+}
+
+/** Committed offsets of a group against the end offsets of a topic, per partition. */
+async function behind(admin: Admin, groupId: string, topic: string): Promise<{ lag: number; partitions: Array<{ partition: number; committed: number; end: number }> }> {
+  const [ends, committed] = await Promise.all([admin.fetchTopicOffsets(topic), admin.fetchOffsets({ groupId, topics: [topic] })]);
+  const byPartition = new Map((committed[0]?.partitions ?? []).map((p) => [p.partition, Number(p.offset)]));
+  const partitions = ends.map(({ partition, high }) => ({ partition, committed: Math.max(byPartition.get(partition) ?? 0, 0), end: Number(high) }));
+  return { lag: partitions.reduce((sum, p) => sum + (p.end - p.committed), 0), partitions };
+}
+
+async function waitFor<T>(what: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number, every = 500): Promise<{ value: T; met: boolean }> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await what();
+    if (done(value)) return { value, met: true };
+    if (Date.now() >= until) return { value, met: false };
+    await new Promise((resolve) => setTimeout(resolve, every));
+  }
+}
+
+function summarize(check: RunCheck, completion: { met: boolean; lag: number }, retried: number, seconds: number): string {
+  const lines = [
+    '',
+    `summary (${seconds.toFixed(1)} s, ${(check.produced / seconds).toFixed(0)} orders/s end to end)`,
+    `  produced        ${check.produced}`,
+    `  processed       ${check.processed}${retried > 0 ? ` (${retried} after a retry)` : ''}`,
+    `  dead-lettered   ${check.deadLettered}`,
+    `  duplicates      ${check.duplicates}`,
+    `  ${check.missing.length === 0 ? 'ok ' : 'BAD'} every order processed or dead-lettered${check.missing.length === 0 ? '' : `: ${check.missing.length} missing, e.g. ${check.missing.slice(0, 5).join(', ')}`}`,
+    `  ${check.unexpected.length === 0 ? 'ok ' : 'BAD'} no poison order processed, none both processed and dead-lettered${check.unexpected.length === 0 ? '' : `: ${check.unexpected.slice(0, 5).join(', ')}`}`,
+    `  ${check.outOfOrder.length === 0 ? 'ok ' : 'BAD'} per-customer order intact${check.outOfOrder.length === 0 ? '' : `: ${check.outOfOrder.length} customers out of order, e.g. ${JSON.stringify(check.outOfOrder[0])}`}`,
+    `  ${completion.met ? 'ok ' : 'BAD'} completion group at the end offsets${completion.met ? '' : ` (${completion.lag} records behind)`}`,
+  ];
+  return lines.join('\n');
+}
+
+export async function main(argv: readonly string[] = process.argv.slice(2)): Promise<number> {
+  const settings = settingsFrom(argv, process.env);
+  await ensureStack(settings);
+  const run = `run-${Date.now().toString(36)}`;
+  const kafka = new Kafka({ clientId: 'kafka-lanes-demo', brokers: settings.brokers.split(','), logLevel: logLevel.ERROR });
+  const admin = kafka.admin();
+  await admin.connect();
+  const redis = new Redis(settings.redisUrl, { maxRetriesPerRequest: 2 });
+  mkdirSync(join(ROOT, '.local'), { recursive: true });
+  const logFile = join(ROOT, '.local', 'serverless-offline.log');
+  let offline: ChildProcess | undefined;
+  let deadLetters: Awaited<ReturnType<typeof followDeadLetters>> | undefined;
+  const interrupted = new Promise<void>((resolve) => process.once('SIGINT', () => resolve()));
+  try {
+    await ensureDemoTopics(admin, settings);
+    console.log(`serverless offline: starting the example service (log: ${logFile})`);
+    offline = await startOffline(settings, logFile);
+    deadLetters = await followDeadLetters(kafka, settings, run);
+    const orders = demoOrders(run, settings.records, settings.customers, settings.poisonEvery);
+    const started = Date.now();
+    console.log(`producing ${orders.length} orders of ${settings.customers} customers to ${settings.topic} (${orders.filter((o) => o.poison).length} poison), run ${run}`);
+    await produce(kafka, settings, run, orders);
+
+    const bar = new SingleBar(
+      {
+        format: 'orders |{bar}| {value}/{total} | processed {processed} | dead-lettered {dead} | retried {retried} | {rate} orders/s | lag {lag}',
+        hideCursor: true,
+        clearOnComplete: false,
+        // Without a terminal (CI) a line every few seconds.
+        noTTYOutput: true,
+        notTTYSchedule: 3_000,
+      },
+      Presets.shades_classic,
+    );
+    bar.start(orders.length, 0, { processed: 0, dead: 0, retried: 0, rate: 0, lag: '-' });
+    let stopped = false;
+    void interrupted.then(() => (stopped = true));
+    const progress = await waitFor(
+      async () => {
+        const results = await readResults(redis, run, orders);
+        const { lag } = await behind(admin, settings.group, settings.topic);
+        const finished = new Set([...results.processedIds, ...deadLetters!.ids]).size;
+        const seconds = (Date.now() - started) / 1000;
+        bar.update(finished, { processed: results.processedIds.size, dead: deadLetters!.ids.size, retried: results.retried, rate: (finished / seconds).toFixed(0), lag });
+        return { finished, results };
+      },
+      ({ finished }) => stopped || finished >= orders.length,
+      settings.timeoutMs,
+    );
+    bar.stop();
+    if (stopped) {
+      console.log('interrupted');
+      return 130;
+    }
+    const completionGroup = completionGroupId(settings.group);
+    const completion = await waitFor(() => behind(admin, completionGroup, settings.topic), ({ lag }) => lag === 0, 60_000);
+    const results = await readResults(redis, run, orders);
+    const check = checkRun(orders, { ...results, deadLetteredIds: deadLetters.ids });
+    console.log(summarize(check, { met: completion.met, lag: completion.value.lag }, results.retried, (Date.now() - started) / 1000));
+    const ok = check.ok && completion.met && progress.met;
+    console.log(ok ? '\nrun checked: ok' : `\nrun checked: FAILED (serverless offline log: ${logFile})`);
+    return ok ? 0 : 1;
+  } finally {
+    if (offline !== undefined) {
+      console.log('stopping serverless offline (in-flight invocations finish, offsets commit)');
+      await stopOffline(offline);
+    }
+    await deadLetters?.stop().catch(() => undefined);
+    await admin.disconnect();
+    redis.disconnect();
+  }
+}
+
+if (require.main === module) {
+  main().then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      console.error(error instanceof Error ? error.message : error);
+      process.exit(1);
+    },
+  );
+}
