@@ -10,9 +10,9 @@
  *   npm start -- --records 200         a short run (CI); or DEMO_RECORDS=200
  *   npm start -- --failure-rate 0.05 --latency-ms 50
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync } from 'node:fs';
-import { createServer, connect } from 'node:net';
+import { spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { SingleBar, Presets } from 'cli-progress';
@@ -22,6 +22,7 @@ import { resultKeys } from '../../functions/results';
 import { completionGroupId } from '../../src/committer';
 import { deadLetterTopic, retryTopic } from '../../src/options';
 import { checkRun, demoOrders, type ProducedOrder, type RunCheck } from './demo/check';
+import { freePort, startServerlessOffline, type OfflineProcess } from './demo/offline-process';
 
 const ROOT = join(__dirname, '..', '..');
 /** Must match `retryTiers` of the `orders` function in serverless.yml. */
@@ -134,65 +135,6 @@ async function ensureDemoTopics(admin: Admin, settings: DemoSettings): Promise<v
   console.log(`topics: ${wanted.map(({ topic }) => topic).join(', ')}${missing.length > 0 ? ` (created ${missing.length})` : ''}`);
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
-
-/** Starts `serverless offline start`; resolves once the offline Kafka trigger runs. Output goes to a log file. */
-async function startOffline(settings: DemoSettings, logFile: string): Promise<ChildProcess> {
-  const lambdaPort = await freePort();
-  const log = createWriteStream(logFile);
-  const child = spawn(join(ROOT, 'node_modules', '.bin', 'serverless'), ['offline', 'start'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DEMO_TOPIC: settings.topic,
-      DEMO_GROUP: settings.group,
-      DEMO_FAILURE_RATE: String(settings.failureRate),
-      DEMO_LATENCY_MS: String(settings.latencyMs),
-      KAFKA_LANES_BROKERS: settings.brokers,
-      KAFKA_LANES_REDIS_URL: settings.redisUrl,
-      OFFLINE_LAMBDA_PORT: String(lambdaPort),
-      POWERTOOLS_LOG_LEVEL: process.env['POWERTOOLS_LOG_LEVEL'] ?? 'WARN',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  return new Promise((resolve, reject) => {
-    let seen = '';
-    const onData = (chunk: Buffer): void => {
-      log.write(chunk);
-      seen = (seen + chunk.toString()).slice(-4_000);
-      if (/Kafka trigger\(s\) running/.test(seen)) {
-        seen = '';
-        child.stdout?.off('data', onData);
-        child.stderr?.off('data', onData);
-        child.stdout?.on('data', (more: Buffer) => log.write(more));
-        child.stderr?.on('data', (more: Buffer) => log.write(more));
-        resolve(child);
-      }
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    child.once('error', reject);
-    child.once('exit', (code) => reject(new Error(`serverless offline exited with ${code} before its Kafka triggers ran; see ${logFile}:\n${seen}`)));
-  });
-}
-
-function stopOffline(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    child.once('exit', () => resolve());
-    child.kill('SIGINT');
-  });
-}
-
 async function produce(kafka: Kafka, settings: DemoSettings, run: string, orders: readonly ProducedOrder[]): Promise<void> {
   const producer = kafka.producer({ allowAutoTopicCreation: false });
   await producer.connect();
@@ -297,13 +239,26 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
   const redis = new Redis(settings.redisUrl, { maxRetriesPerRequest: 2 });
   mkdirSync(join(ROOT, '.local'), { recursive: true });
   const logFile = join(ROOT, '.local', 'serverless-offline.log');
-  let offline: ChildProcess | undefined;
+  let offline: OfflineProcess | undefined;
   let deadLetters: Awaited<ReturnType<typeof followDeadLetters>> | undefined;
   const interrupted = new Promise<void>((resolve) => process.once('SIGINT', () => resolve()));
   try {
     await ensureDemoTopics(admin, settings);
     console.log(`serverless offline: starting the example service (log: ${logFile})`);
-    offline = await startOffline(settings, logFile);
+    offline = await startServerlessOffline({
+      cwd: ROOT,
+      logFile,
+      env: {
+        DEMO_TOPIC: settings.topic,
+        DEMO_GROUP: settings.group,
+        DEMO_FAILURE_RATE: String(settings.failureRate),
+        DEMO_LATENCY_MS: String(settings.latencyMs),
+        KAFKA_LANES_BROKERS: settings.brokers,
+        KAFKA_LANES_REDIS_URL: settings.redisUrl,
+        OFFLINE_LAMBDA_PORT: String(await freePort()),
+        POWERTOOLS_LOG_LEVEL: process.env['POWERTOOLS_LOG_LEVEL'] ?? 'WARN',
+      },
+    });
     deadLetters = await followDeadLetters(kafka, settings, run);
     const orders = demoOrders(run, settings.records, settings.customers, settings.poisonEvery);
     const started = Date.now();
@@ -352,7 +307,8 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
   } finally {
     if (offline !== undefined) {
       console.log('stopping serverless offline (in-flight invocations finish, offsets commit)');
-      await stopOffline(offline);
+      const code = await offline.stop();
+      if (code !== 0) console.log(`serverless offline exited with ${code}`);
     }
     await deadLetters?.stop().catch(() => undefined);
     await admin.disconnect();
