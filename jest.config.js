@@ -1,3 +1,4 @@
+/** Run through `npm run test:*`: node --unhandled-rejections=strict, so a rejection nothing handles fails the run. */
 /** Two projects: `unit` never touches the network; `integration` talks to the real local stack (run in band). */
 // @middy/core ships only ES modules; jest runs CommonJS, so it is transpiled like our own sources
 // (Lambda's Node 22 loads it through require(esm) without this).

@@ -61,7 +61,7 @@ async function runProcessor(records: Awaited<ReturnType<typeof fetchRecords>>, r
   const redis = new Redis('redis://127.0.0.1:6379');
   const commands = countCommands(redis);
   const kafka = new Kafka({ clientId: 'bench', brokers: KAFKA_BROKERS, logLevel: logLevel.NOTHING });
-  const writer = new HandOffWriter(kafka);
+  const writer = new HandOffWriter(kafka, { deadLetterTopic: deadLetterTopic(group) });
   const options = resolveOptions({ group, concurrency: CONCURRENCY }, {});
   // Completion time of every record of the other keys, from the start of its invocation.
   const completions: number[] = [];

@@ -1,3 +1,5 @@
+import { boundedText, clip } from './describe';
+
 /**
  * The framework's error family. Every error carries `retriable` (kafkajs' habit) and an optional `cause`,
  * and takes its `name` from the concrete class (`new.target.name`), so names are never copied by hand.
@@ -45,14 +47,21 @@ export class RetryLaterError extends LanesError {
   }
 }
 
-/** Formats a value for an error message the way p-limit does: `0` (number). */
+/**
+ * Formats a value for an error message the way p-limit does: `0` (number). Bounded in depth and length and
+ * never throws, whatever the value (a record nested 20,000 levels deep, a Proxy): it names bad input.
+ *
+ * @example
+ * describeValue(0); // '`0` (number)'
+ */
 export function describeValue(value: unknown): string {
-  let shown: string;
+  const shown = clip(typeof value === 'string' ? value : boundedText(value, { maxLength: 80 }), 80);
+  let type: string = typeof value;
   try {
-    shown = typeof value === 'string' ? value : JSON.stringify(value) ?? String(value);
+    if (value === null) type = 'null';
+    else if (Array.isArray(value)) type = 'array';
   } catch {
-    shown = String(value);
+    // A revoked Proxy: `typeof` is all that can be said.
   }
-  if (shown.length > 80) shown = `${shown.slice(0, 77)}...`;
-  return `\`${shown}\` (${value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value})`;
+  return `\`${shown}\` (${type})`;
 }

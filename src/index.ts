@@ -32,4 +32,4 @@ export {
   LeaseLostError,
   CommitNotAppliedError,
 } from './committer';
-export type { CommitterResult, PartitionSummary, RunCommitterOptions } from './committer';
+export type { CommitterResult, PartitionSummary, RunCommitterOptions, OffsetCommitter, CommitLease } from './committer';

@@ -22,7 +22,14 @@ export function buildProgram(): Command {
 
 /** Runs the CLI on `argv` (as `process.argv`); resolves to the exit code. */
 export async function runCli(argv: readonly string[]): Promise<number> {
-  const program = buildProgram().exitOverride();
+  const program = buildProgram();
+  // Subcommands copy `exitOverride` only when created after it is set: without this, `status --help`
+  // would call process.exit (and end a test runner with it).
+  const override = (command: Command): void => {
+    command.exitOverride();
+    command.commands.forEach(override);
+  };
+  override(program);
   try {
     await program.parseAsync([...argv]);
     return 0;

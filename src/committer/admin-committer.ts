@@ -1,6 +1,6 @@
 import type { Admin } from 'kafkajs';
 import { completionGroupId } from './keys';
-import { fetchCommittedOffsets, movesByTopic, type OffsetCommitter } from './offset-committer';
+import { fetchCommittedOffsets, movesByTopic, type CommitLease, type OffsetCommitter } from './offset-committer';
 import type { CommitMove, CommittedOffset } from './types';
 
 /** The part of a kafkajs `Admin` this committer uses. */
@@ -8,13 +8,13 @@ export type CommitterAdmin = Pick<Admin, 'fetchOffsets' | 'setOffsets' | 'listTo
 
 /**
  * Commits to the completion group `<group>.lanes` through kafkajs' public admin API only. Slow: prefer
- * `MemberlessOffsetCommitter` (what `runCommitter({ kafka })` uses), which commits every topic in one
- * request; this one is for those who will not rely on kafkajs internals.
+ * `MemberlessOffsetCommitter`, which commits every topic in one request; this one is for those who will
+ * not rely on kafkajs internals.
  *
  * kafkajs `admin.setOffsets` works only on a group with no live members: it joins the group with a
  * short-lived member of its own, seeks, and leaves only after one empty fetch (`maxWaitTimeInMs`, not
- * configurable through the admin). Each topic costs about 5 s (kafkajs 2.2.4), so `oneTopicPerCommit` is
- * set: `runCommitter` renews its lease between topics. Two overlapping calls on one group cannot both
+ * configurable through the admin). Each topic costs about 5 s (kafkajs 2.2.4), so the run's lease is
+ * renewed before each topic. Two overlapping calls on one group cannot both
  * commit one partition in one generation (a commit carries its member's generation, and a member seeks
  * only the partitions assigned to it), but one of them may silently commit nothing: `runCommitter`
  * serializes runs with a lease and reads every commit back.
@@ -26,7 +26,6 @@ export type CommitterAdmin = Pick<Admin, 'fetchOffsets' | 'setOffsets' | 'listTo
  */
 export class AdminOffsetCommitter implements OffsetCommitter {
   readonly groupId: string;
-  readonly oneTopicPerCommit = true;
   readonly #admin: CommitterAdmin;
 
   /** `group` is the framework's group; the committed group is `completionGroupId(group)`. */
@@ -39,9 +38,10 @@ export class AdminOffsetCommitter implements OffsetCommitter {
     return fetchCommittedOffsets(this.#admin, this.groupId, topics);
   }
 
-  async commit(moves: readonly CommitMove[]): Promise<void> {
+  async commit(moves: readonly CommitMove[], lease?: CommitLease): Promise<void> {
     // setOffsets takes one topic per call (its member subscribes to that topic only).
     for (const [topic, topicMoves] of movesByTopic(moves)) {
+      await lease?.renew();
       await this.#admin.setOffsets({
         groupId: this.groupId,
         topic,

@@ -1,11 +1,8 @@
-import type { Consumer, Kafka } from 'kafkajs';
 import type { CompletionStore } from '../completion/store';
 import { ConfigError, describeValue } from '../errors';
-import { ConsumerOffsetCommitter } from './consumer-committer';
 import { CommitNotAppliedError, TopicMissingError } from './errors';
 import { CommitterLease } from './lease';
-import { MemberlessOffsetCommitter } from './memberless-committer';
-import { movesByTopic, type OffsetCommitter, type OffsetReader } from './offset-committer';
+import { movesByTopic, type OffsetCommitter } from './offset-committer';
 import { partitionId, planCommit } from './plan';
 import { loadReadings, saveReadings } from './state';
 import { PlanReasonCode, type CommitMove, type CommittedOffset, type PlanReason } from './types';
@@ -20,51 +17,28 @@ export const COMMITTER_DEFAULTS = {
   leaseTtlMs: 60_000,
 } as const;
 
-interface RunCommitterCommon {
+/**
+ * What `runCommitter` needs: the group's completion store, the group, and one `OffsetCommitter` that says
+ * how its commits reach Kafka.
+ */
+export interface RunCommitterOptions {
   /** The completion engine of the group. */
   readonly store: Pick<CompletionStore, 'redis' | 'trackedPartitions' | 'frontier'>;
   /** The framework's consumer group: the one the completion engine tracks partitions under. */
   readonly group: string;
+  /**
+   * How commits reach Kafka: `MemberlessOffsetCommitter` (the AWS topology: one request by no member to
+   * the completion group `<group>.lanes`), `ConsumerOffsetCommitter` (a live group, through its running
+   * consumer), `AdminOffsetCommitter` (kafkajs' public admin API only, slow), or your own.
+   */
+  readonly committer: OffsetCommitter;
   /** Trim each bitmap below its frontier while reading it (default `true`). */
   readonly trim?: boolean;
-  /** Time to live of the run's lease, in ms (default 60 s); must exceed the longest commit call. */
+  /** Time to live of the run's lease, in ms (default 60 s); must exceed the longest commit request. */
   readonly leaseTtlMs?: number;
   /** The clock (epoch ms) for stall times; the lease always runs on the real clock. */
   readonly now?: () => number;
 }
-
-/**
- * Commit to the member-less completion group `<group>.lanes` the way an admin client does (the AWS
- * topology): one OffsetCommit request by no member, through `MemberlessOffsetCommitter`.
- */
-export interface AdminWay extends RunCommitterCommon {
-  /** The kafkajs client; the run opens (and closes) short-lived connections of its own. */
-  readonly kafka: Pick<Kafka, 'admin'>;
-  readonly admin?: undefined;
-  readonly consumer?: undefined;
-  readonly committer?: undefined;
-}
-
-/** Commit as a member of a live group through its running consumer (`autoCommit: false`). */
-export interface ConsumerWay extends RunCommitterCommon {
-  readonly consumer: Pick<Consumer, 'commitOffsets'>;
-  /** Reads back what the group has committed. */
-  readonly admin: OffsetReader;
-  /** The consumer's group (default: `group`). */
-  readonly consumerGroupId?: string;
-  readonly kafka?: undefined;
-  readonly committer?: undefined;
-}
-
-/** Commit through any `OffsetCommitter`, e.g. `AdminOffsetCommitter` (public kafkajs API only, slow). */
-export interface CustomWay extends RunCommitterCommon {
-  readonly committer: OffsetCommitter;
-  readonly kafka?: undefined;
-  readonly admin?: undefined;
-  readonly consumer?: undefined;
-}
-
-export type RunCommitterOptions = AdminWay | ConsumerWay | CustomWay;
 
 /** One tracked partition after a run. */
 export interface PartitionSummary {
@@ -102,18 +76,6 @@ export interface CommitterResult {
   readonly trimmedBytes: number;
 }
 
-function offsetCommitter(options: RunCommitterOptions): OffsetCommitter {
-  if (options.committer !== undefined) return options.committer;
-  if (options.consumer !== undefined) {
-    return new ConsumerOffsetCommitter({
-      consumer: options.consumer,
-      admin: options.admin,
-      groupId: options.consumerGroupId ?? options.group,
-    });
-  }
-  return new MemberlessOffsetCommitter(options.kafka, options.group);
-}
-
 function validate(options: RunCommitterOptions): { trim: boolean; leaseTtlMs: number; now: () => number } {
   if (typeof options.group !== 'string' || options.group === '') {
     throw new ConfigError(`Expected \`group\` to be a non-empty string, got ${describeValue(options.group)}`);
@@ -126,23 +88,14 @@ function validate(options: RunCommitterOptions): { trim: boolean; leaseTtlMs: nu
   if (typeof trim !== 'boolean') {
     throw new ConfigError(`Expected \`trim\` to be a boolean, got ${describeValue(trim)}`);
   }
-  // Read as untyped: JavaScript callers are checked too, and the types rule out the mixes checked here.
-  const given: Partial<Record<'kafka' | 'consumer' | 'committer' | 'admin', unknown>> = options;
-  const ways = (['kafka', 'consumer', 'committer'] as const).filter((way) => given[way] !== undefined);
-  if (ways.length === 0) {
+  // Read as untyped: JavaScript callers are checked too.
+  const committer: unknown = options.committer;
+  const given = committer as Partial<Record<'fetchCommitted' | 'commit', unknown>> | null | undefined;
+  if (typeof given?.fetchCommitted !== 'function' || typeof given.commit !== 'function') {
     throw new ConfigError(
-      'Expected `kafka` (the admin way), `consumer` with `admin` (the consumer way) or `committer`' +
-        (given.admin === undefined
-          ? ''
-          : '; `admin` alone is not a way: pass `kafka`, or `committer: new AdminOffsetCommitter(admin, group)`'),
+      'Expected `committer` to be an OffsetCommitter (e.g. `new MemberlessOffsetCommitter(kafka, group)`), ' +
+        `got ${describeValue(committer)}`,
     );
-  }
-  if (ways.length > 1) {
-    const got = ways.map((way) => `\`${way}\``).join(' and ');
-    throw new ConfigError(`Expected one of \`kafka\`, \`consumer\` and \`committer\`, got ${got}`);
-  }
-  if (given.consumer !== undefined && given.admin === undefined) {
-    throw new ConfigError('Expected `admin` with `consumer`: the consumer way reads back what it committed through it');
   }
   return { trim, leaseTtlMs, now: options.now ?? Date.now };
 }
@@ -160,7 +113,8 @@ function validate(options: RunCommitterOptions): { trim: boolean; leaseTtlMs: nu
  * // A scheduled function of the AWS topology: commit the completion group `orders.lanes` in one
  * // member-less OffsetCommit request (it fails with GroupHasMembersError if that group has consumers).
  * const kafka = new Kafka({ clientId: 'committer', brokers });
- * const result = await runCommitter({ store, kafka, group: 'orders' });
+ * const committer = new MemberlessOffsetCommitter(kafka, 'orders');
+ * const result = await runCommitter({ store, group: 'orders', committer });
  * for (const p of result.partitions) if (p.stalled) logger.warn('stalled', p);
  *
  * @example
@@ -169,12 +123,12 @@ function validate(options: RunCommitterOptions): { trim: boolean; leaseTtlMs: nu
  *
  * @example
  * // The local emulator: commit the live group through its running consumer (autoCommit: false).
- * await runCommitter({ store, consumer, admin, group: 'orders' });
+ * const committer = new ConsumerOffsetCommitter({ consumer, admin, groupId: 'orders' });
+ * await runCommitter({ store, group: 'orders', committer });
  */
 export async function runCommitter(options: RunCommitterOptions): Promise<CommitterResult> {
   const { trim, leaseTtlMs, now } = validate(options);
-  const { store, group } = options;
-  const committer = offsetCommitter(options);
+  const { store, group, committer } = options;
 
   const lease = await CommitterLease.acquire(store.redis, group, leaseTtlMs);
   if (lease === undefined) {
@@ -194,7 +148,7 @@ export async function runCommitter(options: RunCommitterOptions): Promise<Commit
 }
 
 async function commitUnderLease(
-  store: RunCommitterCommon['store'],
+  store: RunCommitterOptions['store'],
   group: string,
   committer: OffsetCommitter,
   lease: CommitterLease,
@@ -220,12 +174,11 @@ async function commitUnderLease(
   await saveReadings(store.redis, group, plan.next);
 
   const byTopic = movesByTopic(plan.moves);
-  const calls = committer.oneTopicPerCommit === true ? [...byTopic.values()] : plan.moves.length > 0 ? [plan.moves] : [];
-  for (const moves of calls) {
-    await lease.renew();
-    await committer.commit(moves);
-    const topics = [...new Set(moves.map((m) => m.topic))].join(', ');
-    lease.assertStillHeld(`the commit of ${topics} to ${committer.groupId}`);
+  if (plan.moves.length > 0) {
+    // The committer renews the lease before each request it sends; a lease that expired during one is
+    // found by the next renewal, or here, after the last.
+    await committer.commit(plan.moves, lease);
+    lease.assertStillHeld(`the commit of ${[...byTopic.keys()].join(', ')} to ${committer.groupId}`);
   }
 
   const after = new Map<string, number | undefined>();

@@ -1,5 +1,5 @@
 import type { Consumer } from 'kafkajs';
-import { fetchCommittedOffsets, movesByTopic, type OffsetCommitter, type OffsetReader } from './offset-committer';
+import { fetchCommittedOffsets, movesByTopic, type CommitLease, type OffsetCommitter, type OffsetReader } from './offset-committer';
 import type { CommitMove, CommittedOffset } from './types';
 
 export interface ConsumerOffsetCommitterOptions {
@@ -41,11 +41,12 @@ export class ConsumerOffsetCommitter implements OffsetCommitter {
     return fetchCommittedOffsets(this.#admin, this.groupId, topics);
   }
 
-  async commit(moves: readonly CommitMove[]): Promise<void> {
+  async commit(moves: readonly CommitMove[], lease?: CommitLease): Promise<void> {
     const offsets = [...movesByTopic(moves).values()]
       .flat()
       .map(({ topic, partition, to }) => ({ topic, partition, offset: String(to) }));
     if (offsets.length === 0) return;
+    await lease?.renew();
     await this.#consumer.commitOffsets(offsets);
   }
 }

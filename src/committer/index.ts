@@ -2,9 +2,10 @@ export * from './types';
 export * from './errors';
 export { planCommit, parseCommittedOffset, partitionId, type PlanInput } from './plan';
 export { committerLeaseKey, committerReadingsKey, completionGroupId } from './keys';
-export { CommitterLease, LEASE_SCRIPTS_VERSION } from './lease';
+export { CommitterLease } from './lease';
 export {
   type OffsetCommitter,
+  type CommitLease,
   type OffsetReader,
   type FetchedOffsets,
   parseFetchedOffsets,
@@ -21,9 +22,6 @@ export {
   runCommitter,
   COMMITTER_DEFAULTS,
   type RunCommitterOptions,
-  type AdminWay,
-  type ConsumerWay,
-  type CustomWay,
   type CommitterResult,
   type PartitionSummary,
 } from './committer';

@@ -1,35 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import type { RedisClient } from '../completion/scripts';
+import { runScript, type RedisClient } from '../completion/scripts';
 import { describeValue } from '../errors';
 import { LeaseLostError } from './errors';
 import { committerLeaseKey } from './keys';
-
-/** Bumped whenever a lease script changes; registered names carry it, so two versions never clash. */
-export const LEASE_SCRIPTS_VERSION = 1;
-
-const FILES = { extend: 'extend-lease-1.lua', release: 'release-lease-1.lua' } as const;
-type LeaseScript = keyof typeof FILES;
-type ScriptCommand = (numKeys: number, ...args: string[]) => Promise<unknown>;
-
-const defined = new WeakSet<RedisClient>();
-
-function commandName(name: LeaseScript): string {
-  return `kl_committer_${name}Lease_v${LEASE_SCRIPTS_VERSION}`;
-}
-
-function runLeaseScript(redis: RedisClient, name: LeaseScript, key: string, ...argv: string[]): Promise<unknown> {
-  if (!defined.has(redis)) {
-    for (const script of Object.keys(FILES) as LeaseScript[]) {
-      redis.defineCommand(commandName(script), { lua: readFileSync(join(__dirname, 'scripts', FILES[script]), 'utf8') });
-    }
-    defined.add(redis);
-  }
-  const command = (redis as unknown as Record<string, ScriptCommand>)[commandName(name)];
-  if (command === undefined) throw new Error(`lease script ${name} is not defined`);
-  return command.call(redis, 1, key, ...argv);
-}
 
 /**
  * A per-group lease that serializes committer runs. Kafka's offset commit is not compare-and-set, so two
@@ -94,7 +67,7 @@ export class CommitterLease {
   /** Extends the lease to a full time to live again; throws `LeaseLostError` if this run no longer holds it. */
   async renew(): Promise<void> {
     const sentAt = this.#now();
-    const reply = await runLeaseScript(this.#redis, 'extend', this.key, this.token, String(this.ttlMs));
+    const reply = await runScript(this.#redis, 'extendLease', { keys: [this.key], argv: [this.token, String(this.ttlMs)] });
     if (Number(reply) !== 1) {
       throw new LeaseLostError(`committer lease ${this.key} was lost (expired or taken by another run)`);
     }
@@ -116,7 +89,7 @@ export class CommitterLease {
 
   /** Releases the lease if this run still holds it; returns whether it did. */
   async release(): Promise<boolean> {
-    const reply = await runLeaseScript(this.#redis, 'release', this.key, this.token);
+    const reply = await runScript(this.#redis, 'releaseLease', { keys: [this.key], argv: [this.token] });
     this.#heldUntilMs = 0;
     return Number(reply) === 1;
   }

@@ -8,7 +8,7 @@ import {
   OffsetCommitError,
   TopicMissingError,
 } from './errors';
-import { KafkaErrorCode, kafkaErrorOf, messageOf, ownKafkaErrorOf } from './kafka-errors';
+import { KafkaErrorCode, kafkaErrorOf, messageOf, ownKafkaErrorOf } from '../kafka-errors';
 import {
   clusterFactoryOf,
   field,
@@ -17,7 +17,7 @@ import {
   type OffsetCommitRequest,
 } from './kafkajs-internals';
 import { completionGroupId } from './keys';
-import { movesByTopic, parseFetchedOffsets, type OffsetCommitter } from './offset-committer';
+import { movesByTopic, parseFetchedOffsets, type CommitLease, type OffsetCommitter } from './offset-committer';
 import { partitionId } from './plan';
 import type { CommitMove, CommittedOffset } from './types';
 
@@ -243,9 +243,10 @@ export class MemberlessOffsetCommitter implements OffsetCommitter {
     );
   }
 
-  async commit(moves: readonly CommitMove[]): Promise<void> {
+  async commit(moves: readonly CommitMove[], lease?: CommitLease): Promise<void> {
     const request = offsetCommitRequest(this.groupId, moves);
     if (request.topics.length === 0) return;
+    await lease?.renew();
     const cluster = this.#createCluster({ allowAutoTopicCreation: false });
     await thenClose(
       async () => {

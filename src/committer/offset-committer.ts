@@ -1,31 +1,48 @@
 import type { Admin } from 'kafkajs';
 import { LanesError } from '../errors';
 import { TopicMissingError } from './errors';
-import { KafkaErrorCode, kafkaErrorOf } from './kafka-errors';
+import { KafkaErrorCode, kafkaErrorOf } from '../kafka-errors';
 import { partitionId, parseCommittedOffset } from './plan';
 import type { CommitMove, CommittedOffset } from './types';
+
+/**
+ * The lease of a committer run (`CommitterLease`), as a committer sees it: renewed before each request
+ * that commits, so a commit of many requests (one per topic, say) never outlives the lease.
+ */
+export interface CommitLease {
+  /** Extends the run's lease; throws `LeaseLostError` once the run no longer holds it. */
+  renew(): Promise<void>;
+}
 
 /**
  * One way of committing offsets to a Kafka consumer group. Implementations write exactly the moves they
  * are given; they do not compare-and-set (Kafka cannot), so the caller serializes runs and plans each
  * run's moves against offsets fetched inside that serialization (see `runCommitter`).
+ *
+ * @example
+ * // A committer of your own: one request for all moves, the lease renewed right before it.
+ * const committer: OffsetCommitter = {
+ *   groupId: 'orders.lanes',
+ *   fetchCommitted: (topics) => fetchCommittedOffsets(admin, 'orders.lanes', topics),
+ *   async commit(moves, lease) {
+ *     await lease?.renew();
+ *     await send(moves);
+ *   },
+ * };
  */
 export interface OffsetCommitter {
   /** The Kafka consumer group this committer writes. */
   readonly groupId: string;
   /**
-   * When `true`, `runCommitter` hands `commit` one topic's moves per call and renews its lease between
-   * calls: for a committer whose calls cost time per topic (`AdminOffsetCommitter`). Otherwise a run
-   * commits all its moves in one call.
-   */
-  readonly oneTopicPerCommit?: boolean;
-  /**
    * What the group has committed on every partition of these topics (`undefined`: nothing). Throws
    * `TopicMissingError` listing the topics that no longer exist, if any.
    */
   fetchCommitted(topics: readonly string[]): Promise<CommittedOffset[]>;
-  /** Commits forward moves (`to > from`); throws on any other move. */
-  commit(moves: readonly CommitMove[]): Promise<void>;
+  /**
+   * Commits forward moves (`to > from`); throws on any other move. `runCommitter` passes its run's lease:
+   * the committer renews it before each request it sends (and stops when that throws).
+   */
+  commit(moves: readonly CommitMove[], lease?: CommitLease): Promise<void>;
 }
 
 /** The part of a kafkajs `Admin` that reads what a group has committed. */

@@ -1,8 +1,8 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Cluster, Redis } from 'ioredis';
+import * as committerLua from '../committer/scripts/lua';
 import type { ScriptCall } from './args';
 import { RedisCallAbortedError } from './errors';
+import * as lua from './scripts/lua';
 
 /** A Redis connection: one server or a cluster (every script touches one hash slot). */
 export type RedisClient = Redis | Cluster;
@@ -13,28 +13,28 @@ export type RedisClient = Redis | Cluster;
  */
 export const SCRIPTS_VERSION = 1;
 
-/** One Lua file per script, named `<name>-<fixed key count>.lua` (BullMQ's convention). */
-const FILES = {
-  admit: 'admit-3.lua',
-  mark: 'mark-2.lua',
-  frontier: 'frontier-2.lua',
-  block: 'block-4.lua',
-  release: 'release-4.lua',
-} as const;
-export type ScriptName = keyof typeof FILES;
+/**
+ * The one registry of every Redis script of the framework, completion and committer alike. The `.lua`
+ * files (one per script, `<name>-<fixed key count>.lua`, BullMQ's convention) are the source of truth;
+ * `npm run build:scripts` turns them into the modules imported here, so the scripts are part of the module
+ * graph and travel inside a bundle. Adding a script: its `.lua` file, `npm run build:scripts`, one line here.
+ */
+const SCRIPTS = {
+  admit: lua.admit3,
+  mark: lua.mark2,
+  frontier: lua.frontier2,
+  block: lua.block4,
+  release: lua.release4,
+  extendLease: committerLua.extendLease1,
+  releaseLease: committerLua.releaseLease1,
+} as const satisfies Record<string, string>;
+export type ScriptName = keyof typeof SCRIPTS;
 
-const sources = new Map<ScriptName, string>();
+/** Every registered script and its Lua source, e.g. to check that each `.lua` file is registered. */
+export const scriptSources: Readonly<Record<ScriptName, string>> = SCRIPTS;
 
-function source(name: ScriptName): string {
-  let lua = sources.get(name);
-  if (lua === undefined) {
-    lua = readFileSync(join(__dirname, 'scripts', FILES[name]), 'utf8');
-    sources.set(name, lua);
-  }
-  return lua;
-}
-
-function commandName(name: ScriptName): string {
+/** The name a script is registered under on a connection: `kl_<name>_v<SCRIPTS_VERSION>`. */
+export function commandName(name: ScriptName): string {
   return `kl_${name}_v${SCRIPTS_VERSION}`;
 }
 
@@ -45,8 +45,8 @@ const defined = new WeakSet<RedisClient>();
 /** Registers every script on a connection once (EVALSHA with a fallback to EVAL, done by ioredis). */
 export function defineScripts(redis: RedisClient): void {
   if (defined.has(redis)) return;
-  for (const name of Object.keys(FILES) as ScriptName[]) {
-    redis.defineCommand(commandName(name), { lua: source(name) });
+  for (const [name, source] of Object.entries(SCRIPTS) as Array<[ScriptName, string]>) {
+    redis.defineCommand(commandName(name), { lua: source });
   }
   defined.add(redis);
 }

@@ -1,3 +1,4 @@
+import { thrownText } from '../describe';
 import { describeValue } from '../errors';
 import { decodeBase64, isSignedByte } from './bytes';
 import { EventDecodeError } from './errors';
@@ -118,17 +119,24 @@ function decodeRecord(raw: unknown, where: Where): KafkaRecord | DecodeFailure {
   try {
     return readRecord(raw, where);
   } catch (error) {
-    if (!(error instanceof Problem)) throw error;
-    const offset = isObject(raw) && isOffset(raw.offset) ? raw.offset : undefined;
+    // Anything else thrown while reading one record (a bug of ours met by odd input) must not fail the batch
+    // for ever: the record becomes a failure like any malformed one and is dead-lettered with what was thrown.
+    const problem = error instanceof Problem ? error : new Problem('record', `cannot be read: ${thrownText(error, 400)}`);
+    let offset: number | undefined;
+    try {
+      offset = isObject(raw) && isOffset(raw.offset) ? raw.offset : undefined;
+    } catch {
+      offset = undefined;
+    }
     const named = `record ${where.index} of \`${where.key}\` (offset ${offset ?? 'unknown'})`;
     return {
       topic: where.topic,
       partition: where.partition,
       offset,
       index: where.index,
-      field: error.field,
-      reason: error.reason,
-      message: `Cannot decode ${named}: ${error.reason}`,
+      field: problem.field,
+      reason: problem.reason,
+      message: `Cannot decode ${named}: ${problem.reason}`,
       raw,
     };
   }

@@ -1,8 +1,10 @@
 export { batchItemFailures } from './batch-response';
 export type { KafkaBatchItemFailure, KafkaBatchResponse, KafkaItemIdentifier, RecordCoordinates } from './batch-response';
-export { bufferToSignedBytes, decodeBase64, encodeBase64, signedBytesToBuffer } from './bytes';
+export { bufferToSignedBytes, decodeBase64, encodeBase64, isBase64, signedBytesToBuffer } from './bytes';
 export { decodeKafkaEvent } from './decode';
 export { encodeKafkaEvent, encodeKafkaRecord } from './encode';
+export { isDecodeFailure, planOffsets, sameJson } from './offsets';
+export type { Delivered, OffsetPlan, OffsetSlot } from './offsets';
 export type { EncodeKafkaEventInput, KafkaRecordInput } from './encode';
 export { EventDecodeError } from './errors';
 export { parseTopicPartitionKey, topicPartitionKey } from './topic-partition';

@@ -30,6 +30,13 @@ export const HandOffHeader = {
   DeadLetterReason: 'lanes-dead-letter-reason',
   /** `true` on a record handed off near the Lambda deadline without being attempted; absent otherwise. */
   Deferred: 'lanes-deferred',
+  /**
+   * On a dead letter the broker would not take whole (see `HandOffOutcome`): what the copy leaves out of the
+   * record, `value` or `value,key,headers`. Absent on a full copy.
+   */
+  LeftOut: 'lanes-left-out',
+  /** With `lanes-left-out`: the byte length of the value left out (0 for a null value). */
+  OriginalValueSize: 'lanes-original-value-size',
 } as const;
 export type HandOffHeader = (typeof HandOffHeader)[keyof typeof HandOffHeader];
 
@@ -216,6 +223,8 @@ export function readHandOffHeaders(headers: HeaderList | IHeaders): HandOffHeade
     errorMessage: text(headers, HandOffHeader.ErrorMessage),
     reason: text(headers, HandOffHeader.DeadLetterReason),
     deferred: deferred === 'true' ? true : deferred === 'false' ? false : undefined,
+    leftOut: text(headers, HandOffHeader.LeftOut),
+    originalValueSize: integer(headers, HandOffHeader.OriginalValueSize),
   };
 }
 

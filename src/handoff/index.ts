@@ -10,6 +10,6 @@ export {
   readHandOffHeaders,
   truncateText,
 } from './headers';
-export type { HandOffHeaders, HandOffItem, HandOffKind, HandOffOrigin, HeaderList } from './types';
+export type { HandOffHeaders, HandOffItem, HandOffKind, HandOffOrigin, HandOffOutcome, HeaderList, RefusalReason } from './types';
 export { HAND_OFF_WRITER_DEFAULTS, HandOffWriter, producerRetry } from './writer';
 export type { HandOffWriterOptions, HandOffWriterStats, ProducerFactory, WriteOptions } from './writer';

@@ -61,4 +61,30 @@ export interface HandOffHeaders {
   readonly errorMessage?: string | undefined;
   readonly reason?: string | undefined;
   readonly deferred?: boolean | undefined;
+  /** What a dead letter the broker would not take whole leaves out (`value`, or `value,key,headers`). */
+  readonly leftOut?: string | undefined;
+  /** The byte length of the value a dead letter left out. */
+  readonly originalValueSize?: number | undefined;
 }
+
+/**
+ * Why the broker refused a copy for good: `too-large` (`MESSAGE_TOO_LARGE`, `RECORD_LIST_TOO_LARGE`), else
+ * Kafka's error in kebab case (`invalid-record`, `topic-authorization-failed`, ...).
+ */
+export type RefusalReason = string;
+
+/**
+ * What became of one hand-off item, in the order of the items given to `HandOffWriter.write`.
+ * - `written`: the copy is acknowledged (acks=all): the record is handed off.
+ * - `refused`: the broker refused the copy for good (too large, invalid, not authorized); the writer wrote a
+ *   dead-letter copy without the value (origin, headers, the value's size, the reason) and the broker
+ *   acknowledged it: the record is terminal, and the full record is kept nowhere else. `error` is the
+ *   broker's refusal (`name`: Kafka's error, e.g. `MESSAGE_TOO_LARGE`).
+ */
+export type HandOffOutcome =
+  | { readonly status: 'written' }
+  | {
+      readonly status: 'refused';
+      readonly reason: RefusalReason;
+      readonly error: { readonly name: string; readonly message: string };
+    };

@@ -1,6 +1,7 @@
 /**
  * The hand-off writer: writes retry and dead-letter copies through one idempotent kafkajs producer, coalescing
  * concurrent writes into few sends, and settles each write only on the broker's acks=all acknowledgement (G3).
+ * A copy the broker refuses for good becomes a dead letter without its value, so no record stalls its partition.
  */
 import {
   Partitioners,
@@ -13,11 +14,17 @@ import {
   type TopicMessages,
 } from 'kafkajs';
 import { ConfigError, describeValue } from '../errors';
+import { KafkaErrorCode, kafkaErrorOf } from '../kafka-errors';
 import { HandOffError } from './errors';
-import { handOffMessage } from './headers';
-import type { HandOffItem } from './types';
+import { HandOffHeader, HEADER_PREFIX, handOffMessage } from './headers';
+import type { HandOffItem, HandOffOutcome } from './types';
 
 export interface HandOffWriterOptions {
+  /**
+   * The group's dead-letter topic (`<group>.dlq`): where a copy the broker refuses for good (too large, invalid,
+   * not authorized) goes instead, without its value (see `HandOffOutcome`). Required.
+   */
+  readonly deadLetterTopic: string;
   /**
    * Longest a `write` may take, from the call until it settles, and longest one send (connect included) may take;
    * the processor must return before the Lambda deadline. Default 10,000.
@@ -38,6 +45,7 @@ export interface HandOffWriterOptions {
 }
 
 export const HAND_OFF_WRITER_DEFAULTS = {
+  /** Longest the hand-off of one batch may take; also bounds the producer's retries. */
   timeoutMs: 10_000,
   maxBatchBytes: 512 * 1024,
   allowAutoTopicCreation: false,
@@ -49,8 +57,10 @@ export interface HandOffWriterStats {
   readonly sends: number;
   /** Sends that were not acknowledged. */
   readonly failedSends: number;
-  /** Messages acknowledged by the broker. */
+  /** Messages acknowledged by the broker (dead letters without value included). */
   readonly messages: number;
+  /** Copies the broker refused for good, each replaced by an acknowledged dead letter without its value. */
+  readonly refused: number;
 }
 
 export interface WriteOptions {
@@ -87,7 +97,7 @@ function validate(options: HandOffWriterOptions): Required<HandOffWriterOptions>
   if (typeof options !== 'object' || options === null) {
     throw new ConfigError(`Expected the hand-off writer options to be an object, got ${describeValue(options)}`);
   }
-  const known = new Set(Object.keys(HAND_OFF_WRITER_DEFAULTS));
+  const known = new Set(['deadLetterTopic', ...Object.keys(HAND_OFF_WRITER_DEFAULTS)]);
   const unknown = Object.keys(options).filter((key) => !known.has(key));
   if (unknown.length > 0) {
     throw new ConfigError(
@@ -97,6 +107,12 @@ function validate(options: HandOffWriterOptions): Required<HandOffWriterOptions>
     );
   }
   const resolved = { ...HAND_OFF_WRITER_DEFAULTS, ...options };
+  if (typeof resolved.deadLetterTopic !== 'string' || resolved.deadLetterTopic === '') {
+    throw new ConfigError(
+      'Expected `deadLetterTopic` to be the group\'s dead-letter topic (a non-empty string), got ' +
+        describeValue(resolved.deadLetterTopic),
+    );
+  }
   for (const key of ['timeoutMs', 'maxBatchBytes'] as const) {
     const value = resolved[key];
     if (!Number.isSafeInteger(value) || value < 1) {
@@ -109,6 +125,32 @@ function validate(options: HandOffWriterOptions): Required<HandOffWriterOptions>
     );
   }
   return resolved;
+}
+
+/** Why the broker refused a copy for good, as `HandOffOutcome` reports it. */
+interface Refusal {
+  readonly reason: string;
+  readonly error: { readonly name: string; readonly message: string };
+}
+
+/**
+ * Kafka's answers that sending the same record again can never change: the record itself is refused. kafkajs
+ * marks them not retriable and gives up at once.
+ */
+const REFUSED_FOR_GOOD: ReadonlyMap<number, string> = new Map([
+  [KafkaErrorCode.MessageTooLarge, 'too-large'],
+  [KafkaErrorCode.RecordListTooLarge, 'too-large'],
+  [KafkaErrorCode.InvalidRecord, 'invalid-record'],
+  [KafkaErrorCode.TopicAuthorizationFailed, 'topic-authorization-failed'],
+  [KafkaErrorCode.ClusterAuthorizationFailed, 'cluster-authorization-failed'],
+]);
+
+/** The refusal in a failed send, if the broker refused its records for good; `undefined` for anything else. */
+function refusalOf(cause: unknown): Refusal | undefined {
+  const kafka = kafkaErrorOf(cause);
+  const reason = kafka === undefined ? undefined : REFUSED_FOR_GOOD.get(kafka.code);
+  if (kafka === undefined || reason === undefined) return undefined;
+  return { reason, error: { name: kafka.type, message: causeMessage(cause) } };
 }
 
 // Record overhead in a v2 record batch (length, attributes, deltas, varints) is a few bytes; a generous round
@@ -127,20 +169,63 @@ function messageBytes(message: Message): number {
   return bytes;
 }
 
-/** One `write` call: settles when all its messages are acknowledged, or at its first failure. */
+/**
+ * The dead letter that replaces a copy the broker refused for good: the record without its value (and, for a
+ * `bare` one, without its key and own headers too), with the framework headers of a dead letter, the refusal as its
+ * reason, and what it leaves out. Its error is the one the refused copy carried, else the refusal.
+ */
+function deadLetterWithout(item: HandOffItem, topic: string, refusal: Refusal, carries: Stub): Message {
+  const { record } = item;
+  const bare = carries === 'bare';
+  const message = handOffMessage({
+    record: {
+      ...record,
+      value: null,
+      key: bare ? null : record.key,
+      // The framework headers stay: `handOffMessage` reads the origin timestamp of a retry copy from them.
+      headers: bare ? record.headers.filter(({ name }) => name.startsWith(HEADER_PREFIX)) : record.headers,
+    },
+    origin: item.origin,
+    kind: 'dead-letter',
+    topic,
+    // A dead letter carries the number of the record's last run; a retry copy, the number of its next one.
+    attempt: item.kind === 'retry' ? Math.max(0, item.attempt - 1) : item.attempt,
+    dueAtMs: Date.now(),
+    firstFailureAtMs: item.firstFailureAtMs,
+    error: item.error ?? refusal.error,
+    reason: refusal.reason,
+  });
+  const headers = message.headers ?? {};
+  headers[HandOffHeader.LeftOut] = bare ? 'value,key,headers' : 'value';
+  headers[HandOffHeader.OriginalValueSize] = String(record.value === null ? 0 : record.value.byteLength);
+  return { ...message, headers };
+}
+
+/** One `write` call: settles when every item has its outcome, or at its first failure. */
 interface Caller {
   outstanding: number;
   settled: boolean;
-  readonly resolve: () => void;
+  readonly outcomes: HandOffOutcome[];
+  readonly resolve: (outcomes: HandOffOutcome[]) => void;
   readonly reject: (error: unknown) => void;
   readonly cleanup: () => void;
 }
 
+/** How much of a refused record its dead letter still carries: all but the value, or only the framework headers. */
+type Stub = 'no-value' | 'bare';
+
 interface Entry {
   readonly caller: Caller;
+  /** The item's place in its caller's outcomes. */
+  readonly index: number;
+  readonly item: HandOffItem;
   readonly topic: string;
   readonly message: Message;
   readonly bytes: number;
+  /** Sent in a send of its own: after the broker refused a send for good, to learn which copy it refused. */
+  readonly alone: boolean;
+  /** Set on the dead letter that replaces a refused copy: the refusal it reports and how much it carries. */
+  readonly stub?: { readonly refusal: Refusal; readonly carries: Stub } | undefined;
 }
 
 /** The current producer and its (lazy, shared) connect. */
@@ -167,9 +252,9 @@ function causeMessage(cause: unknown): string {
 /**
  * Writes retry and dead-letter copies (see `handOffMessage`) through one kafkajs producer: idempotent, acks=all.
  *
- * `write` resolves only once the broker acknowledged every one of its messages with acks=all — the condition for
- * setting their done bits (G3) — and rejects with a `HandOffError` naming the target topics otherwise, at most
- * `timeoutMs` after the call. Concurrent writes coalesce: while one send is in flight, later messages queue and go
+ * `write` resolves only once every item is written (acknowledged with acks=all, the condition for setting its done
+ * bit: G3) or refused for good and replaced by an acknowledged dead letter without its value (so terminal), and
+ * rejects with a `HandOffError` naming the target topics otherwise, at most `timeoutMs` after the call. Concurrent writes coalesce: while one send is in flight, later messages queue and go
  * together in the next `sendBatch`; an idle writer sends at once (after the current microtask, so writes made in
  * one tick share a send). Sends run one at a time, in call order, so copies bound for one partition are written in
  * the order they were handed over.
@@ -185,10 +270,11 @@ function causeMessage(cause: unknown): string {
  * keeps retrying in the background until they run out).
  *
  * @example
- * const writer = new HandOffWriter(new Kafka({ clientId: 'orders', brokers }), { timeoutMs: 8_000 });
- * await writer.write([{ record, origin: originOf(record), kind: 'retry', topic: 'orders.retry.5s', attempt: 2,
- *   dueAtMs: Date.now() + 5_000, firstFailureAtMs: Date.now(), error: { name: err.name, message: err.message } }]);
- * // now, and only now, the record's done bit may be set
+ * const kafka = new Kafka({ clientId: 'orders', brokers });
+ * const writer = new HandOffWriter(kafka, { deadLetterTopic: 'orders.dlq', timeoutMs: 8_000 });
+ * const [outcome] = await writer.write([{ record, origin: originOf(record), kind: 'retry', topic: 'orders.retry.5s',
+ *   attempt: 2, dueAtMs: Date.now() + 5_000, firstFailureAtMs: Date.now(), error: { name: err.name, message: err.message } }]);
+ * // now, and only now, the record's done bit may be set; outcome.status 'refused': it is a dead letter, not a retry
  */
 export class HandOffWriter {
   readonly #kafka: ProducerFactory;
@@ -199,7 +285,7 @@ export class HandOffWriter {
   #scheduled = false;
   #connection: Connection | undefined;
   #idleWaiters: Array<() => void> = [];
-  #stats = { sends: 0, failedSends: 0, messages: 0 };
+  #stats = { sends: 0, failedSends: 0, messages: 0, refused: 0 };
   // Keyless copies get their partition from a slot fixed when they are queued, not from kafkajs' round-robin
   // counter, so that a send kafkajs retries puts each message in the same partition as before (see `#partitioner`).
   readonly #keylessSlots = new WeakMap<Message, number>();
@@ -208,12 +294,12 @@ export class HandOffWriter {
   /**
    * @throws ConfigError if an option is unknown or not what it should be.
    */
-  constructor(kafka: ProducerFactory, options: HandOffWriterOptions = {}) {
+  constructor(kafka: ProducerFactory, options: HandOffWriterOptions) {
     this.#kafka = kafka;
     this.#options = validate(options);
   }
 
-  /** Counters since the writer was created: sends, failed sends, acknowledged messages. */
+  /** Counters since the writer was created: sends, failed sends, acknowledged messages, refused copies. */
   get stats(): HandOffWriterStats {
     return { ...this.#stats };
   }
@@ -224,29 +310,42 @@ export class HandOffWriter {
   }
 
   /**
-   * Hands records off: resolves once the broker acknowledged every copy (acks=all).
+   * Hands records off: resolves, once every item has its outcome, to one `HandOffOutcome` per item, in order.
+   * An item is `written` once the broker acknowledged its copy (acks=all). It is `refused` when the broker refused
+   * the copy for good (too large, invalid, not authorized: sending it again could never work) and then
+   * acknowledged a dead-letter copy of it without its value, written to `deadLetterTopic` (if even that is
+   * refused, one without key and headers either): either way the record may be marked done.
+   *
+   * Kafka fails all records of one partition in one produce request together, and kafkajs reports only the
+   * first failing partition; so after a refusal every copy of that send is sent again alone, and one oversized
+   * copy fails only itself, never the hand-offs that shared its send (copies of the failed send that did land
+   * are written twice: the retry path's dedupe by (origin, attempt) absorbs that).
    *
    * @throws RangeError (as a rejection, before anything is queued) if an item is malformed: a programming error.
-   * @throws HandOffError (as a rejection) if a copy was not acknowledged within `timeoutMs`, its send failed, or
-   * `signal` aborted.
+   * @throws HandOffError (as a rejection) if a copy was not acknowledged within `timeoutMs`, a send failed for a
+   * reason that may pass (a broker down, a missing topic), the dead-letter topic refused even a bare dead letter,
+   * or `signal` aborted.
    * @example
    * try {
-   *   await writer.write(items);
-   *   markDone(items);
+   *   const outcomes = await writer.write(items);
+   *   outcomes.forEach((outcome, i) => {
+   *     if (outcome.status === 'refused') logger.error('dead-lettered without value', { origin: items[i].origin, ...outcome });
+   *   });
+   *   markDone(items); // handed off or terminal, either way
    * } catch (error) {
    *   if (error instanceof HandOffError) reportNotProcessed(items); // the ESM redelivers them
    *   else throw error;
    * }
    */
-  write(items: readonly HandOffItem[], options: WriteOptions = {}): Promise<void> {
-    let messages: Array<{ topic: string; message: Message }>;
+  write(items: readonly HandOffItem[], options: WriteOptions = {}): Promise<HandOffOutcome[]> {
+    let messages: Array<{ item: HandOffItem; message: Message }>;
     try {
-      messages = items.map((item) => ({ topic: item.topic, message: handOffMessage(item) }));
+      messages = items.map((item) => ({ item, message: handOffMessage(item) }));
     } catch (error) {
       return Promise.reject(error);
     }
-    if (messages.length === 0) return Promise.resolve();
-    const topics = [...new Set(messages.map(({ topic }) => topic))];
+    if (messages.length === 0) return Promise.resolve([]);
+    const topics = [...new Set(items.map(({ topic }) => topic))];
     const { signal } = options;
     if (signal?.aborted === true) {
       return Promise.reject(
@@ -257,7 +356,7 @@ export class HandOffWriter {
       );
     }
 
-    return new Promise<void>((resolve, reject) => {
+    return new Promise<HandOffOutcome[]>((resolve, reject) => {
       const fail = (message: string, cause: unknown): void => {
         this.#fail(caller, new HandOffError(message, { topics, cause }));
       };
@@ -274,6 +373,7 @@ export class HandOffWriter {
       const caller: Caller = {
         outstanding: messages.length,
         settled: false,
+        outcomes: [],
         resolve,
         reject,
         cleanup: () => {
@@ -281,13 +381,9 @@ export class HandOffWriter {
           signal?.removeEventListener('abort', onAbort);
         },
       };
-      for (const { topic, message } of messages) {
-        if (message.key === null || message.key === undefined) {
-          this.#keylessSlots.set(message, this.#nextKeylessSlot);
-          this.#nextKeylessSlot = (this.#nextKeylessSlot + 1) & 0x7fffffff;
-        }
-        this.#queue.push({ caller, topic, message, bytes: messageBytes(message) });
-      }
+      messages.forEach(({ item, message }, index) => {
+        this.#queue.push(this.#entry({ caller, index, item, topic: item.topic, message, alone: false }));
+      });
       this.#schedule();
     });
   }
@@ -351,7 +447,10 @@ export class HandOffWriter {
     });
   }
 
-  /** The next send's messages: queue order, up to `maxBatchBytes` (at least one), skipping settled callers. */
+  /**
+   * The next send's messages: queue order, up to `maxBatchBytes` (at least one), skipping settled callers; an
+   * entry to be sent alone goes alone.
+   */
   #take(): Entry[] {
     const batch: Entry[] = [];
     let bytes = 0;
@@ -361,12 +460,23 @@ export class HandOffWriter {
         this.#queue.shift();
         continue;
       }
-      if (batch.length > 0 && bytes + next.bytes > this.#options.maxBatchBytes) break;
+      if (batch.length > 0 && (next.alone || bytes + next.bytes > this.#options.maxBatchBytes)) break;
       this.#queue.shift();
       batch.push(next);
       bytes += next.bytes;
+      if (next.alone) break;
     }
     return batch;
+  }
+
+  /** A queue entry; a keyless copy gets its partition slot here, once (see `#partitioner`). */
+  #entry(entry: Omit<Entry, 'bytes'>): Entry {
+    const { message } = entry;
+    if (message.key === null || message.key === undefined) {
+      this.#keylessSlots.set(message, this.#nextKeylessSlot);
+      this.#nextKeylessSlot = (this.#nextKeylessSlot + 1) & 0x7fffffff;
+    }
+    return { ...entry, bytes: messageBytes(message) };
   }
 
   async #send(batch: Entry[]): Promise<void> {
@@ -389,18 +499,61 @@ export class HandOffWriter {
     } catch (cause) {
       this.#stats.failedSends += 1;
       this.#discard(connection, work);
-      this.#failBatch(batch, cause);
+      const refusal = refusalOf(cause);
+      if (refusal === undefined) this.#failBatch(batch, cause);
+      else this.#refused(batch, refusal);
       return;
     }
     this.#stats.messages += batch.length;
-    for (const { caller } of batch) {
+    for (const entry of batch) {
+      const { caller, index, stub } = entry;
+      if (caller.settled) continue;
+      if (stub === undefined) {
+        caller.outcomes[index] = { status: 'written' };
+      } else {
+        this.#stats.refused += 1;
+        caller.outcomes[index] = { status: 'refused', reason: stub.refusal.reason, error: stub.refusal.error };
+      }
       caller.outstanding -= 1;
-      if (caller.outstanding === 0 && !caller.settled) {
+      if (caller.outstanding === 0) {
         caller.settled = true;
         caller.cleanup();
-        caller.resolve();
+        caller.resolve(caller.outcomes);
       }
     }
+  }
+
+  /**
+   * A send the broker refused for good. With several copies, which one it refused is unknown (kafkajs reports
+   * the first failing partition, and the broker fails a partition's whole batch): each goes again, alone, at
+   * the head of the queue. A copy refused alone is replaced by a dead letter without its value; a dead letter
+   * without value refused in turn, by one without key and headers either; a refused bare one fails its write.
+   */
+  #refused(batch: readonly Entry[], refusal: Refusal): void {
+    const live = batch.filter((entry) => !entry.caller.settled);
+    if (batch.length > 1) {
+      this.#queue.unshift(...live.map((entry) => ({ ...entry, alone: true })));
+      return;
+    }
+    const [entry] = live;
+    if (entry === undefined) return;
+    if (entry.stub?.carries === 'bare') {
+      this.#fail(
+        entry.caller,
+        new HandOffError(
+          `The dead-letter topic \`${entry.topic}\` refused even a dead letter without value, key and headers ` +
+            `(${refusal.error.name}: ${refusal.error.message}) for a record whose copy to \`${entry.item.topic}\` was ` +
+            `refused (${entry.stub.refusal.reason})`,
+          { topics: [entry.topic], cause: refusal.error },
+        ),
+      );
+      return;
+    }
+    const carries: Stub = entry.stub === undefined ? 'no-value' : 'bare';
+    const stub = { refusal: entry.stub?.refusal ?? refusal, carries };
+    const topic = this.#options.deadLetterTopic;
+    const message = deadLetterWithout(entry.item, topic, stub.refusal, carries);
+    this.#queue.unshift(this.#entry({ caller: entry.caller, index: entry.index, item: entry.item, topic, message, alone: true, stub }));
   }
 
   #failBatch(batch: readonly Entry[], cause: unknown): void {

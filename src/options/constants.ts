@@ -57,8 +57,20 @@ export const ENV = {
   saslMechanism: 'KAFKA_LANES_SASL_MECHANISM',
   saslUsername: 'KAFKA_LANES_SASL_USERNAME',
   saslPassword: 'KAFKA_LANES_SASL_PASSWORD',
+  /** An MSK cluster ARN: the brokers come from its `GetBootstrapBrokers`, once per cold start. */
+  mskClusterArn: 'KAFKA_LANES_MSK_CLUSTER_ARN',
+  redisTls: 'KAFKA_LANES_REDIS_TLS',
+  redisUsername: 'KAFKA_LANES_REDIS_USERNAME',
+  /** The Redis AUTH token (ElastiCache) or password. */
+  redisAuthToken: 'KAFKA_LANES_REDIS_AUTH_TOKEN',
+  /** Lambda's own region variables: the region MSK IAM tokens are signed for, when the options name none. */
+  awsRegion: 'AWS_REGION',
+  awsDefaultRegion: 'AWS_DEFAULT_REGION',
   retryTiers: 'KAFKA_LANES_RETRY_TIERS',
   partialBatchResponse: 'KAFKA_LANES_PARTIAL_BATCH_RESPONSE',
 } as const;
 
+/** SASL mechanisms with a username and password. */
 export const SASL_MECHANISMS = ['plain', 'scram-sha-256', 'scram-sha-512'] as const;
+/** MSK IAM access control: SASL/OAUTHBEARER with a token signed by the function's AWS credentials. */
+export const AWS_IAM_MECHANISM = 'aws-iam';

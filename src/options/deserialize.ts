@@ -1,7 +1,8 @@
 import type { KafkaRecord } from '../event';
-import type { Deserializer } from '../processor/options';
+import type { Deserializer, LanesOptions } from '../processor/options';
 import { DeserializationError } from './errors';
 import type { RecordPart } from './errors';
+import { validatePart, type StandardSchemaV1 } from './standard-schema';
 
 // fatal: invalid UTF-8 is an error, not U+FFFD; silently changed data is worse than a dead letter.
 // A leading byte order mark is dropped (TextDecoder's default), which JSON.parse could not take.
@@ -63,6 +64,52 @@ export function deserializeKey(which: Deserializer, record: KafkaRecord): unknow
  */
 export function deserializeValue(which: Deserializer, record: KafkaRecord): unknown {
   return deserialize(which, record.value, record, 'value');
+}
+
+/** A record's key and value as the handler sees them. */
+export interface RecordParts {
+  readonly key: unknown;
+  readonly value: unknown;
+}
+
+/**
+ * A record's key and value, deserialized and validated against their schemas; a promise only when a schema
+ * validates asynchronously, so the common case costs no extra turn of the event loop.
+ *
+ * @throws DeserializationError (or its `SchemaValidationError`) naming the part and the record.
+ * @example
+ * let parts = readRecordParts(options, record);
+ * if (parts instanceof Promise) parts = await parts;
+ */
+export function readRecordParts(
+  options: Pick<LanesOptions, 'key' | 'value' | 'keySchema' | 'valueSchema'>,
+  record: KafkaRecord,
+): RecordParts | Promise<RecordParts> {
+  const key = readPart(options.key, options.keySchema, record, 'key');
+  let value: ReturnType<typeof readPart>;
+  try {
+    value = readPart(options.value, options.valueSchema, record, 'value');
+  } catch (error) {
+    // The key's validation may still be running: its outcome no longer matters, but must not go unhandled.
+    if (key.pending) key.result.catch(() => undefined);
+    throw error;
+  }
+  if (!key.pending && !value.pending) return { key: key.result, value: value.result };
+  // Both settle before either error is thrown: a rejection left behind would be unhandled.
+  return Promise.allSettled([key.result, value.result]).then(([k, v]) => {
+    if (k.status === 'rejected') throw k.reason;
+    if (v.status === 'rejected') throw v.reason;
+    return { key: k.value, value: v.value };
+  });
+}
+
+type PartResult = { readonly pending: false; readonly result: unknown } | { readonly pending: true; readonly result: Promise<unknown> };
+
+function readPart(which: Deserializer, schema: StandardSchemaV1 | undefined, record: KafkaRecord, part: RecordPart): PartResult {
+  const deserialized = deserialize(which, part === 'key' ? record.key : record.value, record, part);
+  if (schema === undefined) return { pending: false, result: deserialized };
+  const validated = validatePart(schema, deserialized, record, part);
+  return validated instanceof Promise ? { pending: true, result: validated } : { pending: false, result: validated };
 }
 
 function messageOf(error: unknown): string {

@@ -1,4 +1,4 @@
-import { ENV } from './constants';
+import { AWS_IAM_MECHANISM, ENV } from './constants';
 
 /** The options with the environment filled in where an option was not given, and where each filled value came from. */
 export interface WithEnvironment {
@@ -22,7 +22,10 @@ type Env = Readonly<Record<string, string | undefined>>;
  *   is a problem.
  * - `kafka.brokers` <- `KAFKA_LANES_BROKERS` (comma separated); `kafka.ssl` <- `KAFKA_LANES_KAFKA_SSL`
  *   (`true` / `false`, any case).
- * - `kafka.sasl` <- `KAFKA_LANES_SASL_MECHANISM` (any case), `_USERNAME`, `_PASSWORD`: all three or none.
+ * - `kafka.sasl` <- `KAFKA_LANES_SASL_MECHANISM` (any case), `_USERNAME`, `_PASSWORD`: all three or none; or the
+ *   mechanism `aws-iam` alone (MSK IAM). `kafka.mskClusterArn` <- `KAFKA_LANES_MSK_CLUSTER_ARN`.
+ * - `redis.tls` <- `KAFKA_LANES_REDIS_TLS`, `redis.username` <- `KAFKA_LANES_REDIS_USERNAME`, `redis.password` <-
+ *   `KAFKA_LANES_REDIS_AUTH_TOKEN`, each when the options do not give it.
  * - `retry.tiers` <- `KAFKA_LANES_RETRY_TIERS` (comma separated) and `partialBatchResponse` <-
  *   `KAFKA_LANES_PARTIAL_BATCH_RESPONSE`: the serverless plugin sets both from the deployment (the tiers its
  *   retry triggers read, and whether the event source mapping reports batch item failures).
@@ -66,15 +69,31 @@ export function withEnvironment(input: unknown, env: Env): WithEnvironment {
       fill(redis, 'redis.clusterNodes', 'clusterNodes', ENV.redisClusterNodes, splitList);
     }
   }
+  if (redis !== undefined) {
+    fill(redis, 'redis.tls', 'tls', ENV.redisTls, parseBoolean);
+    fill(redis, 'redis.username', 'username', ENV.redisUsername, (text) => text);
+    fill(redis, 'redis.password', 'password', ENV.redisAuthToken, (text) => text);
+  }
 
   const kafka = nested(result, 'kafka');
   if (kafka !== undefined) {
     fill(kafka, 'kafka.brokers', 'brokers', ENV.brokers, splitList);
     fill(kafka, 'kafka.ssl', 'ssl', ENV.ssl, parseBoolean);
+    fill(kafka, 'kafka.mskClusterArn', 'mskClusterArn', ENV.mskClusterArn, (text) => text);
     if (kafka['sasl'] === undefined) {
       const variables = [ENV.saslMechanism, ENV.saslUsername, ENV.saslPassword];
       const set = variables.filter((variable) => read(variable) !== undefined);
-      if (set.length === variables.length) {
+      if (read(ENV.saslMechanism)?.toLowerCase() === AWS_IAM_MECHANISM) {
+        kafka['sasl'] = { mechanism: AWS_IAM_MECHANISM };
+        sources.set('kafka.sasl', ENV.saslMechanism);
+        if (set.length > 1) {
+          problems.push(
+            `Invalid kafka-lanes option \`kafka.sasl\` (from environment variables): expected no username or password with ` +
+              `\`${ENV.saslMechanism}=aws-iam\` (MSK IAM signs with the function's AWS credentials), got ` +
+              `${set.filter((variable) => variable !== ENV.saslMechanism).map((variable) => `\`${variable}\``).join(', ')}`,
+          );
+        }
+      } else if (set.length === variables.length) {
         kafka['sasl'] = {
           mechanism: read(ENV.saslMechanism)?.toLowerCase(),
           username: read(ENV.saslUsername),

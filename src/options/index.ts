@@ -1,6 +1,9 @@
 export { backoffDelay } from './backoff';
 export { DEFAULTS, ENV, LIMITS } from './constants';
-export { deserialize, deserializeKey, deserializeValue } from './deserialize';
+export { deserialize, deserializeKey, deserializeValue, readRecordParts } from './deserialize';
+export type { RecordParts } from './deserialize';
+export { isStandardSchema, resolvePart, SchemaValidationError, validatePart } from './standard-schema';
+export type { PartOutput, RecordPartInput, ResolvedPart, StandardSchemaV1 } from './standard-schema';
 export { parseDuration } from './duration';
 export { DeserializationError, OptionsError } from './errors';
 export type { RecordPart } from './errors';

@@ -19,7 +19,7 @@ export function fromEnvironment(variable: string | undefined): string {
  * Redis URL) and non-finite numbers shown as they are (JSON would show `null`).
  */
 export function describeGiven(path: string, value: unknown): string {
-  if (path === 'kafka.sasl.password' && value !== undefined && value !== '') return `\`***\` (${value === null ? 'null' : typeof value})`;
+  if ((path === 'kafka.sasl.password' || path === 'redis.password') && value !== undefined && value !== '') return `\`***\` (${value === null ? 'null' : typeof value})`;
   if (typeof value === 'number' && !Number.isFinite(value)) return `\`${String(value)}\` (number)`;
   if (path === 'redis.url' && typeof value === 'string') return describeValue(value.replace(/^([a-z][a-z0-9+.-]*:\/\/)?[^/]*@/i, '$1***@'));
   return describeValue(value);

@@ -1,11 +1,12 @@
 import { z } from 'zod';
-import type { Deserializer, KeyOf, LanesOptions } from '../processor/options';
-import { DEFAULTS, ENV, LIMITS, SASL_MECHANISMS, TOPIC_NAME } from './constants';
+import type { KeyOf, LanesOptions } from '../processor/options';
+import { AWS_IAM_MECHANISM, DEFAULTS, ENV, LIMITS, SASL_MECHANISMS, TOPIC_NAME } from './constants';
 import { DURATION_EXPECTED, durationMs } from './duration';
 import { withEnvironment } from './environment';
 import { OptionsError } from './errors';
-import { describeGiven, invalidOption, optionPath } from './messages';
+import { describeGiven, fromEnvironment, invalidOption, optionPath } from './messages';
 import { deadLetterTopic, retryTopic, topicNameProblem } from './retry-tiers';
+import { isRecordPartInput, resolvePart, type RecordPartInput } from './standard-schema';
 import { didYouMean } from './suggest';
 import type { LanesOptionsInput } from './types';
 
@@ -33,10 +34,9 @@ const nonEmptyString = (expected = 'a non-empty string'): z.ZodString => z.strin
 
 const isFunction = (value: unknown): boolean => typeof value === 'function';
 
-const deserializer = z.custom<Deserializer>(
-  (value) => value === 'json' || value === 'string' || value === 'raw' || isFunction(value),
-  { error: '`json`, `string`, `raw` or a function (bytes, record) => value' },
-);
+const recordPart = z.custom<RecordPartInput>(isRecordPartInput, {
+  error: '`json`, `string`, `raw`, a function (bytes, record) => value, a Standard Schema (zod, valibot, arktype, ...) or `{ deserializer, schema }`',
+});
 
 // `host:port`, the host a name, an IPv4 address or a bracketed IPv6 address; port 1-65535.
 const HOST_PORT = /^(?:\[[0-9a-fA-F:.]+\]|[^\s:[\]/]+):([0-9]{1,5})$/;
@@ -131,23 +131,55 @@ const retryShape = {
   tiers: tiers.default([...DEFAULTS.retry.tiers]),
 };
 
+// One object for both kinds of SASL (a union would lose the per-field messages): a username and password for
+// the password mechanisms, an optional region for `aws-iam`; what does not belong to the mechanism is refined.
 const saslShape = {
-  mechanism: oneOf(SASL_MECHANISMS),
-  username: nonEmptyString(),
-  password: nonEmptyString(),
+  mechanism: oneOf([...SASL_MECHANISMS, AWS_IAM_MECHANISM]),
+  username: nonEmptyString().optional(),
+  password: nonEmptyString().optional(),
+  region: z.string({ error: 'an AWS region like `eu-west-1`' }).regex(/^[a-z]{2}(-[a-z]+)+-[0-9]+$/, { error: 'an AWS region like `eu-west-1`' }).optional(),
 };
+const sasl = z.strictObject(saslShape, { error: 'an object `{ mechanism, username, password }` or `{ mechanism: \'aws-iam\' }`' }).superRefine(
+  (value, ctx) => {
+    if (value.mechanism === AWS_IAM_MECHANISM) {
+      for (const field of ['username', 'password'] as const) {
+        if (value[field] === undefined) continue;
+        ctx.addIssue({ code: 'custom', path: [field], message: "none with `mechanism: 'aws-iam'` (MSK IAM signs with the function's AWS credentials)", input: value[field] });
+      }
+      return;
+    }
+    for (const field of ['username', 'password'] as const) {
+      if (value[field] === undefined) ctx.addIssue({ code: 'custom', path: [field], message: 'a non-empty string', input: undefined });
+    }
+    if (value.region !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['region'], message: "none: `region` applies to `mechanism: 'aws-iam'` only", input: value.region });
+    }
+  },
+  { when: (payload) => !touches(payload.issues, ['mechanism']) },
+);
+
+// MSK cluster ARNs: arn:<partition>:kafka:<region>:<account>:cluster/<name>/<uuid>.
+const MSK_CLUSTER_ARN = /^arn:aws[a-z-]*:kafka:([a-z]{2}(?:-[a-z]+)+-[0-9]+):[0-9]{12}:cluster\/[^/\s]+\/[^/\s]+$/;
 
 const redisShape = {
   // Ignored when `clusterNodes` is not empty (LanesOptions), so resolved options resolve again to themselves.
   url: redisUrl.default(DEFAULTS.redis.url),
   clusterNodes: z.array(hostPort, { error: 'a list of `host:port`' }).default([]),
+  tls: z.boolean({ error: '`true` or `false`' }).optional(),
+  username: nonEmptyString().optional(),
+  password: nonEmptyString().optional(),
 };
 
 const kafkaShape = {
   brokers: z.array(hostPort, { error: 'a list of `host:port`' }).default([]),
   clientId: nonEmptyString().default(DEFAULTS.kafka.clientId),
-  ssl: z.boolean({ error: '`true` or `false`' }).default(DEFAULTS.kafka.ssl),
-  sasl: z.strictObject(saslShape, { error: 'an object `{ mechanism, username, password }`' }).optional(),
+  // Optional here: its default depends on `sasl` and `mskClusterArn` (see `resolveOptions`).
+  ssl: z.boolean({ error: '`true` or `false`' }).optional(),
+  sasl: sasl.optional(),
+  mskClusterArn: z
+    .string({ error: 'an MSK cluster ARN like `arn:aws:kafka:eu-west-1:123456789012:cluster/orders/abcd-1234`' })
+    .regex(MSK_CLUSTER_ARN, { error: 'an MSK cluster ARN like `arn:aws:kafka:eu-west-1:123456789012:cluster/orders/abcd-1234`' })
+    .optional(),
 };
 
 const deadLetterShape = { policy: oneOf(['release', 'hold']).default(DEFAULTS.deadLetter.policy) };
@@ -185,8 +217,8 @@ const rootShape = {
   // At least a second: the margin pays for parking, the hand-off writes and the last flush.
   deadlineMarginMs: timerMs(1_000, DEFAULTS.deadlineMarginMs),
   flushIntervalMs: timerMs(1, DEFAULTS.flushIntervalMs),
-  key: deserializer.default(DEFAULTS.key),
-  value: deserializer.default(DEFAULTS.value),
+  key: recordPart.default(DEFAULTS.key),
+  value: recordPart.default(DEFAULTS.value),
   retry: z.strictObject(retryShape, anObject('{ maxAttempts: 5 }')).prefault({ backoff: undefined }),
   deadLetter: z.strictObject(deadLetterShape, anObject("{ policy: 'hold' }")).prefault({}),
   redis: z.strictObject(redisShape, anObject("{ url: 'redis://127.0.0.1:6379' }")).prefault({}),
@@ -215,6 +247,8 @@ const optionsSchema = z.strictObject(rootShape, { error: 'an object' }).superRef
   },
   { when: (payload) => isObject(payload.value) && !touches(payload.issues, ['group']) },
 );
+
+const ALIASES: Readonly<Record<string, string>> = { 'kafka.tls': 'kafka.ssl', 'redis.ssl': 'redis.tls' };
 
 /** Keys of each options object, for unknown keys: the schema's own shapes, so they never drift apart. */
 const KNOWN_KEYS: Readonly<Record<string, readonly string[]>> = {
@@ -253,17 +287,110 @@ export function resolveOptions(input: LanesOptionsInput, env: NodeJS.ProcessEnv 
   }
   if (problems.length > 0 || !result.success) throw new OptionsError(problems);
 
-  const { keyOf, kafka, ...rest } = result.data;
+  const { keyOf, kafka, redis, key, value, ...rest } = result.data;
+  const connections = resolveConnections(kafka, redis, filled.sources, env);
+  if ('problems' in connections) throw new OptionsError(connections.problems);
+  const keyPart = resolvePart(key, DEFAULTS.key);
+  const valuePart = resolvePart(value, DEFAULTS.value);
   return {
     ...rest,
     ...(keyOf === undefined ? {} : { keyOf }),
+    key: keyPart.deserializer,
+    value: valuePart.deserializer,
+    ...(keyPart.schema === undefined ? {} : { keySchema: keyPart.schema }),
+    ...(valuePart.schema === undefined ? {} : { valueSchema: valuePart.schema }),
+    kafka: connections.kafka,
+    redis: connections.redis,
+  };
+}
+
+type ParsedKafka = z.infer<z.ZodObject<typeof kafkaShape>>;
+type ParsedRedis = z.infer<z.ZodObject<typeof redisShape>>;
+
+/**
+ * The Kafka and Redis options once each is valid on its own: what they say together (one source of brokers,
+ * TLS where the auth needs it, the region MSK IAM tokens are signed for) and the defaults that depend on
+ * other options.
+ */
+function resolveConnections(
+  kafka: ParsedKafka,
+  redis: ParsedRedis,
+  sources: ReadonlyMap<string, string>,
+  env: NodeJS.ProcessEnv,
+): { kafka: LanesOptions['kafka']; redis: LanesOptions['redis'] } | { problems: string[] } {
+  const problems: string[] = [];
+  const given = (path: string, value: unknown): string => describeGiven(path, value);
+  const { mskClusterArn, sasl } = kafka;
+  if (mskClusterArn !== undefined && kafka.brokers.length > 0) {
+    problems.push(
+      invalidOption(
+        'kafka.mskClusterArn',
+        'either `kafka.brokers` or `kafka.mskClusterArn`, not both (the brokers of an MSK cluster come from its ARN)',
+        given('kafka.mskClusterArn', mskClusterArn),
+        sourceOf('kafka.mskClusterArn', sources),
+        `\`kafka.brokers\` is ${describeGiven('kafka.brokers', kafka.brokers)}${fromEnvironment(sourceOf('kafka.brokers', sources))}`,
+      ),
+    );
+  }
+  const iam = sasl?.mechanism === AWS_IAM_MECHANISM;
+  if (iam && kafka.ssl === false) {
+    problems.push(
+      invalidOption('kafka.ssl', "`true` with `kafka.sasl.mechanism: 'aws-iam'` (MSK IAM access control runs over TLS only)", given('kafka.ssl', false), sourceOf('kafka.ssl', sources)),
+    );
+  }
+  if (mskClusterArn !== undefined && sasl?.mechanism === 'plain') {
+    problems.push(
+      invalidOption(
+        'kafka.sasl.mechanism',
+        '`scram-sha-512` or `aws-iam` with an MSK cluster (MSK offers no SASL/PLAIN)',
+        given('kafka.sasl.mechanism', 'plain'),
+        sourceOf('kafka.sasl.mechanism', sources),
+      ),
+    );
+  }
+  let resolvedSasl: LanesOptions['kafka']['sasl'];
+  if (sasl?.mechanism === AWS_IAM_MECHANISM) {
+    const region = sasl.region ?? (mskClusterArn === undefined ? undefined : MSK_CLUSTER_ARN.exec(mskClusterArn)?.[1]) ?? read(env, ENV.awsRegion) ?? read(env, ENV.awsDefaultRegion);
+    if (region === undefined) {
+      problems.push(
+        `Missing kafka-lanes option \`kafka.sasl.region\`: expected the AWS region MSK IAM tokens are signed for, in \`kafka.sasl.region\`, ` +
+          `\`kafka.mskClusterArn\`, or the environment variable \`${ENV.awsRegion}\` (Lambda sets it), got none`,
+      );
+    } else {
+      resolvedSasl = { mechanism: AWS_IAM_MECHANISM, region };
+    }
+  } else if (sasl !== undefined && sasl.username !== undefined && sasl.password !== undefined) {
+    resolvedSasl = { mechanism: sasl.mechanism, username: sasl.username, password: sasl.password };
+  }
+  const secure = redis.clusterNodes.length === 0 && redis.url.startsWith('rediss:');
+  if (redis.tls === false && secure) {
+    problems.push(
+      invalidOption('redis.tls', '`true` or nothing with a `rediss://` URL (`rediss` is Redis over TLS)', given('redis.tls', false), sourceOf('redis.tls', sources)),
+    );
+  }
+  if (problems.length > 0) return { problems };
+  return {
     kafka: {
       brokers: kafka.brokers,
       clientId: kafka.clientId,
-      ssl: kafka.ssl,
-      ...(kafka.sasl === undefined ? {} : { sasl: kafka.sasl }),
+      // MSK encrypts client traffic by default and its IAM and SCRAM listeners are TLS only.
+      ssl: kafka.ssl ?? (iam || mskClusterArn !== undefined),
+      ...(resolvedSasl === undefined ? {} : { sasl: resolvedSasl }),
+      ...(mskClusterArn === undefined ? {} : { mskClusterArn }),
+    },
+    redis: {
+      url: redis.url,
+      clusterNodes: redis.clusterNodes,
+      ...(redis.tls === undefined ? {} : { tls: redis.tls }),
+      ...(redis.username === undefined ? {} : { username: redis.username }),
+      ...(redis.password === undefined ? {} : { password: redis.password }),
     },
   };
+}
+
+function read(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value === '' ? undefined : value;
 }
 
 function describeIssue(issue: z.core.$ZodIssue, input: unknown, sources: ReadonlyMap<string, string>, env: NodeJS.ProcessEnv): string[] {
@@ -291,6 +418,9 @@ function unknownKey(objectPath: readonly PropertyKey[], key: string, input: unkn
     const other = type === 'fixed' ? exponentialShape : fixedShape;
     if (key in other) return `Unknown kafka-lanes option \`${name}\`: it applies to \`type: '${type === 'fixed' ? 'exponential' : 'fixed'}'\` only, this backoff is \`${type}\``;
   }
+  // kafkajs says `ssl`, ioredis says `tls`: each object keeps its library's word, so the other one is a likely slip.
+  const alias = ALIASES[name];
+  if (alias !== undefined) return `Unknown kafka-lanes option \`${name}\`: did you mean \`${alias}\`?`;
   const sibling = didYouMean(key, siblings);
   if (sibling !== undefined) return `Unknown kafka-lanes option \`${name}\`: did you mean \`${optionPath([...objectPath, sibling])}\`?`;
   // A key at the wrong level (`maxAttempts` instead of `retry.maxAttempts`).

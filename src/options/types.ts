@@ -1,4 +1,5 @@
-import type { Deserializer, KeyOf, Ordering } from '../processor/options';
+import type { KeyOf, Ordering } from '../processor/options';
+import type { RecordPartInput } from './standard-schema';
 
 /**
  * The backoff between attempts as a user writes it. Without `type` it is exponential, so
@@ -47,16 +48,31 @@ export interface RedisOptionsInput {
   readonly url?: string;
   /** `host:port` seeds of a Redis Cluster. Default none (a single server at `url`). */
   readonly clusterNodes?: readonly string[];
+  /**
+   * TLS to Redis (ElastiCache in-transit encryption). Default: `KAFKA_LANES_REDIS_TLS` (`true` / `false`), else
+   * `true` for a `rediss://` URL and `false` otherwise.
+   */
+  readonly tls?: boolean;
+  /** ACL user (ElastiCache RBAC). Default: `KAFKA_LANES_REDIS_USERNAME`, else the URL's, else none. */
+  readonly username?: string;
+  /** AUTH token or password. Default: `KAFKA_LANES_REDIS_AUTH_TOKEN`, else the URL's, else none. */
+  readonly password?: string;
 }
 
-/** SASL credentials for the retry and dead-letter producer: all three fields. */
-export interface SaslInput {
-  readonly mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512';
-  readonly username: string;
-  readonly password: string;
-}
+/**
+ * SASL for every Kafka client of the framework: a username and password (`plain`, `scram-sha-256`,
+ * `scram-sha-512`), or MSK IAM access control (`aws-iam`: OAUTHBEARER tokens signed with the function's AWS
+ * credentials, for the region given, else the MSK cluster ARN's, else `AWS_REGION`).
+ */
+export type SaslInput =
+  | {
+      readonly mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512';
+      readonly username: string;
+      readonly password: string;
+    }
+  | { readonly mechanism: 'aws-iam'; readonly region?: string };
 
-/** The Kafka client of the retry and dead-letter producer. */
+/** The Kafka clients of the framework (retry and dead-letter producer, committer, CLI). */
 export interface KafkaOptionsInput {
   /**
    * `host:port` brokers. Default: `KAFKA_LANES_BROKERS` (comma separated), else none, which means the event's
@@ -65,11 +81,19 @@ export interface KafkaOptionsInput {
   readonly brokers?: readonly string[];
   /** Default `'kafka-lanes'`. */
   readonly clientId?: string;
-  /** TLS to the brokers. Default: `KAFKA_LANES_KAFKA_SSL` (`true` / `false`), else `false`. */
+  /**
+   * TLS to the brokers. Default: `KAFKA_LANES_KAFKA_SSL` (`true` / `false`), else `true` with `aws-iam` SASL or an
+   * MSK cluster ARN (MSK encrypts client traffic by default), else `false`.
+   */
   readonly ssl?: boolean;
   /**
+   * An MSK cluster ARN whose bootstrap brokers (for the SASL / TLS in use) are read through `GetBootstrapBrokers`
+   * once per cold start. Default: `KAFKA_LANES_MSK_CLUSTER_ARN`. Exclusive with `brokers`.
+   */
+  readonly mskClusterArn?: string;
+  /**
    * Default: from `KAFKA_LANES_SASL_MECHANISM`, `KAFKA_LANES_SASL_USERNAME` and `KAFKA_LANES_SASL_PASSWORD`
-   * (all three or none), else no SASL.
+   * (all three, or the mechanism `aws-iam` alone), else no SASL.
    */
   readonly sasl?: SaslInput;
 }
@@ -100,10 +124,17 @@ export interface LanesOptionsInput {
   readonly deadlineMarginMs?: number;
   /** Done bits are flushed to Redis at least this often (ms), and before returning. Default `200`. */
   readonly flushIntervalMs?: number;
-  /** Key deserializer: `'json'`, `'string'`, `'raw'` (the Buffer) or a function. Default `'string'`. */
-  readonly key?: Deserializer;
-  /** Value deserializer: `'json'`, `'string'`, `'raw'` (the Buffer) or a function. Default `'json'`. */
-  readonly value?: Deserializer;
+  /**
+   * Key deserializer: `'json'`, `'string'`, `'raw'` (the Buffer) or a function; or a Standard Schema (zod,
+   * valibot, arktype, ...) the key, read as a string, must pass; or `{ deserializer, schema }`. Default `'string'`.
+   */
+  readonly key?: RecordPartInput;
+  /**
+   * Value deserializer: `'json'`, `'string'`, `'raw'` (the Buffer) or a function; or a Standard Schema the value,
+   * read as JSON, must pass (`record.value` is then typed from it); or `{ deserializer, schema }`. A record that
+   * fails its schema goes to the dead-letter topic with the issues, and its lane goes on. Default `'json'`.
+   */
+  readonly value?: RecordPartInput;
   readonly retry?: RetryOptionsInput;
   /** After a record is dead-lettered in key mode: the lane goes on (`'release'`, default) or stays blocked (`'hold'`). */
   readonly deadLetter?: { readonly policy?: 'release' | 'hold' };

@@ -1,4 +1,4 @@
-export { lanes } from './lanes';
+export { lanes, type RecordPartOf } from './lanes';
 export {
   Processor,
   BatchNotHandedOffError,

@@ -1,10 +1,11 @@
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { Cluster, Redis, type RedisOptions } from 'ioredis';
-import { Kafka, logLevel, type SASLOptions } from 'kafkajs';
+import type { Cluster, Redis, RedisOptions } from 'ioredis';
+import { Kafka, logLevel } from 'kafkajs';
+import { brokersId, createRedis, kafkaConnectionConfig } from '../connections';
 import type { KafkaBatchResponse } from '../event';
 import { HAND_OFF_WRITER_DEFAULTS, HandOffWriter, producerRetry } from '../handoff';
-import { resolveOptions, type LanesOptionsInput } from '../options';
+import { deadLetterTopic, resolveOptions, type LanesOptionsInput, type PartOutput } from '../options';
 import type { LanesOptions } from './options';
 import { Processor, type HandOffSink, type RecordHandler } from './processor';
 import { createTelemetry, type Telemetry } from './telemetry';
@@ -16,43 +17,40 @@ export function connectRedis(options: LanesOptions, telemetry: Telemetry): Redis
   // A command that gets no answer (a silent node, a connection dropped while Lambda was frozen) fails
   // after `commandTimeout` instead of holding the invocation past its deadline.
   const common: RedisOptions = { maxRetriesPerRequest: 2, connectTimeout: 2_000, commandTimeout: 3_000, keepAlive: 10_000 };
-  const redis = options.redis.clusterNodes.length > 0 ? cluster(options, common) : new Redis(options.redis.url, common);
+  const redis = createRedis(options.redis, common);
   // Without a listener ioredis prints every reconnect error; failed commands already surface per batch.
   redis.on('error', (error: Error) => telemetry.logger.warn('Redis connection error', { error: error.message }));
   return redis;
 }
 
-function cluster(options: LanesOptions, common: RedisOptions): Cluster {
-  const seeds = options.redis.clusterNodes.map((node) => {
-    const cut = node.lastIndexOf(':');
-    return { host: node.slice(0, cut), port: Number(node.slice(cut + 1)) };
-  });
-  return new Cluster(seeds, { redisOptions: common });
-}
-
 function handOffFactory(options: LanesOptions, writers: Map<string, HandOffWriter>): (bootstrapServers: readonly string[]) => HandOffSink {
   return (bootstrapServers) => {
-    const brokers = options.kafka.brokers.length > 0 ? options.kafka.brokers : bootstrapServers;
-    const id = brokers.join(',');
+    const id = brokersId(options.kafka, bootstrapServers);
     let writer = writers.get(id);
     if (writer === undefined) {
       const kafka = new Kafka({
-        clientId: options.kafka.clientId,
-        brokers: [...brokers],
-        ssl: options.kafka.ssl,
-        ...(options.kafka.sasl === undefined ? {} : { sasl: { ...options.kafka.sasl } as SASLOptions }),
+        // Brokers, TLS and SASL (MSK IAM included) for every client the framework opens: src/connections.
+        ...kafkaConnectionConfig(options.kafka, bootstrapServers),
         logLevel: logLevel.ERROR,
         // Bounded like the writer's own timeout, so an unreachable broker fails a batch in time and
         // an abandoned connect does not go on retrying in the background.
         retry: producerRetry(HAND_OFF_WRITER_DEFAULTS.timeoutMs),
         connectionTimeout: 3_000,
       });
-      writer = new HandOffWriter(kafka);
+      writer = new HandOffWriter(kafka, { deadLetterTopic: deadLetterTopic(options.group) });
       writers.set(id, writer);
     }
     return writer;
   };
 }
+
+/**
+ * What the handler's `record.key` or `record.value` is for the options given: the schema's output, `string |
+ * null` for `'string'`, `Buffer | null` for `'raw'`, a function's return type, `unknown` for JSON.
+ */
+export type RecordPartOf<O, Name extends 'key' | 'value'> = Name extends keyof O
+  ? PartOutput<Exclude<O[Name], undefined>, Name extends 'key' ? string | null : unknown>
+  : Name extends 'key' ? string | null : unknown;
 
 /**
  * A Kafka-triggered Lambda handler that runs `handler` once per record, concurrently, in the order asked
@@ -67,8 +65,14 @@ function handOffFactory(options: LanesOptions, writers: Map<string, HandOffWrite
  *     await saveOrder(record.value, { signal: ctx.signal });
  *   },
  * );
+ *
+ * // With a Standard Schema (zod here): `record.value` is typed `{ id: number }`; a record whose value does not
+ * // match goes to the dead-letter topic with the issues, and its lane goes on.
+ * export const typed = lanes({ value: z.object({ id: z.number() }) }, async (record) => {
+ *   await saveOrder(record.value.id);
+ * });
  */
-export function lanes<V = unknown, K = unknown>(input: LanesOptionsInput, handler: RecordHandler<V, K>) {
+export function lanes<O extends LanesOptionsInput, V = RecordPartOf<O, 'value'>, K = RecordPartOf<O, 'key'>>(input: O, handler: RecordHandler<V, K>) {
   const options = resolveOptions(input);
   const writers = new Map<string, HandOffWriter>();
   let processor: Processor | undefined;

@@ -1,3 +1,4 @@
+import type { StandardSchemaV1 } from '@standard-schema/spec';
 import type { KafkaRecord } from '../event';
 
 /**
@@ -37,14 +38,26 @@ export interface RedisOptions {
   readonly url: string;
   /** `host:port` seeds of a Redis Cluster. */
   readonly clusterNodes: readonly string[];
+  /** TLS when given; otherwise TLS for a `rediss://` URL only (see src/connections). */
+  readonly tls?: boolean;
+  readonly username?: string;
+  /** AUTH token or password; overrides the URL's. */
+  readonly password?: string;
 }
+
+/** SASL with a username and password, or MSK IAM (OAUTHBEARER) for a resolved region. */
+export type SaslOptions =
+  | { readonly mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512'; readonly username: string; readonly password: string }
+  | { readonly mechanism: 'aws-iam'; readonly region: string };
 
 export interface KafkaOptions {
   /** Brokers for the retry and dead-letter producer; empty: the event's `bootstrapServers`. */
   readonly brokers: readonly string[];
   readonly clientId: string;
   readonly ssl: boolean;
-  readonly sasl?: { readonly mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512'; readonly username: string; readonly password: string };
+  readonly sasl?: SaslOptions;
+  /** Brokers from this MSK cluster's `GetBootstrapBrokers` (exclusive with `brokers`). */
+  readonly mskClusterArn?: string;
 }
 
 export interface LanesOptions {
@@ -64,6 +77,10 @@ export interface LanesOptions {
   readonly flushIntervalMs: number;
   readonly key: Deserializer;
   readonly value: Deserializer;
+  /** The Standard Schema the deserialized key must pass, if any; a record that fails it is dead-lettered. */
+  readonly keySchema?: StandardSchemaV1;
+  /** The Standard Schema the deserialized value must pass, if any. */
+  readonly valueSchema?: StandardSchemaV1;
   readonly retry: RetryOptions;
   /** After a record is dead-lettered in key mode: the lane goes on ('release') or stays blocked ('hold'). */
   readonly deadLetter: { readonly policy: 'release' | 'hold' };

@@ -1,12 +1,21 @@
+import { thrownText } from '../describe';
 import { LanesError, NonRetriableError, RetryLaterError } from '../errors';
 import { DeserializationError } from '../options/errors';
+import { SchemaValidationError } from '../options/standard-schema';
 
 /** What happens to a record after its handler failed (DESIGN.md sections 3 G4 and 6). */
 export type FailureDecision =
   | { readonly action: 'retry'; readonly delayMs: number | undefined }
   | { readonly action: 'dead-letter'; readonly reason: DeadLetterReason };
 
-export type DeadLetterReason = 'non-retriable' | 'programming-error' | 'deserialization' | 'attempts-exhausted' | 'malformed';
+export type DeadLetterReason =
+  | 'non-retriable'
+  | 'programming-error'
+  | 'deserialization'
+  | 'schema-validation'
+  | 'attempts-exhausted'
+  | 'malformed'
+  | 'duplicate-offset';
 
 const PROGRAMMING_ERROR_NAMES = new Set(['TypeError', 'RangeError', 'ReferenceError', 'SyntaxError']);
 
@@ -31,6 +40,7 @@ export function decideFailure(error: unknown, attempt: number, maxAttempts: numb
   if (error instanceof NonRetriableError || (error instanceof LanesError && !error.retriable && !(error instanceof DeserializationError))) {
     return { action: 'dead-letter', reason: 'non-retriable' };
   }
+  if (error instanceof SchemaValidationError) return { action: 'dead-letter', reason: 'schema-validation' };
   if (error instanceof DeserializationError) return { action: 'dead-letter', reason: 'deserialization' };
   if (isProgrammingError(error)) {
     return { action: 'dead-letter', reason: 'programming-error' };
@@ -39,15 +49,17 @@ export function decideFailure(error: unknown, attempt: number, maxAttempts: numb
   return { action: 'retry', delayMs: error instanceof RetryLaterError ? error.delayMs : undefined };
 }
 
-/** The name and message of anything thrown, for headers and logs; never throws itself. */
+/** Longest error message kept for logs; hand-off headers cut it further. */
+const MAX_MESSAGE_LENGTH = 4_000;
+
+/** The name and message of anything thrown, for headers and logs; bounded in length, never throws itself. */
 export function describeError(error: unknown): { name: string; message: string } {
-  if (error instanceof Error) return { name: String(error.name), message: String(error.message) };
-  let message: string;
   try {
-    message = String(error);
+    if (error instanceof Error) {
+      return { name: thrownText(error.name, 200), message: thrownText(error.message, MAX_MESSAGE_LENGTH) };
+    }
   } catch {
-    // An object without a prototype, or whose toString throws, cannot be turned into a string.
-    message = Object.prototype.toString.call(error);
+    // A Proxy whose traps throw: described as the object it claims to be, below.
   }
-  return { name: error === null ? 'null' : typeof error, message };
+  return { name: error === null ? 'null' : typeof error, message: thrownText(error, MAX_MESSAGE_LENGTH) };
 }

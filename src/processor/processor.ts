@@ -3,8 +3,12 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import {
   batchItemFailures,
   decodeKafkaEvent,
+  isDecodeFailure,
+  planOffsets,
   topicPartitionKey,
   type DecodeFailure,
+  type Delivered,
+  type OffsetSlot,
   type KafkaBatchResponse,
   type KafkaHeader,
   type KafkaRecord,
@@ -12,9 +16,10 @@ import {
   type TimestampType,
 } from '../event';
 import { CompletionStore, type PartitionRef } from '../completion';
+import { jsonText } from '../describe';
 import { LanesError } from '../errors';
-import type { HandOffItem } from '../handoff';
-import { backoffDelay, deadLetterTopic, DeserializationError, deserialize, retryTopicFor } from '../options';
+import type { HandOffItem, HandOffOutcome } from '../handoff';
+import { backoffDelay, deadLetterTopic, DeserializationError, readRecordParts, retryTopicFor, type RecordParts } from '../options';
 import { laneIdOf } from './lane-id';
 import type { LanesOptions } from './options';
 import { decideFailure, describeError, type DeadLetterReason, type FailureDecision } from './outcome';
@@ -56,10 +61,13 @@ export interface InvocationContext {
   readonly awsRequestId?: string;
 }
 
-/** Writes retry and dead-letter copies; resolves once the broker acknowledged all (acks=all). */
+/**
+ * Writes retry and dead-letter copies; resolves once each is acknowledged (acks=all) or, refused for good by
+ * the broker, replaced by an acknowledged dead letter without its value: one outcome per item (`HandOffOutcome`).
+ */
 export interface HandOffSink {
   /** `signal` aborts a write that would outlive the invocation. */
-  write(items: readonly HandOffItem[], options?: { signal?: AbortSignal }): Promise<void>;
+  write(items: readonly HandOffItem[], options?: { signal?: AbortSignal }): Promise<readonly HandOffOutcome[]>;
 }
 
 export interface ProcessorParts {
@@ -231,26 +239,24 @@ class Invocation {
     const partitionKey = topicPartitionKey(topic, partition);
     this.#counters.recordsIn += records.length + failures.length;
 
+    // Records sharing an offset: identical copies run once, differing ones are all dead-lettered.
+    const plan = planOffsets(records, failures);
+    this.#counters.duplicates += plan.duplicates;
     // A malformed record with an unreadable offset cannot get a done bit: dead-letter it and go on.
-    const unplaced = this.#deadLetterMalformed(ref, failures.filter((failure) => failure.offset === undefined));
+    const unplaced = this.#guard(this.#deadLetterMalformed(ref, plan.unplaced), partitionKey);
 
-    type Entry = { offset: number; record?: KafkaRecord; failure?: DecodeFailure; lane?: string; preset?: unknown };
-    const byOffset = new Map<number, Entry>();
-    for (const failure of failures) {
-      if (failure.offset !== undefined && !byOffset.has(failure.offset)) byOffset.set(failure.offset, { offset: failure.offset, failure });
-    }
-    for (const record of records) {
-      if (byOffset.has(record.offset)) continue;
-      const entry: Entry = { offset: record.offset, record };
+    type Entry = OffsetSlot & { lane?: string; preset?: unknown };
+    const entries = plan.slots.map((slot): Entry => {
+      if (slot.record === undefined) return slot;
+      const entry: Entry = { ...slot };
       try {
-        entry.lane = laneIdOf(record, this.#options);
+        entry.lane = laneIdOf(slot.record, this.#options);
       } catch (error) {
         // Without its lane the record cannot run in order: it is dead-lettered like an unreadable key.
-        entry.preset = new DeserializationError('key', record, `keyOf threw: ${describeError(error).message}`, { cause: error });
+        entry.preset = new DeserializationError('key', slot.record, `keyOf threw: ${describeError(error).message}`, { cause: error });
       }
-      byOffset.set(record.offset, entry);
-    }
-    const entries = [...byOffset.values()].sort((a, b) => a.offset - b.offset);
+      return entry;
+    });
 
     let result;
     try {
@@ -275,6 +281,7 @@ class Invocation {
 
     const tasks: RecordTask[] = [];
     const malformed: DecodeFailure[] = [];
+    const conflicts: Array<{ offset: number; versions: readonly Delivered[] }> = [];
     const heads: KafkaRecord[] = [];
     const headEntries = result.handoffHeads.values();
     entries.forEach((entry, i) => {
@@ -284,6 +291,8 @@ class Invocation {
       else if (status === 'refused') {
         this.#counters.refused += 1;
         this.#notHanded(ref, entry.offset);
+      } else if (entry.conflict !== undefined) {
+        conflicts.push({ offset: entry.offset, versions: entry.conflict });
       } else if (entry.failure !== undefined) {
         malformed.push(entry.failure);
       } else if (status === 'handoff') {
@@ -305,7 +314,7 @@ class Invocation {
       }
       return this.#retryItem(record, head?.attempt ?? 1, head?.dueAtMs ?? now, now, undefined, false);
     });
-    const handOffs = Promise.all([
+    const handOffs = this.#guard(Promise.all([
       unplaced,
       this.#writeAndMarkDone(ref, redelivered, () => {
         for (const item of redelivered) {
@@ -314,8 +323,19 @@ class Invocation {
         }
       }),
       this.#deadLetterMalformed(ref, malformed),
-    ]);
+      this.#deadLetterConflicts(ref, conflicts),
+    ]), partitionKey);
     return { tasks, handOffs };
+  }
+
+  /**
+   * Each hand-off reports its own failures; this only keeps a fault of ours from ending the process with an
+   * unhandled rejection: admission's hand-offs are awaited only after the runs, long after they may fail.
+   */
+  #guard(work: Promise<unknown>, partitionKey: string): Promise<void> {
+    return work.then(noop, (error: unknown) => {
+      this.#logger.error('unexpected fault handing off at admission', { partition: partitionKey, error: describeError(error) });
+    });
   }
 
   /** Writes hand-off copies, then marks their records done; reports them as not handed off on failure. */
@@ -398,14 +418,23 @@ class Invocation {
       if (task.preset !== undefined) throw task.preset;
       if (cancelReason !== undefined) throw cancelReason;
       const { record } = task;
+      // A promise only when a schema validates asynchronously; bounded by the record's deadline like the handler.
+      let parts = readRecordParts(this.#options, record);
+      if (parts instanceof Promise) {
+        const pending = parts;
+        parts = await new Promise<RecordParts>((resolve, reject) => {
+          rejectRun = reject;
+          pending.then(resolve, reject);
+        });
+      }
       const view: LanesRecord = {
         topic: record.topic,
         partition: record.partition,
         offset: record.offset,
         timestamp: record.timestamp,
         timestampType: record.timestampType,
-        key: deserialize(this.#options.key, record.key, record, 'key'),
-        value: deserialize(this.#options.value, record.value, record, 'value'),
+        key: parts.key,
+        value: parts.value,
         rawKey: record.key,
         rawValue: record.value,
         headers: record.headers,
@@ -564,21 +593,7 @@ class Invocation {
       this.#logger.error('malformed record: sent to the dead-letter topic', {
         partition: topicPartitionKey(failure.topic, failure.partition), offset: failure.offset, reason: failure.message,
       });
-      const record: KafkaRecord = {
-        topic: failure.topic,
-        partition: failure.partition,
-        offset: failure.offset ?? 0,
-        timestamp: now,
-        timestampType: 'LOG_APPEND_TIME',
-        key: null,
-        value: Buffer.from(JSON.stringify(failure.raw) ?? 'undefined', 'utf8'),
-        headers: [],
-        raw: {} as KafkaRecord['raw'],
-      };
-      return {
-        ...this.#deadLetterItem(record, 0, now, 'malformed', { name: 'DecodeFailure', message: failure.message }),
-        origin: { topic: failure.topic, partition: failure.partition, offset: failure.offset },
-      };
+      return this.#malformedItem(failure, now, 'malformed', failure.message);
     });
     try {
       await this.#sink.write(items, { signal: this.#handOffSignal });
@@ -595,6 +610,50 @@ class Invocation {
     }
     this.#counters.deadLettered += failures.length;
     for (const failure of failures) if (failure.offset !== undefined) this.#markDone(ref, failure.offset);
+  }
+
+  /**
+   * Dead-letters every version of offsets delivered more than once with differing contents, as one write;
+   * each offset is marked done only once all its versions are acknowledged (a crash before loses none).
+   */
+  async #deadLetterConflicts(ref: PartitionRef, conflicts: ReadonlyArray<{ offset: number; versions: readonly Delivered[] }>): Promise<void> {
+    if (conflicts.length === 0) return;
+    const now = this.#now();
+    const items = conflicts.flatMap(({ offset, versions }) => {
+      const message = `offset ${offset} of ${topicPartitionKey(ref.topic, ref.partition)} was delivered ${versions.length} times with differing contents: every version is dead-lettered`;
+      this.#logger.error('records share an offset: all sent to the dead-letter topic', { partition: topicPartitionKey(ref.topic, ref.partition), offset, versions: versions.length });
+      return versions.map((version) => (isDecodeFailure(version)
+        ? this.#malformedItem(version, now, 'duplicate-offset', `${message}; this one is malformed: ${version.message}`)
+        : this.#deadLetterItem(version, 0, now, 'duplicate-offset', { name: 'DuplicateOffset', message })));
+    });
+    try {
+      await this.#sink.write(items, { signal: this.#handOffSignal });
+    } catch (error) {
+      this.#handOffFailed(ref, conflicts.map(({ offset }) => offset), error);
+      return;
+    }
+    this.#counters.deadLettered += items.length;
+    for (const { offset } of conflicts) this.#markDone(ref, offset);
+  }
+
+  /** The dead-letter copy of a record the decoder could not read: its value is the record's JSON as received. */
+  #malformedItem(failure: DecodeFailure, now: number, reason: DeadLetterReason, message: string): HandOffItem {
+    const record: KafkaRecord = {
+      topic: failure.topic,
+      partition: failure.partition,
+      offset: failure.offset ?? 0,
+      timestamp: now,
+      timestampType: 'LOG_APPEND_TIME',
+      key: null,
+      // Any depth: a record nested past the stack's limit is still written in full.
+      value: Buffer.from(jsonText(failure.raw), 'utf8'),
+      headers: [],
+      raw: {} as KafkaRecord['raw'],
+    };
+    return {
+      ...this.#deadLetterItem(record, 0, now, reason, { name: 'DecodeFailure', message }),
+      origin: { topic: failure.topic, partition: failure.partition, offset: failure.offset },
+    };
   }
 
   #retryItem(record: KafkaRecord, attempt: number, dueAtMs: number, firstFailureAtMs: number, error: { name: string; message: string } | undefined, deferred: boolean): HandOffItem {
@@ -707,7 +766,7 @@ export class RecordTimeoutError extends LanesError {
 
 /** What a park list keeps of a record: the record exactly as AWS sent it, so it decodes like a fresh one. */
 function parkPayload(record: KafkaRecord): string {
-  return JSON.stringify(record.raw);
+  return jsonText(record.raw);
 }
 
 /** At most `count` values, evenly spaced through the sorted values (all of them when there are fewer). */

@@ -1,5 +1,5 @@
-import { cpSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { existsSync, rmSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
 import { build } from 'esbuild';
 import { ConfigError } from '../errors';
 
@@ -41,14 +41,9 @@ function sourceFile(servicePath: string, module: string): string {
   );
 }
 
-/** The Lua script folders of the library, which the bundled code reads next to itself (`__dirname/scripts`). */
-function scriptDirs(): string[] {
-  return ['completion', 'committer'].map((part) => join(__dirname, '..', part, 'scripts')).filter((dir) => existsSync(dir));
-}
-
 /**
  * Bundles handlers with esbuild into `dist-lambda/` (one CommonJS file per handler, for Node.js 22, with
- * source maps), copies the Lua scripts next to each bundle, and returns each function's new handler string.
+ * source maps; the Lua scripts are modules, so they are inside) and returns each function's new handler string.
  *
  * @example
  * await bundleHandlers('/srv/shop', [{ key: 'orders', handler: 'functions/orders.handler' }]);
@@ -87,13 +82,5 @@ export async function bundleHandlers(servicePath: string, entries: readonly Bund
     // Some dependencies ship optional native or cloud-only modules they load lazily inside a try.
     external: ['snappy', 'kafkajs-snappy', 'lz4', 'zstd'],
   });
-  const dirs = new Set(Object.keys(entryPoints).map((name) => dirname(join(outDir, name))));
-  for (const dir of dirs) {
-    const target = join(dir, 'scripts');
-    mkdirSync(target, { recursive: true });
-    for (const scripts of scriptDirs()) {
-      for (const file of readdirSync(scripts)) if (file.endsWith('.lua')) cpSync(join(scripts, file), join(target, file));
-    }
-  }
   return handlers;
 }

@@ -1,9 +1,8 @@
-import { Kafka, logLevel, type SASLOptions } from 'kafkajs';
+import { Kafka, logLevel } from 'kafkajs';
 import { CompletionStore } from '../completion/store';
-import { runCommitter, type CommitterResult } from '../committer';
-import { ConfigError } from '../errors';
-import { ENV } from '../options/constants';
-import { resolveOptions } from '../options/schema';
+import { MemberlessOffsetCommitter, runCommitter, type CommitterResult } from '../committer';
+import { kafkaConnectionConfig } from '../connections';
+import { resolveOptions } from '../options';
 import { connectRedis } from '../processor/lanes';
 import { createTelemetry } from '../processor/telemetry';
 
@@ -18,8 +17,9 @@ export interface CommitterRunSummary {
 
 /**
  * Creates the scheduled committer's Lambda handler: each run commits every tracked partition's frontier to
- * the completion group `<group>.lanes` (`runCommitter`, the admin way) and logs stalls. The group, Redis and
- * the brokers come from the environment the serverless plugin sets; they are read and validated once.
+ * the completion group `<group>.lanes` (`runCommitter` with a member-less commit) and logs stalls. The group, Redis and
+ * the brokers (or the MSK cluster ARN) come from the environment the serverless plugin sets; they are read and
+ * validated once.
  *
  * @example
  * // what the plugin deploys, scheduled `rate(1 minute)`:
@@ -27,21 +27,15 @@ export interface CommitterRunSummary {
  */
 export function committerHandler(env: Readonly<Record<string, string | undefined>> = process.env): () => Promise<CommitterRunSummary> {
   const options = resolveOptions({}, env);
-  if (options.kafka.brokers.length === 0) {
-    throw new ConfigError(`Invalid committer configuration: expected \`${ENV.brokers}\` (comma-separated \`host:port\`), got none`);
-  }
   const telemetry = createTelemetry(options.group);
   let store: CompletionStore | undefined;
-  const kafka = new Kafka({
-    clientId: `${options.kafka.clientId}-committer`,
-    brokers: [...options.kafka.brokers],
-    ssl: options.kafka.ssl,
-    ...(options.kafka.sasl === undefined ? {} : { sasl: { ...options.kafka.sasl } as SASLOptions }),
-    logLevel: logLevel.ERROR,
-  });
+  // Brokers (or the MSK cluster ARN), TLS and SASL as for every client of the framework; a scheduled event
+  // carries no bootstrap servers, so one of them must be configured.
+  const kafka = new Kafka({ ...kafkaConnectionConfig(options.kafka), logLevel: logLevel.ERROR });
+  const committer = new MemberlessOffsetCommitter(kafka, options.group);
   return async () => {
     store ??= new CompletionStore(connectRedis(options, telemetry));
-    const result: CommitterResult = await runCommitter({ store, kafka, group: options.group });
+    const result: CommitterResult = await runCommitter({ store, group: options.group, committer });
     const summary: CommitterRunSummary = {
       groupId: result.groupId,
       ...(result.skipped === undefined ? {} : { skipped: result.skipped }),

@@ -120,6 +120,8 @@ export function planFunction(
   if (block.redis?.clusterNodes !== undefined) connection[ENV.redisClusterNodes] = block.redis.clusterNodes.join(',');
   const brokers = block.kafka?.brokers ?? settings.bootstrapServers;
   if (brokers !== undefined) connection[ENV.brokers] = brokers.join(',');
+  // Without brokers, the producers and the committer ask MSK for them (GetBootstrapBrokers, once per cold start).
+  else if (trigger.kind === 'msk' && typeof settings.arn === 'string') connection[ENV.mskClusterArn] = settings.arn;
   const environment = {
     ...connection,
     [ENV.group]: group,

@@ -9,6 +9,7 @@ import {
   AdminOffsetCommitter,
   CommitNotAppliedError,
   CommitterLease,
+  ConsumerOffsetCommitter,
   GroupHasMembersError,
   LeaseLostError,
   MemberlessOffsetCommitter,
@@ -280,7 +281,7 @@ describe.each(redisSetups())('committer on Redis $name', ({ connect }) => {
     });
   });
 
-  describe('the admin way (completion group <group>.lanes)', () => {
+  describe('with MemberlessOffsetCommitter (completion group <group>.lanes)', () => {
     it('commits each partition its frontier, and nothing where nothing was admitted', async () => {
       // Prepare
       const group = uniqueName('grp');
@@ -292,7 +293,7 @@ describe.each(redisSetups())('committer on Redis $name', ({ connect }) => {
       await store.markDone(p(1), [0, 1, 3, 4]);
 
       // Act
-      const result = await runCommitter({ store, kafka, group });
+      const result = await runCommitter({ store, group, committer: new MemberlessOffsetCommitter(kafka, group) });
 
       // Assess
       expect(result.skipped).toBeUndefined();
@@ -318,15 +319,15 @@ describe.each(redisSetups())('committer on Redis $name', ({ connect }) => {
       await store.markDone(ref, [100, 105, 110]);
 
       // Act / Assess: 106 is unfinished
-      await runCommitter({ store, kafka, group });
+      await runCommitter({ store, group, committer: new MemberlessOffsetCommitter(kafka, group) });
       expect(await committedOf(completionGroupId(group), topic)).toEqual([106]);
 
       await store.markDone(ref, [106]);
-      const second = await runCommitter({ store, kafka, group });
+      const second = await runCommitter({ store, group, committer: new MemberlessOffsetCommitter(kafka, group) });
       expect(await committedOf(completionGroupId(group), topic)).toEqual([111]);
       expect(second.moves).toEqual([{ topic, partition: 0, from: 106, to: 111 }]);
 
-      const third = await runCommitter({ store, kafka, group });
+      const third = await runCommitter({ store, group, committer: new MemberlessOffsetCommitter(kafka, group) });
       expect(third.moves).toEqual([]);
       expect(third.reasons).toEqual([expect.objectContaining({ code: PlanReasonCode.UpToDate })]);
       expect(partitionOf(third, 0)).toMatchObject({ committedBefore: 111, committed: 111, stalled: false });
@@ -342,7 +343,7 @@ describe.each(redisSetups())('committer on Redis $name', ({ connect }) => {
       await store.markDone(ref, range(0, 9));
 
       // Act
-      const result = await runCommitter({ store, kafka, group });
+      const result = await runCommitter({ store, group, committer: new MemberlessOffsetCommitter(kafka, group) });
 
       // Assess
       expect(await committedOf(completionGroupId(group), topic)).toEqual([50]);
@@ -362,9 +363,9 @@ describe.each(redisSetups())('committer on Redis $name', ({ connect }) => {
       const now = () => clock;
 
       // Act
-      const first = await runCommitter({ store, kafka, group, now });
+      const first = await runCommitter({ store, group, committer: new MemberlessOffsetCommitter(kafka, group), now });
       clock += 60_000;
-      const second = await runCommitter({ store, kafka, group, now });
+      const second = await runCommitter({ store, group, committer: new MemberlessOffsetCommitter(kafka, group), now });
 
       // Assess
       expect(partitionOf(first, 0)).toMatchObject({ committed: 0, stalled: false });
@@ -373,7 +374,7 @@ describe.each(redisSetups())('committer on Redis $name', ({ connect }) => {
 
       await store.markDone(ref, [0]);
       clock += 60_000;
-      const third = await runCommitter({ store, kafka, group, now });
+      const third = await runCommitter({ store, group, committer: new MemberlessOffsetCommitter(kafka, group), now });
       expect(partitionOf(third, 0)).toMatchObject({ committed: 10, stalled: false, frontierAgeMs: 0 });
       expect(await committedOf(completionGroupId(group), topic)).toEqual([10]);
     });
@@ -389,17 +390,17 @@ describe.each(redisSetups())('committer on Redis $name', ({ connect }) => {
       expect(other).toBeDefined();
 
       // Act
-      const skipped = await runCommitter({ store, kafka, group });
+      const skipped = await runCommitter({ store, group, committer: new MemberlessOffsetCommitter(kafka, group) });
 
       // Assess
       expect(skipped).toMatchObject({ skipped: 'lease-held', moves: [], partitions: [] });
       expect(await committedOf(completionGroupId(group), topic)).toEqual([-1]);
       expect(await other?.release()).toBe(true);
-      const after = await runCommitter({ store, kafka, group });
+      const after = await runCommitter({ store, group, committer: new MemberlessOffsetCommitter(kafka, group) });
       expect(after.skipped).toBeUndefined();
       expect(await committedOf(completionGroupId(group), topic)).toEqual([5]);
       // A run releases its lease: the next one gets it at once.
-      expect((await runCommitter({ store, kafka, group })).skipped).toBeUndefined();
+      expect((await runCommitter({ store, group, committer: new MemberlessOffsetCommitter(kafka, group) })).skipped).toBeUndefined();
     });
 
     it('never moves back while two runs race each other and offsets keep finishing (20 rounds)', async () => {
@@ -428,8 +429,8 @@ describe.each(redisSetups())('committer on Redis $name', ({ connect }) => {
       for (let round = 0; round < rounds; round++) {
         const marks = refs.map((ref) => store.markDone(ref, marksOf(ref, round)));
         const [a, b] = await Promise.all([
-          runCommitter({ store, kafka, group }),
-          runCommitter({ store, kafka, group }),
+          runCommitter({ store, group, committer: new MemberlessOffsetCommitter(kafka, group) }),
+          runCommitter({ store, group, committer: new MemberlessOffsetCommitter(kafka, group) }),
           ...marks,
         ]);
         const results = [a, b] as CommitterResult[];
@@ -437,7 +438,7 @@ describe.each(redisSetups())('committer on Redis $name', ({ connect }) => {
         expect(results.some((r) => r.skipped === undefined)).toBe(true);
         seen.push(await committedOf(completionGroupId(group), topic));
       }
-      await runCommitter({ store, kafka, group });
+      await runCommitter({ store, group, committer: new MemberlessOffsetCommitter(kafka, group) });
       seen.push(await committedOf(completionGroupId(group), topic));
 
       // Assess: per partition, the committed offsets read back never decrease and end at the frontier
@@ -474,7 +475,7 @@ describe.each(redisSetups())('committer on Redis $name', ({ connect }) => {
       // Act / Assess
       await expect(runCommitter({ store, committer: slow, group, leaseTtlMs: 1_000 })).rejects.toBeInstanceOf(LeaseLostError);
       // The lease was not held by anyone else: the next run (with a sane lease) finishes the job.
-      const next = await runCommitter({ store, kafka, group });
+      const next = await runCommitter({ store, group, committer: new MemberlessOffsetCommitter(kafka, group) });
       expect(next.skipped).toBeUndefined();
       expect(await committedOf(completionGroupId(group), topic)).toEqual([5, 5]);
     });
@@ -498,7 +499,7 @@ describe.each(redisSetups())('committer on Redis $name', ({ connect }) => {
       );
       await expect(runCommitter({ store, committer: dropping, group })).rejects.toBeInstanceOf(CommitNotAppliedError);
       // A failed run released its lease.
-      expect((await runCommitter({ store, kafka, group })).skipped).toBeUndefined();
+      expect((await runCommitter({ store, group, committer: new MemberlessOffsetCommitter(kafka, group) })).skipped).toBeUndefined();
       expect(await committedOf(completionGroupId(group), topic)).toEqual([3]);
     });
     it('skips a deleted topic, reports it as topic-missing, and commits the other topics', async () => {
@@ -511,12 +512,12 @@ describe.each(redisSetups())('committer on Redis $name', ({ connect }) => {
         await store.admit({ group, topic: gone, partition }, records(range(0, 9)));
         await store.markDone({ group, topic: gone, partition }, range(0, 9));
       }
-      await runCommitter({ store, kafka, group });
+      await runCommitter({ store, group, committer: new MemberlessOffsetCommitter(kafka, group) });
       await deleteTopic(gone);
       await store.markDone({ group, topic: kept, partition: 0 }, range(4, 6));
 
       // Act
-      const result = await runCommitter({ store, kafka, group });
+      const result = await runCommitter({ store, group, committer: new MemberlessOffsetCommitter(kafka, group) });
 
       // Assess
       expect(result.moves).toEqual([{ topic: kept, partition: 0, from: 4, to: 7 }]);
@@ -538,16 +539,16 @@ describe.each(redisSetups())('committer on Redis $name', ({ connect }) => {
 
       try {
         // Act / Assess
-        await expect(runCommitter({ store, kafka, group })).rejects.toBeInstanceOf(GroupHasMembersError);
+        await expect(runCommitter({ store, group, committer: new MemberlessOffsetCommitter(kafka, group) })).rejects.toBeInstanceOf(GroupHasMembersError);
         expect(await committedOf(completionGroupId(group), topic)).toEqual([-1]);
       } finally {
         await intruder.disconnect();
       }
-      expect((await runCommitter({ store, kafka, group })).moves).toEqual([{ topic, partition: 0, from: undefined, to: 5 }]);
+      expect((await runCommitter({ store, group, committer: new MemberlessOffsetCommitter(kafka, group) })).moves).toEqual([{ topic, partition: 0, from: undefined, to: 5 }]);
     });
   });
 
-  describe('the consumer way (a member of the live group)', () => {
+  describe('with ConsumerOffsetCommitter (a member of the live group)', () => {
     let consumer: Consumer | undefined;
 
     afterEach(async () => {
@@ -572,20 +573,20 @@ describe.each(redisSetups())('committer on Redis $name', ({ connect }) => {
       await store.markDone({ group, topic, partition: 1 }, range(0, 29));
 
       // Act
-      const result = await runCommitter({ store, consumer: live, admin, group });
+      const result = await runCommitter({ store, group, committer: new ConsumerOffsetCommitter({ consumer: live, admin, groupId: group }) });
 
       // Assess
       expect(result.groupId).toBe(group);
       expect(await committedOf(group, topic)).toEqual([20, 30]);
       expect(result.partitions.map((p) => p.committed)).toEqual([20, 30]);
-      // The live group cannot be written through the admin API: that is what the consumer way is for.
+      // The live group cannot be written through the admin API: that is what ConsumerOffsetCommitter is for.
       await expect(
         admin.setOffsets({ groupId: group, topic, partitions: [{ partition: 0, offset: '25' }] }),
       ).rejects.toThrow(/no running instances/);
 
       // And it only moves forward from there.
       await store.markDone({ group, topic, partition: 0 }, [20]);
-      await runCommitter({ store, consumer: live, admin, group });
+      await runCommitter({ store, group, committer: new ConsumerOffsetCommitter({ consumer: live, admin, groupId: group }) });
       expect(await committedOf(group, topic)).toEqual([22, 30]); // 21 was done already
     });
 
@@ -599,7 +600,7 @@ describe.each(redisSetups())('committer on Redis $name', ({ connect }) => {
       await store.markDone({ group, topic, partition: 0 }, range(0, 4));
 
       // Act / Assess
-      await expect(runCommitter({ store, consumer: live, admin, group })).rejects.toThrow();
+      await expect(runCommitter({ store, group, committer: new ConsumerOffsetCommitter({ consumer: live, admin, groupId: group }) })).rejects.toThrow();
       expect(await committedOf(group, topic)).toEqual([-1]);
       const lease = await CommitterLease.acquire(redis, group, 1_000);
       expect(lease).toBeDefined();

@@ -8,6 +8,7 @@ import {
   originOf,
   readHandOffHeaders,
   type HandOffItem,
+  type HandOffWriterOptions,
 } from '../../src/handoff';
 import { kafkaRecord } from '../support/records';
 import { createKafka, createTopic, deleteTopics, uniqueName } from './support/stack';
@@ -74,8 +75,9 @@ describe('hand-off writer on a real broker', () => {
     return name;
   }
 
-  function writer(kafka: Kafka = createKafka(), options: ConstructorParameters<typeof HandOffWriter>[1] = {}): HandOffWriter {
-    const instance = new HandOffWriter(kafka, options);
+  /** A writer; its dead-letter topic is used only by copies the broker refuses for good. */
+  function writer(kafka: Kafka = createKafka(), options: Partial<HandOffWriterOptions> = {}): HandOffWriter {
+    const instance = new HandOffWriter(kafka, { deadLetterTopic: uniqueName('handoff-unused.dlq'), ...options });
     writers.push(instance);
     return instance;
   }
@@ -157,7 +159,7 @@ describe('hand-off writer on a real broker', () => {
     const received = await consume([retryTopic, deadLetterTopic], 4);
 
     // Assess
-    expect(handOff.stats).toEqual({ sends: 1, failedSends: 0, messages: 4 });
+    expect(handOff.stats).toEqual({ sends: 1, failedSends: 0, messages: 4, refused: 0 });
     const byOrigin = new Map(received.map((r) => [readHandOffHeaders(r.message.headers ?? {}).originOffset, r]));
 
     const text = byOrigin.get(10);
@@ -320,6 +322,103 @@ describe('hand-off writer on a real broker', () => {
     await admin.disconnect();
     await handOff.write([item(retryTopic)]);
     expect(await consume([retryTopic], 1)).toHaveLength(1);
+  });
+
+  describe('to a topic that refuses large records (max.message.bytes 4096)', () => {
+    const LIMIT = { 'max.message.bytes': '4096' };
+    const copy = (target: string, offset: number, valueBytes: number): HandOffItem => {
+      const r = record({
+        topic: 'orders',
+        partition: 2,
+        offset,
+        key: utf8(`customer-${offset}`),
+        value: Buffer.alloc(valueBytes, 0x61),
+        headers: [{ name: 'trace-id', value: utf8(`trace-${offset}`) }],
+      });
+      return {
+        record: r,
+        origin: originOf(r),
+        kind: 'retry',
+        topic: target,
+        attempt: 2,
+        dueAtMs: 0,
+        firstFailureAtMs: 1718000000000,
+        error: { name: 'Error', message: 'handler failed' },
+      };
+    };
+
+    it('dead-letters the oversized copy without its value and writes the copies that shared its send', async () => {
+      // Prepare: the retry topic takes no record above 4 KB; the dead-letter topic has broker defaults
+      const retryTopic = uniqueName('handoff-small');
+      await createTopic(retryTopic, 1, LIMIT);
+      created.push(retryTopic);
+      const deadLetterTopic = await topic('handoff-small-dlq', 1);
+      const handOff = writer(createKafka(), { deadLetterTopic });
+
+      // Act: two callers in one tick share one send, one oversized copy among them
+      const [mixed, other] = await Promise.all([
+        handOff.write([copy(retryTopic, 1, 100), copy(retryTopic, 2, 10_000), copy(retryTopic, 3, 100)]),
+        handOff.write([copy(retryTopic, 4, 100)]),
+      ]);
+
+      // Assess: one outcome per item, in order
+      expect(mixed).toEqual([
+        { status: 'written' },
+        { status: 'refused', reason: 'too-large', error: { name: 'MESSAGE_TOO_LARGE', message: expect.any(String) } },
+        { status: 'written' },
+      ]);
+      expect(other).toEqual([{ status: 'written' }]);
+      const retried = await consume([retryTopic], 3);
+      expect(retried.map((r) => readHandOffHeaders(r.message.headers ?? {}).originOffset).sort()).toEqual([1, 3, 4]);
+      const [deadLetter] = await consume([deadLetterTopic], 1);
+      expect(deadLetter?.message.value).toBeNull();
+      expect(deadLetter?.message.key).toEqual(utf8('customer-2'));
+      expect(valuesOf(deadLetter?.message.headers, 'trace-id')).toEqual([utf8('trace-2')]);
+      expect(readHandOffHeaders(deadLetter?.message.headers ?? {})).toMatchObject({
+        kind: 'dead-letter',
+        originTopic: 'orders',
+        originPartition: 2,
+        originOffset: 2,
+        attempt: 1,
+        reason: 'too-large',
+        errorMessage: 'handler failed',
+        leftOut: 'value',
+        originalValueSize: 10_000,
+      });
+      expect(handOff.stats.refused).toBe(1);
+    });
+
+    it("dead-letters the issue's case: a 1,048,400-byte value the source took, whose retry copy a default topic refuses", async () => {
+      // Prepare: broker defaults (max.message.bytes 1,048,588): the copy's ~300 bytes of framework headers tip it over
+      const retryTopic = await topic('handoff-default-limit', 1);
+      const deadLetterTopic = await topic('handoff-default-limit-dlq', 1);
+      const handOff = writer(createKafka(), { deadLetterTopic });
+
+      // Act
+      const outcomes = await handOff.write([copy(retryTopic, 7, 1_048_400), copy(retryTopic, 8, 10)]);
+
+      // Assess
+      expect(outcomes.map((outcome) => outcome.status)).toEqual(['refused', 'written']);
+      const [deadLetter] = await consume([deadLetterTopic], 1);
+      expect(readHandOffHeaders(deadLetter?.message.headers ?? {})).toMatchObject({ originOffset: 7, reason: 'too-large', originalValueSize: 1_048_400 });
+    });
+
+    it('writes every copy when only their send together is too large', async () => {
+      // Prepare: ten 1 KB copies: each fits, one send of all of them does not
+      const retryTopic = uniqueName('handoff-small-batch');
+      await createTopic(retryTopic, 1, LIMIT);
+      created.push(retryTopic);
+      const handOff = writer();
+
+      // Act
+      const outcomes = await handOff.write(Array.from({ length: 10 }, (_, i) => copy(retryTopic, i, 1_000)));
+
+      // Assess
+      expect(outcomes).toEqual(Array.from({ length: 10 }, () => ({ status: 'written' })));
+      const received = await consume([retryTopic], 10);
+      expect(new Set(received.map((r) => readHandOffHeaders(r.message.headers ?? {}).originOffset)).size).toBe(10);
+      expect(handOff.stats.refused).toBe(0);
+    });
   });
 
   describe('with an unreachable broker', () => {

@@ -89,7 +89,7 @@ async function setUp(
   await Promise.all([`${group}.retry.1s`, `${group}.retry.1m`, `${group}.dlq`].map((t) => createTopic(t, partitions)));
   const redis = given ?? connectRedis();
   const kafka = new Kafka({ clientId: 'processor-test', brokers, logLevel: logLevel.NOTHING, retry: { retries: 1, initialRetryTime: 100 }, connectionTimeout: 500 });
-  const writer = new HandOffWriter(kafka);
+  const writer = new HandOffWriter(kafka, { deadLetterTopic: `${group}.dlq` });
   const processor = new Processor({ options, handler, redis, handOff: () => writer, telemetry: createTelemetry(group) });
   const setup = { group, topic, processor, redis, writer };
   open.push(setup);

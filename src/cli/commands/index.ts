@@ -1,7 +1,14 @@
 import type { Command } from 'commander';
+import { registerReset } from './reset';
+import { registerStatus } from './status';
+import { registerTopics } from './topics';
 
 /** Adds one command (with its subcommands, options and help) to the program. */
 export type RegisterCommand = (program: Command) => void;
 
 /** Every command of the CLI: one file each in this folder, one line each here. */
-export const COMMANDS: readonly RegisterCommand[] = [];
+export const COMMANDS: readonly RegisterCommand[] = [
+  registerTopics,
+  registerStatus,
+  registerReset,
+];

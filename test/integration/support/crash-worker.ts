@@ -17,7 +17,9 @@ process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 async function main(): Promise<void> {
   const event: unknown = JSON.parse(readFileSync(process.argv[2]!, 'utf8'));
   const options = resolveOptions(JSON.parse(process.argv[3]!) as LanesOptionsInput, {});
-  const writer = new HandOffWriter(new Kafka({ clientId: 'crash-worker', brokers: KAFKA_BROKERS, logLevel: logLevel.NOTHING }));
+  const writer = new HandOffWriter(new Kafka({ clientId: 'crash-worker', brokers: KAFKA_BROKERS, logLevel: logLevel.NOTHING }), {
+    deadLetterTopic: `${options.group}.dlq`,
+  });
   const processor = new Processor({
     options,
     handler: async (record) => {

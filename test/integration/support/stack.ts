@@ -39,18 +39,21 @@ export function createKafka(clientId: string = uniqueName('test')): Kafka {
 }
 
 /**
- * Creates a topic and waits until every partition has a leader, so a produce right after succeeds.
+ * Creates a topic (with topic configs, if given) and waits until every partition has a leader, so a produce
+ * right after succeeds.
  *
  * @example
  * const topic = uniqueName('orders');
  * await createTopic(topic, 3);
+ * await createTopic(uniqueName('small'), 1, { 'max.message.bytes': '4096' });
  */
-export async function createTopic(name: string, partitions: number): Promise<void> {
+export async function createTopic(name: string, partitions: number, config: Readonly<Record<string, string>> = {}): Promise<void> {
   const admin = createKafka().admin();
   await admin.connect();
   try {
+    const configEntries = Object.entries(config).map(([key, value]) => ({ name: key, value }));
     const created = await admin.createTopics({
-      topics: [{ topic: name, numPartitions: partitions, replicationFactor: 1 }],
+      topics: [{ topic: name, numPartitions: partitions, replicationFactor: 1, configEntries }],
       waitForLeaders: true,
     });
     if (!created) throw new Error(`Expected topic \`${name}\` not to exist yet, but it does`);

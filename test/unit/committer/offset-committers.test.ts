@@ -105,15 +105,20 @@ describe('fetchCommittedOffsets', () => {
 });
 
 describe('AdminOffsetCommitter', () => {
-  it('commits the completion group, one setOffsets per topic, offsets as strings', async () => {
+  it('commits the completion group, one setOffsets per topic, offsets as strings, renewing the lease before each', async () => {
     // Prepare
     const admin = fakeAdmin();
     const committer = new AdminOffsetCommitter(admin, 'orders');
+    const steps: string[] = [];
+    admin.setOffsets.mockImplementation(async ({ topic }: { topic: string }) => {
+      steps.push(`setOffsets ${topic}`);
+    });
+    const lease = { renew: async () => void steps.push('renew') };
     // Act
-    await committer.commit([move('a', 0, undefined, 7), move('b', 2, 1, 3), move('a', 1, 4, 9)]);
-    // Assess
+    await committer.commit([move('a', 0, undefined, 7), move('b', 2, 1, 3), move('a', 1, 4, 9)], lease);
+    // Assess: each topic costs seconds, so the run's lease is renewed before each
     expect(committer.groupId).toBe('orders.lanes');
-    expect(committer.oneTopicPerCommit).toBe(true); // runCommitter renews its lease between topics
+    expect(steps).toEqual(['renew', 'setOffsets a', 'renew', 'setOffsets b']);
     expect(admin.setOffsets.mock.calls).toEqual([
       [{ groupId: 'orders.lanes', topic: 'a', partitions: [{ partition: 0, offset: '7' }, { partition: 1, offset: '9' }] }],
       [{ groupId: 'orders.lanes', topic: 'b', partitions: [{ partition: 2, offset: '3' }] }],

@@ -31,13 +31,14 @@ describe('runCommitter options', () => {
   });
 
   it.each([
-    ['no way', {}, 'Expected `kafka` (the admin way), `consumer` with `admin` (the consumer way) or `committer`'],
-    ['`admin` alone', { admin: {} }, '`admin` alone is not a way: pass `kafka`, or `committer: new AdminOffsetCommitter(admin, group)`'],
-    ['two ways', { kafka: {}, committer }, 'Expected one of `kafka`, `consumer` and `committer`, got `kafka` and `committer`'],
-    ['`consumer` without `admin`', { consumer: {} }, 'Expected `admin` with `consumer`'],
-  ])('asks for one way to commit: rejects %s', async (_, given, message) => {
+    ['no committer', {}, 'got `undefined`'],
+    ['a kafkajs client instead of a committer', { committer: { admin: () => undefined } }, 'got '],
+    ['the options of the former admin way', { kafka: {} }, 'got `undefined`'],
+  ])('asks for an OffsetCommitter: rejects %s', async (_, given, detail) => {
     const options = { store: untouchable, group: 'g', ...given } as unknown as RunCommitterOptions;
     await expect(runCommitter(options)).rejects.toThrow(ConfigError);
-    await expect(runCommitter(options)).rejects.toThrow(message);
+    await expect(runCommitter(options)).rejects.toThrow(
+      'Expected `committer` to be an OffsetCommitter (e.g. `new MemberlessOffsetCommitter(kafka, group)`), ' + detail,
+    );
   });
 });

@@ -1,5 +1,6 @@
 import { runCommitter, type RunCommitterOptions } from '../../../src/committer/committer';
-import { TopicMissingError } from '../../../src/committer/errors';
+import { LeaseLostError, TopicMissingError } from '../../../src/committer/errors';
+import { committerLeaseKey } from '../../../src/committer/keys';
 import type { OffsetCommitter } from '../../../src/committer/offset-committer';
 import { PlanReasonCode, type CommitMove, type CommittedOffset } from '../../../src/committer/types';
 import type { FrontierReading, PartitionRef } from '../../../src/completion';
@@ -8,7 +9,7 @@ type Store = RunCommitterOptions['store'];
 type ScriptCommand = (numKeys: number, ...args: string[]) => Promise<number>;
 
 /**
- * Just enough of Redis for the lease and the readings: `SET NX`, the lease scripts by their meaning
+ * Just enough of Redis for the lease and the readings: `SET NX`, `DEL`, the lease scripts by their meaning
  * (extend or release when the token matches), `HGETALL` and `HSET`.
  */
 function fakeRedis(): Store['redis'] {
@@ -20,6 +21,7 @@ function fakeRedis(): Store['redis'] {
       strings.set(key, value);
       return 'OK';
     },
+    del: async (key: string) => Number(strings.delete(key)),
     hgetall: async (key: string) => ({ ...hashes.get(key) }),
     hset: async (key: string, fields: Record<string, string>) => {
       hashes.set(key, { ...hashes.get(key), ...fields });
@@ -52,12 +54,11 @@ function fakeStore(group: string, frontiers: ReadonlyArray<[topic: string, parti
 }
 
 /** An in-memory group: commits land, reads give them back; topics in `missing` do not exist. */
-function memoryCommitter(options: { oneTopicPerCommit?: boolean; missing?: string[] } = {}) {
+function memoryCommitter(options: { missing?: string[] } = {}) {
   const committed = new Map<string, CommittedOffset>();
   const missing = new Set(options.missing);
   const committer = {
     groupId: 'orders.lanes',
-    oneTopicPerCommit: options.oneTopicPerCommit,
     fetchCommitted: jest.fn(async (topics: readonly string[]) => {
       const gone = topics.filter((topic) => missing.has(topic));
       if (gone.length > 0) throw new TopicMissingError(`missing ${gone.join(', ')}`, { topics: gone });
@@ -91,23 +92,36 @@ describe('runCommitter with an OffsetCommitter', () => {
           { topic: 'a', partition: 1, from: undefined, to: 2 },
           { topic: 'b', partition: 0, from: undefined, to: 9 },
         ],
+        expect.objectContaining({ renew: expect.any(Function) }),
       ],
     ]);
     expect(result.partitions.map((p) => p.committed)).toEqual([4, 2, 9]);
   });
 
-  it('commits one topic per call for a committer that asks for it', async () => {
+  it('hands the committer its lease: a commit of one request per topic stops once the lease is lost', async () => {
+    // Prepare: a committer that sends one request per topic, renewing the lease before each; while the
+    // first request is on its way, the lease expires and another run takes it
     const store = fakeStore('orders', [
       ['a', 0, 4],
       ['b', 0, 9],
-      ['a', 1, 2],
     ]);
-    const committer = memoryCommitter({ oneTopicPerCommit: true });
-    await runCommitter({ store, committer, group: 'orders' });
-    expect(committer.commit.mock.calls.map(([moves]) => moves.map((m) => `${m.topic}-${m.partition}`))).toEqual([
-      ['a-0', 'a-1'],
-      ['b-0'],
-    ]);
+    const sent: string[] = [];
+    const committer: OffsetCommitter = {
+      groupId: 'orders.lanes',
+      fetchCommitted: async () => [],
+      async commit(moves, lease) {
+        for (const topic of new Set(moves.map((m) => m.topic))) {
+          await lease?.renew();
+          sent.push(topic);
+          await store.redis.del(committerLeaseKey('orders'));
+          await store.redis.set(committerLeaseKey('orders'), 'another run', 'PX', 60_000, 'NX');
+        }
+      },
+    };
+
+    // Act / Assess
+    await expect(runCommitter({ store, committer, group: 'orders' })).rejects.toBeInstanceOf(LeaseLostError);
+    expect(sent).toEqual(['a']);
   });
 
   it('skips the partitions of a topic that no longer exists, reports them, and commits the rest', async () => {

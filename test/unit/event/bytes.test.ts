@@ -1,4 +1,5 @@
-import { bufferToSignedBytes, decodeBase64, encodeBase64, signedBytesToBuffer } from '../../../src/event';
+import fc from 'fast-check';
+import { bufferToSignedBytes, decodeBase64, encodeBase64, isBase64, signedBytesToBuffer } from '../../../src/event';
 
 describe('signed bytes', () => {
   it('turns [-61, -85] into the UTF-8 bytes of ë and back', () => {
@@ -66,5 +67,34 @@ describe('base64', () => {
 
     // Assess
     expect(bytes).toBeUndefined();
+  });
+
+  it.each([['-_8='], ['YQ=a'], ['Y===']])('refuses URL-safe or misplaced padding %p', (text) => {
+    expect(isBase64(text)).toBe(false);
+  });
+
+  it('decodes values up to the 6 MB Lambda payload in linear time, without overflowing the stack', () => {
+    // Prepare: 4.5 MB of base64 broke the regular expression this check used to be; 6 MB is the event limit.
+    for (const size of [3_400_000, 4_500_000]) {
+      const bytes = Buffer.alloc(size, 0xab);
+      const text = encodeBase64(bytes);
+
+      // Act
+      const decoded = decodeBase64(text);
+
+      // Assess
+      expect(decoded?.equals(bytes)).toBe(true);
+    }
+    expect(decodeBase64(`${'A'.repeat(6 * 1024 * 1024 - 4)}A=A=`)).toBeUndefined();
+  });
+
+  it('accepts exactly what a strict padded base64 grammar accepts', () => {
+    const strict = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+    const text = fc.oneof(
+      fc.string({ unit: fc.constantFrom(...'AZaz09+/=-_ \n!é'.split('')), maxLength: 16 }),
+      fc.uint8Array({ maxLength: 16 }).map((bytes) => encodeBase64(bytes)),
+      fc.uint8Array({ maxLength: 16 }).map((bytes) => Buffer.from(bytes).toString('base64url')),
+    );
+    fc.assert(fc.property(text, (candidate) => expect(isBase64(candidate)).toBe(strict.test(candidate))), { numRuns: 2000 });
   });
 });

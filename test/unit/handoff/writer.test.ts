@@ -1,7 +1,7 @@
-import { Partitioners, type Message, type PartitionerArgs, type Producer, type ProducerBatch, type ProducerConfig } from 'kafkajs';
+import { KafkaJSNonRetriableError, KafkaJSProtocolError, Partitioners, type Message, type PartitionerArgs, type Producer, type ProducerBatch, type ProducerConfig } from 'kafkajs';
 import { ConfigError } from '../../../src/errors';
-import { HandOffError, HandOffWriter, producerRetry, type ProducerFactory } from '../../../src/handoff';
-import { kafkaRecord, retryItem } from './factories';
+import { HandOffError, HandOffWriter, producerRetry, readHandOffHeaders, type HandOffWriterOptions, type ProducerFactory } from '../../../src/handoff';
+import { header, kafkaRecord, retryItem } from './factories';
 
 interface Deferred {
   readonly resolve: () => void;
@@ -16,6 +16,8 @@ class FakeProducer {
   disconnects = 0;
   connectError: Error | undefined;
   auto = false;
+  /** With `auto`: the broker's answer to a send, an error to refuse it. */
+  judge: ((batch: ProducerBatch) => Error | undefined) | undefined;
 
   async connect(): Promise<void> {
     this.connects += 1;
@@ -29,7 +31,8 @@ class FakeProducer {
 
   sendBatch(batch: ProducerBatch): Promise<[]> {
     this.batches.push(batch);
-    if (this.auto) return Promise.resolve([]);
+    const refusal = this.judge?.(batch);
+    if (this.auto) return refusal === undefined ? Promise.resolve([]) : Promise.reject(refusal);
     return new Promise((resolve, reject) => this.pending.push({ resolve: () => resolve([]), reject }));
   }
 
@@ -47,12 +50,19 @@ class FakeKafka implements ProducerFactory {
   readonly producers: FakeProducer[] = [];
   readonly configs: ProducerConfig[] = [];
   auto = false;
+  /** Every producer's broker: see `FakeProducer.judge`. */
+  judge: ((batch: ProducerBatch) => Error | undefined) | undefined;
+  /** Every batch sent, by any producer, in order. */
+  get batches(): ProducerBatch[] {
+    return this.producers.flatMap((producer) => producer.batches);
+  }
   /** Adjusts each new producer; `index` counts from 0. */
   setup: ((producer: FakeProducer, index: number) => void) | undefined;
 
   producer(config?: ProducerConfig): Producer {
     const producer = new FakeProducer();
     producer.auto = this.auto;
+    producer.judge = this.judge;
     this.setup?.(producer, this.producers.length);
     this.producers.push(producer);
     this.configs.push(config ?? {});
@@ -70,7 +80,7 @@ class FakeKafka implements ProducerFactory {
 const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** Tracks a promise's state without awaiting it. */
-function track(promise: Promise<void>): { state: 'pending' | 'resolved' | 'rejected'; error?: unknown } {
+function track(promise: Promise<unknown>): { state: 'pending' | 'resolved' | 'rejected'; error?: unknown } {
   const tracked: { state: 'pending' | 'resolved' | 'rejected'; error?: unknown } = { state: 'pending' };
   promise.then(
     () => {
@@ -84,6 +94,10 @@ function track(promise: Promise<void>): { state: 'pending' | 'resolved' | 'rejec
   return tracked;
 }
 
+/** Every writer of these tests: the group's dead-letter topic. */
+const DLQ = { deadLetterTopic: 'grp.dlq' } as const;
+const WRITTEN = [{ status: 'written' }];
+
 const item = (offset: number, topic = 'grp.retry.5s') =>
   retryItem({ record: kafkaRecord({ offset }), origin: { topic: 'orders', partition: 3, offset }, topic });
 
@@ -96,7 +110,7 @@ describe('HandOffWriter', () => {
   it('creates one idempotent acks=all producer with bounded retries, lazily, and sends with acks -1', async () => {
     // Prepare
     const kafka = new FakeKafka();
-    const writer = new HandOffWriter(kafka, { timeoutMs: 5_000 });
+    const writer = new HandOffWriter(kafka, { ...DLQ, timeoutMs: 5_000 });
     expect(kafka.producers).toHaveLength(0);
 
     // Act
@@ -121,14 +135,14 @@ describe('HandOffWriter', () => {
     kafka.last.ack();
     await settle();
     expect(written.state).toBe('resolved');
-    expect(writer.stats).toEqual({ sends: 1, failedSends: 0, messages: 3 });
+    expect(writer.stats).toEqual({ sends: 1, failedSends: 0, messages: 3, refused: 0 });
   });
 
   it('puts writes made in one tick into one send', async () => {
     // Prepare
     const kafka = new FakeKafka();
     kafka.auto = true;
-    const writer = new HandOffWriter(kafka);
+    const writer = new HandOffWriter(kafka, DLQ);
 
     // Act
     await Promise.all(Array.from({ length: 50 }, (_, i) => writer.write([item(i)])));
@@ -141,7 +155,7 @@ describe('HandOffWriter', () => {
   it('queues writes while a send is in flight and sends them together next; each settles with its own send', async () => {
     // Prepare
     const kafka = new FakeKafka();
-    const writer = new HandOffWriter(kafka);
+    const writer = new HandOffWriter(kafka, DLQ);
     const first = track(writer.write([item(1)]));
     await settle();
 
@@ -165,13 +179,13 @@ describe('HandOffWriter', () => {
     await settle();
     expect(second.state).toBe('resolved');
     expect(third.state).toBe('resolved');
-    expect(writer.stats).toEqual({ sends: 2, failedSends: 1, messages: 3 });
+    expect(writer.stats).toEqual({ sends: 2, failedSends: 1, messages: 3, refused: 0 });
   });
 
   it('rejects with a retriable HandOffError naming the target topics and keeping the cause', async () => {
     // Prepare
     const kafka = new FakeKafka();
-    const writer = new HandOffWriter(kafka);
+    const writer = new HandOffWriter(kafka, DLQ);
     const cause = new Error('Connection error: ECONNREFUSED');
     const written = writer.write([item(1, 'grp.retry.5s'), item(2, 'grp.dlq')]);
     await settle();
@@ -196,19 +210,19 @@ describe('HandOffWriter', () => {
       if (index === 0) producer.connectError = new Error('ECONNREFUSED');
       else producer.auto = true;
     };
-    const writer = new HandOffWriter(kafka);
+    const writer = new HandOffWriter(kafka, DLQ);
 
     // Act / Assess
     await expect(writer.write([item(1)])).rejects.toBeInstanceOf(HandOffError);
     expect(kafka.producers[0]?.batches).toHaveLength(0);
-    await expect(writer.write([item(2)])).resolves.toBeUndefined();
+    await expect(writer.write([item(2)])).resolves.toEqual(WRITTEN);
     expect(kafka.producers).toHaveLength(2);
   });
 
   it('rejects a write not acknowledged within timeoutMs; the stuck send holds up no later write and is closed when it ends', async () => {
     // Prepare
     const kafka = new FakeKafka();
-    const writer = new HandOffWriter(kafka, { timeoutMs: 100 });
+    const writer = new HandOffWriter(kafka, { ...DLQ, timeoutMs: 100 });
     const started = Date.now();
 
     // Act
@@ -222,7 +236,7 @@ describe('HandOffWriter', () => {
     const next = writer.write([item(2)]);
     await settle();
     kafka.last.ack();
-    await expect(next).resolves.toBeUndefined();
+    await expect(next).resolves.toEqual(WRITTEN);
     expect(kafka.producers.length).toBe(2);
     expect(kafka.producers[0]?.disconnects).toBe(1);
 
@@ -235,7 +249,7 @@ describe('HandOffWriter', () => {
   it('cuts sends at maxBatchBytes and settles a write only when all of its sends are acknowledged', async () => {
     // Prepare: each message is a 1,000-byte value plus under 500 bytes of key and headers: two fit in 3,000.
     const kafka = new FakeKafka();
-    const writer = new HandOffWriter(kafka, { maxBatchBytes: 3_000 });
+    const writer = new HandOffWriter(kafka, { ...DLQ, maxBatchBytes: 3_000 });
     const big = (offset: number) =>
       retryItem({ record: kafkaRecord({ offset, value: Buffer.alloc(1_000) }), origin: { topic: 'o', partition: 0, offset } });
 
@@ -258,7 +272,7 @@ describe('HandOffWriter', () => {
     // Prepare
     const kafka = new FakeKafka();
     kafka.auto = true;
-    const writer = new HandOffWriter(kafka, { maxBatchBytes: 100 });
+    const writer = new HandOffWriter(kafka, { ...DLQ, maxBatchBytes: 100 });
 
     // Act
     await writer.write([retryItem({ record: kafkaRecord({ value: Buffer.alloc(5_000) }) }), item(2)]);
@@ -270,7 +284,7 @@ describe('HandOffWriter', () => {
   it('rejects an aborted write and does not send its queued messages', async () => {
     // Prepare
     const kafka = new FakeKafka();
-    const writer = new HandOffWriter(kafka);
+    const writer = new HandOffWriter(kafka, DLQ);
     const first = writer.write([item(1)]);
     await settle();
     const controller = new AbortController();
@@ -291,14 +305,14 @@ describe('HandOffWriter', () => {
   });
 
   it('rejects at once with an already aborted signal', async () => {
-    const writer = new HandOffWriter(new FakeKafka());
+    const writer = new HandOffWriter(new FakeKafka(), DLQ);
     await expect(writer.write([item(1)], { signal: AbortSignal.abort() })).rejects.toBeInstanceOf(HandOffError);
   });
 
   it('rejects a malformed item with a RangeError and queues nothing of that write', async () => {
     // Prepare
     const kafka = new FakeKafka();
-    const writer = new HandOffWriter(kafka);
+    const writer = new HandOffWriter(kafka, DLQ);
 
     // Act / Assess
     await expect(writer.write([item(1), retryItem({ attempt: -1 })])).rejects.toBeInstanceOf(RangeError);
@@ -308,14 +322,14 @@ describe('HandOffWriter', () => {
 
   it('resolves an empty write without sending', async () => {
     const kafka = new FakeKafka();
-    await new HandOffWriter(kafka).write([]);
+    await new HandOffWriter(kafka, DLQ).write([]);
     expect(kafka.producers).toHaveLength(0);
   });
 
   it('disconnect waits for queued writes, then disconnects the producer', async () => {
     // Prepare
     const kafka = new FakeKafka();
-    const writer = new HandOffWriter(kafka);
+    const writer = new HandOffWriter(kafka, DLQ);
     const first = track(writer.write([item(1)]));
     await settle();
     const second = track(writer.write([item(2)]));
@@ -338,7 +352,7 @@ describe('HandOffWriter', () => {
     // Prepare
     const kafka = new FakeKafka();
     kafka.auto = true;
-    const writer = new HandOffWriter(kafka);
+    const writer = new HandOffWriter(kafka, DLQ);
 
     // Act
     await writer.connect();
@@ -350,13 +364,157 @@ describe('HandOffWriter', () => {
   });
 
   it.each<[string, Record<string, unknown>, RegExp]>([
-    ['an unknown option', { timeout: 5 }, /^Expected hand-off writer options among `timeoutMs`, `maxBatchBytes`, `allowAutoTopicCreation`, got `timeout`$/],
-    ['a zero timeout', { timeoutMs: 0 }, /^Expected `timeoutMs` to be a positive integer, got `0` \(number\)$/],
-    ['a fractional batch size', { maxBatchBytes: 1.5 }, /^Expected `maxBatchBytes` to be a positive integer/],
-    ['a string flag', { allowAutoTopicCreation: 'yes' }, /^Expected `allowAutoTopicCreation` to be a boolean/],
+    [
+      'an unknown option',
+      { ...DLQ, timeout: 5 },
+      /^Expected hand-off writer options among `deadLetterTopic`, `timeoutMs`, `maxBatchBytes`, `allowAutoTopicCreation`, got `timeout`$/,
+    ],
+    ['no dead-letter topic', {}, /^Expected `deadLetterTopic` to be the group's dead-letter topic \(a non-empty string\), got `undefined`/],
+    ['a zero timeout', { ...DLQ, timeoutMs: 0 }, /^Expected `timeoutMs` to be a positive integer, got `0` \(number\)$/],
+    ['a fractional batch size', { ...DLQ, maxBatchBytes: 1.5 }, /^Expected `maxBatchBytes` to be a positive integer/],
+    ['a string flag', { ...DLQ, allowAutoTopicCreation: 'yes' }, /^Expected `allowAutoTopicCreation` to be a boolean/],
   ])('refuses %s with a ConfigError', (_, options, message) => {
-    expect(() => new HandOffWriter(new FakeKafka(), options)).toThrow(ConfigError);
-    expect(() => new HandOffWriter(new FakeKafka(), options)).toThrow(message);
+    const given = options as unknown as HandOffWriterOptions;
+    expect(() => new HandOffWriter(new FakeKafka(), given)).toThrow(ConfigError);
+    expect(() => new HandOffWriter(new FakeKafka(), given)).toThrow(message);
+  });
+});
+
+describe('HandOffWriter and copies the broker refuses for good', () => {
+  /** What kafkajs throws when the broker answers a produce request with Kafka error `type` / `code`. */
+  const brokerRefusal = (type: string, code: number, retriable = false): Error => {
+    const protocol = new KafkaJSProtocolError({ type, code, retriable, message: `broker says ${type}` } as unknown as Error);
+    // kafkajs' retrier passes the cause as a second argument its types leave out.
+    const NonRetriable = KafkaJSNonRetriableError as unknown as new (e: Error, metadata: { cause: Error }) => Error;
+    return new NonRetriable(protocol, { cause: protocol });
+  };
+  const valueBytes = (message: Message): number => (message.value === null ? 0 : Buffer.byteLength(message.value));
+  /** A broker whose topic `grp.retry.5s` takes no record batch above `limit` bytes of values. */
+  const tooLargeAbove = (limit: number) => (batch: ProducerBatch) =>
+    (batch.topicMessages ?? []).some(
+      ({ topic, messages }) => topic === 'grp.retry.5s' && messages.reduce((sum, m) => sum + valueBytes(m), 0) > limit,
+    )
+      ? brokerRefusal('MESSAGE_TOO_LARGE', 10)
+      : undefined;
+  const sized = (offset: number, bytes: number) =>
+    retryItem({
+      record: kafkaRecord({ offset, value: Buffer.alloc(bytes, 1), headers: [header('trace', `t-${offset}`)] }),
+      origin: { topic: 'orders', partition: 3, offset },
+      attempt: 3,
+    });
+
+  it('finds the one oversized copy of a send, dead-letters it without its value, and writes the others', async () => {
+    // Prepare: two writes share one send; one copy is above the limit
+    const kafka = new FakeKafka();
+    kafka.auto = true;
+    kafka.judge = tooLargeAbove(1_000);
+    const writer = new HandOffWriter(kafka, DLQ);
+
+    // Act
+    const [first, second] = await Promise.all([writer.write([sized(1, 100), sized(2, 5_000)]), writer.write([sized(3, 100)])]);
+
+    // Assess: outcomes in item order; the refused copy is terminal through a dead letter
+    expect(first).toEqual([
+      { status: 'written' },
+      { status: 'refused', reason: 'too-large', error: { name: 'MESSAGE_TOO_LARGE', message: 'broker says MESSAGE_TOO_LARGE' } },
+    ]);
+    expect(second).toEqual(WRITTEN);
+    const sends = kafka.batches.map(offsetsOf);
+    expect(sends).toEqual([
+      ['grp.retry.5s@1', 'grp.retry.5s@2', 'grp.retry.5s@3'], // refused as a whole
+      ['grp.retry.5s@1'], // then each alone
+      ['grp.retry.5s@2'],
+      ['grp.dlq@2'],
+      ['grp.retry.5s@3'],
+    ]);
+    const deadLetter = kafka.batches[3]?.topicMessages?.[0]?.messages[0];
+    expect(deadLetter?.value).toBeNull();
+    expect(deadLetter?.key).toEqual(sized(2, 0).record.key);
+    expect(readHandOffHeaders(deadLetter?.headers ?? {})).toMatchObject({
+      kind: 'dead-letter',
+      originTopic: 'orders',
+      originPartition: 3,
+      originOffset: 2,
+      attempt: 2, // the last run: the refused retry copy was for run 3
+      reason: 'too-large',
+      errorName: 'TypeError', // what the refused copy carried
+      leftOut: 'value',
+      originalValueSize: 5_000,
+    });
+    expect(String(deadLetter?.headers?.['trace'])).toBe('t-2');
+    expect(writer.stats).toMatchObject({ failedSends: 2, refused: 1 });
+    // Each failed send threw its producer away: a refused send may have landed in part.
+    expect(kafka.producers).toHaveLength(3);
+  });
+
+  it('sends alone again the copies of a batch refused as a whole, and writes each when each fits', async () => {
+    const kafka = new FakeKafka();
+    kafka.auto = true;
+    kafka.judge = tooLargeAbove(1_000);
+    const writer = new HandOffWriter(kafka, DLQ);
+    await expect(writer.write([sized(1, 600), sized(2, 600), sized(3, 600)])).resolves.toEqual([
+      { status: 'written' },
+      { status: 'written' },
+      { status: 'written' },
+    ]);
+    expect(kafka.batches.map(offsetsOf).slice(1)).toEqual([['grp.retry.5s@1'], ['grp.retry.5s@2'], ['grp.retry.5s@3']]);
+  });
+
+  it.each([
+    ['INVALID_RECORD', 'invalid-record', 87],
+    ['TOPIC_AUTHORIZATION_FAILED', 'topic-authorization-failed', 29],
+    ['RECORD_LIST_TOO_LARGE', 'too-large', 18],
+  ])('dead-letters a copy refused with %s, reason %s', async (type, reason, code) => {
+    const kafka = new FakeKafka();
+    kafka.auto = true;
+    kafka.judge = (batch) => (batch.topicMessages?.[0]?.topic === 'grp.retry.5s' ? brokerRefusal(type, code) : undefined);
+    const writer = new HandOffWriter(kafka, DLQ);
+    const [outcome] = await writer.write([item(7)]);
+    expect(outcome).toEqual({ status: 'refused', reason, error: { name: type, message: `broker says ${type}` } });
+  });
+
+  it('leaves the key and headers out too when the dead-letter topic refuses the copy without value', async () => {
+    // Prepare: a record too large by its headers; the dead-letter topic takes only small records
+    const kafka = new FakeKafka();
+    kafka.auto = true;
+    kafka.judge = (batch) =>
+      (batch.topicMessages ?? []).some(({ messages }) => messages.some((m) => m.headers?.['big'] !== undefined))
+        ? brokerRefusal('MESSAGE_TOO_LARGE', 10)
+        : undefined;
+    const writer = new HandOffWriter(kafka, DLQ);
+    const record = kafkaRecord({ offset: 9, headers: [header('big', 'x'.repeat(2_000))] });
+    const refused = retryItem({ record, origin: { topic: 'orders', partition: 3, offset: 9 } });
+
+    // Act
+    const [outcome] = await writer.write([refused]);
+
+    // Assess
+    expect(outcome).toMatchObject({ status: 'refused', reason: 'too-large' });
+    const bare = kafka.batches.at(-1)?.topicMessages?.[0];
+    expect(bare?.topic).toBe('grp.dlq');
+    expect(bare?.messages[0]).toMatchObject({ key: null, value: null });
+    expect(readHandOffHeaders(bare?.messages[0]?.headers ?? {})).toMatchObject({ originOffset: 9, leftOut: 'value,key,headers' });
+  });
+
+  it('fails the write when the dead-letter topic refuses even a bare dead letter', async () => {
+    const kafka = new FakeKafka();
+    kafka.auto = true;
+    kafka.judge = () => brokerRefusal('TOPIC_AUTHORIZATION_FAILED', 29);
+    const writer = new HandOffWriter(kafka, DLQ);
+    await expect(writer.write([item(1)])).rejects.toMatchObject({
+      name: 'HandOffError',
+      topics: ['grp.dlq'],
+      message: expect.stringContaining('refused even a dead letter without value, key and headers'),
+    });
+  });
+
+  it('still fails the whole write on a failure that may pass', async () => {
+    const kafka = new FakeKafka();
+    kafka.auto = true;
+    kafka.judge = () => brokerRefusal('NOT_ENOUGH_REPLICAS', 19, true);
+    const writer = new HandOffWriter(kafka, DLQ);
+    await expect(writer.write([item(1), item(2)])).rejects.toBeInstanceOf(HandOffError);
+    expect(kafka.batches).toHaveLength(1);
   });
 });
 
@@ -367,7 +525,7 @@ describe('the writer partitioner', () => {
   async function messagesAndPartitioner(items: ReturnType<typeof item>[]) {
     const kafka = new FakeKafka();
     kafka.auto = true;
-    const writer = new HandOffWriter(kafka);
+    const writer = new HandOffWriter(kafka, DLQ);
     await writer.write(items);
     const create = kafka.configs[0]?.createPartitioner;
     if (create === undefined) throw new Error('no partitioner');

@@ -286,7 +286,7 @@ describe('resolveOptions', () => {
       [
         'KAFKA_LANES_SASL_MECHANISM',
         { KAFKA_LANES_SASL_MECHANISM: 'AWS_MSK_IAM', KAFKA_LANES_SASL_USERNAME: 'u', KAFKA_LANES_SASL_PASSWORD: 'p' },
-        'Invalid kafka-lanes option `kafka.sasl.mechanism` (from environment variable `KAFKA_LANES_SASL_MECHANISM`): expected one of `plain`, `scram-sha-256`, `scram-sha-512`, got `aws_msk_iam` (string)',
+        'Invalid kafka-lanes option `kafka.sasl.mechanism` (from environment variable `KAFKA_LANES_SASL_MECHANISM`): expected one of `plain`, `scram-sha-256`, `scram-sha-512`, `aws-iam`, got `aws_msk_iam` (string)',
       ],
       [
         'SASL variables in part',
@@ -409,8 +409,8 @@ describe('resolveOptions', () => {
       ['recordTimeoutMs', { recordTimeoutMs: 2 ** 31 }, 'expected a positive integer at most 2,147,483,647, got `2147483648` (number)'],
       ['deadlineMarginMs', { deadlineMarginMs: 999 }, 'expected an integer of at least 1000, got `999` (number)'],
       ['flushIntervalMs', { flushIntervalMs: 0 }, 'expected a positive integer, got `0` (number)'],
-      ['key', { key: 'avro' }, 'expected `json`, `string`, `raw` or a function (bytes, record) => value, got `avro` (string)'],
-      ['value', { value: null }, 'expected `json`, `string`, `raw` or a function (bytes, record) => value, got `null` (null)'],
+      ['key', { key: 'avro' }, 'expected `json`, `string`, `raw`, a function (bytes, record) => value, a Standard Schema (zod, valibot, arktype, ...) or `{ deserializer, schema }`, got `avro` (string)'],
+      ['value', { value: null }, 'expected `json`, `string`, `raw`, a function (bytes, record) => value, a Standard Schema (zod, valibot, arktype, ...) or `{ deserializer, schema }`, got `null` (null)'],
       ['retry', { retry: 5 }, 'expected an object like `{ maxAttempts: 5 }`, got `5` (number)'],
       ['retry.maxAttempts', { retry: { maxAttempts: 0 } }, 'expected a positive integer, got `0` (number)'],
       ['retry.maxAttempts', { retry: { maxAttempts: 1_001 } }, 'expected a positive integer at most 1,000, got `1001` (number)'],
@@ -438,7 +438,7 @@ describe('resolveOptions', () => {
       ['kafka.brokers[0]', { kafka: { brokers: [9092] } }, 'expected `host:port`, got `9092` (number)'],
       ['kafka.clientId', { kafka: { clientId: '' } }, 'expected a non-empty string, got `` (string)'],
       ['kafka.ssl', { kafka: { ssl: 'true' } }, 'expected `true` or `false`, got `true` (string)'],
-      ['kafka.sasl', { kafka: { sasl: 'plain' } }, 'expected an object `{ mechanism, username, password }`, got `plain` (string)'],
+      ['kafka.sasl', { kafka: { sasl: 'plain' } }, "expected an object `{ mechanism, username, password }` or `{ mechanism: 'aws-iam' }`, got `plain` (string)"],
       ['kafka.sasl.username', { kafka: { sasl: { mechanism: 'plain', password: 'p' } } }, 'expected a non-empty string, got `undefined` (undefined)'],
       ['kafka.sasl.password', { kafka: { sasl: { mechanism: 'plain', username: 'u', password: 42 } } }, 'expected a non-empty string, got `***` (number)'],
       ['caps.maxWindow', { caps: { maxWindow: 2 ** 31 + 1 } }, 'expected a positive integer at most 2,147,483,648, got `2147483649` (number)'],
@@ -470,7 +470,7 @@ describe('resolveOptions', () => {
 
       // Assess
       expect(problems).toEqual([
-        'Invalid kafka-lanes option `kafka.sasl.mechanism`: expected one of `plain`, `scram-sha-256`, `scram-sha-512`, got `oauth` (string)',
+        'Invalid kafka-lanes option `kafka.sasl.mechanism`: expected one of `plain`, `scram-sha-256`, `scram-sha-512`, `aws-iam`, got `oauth` (string)',
       ]);
       expect(problems.join()).not.toContain('hunter2');
     });
@@ -504,9 +504,9 @@ describe('resolveOptions', () => {
       [{ retry: { backoff: { delayMs: 3 } } }, "Unknown kafka-lanes option `retry.backoff.delayMs`: it applies to `type: 'fixed'` only, this backoff is `exponential`"],
       [{ maxAttempts: 3 }, 'Unknown kafka-lanes option `maxAttempts`: did you mean `retry.maxAttempts`?'],
       [{ brokers: [] }, 'Unknown kafka-lanes option `brokers`: did you mean `kafka.brokers`?'],
-      [{ kafka: { tls: true } }, 'Unknown kafka-lanes option `kafka.tls`: expected one of `brokers`, `clientId`, `ssl`, `sasl`'],
+      [{ kafka: { tls: true } }, 'Unknown kafka-lanes option `kafka.tls`: did you mean `kafka.ssl`?'],
       [{ kafka: { sasl: { mechanism: 'plain', username: 'u', password: 'p', usernmae: 'u' } } }, 'Unknown kafka-lanes option `kafka.sasl.usernmae`: did you mean `kafka.sasl.username`?'],
-      [{ redis: { host: 'cache' } }, 'Unknown kafka-lanes option `redis.host`: expected one of `url`, `clusterNodes`'],
+      [{ redis: { host: 'cache' } }, 'Unknown kafka-lanes option `redis.host`: expected one of `url`, `clusterNodes`, `tls`, `username`, `password`'],
       [{ caps: { maxWindw: 1 } }, 'Unknown kafka-lanes option `caps.maxWindw`: did you mean `caps.maxWindow`?'],
       [{ deadLetter: { polcy: 'hold' } }, 'Unknown kafka-lanes option `deadLetter.polcy`: did you mean `deadLetter.policy`?'],
       [

@@ -80,7 +80,12 @@ describe('planFunction', () => {
 
     // Assess
     expect(plan?.mode).toBe(mode);
-    expect(plan?.environment).toEqual({ KAFKA_LANES_GROUP: 'orders-svc', KAFKA_LANES_RETRY_TIERS: '5s,1m,10m', KAFKA_LANES_PARTIAL_BATCH_RESPONSE: partial });
+    expect(plan?.environment).toEqual({
+      KAFKA_LANES_MSK_CLUSTER_ARN: ARN,
+      KAFKA_LANES_GROUP: 'orders-svc',
+      KAFKA_LANES_RETRY_TIERS: '5s,1m,10m',
+      KAFKA_LANES_PARTIAL_BATCH_RESPONSE: partial,
+    });
   });
 
   it('passes Redis and brokers to the handler and the committer, and schedules the committer', () => {

@@ -4,9 +4,13 @@
  * (its retrier wraps what it gives up on in `KafkaJSNonRetriableError` / `KafkaJSNumberOfRetriesExceeded`).
  */
 
-/** Kafka protocol error codes the committer acts on, named as Kafka names them (kafkajs' `type` in brackets). */
+/** Kafka protocol error codes the framework acts on, named as Kafka names them (kafkajs' `type` in brackets). */
 export const KafkaErrorCode = {
   UnknownTopicOrPartition: 3,
+  /** A record (batch) above the topic's `max.message.bytes`. */
+  MessageTooLarge: 10,
+  /** A record batch larger than a log segment of the topic (`segment.bytes`). */
+  RecordListTooLarge: 18,
   /** `GROUP_LOAD_IN_PROGRESS` in kafkajs. */
   CoordinatorLoadInProgress: 14,
   /** `GROUP_COORDINATOR_NOT_AVAILABLE` in kafkajs. */
@@ -16,7 +20,11 @@ export const KafkaErrorCode = {
   IllegalGeneration: 22,
   UnknownMemberId: 25,
   RebalanceInProgress: 27,
+  TopicAuthorizationFailed: 29,
+  ClusterAuthorizationFailed: 31,
   FencedInstanceId: 82,
+  /** The broker's record validation refused a record (e.g. a compacted topic given a null key). */
+  InvalidRecord: 87,
 } as const;
 
 /** Kafka's error as kafkajs reports it. */

@@ -1,0 +1,23 @@
+export {
+  COPY_HEADROOM_BYTES,
+  RETENTION_HEADROOM_MS,
+  TOPICS_DEFAULTS,
+  describeTopics,
+  ensureTopics,
+  formatMs,
+  parseTopicRequest,
+  planDerivedTopics,
+  planSourceTopics,
+  type DerivedTopicsInput,
+  type EnsureTopicsOptions,
+  type EnsureTopicsResult,
+  type TopicAction,
+  type TopicRequest,
+  type TopicRole,
+  type TopicState,
+  type TopicsPlan,
+} from './topics';
+export { waitForTopicsReady } from './topics-ready';
+export { findPartitions, readStatus, renderStatus, type GroupStatus, type PartitionRole, type PartitionStatus } from './status';
+export { applyReset, planReset, renderResetPlan, type ResetPartition, type ResetPlan } from './reset';
+export { escapeGlob, partitionKeysPattern, partitionOfKey, scanKeys, unescapeName } from './redis-scan';

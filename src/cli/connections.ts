@@ -1,0 +1,100 @@
+import type { Command } from 'commander';
+import { Kafka, logLevel, type Admin } from 'kafkajs';
+import type { RedisClient } from '../completion/scripts';
+import { createRedis, kafkaConnectionConfig } from '../connections';
+import { ConfigError } from '../errors';
+import { DEFAULTS, ENV, resolveOptions } from '../options';
+import type { LanesOptions } from '../processor/options';
+
+/**
+ * The Kafka and Redis connections of the CLI: flags first, then the environment variables the handler reads
+ * (brokers or an MSK cluster ARN, TLS, SASL including MSK IAM, Redis TLS and AUTH), then the local stack.
+ * Everything is validated by the handler's own option schema, so a bad variable fails the same way.
+ */
+
+export interface KafkaFlags {
+  readonly brokers?: string;
+}
+
+export interface RedisFlags {
+  readonly redisUrl?: string;
+  readonly redisClusterNodes?: string;
+}
+
+const LOCAL_BROKERS = ['127.0.0.1:9092'];
+
+/** Adds `--brokers`. */
+export function kafkaOptions(command: Command): Command {
+  return command.option(
+    '--brokers <host:port,...>',
+    `Kafka brokers (default: $${ENV.brokers}, else the brokers of $${ENV.mskClusterArn}, else ${LOCAL_BROKERS.join(',')}); ` +
+      `TLS and SASL from $${ENV.ssl} and $${ENV.saslMechanism} (with _USERNAME, _PASSWORD; or aws-iam)`,
+  );
+}
+
+/** Adds `--redis-url` and `--redis-cluster-nodes`. */
+export function redisOptions(command: Command): Command {
+  return command
+    .option('--redis-url <url>', `one Redis server (default: $${ENV.redisUrl}, else ${DEFAULTS.redis.url})`)
+    .option(
+      '--redis-cluster-nodes <host:port,...>',
+      `seeds of a Redis Cluster (default: $${ENV.redisClusterNodes}); TLS and AUTH from $${ENV.redisTls}, $${ENV.redisAuthToken}`,
+    );
+}
+
+function list(text: string): string[] {
+  return text.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+}
+
+/**
+ * The connection options for a CLI run, validated like a handler's.
+ *
+ * @throws OptionsError naming the flag's option or the environment variable that is wrong.
+ */
+export function connectionOptions(group: string, flags: KafkaFlags & RedisFlags): Pick<LanesOptions, 'kafka' | 'redis'> {
+  if (flags.redisUrl !== undefined && flags.redisClusterNodes !== undefined) {
+    throw new ConfigError('Expected `--redis-url` (one server) or `--redis-cluster-nodes` (a cluster), got both');
+  }
+  const options = resolveOptions({
+    group,
+    kafka: flags.brokers === undefined ? {} : { brokers: list(flags.brokers) },
+    redis: {
+      ...(flags.redisUrl === undefined ? {} : { url: flags.redisUrl }),
+      ...(flags.redisClusterNodes === undefined ? {} : { clusterNodes: list(flags.redisClusterNodes) }),
+    },
+  });
+  return { kafka: options.kafka, redis: options.redis };
+}
+
+/** Runs `work` with a connected kafkajs admin, disconnected afterwards. */
+export async function withAdmin<T>(group: string, flags: KafkaFlags, work: (admin: Admin) => Promise<T>): Promise<T> {
+  const { kafka: options } = connectionOptions(group, flags);
+  const kafka = new Kafka({
+    ...kafkaConnectionConfig({ ...options, clientId: 'kafka-lanes-cli' }, LOCAL_BROKERS),
+    logLevel: logLevel.NOTHING,
+    connectionTimeout: 5_000,
+  });
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    return await work(admin);
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/** A Redis connection from the flags, the environment or the local default; closed after `work`. */
+export async function withRedis<T>(group: string, flags: RedisFlags, work: (redis: RedisClient) => Promise<T>): Promise<T> {
+  const { redis: options } = connectionOptions(group, flags);
+  // A CLI run should fail, not hang, when Redis is unreachable.
+  const redis = createRedis(
+    options,
+    { maxRetriesPerRequest: 1, connectTimeout: 5_000, commandTimeout: 10_000, retryStrategy: () => null },
+    { clusterRetryStrategy: () => null },
+  );
+  try {
+    return await work(redis);
+  } finally {
+    redis.disconnect();
+  }
+}

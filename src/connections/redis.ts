@@ -1,0 +1,64 @@
+import { Cluster, Redis, type ClusterOptions, type RedisOptions as IoRedisOptions } from 'ioredis';
+import type { RedisOptions } from '../processor/options';
+
+/**
+ * The Redis client of the framework from the resolved `redis` options: one server or a cluster, with TLS
+ * (ElastiCache in-transit encryption) and AUTH (token or ACL user) when configured.
+ */
+
+export type RedisConnectionConfig =
+  | { readonly kind: 'server'; readonly url: string; readonly options: IoRedisOptions }
+  | { readonly kind: 'cluster'; readonly nodes: ReadonlyArray<{ host: string; port: number }>; readonly options: ClusterOptions };
+
+/** Whether the connection uses TLS: as given, else for a `rediss://` URL of a single server. */
+export function redisUsesTls(redis: RedisOptions): boolean {
+  return redis.tls ?? (redis.clusterNodes.length === 0 && redis.url.startsWith('rediss:'));
+}
+
+/**
+ * The ioredis constructor arguments, `common` (timeouts, retries) merged in. Pure.
+ *
+ * @example
+ * redisConnectionConfig({ url: '', clusterNodes: ['clustercfg.orders.abc.euw1.cache.amazonaws.com:6379'], tls: true, password: 't' });
+ * // { kind: 'cluster', nodes: [...], options: { dnsLookup, redisOptions: { tls: {}, password: 't', ... } } }
+ */
+export function redisConnectionConfig(redis: RedisOptions, common: IoRedisOptions = {}): RedisConnectionConfig {
+  const auth: IoRedisOptions = {
+    ...(redis.username === undefined ? {} : { username: redis.username }),
+    ...(redis.password === undefined ? {} : { password: redis.password }),
+  };
+  const tls = redisUsesTls(redis);
+  if (redis.clusterNodes.length === 0) {
+    // A `rediss://` URL makes ioredis use TLS by itself; `tls: true` with `redis://` asks for it.
+    return { kind: 'server', url: redis.url, options: { ...common, ...auth, ...(tls ? { tls: {} } : {}) } };
+  }
+  const nodes = redis.clusterNodes.map((node) => {
+    const cut = node.lastIndexOf(':');
+    return { host: node.slice(0, cut).replace(/^\[(.*)\]$/, '$1'), port: Number(node.slice(cut + 1)) };
+  });
+  return {
+    kind: 'cluster',
+    nodes,
+    options: {
+      redisOptions: { ...common, ...auth, ...(tls ? { tls: {} } : {}) },
+      // ElastiCache with TLS: the certificate names the configuration endpoint's host names, not the IPs a
+      // DNS lookup would turn them into, so the nodes are addressed by name (ioredis' documented setting).
+      ...(tls ? { dnsLookup: (address: string, callback: (error: null, address: string) => void) => callback(null, address) } : {}),
+    },
+  };
+}
+
+/**
+ * A Redis client from the resolved `redis` options.
+ *
+ * @example
+ * const redis = createRedis(options.redis, { maxRetriesPerRequest: 2, connectTimeout: 2_000 });
+ */
+export function createRedis(redis: RedisOptions, common: IoRedisOptions = {}, cluster: Omit<ClusterOptions, 'redisOptions'> = {}): Redis | Cluster {
+  const config = redisConnectionConfig(redis, common);
+  if (config.kind === 'server') return new Redis(config.url, config.options);
+  return new Cluster(
+    config.nodes.map((node) => ({ ...node })),
+    { ...cluster, ...config.options },
+  );
+}
