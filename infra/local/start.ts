@@ -15,12 +15,13 @@ import { mkdirSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { SingleBar, Presets } from 'cli-progress';
+import { MultiBar, Presets } from 'cli-progress';
 import { Redis } from 'ioredis';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { resultKeys } from '../../functions/results';
+import { ensureTopics, readStatus, renderStatus } from '../../src/admin';
 import { completionGroupId } from '../../src/committer';
-import { deadLetterTopic, retryTopic } from '../../src/options';
+import { deadLetterTopic } from '../../src/options';
 import { checkRun, demoOrders, type ProducedOrder, type RunCheck } from './demo/check';
 import { freePort, startServerlessOffline, type OfflineProcess } from './demo/offline-process';
 
@@ -107,32 +108,6 @@ async function ensureStack(settings: DemoSettings): Promise<void> {
   }
   console.log('local stack: not running; starting it (npm run local:up)');
   await run('npm', ['run', '--silent', 'local:up']);
-}
-
-/**
- * Creates the demo's topics where missing: the source topic, one retry topic per tier and the dead-letter
- * topic (retention: Kafka's default 7 days, far above the longest tier).
- */
-async function ensureDemoTopics(admin: Admin, settings: DemoSettings): Promise<void> {
-  const wanted = [
-    { topic: settings.topic, numPartitions: settings.partitions },
-    ...DEMO_TIERS.map((tier) => ({ topic: retryTopic(settings.group, tier), numPartitions: settings.partitions })),
-    { topic: deadLetterTopic(settings.group), numPartitions: 1 },
-  ];
-  const existing = new Set(await admin.listTopics());
-  const missing = wanted.filter(({ topic }) => !existing.has(topic));
-  if (missing.length > 0) await admin.createTopics({ topics: missing, waitForLeaders: true });
-  // KRaft: a new topic's metadata reaches every listener a moment after creation.
-  for (let tries = 0; ; tries += 1) {
-    try {
-      await admin.fetchTopicMetadata({ topics: wanted.map(({ topic }) => topic) });
-      break;
-    } catch (error) {
-      if (tries >= 50) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-  }
-  console.log(`topics: ${wanted.map(({ topic }) => topic).join(', ')}${missing.length > 0 ? ` (created ${missing.length})` : ''}`);
 }
 
 async function produce(kafka: Kafka, settings: DemoSettings, run: string, orders: readonly ProducedOrder[]): Promise<void> {
@@ -243,7 +218,14 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
   let deadLetters: Awaited<ReturnType<typeof followDeadLetters>> | undefined;
   const interrupted = new Promise<void>((resolve) => process.once('SIGINT', () => resolve()));
   try {
-    await ensureDemoTopics(admin, settings);
+    // Source, retry-tier and dead-letter topics, created or checked (retention above the longest tier).
+    const ensured = await ensureTopics(admin, {
+      group: settings.group,
+      topics: [{ topic: settings.topic, partitions: settings.partitions }],
+      tiers: DEMO_TIERS,
+      retryPartitions: settings.partitions,
+    });
+    console.log(`topics: ${ensured.topics.map((t) => t.topic).join(', ')}${ensured.actions.length > 0 ? ` (${ensured.actions.length} created or changed)` : ''}`);
     console.log(`serverless offline: starting the example service (log: ${logFile})`);
     offline = await startServerlessOffline({
       cwd: ROOT,
@@ -265,33 +247,51 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
     console.log(`producing ${orders.length} orders of ${settings.customers} customers to ${settings.topic} (${orders.filter((o) => o.poison).length} poison), run ${run}`);
     await produce(kafka, settings, run, orders);
 
-    const bar = new SingleBar(
+    // One bar for the run, one per source partition (the status table of `kafka-lanes status`, live).
+    const bars = new MultiBar(
       {
-        format: 'orders |{bar}| {value}/{total} | processed {processed} | dead-lettered {dead} | retried {retried} | {rate} orders/s | lag {lag}',
         hideCursor: true,
         clearOnComplete: false,
-        // Without a terminal (CI) a line every few seconds.
+        // Without a terminal (CI) the bars are printed every few seconds.
         noTTYOutput: true,
-        notTTYSchedule: 3_000,
+        notTTYSchedule: 5_000,
+        format: '{name} |{bar}| {value}/{total} {detail}',
       },
       Presets.shades_classic,
     );
-    bar.start(orders.length, 0, { processed: 0, dead: 0, retried: 0, rate: 0, lag: '-' });
+    const overall = bars.create(orders.length, 0, { name: 'orders     ', detail: '' });
+    const partitionBars = new Map<number, ReturnType<MultiBar['create']>>();
     let stopped = false;
     void interrupted.then(() => (stopped = true));
     const progress = await waitFor(
       async () => {
         const results = await readResults(redis, run, orders);
-        const { lag } = await behind(admin, settings.group, settings.topic);
+        const status = await readStatus({ group: settings.group, admin, redis });
         const finished = new Set([...results.processedIds, ...deadLetters!.ids]).size;
         const seconds = (Date.now() - started) / 1000;
-        bar.update(finished, { processed: results.processedIds.size, dead: deadLetters!.ids.size, retried: results.retried, rate: (finished / seconds).toFixed(0), lag });
+        overall.update(finished, {
+          detail:
+            `| processed ${results.processedIds.size} | dead-lettered ${deadLetters!.ids.size} | retried ${results.retried} | ` +
+            `${(finished / seconds).toFixed(0)} orders/s | retry depth ${status.retryDepth}`,
+        });
+        for (const p of status.partitions.filter((p) => p.role === 'source' && p.topic === settings.topic)) {
+          let bar = partitionBars.get(p.partition);
+          if (bar === undefined) {
+            bar = bars.create(p.endOffset ?? 0, 0, { name: `partition ${String(p.partition).padEnd(2)}`, detail: '' });
+            partitionBars.set(p.partition, bar);
+          }
+          bar.setTotal(p.endOffset ?? 0);
+          bar.update(p.frontier ?? p.committed ?? 0, {
+            detail: `| committed ${p.committed ?? '-'} | frontier ${p.frontier ?? '-'} | lag ${p.lag ?? '-'} | window ${p.window ?? 0} | blocked ${p.blockedLanes} | parked ${p.parked}`,
+          });
+        }
         return { finished, results };
       },
       ({ finished }) => stopped || finished >= orders.length,
       settings.timeoutMs,
+      1_000,
     );
-    bar.stop();
+    bars.stop();
     if (stopped) {
       console.log('interrupted');
       return 130;
@@ -300,6 +300,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
     const completion = await waitFor(() => behind(admin, completionGroup, settings.topic), ({ lag }) => lag === 0, 60_000);
     const results = await readResults(redis, run, orders);
     const check = checkRun(orders, { ...results, deadLetteredIds: deadLetters.ids });
+    console.log(`\n${renderStatus(await readStatus({ group: settings.group, admin, redis }))}`);
     console.log(summarize(check, { met: completion.met, lag: completion.value.lag }, results.retried, (Date.now() - started) / 1000));
     const ok = check.ok && completion.met && progress.met;
     console.log(ok ? '\nrun checked: ok' : `\nrun checked: FAILED (serverless offline log: ${logFile})`);
