@@ -10,11 +10,12 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import type { Admin, Producer } from 'kafkajs';
 import { freePort, startServerlessOffline, type OfflineProcess } from '../../infra/local/demo/offline-process';
+import { waitForTopicsReady } from '../../src/admin';
 import { completionGroupId } from '../../src/committer';
 import { decodeKafkaEvent, encodeKafkaEvent } from '../../src/event';
 import type { AwsKafkaEvent } from '../../src/event/types';
 import { deadLetterTopic, retryTopic } from '../../src/options';
-import { createKafka, createTopic, deleteTopics, REDIS_URL, uniqueName } from './support/stack';
+import { createKafka, deleteTopics, REDIS_URL, uniqueName } from './support/stack';
 
 const SERVICE = join(__dirname, '..', 'fixtures', 'offline-service');
 const ARN = 'arn:aws:kafka:eu-west-1:123456789012:cluster/test/abcd-1';
@@ -67,7 +68,15 @@ beforeAll(async () => {
   await admin.connect();
   producer = createKafka().producer();
   await producer.connect();
-  await Promise.all([createTopic(rawTopic, 2), createTopic(partialTopic, 1), createTopic(orderedTopic, 3), ...lanesTopics.map((t) => createTopic(t, 3))]);
+  // waitForTopicsReady: a KRaft broker answers UNKNOWN_TOPIC_OR_PARTITION for a moment after creating a topic.
+  const topics = [
+    { topic: rawTopic, numPartitions: 2 },
+    { topic: partialTopic, numPartitions: 1 },
+    { topic: orderedTopic, numPartitions: 3 },
+    ...lanesTopics.map((topic) => ({ topic, numPartitions: 3 })),
+  ];
+  await admin.createTopics({ topics, waitForLeaders: false });
+  await waitForTopicsReady(admin, topics.map((t) => t.topic), { timeoutMs: 60_000 });
   mkdirSync(join(SERVICE, '..', '..', '..', '.local'), { recursive: true });
   offline = await startServerlessOffline({
     cwd: SERVICE,
