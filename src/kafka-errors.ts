@@ -7,6 +7,11 @@
 /** Kafka protocol error codes the framework acts on, named as Kafka names them (kafkajs' `type` in brackets). */
 export const KafkaErrorCode = {
   UnknownTopicOrPartition: 3,
+  LeaderNotAvailable: 5,
+  /** `NOT_LEADER_FOR_PARTITION` in kafkajs (`NOT_LEADER_OR_FOLLOWER` in Kafka since 2.6). */
+  NotLeaderOrFollower: 6,
+  RequestTimedOut: 7,
+  ReplicaNotAvailable: 9,
   /** A record (batch) above the topic's `max.message.bytes`. */
   MessageTooLarge: 10,
   /** A record batch larger than a log segment of the topic (`segment.bytes`). */
@@ -22,6 +27,7 @@ export const KafkaErrorCode = {
   RebalanceInProgress: 27,
   TopicAuthorizationFailed: 29,
   ClusterAuthorizationFailed: 31,
+  NotController: 41,
   FencedInstanceId: 82,
   /** The broker's record validation refused a record (e.g. a compacted topic given a null key). */
   InvalidRecord: 87,

@@ -6,12 +6,24 @@ INFRA_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO_DIR="$(cd "$INFRA_DIR/../.." && pwd)"
 LOCAL_DIR="$REPO_DIR/.local"
 
+# The Kafka version: KAFKA_VERSION, else the default pinned in pom.xml (the kafka.version property).
+KAFKA_DEFAULT_VERSION="$(sed -n 's|.*<kafka.version>\(.*\)</kafka.version>.*|\1|p' "$INFRA_DIR/pom.xml" | head -n 1)"
+KAFKA_VERSION="${KAFKA_VERSION:-$KAFKA_DEFAULT_VERSION}"
+[[ "$KAFKA_VERSION" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] \
+  || { printf '[local] ERROR: KAFKA_VERSION must look like 3.9.1, got "%s"\n' "$KAFKA_VERSION" >&2; exit 1; }
+
 KAFKA_HOST=127.0.0.1
-KAFKA_PORT=9092
-KAFKA_CONTROLLER_PORT=9093
-KAFKA_DIR="$LOCAL_DIR/kafka"
-KAFKA_LIBS="$KAFKA_DIR/libs"
-KAFKA_DATA="$KAFKA_DIR/data"
+# A second broker beside the usual one (trying another version, say) needs other ports and its own
+# directory: LOCAL_KAFKA_PORT, LOCAL_KAFKA_CONTROLLER_PORT, LOCAL_KAFKA_DIR.
+KAFKA_PORT="${LOCAL_KAFKA_PORT:-9092}"
+KAFKA_CONTROLLER_PORT="${LOCAL_KAFKA_CONTROLLER_PORT:-9093}"
+KAFKA_DIR="${LOCAL_KAFKA_DIR:-$LOCAL_DIR/kafka}"
+# Jars per version, shared by every broker directory of the checkout.
+KAFKA_LIBS="$LOCAL_DIR/kafka-libs/$KAFKA_VERSION"
+# Storage per version: a log formatted by a newer Kafka is not readable by an older one.
+KAFKA_DATA="$KAFKA_DIR/data-$KAFKA_VERSION"
+# The version of the broker this directory started last (status.sh, and up.sh when it is already up).
+KAFKA_VERSION_FILE="$KAFKA_DIR/version"
 KAFKA_LOGS="$KAFKA_DIR/logs"
 KAFKA_PID_FILE="$KAFKA_DIR/kafka.pid"
 KAFKA_CONFIG="$KAFKA_DIR/server.properties"

@@ -64,8 +64,9 @@ if ((WIPE)) && kafka_pid >/dev/null; then
   warn "kafka: broker still running; not wiping its data"
   status=1
 elif ((WIPE)); then
-  rm -rf "$KAFKA_DATA" "$KAFKA_CLUSTER_ID_FILE" "$KAFKA_LOGS"
-  log "kafka: data wiped (.local/kafka/data, logs; the jars stay)"
+  # Every version's storage (and the data dir of checkouts from before versions had their own).
+  rm -rf "$KAFKA_DIR"/data "$KAFKA_DIR"/data-* "$KAFKA_CLUSTER_ID_FILE" "$KAFKA_LOGS" "$KAFKA_VERSION_FILE"
+  log "kafka: data wiped (${KAFKA_DIR#"$REPO_DIR/"}/data-*, logs; the jars stay)"
 fi
 
 # A node takes 1-2 s to exit after SIGTERM; stop the three in parallel.

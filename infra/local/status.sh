@@ -10,7 +10,11 @@ line() { printf '%-14s %-5s %s\n' "$1" "$2" "$3"; [[ "$2" == up ]] || all_up=0; 
 
 # Kafka: the port answers; say whose broker it is.
 if port_open "$KAFKA_PORT"; then
-  if pid="$(kafka_pid)"; then owner="pid $pid, this checkout"; else owner="not started from this checkout"; fi
+  if pid="$(kafka_pid)"; then
+    owner="Kafka $(cat "$KAFKA_VERSION_FILE" 2>/dev/null || printf 'version unknown'), pid $pid, this checkout"
+  else
+    owner="not started from this checkout"
+  fi
   line kafka up "$KAFKA_HOST:$KAFKA_PORT (controller $KAFKA_HOST:$KAFKA_CONTROLLER_PORT; $owner)"
 else
   line kafka down "$KAFKA_HOST:$KAFKA_PORT"

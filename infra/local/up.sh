@@ -6,6 +6,11 @@
 #   npm run local:up            (or: bash infra/local/up.sh)
 #
 # Environment:
+#   KAFKA_VERSION        Apache Kafka version of the broker (default: kafka.version in pom.xml, 3.9.1);
+#                        tested: 3.9.1, 4.1.1, 4.4.0 (see README). To switch, `npm run local:down` first.
+#   LOCAL_SERVICES       what to start, comma separated (default redis,redis-cluster,kafka)
+#   LOCAL_KAFKA_PORT, LOCAL_KAFKA_CONTROLLER_PORT, LOCAL_KAFKA_DIR
+#                        a second broker beside the usual one (default 9092, 9093, .local/kafka)
 #   KAFKA_READY_TIMEOUT  seconds to wait for the broker to answer (default 90)
 #   KAFKA_HEAP_OPTS      broker heap (default -Xms256m -Xmx1G)
 #   MAVEN_OPTS           passed to mvn, e.g. -Dmaven.repo.local=/some/dir
@@ -23,29 +28,30 @@ require() {
 # The jars are fetched once per checkout; a stamp of pom.xml makes a version bump refetch them.
 fetch_kafka_jars() {
   local stamp="$KAFKA_LIBS/.pom.sha256" want
-  want="$(sha256sum "$INFRA_DIR/pom.xml" | cut -d' ' -f1)"
-  if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]] && compgen -G "$KAFKA_LIBS/kafka_2.13-*.jar" >/dev/null; then
+  want="$( (cat "$INFRA_DIR/pom.xml"; printf '%s\n' "$KAFKA_VERSION") | sha256sum | cut -d' ' -f1)"
+  if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]] && compgen -G "$KAFKA_LIBS/kafka_2.13-$KAFKA_VERSION.jar" >/dev/null; then
     return 0
   fi
   require mvn maven
-  log "kafka: fetching broker jars with Maven (first run only; slow with an empty Maven cache)"
+  log "kafka: fetching Kafka $KAFKA_VERSION broker jars with Maven (first run only; slow with an empty Maven cache)"
   local t0; t0="$(now_ms)"
   rm -rf "$KAFKA_LIBS"
   mkdir -p "$KAFKA_LIBS"
   mkdir -p "$KAFKA_LOGS"
   if ! mvn -B --no-transfer-progress -f "$INFRA_DIR/pom.xml" dependency:copy-dependencies \
-      -Dlibs.dir="$KAFKA_LIBS" >"$KAFKA_LOGS/mvn.out" 2>&1; then
+      -Dkafka.version="$KAFKA_VERSION" -Dlibs.dir="$KAFKA_LIBS" >"$KAFKA_LOGS/mvn.out" 2>&1; then
     tail -n 40 "$KAFKA_LOGS/mvn.out" >&2
     rm -rf "$KAFKA_LIBS"
-    die "kafka: mvn could not fetch the broker jars (full output: $KAFKA_LOGS/mvn.out)"
+    die "kafka: mvn could not fetch the Kafka $KAFKA_VERSION broker jars (is KAFKA_VERSION a released version? full output: $KAFKA_LOGS/mvn.out)"
   fi
   printf '%s\n' "$want" >"$stamp"
-  log "kafka: $(find "$KAFKA_LIBS" -name '*.jar' | wc -l) jars in .local/kafka/libs ($(elapsed "$t0"))"
+  log "kafka: $(find "$KAFKA_LIBS" -name '*.jar' | wc -l) jars in ${KAFKA_LIBS#"$REPO_DIR/"} ($(elapsed "$t0"))"
 }
 
 render_kafka_config() {
   mkdir -p "$KAFKA_DATA" "$KAFKA_LOGS"
-  sed "s|@KAFKA_DATA_DIR@|$KAFKA_DATA|g" "$INFRA_DIR/server.properties" >"$KAFKA_CONFIG.tmp"
+  sed -e "s|@KAFKA_DATA_DIR@|$KAFKA_DATA|g" -e "s|@KAFKA_PORT@|$KAFKA_PORT|g" \
+    -e "s|@KAFKA_CONTROLLER_PORT@|$KAFKA_CONTROLLER_PORT|g" "$INFRA_DIR/server.properties" >"$KAFKA_CONFIG.tmp"
   mv "$KAFKA_CONFIG.tmp" "$KAFKA_CONFIG"
 }
 
@@ -57,7 +63,7 @@ format_kafka_storage() {
   fi
   cluster_id="$(cat "$KAFKA_CLUSTER_ID_FILE")"
   [[ -n "$cluster_id" ]] || die "kafka: StorageTool random-uuid printed nothing"
-  log "kafka: formatting storage in .local/kafka/data (cluster id $cluster_id)"
+  log "kafka: formatting Kafka $KAFKA_VERSION storage in ${KAFKA_DATA#"$REPO_DIR/"} (cluster id $cluster_id)"
   kafka_tool kafka.tools.StorageTool format --config "$KAFKA_CONFIG" --cluster-id "$cluster_id" \
     --ignore-formatted >"$KAFKA_LOGS/format.out" 2>&1 \
     || { cat "$KAFKA_LOGS/format.out" >&2; die "kafka: formatting storage failed"; }
@@ -92,7 +98,8 @@ start_kafka() {
     [[ -n "$found" ]] && pid="$found" && printf '%s\n' "$pid" >"$KAFKA_PID_FILE"
   fi
   KAFKA_STARTED_PID="$pid"
-  log "kafka: started broker (pid $pid), logs in .local/kafka/logs"
+  printf '%s\n' "$KAFKA_VERSION" >"$KAFKA_VERSION_FILE"
+  log "kafka: started Kafka $KAFKA_VERSION broker (pid $pid), logs in ${KAFKA_LOGS#"$REPO_DIR/"}"
 }
 
 # Node and the kafkajs package answer in ~0.3 s; without node_modules fall back to a JVM tool.
@@ -135,7 +142,13 @@ up_kafka() {
   if port_open "$KAFKA_PORT"; then
     # Ours or another checkout's broker (or one still starting): only check that it answers.
     wait_for_kafka 20 >/dev/null || die "kafka: something listens on $KAFKA_HOST:$KAFKA_PORT but does not answer as a Kafka broker"
-    log "kafka: already up on $KAFKA_HOST:$KAFKA_PORT ($(elapsed "$t0"))"
+    # A running broker is never replaced: say which version answers, and refuse a different one asked for.
+    local running=''
+    kafka_pid >/dev/null && [[ -s "$KAFKA_VERSION_FILE" ]] && running="$(cat "$KAFKA_VERSION_FILE")"
+    if [[ -n "$running" && "$running" != "$KAFKA_VERSION" ]]; then
+      die "kafka: the broker on $KAFKA_HOST:$KAFKA_PORT runs Kafka $running, not $KAFKA_VERSION; stop it first (npm run local:down)"
+    fi
+    log "kafka: already up on $KAFKA_HOST:$KAFKA_PORT (Kafka ${running:-version not recorded}, $(elapsed "$t0"))"
     return 0
   fi
   require java openjdk-17-jdk-headless
@@ -150,7 +163,7 @@ up_kafka() {
     log "kafka: broker pid $KAFKA_STARTED_PID is starting; waiting for it"
   fi
   wait_for_kafka "$KAFKA_READY_TIMEOUT" "$KAFKA_STARTED_PID" || kafka_failed "$t0"
-  log "kafka: up on $KAFKA_HOST:$KAFKA_PORT ($(elapsed "$t0"))"
+  log "kafka: Kafka $KAFKA_VERSION up on $KAFKA_HOST:$KAFKA_PORT ($(elapsed "$t0"))"
 }
 
 # ---------------------------------------------------------------------------------------------- Redis
@@ -237,11 +250,15 @@ up_redis_cluster() {
 }
 
 main() {
-  local t0; t0="$(now_ms)"
+  local t0 service; t0="$(now_ms)"
   mkdir -p "$LOCAL_DIR"
-  up_redis
-  up_redis_cluster
-  up_kafka
+  local services=",${LOCAL_SERVICES:-redis,redis-cluster,kafka},"
+  for service in ${services//,/ }; do
+    [[ "$service" =~ ^(redis|redis-cluster|kafka)$ ]] || die "LOCAL_SERVICES: unknown service \"$service\" (known: redis, redis-cluster, kafka)"
+  done
+  [[ "$services" == *,redis,* ]] && up_redis
+  [[ "$services" == *,redis-cluster,* ]] && up_redis_cluster
+  [[ "$services" == *,kafka,* ]] && up_kafka
   log "local stack up ($(elapsed "$t0"))"
 }
 

@@ -17,7 +17,9 @@ export {
   type TopicState,
   type TopicsPlan,
 } from './topics';
-export { waitForTopicsReady } from './topics-ready';
 export { findPartitions, readStatus, renderStatus, type GroupStatus, type PartitionRole, type PartitionStatus } from './status';
 export { applyReset, planReset, renderResetPlan, type ResetPartition, type ResetPlan } from './reset';
 export { escapeGlob, partitionKeysPattern, partitionOfKey, scanKeys, unescapeName } from './redis-scan';
+export { CREATE_TOPICS_READY_DEFAULTS, createTopicsReady, notReady, waitForTopicsReady } from './create-topics';
+export type { CreateTopicsReadyOptions, CreateTopicsReadyResult, ReadyAdmin, ReadyTopic, TopicsAdmin } from './create-topics';
+export { TopicsNotReadyError } from './errors';

@@ -3,7 +3,7 @@ import { ConfigError, LanesError } from '../errors';
 import { MAX_ERROR_MESSAGE_LENGTH, MAX_ERROR_NAME_LENGTH, MAX_REASON_LENGTH } from '../handoff/headers';
 import { DEFAULTS, deadLetterTopic, parseDuration, retryTopics, topicNameProblem } from '../options';
 import { TOPIC_NAME } from '../options/constants';
-import { waitForTopicsReady } from './topics-ready';
+import { createTopicsReady, waitForTopicsReady } from './create-topics';
 
 /**
  * `kafka-lanes topics ensure`: creates or checks a group's source topics and its retry and dead-letter
@@ -265,6 +265,7 @@ function retryOptions(options: EnsureTopicsOptions): { partitions?: number; rete
 async function applyPlan(admin: Admin, actions: readonly TopicAction[], options: EnsureTopicsOptions): Promise<void> {
   const creates = actions.flatMap((action) => (action.kind === 'create' ? [action] : []));
   const grows = actions.flatMap((action) => (action.kind === 'add-partitions' ? [action] : []));
+  const timeoutMs = options.readyTimeoutMs ?? TOPICS_DEFAULTS.readyTimeoutMs;
   if (creates.length > 0) {
     const topics: ITopicConfig[] = creates.map((action) => ({
       topic: action.topic,
@@ -273,14 +274,13 @@ async function applyPlan(admin: Admin, actions: readonly TopicAction[], options:
       configEntries: Object.entries(action.config).map(([name, value]) => ({ name, value })),
     }));
     // kafkajs' own wait (`waitForLeaders`) gives up on UNKNOWN_TOPIC_OR_PARTITION, which a KRaft broker
-    // answers for a moment after creating a topic; `waitForTopicsReady` waits for it to pass.
-    await admin.createTopics({ topics, waitForLeaders: false });
+    // answers for a moment after creating a topic; `createTopicsReady` waits for it to pass.
+    await createTopicsReady(admin, topics, { timeoutMs });
   }
   if (grows.length > 0) {
     await admin.createPartitions({ topicPartitions: grows.map((action) => ({ topic: action.topic, count: action.to })) });
+    await waitForTopicsReady(admin, grows.map((action) => ({ topic: action.topic, numPartitions: action.to })), { timeoutMs });
   }
-  const changed = [...creates.map((action) => action.topic), ...grows.map((action) => action.topic)];
-  if (changed.length > 0) await waitForTopicsReady(admin, changed, { timeoutMs: options.readyTimeoutMs ?? TOPICS_DEFAULTS.readyTimeoutMs });
 }
 
 /** The topics among `names` that exist, with their partition count and the configs the plan checks. */

@@ -8,8 +8,10 @@
 import { randomBytes } from 'node:crypto';
 import { Cluster, Redis } from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
+import { createTopicsReady } from '../../../src/admin';
 
-export const KAFKA_BROKERS = ['127.0.0.1:9092'];
+// `LOCAL_KAFKA_PORT` (as for infra/local/up.sh) runs the suite against a second broker, e.g. another Kafka version.
+export const KAFKA_BROKERS = [`127.0.0.1:${process.env['LOCAL_KAFKA_PORT'] ?? '9092'}`];
 export const REDIS_URL = 'redis://127.0.0.1:6379';
 export const REDIS_CLUSTER_NODES = [
   { host: '127.0.0.1', port: 7000 },
@@ -39,8 +41,9 @@ export function createKafka(clientId: string = uniqueName('test')): Kafka {
 }
 
 /**
- * Creates a topic (with topic configs, if given) and waits until every partition has a leader, so a produce
- * right after succeeds.
+ * Creates a topic (with topic configs, if given) and waits until Kafka's metadata shows a leader for every
+ * partition, so a produce right after succeeds: through `createTopicsReady`, which waits out the
+ * `UNKNOWN_TOPIC_OR_PARTITION` a KRaft broker may answer right after the creation (kafkajs does not).
  *
  * @example
  * const topic = uniqueName('orders');
@@ -52,11 +55,12 @@ export async function createTopic(name: string, partitions: number, config: Read
   await admin.connect();
   try {
     const configEntries = Object.entries(config).map(([key, value]) => ({ name: key, value }));
-    const created = await admin.createTopics({
-      topics: [{ topic: name, numPartitions: partitions, replicationFactor: 1, configEntries }],
-      waitForLeaders: true,
-    });
-    if (!created) throw new Error(`Expected topic \`${name}\` not to exist yet, but it does`);
+    const { existing } = await createTopicsReady(
+      admin,
+      [{ topic: name, numPartitions: partitions, replicationFactor: 1, configEntries }],
+      { timeoutMs: 60_000 },
+    );
+    if (existing.length > 0) throw new Error(`Expected topic \`${name}\` not to exist yet, but it does`);
   } finally {
     await admin.disconnect();
   }

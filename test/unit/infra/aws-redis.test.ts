@@ -1,0 +1,90 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+// The framework's own loader for `${file(...)}` in serverless.yml: js-yaml with the CloudFormation schema
+// (!Ref, !Sub, !GetAtt, !If ...), so the template is read exactly as `serverless package` reads it.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const parse = require('osls/lib/utils/fs/parse') as (path: string, contents: Buffer) => unknown;
+
+type Node = Record<string, unknown>;
+interface Template {
+  readonly AWSTemplateFormatVersion?: string;
+  readonly Parameters: Record<string, Node>;
+  readonly Conditions: Record<string, unknown>;
+  readonly Resources: Record<string, { Type: string; Condition?: string; DeletionPolicy?: string; Properties: Node }>;
+  readonly Outputs: Record<string, { Value: unknown }>;
+}
+
+const PATH = join(__dirname, '../../../infra/aws/redis.yml');
+const template = parse(PATH, readFileSync(PATH)) as Template;
+
+/** Every name the template refers to: Ref, Fn::GetAtt, ${...} inside Fn::Sub, Condition and Fn::If names. */
+function references(node: unknown, found: Array<{ kind: 'ref' | 'condition'; name: string }> = []): typeof found {
+  if (Array.isArray(node)) node.forEach((item) => references(item, found));
+  else if (node !== null && typeof node === 'object') {
+    for (const [key, value] of Object.entries(node)) {
+      if (key === 'Ref' && typeof value === 'string') found.push({ kind: 'ref', name: value });
+      else if (key === 'Fn::GetAtt') found.push({ kind: 'ref', name: Array.isArray(value) ? String(value[0]) : String(value).split('.')[0] ?? '' });
+      else if (key === 'Fn::Sub' && typeof value === 'string') {
+        for (const match of value.matchAll(/\$\{([^}!]+)\}/g)) found.push({ kind: 'ref', name: (match[1] ?? '').split('.')[0] ?? '' });
+      } else if (key === 'Fn::If' && Array.isArray(value)) found.push({ kind: 'condition', name: String(value[0]) });
+      else if (key === 'Condition' && typeof value === 'string') found.push({ kind: 'condition', name: value });
+      references(value, found);
+    }
+  }
+  return found;
+}
+
+describe('infra/aws/redis.yml', () => {
+  it('is a CloudFormation fragment serverless can merge: only sections it merges, every name defined', () => {
+    expect(Object.keys(template).sort()).toEqual(['AWSTemplateFormatVersion', 'Conditions', 'Outputs', 'Parameters', 'Resources']);
+    const defined = new Set([...Object.keys(template.Parameters), ...Object.keys(template.Resources)]);
+    for (const { kind, name } of references(template)) {
+      if (kind === 'condition') expect(Object.keys(template.Conditions)).toContain(name);
+      else if (!name.startsWith('AWS::')) expect(defined).toContain(name);
+    }
+    // Prefixed names: merged into a user's stack, they cannot clash with the user's own resources.
+    for (const name of [...Object.keys(template.Parameters), ...Object.keys(template.Resources), ...Object.keys(template.Outputs)]) {
+      expect(name).toMatch(/^KafkaLanes/);
+    }
+  });
+
+  it('creates Redis in cluster mode, with TLS, at-rest encryption and an AUTH token from Secrets Manager', () => {
+    const redis = template.Resources['KafkaLanesRedis'];
+    expect(redis?.Type).toBe('AWS::ElastiCache::ReplicationGroup');
+    expect(redis?.Properties).toMatchObject({
+      Engine: 'redis',
+      CacheParameterGroupName: 'default.redis7.cluster.on',
+      NumNodeGroups: { Ref: 'KafkaLanesRedisShards' },
+      AutomaticFailoverEnabled: true,
+      TransitEncryptionEnabled: true,
+      AtRestEncryptionEnabled: true,
+      AuthToken: { 'Fn::Sub': '{{resolve:secretsmanager:${KafkaLanesRedisAuthSecret}:SecretString:token}}' },
+    });
+    expect(redis?.DeletionPolicy).toBe('Snapshot');
+    const secret = template.Resources['KafkaLanesRedisAuthSecret'];
+    expect(secret?.Type).toBe('AWS::SecretsManager::Secret');
+    // ElastiCache refuses an AUTH token shorter than 16 or longer than 128 characters, or with @ " /.
+    expect(secret?.Properties['GenerateSecretString']).toMatchObject({ GenerateStringKey: 'token', ExcludePunctuation: true });
+    const length = (secret?.Properties['GenerateSecretString'] as Node)['PasswordLength'] as number;
+    expect(length).toBeGreaterThanOrEqual(16);
+    expect(length).toBeLessThanOrEqual(128);
+  });
+
+  it('lets only the functions reach Redis, and the functions reach MSK when its security group is given', () => {
+    const ingress = template.Resources['KafkaLanesRedisSecurityGroup']?.Properties['SecurityGroupIngress'];
+    expect(ingress).toEqual([
+      expect.objectContaining({ IpProtocol: 'tcp', FromPort: 6379, ToPort: 6379, SourceSecurityGroupId: { Ref: 'KafkaLanesFunctionSecurityGroup' } }),
+    ]);
+    expect(template.Resources['KafkaLanesMskIngress']).toMatchObject({
+      Condition: 'KafkaLanesHasMskSecurityGroup',
+      Properties: { FromPort: 9092, ToPort: 9098, SourceSecurityGroupId: { Ref: 'KafkaLanesFunctionSecurityGroup' } },
+    });
+  });
+
+  it('outputs the value of KAFKA_LANES_REDIS_CLUSTER_NODES', () => {
+    expect(template.Outputs['KafkaLanesRedisClusterNodes']?.Value).toEqual({
+      'Fn::Sub': '${KafkaLanesRedis.ConfigurationEndPoint.Address}:${KafkaLanesRedis.ConfigurationEndPoint.Port}',
+    });
+  });
+});
