@@ -241,4 +241,44 @@ describe('serverless offline with the kafka-lanes trigger', () => {
     const dead = await admin.fetchTopicOffsets(deadLetterTopic(group));
     expect(dead.reduce((n, p) => n + Number(p.high), 0)).toBe(1);
   });
+
+  it('sends failures through the retry tiers to success or, attempts exhausted, to the dead-letter topic, in per-key order', async () => {
+    // Prepare: k5 and k6 fail once at seq 3 (then succeed on a retry tier); k7 fails at seq 2 every time
+    // (maxAttempts 3: dead-lettered, and the lane goes on).
+    const keysOf = ['k5', 'k6', 'k7', 'k8'];
+    const messages = [];
+    for (let seq = 1; seq <= 8; seq += 1) {
+      for (const key of keysOf) {
+        const failTimes = (key === 'k5' || key === 'k6') && seq === 3 ? 1 : key === 'k7' && seq === 2 ? 99 : 0;
+        messages.push({ key, value: JSON.stringify({ key, seq, failTimes }) });
+      }
+    }
+    const deadBefore = (await admin.fetchTopicOffsets(deadLetterTopic(group))).reduce((n, p) => n + Number(p.high), 0);
+
+    // Act
+    await producer.send({ topic: orderedTopic, messages });
+    const seqs = await waitFor(
+      async () => Promise.all(keysOf.map(async (key) => (await redis.lrange(keys.seqs(key), 0, -1)).map(Number))),
+      (lists) => lists.reduce((n, l) => n + l.length, 0) >= 31,
+      '31 records processed',
+    );
+
+    // Assess
+    const all = Array.from({ length: 8 }, (_, i) => i + 1);
+    expect(seqs).toEqual([all, all, all.filter((s) => s !== 2), all]);
+    await waitFor(
+      async () => (await admin.fetchTopicOffsets(deadLetterTopic(group))).reduce((n, p) => n + Number(p.high), 0),
+      (dead) => dead === deadBefore + 1,
+      'one more dead letter',
+    );
+    // The failed attempts travelled as copies through the retry topics: 2 (k5, k6) + 2 (k7's second and third).
+    const copies = await Promise.all([retryTopic(group, '1s'), retryTopic(group, '2s')].map((t) => admin.fetchTopicOffsets(t)));
+    expect(copies.flat().reduce((n, p) => n + Number(p.high), 0)).toBeGreaterThanOrEqual(4);
+    const ends = await admin.fetchTopicOffsets(orderedTopic);
+    await waitFor(
+      () => committed(completionGroupId(group), orderedTopic),
+      (offsets) => ends.every(({ partition, high }) => offsets.get(partition) === Number(high)),
+      'the completion group at the end offsets',
+    );
+  }, 300_000);
 });
