@@ -66,6 +66,8 @@ export const ENV = {
   /** Lambda's own region variables: the region MSK IAM tokens are signed for, when the options name none. */
   awsRegion: 'AWS_REGION',
   awsDefaultRegion: 'AWS_DEFAULT_REGION',
+  retryTiers: 'KAFKA_LANES_RETRY_TIERS',
+  partialBatchResponse: 'KAFKA_LANES_PARTIAL_BATCH_RESPONSE',
 } as const;
 
 /** SASL mechanisms with a username and password. */

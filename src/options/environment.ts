@@ -26,9 +26,12 @@ type Env = Readonly<Record<string, string | undefined>>;
  *   mechanism `aws-iam` alone (MSK IAM). `kafka.mskClusterArn` <- `KAFKA_LANES_MSK_CLUSTER_ARN`.
  * - `redis.tls` <- `KAFKA_LANES_REDIS_TLS`, `redis.username` <- `KAFKA_LANES_REDIS_USERNAME`, `redis.password` <-
  *   `KAFKA_LANES_REDIS_AUTH_TOKEN`, each when the options do not give it.
+ * - `retry.tiers` <- `KAFKA_LANES_RETRY_TIERS` (comma separated) and `partialBatchResponse` <-
+ *   `KAFKA_LANES_PARTIAL_BATCH_RESPONSE`: the serverless plugin sets both from the deployment (the tiers its
+ *   retry triggers read, and whether the event source mapping reports batch item failures).
  *
  * @example
- * withEnvironment({}, { KAFKA_LANES_GROUP: 'orders-svc' }).input; // { group: 'orders-svc', redis: {}, kafka: {} }
+ * withEnvironment({}, { KAFKA_LANES_GROUP: 'orders-svc' }).input; // { group: 'orders-svc', retry: {}, redis: {}, kafka: {} }
  */
 export function withEnvironment(input: unknown, env: Env): WithEnvironment {
   const sources = new Map<string, string>();
@@ -49,6 +52,9 @@ export function withEnvironment(input: unknown, env: Env): WithEnvironment {
 
   const result: Record<string, unknown> = { ...options };
   fill(result, 'group', 'group', ENV.group, (text) => text);
+  fill(result, 'partialBatchResponse', 'partialBatchResponse', ENV.partialBatchResponse, parseBoolean);
+  const retry = nested(result, 'retry');
+  if (retry !== undefined) fill(retry, 'retry.tiers', 'tiers', ENV.retryTiers, splitList);
 
   const redis = nested(result, 'redis');
   if (redis !== undefined && redis['url'] === undefined && redis['clusterNodes'] === undefined) {

@@ -10,7 +10,7 @@ import { Processor, type HandOffSink, type RecordHandler } from './processor';
 import { createTelemetry, type Telemetry } from './telemetry';
 
 /** Connections a handler keeps across invocations of one Lambda execution environment. */
-function connectRedis(options: LanesOptions, telemetry: Telemetry): Redis | Cluster {
+export function connectRedis(options: LanesOptions, telemetry: Telemetry): Redis | Cluster {
   // Fail fast: a command waits for at most two reconnects, so an unreachable Redis makes the batch
   // report its records as not handed off well before the Lambda deadline.
   // A command that gets no answer (a silent node, a connection dropped while Lambda was frozen) fails

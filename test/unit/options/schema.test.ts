@@ -191,6 +191,19 @@ describe('resolveOptions', () => {
       expect(options.group).toBe('orders-svc');
     });
 
+    it('reads the retry tiers and partialBatchResponse the serverless plugin sets, options given in code winning', () => {
+      // Act
+      const fromEnv = resolve({ group: 'g' }, { KAFKA_LANES_RETRY_TIERS: '1s, 5s', KAFKA_LANES_PARTIAL_BATCH_RESPONSE: 'false' });
+      const fromCode = resolve({ group: 'g', retry: { tiers: ['2s'] }, partialBatchResponse: true }, {
+        KAFKA_LANES_RETRY_TIERS: '1s,5s',
+        KAFKA_LANES_PARTIAL_BATCH_RESPONSE: 'false',
+      });
+
+      // Assess
+      expect([fromEnv.retry.tiers, fromEnv.partialBatchResponse]).toEqual([['1s', '5s'], false]);
+      expect([fromCode.retry.tiers, fromCode.partialBatchResponse]).toEqual([['2s'], true]);
+    });
+
     it('reads process.env when no environment is passed', () => {
       // Prepare
       const saved = process.env['KAFKA_LANES_GROUP'];

@@ -1,0 +1,34 @@
+import { z } from 'zod';
+import { lanes, NonRetriableError } from '../src';
+import { callDownstream } from './downstream';
+import { recordProcessed } from './results';
+
+/** An order as the demo producer writes it; the record key is the customer id (one lane per customer). */
+export const orderSchema = z.object({
+  run: z.string(),
+  orderId: z.string(),
+  customerId: z.string(),
+  /** 1, 2, 3, ... per customer: the order the customer placed them in. */
+  seq: z.number().int().positive(),
+  amount: z.number(),
+  /** A record the downstream system will never accept. */
+  poison: z.boolean().optional(),
+});
+export type Order = z.infer<typeof orderSchema>;
+
+/**
+ * The example service's one handler: settles an order with the (simulated) payment system, then records it.
+ * Orders of one customer run one at a time in the order they were placed, customers run concurrently; a
+ * failing call goes through the retry tiers; a poison order, or a record that is not an order at all (it fails
+ * the schema), goes to the dead-letter topic. The group, Redis and the retry tiers come from the environment
+ * the kafka-lanes serverless plugin sets.
+ */
+export const handler = lanes(
+  { value: orderSchema, concurrency: 200, retry: { maxAttempts: 5, backoff: { type: 'fixed', delayMs: 1_000 } } },
+  async (record, ctx) => {
+    const order = record.value;
+    if (order.poison === true) throw new NonRetriableError(`order ${order.orderId} was refused by the payment system`);
+    await callDownstream(order, ctx.signal);
+    await recordProcessed(order, ctx.attempt);
+  },
+);

@@ -1,0 +1,86 @@
+import { existsSync, rmSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { build } from 'esbuild';
+import { ConfigError } from '../errors';
+
+/**
+ * Where bundles go, relative to the service. No dot in the path: Lambda's runtime splits a handler string
+ * at its first `.` (`dist-lambda/functions/orders.handler` -> module `dist-lambda/functions/orders`).
+ */
+export const BUNDLE_DIR = 'dist-lambda';
+
+const SOURCE_EXTENSIONS = ['.ts', '.mts', '.cts', '.js', '.mjs', '.cjs'] as const;
+
+/** A function to bundle: its handler string, or an absolute entry file with the name of its export. */
+export type BundleEntry =
+  | { readonly key: string; readonly handler: string }
+  | { readonly key: string; readonly entryFile: string; readonly exportName: string; readonly outName: string };
+
+/**
+ * Splits a handler string the way Lambda's Node.js runtime does: at the first `.` after the last `/`.
+ *
+ * @example
+ * splitHandler('functions/orders.handler'); // { module: 'functions/orders', exportName: 'handler' }
+ */
+export function splitHandler(handler: string): { module: string; exportName: string } {
+  const slash = handler.lastIndexOf('/');
+  const dot = handler.indexOf('.', slash + 1);
+  if (dot <= slash + 1 || dot === handler.length - 1) {
+    throw new ConfigError(`Invalid handler \`${handler}\`: expected \`<path/to/file>.<export>\`, like \`functions/orders.handler\``);
+  }
+  return { module: handler.slice(0, dot), exportName: handler.slice(dot + 1) };
+}
+
+function sourceFile(servicePath: string, module: string): string {
+  for (const extension of SOURCE_EXTENSIONS) {
+    const file = resolve(servicePath, module + extension);
+    if (existsSync(file)) return file;
+  }
+  throw new ConfigError(
+    `Handler module \`${module}\` not found: expected one of ${SOURCE_EXTENSIONS.map((e) => `\`${module}${e}\``).join(', ')} in ${servicePath}`,
+  );
+}
+
+/**
+ * Bundles handlers with esbuild into `dist-lambda/` (one CommonJS file per handler, for Node.js 22, with
+ * source maps; the Lua scripts are modules, so they are inside) and returns each function's new handler string.
+ *
+ * @example
+ * await bundleHandlers('/srv/shop', [{ key: 'orders', handler: 'functions/orders.handler' }]);
+ * // Map { 'orders' => 'dist-lambda/functions/orders.handler' }
+ */
+export async function bundleHandlers(servicePath: string, entries: readonly BundleEntry[]): Promise<Map<string, string>> {
+  const outDir = join(servicePath, BUNDLE_DIR);
+  rmSync(outDir, { recursive: true, force: true });
+  const entryPoints: Record<string, string> = {};
+  const handlers = new Map<string, string>();
+  for (const entry of entries) {
+    const { outName, file, exportName } =
+      'handler' in entry
+        ? (() => {
+            const { module, exportName } = splitHandler(entry.handler);
+            const file = sourceFile(servicePath, module);
+            return { outName: relative(servicePath, file).replace(/\.[cm]?[jt]s$/, ''), file, exportName };
+          })()
+        : { outName: entry.outName, file: entry.entryFile, exportName: entry.exportName };
+    if (outName.startsWith('..') || outName.includes('.')) {
+      throw new ConfigError(`Handler file \`${outName}\` of function \`${entry.key}\`: expected a path inside the service without a \`.\` in its folder names`);
+    }
+    entryPoints[outName] = file;
+    handlers.set(entry.key, `${BUNDLE_DIR}/${outName.split('\\').join('/')}.${exportName}`);
+  }
+  if (Object.keys(entryPoints).length === 0) return handlers;
+  await build({
+    entryPoints,
+    outdir: outDir,
+    bundle: true,
+    platform: 'node',
+    target: 'node22',
+    format: 'cjs',
+    sourcemap: true,
+    logLevel: 'warning',
+    // Some dependencies ship optional native or cloud-only modules they load lazily inside a try.
+    external: ['snappy', 'kafkajs-snappy', 'lz4', 'zstd'],
+  });
+  return handlers;
+}

@@ -1,0 +1,59 @@
+import { Kafka, logLevel } from 'kafkajs';
+import { CompletionStore } from '../completion/store';
+import { MemberlessOffsetCommitter, runCommitter, type CommitterResult } from '../committer';
+import { kafkaConnectionConfig } from '../connections';
+import { resolveOptions } from '../options';
+import { connectRedis } from '../processor/lanes';
+import { createTelemetry } from '../processor/telemetry';
+
+/** What one scheduled run returns: small enough to read in the Lambda console. */
+export interface CommitterRunSummary {
+  readonly groupId: string;
+  readonly skipped?: 'lease-held';
+  readonly moves: number;
+  readonly stalled: ReadonlyArray<{ topic: string; partition: number; frontier: number | undefined }>;
+  readonly trimmedBytes: number;
+}
+
+/**
+ * Creates the scheduled committer's Lambda handler: each run commits every tracked partition's frontier to
+ * the completion group `<group>.lanes` (`runCommitter` with a member-less commit) and logs stalls. The group, Redis and
+ * the brokers (or the MSK cluster ARN) come from the environment the serverless plugin sets; they are read and
+ * validated once.
+ *
+ * @example
+ * // what the plugin deploys, scheduled `rate(1 minute)`:
+ * export const handler = committerHandler();
+ */
+export function committerHandler(env: Readonly<Record<string, string | undefined>> = process.env): () => Promise<CommitterRunSummary> {
+  const options = resolveOptions({}, env);
+  const telemetry = createTelemetry(options.group);
+  let store: CompletionStore | undefined;
+  // Brokers (or the MSK cluster ARN), TLS and SASL as for every client of the framework; a scheduled event
+  // carries no bootstrap servers, so one of them must be configured.
+  const kafka = new Kafka({ ...kafkaConnectionConfig(options.kafka), logLevel: logLevel.ERROR });
+  const committer = new MemberlessOffsetCommitter(kafka, options.group);
+  return async () => {
+    store ??= new CompletionStore(connectRedis(options, telemetry));
+    const result: CommitterResult = await runCommitter({ store, group: options.group, committer });
+    const summary: CommitterRunSummary = {
+      groupId: result.groupId,
+      ...(result.skipped === undefined ? {} : { skipped: result.skipped }),
+      moves: result.moves.length,
+      stalled: result.partitions.filter((p) => p.stalled).map((p) => ({ topic: p.topic, partition: p.partition, frontier: p.frontier })),
+      trimmedBytes: result.trimmedBytes,
+    };
+    if (summary.stalled.length > 0) telemetry.logger.warn('frontier stalled', { stalled: summary.stalled });
+    telemetry.logger.info('committer run', { ...summary, stalled: summary.stalled.length });
+    return summary;
+  };
+}
+
+// Built lazily on the first invocation so that importing this module (tests, the plugin) reads no environment.
+let scheduled: (() => Promise<CommitterRunSummary>) | undefined;
+
+/** The Lambda handler the plugin deploys on a schedule. */
+export const handler = async (): Promise<CommitterRunSummary> => {
+  scheduled ??= committerHandler();
+  return scheduled();
+};

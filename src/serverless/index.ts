@@ -1,0 +1,11 @@
+/**
+ * The serverless plugin (`plugins: [kafka-lanes/serverless]`) and what it is made of: option schemas, the
+ * pure planning of what a `kafkaLanes:` block adds, the esbuild step, the committer's Lambda handler and the
+ * offline Kafka trigger.
+ */
+export { KafkaLanesPlugin, type Serverless, type PluginUtils } from './plugin';
+export { functionBlockSchema, customBlockSchema, frameworkSchema, validateBlock, PLUGIN_DEFAULTS, AWS_LIMITS } from './config';
+export type { FunctionBlock, CustomBlock } from './config';
+export { planFunction, iamStatements, triggerOf, type FunctionPlan, type TriggerEvent, type TriggerSettings } from './plan';
+export { bundleHandlers, splitHandler, BUNDLE_DIR, type BundleEntry } from './bundle';
+export { committerHandler, type CommitterRunSummary } from './committer-handler';

@@ -1,0 +1,82 @@
+import { awsRecordOf, mappingSpecs, type OfflineServerless } from '../../../src/serverless/offline/trigger';
+
+const ARN = 'arn:aws:kafka:eu-west-1:123456789012:cluster/shop/abcd-1';
+
+function serverless(functions: Record<string, Array<Record<string, unknown>>>): OfflineServerless {
+  return {
+    service: {
+      provider: {},
+      getAllFunctions: () => Object.keys(functions),
+      getFunction: (key: string) => ({ events: functions[key] }),
+    },
+  };
+}
+
+describe('mappingSpecs (one emulated event source mapping per Kafka trigger)', () => {
+  it('maps an MSK cluster ARN to the local broker the configuration names, with Lambda defaults', () => {
+    // Act
+    const specs = mappingSpecs(serverless({ orders: [{ msk: { arn: ARN, topic: 'orders', consumerGroupId: 'g' } }, { schedule: 'rate(1 minute)' }] }), {
+      offline: { brokers: { [ARN]: 'localhost:19092', default: '127.0.0.1:9092' } },
+    });
+
+    // Assess
+    expect(specs).toEqual([
+      {
+        functionKey: 'orders',
+        topic: 'orders',
+        groupId: 'g',
+        batchSize: 100,
+        batchingWindowMs: 500,
+        startingPosition: 'TRIM_HORIZON',
+        startingPositionTimestamp: undefined,
+        reportBatchItemFailures: false,
+        brokers: ['localhost:19092'],
+        eventSource: { source: 'aws:kafka', eventSourceArn: ARN },
+      },
+    ]);
+  });
+
+  it('reads a self-managed trigger from the default broker, reports failures in provisioned mode, skips disabled triggers', () => {
+    // Act
+    const specs = mappingSpecs(
+      serverless({
+        a: [{ kafka: { topic: 't', bootstrapServers: ['kafka.internal:9092'], batchSize: 5, maximumBatchingWindow: 0, provisionedPollerConfig: { minimumPollers: 1 } } }],
+        b: [{ msk: { arn: ARN, topic: 'off', enabled: false } }],
+      }),
+      {},
+    );
+
+    // Assess
+    expect(specs).toMatchObject([
+      { functionKey: 'a', topic: 't', batchSize: 5, batchingWindowMs: 0, reportBatchItemFailures: true, brokers: ['127.0.0.1:9092'], eventSource: { source: 'SelfManagedKafka' } },
+    ]);
+  });
+});
+
+describe('awsRecordOf', () => {
+  it('keeps every value of a header kafkajs gathered under one name, and the log-append timestamp type', () => {
+    // Act
+    const record = awsRecordOf('t', 0, {
+      key: null,
+      value: Buffer.from('v'),
+      timestamp: '5',
+      attributes: 0,
+      offset: '7',
+      size: 0,
+      headers: { a: [Buffer.from([1]), Buffer.from([255])], b: 'x' },
+      batchContext: { timestampType: 1 },
+    } as never);
+
+    // Assess
+    expect(record).toEqual({
+      topic: 't',
+      partition: 0,
+      offset: 7,
+      timestamp: 5,
+      timestampType: 'LOG_APPEND_TIME',
+      key: null,
+      value: 'dg==',
+      headers: [{ a: [1] }, { a: [-1] }, { b: [120] }],
+    });
+  });
+});

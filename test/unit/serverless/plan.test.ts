@@ -1,0 +1,163 @@
+import { customBlockSchema, frameworkSchema, functionBlockSchema, validateBlock } from '../../../src/serverless/config';
+import { iamStatements, planFunction, type FunctionView } from '../../../src/serverless/plan';
+
+const ARN = 'arn:aws:kafka:eu-west-1:123456789012:cluster/shop/abcd-1';
+const service = { service: 'shop', stage: 'dev' };
+
+function mskFunction(settings: Record<string, unknown> = {}, extra: Partial<FunctionView> = {}): FunctionView {
+  return { handler: 'functions/orders.handler', events: [{ msk: { arn: ARN, topic: 'orders', ...settings } }], ...extra };
+}
+
+describe('validateBlock', () => {
+  it('names an unknown key of the kafkaLanes block', () => {
+    // Act
+    const { problems } = validateBlock(functionBlockSchema, { group: 'g', retryTier: ['5s'] }, 'functions.orders.kafkaLanes');
+
+    // Assess
+    expect(problems).toEqual(['functions.orders.kafkaLanes: unknown key `retryTier`']);
+  });
+
+  it('names a wrong value, what was expected and what was given', () => {
+    // Act
+    const { problems } = validateBlock(functionBlockSchema, { retryTiers: ['5s', '1 minute'] }, 'functions.orders.kafkaLanes');
+
+    // Assess
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(/^functions\.orders\.kafkaLanes\.retryTiers\.1: a duration .*got "1 minute"$/);
+  });
+
+  it('accepts the service-level offline block with a broker per MSK cluster ARN', () => {
+    // Act
+    const { value, problems } = validateBlock(customBlockSchema, { offline: { brokers: { [ARN]: '127.0.0.1:9092' }, committerInterval: '2s' } }, 'custom.kafkaLanes');
+
+    // Assess
+    expect(problems).toEqual([]);
+    expect(value?.offline?.committerInterval).toBe('2s');
+  });
+
+  it('gives the framework a draft-07 JSON schema that rejects unknown keys', () => {
+    // Act
+    const schema = frameworkSchema(functionBlockSchema);
+
+    // Assess
+    expect(schema).toMatchObject({ type: 'object', additionalProperties: false });
+    expect(Object.keys(schema['properties'] as object).sort()).toEqual(['committer', 'group', 'kafka', 'redis', 'retryTiers']);
+    expect(schema['$schema']).toBeUndefined();
+  });
+});
+
+describe('planFunction', () => {
+  it('derives the group from the deployed function name and sets the trigger consumer group to it', () => {
+    // Act
+    const { plan, problems } = planFunction(service, 'orders', mskFunction(), {});
+
+    // Assess
+    expect(problems).toEqual([]);
+    expect(plan?.group).toBe('shop-dev-orders');
+    expect(plan?.source).toEqual({ msk: { arn: ARN, topic: 'orders', consumerGroupId: 'shop-dev-orders' } });
+  });
+
+  it('adds one trigger per retry tier on the same function, read from the start, each in a group of its own', () => {
+    // Act
+    const { plan } = planFunction(service, 'orders', mskFunction({ batchSize: 500, startingPosition: 'LATEST', filterPatterns: [{ value: { a: [1] } }] }), {
+      group: 'orders-svc',
+      retryTiers: ['5s', '1m'],
+    });
+
+    // Assess
+    expect(plan?.retryTriggers).toEqual([
+      { msk: { arn: ARN, topic: 'orders-svc.retry.5s', batchSize: 500, startingPosition: 'TRIM_HORIZON', consumerGroupId: 'orders-svc.retry.5s' } },
+      { msk: { arn: ARN, topic: 'orders-svc.retry.1m', batchSize: 500, startingPosition: 'TRIM_HORIZON', consumerGroupId: 'orders-svc.retry.1m' } },
+    ]);
+  });
+
+  it.each([
+    ['on-demand', {}, 'false'],
+    ['provisioned', { provisionedPollerConfig: { minimumPollers: 1 } }, 'true'],
+  ])('sets partialBatchResponse for %s mode', (mode, settings, partial) => {
+    // Act
+    const { plan } = planFunction(service, 'orders', mskFunction(settings), { group: 'orders-svc' });
+
+    // Assess
+    expect(plan?.mode).toBe(mode);
+    expect(plan?.environment).toEqual({
+      KAFKA_LANES_MSK_CLUSTER_ARN: ARN,
+      KAFKA_LANES_GROUP: 'orders-svc',
+      KAFKA_LANES_RETRY_TIERS: '5s,1m,10m',
+      KAFKA_LANES_PARTIAL_BATCH_RESPONSE: partial,
+    });
+  });
+
+  it('passes Redis and brokers to the handler and the committer, and schedules the committer', () => {
+    // Act
+    const { plan } = planFunction(service, 'orders', mskFunction({}, { vpc: { subnetIds: ['subnet-1'] } }), {
+      group: 'orders-svc',
+      redis: { clusterNodes: ['r1:6379', 'r2:6379'] },
+      kafka: { brokers: ['b1:9098'] },
+      committer: { schedule: 'rate(5 minutes)' },
+    });
+
+    // Assess
+    expect(plan?.environment).toMatchObject({ KAFKA_LANES_REDIS_CLUSTER_NODES: 'r1:6379,r2:6379', KAFKA_LANES_BROKERS: 'b1:9098' });
+    expect(plan?.committer).toEqual({
+      key: 'ordersCommitter',
+      definition: {
+        name: 'shop-dev-orders-committer',
+        description: 'kafka-lanes committer of group orders-svc: commits the frontier to orders-svc.lanes',
+        timeout: 60,
+        events: [{ schedule: { rate: ['rate(5 minutes)'], enabled: true } }],
+        environment: { KAFKA_LANES_REDIS_CLUSTER_NODES: 'r1:6379,r2:6379', KAFKA_LANES_BROKERS: 'b1:9098', KAFKA_LANES_GROUP: 'orders-svc' },
+        vpc: { subnetIds: ['subnet-1'] },
+      },
+    });
+  });
+
+  it('takes a self-managed trigger bootstrap servers as brokers', () => {
+    // Act
+    const { plan } = planFunction(service, 'orders', { events: [{ kafka: { topic: 'orders', bootstrapServers: ['k1:9092', 'k2:9092'] } }] }, { group: 'g' });
+
+    // Assess
+    expect(plan?.environment['KAFKA_LANES_BROKERS']).toBe('k1:9092,k2:9092');
+    expect(plan?.retryTriggers[0]).toEqual({ kafka: { topic: 'g.retry.5s', bootstrapServers: ['k1:9092', 'k2:9092'], startingPosition: 'TRIM_HORIZON', consumerGroupId: 'g.retry.5s' } });
+  });
+
+  it.each([
+    ['a timeout over 14 minutes', mskFunction({}, { timeout: 900 }), 'functions.orders.timeout: expected at most 840 seconds (14 minutes, the limit for a Kafka trigger), got 900'],
+    ['a batch size over 10,000', mskFunction({ batchSize: 10_001 }), 'functions.orders.events.msk.batchSize: expected an integer from 1 to 10,000, got 10001'],
+    ['a consumer group other than the group', mskFunction({ consumerGroupId: 'other' }), 'functions.orders.events.msk.consumerGroupId: expected the kafkaLanes group `orders-svc` (every framework name derives from it), got `other`'],
+    ['no Kafka trigger', { handler: 'f.handler', events: [{ schedule: 'rate(1 minute)' }] }, 'functions.orders: a function with `kafkaLanes` needs exactly one `msk` or `kafka` event (its retry triggers are added for it), got 0'],
+  ])('rejects %s', (_what, fn, message) => {
+    // Act
+    const { plan, problems } = planFunction(service, 'orders', fn, { group: 'orders-svc' });
+
+    // Assess
+    expect(plan).toBeUndefined();
+    expect(problems).toEqual([message]);
+  });
+
+  it('rejects the provider timeout over 14 minutes when the function sets none', () => {
+    // Act
+    const { problems } = planFunction({ ...service, providerTimeout: 841 }, 'orders', mskFunction(), {});
+
+    // Assess
+    expect(problems).toEqual(['functions.orders.timeout: expected at most 840 seconds (14 minutes, the limit for a Kafka trigger), got 841']);
+  });
+});
+
+describe('iamStatements', () => {
+  it('allows kafka-cluster:* on the MSK cluster, its topics and groups, and the VPC actions', () => {
+    // Prepare
+    const { plan } = planFunction(service, 'orders', mskFunction(), {});
+
+    // Act
+    const statements = iamStatements([plan!]);
+
+    // Assess
+    expect(statements[0]).toEqual({
+      Effect: 'Allow',
+      Action: ['kafka-cluster:*'],
+      Resource: [ARN, 'arn:aws:kafka:eu-west-1:123456789012:topic/shop/abcd-1/*', 'arn:aws:kafka:eu-west-1:123456789012:group/shop/abcd-1/*'],
+    });
+    expect(statements.flatMap((s) => s['Action'] as string[])).toEqual(expect.arrayContaining(['kafka:GetBootstrapBrokers', 'ec2:CreateNetworkInterface']));
+  });
+});
