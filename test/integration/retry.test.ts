@@ -42,6 +42,14 @@ interface Setup {
 
 const open: Setup[] = [];
 
+afterAll(async () => {
+  await Promise.all(open.map(async (s) => {
+    await s.feed.stop().catch(() => undefined);
+    await s.writer.disconnect().catch(() => undefined);
+    s.redis.disconnect();
+  }));
+});
+
 async function setUp(
   connect: () => Redis | Cluster,
   input: Partial<LanesOptionsInput>,
