@@ -152,7 +152,7 @@ export async function readPartition(store: CompletionStore, redis: RedisClient, 
   let held = 0;
   for (const [lane, entry] of Object.entries(heads)) {
     try {
-      if (parseLaneHead(entry, lane).state === 'held') held += 1;
+      if (parseLaneHead(entry, `lane ${lane}`, lane).state === 'held') held += 1;
     } catch {
       // A head in a shape this version does not know (a newer writer) still blocks its lane.
     }

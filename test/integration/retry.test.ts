@@ -42,6 +42,14 @@ interface Setup {
 
 const open: Setup[] = [];
 
+afterAll(async () => {
+  await Promise.all(open.map(async (s) => {
+    await s.feed.stop().catch(() => undefined);
+    await s.writer.disconnect().catch(() => undefined);
+    s.redis.disconnect();
+  }));
+});
+
 async function setUp(
   connect: () => Redis | Cluster,
   input: Partial<LanesOptionsInput>,
@@ -193,7 +201,8 @@ describe.each(redisSetups())('retry function on a real broker and Redis $name', 
         require.resolve('tsx/cli'), join(__dirname, 'support', 'retry-crash-worker.ts'), join(dir, 'event.json'),
         JSON.stringify({ group: s.group, flushIntervalMs: 20, deadlineMarginMs: 1_000, retry: { tiers: TIERS, maxAttempts: 3, backoff: { type: 'fixed', delayMs: 300 } } }),
         name, step,
-      ], { stdio: ['ignore', 'pipe', 'inherit'] });
+      // A process group of its own: tsx runs the worker in a child process, and SIGKILL must reach both.
+      ], { stdio: ['ignore', 'pipe', 'inherit'], detached: true });
       let reached = false;
       let buffered = '';
       await new Promise<void>((resolve, reject) => {
@@ -208,7 +217,7 @@ describe.each(redisSetups())('retry function on a real broker and Redis $name', 
             if (word === 'start') childRuns.push({ offset: Number(a), attempt: Number(b) });
             if (word === 'at' && a === step) {
               reached = true;
-              child.kill('SIGKILL');
+              globalThis.process.kill(-child.pid!, 'SIGKILL');
             }
           }
         });

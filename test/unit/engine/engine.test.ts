@@ -305,4 +305,26 @@ describe('engine: processor and retry function on the in-memory completion model
     expect(r.runs.map((run) => [run.offset, run.attempt])).toEqual([[0, 1], [0, 2], [1, 1], [2, 1]]);
     expect(r.store.partition(ref).lanes.size).toBe(0);
   });
+
+  it('logs an error when a batch arrives wholly below base while highest is far above it (topic re-created)', async () => {
+    // Prepare: Redis remembers a partition far ahead of what the re-created topic delivers.
+    const store = new CompletionModelStore();
+    const admit = store.admit.bind(store);
+    store.admit = async (ref, records) => ({
+      ...(await admit(ref, records)),
+      statuses: records.map(() => 'duplicate' as const),
+      window: { base: 50_000, highest: 90_000, frontier: 90_001 },
+    });
+    const logger = new Logger({ logLevel: 'SILENT' });
+    const errors = jest.spyOn(logger, 'error');
+    const options = resolveOptions({ group: GROUP, retry: { tiers: ['1s'] } } as LanesOptionsInput, {});
+    const engine = new Engine({ options, handler: () => undefined, store, telemetry: { ...silent, logger } });
+    const decoded = decodeKafkaEvent(encodeKafkaEvent({ source: 'SelfManagedKafka', records: [source(0, 'A'), source(1, 'B')] }));
+
+    // Act
+    await engine.run(new ProcessorAdmission(), decoded.partitions, new RecordingSink(), within(10_000));
+
+    // Assess
+    expect(errors).toHaveBeenCalledWith(expect.stringMatching(/created again/), expect.objectContaining({ base: 50_000, highest: 90_000 }));
+  });
 });
