@@ -1,8 +1,7 @@
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
-import { Kafka, logLevel } from 'kafkajs';
-import { brokersId, createRedis, kafkaConnectionConfig } from '../connections';
+import { brokersId, createRedis, kafkaConnectionConfig, loadKafkaJs } from '../connections';
 import type { KafkaBatchResponse } from '../event';
 import { HAND_OFF_WRITER_DEFAULTS, HandOffWriter, producerRetry } from '../handoff';
 import { deadLetterTopic, resolveOptions, type LanesOptionsInput, type PartOutput } from '../options';
@@ -28,6 +27,8 @@ function handOffFactory(options: LanesOptions, writers: Map<string, HandOffWrite
     const id = brokersId(options.kafka, bootstrapServers);
     let writer = writers.get(id);
     if (writer === undefined) {
+      // kafkajs loads here, at the first hand-off, not at cold start (see `loadKafkaJs`).
+      const { Kafka, logLevel } = loadKafkaJs();
       const kafka = new Kafka({
         // Brokers, TLS and SASL (MSK IAM included) for every client the framework opens: src/connections.
         ...kafkaConnectionConfig(options.kafka, bootstrapServers),
