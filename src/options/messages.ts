@@ -9,6 +9,14 @@ export function optionPath(path: readonly PropertyKey[]): string {
   }, '');
 }
 
+/**
+ * `1000000` as `1,000,000`, what `toLocaleString('en-US')` gives for an integer, without it: the first
+ * `toLocaleString` of a process loads ICU's locale data, ~40 ms of a cold start, and the option schema is built at load.
+ */
+export function groupThousands(value: number): string {
+  return String(value).replace(/\B(?=(\d{3})+$)/g, ',');
+}
+
 /** Where a value came from, for messages: the environment variable, when it was read from one. */
 export function fromEnvironment(variable: string | undefined): string {
   return variable === undefined ? '' : ` (from environment variable \`${variable}\`)`;
