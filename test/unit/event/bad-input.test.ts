@@ -1,4 +1,6 @@
-import { decodeKafkaEvent, encodeBase64 } from '../../../src/event';
+import fc from 'fast-check';
+import { decodeKafkaEvent, encodeBase64, EventDecodeError, planOffsets } from '../../../src/event';
+import { mutatedEvent } from '../../fuzz/bad-input-property';
 import { awsEvent, awsRecord } from './factories';
 
 function nested(depth: number): unknown {
@@ -60,5 +62,38 @@ describe('decodeKafkaEvent on hostile records', () => {
     // Assess
     expect(batch?.failures[0]?.field).toBe('record');
     expect(batch?.failures[0]?.reason).toContain('RangeError: unforeseen');
+  });
+});
+
+describe('decodeKafkaEvent on mutated fixture events (property)', () => {
+  it('returns or throws EventDecodeError, accounts for every record, and leaves Object.prototype alone', () => {
+    const prototypeBefore = Object.getOwnPropertyNames(Object.prototype).join(',');
+    fc.assert(
+      fc.property(mutatedEvent({ maxLargeValue: 0 }), (build) => {
+        // Prepare
+        const event = build('orders') as { records?: unknown };
+
+        // Act
+        let decoded;
+        try {
+          decoded = decodeKafkaEvent(event);
+        } catch (error) {
+          expect(error).toBeInstanceOf(EventDecodeError);
+          return;
+        }
+
+        // Assess: every element of every `records` list is a record, a failure, or an identical copy
+        const lists = Object.values(event.records as Record<string, unknown[]>);
+        let accounted = 0;
+        for (const batch of decoded.partitions) {
+          const plan = planOffsets(batch.records, batch.failures);
+          accounted += plan.slots.reduce((sum, slot) => sum + (slot.conflict?.length ?? 1), 0) + plan.unplaced.length + plan.duplicates;
+        }
+        expect(accounted).toBe(lists.reduce((sum, list) => sum + list.length, 0));
+        expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+      }),
+      { numRuns: 300 },
+    );
+    expect(Object.getOwnPropertyNames(Object.prototype).join(',')).toBe(prototypeBefore);
   });
 });

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { scriptSources } from '../../../src/completion/scripts';
-import { exportNameOf, generatedFiles, orphanModules, renderScriptModule, scriptFolders } from '../../../tools/build-scripts';
+import { exportNameOf, generatedFiles, orphanModules, renderScriptModule, scriptFolders } from '../../../infra/build/lua-modules';
 
 const ROOT = join(__dirname, '..', '..', '..');
 const folders = scriptFolders(ROOT);
