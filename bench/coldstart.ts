@@ -74,11 +74,11 @@ interface CpuProfile {
 function profileParts(file: string, dir: string): Map<string, number> {
   const starts: Array<[number, string]> = [];
   readFileSync(file, 'utf8').split('\n').forEach((line, index) => {
-    const match = /^\/\/ ((?:node_modules|src|test)\/.*)$/.exec(line);
+    const match = /^\/\/ ((?:\.\.\/)*[\w@.-]+\/\S+\.(?:[cm]?js|ts|json))$/.exec(line);
     if (match !== null) starts.push([index, partOf(match[1]!)]);
   });
   const partAt = (line: number): string => {
-    let found = 'bundle top level, esbuild helpers';
+    let found = 'top level (ES modules, esbuild helpers)';
     for (const [start, part] of starts) if (start <= line) found = part; else break;
     return found;
   };
