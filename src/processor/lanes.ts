@@ -23,7 +23,7 @@ function connectRedis(options: LanesOptions, telemetry: Telemetry): Redis | Clus
 }
 
 function handOffFactory(options: LanesOptions, writers: Map<string, HandOffWriter>): (bootstrapServers: readonly string[]) => HandOffSink {
-  return (bootstrapServers) => {
+  const writerFor = (bootstrapServers: readonly string[]): HandOffWriter => {
     const id = brokersId(options.kafka, bootstrapServers);
     let writer = writers.get(id);
     if (writer === undefined) {
@@ -43,6 +43,9 @@ function handOffFactory(options: LanesOptions, writers: Map<string, HandOffWrite
     }
     return writer;
   };
+  // The processor takes a sink at every invocation, but most invocations write nothing: the writer, and kafkajs
+  // with it, is made at the first write.
+  return (bootstrapServers) => ({ write: async (items, writeOptions) => writerFor(bootstrapServers).write(items, writeOptions) });
 }
 
 /**
