@@ -10,21 +10,23 @@
  * });
  */
 export { LanesError, ConfigError, NonRetriableError, RetryLaterError } from './errors';
-export * from './processor';
+export { lanes } from './processor/lanes';
+export { BatchNotHandedOffError, DeadlineError, RecordTimeoutError } from './engine/engine';
+export type { InvocationContext } from './engine/engine';
+export type { LanesContext, LanesRecord, RecordHandler } from './engine/types';
 export { resolveOptions, DeserializationError, OptionsError, parseDuration, retryTopics, deadLetterTopic } from './options';
-export type { LanesOptionsInput } from './options';
-export * from './event';
-export { CompletionStore, DEFAULT_CAPS, StaleEpochError, NotAdmittedError, LaneConflictError, NotHeadError } from './completion';
-export type { PartitionRef, AdmitResult, AdmitStatus, PartitionWindow, LaneHead } from './completion';
-export { HandOffWriter, HandOffError, HandOffHeader, readHandOffHeaders, originOf } from './handoff';
-export type { HandOffItem, HandOffHeaders } from './handoff';
+export type { LanesOptionsInput, LanesOptions, Ordering, Deserializer, DeserializerFn, KeyOf, Backoff, RetryOptions } from './options';
+export { completionGroupId, retryTopic } from './options/names';
+export { EventDecodeError } from './event';
+export type { KafkaBatchResponse, KafkaRecord, KafkaHeader, RecordCoordinates, AwsKafkaEvent } from './event';
+export { CompletionStore, StaleEpochError, NotAdmittedError, LaneConflictError, NotHeadError, StaleAttemptError } from './completion';
+export { HandOffError, HandOffHeader, readHandOffHeaders, originOf } from './handoff';
+export type { HandOffHeaders } from './handoff';
 export {
   runCommitter,
   MemberlessOffsetCommitter,
   AdminOffsetCommitter,
   ConsumerOffsetCommitter,
-  planCommit,
-  completionGroupId,
   GroupHasMembersError,
   OffsetCommitError,
   TopicMissingError,

@@ -4,7 +4,7 @@ import type { RedisClient } from '../completion/scripts';
 import { createRedis, kafkaConnectionConfig } from '../connections';
 import { ConfigError } from '../errors';
 import { DEFAULTS, ENV, resolveOptions } from '../options';
-import type { LanesOptions } from '../processor/options';
+import type { LanesOptions } from '../options/lanes-options';
 
 /**
  * The Kafka and Redis connections of the CLI: flags first, then the environment variables the handler reads

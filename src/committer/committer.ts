@@ -1,4 +1,5 @@
 import type { CompletionStore } from '../completion/store';
+import { redriveExpiredLeases, type RedriveOptions, type Redriven } from '../retry/redrive';
 import { ConfigError, describeValue } from '../errors';
 import { CommitNotAppliedError, TopicMissingError } from './errors';
 import { CommitterLease } from './lease';
@@ -38,6 +39,11 @@ export interface RunCommitterOptions {
   readonly leaseTtlMs?: number;
   /** The clock (epoch ms) for stall times; the lease always runs on the real clock. */
   readonly now?: () => number;
+  /**
+   * Re-drive lane heads whose lease expired (their retry copy written again from Redis), under the run's
+   * lease, after the commit. The retry function's crash safety relies on some run doing it.
+   */
+  readonly redrive?: RedriveOptions;
 }
 
 /** One tracked partition after a run. */
@@ -74,6 +80,8 @@ export interface CommitterResult {
   readonly reasons: PlanReason[];
   /** Bitmap bytes trimmed below the frontiers. */
   readonly trimmedBytes: number;
+  /** Lane heads re-driven (with `redrive`). */
+  readonly redriven?: Redriven[];
 }
 
 function validate(options: RunCommitterOptions): { trim: boolean; leaseTtlMs: number; now: () => number } {
@@ -138,6 +146,7 @@ export async function runCommitter(options: RunCommitterOptions): Promise<Commit
   let result: CommitterResult;
   try {
     result = await commitUnderLease(store, group, committer, lease, trim, now);
+    if (options.redrive !== undefined) result = { ...result, redriven: await redriveExpiredLeases(options.redrive) };
   } catch (error) {
     // The run's own error is the one to report; a lease that cannot be released expires by its TTL.
     await lease.release().catch(() => false);

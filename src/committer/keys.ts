@@ -1,14 +1,12 @@
-import { escapeName } from '../completion/keys';
+import { completionGroupId, groupTag } from '../options/names';
 
-/**
+export { completionGroupId };
+
+/*
  * The committer's Redis keys and Kafka names, built here and nowhere else. Both Redis keys carry the
  * group's own hash tag `{kl:<group>}` (the one of the tracked-partitions set), so on Redis Cluster they
  * live in one slot; the group name is escaped as in `src/completion/keys.ts`.
  */
-function groupTag(group: string): string {
-  return `{kl:${escapeName(group)}}`;
-}
-
 /** string: the token of the committer run holding the group's lease (`SET NX PX`), if any. */
 export function committerLeaseKey(group: string): string {
   return `${groupTag(group)}:committer`;
@@ -17,15 +15,4 @@ export function committerLeaseKey(group: string): string {
 /** hash: `<topic>\n<partition>` -> what the previous committer run saw (see `encodeReading`). */
 export function committerReadingsKey(group: string): string {
   return `${groupTag(group)}:committer:readings`;
-}
-
-/**
- * The completion group: a Kafka consumer group with no members, to which the committer commits each
- * partition's frontier, so standard lag tools show true progress (DESIGN.md section 4).
- *
- * @example
- * completionGroupId('orders'); // 'orders.lanes'
- */
-export function completionGroupId(group: string): string {
-  return `${group}.lanes`;
 }

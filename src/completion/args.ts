@@ -1,4 +1,4 @@
-import type { AdmitRecord, AdmitResult, AdmitStatus, LaneHead, NewLaneHead, PartitionCaps, PartitionWindow } from './types';
+import type { AdmitRecord, AdmitResult, AdmitStatus, HeadAdvance, LaneHead, NewLaneHead, PartitionCaps, PartitionWindow } from './types';
 import { parkKey, type PartitionKeys } from './keys';
 import type { PartitionRef } from './types';
 import { scriptError, UnexpectedReplyError } from './errors';
@@ -147,7 +147,7 @@ export function blockCall(
       head.state,
       String(nowMs),
       String(head.dueAtMs ?? nowMs),
-      head.reason ?? '',
+      laneReason(head.reason ?? ''),
       ...pairs,
     ],
   };
@@ -165,11 +165,45 @@ export function releaseCall(
   expectedHeadOffset: number,
   nextAttempt: number,
   nowMs: number,
+  leaseUntilMs = 0,
 ): ScriptCall {
   return {
     keys: [keys.bits, keys.meta, keys.lanes, parkKey(ref, lane)],
-    argv: [lane, String(expectedHeadOffset), String(nextAttempt), String(nowMs)],
+    argv: [lane, String(expectedHeadOffset), String(nextAttempt), String(nowMs), String(leaseUntilMs)],
   };
+}
+
+/** A lane head's reason is one field of its `:lanes` entry: a `|` in it would shift the fields after it. */
+export function laneReason(reason: string): string {
+  return reason.replaceAll('|', '/');
+}
+
+export function advanceCall(
+  ref: PartitionRef,
+  keys: PartitionKeys,
+  lane: string,
+  expected: { readonly offset: number; readonly attempt: number },
+  next: HeadAdvance,
+): ScriptCall {
+  return {
+    keys: [keys.meta, keys.lanes, parkKey(ref, lane)],
+    argv: [
+      lane,
+      String(expected.offset),
+      String(expected.attempt),
+      String(next.attempt),
+      next.state,
+      String(next.dueAtMs),
+      String(next.leaseUntilMs),
+      laneReason(next.reason ?? ''),
+      next.leaseUntilMs > 0 ? next.payload ?? '' : '',
+    ],
+  };
+}
+
+export function parseAdvanceReply(reply: unknown, where: string): void {
+  const [code, detail] = asArray(reply, where);
+  if (code !== 0) throw scriptError(Number(code), String(detail ?? ''), where);
 }
 
 /** The lane's new head (popped from its park list), or `undefined` when the lane is now free. */
@@ -181,15 +215,24 @@ export function parseReleaseReply(reply: unknown, where: string): ParkedRecord |
 }
 
 /**
- * Reads a `:lanes` entry, `headOffset|attempt|state|sinceMs|dueAtMs|reason`. The lane id is not in the
- * entry (it is the hash field); `parseLaneHead` leaves it empty.
+ * Reads a `:lanes` entry, `headOffset|attempt|state|sinceMs|dueAtMs|reason[|leaseUntilMs]` (a reason never
+ * holds a `|`, see `laneReason`). The lane id is not in the entry (it is the hash field); `parseLaneHead`
+ * leaves it empty unless given.
  */
-export function parseLaneHead(entry: string, where: string): LaneHead {
-  const [offset, attempt, state, , dueAt, ...reason] = entry.split('|');
+export function parseLaneHead(entry: string, where: string, lane = ''): LaneHead {
+  const [offset, attempt, state, , dueAt, reason, lease] = entry.split('|');
   if (offset === undefined || attempt === undefined || (state !== 'retrying' && state !== 'held')) {
     throw new UnexpectedReplyError(`${where}: malformed lane head \`${entry}\``);
   }
-  return { lane: '', offset: Number(offset), attempt: Number(attempt), state, dueAtMs: Number(dueAt ?? 0), reason: reason.join('|') };
+  return {
+    lane,
+    offset: Number(offset),
+    attempt: Number(attempt),
+    state,
+    dueAtMs: Number(dueAt ?? 0),
+    reason: reason ?? '',
+    leaseUntilMs: Number(lease ?? 0),
+  };
 }
 
 function asArray(reply: unknown, where: string): unknown[] {

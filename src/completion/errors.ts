@@ -6,6 +6,7 @@ export const ScriptErrorCode = {
   NotAdmitted: -2,
   LaneConflict: -3,
   NotHead: -4,
+  StaleAttempt: -5,
 } as const;
 export type ScriptErrorCode = (typeof ScriptErrorCode)[keyof typeof ScriptErrorCode];
 
@@ -17,6 +18,8 @@ export class NotAdmittedError extends LanesError {}
 export class LaneConflictError extends LanesError {}
 /** The record given as head is not (or no longer) its lane's head: a duplicated retry or release. */
 export class NotHeadError extends LanesError {}
+/** The lane's head is the record given, but at another attempt: a stale retry copy. */
+export class StaleAttemptError extends LanesError {}
 /** A Redis call was given up: no answer in time, or the invocation's deadline came first. */
 export class RedisCallAbortedError extends LanesError {
   constructor(message: string) {
@@ -40,6 +43,8 @@ export function scriptError(code: number, detail: string, where: string): LanesE
       return new NotHeadError(
         `${where}: not the lane's head (${detail === '' ? 'the lane is free' : `head is offset ${detail}`})`,
       );
+    case ScriptErrorCode.StaleAttempt:
+      return new StaleAttemptError(`${where}: stale attempt, the lane's head is at attempt ${detail}`);
     default:
       return new UnexpectedReplyError(`${where}: unexpected script reply code ${code}`);
   }

@@ -1,20 +1,19 @@
+import { escapeName, groupTag, partitionTagOf } from '../options/names';
 import type { PartitionRef } from './types';
 
-/**
- * Every Redis key name is built here and nowhere else.
+export { escapeName };
+
+/*
+ * Every Redis key name of a partition is built here, from the tags of `src/options/names.ts`.
  *
  * All keys of one (group, topic, partition) share the hash tag `{kl:<group>:<topic>:<partition>}` so every
  * script touches a single slot and runs unchanged on Redis Cluster. Group and topic are percent-escaped:
  * a `{`, `}` or `:` in a group name (Kafka allows almost anything there) cannot end the tag early or make
  * two different partitions share one tag.
  */
-export function escapeName(name: string): string {
-  return name.replace(/[%{}:]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
-}
-
 /** The hash tag shared by every key of one partition. */
 export function partitionTag(ref: PartitionRef): string {
-  return `{kl:${escapeName(ref.group)}:${escapeName(ref.topic)}:${ref.partition}}`;
+  return partitionTagOf(ref.group, ref.topic, ref.partition);
 }
 
 export interface PartitionKeys {
@@ -41,5 +40,5 @@ export function parkKey(ref: PartitionRef, lane: string): string {
  * hash tag of its own: it is written once per partition per process, never inside a partition's script.
  */
 export function trackedPartitionsKey(group: string): string {
-  return `{kl:${escapeName(group)}}:partitions`;
+  return `${groupTag(group)}:partitions`;
 }

@@ -1,6 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import * as committerLua from '../committer/scripts/lua';
 import type { ScriptCall } from './args';
+import { deadlineSignal, untilAborted } from '../engine/deadline';
 import { RedisCallAbortedError } from './errors';
 import * as lua from './scripts/lua';
 
@@ -11,7 +12,7 @@ export type RedisClient = Redis | Cluster;
  * Bumped whenever any script changes. Scripts are registered under versioned names so two versions of the
  * framework sharing one Redis (a rolling deploy) never run each other's code.
  */
-export const SCRIPTS_VERSION = 1;
+export const SCRIPTS_VERSION = 2;
 
 /**
  * The one registry of every Redis script of the framework, completion and committer alike. The `.lua`
@@ -25,6 +26,7 @@ const SCRIPTS = {
   frontier: lua.frontier2,
   block: lua.block4,
   release: lua.release4,
+  advance: lua.advance3,
   extendLease: committerLua.extendLease1,
   releaseLease: committerLua.releaseLease1,
 } as const satisfies Record<string, string>;
@@ -72,22 +74,10 @@ export function runScript(redis: RedisClient, name: ScriptName, call: ScriptCall
  */
 export function bounded<T>(work: Promise<T>, what: string, { timeoutMs, signal }: CallLimits): Promise<T> {
   if (timeoutMs === undefined && signal === undefined) return work;
-  return new Promise<T>((resolve, reject) => {
-    let settled = false;
-    const settle = (action: () => void): void => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-      action();
-    };
-    const onAbort = (): void => settle(() => reject(new RedisCallAbortedError(`${what}: given up, the invocation's deadline is near`)));
-    const timer = timeoutMs === undefined ? undefined : setTimeout(
-      () => settle(() => reject(new RedisCallAbortedError(`${what}: no answer from Redis within ${timeoutMs} ms`))),
-      timeoutMs,
-    );
-    if (signal?.aborted) onAbort();
-    else signal?.addEventListener('abort', onAbort, { once: true });
-    work.then((value) => settle(() => resolve(value)), (error: unknown) => settle(() => reject(error)));
-  });
+  const limit = deadlineSignal(timeoutMs, signal);
+  return untilAborted(work, limit, () =>
+    new RedisCallAbortedError(
+      signal?.aborted === true ? `${what}: given up, the invocation's deadline is near` : `${what}: no answer from Redis within ${timeoutMs} ms`,
+    ),
+  );
 }

@@ -1,5 +1,8 @@
 import {
   admitCall,
+  advanceCall,
+  parseAdvanceReply,
+  parseLaneHead,
   blockCall,
   frontierCall,
   markCall,
@@ -14,9 +17,9 @@ import {
   type ScriptCall,
 } from './args';
 import { UnexpectedReplyError } from './errors';
-import { partitionKeys, trackedPartitionsKey } from './keys';
+import { parkKey, partitionKeys, trackedPartitionsKey } from './keys';
 import { bounded, runScript, type CallLimits, type RedisClient, type ScriptName } from './scripts';
-import type { AdmitRecord, AdmitResult, NewLaneHead, PartitionCaps, PartitionRef } from './types';
+import type { AdmitRecord, AdmitResult, HeadAdvance, LaneHead, NewLaneHead, PartitionCaps, PartitionRef } from './types';
 
 /** A 125 KB bitmap, 100,000 parked records, 64 MiB of parked payloads per partition. */
 export const DEFAULT_CALL_TIMEOUT_MS = 5_000;
@@ -118,9 +121,39 @@ export class CompletionStore {
     expectedHeadOffset: number,
     nextAttempt = 1,
     nowMs = Date.now(),
+    leaseUntilMs = 0,
   ): Promise<ParkedRecord | undefined> {
-    const call = releaseCall(ref, partitionKeys(ref), lane, expectedHeadOffset, nextAttempt, nowMs);
+    const call = releaseCall(ref, partitionKeys(ref), lane, expectedHeadOffset, nextAttempt, nowMs, leaseUntilMs);
     return parseReleaseReply(await this.#run('release', call), where('release', ref));
+  }
+
+  /**
+   * Moves a lane's head, expected at (offset, attempt), to its next attempt and due time, or holds it, or
+   * takes its lease off. Throws `NotHeadError` / `StaleAttemptError` when the head is not the one expected.
+   */
+  async advance(ref: PartitionRef, lane: string, expected: { offset: number; attempt: number }, next: HeadAdvance): Promise<void> {
+    const call = advanceCall(ref, partitionKeys(ref), lane, expected, next);
+    parseAdvanceReply(await this.#run('advance', call), where('advance', ref));
+  }
+
+  /** The head of a blocked lane, or `undefined` when the lane is free: one read, atomic by itself. */
+  async laneHead(ref: PartitionRef, lane: string): Promise<LaneHead | undefined> {
+    const entry = await bounded(this.redis.hget(partitionKeys(ref).lanes, lane), 'HGET lane head', this.limits);
+    return entry === null ? undefined : parseLaneHead(entry, where('lane head', ref), lane);
+  }
+
+  /** Every blocked lane of a partition with its head (for the committer's re-drive and the operator commands). */
+  async laneHeads(ref: PartitionRef): Promise<LaneHead[]> {
+    const entries = await bounded(this.redis.hgetall(partitionKeys(ref).lanes), 'HGETALL lane heads', this.limits);
+    return Object.entries(entries).map(([lane, entry]) => parseLaneHead(entry, where('lane heads', ref), lane));
+  }
+
+  /** The first record of a lane's park list (a head drained inline keeps its payload there), if any. */
+  async firstParked(ref: PartitionRef, lane: string): Promise<ParkedRecord | undefined> {
+    const entry = await bounded(this.redis.lindex(parkKey(ref, lane), 0), 'LINDEX park list', this.limits);
+    if (entry === null) return undefined;
+    const cut = entry.indexOf(':');
+    return { offset: Number(entry.slice(0, cut)), payload: entry.slice(cut + 1) };
   }
 
   /** The partitions a group has admitted records on, for the committer. */

@@ -73,7 +73,25 @@ export interface LaneHead {
   readonly dueAtMs: number;
   /** Why a held head was dead-lettered; '' for a retrying one. */
   readonly reason: string;
+  /**
+   * 0, or the epoch ms until which a live retry function owns the head while its retry copy may not exist
+   * (run inline after a release, or being written after a failure). A committer run finding it expired
+   * writes the copy from the payload kept first in the lane's park list (re-drive).
+   */
+  readonly leaseUntilMs: number;
 }
 
 /** A head to block a lane on: its due time defaults to now, its reason to none. */
-export type NewLaneHead = Omit<LaneHead, 'dueAtMs' | 'reason'> & { readonly dueAtMs?: number; readonly reason?: string };
+export type NewLaneHead = Omit<LaneHead, 'dueAtMs' | 'reason' | 'leaseUntilMs'> & { readonly dueAtMs?: number; readonly reason?: string };
+
+/** Where `advance` moves a lane's head: its next attempt and due time, or held; a lease while its copy may not exist. */
+export interface HeadAdvance {
+  readonly attempt: number;
+  readonly state: 'retrying' | 'held';
+  readonly dueAtMs: number;
+  /** 0: none. */
+  readonly leaseUntilMs: number;
+  readonly reason?: string;
+  /** The head's payload, kept first in its park list while a lease is set (sent only with a lease). */
+  readonly payload?: string;
+}

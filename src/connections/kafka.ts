@@ -1,6 +1,6 @@
 import type { KafkaConfig, OauthbearerProviderResponse, SASLOptions } from 'kafkajs';
 import { ConfigError } from '../errors';
-import type { KafkaOptions, SaslOptions } from '../processor/options';
+import type { KafkaOptions, SaslOptions } from '../options/lanes-options';
 import { mskBootstrapBrokers, mskListener, type GetBootstrapBrokers } from './msk';
 
 /** Signs an MSK IAM token for a region; replaceable in tests. */

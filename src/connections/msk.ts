@@ -1,6 +1,6 @@
 import type { GetBootstrapBrokersResponse } from '@aws-sdk/client-kafka';
 import { ConfigError, LanesError } from '../errors';
-import type { KafkaOptions } from '../processor/options';
+import type { KafkaOptions } from '../options/lanes-options';
 
 /**
  * An MSK cluster ARN turned into bootstrap brokers through `GetBootstrapBrokers`, once per cold start: the

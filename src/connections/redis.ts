@@ -1,5 +1,5 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions as IoRedisOptions } from 'ioredis';
-import type { RedisOptions } from '../processor/options';
+import type { RedisOptions } from '../options/lanes-options';
 
 /**
  * The Redis client of the framework from the resolved `redis` options: one server or a cluster, with TLS

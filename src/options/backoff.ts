@@ -1,4 +1,4 @@
-import type { Backoff } from '../processor/options';
+import type { Backoff } from './lanes-options';
 
 /**
  * Milliseconds to wait before the next attempt, after attempt `failedAttempt` (1 = the first run) failed.

@@ -1,5 +1,5 @@
 import type { KafkaRecord } from '../event';
-import type { Deserializer, LanesOptions } from '../processor/options';
+import type { Deserializer, LanesOptions } from './lanes-options';
 import { DeserializationError } from './errors';
 import type { RecordPart } from './errors';
 import { validatePart, type StandardSchemaV1 } from './standard-schema';

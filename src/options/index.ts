@@ -18,3 +18,4 @@ export type {
   RetryTopic,
   SaslInput,
 } from './types';
+export type { Backoff, Deserializer, DeserializerFn, KafkaOptions, KeyOf, LanesOptions, Ordering, RedisOptions, RetryOptions } from './lanes-options';

@@ -1,16 +1,9 @@
 import { TOPIC_NAME } from './constants';
 import { parseDuration } from './duration';
+import { retryTopic } from './names';
 import type { RetryTopic } from './types';
 
-/**
- * The retry topic of one tier.
- *
- * @example
- * retryTopic('orders-svc', '5s'); // 'orders-svc.retry.5s'
- */
-export function retryTopic(group: string, tier: string): string {
-  return `${group}.retry.${tier}`;
-}
+export { deadLetterTopic, retryTopic } from './names';
 
 /**
  * The retry topics of a group, one per tier, in the order of the tiers (ascending delays once validated).
@@ -22,16 +15,6 @@ export function retryTopic(group: string, tier: string): string {
  */
 export function retryTopics(group: string, tiers: readonly string[]): RetryTopic[] {
   return tiers.map((tier) => ({ tier, topic: retryTopic(group, tier), delayMs: parseDuration(tier) }));
-}
-
-/**
- * The dead-letter topic of a group.
- *
- * @example
- * deadLetterTopic('orders-svc'); // 'orders-svc.dlq'
- */
-export function deadLetterTopic(group: string): string {
-  return `${group}.dlq`;
 }
 
 /**

@@ -1,7 +1,7 @@
 // zod/mini, not classic zod: the same validation core without classic's methods on every schema, which made
 // evaluating the schema the largest part of a bundled handler's cold start (see bench:coldstart).
 import * as z from 'zod/mini';
-import type { KeyOf, LanesOptions } from '../processor/options';
+import type { KeyOf, LanesOptions } from './lanes-options';
 import { AWS_IAM_MECHANISM, DEFAULTS, ENV, LIMITS, SASL_MECHANISMS, TOPIC_NAME } from './constants';
 import { DURATION_EXPECTED, durationMs } from './duration';
 import { withEnvironment } from './environment';

@@ -1,7 +1,7 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import { thrownText } from '../describe';
 import type { KafkaRecord } from '../event';
-import type { Deserializer, DeserializerFn } from '../processor/options';
+import type { Deserializer, DeserializerFn } from '../options/lanes-options';
 import { DeserializationError, type RecordPart } from './errors';
 
 export type { StandardSchemaV1 };

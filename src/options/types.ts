@@ -1,4 +1,4 @@
-import type { KeyOf, Ordering } from '../processor/options';
+import type { KeyOf, Ordering } from './lanes-options';
 import type { RecordPartInput } from './standard-schema';
 
 /**

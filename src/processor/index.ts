@@ -11,7 +11,6 @@ export {
   type HandOffSink,
   type ProcessorParts,
 } from './processor';
-export type { LanesOptions, Ordering, Deserializer, DeserializerFn, KeyOf, Backoff, RetryOptions } from './options';
 export { laneIdOf, PARTITION_LANE, NULL_KEY_LANE } from './lane-id';
 export { decideFailure, type FailureDecision, type DeadLetterReason } from './outcome';
 export { createTelemetry, METRIC, type Telemetry } from './telemetry';

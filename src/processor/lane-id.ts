@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { KafkaRecord } from '../event';
-import type { LanesOptions } from './options';
+import type { LanesOptions } from '../options';
 
 /** The lane of `partition` mode: one per partition. */
 export const PARTITION_LANE = '*';

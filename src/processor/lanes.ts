@@ -4,8 +4,7 @@ import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import { brokersId, createRedis, kafkaConnectionConfig, loadKafkaJs } from '../connections';
 import type { KafkaBatchResponse } from '../event';
 import { HAND_OFF_WRITER_DEFAULTS, HandOffWriter, producerRetry } from '../handoff';
-import { deadLetterTopic, resolveOptions, type LanesOptionsInput, type PartOutput } from '../options';
-import type { LanesOptions } from './options';
+import { deadLetterTopic, resolveOptions, type LanesOptionsInput, type LanesOptions, type PartOutput } from '../options';
 import { Processor, type HandOffSink, type RecordHandler } from './processor';
 import { createTelemetry, type Telemetry } from './telemetry';
 

@@ -16,6 +16,14 @@ export const METRIC = {
   deferred: 'RecordsDeferred',
   refused: 'RecordsRefusedBackPressure',
   notHandedOff: 'RecordsNotHandedOff',
+  /** Hand-off copies the broker refused for good (too large, invalid): dead-lettered without their value. */
+  refusedByBroker: 'RecordsRefusedByBroker',
+  /** Retry copies that were no longer their lane's head (duplicated, overtaken): dropped. */
+  stale: 'RetryCopiesStale',
+  /** Retry copies due later than the invocation could wait: written back to their tier unchanged. */
+  writtenBack: 'RetryCopiesWrittenBack',
+  /** Lane heads whose lease expired, their copy written again by the committer from Redis. */
+  redriven: 'LaneHeadsRedriven',
   handlerLatency: 'HandlerLatency',
   batchDuration: 'BatchDuration',
   frontier: 'Frontier',

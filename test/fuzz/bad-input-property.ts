@@ -28,7 +28,7 @@ import {
 import type { HandOffItem } from '../../src/handoff';
 import { resolveOptions, type LanesOptionsInput } from '../../src/options';
 import { laneIdOf } from '../../src/processor/lane-id';
-import type { LanesOptions } from '../../src/processor/options';
+import type { LanesOptions } from '../../src/options/lanes-options';
 import { Processor, type HandOffSink } from '../../src/processor/processor';
 import { createTelemetry } from '../../src/processor/telemetry';
 

@@ -1,3 +1,8 @@
+import type { ParkedRecord } from '../../src/completion/args';
+import { LaneConflictError, NotHeadError, StaleAttemptError } from '../../src/completion/errors';
+import type { AdmitRecord, AdmitResult, AdmitStatus, HeadAdvance, LaneHead, NewLaneHead, PartitionRef } from '../../src/completion/types';
+import type { CompletionPort } from '../../src/engine/ports';
+
 /**
  * A plain in-memory model of one partition's completion state, written from DESIGN.md section 5 and
  * nothing else: the property test checks that the Redis engine agrees with it on every frontier.
@@ -49,5 +54,133 @@ export class CompletionModel {
 
   get admittedUpTo(): number {
     return this.highest;
+  }
+}
+
+/**
+ * The completion-store port of the engine, in memory: several partitions, lanes and park lists, written from
+ * DESIGN.md section 5 like `CompletionModel` (one per partition, for done bits and the frontier). Engine unit
+ * tests run against it, so ordering, deadline and hand-off logic is tested without Redis.
+ */
+export class CompletionModelStore implements CompletionPort {
+  readonly partitions = new Map<string, { model: CompletionModel; lanes: Map<string, LaneHead>; park: Map<string, ParkedRecord[]> }>();
+  /** Script calls made, by name: what a Redis store would have sent. */
+  readonly calls: string[] = [];
+
+  constructor(private readonly maxWindow = 1_000_000) {}
+
+  partition(ref: PartitionRef): { model: CompletionModel; lanes: Map<string, LaneHead>; park: Map<string, ParkedRecord[]> } {
+    const id = `${ref.group}\n${ref.topic}\n${ref.partition}`;
+    let p = this.partitions.get(id);
+    if (p === undefined) {
+      p = { model: new CompletionModel(this.maxWindow), lanes: new Map(), park: new Map() };
+      this.partitions.set(id, p);
+    }
+    return p;
+  }
+
+  withLimits(): CompletionPort {
+    return this;
+  }
+
+  async admit(ref: PartitionRef, records: readonly AdmitRecord[]): Promise<AdmitResult> {
+    this.calls.push('admit');
+    const p = this.partition(ref);
+    const statuses: AdmitStatus[] = [];
+    const handoffHeads: LaneHead[] = [];
+    const refusedLanes = new Set<string>();
+    for (const record of records) {
+      let status: AdmitStatus = p.model.admit([record.offset])[0]!;
+      if (status === 'run' && record.lane !== undefined && refusedLanes.has(record.lane)) status = 'refused';
+      if (status === 'run' && record.lane !== undefined) {
+        const head = p.lanes.get(record.lane);
+        if (head !== undefined) {
+          if (head.offset === record.offset) {
+            status = 'handoff';
+            handoffHeads.push({ ...head, lane: '' });
+          } else if (record.offset < head.offset) {
+            p.model.mark([record.offset]);
+            status = 'duplicate';
+          } else {
+            const payload = typeof record.payload === 'function' ? record.payload() : record.payload ?? '';
+            this.#parkList(p, record.lane).push({ offset: record.offset, payload });
+            p.model.mark([record.offset]);
+            status = 'parked';
+          }
+        }
+      }
+      if (status === 'refused' && record.lane !== undefined) refusedLanes.add(record.lane);
+      statuses.push(status);
+    }
+    const frontier = p.model.frontier();
+    return {
+      statuses,
+      handoffHeads,
+      backPressure: statuses.includes('refused'),
+      window: frontier === undefined ? undefined : { base: 0, highest: p.model.admittedUpTo, frontier },
+    };
+  }
+
+  async markDone(ref: PartitionRef, offsets: readonly number[]): Promise<number> {
+    this.calls.push('mark');
+    this.partition(ref).model.mark([...offsets]);
+    return offsets.length;
+  }
+
+  async block(ref: PartitionRef, head: NewLaneHead, parked: readonly ParkedRecord[] = [], _epoch = 0, nowMs = Date.now()): Promise<number> {
+    this.calls.push('block');
+    const p = this.partition(ref);
+    const current = p.lanes.get(head.lane);
+    if (current !== undefined && current.offset !== head.offset) throw new LaneConflictError(`lane blocked on ${current.offset}`);
+    if (current === undefined) {
+      p.lanes.set(head.lane, { ...head, dueAtMs: head.dueAtMs ?? nowMs, reason: head.reason ?? '', leaseUntilMs: 0 });
+    }
+    for (const record of parked) {
+      this.#parkList(p, head.lane).push(record);
+      p.model.mark([record.offset]);
+    }
+    return parked.length;
+  }
+
+  async release(ref: PartitionRef, lane: string, expectedHeadOffset: number, nextAttempt = 1, nowMs = Date.now(), leaseUntilMs = 0): Promise<ParkedRecord | undefined> {
+    this.calls.push('release');
+    const p = this.partition(ref);
+    const head = p.lanes.get(lane);
+    if (head === undefined || head.offset !== expectedHeadOffset) throw new NotHeadError(`not the head of ${lane}`);
+    p.model.mark([head.offset]);
+    const list = this.#parkList(p, lane);
+    if (list[0]?.offset === head.offset) list.shift();
+    const next = list[0];
+    if (next === undefined) {
+      p.lanes.delete(lane);
+      return undefined;
+    }
+    p.lanes.set(lane, { lane, offset: next.offset, attempt: nextAttempt, state: 'retrying', dueAtMs: nowMs, reason: '', leaseUntilMs });
+    return next;
+  }
+
+  async advance(ref: PartitionRef, lane: string, expected: { offset: number; attempt: number }, next: HeadAdvance): Promise<void> {
+    this.calls.push('advance');
+    const p = this.partition(ref);
+    const head = p.lanes.get(lane);
+    if (head === undefined || head.offset !== expected.offset) throw new NotHeadError(`not the head of ${lane}`);
+    if (head.attempt !== expected.attempt) throw new StaleAttemptError(`head at attempt ${head.attempt}`);
+    const list = this.#parkList(p, lane);
+    if (next.leaseUntilMs > 0 && next.payload !== undefined && list[0]?.offset !== head.offset) list.unshift({ offset: head.offset, payload: next.payload });
+    p.lanes.set(lane, { lane, offset: head.offset, attempt: next.attempt, state: next.state, dueAtMs: next.dueAtMs, reason: next.reason ?? '', leaseUntilMs: next.leaseUntilMs });
+  }
+
+  async laneHead(ref: PartitionRef, lane: string): Promise<LaneHead | undefined> {
+    this.calls.push('laneHead');
+    return this.partition(ref).lanes.get(lane);
+  }
+
+  #parkList(p: { park: Map<string, ParkedRecord[]> }, lane: string): ParkedRecord[] {
+    let list = p.park.get(lane);
+    if (list === undefined) {
+      list = [];
+      p.park.set(lane, list);
+    }
+    return list;
   }
 }

@@ -1,4 +1,6 @@
 import type { Command } from 'commander';
+import { registerDlq } from './dlq';
+import { registerLane } from './lane';
 import { registerReset } from './reset';
 import { registerStatus } from './status';
 import { registerTopics } from './topics';
@@ -11,4 +13,6 @@ export const COMMANDS: readonly RegisterCommand[] = [
   registerTopics,
   registerStatus,
   registerReset,
+  registerLane,
+  registerDlq,
 ];

@@ -15,7 +15,7 @@ export const admit3 = `--[[
 
   KEYS[1]      bits   (string bitmap: bit i = done bit of offset base + i)
   KEYS[2]      meta   (hash: base, highest, epoch, parked, parkedBytes, admitted, duplicates, refused)
-  KEYS[3]      lanes  (hash: lane id -> "headOffset|attempt|state|sinceMs|dueAtMs|reason")
+  KEYS[3]      lanes  (hash: lane id -> "headOffset|attempt|state|sinceMs|dueAtMs|reason[|leaseUntilMs]")
   KEYS[3 + j]  park list of the j-th lane named in ARGV (j = 1..m), same hash tag
 
   ARGV[1]  epoch: integer; lower than the stored epoch -> STALE_EPOCH, higher -> stored

@@ -9,7 +9,7 @@
 
   KEYS[1]  bits
   KEYS[2]  meta
-  KEYS[3]  lanes
+  KEYS[3]  lanes (hash: lane id -> "headOffset|attempt|state|sinceMs|dueAtMs|reason[|leaseUntilMs]")
   KEYS[4]  park list of the lane
 
   ARGV[1]  epoch: lower than the stored epoch -> STALE_EPOCH, higher -> stored
@@ -19,7 +19,7 @@
   ARGV[5]  state: 'retrying' or 'held'
   ARGV[6]  now (epoch ms)
   ARGV[7]  due time of the head's retry copy (epoch ms); for a held head, when it was dead-lettered
-  ARGV[8]  dead-letter reason of a held head ('' for a retrying one)
+  ARGV[8]  dead-letter reason of a held head ('' for a retrying one; never contains '|')
   ARGV[9..] pairs: offset, payload of each record to park, ascending offsets, all above the head
 
   Returns

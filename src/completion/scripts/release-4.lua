@@ -12,13 +12,16 @@
 
   KEYS[1]  bits
   KEYS[2]  meta
-  KEYS[3]  lanes
+  KEYS[3]  lanes (hash: lane id -> "headOffset|attempt|state|sinceMs|dueAtMs|reason[|leaseUntilMs]")
   KEYS[4]  park list of the lane
 
   ARGV[1]  lane id
   ARGV[2]  expected head offset
   ARGV[3]  attempt of the new head (the attempt number its run or retry record will carry)
   ARGV[4]  now (epoch ms): also the new head's due time
+  ARGV[5]  lease expiry of the new head (epoch ms; '0' or absent: none). The retry function releasing a
+           lane runs the new head inline: until that head is terminal or its retry copy is written, Redis
+           holds its only copy, and the lease tells a committer run when to write that copy (re-drive).
 
   Returns
     { 0 }                          lane freed: nothing else was parked
@@ -58,5 +61,7 @@ if not first then
   return { 0 }
 end
 local offset, payload = parsed(first)
-redis.call('HSET', lanesKey, lane, table.concat({ offset, ARGV[3], 'retrying', ARGV[4], ARGV[4], '' }, '|'))
+local entry = { offset, ARGV[3], 'retrying', ARGV[4], ARGV[4], '' }
+if ARGV[5] ~= nil and ARGV[5] ~= '0' and ARGV[5] ~= '' then entry[7] = ARGV[5] end
+redis.call('HSET', lanesKey, lane, table.concat(entry, '|'))
 return { 1, offset, payload }

@@ -89,7 +89,7 @@ describe('reply parsers', () => {
     const result = parseAdmitReply([1, 'rdpch', '10', '20', '12', ['14|3|retrying|1000|61000|']], 5, 'admit');
     if ('payloadsNeeded' in result) throw new Error('expected a result');
     expect(result.statuses).toEqual(['run', 'duplicate', 'parked', 'refused', 'handoff']);
-    expect(result.handoffHeads).toEqual([{ lane: '', offset: 14, attempt: 3, state: 'retrying', dueAtMs: 61000, reason: '' }]);
+    expect(result.handoffHeads).toEqual([{ lane: '', offset: 14, attempt: 3, state: 'retrying', dueAtMs: 61000, reason: '', leaseUntilMs: 0 }]);
     expect(result.backPressure).toBe(true);
     expect(result.window).toEqual({ base: 10, highest: 20, frontier: 12 });
   });

@@ -9,7 +9,7 @@ import {
   regionOfArn,
 } from '../../../src/connections';
 import { ConfigError } from '../../../src/errors';
-import type { KafkaOptions, RedisOptions } from '../../../src/processor/options';
+import type { KafkaOptions, RedisOptions } from '../../../src/options/lanes-options';
 
 const ARN = 'arn:aws:kafka:eu-west-1:123456789012:cluster/orders/0a1b2c3d-4e5f-6789-abcd-ef0123456789-2';
 const ANSWER: GetBootstrapBrokersResponse = {

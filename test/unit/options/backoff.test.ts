@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { backoffDelay } from '../../../src/options';
-import type { Backoff } from '../../../src/processor/options';
+import type { Backoff } from '../../../src/options';
 
 type Exponential = Extract<Backoff, { type: 'exponential' }>;
 

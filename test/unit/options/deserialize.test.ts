@@ -1,6 +1,6 @@
 import { LanesError } from '../../../src/errors';
 import { DeserializationError, deserialize, deserializeKey, deserializeValue } from '../../../src/options';
-import type { Deserializer } from '../../../src/processor/options';
+import type { Deserializer } from '../../../src/options';
 import { kafkaRecord } from './factories';
 
 const record = kafkaRecord({ topic: 'orders-eu', partition: 3, offset: 42 });

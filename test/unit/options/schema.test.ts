@@ -1,7 +1,7 @@
 import { ConfigError } from '../../../src/errors';
 import { OptionsError, resolveOptions } from '../../../src/options';
 import type { LanesOptionsInput } from '../../../src/options';
-import type { LanesOptions } from '../../../src/processor/options';
+import type { LanesOptions } from '../../../src/options';
 
 type Env = Record<string, string>;
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { laneIdOf, NULL_KEY_LANE, PARTITION_LANE } from '../../../src/processor/lane-id';
-import type { LanesOptions } from '../../../src/processor/options';
+import type { LanesOptions } from '../../../src/options';
 import { kafkaRecord } from './factories';
 
 type LaneOptions = Pick<LanesOptions, 'ordering' | 'nullKey' | 'keyOf'>;

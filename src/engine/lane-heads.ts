@@ -1,0 +1,89 @@
+import type { ParkedRecord } from '../completion/args';
+import { jsonText } from '../describe';
+import type { PartitionRef } from '../completion/types';
+import { decodeKafkaEvent, type KafkaRecord, type RecordCoordinates } from '../event';
+import type { HandOffItem, HandOffOutcome } from '../handoff/types';
+import type { LanesOptions } from '../options/lanes-options';
+import type { CompletionPort } from './ports';
+
+/**
+ * What moves a lane head through the retry path outside a handler run: the processor, the retry function,
+ * the committer's re-drive and the operator commands all hand a new head off the same way.
+ */
+export interface LaneHeadScope {
+  readonly options: LanesOptions;
+  readonly store: CompletionPort;
+  /** The lease a new head gets on release, until its copy is written (epoch ms). */
+  readonly leaseUntilMs: number;
+  now(): number;
+  write(items: readonly HandOffItem[]): Promise<readonly HandOffOutcome[]>;
+  retryItem(
+    record: KafkaRecord,
+    origin: RecordCoordinates,
+    attempt: number,
+    dueAtMs: number,
+    firstFailureAtMs: number,
+    error: { name: string; message: string } | undefined,
+    deferred: boolean,
+  ): HandOffItem;
+}
+
+/** What a park list keeps of a record: the record exactly as AWS sent it, so it decodes like a fresh one. */
+export function parkPayload(record: KafkaRecord): string {
+  return jsonText(record.raw);
+}
+
+/**
+ * A parked record back as a decoded record; throws when the payload is not one (a corrupted park list).
+ *
+ * @example
+ * const record = decodeParked(next.payload); // the record as first delivered (or the retry copy kept for it)
+ */
+export function decodeParked(payload: string): KafkaRecord {
+  const raw = JSON.parse(payload) as { topic?: unknown; partition?: unknown };
+  const key = `${String(raw.topic)}-${String(raw.partition)}`;
+  const decoded = decodeKafkaEvent({ eventSource: 'SelfManagedKafka', records: { [key]: [raw] } });
+  const batch = decoded.partitions[0];
+  const record = batch?.records[0];
+  if (record === undefined) throw new SyntaxError(`a parked payload does not decode: ${batch?.failures[0]?.message ?? 'no record'}`);
+  return record;
+}
+
+/**
+ * A lane was released onto `next` (its lease set): write `next`'s retry copy to the first tier, due now
+ * (deferred: the attempt is unchanged), then take the lease off. A crash between the two leaves the lease
+ * to expire and the committer to write the copy again: the head check drops the duplicate. A copy the
+ * broker refuses for good is dead-lettered and the dead-letter policy applies to the lane again.
+ */
+export async function handOffNewHead(scope: LaneHeadScope, ref: PartitionRef, lane: string, next: ParkedRecord, attempt = 1): Promise<'retried' | 'dead-lettered'> {
+  const now = scope.now();
+  const record = decodeParked(next.payload);
+  const origin = { topic: ref.topic, partition: ref.partition, offset: next.offset };
+  const [outcome] = await scope.write([scope.retryItem(record, origin, attempt, now, now, undefined, true)]);
+  if (outcome?.status === 'refused') {
+    await applyDeadLetterPolicy(scope, ref, lane, { offset: next.offset, attempt }, outcome);
+    return 'dead-lettered';
+  }
+  await scope.store.advance(ref, lane, { offset: next.offset, attempt }, { attempt, state: 'retrying', dueAtMs: now, leaseUntilMs: 0 });
+  return 'retried';
+}
+
+/**
+ * A blocked lane's head was dead-lettered (attempts exhausted, non-retriable, or its copy refused for good):
+ * under `release` the lane moves on (its next parked record is handed to the first tier, due now), under
+ * `hold` it stays blocked on the head, held, until an operator releases or replays it.
+ */
+export async function applyDeadLetterPolicy(
+  scope: LaneHeadScope,
+  ref: PartitionRef,
+  lane: string,
+  head: { offset: number; attempt: number },
+  why: { readonly reason: string },
+): Promise<void> {
+  if (scope.options.deadLetter.policy === 'hold') {
+    await scope.store.advance(ref, lane, head, { attempt: head.attempt, state: 'held', dueAtMs: scope.now(), leaseUntilMs: 0, reason: why.reason });
+    return;
+  }
+  const next = await scope.store.release(ref, lane, head.offset, 1, scope.now(), scope.leaseUntilMs);
+  if (next !== undefined) await handOffNewHead(scope, ref, lane, next);
+}

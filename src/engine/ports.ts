@@ -1,0 +1,38 @@
+/**
+ * The ports of the engine (STYLE.md: an engine takes ports, not clients). The Redis completion store and the
+ * Kafka hand-off writer implement them in production; the in-memory model of test/support implements them in
+ * unit tests, so ordering, deadline and hand-off logic is tested without a broker.
+ */
+import type { CallLimits } from '../completion/scripts';
+import type { AdmitRecord, AdmitResult, HeadAdvance, LaneHead, NewLaneHead, PartitionRef } from '../completion/types';
+import type { ParkedRecord } from '../completion/args';
+import type { HandOffItem, HandOffOutcome } from '../handoff/types';
+
+/** The completion state the engine needs: done bits, lanes and park lists of each partition (DESIGN.md section 5). */
+export interface CompletionPort {
+  admit(ref: PartitionRef, records: readonly AdmitRecord[], epoch?: number): Promise<AdmitResult>;
+  markDone(ref: PartitionRef, offsets: readonly number[], epoch?: number): Promise<number>;
+  block(ref: PartitionRef, head: NewLaneHead, parked?: readonly ParkedRecord[], epoch?: number, nowMs?: number): Promise<number>;
+  release(ref: PartitionRef, lane: string, expectedHeadOffset: number, nextAttempt?: number, nowMs?: number, leaseUntilMs?: number): Promise<ParkedRecord | undefined>;
+  advance(ref: PartitionRef, lane: string, expected: { offset: number; attempt: number }, next: HeadAdvance): Promise<void>;
+  laneHead(ref: PartitionRef, lane: string): Promise<LaneHead | undefined>;
+  /** The same store with other call limits (an invocation's deadline signal). */
+  withLimits(limits: CallLimits): CompletionPort;
+}
+
+/** Writes retry and dead-letter copies; resolves once the broker acknowledged them (acks=all). */
+export interface HandOffSink {
+  /**
+   * One outcome per item, in order. `refused`: the broker refused the item for good and a stripped dead-letter
+   * copy of it was written instead. A transient failure rejects the whole call. `signal` aborts a write that
+   * would outlive the invocation.
+   */
+  write(items: readonly HandOffItem[], options?: { signal?: AbortSignal }): Promise<readonly HandOffOutcome[]>;
+}
+
+/** Epoch milliseconds. Timers stay real: a clock only moves the engine's idea of "now". */
+export interface Clock {
+  now(): number;
+}
+
+export const SYSTEM_CLOCK: Clock = { now: () => Date.now() };

@@ -1,0 +1,87 @@
+/**
+ * Feeds a group's retry copies back to the function the way a retry trigger would: a consumer on every retry
+ * tier topic collects what the processor and the retry function write, and `deliver` hands what arrived so far
+ * to the function as one trigger event.
+ */
+import type { Consumer, IHeaders } from 'kafkajs';
+import type { KafkaBatchResponse } from '../../../src/event';
+import type { KafkaRecordInput } from '../../../src/event';
+import { contextWithin, eventOf } from './kafka-events';
+import { createKafka, uniqueName } from './stack';
+
+function headersOf(headers: IHeaders | undefined): Array<{ name: string; value: Buffer }> {
+  const out: Array<{ name: string; value: Buffer }> = [];
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    for (const one of Array.isArray(value) ? value : [value]) {
+      if (one !== undefined) out.push({ name, value: Buffer.isBuffer(one) ? one : Buffer.from(String(one)) });
+    }
+  }
+  return out;
+}
+
+export class RetryFeed {
+  readonly #queue: KafkaRecordInput[] = [];
+  readonly #consumer: Consumer;
+  /** Every record read, in arrival order. */
+  readonly seen: KafkaRecordInput[] = [];
+
+  private constructor(consumer: Consumer) {
+    this.#consumer = consumer;
+  }
+
+  /** Starts reading `topics` from the beginning; resolves once the consumer has joined its group. */
+  static async start(topics: readonly string[]): Promise<RetryFeed> {
+    const consumer = createKafka().consumer({ groupId: uniqueName('feed'), maxWaitTimeInMs: 50 });
+    const feed = new RetryFeed(consumer);
+    await consumer.connect();
+    for (const topic of topics) await consumer.subscribe({ topic, fromBeginning: true });
+    const joined = new Promise<void>((resolve) => consumer.on(consumer.events.GROUP_JOIN, () => resolve()));
+    await consumer.run({
+      eachMessage: async ({ topic, partition, message }) => {
+        const record: KafkaRecordInput = {
+          topic, partition, offset: Number(message.offset), timestamp: Number(message.timestamp), timestampType: 'CREATE_TIME',
+          key: message.key, value: message.value, headers: headersOf(message.headers),
+        };
+        feed.#queue.push(record);
+        feed.seen.push(record);
+      },
+    });
+    await joined;
+    return feed;
+  }
+
+  /** The records read since the last call. */
+  take(): KafkaRecordInput[] {
+    return this.#queue.splice(0);
+  }
+
+  get pending(): number {
+    return this.#queue.length;
+  }
+
+  /**
+   * Delivers what arrived, as one event to `process`, until `done()` holds (checked between deliveries); waits
+   * for new copies while nothing is queued.
+   */
+  async feedUntil(
+    process: (event: unknown, context: ReturnType<typeof contextWithin>) => Promise<KafkaBatchResponse>,
+    done: () => Promise<boolean> | boolean,
+    timeoutMs = 120_000,
+  ): Promise<void> {
+    const giveUpAt = Date.now() + timeoutMs;
+    while (!(await done())) {
+      if (Date.now() > giveUpAt) throw new Error('retry feed: condition not reached in time');
+      const records = this.take();
+      if (records.length === 0) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        continue;
+      }
+      const response = await process(eventOf(records), contextWithin(60_000));
+      if (response.batchItemFailures.length > 0) throw new Error(`retry batch not handed off: ${JSON.stringify(response.batchItemFailures)}`);
+    }
+  }
+
+  async stop(): Promise<void> {
+    await this.#consumer.disconnect();
+  }
+}

@@ -1,0 +1,51 @@
+import { handOffMessage } from '../../../src/handoff/headers';
+import { retryTierOf, completionGroupId, deadLetterTopic, retryTopic, groupTag, partitionTagOf } from '../../../src/options/names';
+import { copyFacts } from '../../../src/retry/admission';
+import { kafkaRecord } from '../../support/records';
+
+const TIERS = ['5s', '1m'];
+
+function copy(headers: Record<string, string>, topic = 'orders.retry.5s') {
+  return kafkaRecord({ topic, headers: Object.entries(headers).map(([name, value]) => ({ name, value: Buffer.from(value) })) });
+}
+
+describe('copyFacts: what a retry copy says about itself', () => {
+  it('reads origin, attempt, due time and error of a copy the writer made', () => {
+    const original = kafkaRecord({ topic: 'orders', partition: 3, offset: 41 });
+    const message = handOffMessage({
+      record: original, origin: { topic: 'orders', partition: 3, offset: 41 }, kind: 'retry', topic: 'orders.retry.5s',
+      attempt: 2, dueAtMs: 1_000, firstFailureAtMs: 900, error: { name: 'Error', message: 'boom' },
+    });
+    const headers = Object.fromEntries(Object.entries(message.headers ?? {}).map(([name, value]) => [name, String(value)]));
+
+    expect(copyFacts(copy(headers), TIERS, 'orders')).toEqual({
+      origin: { topic: 'orders', partition: 3, offset: 41 }, attempt: 2, dueAtMs: 1_000, firstFailureAtMs: 900,
+      error: { name: 'Error', message: 'boom' }, deferred: false,
+    });
+  });
+
+  it.each([
+    [{}, /without valid `lanes-origin-topic`, `lanes-origin-partition`, `lanes-origin-offset`, `lanes-attempt`, `lanes-due-at`/],
+    [{ 'lanes-origin-topic': 'orders', 'lanes-origin-partition': '0', 'lanes-origin-offset': '1', 'lanes-attempt': 'two', 'lanes-due-at': '5' }, /`lanes-attempt`/],
+    [{ 'lanes-origin-topic': 'orders', 'lanes-origin-partition': '0', 'lanes-origin-offset': '1', 'lanes-attempt': '2', 'lanes-due-at': '5', 'lanes-kind': 'dead-letter' }, /not `retry`/],
+  ])('says what is wrong with malformed headers %#', (headers, reason) => {
+    expect(copyFacts(copy(headers), TIERS, 'orders')).toMatch(reason);
+  });
+
+  it('refuses a topic that is not one of the configured tiers', () => {
+    expect(copyFacts(copy({}, 'orders.retry.7s'), TIERS, 'orders')).toMatch(/unknown retry tier `7s`/);
+  });
+});
+
+describe('names derived from the group', () => {
+  it('derives every topic, group and tag from the group', () => {
+    expect(retryTopic('orders', '5s')).toBe('orders.retry.5s');
+    expect(retryTierOf('orders', 'orders.retry.5s')).toBe('5s');
+    expect(retryTierOf('orders', 'orders.retry.')).toBeUndefined();
+    expect(retryTierOf('orders', 'orders')).toBeUndefined();
+    expect(deadLetterTopic('orders')).toBe('orders.dlq');
+    expect(completionGroupId('orders')).toBe('orders.lanes');
+    expect(groupTag('a:b')).toBe('{kl:a%3Ab}');
+    expect(partitionTagOf('a', 'b{c}', 2)).toBe('{kl:a:b%7Bc%7D:2}');
+  });
+});
