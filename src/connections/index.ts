@@ -8,4 +8,5 @@ export {
   type GetBootstrapBrokers,
   type MskListener,
 } from './msk';
+export { loadKafkaJs, type KafkaJsModule } from './kafkajs';
 export { createRedis, redisConnectionConfig, redisUsesTls, type RedisConnectionConfig } from './redis';

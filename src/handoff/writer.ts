@@ -3,16 +3,8 @@
  * concurrent writes into few sends, and settles each write only on the broker's acks=all acknowledgement (G3).
  * A copy the broker refuses for good becomes a dead letter without its value, so no record stalls its partition.
  */
-import {
-  Partitioners,
-  type Kafka,
-  type Message,
-  type PartitionerArgs,
-  type Producer,
-  type ProducerConfig,
-  type RetryOptions,
-  type TopicMessages,
-} from 'kafkajs';
+import type { Kafka, Message, PartitionerArgs, Producer, ProducerConfig, RetryOptions, TopicMessages } from 'kafkajs';
+import { loadKafkaJs } from '../connections/kafkajs';
 import { ConfigError, describeValue } from '../errors';
 import { KafkaErrorCode, kafkaErrorOf } from '../kafka-errors';
 import { HandOffError } from './errors';
@@ -639,7 +631,7 @@ export class HandOffWriter {
   // have written — and there the message now in its place would carry the same sequence numbers and be taken for
   // a duplicate.
   readonly #partitioner = (): ((args: PartitionerArgs) => number) => {
-    const keyed = Partitioners.DefaultPartitioner();
+    const keyed = loadKafkaJs().Partitioners.DefaultPartitioner();
     return (args) => {
       const { message, partitionMetadata } = args;
       if (message.key !== null && message.key !== undefined) return keyed(args);

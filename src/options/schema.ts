@@ -1,10 +1,12 @@
-import { z } from 'zod';
+// zod/mini, not classic zod: the same validation core without classic's methods on every schema, which made
+// evaluating the schema the largest part of a bundled handler's cold start (see bench:coldstart).
+import * as z from 'zod/mini';
 import type { KeyOf, LanesOptions } from './lanes-options';
 import { AWS_IAM_MECHANISM, DEFAULTS, ENV, LIMITS, SASL_MECHANISMS, TOPIC_NAME } from './constants';
 import { DURATION_EXPECTED, durationMs } from './duration';
 import { withEnvironment } from './environment';
 import { OptionsError } from './errors';
-import { describeGiven, fromEnvironment, invalidOption, optionPath } from './messages';
+import { describeGiven, fromEnvironment, groupThousands, invalidOption, optionPath } from './messages';
 import { deadLetterTopic, retryTopic, topicNameProblem } from './retry-tiers';
 import { isRecordPartInput, resolvePart, type RecordPartInput } from './standard-schema';
 import { didYouMean } from './suggest';
@@ -14,23 +16,21 @@ import type { LanesOptionsInput } from './types';
 // value came from and what was given. A custom issue may add `params.note`, shown after what was given.
 
 /** An integer in [min, max]: one message for type, fraction and lower bound, one naming the upper bound. */
-function integer(min: number, max: number): z.ZodNumber {
+function integer(min: number, max: number): z.ZodMiniNumber<number> {
   const expected = min === 0 ? 'a non-negative integer' : min === 1 ? 'a positive integer' : `an integer of at least ${min}`;
-  const bounded = `${expected} at most ${max.toLocaleString('en-US')}`;
+  const bounded = `${expected} at most ${groupThousands(max)}`;
   return z
     .number({ error: expected })
-    .int({ error: max >= Number.MAX_SAFE_INTEGER ? expected : bounded })
-    .min(min, { error: expected })
-    .max(max, { error: bounded });
+    .check(z.int({ error: max >= Number.MAX_SAFE_INTEGER ? expected : bounded }), z.minimum(min, { error: expected }), z.maximum(max, { error: bounded }));
 }
 
-function oneOf<const T extends readonly [string, ...string[]]>(values: T): z.ZodEnum<{ [K in T[number]]: K }> {
+function oneOf<const T extends readonly [string, ...string[]]>(values: T): z.ZodMiniEnum<{ [K in T[number]]: K }> {
   const listed = values.map((value) => `\`${value}\``);
   const expected = listed.length === 2 ? `${listed[0]} or ${listed[1]}` : `one of ${listed.join(', ')}`;
   return z.enum(values, { error: expected });
 }
 
-const nonEmptyString = (expected = 'a non-empty string'): z.ZodString => z.string({ error: expected }).min(1, { error: expected });
+const nonEmptyString = (expected = 'a non-empty string'): z.ZodMiniString<string> => z.string({ error: expected }).check(z.minLength(1, { error: expected }));
 
 const isFunction = (value: unknown): boolean => typeof value === 'function';
 
@@ -40,28 +40,29 @@ const recordPart = z.custom<RecordPartInput>(isRecordPartInput, {
 
 // `host:port`, the host a name, an IPv4 address or a bracketed IPv6 address; port 1-65535.
 const HOST_PORT = /^(?:\[[0-9a-fA-F:.]+\]|[^\s:[\]/]+):([0-9]{1,5})$/;
-const hostPort = z
-  .string({ error: '`host:port`' })
-  .refine((text) => {
+const hostPort = z.string({ error: '`host:port`' }).check(
+  z.refine((text) => {
     const port = Number(HOST_PORT.exec(text)?.[1]);
     return port >= 1 && port <= 65_535;
-  }, { error: '`host:port` with a port from 1 to 65535' });
+  }, { error: '`host:port` with a port from 1 to 65535' }),
+);
 
-const redisUrl = z.string({ error: 'a `redis://` or `rediss://` URL' }).refine((text) => {
-  try {
-    const url = new URL(text);
-    return (url.protocol === 'redis:' || url.protocol === 'rediss:') && url.hostname !== '';
-  } catch {
-    return false;
-  }
-}, { error: 'a `redis://` or `rediss://` URL with a host, like `redis://127.0.0.1:6379`' });
+const redisUrl = z.string({ error: 'a `redis://` or `rediss://` URL' }).check(
+  z.refine((text) => {
+    try {
+      const url = new URL(text);
+      return (url.protocol === 'redis:' || url.protocol === 'rediss:') && url.hostname !== '';
+    } catch {
+      return false;
+    }
+  }, { error: 'a `redis://` or `rediss://` URL with a host, like `redis://127.0.0.1:6379`' }),
+);
 
-const duration = z.string({ error: DURATION_EXPECTED }).refine((text) => durationMs(text) !== undefined, { error: DURATION_EXPECTED });
+const duration = z.string({ error: DURATION_EXPECTED }).check(z.refine((text) => durationMs(text) !== undefined, { error: DURATION_EXPECTED }));
 
-const tiers = z
-  .array(duration, { error: `a list of durations, like ${DEFAULTS.retry.tiers.map((tier) => `\`${tier}\``).join(', ')}` })
-  .min(1, { error: 'at least one retry tier' })
-  .superRefine((list, ctx) => {
+const tiers = z.array(duration, { error: `a list of durations, like ${DEFAULTS.retry.tiers.map((tier) => `\`${tier}\``).join(', ')}` }).check(
+  z.minLength(1, { error: 'at least one retry tier' }),
+  z.superRefine((list: string[], ctx) => {
     // Ascending delays give `tierFor` one answer, and one delay must not have two topics (`60s` and `1m`).
     // Each tier is compared with the last valid one before it; invalid ones have their own message.
     let previous: { tier: string; ms: number } | undefined;
@@ -78,44 +79,48 @@ const tiers = z
       }
       if (previous === undefined || ms > previous.ms) previous = { tier, ms };
     });
-  });
+  }),
+);
 
 const fixedShape = {
   type: z.literal('fixed'),
-  delayMs: integer(0, Number.MAX_SAFE_INTEGER).default(DEFAULTS.retry.backoff.fixed.delayMs),
+  delayMs: z._default(integer(0, Number.MAX_SAFE_INTEGER), DEFAULTS.retry.backoff.fixed.delayMs),
 };
 const exponentialShape = {
   type: z.literal('exponential'),
-  initialDelayMs: integer(0, Number.MAX_SAFE_INTEGER).default(DEFAULTS.retry.backoff.exponential.initialDelayMs),
-  multiplier: z
-    .number({ error: 'a number of at least 1' })
-    .min(1, { error: 'a number of at least 1' })
-    .default(DEFAULTS.retry.backoff.exponential.multiplier),
-  maxDelayMs: integer(0, Number.MAX_SAFE_INTEGER).default(DEFAULTS.retry.backoff.exponential.maxDelayMs),
-  jitter: oneOf(['full', 'equal', 'none']).default(DEFAULTS.retry.backoff.exponential.jitter),
+  initialDelayMs: z._default(integer(0, Number.MAX_SAFE_INTEGER), DEFAULTS.retry.backoff.exponential.initialDelayMs),
+  multiplier: z._default(
+    z.number({ error: 'a number of at least 1' }).check(z.minimum(1, { error: 'a number of at least 1' })),
+    DEFAULTS.retry.backoff.exponential.multiplier,
+  ),
+  maxDelayMs: z._default(integer(0, Number.MAX_SAFE_INTEGER), DEFAULTS.retry.backoff.exponential.maxDelayMs),
+  jitter: z._default(oneOf(['full', 'equal', 'none']), DEFAULTS.retry.backoff.exponential.jitter),
 };
 
-const backoff = z.preprocess(
+// What classic zod's `preprocess` is: a pipe from a transform.
+const backoff = z.pipe(
   // Without `type` a backoff is exponential, so `{ maxDelayMs: 60_000 }` keeps the other exponential defaults.
-  (value) => {
+  z.transform((value: unknown) => {
     if (value === undefined) return { type: 'exponential' };
     return isObject(value) && value['type'] === undefined ? { ...value, type: 'exponential' } : value;
-  },
+  }),
   z.discriminatedUnion(
     'type',
     [
       z.strictObject(fixedShape),
-      z.strictObject(exponentialShape).superRefine(
-        (value, ctx) => {
-          if (value.maxDelayMs >= value.initialDelayMs) return;
-          ctx.addIssue({
-            code: 'custom',
-            path: ['maxDelayMs'],
-            message: `at least \`initialDelayMs\` (${value.initialDelayMs})`,
-            input: value.maxDelayMs,
-          });
-        },
-        { when: (payload) => !touches(payload.issues, ['initialDelayMs']) && !touches(payload.issues, ['maxDelayMs']) },
+      z.strictObject(exponentialShape).check(
+        z.superRefine(
+          (value: z.output<z.ZodMiniObject<typeof exponentialShape>>, ctx) => {
+            if (value.maxDelayMs >= value.initialDelayMs) return;
+            ctx.addIssue({
+              code: 'custom',
+              path: ['maxDelayMs'],
+              message: `at least \`initialDelayMs\` (${value.initialDelayMs})`,
+              input: value.maxDelayMs,
+            });
+          },
+          { when: (payload) => !touches(payload.issues, ['initialDelayMs']) && !touches(payload.issues, ['maxDelayMs']) },
+        ),
       ),
     ],
     {
@@ -126,21 +131,21 @@ const backoff = z.preprocess(
 );
 
 const retryShape = {
-  maxAttempts: integer(1, LIMITS.maxAttempts).default(DEFAULTS.retry.maxAttempts),
+  maxAttempts: z._default(integer(1, LIMITS.maxAttempts), DEFAULTS.retry.maxAttempts),
   backoff,
-  tiers: tiers.default([...DEFAULTS.retry.tiers]),
+  tiers: z._default(tiers, [...DEFAULTS.retry.tiers]),
 };
 
 // One object for both kinds of SASL (a union would lose the per-field messages): a username and password for
 // the password mechanisms, an optional region for `aws-iam`; what does not belong to the mechanism is refined.
 const saslShape = {
   mechanism: oneOf([...SASL_MECHANISMS, AWS_IAM_MECHANISM]),
-  username: nonEmptyString().optional(),
-  password: nonEmptyString().optional(),
-  region: z.string({ error: 'an AWS region like `eu-west-1`' }).regex(/^[a-z]{2}(-[a-z]+)+-[0-9]+$/, { error: 'an AWS region like `eu-west-1`' }).optional(),
+  username: z.optional(nonEmptyString()),
+  password: z.optional(nonEmptyString()),
+  region: z.optional(z.string({ error: 'an AWS region like `eu-west-1`' }).check(z.regex(/^[a-z]{2}(-[a-z]+)+-[0-9]+$/, { error: 'an AWS region like `eu-west-1`' }))),
 };
-const sasl = z.strictObject(saslShape, { error: 'an object `{ mechanism, username, password }` or `{ mechanism: \'aws-iam\' }`' }).superRefine(
-  (value, ctx) => {
+const sasl = z.strictObject(saslShape, { error: 'an object `{ mechanism, username, password }` or `{ mechanism: \'aws-iam\' }`' }).check(z.superRefine(
+  (value: z.output<z.ZodMiniObject<typeof saslShape>>, ctx) => {
     if (value.mechanism === AWS_IAM_MECHANISM) {
       for (const field of ['username', 'password'] as const) {
         if (value[field] === undefined) continue;
@@ -156,45 +161,46 @@ const sasl = z.strictObject(saslShape, { error: 'an object `{ mechanism, usernam
     }
   },
   { when: (payload) => !touches(payload.issues, ['mechanism']) },
-);
+));
 
 // MSK cluster ARNs: arn:<partition>:kafka:<region>:<account>:cluster/<name>/<uuid>.
 const MSK_CLUSTER_ARN = /^arn:aws[a-z-]*:kafka:([a-z]{2}(?:-[a-z]+)+-[0-9]+):[0-9]{12}:cluster\/[^/\s]+\/[^/\s]+$/;
 
 const redisShape = {
   // Ignored when `clusterNodes` is not empty (LanesOptions), so resolved options resolve again to themselves.
-  url: redisUrl.default(DEFAULTS.redis.url),
-  clusterNodes: z.array(hostPort, { error: 'a list of `host:port`' }).default([]),
-  tls: z.boolean({ error: '`true` or `false`' }).optional(),
-  username: nonEmptyString().optional(),
-  password: nonEmptyString().optional(),
+  url: z._default(redisUrl, DEFAULTS.redis.url),
+  clusterNodes: z._default(z.array(hostPort, { error: 'a list of `host:port`' }), []),
+  tls: z.optional(z.boolean({ error: '`true` or `false`' })),
+  username: z.optional(nonEmptyString()),
+  password: z.optional(nonEmptyString()),
 };
 
 const kafkaShape = {
-  brokers: z.array(hostPort, { error: 'a list of `host:port`' }).default([]),
-  clientId: nonEmptyString().default(DEFAULTS.kafka.clientId),
+  brokers: z._default(z.array(hostPort, { error: 'a list of `host:port`' }), []),
+  clientId: z._default(nonEmptyString(), DEFAULTS.kafka.clientId),
   // Optional here: its default depends on `sasl` and `mskClusterArn` (see `resolveOptions`).
-  ssl: z.boolean({ error: '`true` or `false`' }).optional(),
-  sasl: sasl.optional(),
-  mskClusterArn: z
-    .string({ error: 'an MSK cluster ARN like `arn:aws:kafka:eu-west-1:123456789012:cluster/orders/abcd-1234`' })
-    .regex(MSK_CLUSTER_ARN, { error: 'an MSK cluster ARN like `arn:aws:kafka:eu-west-1:123456789012:cluster/orders/abcd-1234`' })
-    .optional(),
+  ssl: z.optional(z.boolean({ error: '`true` or `false`' })),
+  sasl: z.optional(sasl),
+  mskClusterArn: z.optional(
+    z
+      .string({ error: 'an MSK cluster ARN like `arn:aws:kafka:eu-west-1:123456789012:cluster/orders/abcd-1234`' })
+      .check(z.regex(MSK_CLUSTER_ARN, { error: 'an MSK cluster ARN like `arn:aws:kafka:eu-west-1:123456789012:cluster/orders/abcd-1234`' })),
+  ),
 };
 
-const deadLetterShape = { policy: oneOf(['release', 'hold']).default(DEFAULTS.deadLetter.policy) };
+const deadLetterShape = { policy: z._default(oneOf(['release', 'hold']), DEFAULTS.deadLetter.policy) };
 
 const capsShape = {
-  maxWindow: integer(1, LIMITS.maxWindow).default(DEFAULTS.caps.maxWindow),
-  maxParked: integer(1, Number.MAX_SAFE_INTEGER).default(DEFAULTS.caps.maxParked),
-  maxParkedBytes: integer(1, Number.MAX_SAFE_INTEGER).default(DEFAULTS.caps.maxParkedBytes),
+  maxWindow: z._default(integer(1, LIMITS.maxWindow), DEFAULTS.caps.maxWindow),
+  maxParked: z._default(integer(1, Number.MAX_SAFE_INTEGER), DEFAULTS.caps.maxParked),
+  maxParkedBytes: z._default(integer(1, Number.MAX_SAFE_INTEGER), DEFAULTS.caps.maxParkedBytes),
 };
 
-const timerMs = (min: number, fallback: number): z.ZodDefault<z.ZodNumber> => integer(min, LIMITS.timerMs).default(fallback);
+const timerMs = (min: number, fallback: number): z.ZodMiniDefault<z.ZodMiniNumber<number>> => z._default(integer(min, LIMITS.timerMs), fallback);
 const anObject = (example: string): { error: string } => ({ error: `an object like \`${example}\`` });
 
 // The group must yield valid topic names whatever the tiers: its characters are checked on their own.
-const group = nonEmptyString().superRefine((group, ctx) => {
+const group = nonEmptyString().check(z.superRefine((group: string, ctx) => {
   const problem = topicNameProblem(deadLetterTopic(group));
   if (problem === undefined || !problem.startsWith('it contains')) return;
   ctx.addIssue({
@@ -205,30 +211,30 @@ const group = nonEmptyString().superRefine((group, ctx) => {
     input: group,
     params: { note: problem.replace(/^it contains ([^;]*);.*$/, 'it contains $1') },
   });
-});
+}));
 
 const rootShape = {
   group,
-  ordering: oneOf(['key', 'partition', 'unordered']).default(DEFAULTS.ordering),
-  keyOf: z.custom<KeyOf>(isFunction, { error: 'a function (record) => lane key' }).optional(),
-  nullKey: oneOf(['independent', 'shared']).default(DEFAULTS.nullKey),
-  concurrency: integer(1, LIMITS.concurrency).default(DEFAULTS.concurrency),
+  ordering: z._default(oneOf(['key', 'partition', 'unordered']), DEFAULTS.ordering),
+  keyOf: z.optional(z.custom<KeyOf>(isFunction, { error: 'a function (record) => lane key' })),
+  nullKey: z._default(oneOf(['independent', 'shared']), DEFAULTS.nullKey),
+  concurrency: z._default(integer(1, LIMITS.concurrency), DEFAULTS.concurrency),
   recordTimeoutMs: timerMs(1, DEFAULTS.recordTimeoutMs),
   // At least a second: the margin pays for parking, the hand-off writes and the last flush.
   deadlineMarginMs: timerMs(1_000, DEFAULTS.deadlineMarginMs),
   flushIntervalMs: timerMs(1, DEFAULTS.flushIntervalMs),
-  key: recordPart.default(DEFAULTS.key),
-  value: recordPart.default(DEFAULTS.value),
-  retry: z.strictObject(retryShape, anObject('{ maxAttempts: 5 }')).prefault({ backoff: undefined }),
-  deadLetter: z.strictObject(deadLetterShape, anObject("{ policy: 'hold' }")).prefault({}),
-  redis: z.strictObject(redisShape, anObject("{ url: 'redis://127.0.0.1:6379' }")).prefault({}),
-  kafka: z.strictObject(kafkaShape, anObject("{ brokers: ['b-1.example:9092'] }")).prefault({}),
-  caps: z.strictObject(capsShape, anObject('{ maxParked: 10000 }')).prefault({}),
-  partialBatchResponse: z.boolean({ error: '`true` or `false`' }).default(DEFAULTS.partialBatchResponse),
+  key: z._default(recordPart, DEFAULTS.key),
+  value: z._default(recordPart, DEFAULTS.value),
+  retry: z.prefault(z.strictObject(retryShape, anObject('{ maxAttempts: 5 }')), { backoff: undefined }),
+  deadLetter: z.prefault(z.strictObject(deadLetterShape, anObject("{ policy: 'hold' }")), {}),
+  redis: z.prefault(z.strictObject(redisShape, anObject("{ url: 'redis://127.0.0.1:6379' }")), {}),
+  kafka: z.prefault(z.strictObject(kafkaShape, anObject("{ brokers: ['b-1.example:9092'] }")), {}),
+  caps: z.prefault(z.strictObject(capsShape, anObject('{ maxParked: 10000 }')), {}),
+  partialBatchResponse: z._default(z.boolean({ error: '`true` or `false`' }), DEFAULTS.partialBatchResponse),
 };
 
-const optionsSchema = z.strictObject(rootShape, { error: 'an object' }).superRefine(
-  (value, ctx) => {
+const optionsSchema = z.strictObject(rootShape, { error: 'an object' }).check(z.superRefine(
+  (value: z.output<z.ZodMiniObject<typeof rootShape>>, ctx) => {
     // Checked once the group is a string of topic characters, against the tiers when they are valid too.
     const topics = [deadLetterTopic(value.group)];
     if (!touches(ctx.issues, ['retry', 'tiers'])) topics.push(...value.retry.tiers.map((tier) => retryTopic(value.group, tier)));
@@ -246,7 +252,7 @@ const optionsSchema = z.strictObject(rootShape, { error: 'an object' }).superRef
     });
   },
   { when: (payload) => isObject(payload.value) && !touches(payload.issues, ['group']) },
-);
+));
 
 const ALIASES: Readonly<Record<string, string>> = { 'kafka.tls': 'kafka.ssl', 'redis.ssl': 'redis.tls' };
 
@@ -304,8 +310,8 @@ export function resolveOptions(input: LanesOptionsInput, env: NodeJS.ProcessEnv 
   };
 }
 
-type ParsedKafka = z.infer<z.ZodObject<typeof kafkaShape>>;
-type ParsedRedis = z.infer<z.ZodObject<typeof redisShape>>;
+type ParsedKafka = z.infer<z.ZodMiniObject<typeof kafkaShape>>;
+type ParsedRedis = z.infer<z.ZodMiniObject<typeof redisShape>>;
 
 /**
  * The Kafka and Redis options once each is valid on its own: what they say together (one source of brokers,

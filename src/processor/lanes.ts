@@ -1,8 +1,7 @@
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
-import { Kafka, logLevel } from 'kafkajs';
-import { brokersId, createRedis, kafkaConnectionConfig } from '../connections';
+import { brokersId, createRedis, kafkaConnectionConfig, loadKafkaJs } from '../connections';
 import type { KafkaBatchResponse } from '../event';
 import { HAND_OFF_WRITER_DEFAULTS, HandOffWriter, producerRetry } from '../handoff';
 import { deadLetterTopic, resolveOptions, type LanesOptionsInput, type LanesOptions, type PartOutput } from '../options';
@@ -23,10 +22,12 @@ export function connectRedis(options: LanesOptions, telemetry: Telemetry): Redis
 }
 
 function handOffFactory(options: LanesOptions, writers: Map<string, HandOffWriter>): (bootstrapServers: readonly string[]) => HandOffSink {
-  return (bootstrapServers) => {
+  const writerFor = (bootstrapServers: readonly string[]): HandOffWriter => {
     const id = brokersId(options.kafka, bootstrapServers);
     let writer = writers.get(id);
     if (writer === undefined) {
+      // kafkajs loads here, at the first hand-off, not at cold start (see `loadKafkaJs`).
+      const { Kafka, logLevel } = loadKafkaJs();
       const kafka = new Kafka({
         // Brokers, TLS and SASL (MSK IAM included) for every client the framework opens: src/connections.
         ...kafkaConnectionConfig(options.kafka, bootstrapServers),
@@ -41,6 +42,9 @@ function handOffFactory(options: LanesOptions, writers: Map<string, HandOffWrite
     }
     return writer;
   };
+  // The processor takes a sink at every invocation, but most invocations write nothing: the writer, and kafkajs
+  // with it, is made at the first write.
+  return (bootstrapServers) => ({ write: async (items, writeOptions) => writerFor(bootstrapServers).write(items, writeOptions) });
 }
 
 /**

@@ -52,6 +52,44 @@ describe('lanes(): the public Lambda handler', () => {
     }
   });
 
+  it('loads kafkajs at the first hand-off, not at cold start nor for invocations that hand nothing off', async () => {
+    // Prepare: a fresh module registry that counts kafkajs' evaluations.
+    const group = uniqueName('grp');
+    const topic = uniqueName('src');
+    await createTopic(topic, 1);
+    await Promise.all(['5s', '1m', '10m'].map((tier) => createTopic(`${group}.retry.${tier}`, 1)));
+    process.env.KAFKA_LANES_GROUP = group;
+    process.env.KAFKA_LANES_REDIS_URL = REDIS_URL;
+    await produce(topic, [{ key: 'a', value: '"ok"' }, { key: 'b', value: '"fail"' }]);
+    const [ok, fail] = await fetchRecords(topic, 2);
+    let kafkajsLoads = 0;
+    await jest.isolateModulesAsync(async () => {
+      jest.doMock('kafkajs', () => {
+        kafkajsLoads += 1;
+        return jest.requireActual('kafkajs');
+      });
+      const fresh = await import('../../src');
+      const handler = fresh.lanes({}, async (record) => {
+        if (record.value === 'fail') throw new Error('refused');
+      });
+      try {
+        // Act
+        const atColdStart = kafkajsLoads;
+        const first = await handler(eventOf([ok!]), contextWithin(30_000) as unknown as Context);
+        const withoutHandOff = kafkajsLoads;
+        const second = await handler(eventOf([fail!]), contextWithin(30_000) as unknown as Context);
+
+        // Assess
+        expect([atColdStart, withoutHandOff, kafkajsLoads]).toEqual([0, 0, 1]);
+        expect([first, second]).toEqual([{ batchItemFailures: [] }, { batchItemFailures: [] }]);
+        const [copy] = await fetchRecords(`${group}.retry.5s`, 1);
+        expect(copy?.value?.toString()).toBe('"fail"');
+      } finally {
+        await handler.close();
+      }
+    });
+  });
+
   it('fails at cold start on a misspelt option, naming it and what it may have meant', () => {
     process.env.KAFKA_LANES_GROUP = 'orders';
     expect(() => lanes({ concurency: 10 } as never, async () => undefined)).toThrow(ConfigError);
