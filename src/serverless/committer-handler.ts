@@ -5,6 +5,8 @@ import { kafkaConnectionConfig } from '../connections';
 import { resolveOptions } from '../options';
 import { connectRedis } from '../processor/lanes';
 import { createTelemetry } from '../processor/telemetry';
+import { HandOffWriter } from '../handoff';
+import { deadLetterTopic } from '../options';
 
 /** What one scheduled run returns: small enough to read in the Lambda console. */
 export interface CommitterRunSummary {
@@ -13,6 +15,8 @@ export interface CommitterRunSummary {
   readonly moves: number;
   readonly stalled: ReadonlyArray<{ topic: string; partition: number; frontier: number | undefined }>;
   readonly trimmedBytes: number;
+  /** Lane heads whose lease had expired and whose copy this run wrote again from Redis. */
+  readonly redriven: number;
 }
 
 /**
@@ -33,15 +37,21 @@ export function committerHandler(env: Readonly<Record<string, string | undefined
   // carries no bootstrap servers, so one of them must be configured.
   const kafka = new Kafka({ ...kafkaConnectionConfig(options.kafka), logLevel: logLevel.ERROR });
   const committer = new MemberlessOffsetCommitter(kafka, options.group);
+  // Re-drive (DESIGN.md section 4): a lane head whose retry function died while holding it gets its copy written
+  // again from the payload kept in Redis, with the tiers and dead-letter policy the plugin put in the environment.
+  const sink = new HandOffWriter(kafka, { deadLetterTopic: deadLetterTopic(options.group) });
   return async () => {
     store ??= new CompletionStore(connectRedis(options, telemetry));
-    const result: CommitterResult = await runCommitter({ store, group: options.group, committer });
+    const result: CommitterResult = await runCommitter({
+      store, group: options.group, committer, redrive: { store, options, sink, telemetry },
+    });
     const summary: CommitterRunSummary = {
       groupId: result.groupId,
       ...(result.skipped === undefined ? {} : { skipped: result.skipped }),
       moves: result.moves.length,
       stalled: result.partitions.filter((p) => p.stalled).map((p) => ({ topic: p.topic, partition: p.partition, frontier: p.frontier })),
       trimmedBytes: result.trimmedBytes,
+      redriven: result.redriven?.length ?? 0,
     };
     if (summary.stalled.length > 0) telemetry.logger.warn('frontier stalled', { stalled: summary.stalled });
     telemetry.logger.info('committer run', { ...summary, stalled: summary.stalled.length });

@@ -1,6 +1,5 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis, type Cluster } from 'ioredis';
@@ -13,6 +12,7 @@ import { BatchNotHandedOffError, Processor, type LanesRecord, type RecordHandler
 import { createTelemetry } from '../../src/processor/telemetry';
 import { contextWithin, eventOf, fetchRecords, produce, type TestMessage } from './support/kafka-events';
 import { createTopic, KAFKA_BROKERS, redisSetups, uniqueName } from './support/stack';
+import { spawnWorker } from './support/worker-process';
 
 jest.setTimeout(180_000);
 // Failures are what many of these tests provoke: keep their log lines out of the test output.
@@ -226,11 +226,11 @@ describe.each(redisSetups())('processor on a real broker and Redis $name', ({ na
     const event = eventOf(records);
     const dir = mkdtempSync(join(tmpdir(), 'kl-crash-'));
     writeFileSync(join(dir, 'event.json'), JSON.stringify(event));
-    const child = spawn(process.execPath, [
-      require.resolve('tsx/cli'), join(__dirname, 'support', 'crash-worker.ts'), join(dir, 'event.json'),
+    const child = spawnWorker(join(__dirname, 'support', 'crash-worker.ts'), [
+      join(dir, 'event.json'),
       JSON.stringify({ group: setup.group, concurrency: 20, flushIntervalMs: 20, retry: { tiers: ['1s', '1m'] } }),
       name,
-    ], { stdio: ['ignore', 'pipe', 'inherit'] });
+    ]);
     const ranInChild: number[] = [];
     let buffered = '';
     await new Promise<void>((resolve, reject) => {
@@ -503,7 +503,8 @@ describe.each(redisSetups())('processor on a real broker and Redis $name', ({ na
   it('gives Redis up before the deadline when it stops answering, reporting the records', async () => {
     // A server that accepts connections and never answers: a node gone silent, or a connection dropped
     // while Lambda was frozen.
-    const silent = createServer(() => undefined);
+    const accepted = new Set<Socket>();
+    const silent = createServer((socket) => accepted.add(socket));
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const port = (silent.address() as AddressInfo).port;
     const mute = new Redis(`redis://127.0.0.1:${port}`, { maxRetriesPerRequest: 1, retryStrategy: () => null });
@@ -524,6 +525,8 @@ describe.each(redisSetups())('processor on a real broker and Redis $name', ({ na
       expect(response.batchItemFailures.map((f) => f.itemIdentifier.offset)).toEqual(records.map((r) => r.offset));
     } finally {
       mute.disconnect();
+      // close() only stops accepting: the connection it holds would keep the test process alive.
+      for (const socket of accepted) socket.destroy();
       silent.close();
     }
   });

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawnWorker } from './support/worker-process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -197,12 +197,11 @@ describe.each(redisSetups())('retry function on a real broker and Redis $name', 
       // Act: the retry function dies at the step; the batch comes again; a committer run re-drives.
       const childRuns: Array<{ offset: number; attempt: number }> = [];
       const runsBefore = s.runs.length;
-      const child = spawn(globalThis.process.execPath, [
-        require.resolve('tsx/cli'), join(__dirname, 'support', 'retry-crash-worker.ts'), join(dir, 'event.json'),
+      const child = spawnWorker(join(__dirname, 'support', 'retry-crash-worker.ts'), [
+        join(dir, 'event.json'),
         JSON.stringify({ group: s.group, flushIntervalMs: 20, deadlineMarginMs: 1_000, retry: { tiers: TIERS, maxAttempts: 3, backoff: { type: 'fixed', delayMs: 300 } } }),
         name, step,
-      // A process group of its own: tsx runs the worker in a child process, and SIGKILL must reach both.
-      ], { stdio: ['ignore', 'pipe', 'inherit'], detached: true });
+      ]);
       let reached = false;
       let buffered = '';
       await new Promise<void>((resolve, reject) => {
@@ -217,7 +216,7 @@ describe.each(redisSetups())('retry function on a real broker and Redis $name', 
             if (word === 'start') childRuns.push({ offset: Number(a), attempt: Number(b) });
             if (word === 'at' && a === step) {
               reached = true;
-              globalThis.process.kill(-child.pid!, 'SIGKILL');
+              child.kill('SIGKILL');
             }
           }
         });
