@@ -186,9 +186,12 @@ export class RetryAdmission implements Admission<RetryTask> {
   async prepare(inv: Invocation<RetryTask>, task: RetryTask): Promise<boolean> {
     if (task.source === 'drained') return true;
     if (!(await this.#isHead(inv, task))) return false;
-    const waitMs = task.dueAtMs - inv.now();
-    if (waitMs <= 0) return true;
-    await sleep(Math.min(waitMs, inv.stopStartingAt - inv.now()), inv.stopSignal);
+    if (task.dueAtMs <= inv.now()) return true;
+    // A loop, not one sleep: Node's timers may fire a millisecond early by the wall clock that due times use,
+    // and a copy woken 1 ms early would otherwise go back to its tier for a whole round trip.
+    while (inv.now() < task.dueAtMs && inv.now() < inv.stopStartingAt && !inv.stopSignal.aborted) {
+      await sleep(Math.min(task.dueAtMs - inv.now(), inv.stopStartingAt - inv.now()), inv.stopSignal);
+    }
     if (inv.now() < task.dueAtMs) {
       await this.#writeBack(inv, [task]);
       return false;

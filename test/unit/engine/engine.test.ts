@@ -1,7 +1,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { Engine, type InvocationContext } from '../../../src/engine/engine';
-import type { HandOffSink } from '../../../src/engine/ports';
+import type { Clock, HandOffSink } from '../../../src/engine/ports';
 import type { LanesRecord, RecordHandler } from '../../../src/engine/types';
 import { decodeKafkaEvent, encodeKafkaEvent, type KafkaRecordInput } from '../../../src/event';
 import { handOffMessage, readHandOffHeaders } from '../../../src/handoff/headers';
@@ -54,7 +54,7 @@ interface Rig {
   redeliver(items: readonly HandOffItem[], remainingMs?: number): Promise<unknown>;
 }
 
-function rig(input: Partial<LanesOptionsInput>, handler: (record: LanesRecord, attempt: number) => unknown): Rig {
+function rig(input: Partial<LanesOptionsInput>, handler: (record: LanesRecord, attempt: number) => unknown, clock?: Clock): Rig {
   const options = resolveOptions({
     group: GROUP,
     flushIntervalMs: 10,
@@ -69,7 +69,7 @@ function rig(input: Partial<LanesOptionsInput>, handler: (record: LanesRecord, a
     runs.push({ key: String(record.key), offset: record.origin.offset, attempt: ctx.attempt });
     return handler(record, ctx.attempt);
   };
-  const engine = new Engine({ options, handler: wrapped, store, telemetry: silent });
+  const engine = new Engine({ options, handler: wrapped, store, telemetry: silent, ...(clock === undefined ? {} : { clock }) });
   const retryOffsets = new Map<string, number>();
   return {
     engine, store, sink, runs,
@@ -245,6 +245,27 @@ describe('engine: processor and retry function on the in-memory completion model
     await drainRetries(r);
     expect(r.runs.map((run) => [run.offset, run.attempt])).toEqual([[0, 1], [1, 1], [0, 2]]);
     expect(r.store.calls).not.toContain('laneHead');
+  });
+
+  it('runs a copy whose timer woke before its due time by the invocation clock, instead of writing it back', async () => {
+    // A clock that runs at 90% of real time: a timer set for the wait to the due time fires when this clock
+    // still shows the copy as not due, as a Node timer firing a millisecond early by Date.now() does.
+    const start = Date.now();
+    const slow: Clock = { now: () => start + Math.floor((Date.now() - start) * 0.9) };
+    let fail = true;
+    const r = rig({}, () => {
+      if (fail) {
+        fail = false;
+        throw new Error('once');
+      }
+    }, slow);
+    await r.deliver([source(0, 'A')]);
+    const [copy] = r.sink.take();
+
+    await r.redeliver([copy!]);
+
+    expect(r.runs.map((run) => run.attempt)).toEqual([1, 2]);
+    expect(r.sink.items.filter((item) => item.kind === 'retry')).toEqual([]);
   });
 
   it('dead-letters a malformed retry copy with the reason and runs the rest of its batch', async () => {
