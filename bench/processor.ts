@@ -20,6 +20,7 @@ import { Processor, type LanesRecord } from '../src/processor/processor';
 import { createTelemetry } from '../src/processor/telemetry';
 import { eventOf, fetchRecords, produce } from '../test/integration/support/kafka-events';
 import { createKafka, createTopic, uniqueName, KAFKA_BROKERS } from '../test/integration/support/stack';
+import { countCommands, percentile } from './support';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'ERROR';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
@@ -33,26 +34,11 @@ const KEYS = Number(process.env.KEYS ?? 1_000);
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Counts the commands this client sends (every script call and every plain command is one). */
-function countCommands(redis: Redis): { readonly count: number } {
-  const counter = { count: 0 };
-  const send = redis.sendCommand.bind(redis);
-  redis.sendCommand = ((...args: Parameters<Redis['sendCommand']>) => {
-    counter.count += 1;
-    return send(...args);
-  }) as Redis['sendCommand'];
-  return counter;
-}
-
 interface ProcessorRun {
   readonly latencyMs: number;
   /** Every record of this key fails (it goes to the retry topic, its later records are parked). */
   readonly failingKey?: string;
   readonly label: string;
-}
-
-function percentile(sorted: readonly number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
 }
 
 async function runProcessor(records: Awaited<ReturnType<typeof fetchRecords>>, run: ProcessorRun) {

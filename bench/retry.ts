@@ -20,6 +20,7 @@ import { createTelemetry } from '../src/processor/telemetry';
 import { contextWithin, eventOf, fetchRecords, produce } from '../test/integration/support/kafka-events';
 import { RetryFeed } from '../test/integration/support/retry-feed';
 import { createTopic, uniqueName, KAFKA_BROKERS } from '../test/integration/support/stack';
+import { countCommands, percentile } from './support';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'ERROR';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
@@ -34,20 +35,6 @@ const BACKOFF_MS = Number(process.env.BACKOFF_MS ?? 500);
 const TIERS = ['1s', '1m'];
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-function countCommands(redis: Redis): { readonly count: number } {
-  const counter = { count: 0 };
-  const send = redis.sendCommand.bind(redis);
-  redis.sendCommand = ((...args: Parameters<Redis['sendCommand']>) => {
-    counter.count += 1;
-    return send(...args);
-  }) as Redis['sendCommand'];
-  return counter;
-}
-
-function percentile(sorted: readonly number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
-}
 
 async function run(records: Awaited<ReturnType<typeof fetchRecords>>, failingKeys: ReadonlySet<string>) {
   const group = uniqueName('bench-retry');
