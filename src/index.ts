@@ -20,8 +20,9 @@ export { completionGroupId, retryTopic } from './options/names';
 export { EventDecodeError } from './event';
 export type { KafkaBatchResponse, KafkaRecord, KafkaHeader, RecordCoordinates, AwsKafkaEvent } from './event';
 export { CompletionStore, StaleEpochError, NotAdmittedError, LaneConflictError, NotHeadError, StaleAttemptError } from './completion';
-export { HandOffError, HandOffHeader, readHandOffHeaders, originOf } from './handoff';
-export type { HandOffHeaders } from './handoff';
+export { HandOffError } from './handoff/errors';
+export { HandOffHeader, readHandOffHeaders, originOf } from './handoff/headers';
+export type { HandOffHeaders } from './handoff/types';
 export {
   runCommitter,
   MemberlessOffsetCommitter,

@@ -87,7 +87,7 @@ export async function withAdmin<T>(group: string, flags: KafkaFlags, work: (admi
 export async function withRedis<T>(group: string, flags: RedisFlags, work: (redis: RedisClient) => Promise<T>): Promise<T> {
   const { redis: options } = connectionOptions(group, flags);
   // A CLI run should fail, not hang, when Redis is unreachable.
-  const redis = createRedis(
+  const redis = await createRedis(
     options,
     { maxRetriesPerRequest: 1, connectTimeout: 5_000, commandTimeout: 10_000, retryStrategy: () => null },
     { clusterRetryStrategy: () => null },

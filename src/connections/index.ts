@@ -8,5 +8,6 @@ export {
   type GetBootstrapBrokers,
   type MskListener,
 } from './msk';
-export { loadKafkaJs, type KafkaJsModule } from './kafkajs';
-export { createRedis, redisConnectionConfig, redisUsesTls, type RedisConnectionConfig } from './redis';
+export { importKafkaJs, type KafkaJsModule } from './kafkajs';
+export { loadKafkaJs } from './kafkajs-require';
+export { createRedis, importIoRedis, redisConnectionConfig, redisUsesTls, type IoRedisModule, type RedisConnectionConfig } from './redis';

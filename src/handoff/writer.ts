@@ -4,7 +4,7 @@
  * A copy the broker refuses for good becomes a dead letter without its value, so no record stalls its partition.
  */
 import type { Kafka, Message, PartitionerArgs, Producer, ProducerConfig, RetryOptions, TopicMessages } from 'kafkajs';
-import { loadKafkaJs } from '../connections/kafkajs';
+import { loadKafkaJs } from '../connections/kafkajs-require';
 import { ConfigError, describeValue } from '../errors';
 import { KafkaErrorCode, kafkaErrorOf } from '../kafka-errors';
 import { HandOffError } from './errors';

@@ -13,4 +13,4 @@ export {
 } from './processor';
 export { laneIdOf, PARTITION_LANE, NULL_KEY_LANE } from './lane-id';
 export { decideFailure, type FailureDecision, type DeadLetterReason } from './outcome';
-export { createTelemetry, METRIC, type Telemetry } from './telemetry';
+export { createTelemetry, importTelemetry, METRIC, type Telemetry } from './telemetry';

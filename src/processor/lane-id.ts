@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { KafkaRecord } from '../event';
 import type { LanesOptions } from '../options';
 
@@ -25,5 +24,7 @@ export function laneIdOf(
   const key = options.keyOf === undefined ? record.key : options.keyOf(record);
   if (key === null || key === undefined) return options.nullKey === 'shared' ? NULL_KEY_LANE : undefined;
   const id = (typeof key === 'string' ? Buffer.from(key, 'utf8') : key).toString('base64');
-  return id.length <= MAX_LANE_ID ? id : `#${createHash('sha256').update(id).digest('base64url')}`;
+  if (id.length <= MAX_LANE_ID) return id;
+  // node:crypto is loaded at the first long key, not at cold start, where importing it costs milliseconds.
+  return `#${process.getBuiltinModule('node:crypto').createHash('sha256').update(id).digest('base64url')}`;
 }

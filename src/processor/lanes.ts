@@ -1,50 +1,62 @@
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
-import { brokersId, createRedis, kafkaConnectionConfig, loadKafkaJs } from '../connections';
+import { brokersId, kafkaConnectionConfig } from '../connections/kafka';
+import { importKafkaJs } from '../connections/kafkajs';
+import { createRedis } from '../connections/redis';
 import type { KafkaBatchResponse } from '../event';
-import { HAND_OFF_WRITER_DEFAULTS, HandOffWriter, producerRetry } from '../handoff';
+import type { HandOffWriter } from '../handoff/writer';
 import { deadLetterTopic, resolveOptions, type LanesOptionsInput, type LanesOptions, type PartOutput } from '../options';
 import { Processor, type HandOffSink, type RecordHandler } from './processor';
-import { createTelemetry, type Telemetry } from './telemetry';
+import { importTelemetry, type Telemetry } from './telemetry';
 
 /** Connections a handler keeps across invocations of one Lambda execution environment. */
-export function connectRedis(options: LanesOptions, telemetry: Telemetry): Redis | Cluster {
+export async function connectRedis(options: LanesOptions, telemetry: Telemetry): Promise<Redis | Cluster> {
   // Fail fast: a command waits for at most two reconnects, so an unreachable Redis makes the batch
   // report its records as not handed off well before the Lambda deadline.
   // A command that gets no answer (a silent node, a connection dropped while Lambda was frozen) fails
   // after `commandTimeout` instead of holding the invocation past its deadline.
   const common: RedisOptions = { maxRetriesPerRequest: 2, connectTimeout: 2_000, commandTimeout: 3_000, keepAlive: 10_000 };
-  const redis = createRedis(options.redis, common);
+  const redis = await createRedis(options.redis, common);
   // Without a listener ioredis prints every reconnect error; failed commands already surface per batch.
   redis.on('error', (error: Error) => telemetry.logger.warn('Redis connection error', { error: error.message }));
   return redis;
 }
 
-function handOffFactory(options: LanesOptions, writers: Map<string, HandOffWriter>): (bootstrapServers: readonly string[]) => HandOffSink {
-  const writerFor = (bootstrapServers: readonly string[]): HandOffWriter => {
+/**
+ * The hand-off writer, and kafkajs with it, is made at the first write: most invocations write nothing, so
+ * neither is read nor evaluated at cold start. Both are `import()`s, a chunk of their own in an ESM bundle with
+ * splitting (see `importKafkaJs`). One writer per cluster; concurrent first writes share it.
+ */
+function handOffFactory(options: LanesOptions, writers: Map<string, Promise<HandOffWriter>>): (bootstrapServers: readonly string[]) => HandOffSink {
+  const makeWriter = async (bootstrapServers: readonly string[]): Promise<HandOffWriter> => {
+    const [{ Kafka, logLevel }, { HandOffWriter, HAND_OFF_WRITER_DEFAULTS, producerRetry }] = await Promise.all([
+      importKafkaJs(),
+      import('../handoff/writer'),
+    ]);
+    const kafka = new Kafka({
+      // Brokers, TLS and SASL (MSK IAM included) for every client the framework opens: src/connections.
+      ...kafkaConnectionConfig(options.kafka, bootstrapServers),
+      logLevel: logLevel.ERROR,
+      // Bounded like the writer's own timeout, so an unreachable broker fails a batch in time and
+      // an abandoned connect does not go on retrying in the background.
+      retry: producerRetry(HAND_OFF_WRITER_DEFAULTS.timeoutMs),
+      connectionTimeout: 3_000,
+    });
+    return new HandOffWriter(kafka, { deadLetterTopic: deadLetterTopic(options.group) });
+  };
+  const writerFor = (bootstrapServers: readonly string[]): Promise<HandOffWriter> => {
     const id = brokersId(options.kafka, bootstrapServers);
     let writer = writers.get(id);
     if (writer === undefined) {
-      // kafkajs loads here, at the first hand-off, not at cold start (see `loadKafkaJs`).
-      const { Kafka, logLevel } = loadKafkaJs();
-      const kafka = new Kafka({
-        // Brokers, TLS and SASL (MSK IAM included) for every client the framework opens: src/connections.
-        ...kafkaConnectionConfig(options.kafka, bootstrapServers),
-        logLevel: logLevel.ERROR,
-        // Bounded like the writer's own timeout, so an unreachable broker fails a batch in time and
-        // an abandoned connect does not go on retrying in the background.
-        retry: producerRetry(HAND_OFF_WRITER_DEFAULTS.timeoutMs),
-        connectionTimeout: 3_000,
-      });
-      writer = new HandOffWriter(kafka, { deadLetterTopic: deadLetterTopic(options.group) });
+      writer = makeWriter(bootstrapServers);
       writers.set(id, writer);
+      // A writer that could not be made (no brokers known) is not kept: the next write tries again.
+      writer.catch(() => writers.get(id) === writer && writers.delete(id));
     }
     return writer;
   };
-  // The processor takes a sink at every invocation, but most invocations write nothing: the writer, and kafkajs
-  // with it, is made at the first write.
-  return (bootstrapServers) => ({ write: async (items, writeOptions) => writerFor(bootstrapServers).write(items, writeOptions) });
+  return (bootstrapServers) => ({ write: async (items, writeOptions) => (await writerFor(bootstrapServers)).write(items, writeOptions) });
 }
 
 /**
@@ -77,27 +89,35 @@ export type RecordPartOf<O, Name extends 'key' | 'value'> = Name extends keyof O
  */
 export function lanes<O extends LanesOptionsInput, V = RecordPartOf<O, 'value'>, K = RecordPartOf<O, 'key'>>(input: O, handler: RecordHandler<V, K>) {
   const options = resolveOptions(input);
-  const writers = new Map<string, HandOffWriter>();
-  let processor: Processor | undefined;
+  const writers = new Map<string, Promise<HandOffWriter>>();
+  let processor: Promise<Processor> | undefined;
+  // Made at the first invocation: the logger, the metrics and the Redis client (ioredis is loaded then, not at
+  // cold start). Concurrent first invocations (the local emulator) share one.
+  const makeProcessor = async (): Promise<Processor> => {
+    const telemetry = await importTelemetry(options.group);
+    return new Processor({
+      options,
+      handler: handler as RecordHandler,
+      redis: await connectRedis(options, telemetry),
+      handOff: handOffFactory(options, writers),
+      telemetry,
+    });
+  };
   const base = async (event: unknown, context: Context): Promise<KafkaBatchResponse> => {
     if (processor === undefined) {
-      const telemetry = createTelemetry(options.group);
-      processor = new Processor({
-        options,
-        handler: handler as RecordHandler,
-        redis: connectRedis(options, telemetry),
-        handOff: handOffFactory(options, writers),
-        telemetry,
-      });
+      processor = makeProcessor();
+      processor.catch(() => (processor = undefined));
     }
-    return processor.process(event, context);
+    return (await processor).process(event, context);
   };
   /** Closes the connections (Lambda never needs it; tests and the local emulator do). */
   const close = async (): Promise<void> => {
-    await Promise.all([...writers.values()].map((writer) => writer.disconnect()));
+    const made = [...writers.values()];
     writers.clear();
-    await processor?.store.redis.quit();
+    await Promise.all(made.map(async (writer) => (await writer.catch(() => undefined))?.disconnect()));
+    const current = processor;
     processor = undefined;
+    await (await current?.catch(() => undefined))?.store.redis.quit();
   };
   return Object.assign(middy<unknown, KafkaBatchResponse, Error, Context>(base), { options, close });
 }

@@ -1,5 +1,7 @@
-import { Logger } from '@aws-lambda-powertools/logger';
-import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import type * as PowertoolsLogger from '@aws-lambda-powertools/logger';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type * as PowertoolsMetrics from '@aws-lambda-powertools/metrics';
+import type { Metrics, MetricUnit as PowertoolsMetricUnit } from '@aws-lambda-powertools/metrics';
 
 /**
  * Logs are structured JSON (Powertools Logger) and metrics are CloudWatch embedded metric format
@@ -35,11 +37,79 @@ export interface Telemetry {
   readonly metrics: Metrics;
 }
 
-export function createTelemetry(group: string): Telemetry {
+interface Powertools {
+  readonly Logger: typeof PowertoolsLogger.Logger;
+  readonly Metrics: typeof PowertoolsMetrics.Metrics;
+}
+
+function telemetryOf({ Logger, Metrics }: Powertools, group: string): Telemetry {
   const logger = new Logger({ serviceName: 'kafka-lanes', persistentKeys: { group } });
   // Metrics' own warnings go through the structured logger, so they honour its level.
   const metrics = new Metrics({ namespace: 'KafkaLanes', serviceName: 'kafka-lanes', defaultDimensions: { group }, logger });
   return { logger, metrics };
 }
 
-export { MetricUnit };
+/**
+ * The logger and the metrics of a function, Powertools loaded at the first call: the handler's path, which makes
+ * them at the first invocation. `import()`s, so a cold start neither reads nor evaluates Powertools and the
+ * Node.js built-ins it imports (a chunk of its own in an ESM bundle with splitting, a wrapped module evaluated on
+ * the first call in a CommonJS bundle). Keep `createTelemetry` off the handler's path: its `require` would put
+ * Powertools back into the handler's chunk.
+ *
+ * @example
+ * const telemetry = await importTelemetry('orders');
+ */
+export async function importTelemetry(group: string): Promise<Telemetry> {
+  const [{ Logger }, { Metrics }] = await Promise.all([import('@aws-lambda-powertools/logger'), import('@aws-lambda-powertools/metrics')]);
+  return telemetryOf({ Logger, Metrics }, group);
+}
+
+/**
+ * The logger and the metrics of a function, synchronously (the committer, tests, benchmarks); Powertools is
+ * required at the first call, not when this module loads.
+ *
+ * @example
+ * const telemetry = createTelemetry('orders');
+ * telemetry.metrics.addMetric(METRIC.done, MetricUnit.Count, 1);
+ */
+export function createTelemetry(group: string): Telemetry {
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  const { Logger } = require('@aws-lambda-powertools/logger') as typeof PowertoolsLogger;
+  const { Metrics } = require('@aws-lambda-powertools/metrics') as typeof PowertoolsMetrics;
+  /* eslint-enable @typescript-eslint/no-require-imports */
+  return telemetryOf({ Logger, Metrics }, group);
+}
+
+/**
+ * Powertools' `MetricUnit`, defined here so that naming a unit does not load Powertools at cold start; the
+ * `satisfies` keeps it equal to Powertools' own.
+ */
+export const MetricUnit = {
+  Seconds: 'Seconds',
+  Microseconds: 'Microseconds',
+  Milliseconds: 'Milliseconds',
+  Bytes: 'Bytes',
+  Kilobytes: 'Kilobytes',
+  Megabytes: 'Megabytes',
+  Gigabytes: 'Gigabytes',
+  Terabytes: 'Terabytes',
+  Bits: 'Bits',
+  Kilobits: 'Kilobits',
+  Megabits: 'Megabits',
+  Gigabits: 'Gigabits',
+  Terabits: 'Terabits',
+  Percent: 'Percent',
+  Count: 'Count',
+  BytesPerSecond: 'Bytes/Second',
+  KilobytesPerSecond: 'Kilobytes/Second',
+  MegabytesPerSecond: 'Megabytes/Second',
+  GigabytesPerSecond: 'Gigabytes/Second',
+  TerabytesPerSecond: 'Terabytes/Second',
+  BitsPerSecond: 'Bits/Second',
+  KilobitsPerSecond: 'Kilobits/Second',
+  MegabitsPerSecond: 'Megabits/Second',
+  GigabitsPerSecond: 'Gigabits/Second',
+  TerabitsPerSecond: 'Terabits/Second',
+  CountPerSecond: 'Count/Second',
+  NoUnit: 'None',
+} as const satisfies typeof PowertoolsMetricUnit;

@@ -41,7 +41,7 @@ export function committerHandler(env: Readonly<Record<string, string | undefined
   // again from the payload kept in Redis, with the tiers and dead-letter policy the plugin put in the environment.
   const sink = new HandOffWriter(kafka, { deadLetterTopic: deadLetterTopic(options.group) });
   return async () => {
-    store ??= new CompletionStore(connectRedis(options, telemetry));
+    store ??= new CompletionStore(await connectRedis(options, telemetry));
     const result: CommitterResult = await runCommitter({
       store, group: options.group, committer, redrive: { store, options, sink, telemetry },
     });

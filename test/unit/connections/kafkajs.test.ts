@@ -1,21 +1,36 @@
 import * as kafkajs from 'kafkajs';
-import { loadKafkaJs } from '../../../src/connections';
+import { importKafkaJs, loadKafkaJs } from '../../../src/connections';
 
-describe('loadKafkaJs', () => {
-  it('returns the kafkajs module, the same object on every call', () => {
+describe('loadKafkaJs / importKafkaJs', () => {
+  it('give the kafkajs module, the same object on every call', async () => {
     // Act
     const first = loadKafkaJs();
+    const imported = await importKafkaJs();
 
     // Assess
     expect(first.Kafka).toBe(kafkajs.Kafka);
     expect(loadKafkaJs()).toBe(first);
+    expect(imported.Kafka).toBe(kafkajs.Kafka);
+    expect(await importKafkaJs()).toBe(imported);
   });
+});
 
-  // The packages only a hand-off, the committer or MSK needs: importing the public entry (as a handler does at
-  // cold start) must not evaluate them, nor classic zod (the option schema uses zod/mini).
-  const LAZY = ['kafkajs', '@aws-sdk/client-kafka', 'aws-msk-iam-sasl-signer-js', 'zod'] as const;
+// The lazy-loading contract of a cold start: importing the public entry and calling `lanes(...)` (what a handler
+// module does at load) evaluates none of the packages below. kafkajs and the hand-off writer load at the first
+// hand-off, ioredis and Powertools at the first invocation, the AWS SDK and the MSK signer only with MSK, and classic
+// zod never (the option schema uses zod/mini).
+const LAZY = [
+  'kafkajs',
+  'ioredis',
+  '@aws-lambda-powertools/logger',
+  '@aws-lambda-powertools/metrics',
+  '@aws-sdk/client-kafka',
+  'aws-msk-iam-sasl-signer-js',
+  'zod',
+] as const;
 
-  it('loads none of them when the public entry is imported, and kafkajs once on the first call', async () => {
+describe('what a cold start evaluates', () => {
+  it('loads none of the lazy packages at import and `lanes(...)`, and each once when first needed', async () => {
     const loads = new Map<string, number>();
     await jest.isolateModulesAsync(async () => {
       // Prepare: count each package's evaluation in a fresh module registry.
@@ -28,16 +43,26 @@ describe('loadKafkaJs', () => {
 
       // Act
       const entry = await import('../../../src');
+      const handler = entry.lanes({ group: 'cold-start', redis: { url: 'redis://127.0.0.1:1' } }, async () => {});
+      const atLoad = new Map(loads);
       const connections = await import('../../../src/connections');
-      const atImport = new Map(loads);
-      const first = connections.loadKafkaJs();
-      const second = connections.loadKafkaJs();
+      const telemetry = await import('../../../src/processor/telemetry');
+      await Promise.all([connections.importKafkaJs(), connections.importKafkaJs(), connections.importIoRedis(), telemetry.importTelemetry('cold-start')]);
+      const kafka = await connections.importKafkaJs();
 
       // Assess
-      expect(typeof entry.lanes).toBe('function');
-      expect(atImport).toEqual(new Map());
-      expect(loads).toEqual(new Map([['kafkajs', 1]]));
-      expect(second).toBe(first);
+      expect(typeof handler).toBe('function');
+      expect(atLoad).toEqual(new Map());
+      expect(loads).toEqual(
+        new Map([
+          ['kafkajs', 1],
+          ['ioredis', 1],
+          ['@aws-lambda-powertools/logger', 1],
+          ['@aws-lambda-powertools/metrics', 1],
+        ]),
+      );
+      expect(loads.has('zod')).toBe(false);
+      expect(typeof kafka.Kafka).toBe('function');
     });
   });
 });
