@@ -1,6 +1,6 @@
 import { existsSync, rmSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
-import { build } from 'esbuild';
+import { build, type BuildOptions } from 'esbuild';
 import { ConfigError } from '../errors';
 
 /**
@@ -41,9 +41,46 @@ function sourceFile(servicePath: string, module: string): string {
   );
 }
 
+/** The extension of a handler's bundle: an ES module, whatever the service's package.json says. */
+export const BUNDLE_EXTENSION = '.mjs';
+
 /**
- * Bundles handlers with esbuild into `dist-lambda/` (one CommonJS file per handler, for Node.js 22, with
- * source maps; the Lua scripts are modules, so they are inside) and returns each function's new handler string.
+ * How the plugin bundles handlers with esbuild, for `bundleHandlers` and bench:coldstart: ES modules with
+ * `splitting`, for Node.js 22, with source maps (the Lua scripts are modules, so they are inside).
+ *
+ * Why ES modules with splitting: a cold start reads, compiles and evaluates what the handler's file holds. What the
+ * framework needs only later is an `import()` (kafkajs and the hand-off writer at the first hand-off, ioredis and
+ * Powertools at the first invocation, the AWS SDK and the MSK signer with MSK only), and with splitting each becomes
+ * a chunk of its own, read when first imported. A CommonJS bundle keeps them in the one file, not evaluated but
+ * still read and parsed at every cold start. The AWS SDK stays in the bundle (in chunks never read at load), so the
+ * functions do not depend on the SDK version the runtime ships. Lambda's Node.js runtime loads a handler from a
+ * `.mjs` file by the same handler string (`dist-lambda/functions/orders.handler`), as serverless-offline does.
+ *
+ * @example
+ * await build({ ...lambdaBuildOptions(), entryPoints: { 'functions/orders': 'functions/orders.ts' }, outdir: 'dist-lambda' });
+ */
+export function lambdaBuildOptions(): BuildOptions {
+  return {
+    bundle: true,
+    platform: 'node',
+    target: 'node22',
+    format: 'esm',
+    splitting: true,
+    outExtension: { '.js': BUNDLE_EXTENSION },
+    chunkNames: 'chunks/[name]-[hash]',
+    // The CommonJS packages inside (kafkajs, ioredis) call `require` for Node.js built-ins, which an ES module has
+    // not: each file of the bundle gets one.
+    banner: { js: "import { createRequire as __klCreateRequire } from 'node:module'; const require = __klCreateRequire(import.meta.url);" },
+    sourcemap: true,
+    logLevel: 'warning',
+    // Some dependencies ship optional native or cloud-only modules they load lazily inside a try.
+    external: ['snappy', 'kafkajs-snappy', 'lz4', 'zstd'],
+  };
+}
+
+/**
+ * Bundles handlers with esbuild into `dist-lambda/` (one ES module per handler and the chunks they share, see
+ * `lambdaBuildOptions`) and returns each function's new handler string.
  *
  * @example
  * await bundleHandlers('/srv/shop', [{ key: 'orders', handler: 'functions/orders.handler' }]);
@@ -70,17 +107,6 @@ export async function bundleHandlers(servicePath: string, entries: readonly Bund
     handlers.set(entry.key, `${BUNDLE_DIR}/${outName.split('\\').join('/')}.${exportName}`);
   }
   if (Object.keys(entryPoints).length === 0) return handlers;
-  await build({
-    entryPoints,
-    outdir: outDir,
-    bundle: true,
-    platform: 'node',
-    target: 'node22',
-    format: 'cjs',
-    sourcemap: true,
-    logLevel: 'warning',
-    // Some dependencies ship optional native or cloud-only modules they load lazily inside a try.
-    external: ['snappy', 'kafkajs-snappy', 'lz4', 'zstd'],
-  });
+  await build({ ...lambdaBuildOptions(), entryPoints, outdir: outDir });
   return handlers;
 }

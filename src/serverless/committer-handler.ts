@@ -4,7 +4,7 @@ import { MemberlessOffsetCommitter, runCommitter, type CommitterResult } from '.
 import { kafkaConnectionConfig } from '../connections';
 import { resolveOptions } from '../options';
 import { connectRedis } from '../processor/lanes';
-import { createTelemetry } from '../processor/telemetry';
+import { importTelemetry } from '../processor/telemetry';
 import { HandOffWriter } from '../handoff';
 import { deadLetterTopic } from '../options';
 
@@ -31,7 +31,11 @@ export interface CommitterRunSummary {
  */
 export function committerHandler(env: Readonly<Record<string, string | undefined>> = process.env): () => Promise<CommitterRunSummary> {
   const options = resolveOptions({}, env);
-  const telemetry = createTelemetry(options.group);
+  // Loaded as the handler's telemetry is (`importTelemetry`): the plugin bundles the committer with the handlers,
+  // and a `require` of Powertools here would put it into the chunks the handlers read at load.
+  const telemetryLoad = importTelemetry(options.group);
+  // Failing here would be unhandled until the first run awaits it.
+  telemetryLoad.catch(() => undefined);
   let store: CompletionStore | undefined;
   // Brokers (or the MSK cluster ARN), TLS and SASL as for every client of the framework; a scheduled event
   // carries no bootstrap servers, so one of them must be configured.
@@ -41,6 +45,7 @@ export function committerHandler(env: Readonly<Record<string, string | undefined
   // again from the payload kept in Redis, with the tiers and dead-letter policy the plugin put in the environment.
   const sink = new HandOffWriter(kafka, { deadLetterTopic: deadLetterTopic(options.group) });
   return async () => {
+    const telemetry = await telemetryLoad;
     store ??= new CompletionStore(await connectRedis(options, telemetry));
     const result: CommitterResult = await runCommitter({
       store, group: options.group, committer, redrive: { store, options, sink, telemetry },

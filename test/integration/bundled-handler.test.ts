@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { build } from 'esbuild';
 import type { Cluster, Redis } from 'ioredis';
 import { CompletionStore, HandOffHeader, readHandOffHeaders, type KafkaBatchResponse } from '../../src';
+import { BUNDLE_DIR, BUNDLE_EXTENSION, bundleHandlers } from '../../src/serverless/bundle';
 import { eventOf, fetchRecords, produce } from './support/kafka-events';
 import { createTopic, deleteTopics, REDIS_CLUSTER_NODES, REDIS_URL, redisSetups, uniqueName } from './support/stack';
 
@@ -20,7 +21,30 @@ interface RunOutput {
   readonly ran: string[];
 }
 
-describe('a handler bundled with esbuild (as serverless-esbuild bundles it)', () => {
+/**
+ * The two ways a handler gets bundled: by the serverless plugin (ES modules with splitting, the parts needed later
+ * in chunks of their own) and by a user's own esbuild (one CommonJS file, minified, as serverless-esbuild does).
+ */
+const BUNDLINGS = [
+  {
+    name: "the serverless plugin's ES modules with splitting",
+    bundle: async (outDir: string): Promise<string> => {
+      const handlers = await bundleHandlers(outDir, [{ key: 'handler', entryFile: join(FIXTURE, 'handler.ts'), exportName: 'handler', outName: 'handler' }]);
+      expect(handlers.get('handler')).toBe(`${BUNDLE_DIR}/handler.handler`);
+      return join(outDir, BUNDLE_DIR, `handler${BUNDLE_EXTENSION}`);
+    },
+  },
+  {
+    name: 'a minified CommonJS file',
+    bundle: async (outDir: string): Promise<string> => {
+      const bundle = join(outDir, 'handler.js');
+      await build({ entryPoints: [join(FIXTURE, 'handler.ts')], outfile: bundle, bundle: true, platform: 'node', target: 'node22', format: 'cjs', minify: true, logLevel: 'silent' });
+      return bundle;
+    },
+  },
+];
+
+describe.each(BUNDLINGS)('a handler bundled with esbuild: $name', ({ bundle: bundleInto }) => {
   let outDir: string;
   let bundle: string;
 
@@ -28,17 +52,7 @@ describe('a handler bundled with esbuild (as serverless-esbuild bundles it)', ()
     // Prepare: the bundle alone in a directory far from src/, as in a Lambda package: nothing of the
     // framework can be read from beside it.
     outDir = mkdtempSync(join(tmpdir(), 'kafka-lanes-bundle-'));
-    bundle = join(outDir, 'handler.js');
-    await build({
-      entryPoints: [join(FIXTURE, 'handler.ts')],
-      outfile: bundle,
-      bundle: true,
-      platform: 'node',
-      target: 'node22',
-      format: 'cjs',
-      minify: true,
-      logLevel: 'silent',
-    });
+    bundle = await bundleInto(outDir);
   });
 
   afterAll(() => {

@@ -6,7 +6,7 @@
  */
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 const ROOT = join(__dirname, '..', '..');
 const SERVERLESS = join(ROOT, 'node_modules', '.bin', 'serverless');
@@ -27,6 +27,14 @@ function serverless(cwd: string, args: string[]): Promise<{ code: number; output
       resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, output: `${stdout}${stderr}` });
     });
   });
+}
+
+/** An ES module of a bundle and the chunks it imports statically, transitively (what loading it reads). */
+function staticallyImported(file: string, seen = new Set<string>()): string[] {
+  if (seen.has(file)) return [];
+  seen.add(file);
+  const imports = [...readFileSync(file, 'utf8').matchAll(/(?:^|[;\s}])import\s*(?:[\w{}\s,*$]+from\s*)?["'](\.{1,2}\/[^"']+)["']/g)].map((match) => join(dirname(file), match[1]!));
+  return [file, ...imports.flatMap((imported) => staticallyImported(imported, seen))];
 }
 
 function template(dir: string): Record<string, Resource> {
@@ -116,11 +124,17 @@ describe('serverless package with kafka-lanes/serverless', () => {
     expect(actions).toEqual(expect.arrayContaining(['kafka-cluster:*', 'kafka:GetBootstrapBrokers', 'ec2:CreateNetworkInterface', 'ec2:DeleteNetworkInterface']));
 
     const zip = readFileSync(join(out, 'kafka-lanes-example.zip')).toString('latin1');
-    const shipped = ['dist-lambda/functions/orders.js', 'dist-lambda/kafka-lanes/committer.js', 'node_modules/'].map((file) => [file, zip.includes(file)]);
-    expect(shipped).toEqual([['dist-lambda/functions/orders.js', true], ['dist-lambda/kafka-lanes/committer.js', true], ['node_modules/', false]]);
-    // The Lua scripts travel inside the bundles.
-    for (const bundle of ['functions/orders.js', 'kafka-lanes/committer.js']) {
-      expect(readFileSync(join(ROOT, 'dist-lambda', bundle), 'utf8')).toContain("redis.call('SETBIT'");
+    // ES modules with splitting: each handler's file and the chunks, read when a handler first imports them.
+    const files = ['dist-lambda/functions/orders.mjs', 'dist-lambda/kafka-lanes/committer.mjs', 'dist-lambda/chunks/', 'node_modules/'];
+    expect(files.map((file) => [file, zip.includes(file)])).toEqual([
+      ['dist-lambda/functions/orders.mjs', true],
+      ['dist-lambda/kafka-lanes/committer.mjs', true],
+      ['dist-lambda/chunks/', true],
+      ['node_modules/', false],
+    ]);
+    // The Lua scripts travel inside the bundle: in what each handler's file imports at load.
+    for (const bundle of ['functions/orders.mjs', 'kafka-lanes/committer.mjs']) {
+      expect(staticallyImported(join(ROOT, 'dist-lambda', bundle)).map((file) => readFileSync(file, 'utf8')).join('\n')).toContain("redis.call('SETBIT'");
     }
   });
 
