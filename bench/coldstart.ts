@@ -1,46 +1,96 @@
 /**
- * bench:coldstart — how long loading the handler module takes at a Lambda cold start. A handler is bundled
- * with esbuild as serverless-esbuild bundles it (node22, cjs, minified) and loaded by RUNS fresh Node
- * processes; the median `require` time (wall and the process's CPU time) is printed beside a bare handler's
- * (the floor) and the bundle's size, with the largest inputs of the bundle. A third row leaves the AWS SDK out
- * of the bundle (`@aws-sdk/*`, `@smithy/*` external, as when the runtime provides it): only MSK needs it, on
- * first use, but a bundle that carries it still pays for reading and compiling it at load.
+ * bench:coldstart — how long loading the handler module takes at a Lambda cold start. The handler of
+ * test/fixtures/bundled-handler is bundled with esbuild the ways it reaches Lambda and loaded by RUNS fresh Node
+ * processes (`import()` of an ES module, `require` of a CommonJS file, as the runtime does); the median load time
+ * (wall and the process's CPU time) is printed beside a bare handler's (the floor), with what the load reads (the
+ * handler's file and the chunks it imports statically) and the bundle's whole size:
+ *
+ * - the serverless plugin's bundle (`lambdaBuildOptions`: ES modules with splitting, minified): what the
+ *   framework needs only later (kafkajs, ioredis, Powertools, the AWS SDK) is in chunks read at first use;
+ * - a user's own plain esbuild bundle, one CommonJS file, minified (as serverless-esbuild makes it): the same parts
+ *   are inside, not evaluated at load but read and parsed; and the same with the AWS SDK left to the runtime.
+ *
+ * The "1st call" column is the first invocation's wall time for an event of no records, in the same processes:
+ * where the parts loaded at first use (ioredis, Powertools) are paid, and the Redis client is made. It needs the
+ * local Redis (`npm run local:up`).
  *
  *   npm run bench:coldstart
  *   RUNS=31 npm run bench:coldstart
- *   npm run bench:coldstart -- --cpu-prof   # also: where the load's CPU time goes, per package (PROFILE_RUNS loads)
+ *   npm run bench:coldstart -- --cpu-prof   # also: where each kafka-lanes load's CPU time goes, per package (PROFILE_RUNS loads)
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { build, type BuildOptions, type Metafile } from 'esbuild';
+import { lambdaBuildOptions } from '../src/serverless/bundle';
 
 const RUNS = Number(process.env.RUNS ?? 15);
 const PROFILE_RUNS = Number(process.env.PROFILE_RUNS ?? 5);
 const LOADER = join(__dirname, 'coldstart', 'load.mjs');
+const BARE_HANDLER = join(__dirname, 'coldstart', 'bare-handler.ts');
 const LANES_HANDLER = join(__dirname, '..', 'test', 'fixtures', 'bundled-handler', 'handler.ts');
-const HANDLERS: ReadonlyArray<{ name: string; entry: string; options?: BuildOptions }> = [
-  { name: 'bare handler', entry: join(__dirname, 'coldstart', 'bare-handler.ts') },
-  { name: 'kafka-lanes handler', entry: LANES_HANDLER },
-  { name: 'kafka-lanes, SDK external', entry: LANES_HANDLER, options: { external: ['@aws-sdk/*', '@smithy/*'] } },
-];
 
-async function bundle(entry: string, outfile: string, options: BuildOptions = { minify: true }): Promise<Metafile> {
-  const result = await build({
-    entryPoints: [entry], outfile, bundle: true, platform: 'node', target: 'node22', format: 'cjs', metafile: true, logLevel: 'silent', ...options,
-  });
-  if (result.metafile === undefined) throw new Error(`esbuild gave no metafile for ${entry}`);
-  return result.metafile;
+/** A user's own bundle: one CommonJS file, minified, as serverless-esbuild makes it. */
+const USER_CJS: BuildOptions = { bundle: true, platform: 'node', target: 'node22', format: 'cjs', minify: true };
+/** The serverless plugin's bundle, minified as the issue's target asks (the plugin itself keeps names readable). */
+const PLUGIN_ESM: BuildOptions = { ...lambdaBuildOptions(), sourcemap: false, minify: true };
+
+interface Row {
+  readonly name: string;
+  readonly entry: string;
+  readonly options: BuildOptions;
+  /** Whether to call the handler once after the load (kafka-lanes handlers). */
+  readonly firstCall: boolean;
 }
 
-/** What a deployed function's environment gives the handler at cold start (nothing is connected at load). */
-const FUNCTION_ENV = { PATH: process.env.PATH, KAFKA_LANES_GROUP: 'coldstart', KAFKA_LANES_REDIS_URL: 'redis://127.0.0.1:6379' };
+const ROWS: readonly Row[] = [
+  { name: 'bare handler, CommonJS', entry: BARE_HANDLER, options: USER_CJS, firstCall: false },
+  { name: 'bare handler, ES module', entry: BARE_HANDLER, options: PLUGIN_ESM, firstCall: false },
+  { name: 'kafka-lanes, serverless plugin (ESM split)', entry: LANES_HANDLER, options: PLUGIN_ESM, firstCall: true },
+  { name: 'kafka-lanes, user CommonJS', entry: LANES_HANDLER, options: USER_CJS, firstCall: true },
+  {
+    name: 'kafka-lanes, user CommonJS, SDK external',
+    entry: LANES_HANDLER,
+    options: { ...USER_CJS, external: ['@aws-sdk/*', '@smithy/*'] },
+    firstCall: true,
+  },
+];
 
-function loadOnce(file: string, nodeArgs: readonly string[] = []): { wall: number; cpu: number } {
-  const out = execFileSync(process.execPath, [...nodeArgs, LOADER, file], { encoding: 'utf8', env: FUNCTION_ENV, stdio: ['ignore', 'pipe', 'pipe'] });
-  const [wall, cpu] = out.trim().split(' ').map(Number);
-  return { wall: wall!, cpu: cpu! };
+/** Bundles `entry` into `dir`; returns the file the runtime loads and the metafile. */
+async function bundle(entry: string, dir: string, options: BuildOptions): Promise<{ file: string; metafile: Metafile }> {
+  mkdirSync(dir, { recursive: true });
+  const result = await build({ ...options, entryPoints: { handler: entry }, outdir: dir, metafile: true, logLevel: 'silent' });
+  const file = Object.keys(result.metafile.outputs).find((output) => /(^|\/)handler\.m?js$/.test(output));
+  if (file === undefined) throw new Error(`esbuild gave no handler file for ${entry}`);
+  return { file: join(process.cwd(), file), metafile: result.metafile };
+}
+
+/** The handler's file and the chunks it imports statically, transitively: what loading it reads. */
+function readAtLoad(file: string, seen = new Set<string>()): string[] {
+  if (seen.has(file)) return [];
+  seen.add(file);
+  if (!file.endsWith('.mjs')) return [file];
+  const imports = [...readFileSync(file, 'utf8').matchAll(/(?:^|[;\s}])import\s*(?:[\w{}\s,*$]+from\s*)?["'](\.{1,2}\/[^"']+)["']/g)];
+  return [file, ...imports.flatMap((match) => readAtLoad(join(dirname(file), match[1]!), seen))];
+}
+
+const kib = (files: readonly string[]): number => files.reduce((sum, file) => sum + statSync(file).size, 0) / 1024;
+
+/** What a deployed function's environment gives the handler at cold start (nothing is connected at load). */
+const FUNCTION_ENV = {
+  PATH: process.env.PATH,
+  KAFKA_LANES_GROUP: 'coldstart',
+  KAFKA_LANES_REDIS_URL: process.env.KAFKA_LANES_REDIS_URL ?? 'redis://127.0.0.1:6379',
+  POWERTOOLS_LOG_LEVEL: 'SILENT',
+  POWERTOOLS_METRICS_DISABLED: 'true',
+};
+
+function loadOnce(file: string, firstCall: boolean, nodeArgs: readonly string[] = []): { wall: number; cpu: number; firstCall: number } {
+  const args = [...nodeArgs, LOADER, file, ...(firstCall ? ['--first-call'] : [])];
+  const out = execFileSync(process.execPath, args, { encoding: 'utf8', env: FUNCTION_ENV, stdio: ['ignore', 'pipe', 'pipe'] });
+  const [wall, cpu, call] = out.trim().split(' ').map(Number);
+  return { wall: wall!, cpu: cpu!, firstCall: call ?? Number.NaN };
 }
 
 const median = (values: readonly number[]): number => {
@@ -51,10 +101,11 @@ const median = (values: readonly number[]): number => {
 /** The package (or source folder) a path of the bundle belongs to. */
 const partOf = (input: string): string => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(input)?.[1] ?? input.split('/').slice(0, 2).join('/');
 
-/** The packages (or source folders) that weigh most in the bundle, in output bytes. */
-function heaviest(metafile: Metafile, count: number): Array<[string, number]> {
+/** The packages (or source folders) that weigh most in the given outputs, in output bytes. */
+function heaviest(metafile: Metafile, outputs: ReadonlySet<string>, count: number): Array<[string, number]> {
   const byPackage = new Map<string, number>();
-  for (const output of Object.values(metafile.outputs)) {
+  for (const [name, output] of Object.entries(metafile.outputs)) {
+    if (!outputs.has(join(process.cwd(), name))) continue;
     for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) byPackage.set(partOf(input), (byPackage.get(partOf(input)) ?? 0) + bytesInOutput);
   }
   return [...byPackage].sort((a, b) => b[1] - a[1]).slice(0, count);
@@ -69,27 +120,36 @@ interface CpuProfile {
 /**
  * CPU time of loads of `file` by part: each sample goes to the innermost frame of the bundle on its stack (so a
  * package's evaluation includes the built-ins it calls), else to what Node itself did (reading and compiling
- * the bundle, garbage collection). `file` keeps esbuild's `// node_modules/...` comments.
+ * the bundle, loading built-ins, garbage collection). The bundle keeps esbuild's `// node_modules/...` comments
+ * (minified but for whitespace). A frame's line is its function's first line: the top-level code of an ES module
+ * (all the modules it holds) is one function, so it counts as "top level"; functions it calls count as theirs.
  */
 function profileParts(file: string, dir: string): Map<string, number> {
-  const starts: Array<[number, string]> = [];
-  readFileSync(file, 'utf8').split('\n').forEach((line, index) => {
-    const match = /^\/\/ ((?:\.\.\/)*[\w@.-]+\/\S+\.(?:[cm]?js|ts|json))$/.exec(line);
-    if (match !== null) starts.push([index, partOf(match[1]!)]);
-  });
-  const partAt = (line: number): string => {
-    let found = 'top level (ES modules, esbuild helpers)';
-    for (const [start, part] of starts) if (start <= line) found = part; else break;
+  const files = readAtLoad(file);
+  const starts = new Map<string, Array<[number, string]>>();
+  for (const read of files) {
+    const list: Array<[number, string]> = [];
+    readFileSync(read, 'utf8').split('\n').forEach((line, index) => {
+      const match = /^\/\/ ((?:\.\.\/)*[\w@.-]+\/\S+\.(?:[cm]?js|ts|json))$/.exec(line);
+      if (match !== null) list.push([index, partOf(match[1]!.replace(/^(\.\.\/)+/, ''))]);
+    });
+    starts.set(basename(read), list);
+  }
+  const partAt = (url: string, line: number): string | undefined => {
+    const list = starts.get(basename(url.replace(/^file:\/\//, '')));
+    if (list === undefined) return undefined;
+    let found = 'top level (module bodies, esbuild helpers)';
+    for (const [start, part] of list) if (start <= line) found = part; else break;
     return found;
   };
-  for (let run = 0; run < PROFILE_RUNS; run += 1) loadOnce(file, ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval=100']);
+  for (let run = 0; run < PROFILE_RUNS; run += 1) loadOnce(file, false, ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval=100']);
   const parts = new Map<string, number>();
   for (const name of readdirSync(dir)) {
     const profile = JSON.parse(readFileSync(join(dir, name), 'utf8')) as CpuProfile;
     const byId = new Map(profile.nodes.map((node) => [node.id, node]));
     const parent = new Map<number, number>();
     for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
-    // Only the samples of the `require` (from the first to the last sample with the loader on its stack): not the
+    // Only the samples of the load (from the first to the last sample with the loader on its stack): not the
     // process start, which the load times leave out too.
     const inLoad = profile.samples.map((id) => {
       for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) if (byId.get(at)!.callFrame.url.endsWith('load.mjs')) return true;
@@ -101,10 +161,16 @@ function profileParts(file: string, dir: string): Map<string, number> {
       if (index < first || index > last) return;
       let part: string | undefined;
       for (let at: number | undefined = id; at !== undefined && part === undefined; at = parent.get(at)) {
-        if (byId.get(at)!.callFrame.url.endsWith(file)) part = partAt(byId.get(at)!.callFrame.lineNumber);
+        const frame = byId.get(at)!.callFrame;
+        if (!frame.url.endsWith('load.mjs')) part = partAt(frame.url, frame.lineNumber);
       }
       const leaf = byId.get(id)!.callFrame;
-      part ??= leaf.functionName === '(garbage collector)' ? 'garbage collection' : 'node: read and compile the bundle';
+      part ??=
+        leaf.functionName === '(garbage collector)'
+          ? 'garbage collection'
+          : leaf.url.startsWith('node:') && leaf.functionName !== 'compileSourceTextModule' && leaf.functionName !== 'wrapSafe'
+            ? `node: ${leaf.url.slice(5)} (built-in module)`
+            : 'node: read and compile the bundle';
       parts.set(part, (parts.get(part) ?? 0) + (profile.timeDeltas[index + 1] ?? 0) / 1000 / PROFILE_RUNS);
     });
   }
@@ -115,33 +181,40 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'kafka-lanes-coldstart-'));
   try {
     console.log(`bench:coldstart: median of ${RUNS} fresh processes, node ${process.version}`);
-    console.log(`${'handler'.padEnd(26)} ${'load ms (median)'.padStart(17)} ${'min'.padStart(8)} ${'CPU ms (median)'.padStart(16)} ${'bundle KiB'.padStart(11)}`);
-    let lanesMetafile: Metafile | undefined;
-    for (const { name, entry, options } of HANDLERS) {
-      const file = join(dir, `${name.replace(/\W+/g, '-')}.js`);
-      const metafile = await bundle(entry, file, { minify: true, ...options });
-      if (name === 'kafka-lanes handler') lanesMetafile = metafile;
-      const loads = Array.from({ length: RUNS }, () => loadOnce(file));
+    console.log(
+      `${'handler'.padEnd(44)} ${'load ms'.padStart(8)} ${'min'.padStart(6)} ${'CPU ms'.padStart(7)} ${'1st call ms'.padStart(12)} ` +
+        `${'KiB read at load'.padStart(17)} ${'KiB bundle'.padStart(11)}`,
+    );
+    const bundled: Array<Row & { file: string; metafile: Metafile }> = [];
+    for (const [index, row] of ROWS.entries()) {
+      const { file, metafile } = await bundle(row.entry, join(dir, String(index)), row.options);
+      bundled.push({ ...row, file, metafile });
+      const loads = Array.from({ length: RUNS }, () => loadOnce(file, row.firstCall));
       const wall = loads.map((load) => load.wall);
+      const all = Object.keys(metafile.outputs).filter((output) => !output.endsWith('.map')).map((output) => join(process.cwd(), output));
       console.log(
-        `${name.padEnd(26)} ${median(wall).toFixed(1).padStart(17)} ${Math.min(...wall).toFixed(1).padStart(8)} ` +
-          `${median(loads.map((load) => load.cpu)).toFixed(1).padStart(16)} ${(statSync(file).size / 1024).toFixed(0).padStart(11)}`,
+        `${row.name.padEnd(44)} ${median(wall).toFixed(1).padStart(8)} ${Math.min(...wall).toFixed(1).padStart(6)} ` +
+          `${median(loads.map((load) => load.cpu)).toFixed(1).padStart(7)} ` +
+          `${(row.firstCall ? median(loads.map((load) => load.firstCall)).toFixed(1) : '').padStart(12)} ` +
+          `${kib(readAtLoad(file)).toFixed(0).padStart(17)} ${kib(all).toFixed(0).padStart(11)}`,
       );
     }
-    if (lanesMetafile !== undefined) {
-      console.log('\nlargest parts of the kafka-lanes bundle (KiB of output):');
-      for (const [name, bytes] of heaviest(lanesMetafile, 8)) console.log(`  ${name.padEnd(40)} ${(bytes / 1024).toFixed(0).padStart(6)}`);
+    for (const row of bundled.filter((candidate) => candidate.entry === LANES_HANDLER).slice(0, 2)) {
+      console.log(`\nlargest parts read at load, ${row.name} (KiB of output):`);
+      for (const [name, bytes] of heaviest(row.metafile, new Set(readAtLoad(row.file)), 8)) console.log(`  ${name.padEnd(40)} ${(bytes / 1024).toFixed(0).padStart(6)}`);
     }
     if (process.argv.includes('--cpu-prof')) {
-      // Minified but for whitespace: the same code, with esbuild's comments naming each input.
-      const file = join(dir, 'kafka-lanes-profiled.js');
-      await bundle(LANES_HANDLER, file, { minifySyntax: true, minifyIdentifiers: true });
-      const profiles = join(dir, 'profiles');
-      mkdirSync(profiles);
-      const parts = [...profileParts(file, profiles)].sort((a, b) => b[1] - a[1]);
-      const total = parts.reduce((sum, [, ms]) => sum + ms, 0);
-      console.log(`\nCPU of one load of the kafka-lanes bundle by part (mean of ${PROFILE_RUNS} profiled loads, ${total.toFixed(0)} ms sampled):`);
-      for (const [part, ms] of parts.slice(0, 12)) console.log(`  ${part.padEnd(40)} ${ms.toFixed(1).padStart(7)} ms ${((100 * ms) / total).toFixed(0).padStart(4)} %`);
+      for (const [index, row] of ROWS.entries()) {
+        if (row.entry !== LANES_HANDLER) continue;
+        // Minified but for whitespace: the same code, with esbuild's comments naming each input.
+        const { file } = await bundle(row.entry, join(dir, `profiled-${index}`), { ...row.options, minify: false, minifySyntax: true, minifyIdentifiers: true });
+        const profiles = join(dir, `profiles-${index}`);
+        mkdirSync(profiles);
+        const parts = [...profileParts(file, profiles)].sort((a, b) => b[1] - a[1]);
+        const total = parts.reduce((sum, [, ms]) => sum + ms, 0);
+        console.log(`\nCPU of one load by part, ${row.name} (mean of ${PROFILE_RUNS} profiled loads, ${total.toFixed(0)} ms sampled):`);
+        for (const [part, ms] of parts.slice(0, 12)) console.log(`  ${part.padEnd(48)} ${ms.toFixed(1).padStart(7)} ms ${((100 * ms) / total).toFixed(0).padStart(4)} %`);
+      }
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

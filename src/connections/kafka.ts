@@ -1,6 +1,7 @@
 import type { KafkaConfig, OauthbearerProviderResponse, SASLOptions } from 'kafkajs';
 import { ConfigError } from '../errors';
 import type { KafkaOptions, SaslOptions } from '../options/lanes-options';
+import { commonJsExports } from './interop';
 import { mskBootstrapBrokers, mskListener, type GetBootstrapBrokers } from './msk';
 
 /** Signs an MSK IAM token for a region; replaceable in tests. */
@@ -8,7 +9,7 @@ export type SignIamToken = (region: string) => Promise<{ token: string; expiryTi
 
 const signWithDefaultCredentials: SignIamToken = async (region) => {
   // Loaded on first use: only functions using MSK IAM pay for the signer and its credential chain.
-  const { generateAuthToken } = await import('aws-msk-iam-sasl-signer-js');
+  const { generateAuthToken } = commonJsExports(await import('aws-msk-iam-sasl-signer-js'), 'generateAuthToken');
   return generateAuthToken({ region });
 };
 

@@ -1,4 +1,5 @@
 import type * as KafkaJs from 'kafkajs';
+import { commonJsExports } from './interop';
 
 /** The kafkajs module's exports. */
 export type KafkaJsModule = typeof KafkaJs;
@@ -21,7 +22,7 @@ let importing: Promise<KafkaJsModule> | undefined;
 export function importKafkaJs(): Promise<KafkaJsModule> {
   if (kafkajs !== undefined) return Promise.resolve(kafkajs);
   importing ??= import('kafkajs').then(
-    (module) => (kafkajs ??= module),
+    (module) => (kafkajs ??= commonJsExports(module, 'Kafka')),
     (error: unknown) => {
       importing = undefined;
       throw error;

@@ -1,5 +1,6 @@
 import type { GetBootstrapBrokersResponse } from '@aws-sdk/client-kafka';
 import { ConfigError, LanesError } from '../errors';
+import { commonJsExports } from './interop';
 import type { KafkaOptions } from '../options/lanes-options';
 
 /**
@@ -51,7 +52,7 @@ export type GetBootstrapBrokers = (arn: string, region: string) => Promise<GetBo
 
 const getBootstrapBrokersFromAws: GetBootstrapBrokers = async (arn, region) => {
   // Loaded on first use: only functions configured with an ARN pay for the SDK client at cold start.
-  const { KafkaClient, GetBootstrapBrokersCommand } = await import('@aws-sdk/client-kafka');
+  const { KafkaClient, GetBootstrapBrokersCommand } = commonJsExports(await import('@aws-sdk/client-kafka'), 'KafkaClient');
   const client = new KafkaClient({ region });
   try {
     return await client.send(new GetBootstrapBrokersCommand({ ClusterArn: arn }));

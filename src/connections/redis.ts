@@ -1,5 +1,6 @@
 import type { Cluster, ClusterOptions, Redis, RedisOptions as IoRedisOptions } from 'ioredis';
 import type { RedisOptions } from '../options/lanes-options';
+import { commonJsExports } from './interop';
 
 /** The ioredis module's exports. */
 export type IoRedisModule = typeof import('ioredis');
@@ -11,10 +12,13 @@ let ioredis: Promise<IoRedisModule> | undefined;
  * read, compile or evaluate it (~90 KiB of a minified bundle). An `import()`, as `importKafkaJs` explains.
  */
 export function importIoRedis(): Promise<IoRedisModule> {
-  ioredis ??= import('ioredis').catch((error: unknown) => {
-    ioredis = undefined;
-    throw error;
-  });
+  ioredis ??= import('ioredis').then(
+    (module) => commonJsExports(module, 'Redis'),
+    (error: unknown) => {
+      ioredis = undefined;
+      throw error;
+    },
+  );
   return ioredis;
 }
 

@@ -34,33 +34,48 @@ const nonEmptyString = (expected = 'a non-empty string'): z.ZodMiniString<string
 
 const isFunction = (value: unknown): boolean => typeof value === 'function';
 
-const recordPart = z.custom<RecordPartInput>(isRecordPartInput, {
-  error: '`json`, `string`, `raw`, a function (bytes, record) => value, a Standard Schema (zod, valibot, arktype, ...) or `{ deserializer, schema }`',
-});
+/**
+ * A schema made when a value first reaches it. The schema is built at cold start, where `lanes(...)` validates the
+ * options, and most options are not given: the schema of an absent option with a default (or an optional one) is
+ * never made, and making zod schemas is most of what validating the options costs at load (see bench:coldstart).
+ * Its issues are the inner schema's, so every message stays the same.
+ */
+const later = <T extends z.ZodMiniType>(build: () => T): z.ZodMiniLazy<T> => z.lazy(build);
+
+const recordPart = later(() =>
+  z.custom<RecordPartInput>(isRecordPartInput, {
+    error: '`json`, `string`, `raw`, a function (bytes, record) => value, a Standard Schema (zod, valibot, arktype, ...) or `{ deserializer, schema }`',
+  }),
+);
 
 // `host:port`, the host a name, an IPv4 address or a bracketed IPv6 address; port 1-65535.
 const HOST_PORT = /^(?:\[[0-9a-fA-F:.]+\]|[^\s:[\]/]+):([0-9]{1,5})$/;
-const hostPort = z.string({ error: '`host:port`' }).check(
-  z.refine((text) => {
-    const port = Number(HOST_PORT.exec(text)?.[1]);
-    return port >= 1 && port <= 65_535;
-  }, { error: '`host:port` with a port from 1 to 65535' }),
+const hostPort = later(() =>
+  z.string({ error: '`host:port`' }).check(
+    z.refine((text) => {
+      const port = Number(HOST_PORT.exec(text)?.[1]);
+      return port >= 1 && port <= 65_535;
+    }, { error: '`host:port` with a port from 1 to 65535' }),
+  ),
 );
 
-const redisUrl = z.string({ error: 'a `redis://` or `rediss://` URL' }).check(
-  z.refine((text) => {
-    try {
-      const url = new URL(text);
-      return (url.protocol === 'redis:' || url.protocol === 'rediss:') && url.hostname !== '';
-    } catch {
-      return false;
-    }
-  }, { error: 'a `redis://` or `rediss://` URL with a host, like `redis://127.0.0.1:6379`' }),
+const redisUrl = later(() =>
+  z.string({ error: 'a `redis://` or `rediss://` URL' }).check(
+    z.refine((text) => {
+      try {
+        const url = new URL(text);
+        return (url.protocol === 'redis:' || url.protocol === 'rediss:') && url.hostname !== '';
+      } catch {
+        return false;
+      }
+    }, { error: 'a `redis://` or `rediss://` URL with a host, like `redis://127.0.0.1:6379`' }),
+  ),
 );
 
-const duration = z.string({ error: DURATION_EXPECTED }).check(z.refine((text) => durationMs(text) !== undefined, { error: DURATION_EXPECTED }));
+const duration = (): z.ZodMiniString<string> =>
+  z.string({ error: DURATION_EXPECTED }).check(z.refine((text) => durationMs(text) !== undefined, { error: DURATION_EXPECTED }));
 
-const tiers = z.array(duration, { error: `a list of durations, like ${DEFAULTS.retry.tiers.map((tier) => `\`${tier}\``).join(', ')}` }).check(
+const tiers = later(() => z.array(duration(), { error: `a list of durations, like ${DEFAULTS.retry.tiers.map((tier) => `\`${tier}\``).join(', ')}` }).check(
   z.minLength(1, { error: 'at least one retry tier' }),
   z.superRefine((list: string[], ctx) => {
     // Ascending delays give `tierFor` one answer, and one delay must not have two topics (`60s` and `1m`).
@@ -80,21 +95,21 @@ const tiers = z.array(duration, { error: `a list of durations, like ${DEFAULTS.r
       if (previous === undefined || ms > previous.ms) previous = { tier, ms };
     });
   }),
-);
+));
 
 const fixedShape = {
   type: z.literal('fixed'),
-  delayMs: z._default(integer(0, Number.MAX_SAFE_INTEGER), DEFAULTS.retry.backoff.fixed.delayMs),
+  delayMs: z._default(later(() => integer(0, Number.MAX_SAFE_INTEGER)), DEFAULTS.retry.backoff.fixed.delayMs),
 };
 const exponentialShape = {
   type: z.literal('exponential'),
-  initialDelayMs: z._default(integer(0, Number.MAX_SAFE_INTEGER), DEFAULTS.retry.backoff.exponential.initialDelayMs),
+  initialDelayMs: z._default(later(() => integer(0, Number.MAX_SAFE_INTEGER)), DEFAULTS.retry.backoff.exponential.initialDelayMs),
   multiplier: z._default(
-    z.number({ error: 'a number of at least 1' }).check(z.minimum(1, { error: 'a number of at least 1' })),
+    later(() => z.number({ error: 'a number of at least 1' }).check(z.minimum(1, { error: 'a number of at least 1' }))),
     DEFAULTS.retry.backoff.exponential.multiplier,
   ),
-  maxDelayMs: z._default(integer(0, Number.MAX_SAFE_INTEGER), DEFAULTS.retry.backoff.exponential.maxDelayMs),
-  jitter: z._default(oneOf(['full', 'equal', 'none']), DEFAULTS.retry.backoff.exponential.jitter),
+  maxDelayMs: z._default(later(() => integer(0, Number.MAX_SAFE_INTEGER)), DEFAULTS.retry.backoff.exponential.maxDelayMs),
+  jitter: z._default(later(() => oneOf(['full', 'equal', 'none'])), DEFAULTS.retry.backoff.exponential.jitter),
 };
 
 // What classic zod's `preprocess` is: a pipe from a transform.
@@ -131,7 +146,7 @@ const backoff = z.pipe(
 );
 
 const retryShape = {
-  maxAttempts: z._default(integer(1, LIMITS.maxAttempts), DEFAULTS.retry.maxAttempts),
+  maxAttempts: z._default(later(() => integer(1, LIMITS.maxAttempts)), DEFAULTS.retry.maxAttempts),
   backoff,
   tiers: z._default(tiers, [...DEFAULTS.retry.tiers]),
 };
@@ -139,12 +154,14 @@ const retryShape = {
 // One object for both kinds of SASL (a union would lose the per-field messages): a username and password for
 // the password mechanisms, an optional region for `aws-iam`; what does not belong to the mechanism is refined.
 const saslShape = {
-  mechanism: oneOf([...SASL_MECHANISMS, AWS_IAM_MECHANISM]),
-  username: z.optional(nonEmptyString()),
-  password: z.optional(nonEmptyString()),
-  region: z.optional(z.string({ error: 'an AWS region like `eu-west-1`' }).check(z.regex(/^[a-z]{2}(-[a-z]+)+-[0-9]+$/, { error: 'an AWS region like `eu-west-1`' }))),
+  mechanism: later(() => oneOf([...SASL_MECHANISMS, AWS_IAM_MECHANISM])),
+  username: z.optional(later(() => nonEmptyString())),
+  password: z.optional(later(() => nonEmptyString())),
+  region: z.optional(
+    later(() => z.string({ error: 'an AWS region like `eu-west-1`' }).check(z.regex(/^[a-z]{2}(-[a-z]+)+-[0-9]+$/, { error: 'an AWS region like `eu-west-1`' }))),
+  ),
 };
-const sasl = z.strictObject(saslShape, { error: 'an object `{ mechanism, username, password }` or `{ mechanism: \'aws-iam\' }`' }).check(z.superRefine(
+const sasl = later(() => z.strictObject(saslShape, { error: 'an object `{ mechanism, username, password }` or `{ mechanism: \'aws-iam\' }`' }).check(z.superRefine(
   (value: z.output<z.ZodMiniObject<typeof saslShape>>, ctx) => {
     if (value.mechanism === AWS_IAM_MECHANISM) {
       for (const field of ['username', 'password'] as const) {
@@ -161,7 +178,7 @@ const sasl = z.strictObject(saslShape, { error: 'an object `{ mechanism, usernam
     }
   },
   { when: (payload) => !touches(payload.issues, ['mechanism']) },
-));
+)));
 
 // MSK cluster ARNs: arn:<partition>:kafka:<region>:<account>:cluster/<name>/<uuid>.
 const MSK_CLUSTER_ARN = /^arn:aws[a-z-]*:kafka:([a-z]{2}(?:-[a-z]+)+-[0-9]+):[0-9]{12}:cluster\/[^/\s]+\/[^/\s]+$/;
@@ -169,34 +186,36 @@ const MSK_CLUSTER_ARN = /^arn:aws[a-z-]*:kafka:([a-z]{2}(?:-[a-z]+)+-[0-9]+):[0-
 const redisShape = {
   // Ignored when `clusterNodes` is not empty (LanesOptions), so resolved options resolve again to themselves.
   url: z._default(redisUrl, DEFAULTS.redis.url),
-  clusterNodes: z._default(z.array(hostPort, { error: 'a list of `host:port`' }), []),
-  tls: z.optional(z.boolean({ error: '`true` or `false`' })),
-  username: z.optional(nonEmptyString()),
-  password: z.optional(nonEmptyString()),
+  clusterNodes: z._default(later(() => z.array(hostPort, { error: 'a list of `host:port`' })), []),
+  tls: z.optional(later(() => z.boolean({ error: '`true` or `false`' }))),
+  username: z.optional(later(() => nonEmptyString())),
+  password: z.optional(later(() => nonEmptyString())),
 };
 
 const kafkaShape = {
-  brokers: z._default(z.array(hostPort, { error: 'a list of `host:port`' }), []),
-  clientId: z._default(nonEmptyString(), DEFAULTS.kafka.clientId),
+  brokers: z._default(later(() => z.array(hostPort, { error: 'a list of `host:port`' })), []),
+  clientId: z._default(later(() => nonEmptyString()), DEFAULTS.kafka.clientId),
   // Optional here: its default depends on `sasl` and `mskClusterArn` (see `resolveOptions`).
-  ssl: z.optional(z.boolean({ error: '`true` or `false`' })),
+  ssl: z.optional(later(() => z.boolean({ error: '`true` or `false`' }))),
   sasl: z.optional(sasl),
   mskClusterArn: z.optional(
-    z
-      .string({ error: 'an MSK cluster ARN like `arn:aws:kafka:eu-west-1:123456789012:cluster/orders/abcd-1234`' })
-      .check(z.regex(MSK_CLUSTER_ARN, { error: 'an MSK cluster ARN like `arn:aws:kafka:eu-west-1:123456789012:cluster/orders/abcd-1234`' })),
+    later(() =>
+      z
+        .string({ error: 'an MSK cluster ARN like `arn:aws:kafka:eu-west-1:123456789012:cluster/orders/abcd-1234`' })
+        .check(z.regex(MSK_CLUSTER_ARN, { error: 'an MSK cluster ARN like `arn:aws:kafka:eu-west-1:123456789012:cluster/orders/abcd-1234`' })),
+    ),
   ),
 };
 
-const deadLetterShape = { policy: z._default(oneOf(['release', 'hold']), DEFAULTS.deadLetter.policy) };
+const deadLetterShape = { policy: z._default(later(() => oneOf(['release', 'hold'])), DEFAULTS.deadLetter.policy) };
 
 const capsShape = {
-  maxWindow: z._default(integer(1, LIMITS.maxWindow), DEFAULTS.caps.maxWindow),
-  maxParked: z._default(integer(1, Number.MAX_SAFE_INTEGER), DEFAULTS.caps.maxParked),
-  maxParkedBytes: z._default(integer(1, Number.MAX_SAFE_INTEGER), DEFAULTS.caps.maxParkedBytes),
+  maxWindow: z._default(later(() => integer(1, LIMITS.maxWindow)), DEFAULTS.caps.maxWindow),
+  maxParked: z._default(later(() => integer(1, Number.MAX_SAFE_INTEGER)), DEFAULTS.caps.maxParked),
+  maxParkedBytes: z._default(later(() => integer(1, Number.MAX_SAFE_INTEGER)), DEFAULTS.caps.maxParkedBytes),
 };
 
-const timerMs = (min: number, fallback: number): z.ZodMiniDefault<z.ZodMiniNumber<number>> => z._default(integer(min, LIMITS.timerMs), fallback);
+const timerMs = (min: number, fallback: number): z.ZodMiniDefault<z.ZodMiniLazy<z.ZodMiniNumber<number>>> => z._default(later(() => integer(min, LIMITS.timerMs)), fallback);
 const anObject = (example: string): { error: string } => ({ error: `an object like \`${example}\`` });
 
 // The group must yield valid topic names whatever the tiers: its characters are checked on their own.
@@ -215,10 +234,10 @@ const group = nonEmptyString().check(z.superRefine((group: string, ctx) => {
 
 const rootShape = {
   group,
-  ordering: z._default(oneOf(['key', 'partition', 'unordered']), DEFAULTS.ordering),
-  keyOf: z.optional(z.custom<KeyOf>(isFunction, { error: 'a function (record) => lane key' })),
-  nullKey: z._default(oneOf(['independent', 'shared']), DEFAULTS.nullKey),
-  concurrency: z._default(integer(1, LIMITS.concurrency), DEFAULTS.concurrency),
+  ordering: z._default(later(() => oneOf(['key', 'partition', 'unordered'])), DEFAULTS.ordering),
+  keyOf: z.optional(later(() => z.custom<KeyOf>(isFunction, { error: 'a function (record) => lane key' }))),
+  nullKey: z._default(later(() => oneOf(['independent', 'shared'])), DEFAULTS.nullKey),
+  concurrency: z._default(later(() => integer(1, LIMITS.concurrency)), DEFAULTS.concurrency),
   recordTimeoutMs: timerMs(1, DEFAULTS.recordTimeoutMs),
   // At least a second: the margin pays for parking, the hand-off writes and the last flush.
   deadlineMarginMs: timerMs(1_000, DEFAULTS.deadlineMarginMs),
@@ -230,7 +249,7 @@ const rootShape = {
   redis: z.prefault(z.strictObject(redisShape, anObject("{ url: 'redis://127.0.0.1:6379' }")), {}),
   kafka: z.prefault(z.strictObject(kafkaShape, anObject("{ brokers: ['b-1.example:9092'] }")), {}),
   caps: z.prefault(z.strictObject(capsShape, anObject('{ maxParked: 10000 }')), {}),
-  partialBatchResponse: z._default(z.boolean({ error: '`true` or `false`' }), DEFAULTS.partialBatchResponse),
+  partialBatchResponse: z._default(later(() => z.boolean({ error: '`true` or `false`' })), DEFAULTS.partialBatchResponse),
 };
 
 const optionsSchema = z.strictObject(rootShape, { error: 'an object' }).check(z.superRefine(
