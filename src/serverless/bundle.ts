@@ -71,6 +71,9 @@ export function lambdaBuildOptions(): BuildOptions {
     // The CommonJS packages inside (kafkajs, ioredis) call `require` for Node.js built-ins, which an ES module has
     // not: each file of the bundle gets one.
     banner: { js: "import { createRequire as __klCreateRequire } from 'node:module'; const require = __klCreateRequire(import.meta.url);" },
+    // Whitespace and syntax, not identifiers: class names stay (error names come from them) and so do stack traces.
+    minifyWhitespace: true,
+    minifySyntax: true,
     sourcemap: true,
     logLevel: 'warning',
     // Some dependencies ship optional native or cloud-only modules they load lazily inside a try.
