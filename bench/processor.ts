@@ -252,9 +252,10 @@ async function profileNoop(): Promise<void> {
   }
   console.log(`\ntime with a src/ folder anywhere on the stack (its code and all it calls)`);
   for (const [part, ms] of summary.inclusive) console.log(`  ${part.padEnd(58)} ${fixed(0)(ms).padStart(6)} ${pct(ms, busy)}`);
-  console.log(`\ntop 15 functions by self time`);
+  console.log(`\ntop 15 functions by self time (outside src/: the src/ function most of it was called from)`);
   for (const fn of summary.functions.filter((f) => f.name !== '(idle)').slice(0, 15)) {
-    console.log(`  ${fixed(0)(fn.ms).padStart(6)} ms ${pct(fn.ms, busy)}  ${fn.name.slice(0, 40).padEnd(40)} ${fn.where}`);
+    const from = fn.calledFrom === undefined ? '' : `  <- ${fn.calledFrom}`;
+    console.log(`  ${fixed(0)(fn.ms).padStart(6)} ms ${pct(fn.ms, busy)}  ${fn.name.slice(0, 32).padEnd(32)} ${fn.where}${from}`);
   }
 }
 

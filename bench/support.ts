@@ -135,8 +135,11 @@ export interface ProfileSummary {
   readonly categories: ReadonlyArray<readonly [string, number]>;
   /** Time with a src/<folder> anywhere on the stack (its own code and everything it calls), largest first. */
   readonly inclusive: ReadonlyArray<readonly [string, number]>;
-  /** Functions by self time, largest first: name, `file:line`, ms. */
-  readonly functions: ReadonlyArray<{ readonly name: string; readonly where: string; readonly ms: number }>;
+  /**
+   * Functions by self time, largest first: name, `file:line`, ms, and for code outside src/ the src/ line that
+   * most of its time was called from (the nearest src/ frame below it on the stack).
+   */
+  readonly functions: ReadonlyArray<{ readonly name: string; readonly where: string; readonly ms: number; readonly calledFrom?: string }>;
 }
 
 /**
@@ -157,7 +160,11 @@ export function summarizeProfile(profile: CpuProfile, root: string): ProfileSumm
   });
   const categories = new Map<string, number>();
   const inclusive = new Map<string, number>();
-  const functions = new Map<string, { name: string; where: string; ms: number }>();
+  const functions = new Map<string, { name: string; where: string; ms: number; callers: Map<string, number> }>();
+  const whereOf = (url: string, lineNumber: number): string => {
+    const file = url === '' ? '' : url.startsWith('node:') ? url : relative(root, pathOf(url));
+    return file === '' ? '(native)' : `${file}:${lineNumber + 1}`;
+  };
   let totalMs = 0;
   let idleMs = 0;
   for (const [id, ms] of selfMs) {
@@ -166,17 +173,21 @@ export function summarizeProfile(profile: CpuProfile, root: string): ProfileSumm
     totalMs += ms;
     if (functionName === '(idle)') idleMs += ms;
     categories.set(category, (categories.get(category) ?? 0) + ms);
-    const file = url === '' ? '' : url.startsWith('node:') ? url : relative(root, pathOf(url));
-    const where = file === '' ? '(native)' : `${file}:${lineNumber + 1}`;
+    const where = whereOf(url, lineNumber);
     const name = functionName === '' ? '(anonymous)' : functionName;
-    const fn = functions.get(`${name} ${where}`) ?? { name, where, ms: 0 };
+    const fn = functions.get(`${name} ${where}`) ?? { name, where, ms: 0, callers: new Map<string, number>() };
     fn.ms += ms;
     functions.set(`${name} ${where}`, fn);
     const onStack = new Set<string>();
     for (let node: number | undefined = id; node !== undefined; node = parent.get(node)) {
       const frame = byId.get(node)!.callFrame;
       const part = categoryOf(frame.functionName, frame.url, root);
-      if (part.startsWith('src/')) onStack.add(part);
+      if (!part.startsWith('src/')) continue;
+      if (onStack.size === 0 && !category.startsWith('src/')) {
+        const caller = `${frame.functionName || '(anonymous)'} ${whereOf(frame.url, frame.lineNumber)}`;
+        fn.callers.set(caller, (fn.callers.get(caller) ?? 0) + ms);
+      }
+      onStack.add(part);
     }
     for (const part of onStack) inclusive.set(part, (inclusive.get(part) ?? 0) + ms);
   }
@@ -186,6 +197,9 @@ export function summarizeProfile(profile: CpuProfile, root: string): ProfileSumm
     idleMs,
     categories: largest(categories, ([, ms]) => ms),
     inclusive: largest(inclusive, ([, ms]) => ms),
-    functions: largest(functions.values(), (fn) => fn.ms),
+    functions: largest(functions.values(), (fn) => fn.ms).map(({ name, where, ms, callers }) => {
+      const calledFrom = largest(callers, ([, callerMs]) => callerMs)[0]?.[0];
+      return calledFrom === undefined ? { name, where, ms } : { name, where, ms, calledFrom };
+    }),
   };
 }
