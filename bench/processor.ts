@@ -111,7 +111,7 @@ async function runProcessor(records: Records, run: ProcessorRun): Promise<Figure
       firstHandler = -1;
       invocationStart = performance.now();
       const response = await processor.process(event, context);
-      firstHandlerMs.push(firstHandler - invocationStart);
+      if (firstHandler >= 0) firstHandlerMs.push(firstHandler - invocationStart);
       if (response.batchItemFailures.length > 0) throw new Error('unexpected failures');
     }
     return { ...clock.stop(), redisCommands: commands.count - before };
