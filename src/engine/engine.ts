@@ -56,7 +56,8 @@ export interface Admission<T extends EngineTask> {
   admit(invocation: Invocation<T>, batch: PartitionBatch): Promise<{ tasks: T[]; handOffs: Promise<unknown> }>;
   /** Runs before the handler; `false`: the task settled without running (a stale copy, one written back). */
   prepare?(invocation: Invocation<T>, task: T): Promise<boolean>;
-  succeeded(invocation: Invocation<T>, task: T): Promise<void>;
+  /** A promise only when there is something to wait for (the processor's success is synchronous). */
+  succeeded(invocation: Invocation<T>, task: T): Promise<void> | void;
   failed(invocation: Invocation<T>, task: T, error: unknown): Promise<void>;
   /** The deadline came: hands the tasks not started off, attempt unchanged. */
   deferUnstarted(invocation: Invocation<T>, tasks: T[]): Promise<void>;
@@ -403,8 +404,12 @@ export class Invocation<T extends EngineTask> {
       deadline.finish();
       this.#latencies.push(performance.now() - started);
     }
-    if (failure === undefined) await this.#admission.succeeded(this, task);
-    else await this.#admission.failed(this, task, failure.error);
+    if (failure !== undefined) {
+      await this.#admission.failed(this, task, failure.error);
+      return;
+    }
+    const succeeded = this.#admission.succeeded(this, task);
+    if (succeeded !== undefined) await succeeded;
   }
 
   /** What the handler sees of a task's record. */
