@@ -1,3 +1,7 @@
+import { findSourceMap, type SourceMap } from 'node:module';
+import { Session } from 'node:inspector';
+import { relative, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type Redis from 'ioredis';
 
 /**
@@ -19,4 +23,185 @@ export function countCommands(redis: Redis): { readonly count: number } {
 /** The p-th percentile of ascending values (NaN when there are none). */
 export function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+}
+
+/** The median of values in any order: the mean of the two middle ones for an even count (NaN when there are none). */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length / 2;
+  return Number.isInteger(middle) ? (sorted[middle - 1]! + sorted[middle]!) / 2 : sorted[Math.floor(middle)] ?? Number.NaN;
+}
+
+/**
+ * Wall time and process CPU time (user + system, every thread of the process: `process.cpuUsage()`) from now
+ * until `stop()`.
+ *
+ * @example
+ * const clock = startClock(); await work(); const { seconds, cpuMicros } = clock.stop();
+ */
+export function startClock(): { stop(): { seconds: number; cpuMicros: number } } {
+  const cpu = process.cpuUsage();
+  const started = performance.now();
+  return {
+    stop() {
+      const seconds = (performance.now() - started) / 1000;
+      const used = process.cpuUsage(cpu);
+      return { seconds, cpuMicros: used.user + used.system };
+    },
+  };
+}
+
+/** A V8 CPU profile, as `Profiler.stop` returns it and as Chrome DevTools / VS Code open it (`.cpuprofile`). */
+export interface CpuProfile {
+  nodes: Array<{
+    id: number;
+    callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number; scriptId: string };
+    hitCount?: number;
+    children?: number[];
+    positionTicks?: Array<{ line: number; ticks: number }>;
+  }>;
+  startTime: number;
+  endTime: number;
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/**
+ * Runs `work` inside a V8 CPU profile of this process (node:inspector, sampling every `intervalMicros`).
+ *
+ * @example
+ * const { profile } = await profiled(100, () => runTheLoop());
+ */
+export async function profiled<T>(intervalMicros: number, work: () => Promise<T>): Promise<{ result: T; profile: CpuProfile }> {
+  const session = new Session();
+  session.connect();
+  const post = (method: string, params: object = {}): Promise<unknown> =>
+    new Promise((resolve, reject) => session.post(method, params, (error, result) => (error === null ? resolve(result) : reject(error))));
+  try {
+    await post('Profiler.enable');
+    await post('Profiler.setSamplingInterval', { interval: intervalMicros });
+    await post('Profiler.start');
+    const result = await work();
+    const { profile } = (await post('Profiler.stop')) as { profile: CpuProfile };
+    return { result, profile };
+  } finally {
+    session.disconnect();
+  }
+}
+
+const pathOf = (url: string): string => (url.startsWith('file://') ? fileURLToPath(url) : url);
+
+/**
+ * Moves the profile's positions from the code tsx runs to the TypeScript sources (through the source maps tsx
+ * registers), so `file:line` in the summary, DevTools and VS Code point at the lines one edits. Line-level ticks
+ * of a mapped function are dropped: they count lines of the generated code.
+ */
+export function mapToSources(profile: CpuProfile): void {
+  const maps = new Map<string, SourceMap | undefined>();
+  for (const node of profile.nodes) {
+    const frame = node.callFrame;
+    if (frame.url === '' || frame.url.startsWith('node:') || frame.lineNumber < 0) continue;
+    if (!maps.has(frame.url)) maps.set(frame.url, findSourceMap(pathOf(frame.url)));
+    const map = maps.get(frame.url);
+    if (map === undefined) continue;
+    const entry = map.findEntry(frame.lineNumber, frame.columnNumber) as { originalSource?: string; originalLine?: number; originalColumn?: number };
+    if (entry.originalLine === undefined || entry.originalSource === undefined) continue;
+    frame.url = entry.originalSource;
+    frame.lineNumber = entry.originalLine;
+    frame.columnNumber = entry.originalColumn ?? 0;
+    delete node.positionTicks;
+  }
+}
+
+/** Where a sampled function's code lives: the lines of the summary. */
+function categoryOf(functionName: string, url: string, root: string): string {
+  if (functionName === '(garbage collector)') return 'garbage collection';
+  if (functionName === '(idle)') return 'idle (waiting: Redis, Kafka, timers)';
+  if (functionName === '(program)' || functionName === '(root)') return 'program (native code outside JS)';
+  if (url === '') return 'V8 builtins (no source)';
+  if (url.startsWith('node:')) return 'node internals';
+  const path = pathOf(url);
+  const inPackage = /node_modules[/\\]((?:@[^/\\]+[/\\])?[^/\\]+)/.exec(path)?.[1];
+  if (inPackage !== undefined) return inPackage.replace(/\\/g, '/');
+  const own = relative(root, path).split(sep);
+  if (own[0] === 'src') return own.length > 2 ? `src/${own[1]}` : `src/${own[1] ?? ''}`;
+  if (own[0] === 'bench' || own[0] === 'test') return 'bench harness (handler, loop, events)';
+  return 'other code';
+}
+
+export interface ProfileSummary {
+  /** Sampled milliseconds in all, and idle among them. */
+  readonly totalMs: number;
+  readonly idleMs: number;
+  /** Self time by category (garbage collection, src/<folder>, a package, node internals, idle...), largest first. */
+  readonly categories: ReadonlyArray<readonly [string, number]>;
+  /** Time with a src/<folder> anywhere on the stack (its own code and everything it calls), largest first. */
+  readonly inclusive: ReadonlyArray<readonly [string, number]>;
+  /**
+   * Functions by self time, largest first: name, `file:line`, ms, and for code outside src/ the src/ line that
+   * most of its time was called from (the nearest src/ frame below it on the stack).
+   */
+  readonly functions: ReadonlyArray<{ readonly name: string; readonly where: string; readonly ms: number; readonly calledFrom?: string }>;
+}
+
+/**
+ * Self time of a profile by category and by function (a sample's time goes to the function on top of the stack),
+ * and time by src/ folder anywhere on the stack. `root` is the repository: `src/...` paths are relative to it.
+ */
+export function summarizeProfile(profile: CpuProfile, root: string): ProfileSummary {
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const parent = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+  const selfMs = new Map<number, number>();
+  // A sample lasts until the next one; the last one until the profile's end.
+  let at = profile.startTime;
+  const times = profile.timeDeltas.map((delta) => (at += delta));
+  profile.samples.forEach((id, index) => {
+    const ms = ((times[index + 1] ?? profile.endTime) - times[index]!) / 1000;
+    selfMs.set(id, (selfMs.get(id) ?? 0) + ms);
+  });
+  const categories = new Map<string, number>();
+  const inclusive = new Map<string, number>();
+  const functions = new Map<string, { name: string; where: string; ms: number; callers: Map<string, number> }>();
+  const whereOf = (url: string, lineNumber: number): string => {
+    const file = url === '' ? '' : url.startsWith('node:') ? url : relative(root, pathOf(url));
+    return file === '' ? '(native)' : `${file}:${lineNumber + 1}`;
+  };
+  let totalMs = 0;
+  let idleMs = 0;
+  for (const [id, ms] of selfMs) {
+    const { functionName, url, lineNumber } = byId.get(id)!.callFrame;
+    const category = categoryOf(functionName, url, root);
+    totalMs += ms;
+    if (functionName === '(idle)') idleMs += ms;
+    categories.set(category, (categories.get(category) ?? 0) + ms);
+    const where = whereOf(url, lineNumber);
+    const name = functionName === '' ? '(anonymous)' : functionName;
+    const fn = functions.get(`${name} ${where}`) ?? { name, where, ms: 0, callers: new Map<string, number>() };
+    fn.ms += ms;
+    functions.set(`${name} ${where}`, fn);
+    const onStack = new Set<string>();
+    for (let node: number | undefined = id; node !== undefined; node = parent.get(node)) {
+      const frame = byId.get(node)!.callFrame;
+      const part = categoryOf(frame.functionName, frame.url, root);
+      if (!part.startsWith('src/')) continue;
+      if (onStack.size === 0 && !category.startsWith('src/')) {
+        const caller = `${frame.functionName || '(anonymous)'} ${whereOf(frame.url, frame.lineNumber)}`;
+        fn.callers.set(caller, (fn.callers.get(caller) ?? 0) + ms);
+      }
+      onStack.add(part);
+    }
+    for (const part of onStack) inclusive.set(part, (inclusive.get(part) ?? 0) + ms);
+  }
+  const largest = <T>(entries: Iterable<T>, ms: (entry: T) => number): T[] => [...entries].sort((a, b) => ms(b) - ms(a));
+  return {
+    totalMs,
+    idleMs,
+    categories: largest(categories, ([, ms]) => ms),
+    inclusive: largest(inclusive, ([, ms]) => ms),
+    functions: largest(functions.values(), (fn) => fn.ms).map(({ name, where, ms, callers }) => {
+      const calledFrom = largest(callers, ([, callerMs]) => callerMs)[0]?.[0];
+      return calledFrom === undefined ? { name, where, ms } : { name, where, ms, calledFrom };
+    }),
+  };
 }

@@ -22,7 +22,8 @@ import { tierFor } from '../options/retry-tiers';
 import { describeError, type DeadLetterReason } from '../processor/outcome';
 import { LaneScheduler, type Task } from '../processor/scheduler';
 import { METRIC, MetricUnit, type Telemetry } from '../processor/telemetry';
-import { deadlineSignal, untilAborted } from './deadline';
+import { deadlineSignal } from './deadline';
+import { RecordDeadlines, type RecordDeadline } from './record-deadlines';
 import { SYSTEM_CLOCK, type Clock, type CompletionPort, type HandOffSink } from './ports';
 import type { LanesContext, LanesRecord, RecordHandler } from './types';
 
@@ -55,7 +56,8 @@ export interface Admission<T extends EngineTask> {
   admit(invocation: Invocation<T>, batch: PartitionBatch): Promise<{ tasks: T[]; handOffs: Promise<unknown> }>;
   /** Runs before the handler; `false`: the task settled without running (a stale copy, one written back). */
   prepare?(invocation: Invocation<T>, task: T): Promise<boolean>;
-  succeeded(invocation: Invocation<T>, task: T): Promise<void>;
+  /** A promise only when there is something to wait for (the processor's success is synchronous). */
+  succeeded(invocation: Invocation<T>, task: T): Promise<void> | void;
   failed(invocation: Invocation<T>, task: T, error: unknown): Promise<void>;
   /** The deadline came: hands the tasks not started off, attempt unchanged. */
   deferUnstarted(invocation: Invocation<T>, tasks: T[]): Promise<void>;
@@ -173,21 +175,28 @@ export class Invocation<T extends EngineTask> {
   readonly #sink: HandOffSink;
   readonly #scheduler: LaneScheduler<T>;
   readonly #stop = new AbortController();
-  /** Aborts running records at the hard stop (reason: `DeadlineError`). */
-  readonly #hardStop = new AbortController();
   /** Aborts hand-off writes and Redis calls just before Lambda would freeze the invocation. */
   readonly #handOffSignal: AbortSignal;
   /** Handler run times in ms, summarised into the latency metric once per invocation. */
   readonly #latencies: number[] = [];
   readonly #pendingDone = new Map<string, { ref: PartitionRef; offsets: number[] }>();
+  #lastDone: { ref: PartitionRef; offsets: number[] } | undefined = undefined;
   readonly #notHandedOff: RecordCoordinates[] = [];
   /** Records that could be neither handed off nor named in a partial batch response (no offset). */
   #unreportable = 0;
   readonly #counters = new Map<CounterName, number>();
   readonly #frontiers: Array<{ key: string; frontier: number; highest: number }> = [];
-  #running = new Set<Promise<void>>();
-  #wake: () => void = noop;
+  readonly #deadlines: RecordDeadlines;
+  /** Records started and not settled. */
+  #running = 0;
+  /** Admissions not finished: more tasks may still come. */
+  #admitting = 0;
+  #filling = false;
+  /** Resolves `#idle` once nothing runs, nothing is ready and no admission is pending. */
+  #settle: () => void = noop;
   #flushing: Promise<void> = Promise.resolve();
+  /** Each partition's admission, settled once its whole batch is admitted. */
+  readonly #admissions = new Map<string, Promise<unknown>>();
 
   constructor(engine: Engine, admission: Admission<T>, sink: HandOffSink, context: InvocationContext) {
     this.#engine = engine;
@@ -205,6 +214,7 @@ export class Invocation<T extends EngineTask> {
     this.store = engine.parts.store.withLimits({ signal: this.#handOffSignal });
     this.stopSignal = this.#stop.signal;
     this.#scheduler = new LaneScheduler(this.options.concurrency);
+    this.#deadlines = new RecordDeadlines(this.options.recordTimeoutMs, () => new RecordTimeoutError(`record timed out after ${this.options.recordTimeoutMs} ms`));
   }
 
   get logger(): Logger {
@@ -222,19 +232,25 @@ export class Invocation<T extends EngineTask> {
   async run(partitions: readonly PartitionBatch[]): Promise<KafkaBatchResponse> {
     const flushTimer = setInterval(() => void this.flush(), this.options.flushIntervalMs);
     const stopTimer = setTimeout(() => this.#stopStarting(), Math.max(0, this.stopStartingAt - this.now()));
-    const abortTimer = setTimeout(() => this.#hardStop.abort(new DeadlineError()), Math.max(0, this.abortRunningAt - this.now()));
+    const abortTimer = setTimeout(() => this.#abortRunning(), Math.max(0, this.abortRunningAt - this.now()));
     try {
-      const admitted = await Promise.all(partitions.map((batch) => {
-        this.count('recordsIn', batch.records.length + batch.failures.length);
-        return this.#admission.admit(this, batch);
-      }));
-      for (const { tasks } of admitted) this.#scheduler.add(tasks);
       if (this.now() >= this.stopStartingAt) this.#stopStarting();
-      await this.#pump();
+      // Records start as soon as their part of a batch is admitted (an admission may enqueue in chunks),
+      // while the rest is still being admitted.
+      const idle = new Promise<void>((resolve) => {
+        this.#settle = resolve;
+      });
+      this.#admitting = partitions.length;
+      const admitted = Promise.all(partitions.map((batch) => {
+        this.count('recordsIn', batch.records.length + batch.failures.length);
+        return this.#admit(batch);
+      }));
+      this.#fill();
+      await idle;
       // Hand-offs found at admission run beside the records, so a slow one holds up no other key (G6).
-      await Promise.all(admitted.map(({ handOffs }) => handOffs));
-      // Tasks added while the last ones finished (a lane drained inline) still need a pump.
-      await this.#pump();
+      await admitted;
+      // Tasks added while the last ones finished (a lane drained inline) still need to run.
+      await this.#drain();
       if (this.stopped) {
         const unstarted = this.#scheduler.drainAll();
         if (unstarted.length > 0) await this.#admission.deferUnstarted(this, unstarted);
@@ -243,6 +259,7 @@ export class Invocation<T extends EngineTask> {
       clearInterval(flushTimer);
       clearTimeout(stopTimer);
       clearTimeout(abortTimer);
+      this.#deadlines.close();
     }
     await this.flush();
     this.#report();
@@ -266,10 +283,10 @@ export class Invocation<T extends EngineTask> {
 
   // ---- scheduling --------------------------------------------------------------------------------
 
-  /** Schedules more tasks (a lane's next head, drained inline); they start as soon as their lane is free. */
+  /** Schedules more tasks (a lane's next head, drained inline, or an admitted chunk); they start as soon as their lane is free. */
   enqueue(tasks: readonly T[]): void {
     this.#scheduler.add(tasks);
-    this.#wake();
+    this.#fill();
   }
 
   /** Removes and returns the not-started tasks of a lane. */
@@ -277,72 +294,124 @@ export class Invocation<T extends EngineTask> {
     return this.#scheduler.drainLane(partitionKey, lane);
   }
 
-  /** Starts ready records until none is left, at most `concurrency` at once. */
-  async #pump(): Promise<void> {
-    for (;;) {
+  /** Admits one partition's batch (an admission may enqueue early chunks itself) and waits for its hand-offs. */
+  async #admit(batch: PartitionBatch): Promise<void> {
+    let handOffs: Promise<unknown>;
+    try {
+      const admission = this.#admission.admit(this, batch);
+      this.#admissions.set(topicPartitionKey(batch.topic, batch.partition), admission);
+      const admitted = await admission;
+      this.#scheduler.add(admitted.tasks);
+      handOffs = admitted.handOffs;
+    } finally {
+      this.#admitting -= 1;
+      this.#fill();
+    }
+    await handOffs;
+  }
+
+  /**
+   * Settles once the partition's whole batch is admitted. A lane's head that fails waits for it before it
+   * parks the lane's followers: records of later chunks queue behind the head until then.
+   */
+  admitted(partitionKey: string): Promise<void> {
+    const admission = this.#admissions.get(partitionKey);
+    return admission === undefined ? Promise.resolve() : admission.then(noop, noop);
+  }
+
+  /** Waits until every task enqueued so far has settled. */
+  #drain(): Promise<void> {
+    if (this.#running === 0 && (this.stopped || this.#scheduler.pendingCount === 0)) return Promise.resolve();
+    const idle = new Promise<void>((resolve) => {
+      this.#settle = resolve;
+    });
+    this.#fill();
+    return idle;
+  }
+
+  /**
+   * Starts ready records, at most `concurrency` at once; called whenever that may change (tasks added, a
+   * record settled, an admission ended). Resolves the idle promise once nothing is left to wait for.
+   */
+  #fill(): void {
+    if (this.#filling) return;
+    this.#filling = true;
+    try {
       while (!this.stopped) {
         const task = this.#scheduler.next();
         if (task === undefined) break;
-        const running: Promise<void> = this.#runTask(task).catch((error: unknown) => {
-          // A fault of ours, not the handler's (those are caught inside).
-          if (this.#admission.faulted !== undefined) {
-            this.#admission.faulted(this, task, error);
-            return;
-          }
-          const waiting = task.lane === undefined ? [] : this.#scheduler.drainLane(task.partitionKey, task.lane);
-          this.handOffFailed(task.ref, [task.offset, ...waiting.map((w) => w.offset)], error);
-        }).finally(() => {
-          this.#running.delete(running);
-          this.#scheduler.finish(task);
-          this.#wake();
-        });
-        this.#running.add(running);
+        this.#running += 1;
+        void this.#runGuarded(task);
       }
-      if (this.#running.size === 0) return;
-      await new Promise<void>((resolve) => {
-        this.#wake = resolve;
-      });
-      this.#wake = noop;
+    } finally {
+      this.#filling = false;
+    }
+    if (this.#running === 0 && this.#admitting === 0 && (this.stopped || this.#scheduler.pendingCount === 0)) {
+      const settle = this.#settle;
+      this.#settle = noop;
+      settle();
+    }
+  }
+
+  /**
+   * Runs one task to its end: the admission's preparation, the handler within its deadline, then success or
+   * failure. A fault of ours (not the handler's: those are caught around it) is settled here too. One async
+   * function per record, no closures: this is the run path of every record.
+   */
+  async #runGuarded(task: T): Promise<void> {
+    try {
+      if (this.#admission.prepare !== undefined && !(await this.#admission.prepare(this, task))) return;
+      const deadline = this.#deadlines.start();
+      const started = performance.now();
+      let failed = false;
+      let failure: unknown;
+      try {
+        if (task.preset !== undefined) throw task.preset;
+        const ctx = new RecordContext(task.attempt, Math.min(this.now() + this.options.recordTimeoutMs, this.abortRunningAt), this.logger, deadline);
+        // A promise only when a schema validates asynchronously; bounded by the record's deadline like the handler.
+        let parts = readRecordParts(this.options, task.record);
+        if (parts instanceof Promise) parts = await deadline.race(parts);
+        const run = this.#engine.parts.handler(this.view(task, parts), ctx);
+        // A handler that ignores its signal cannot hold the invocation past the record's deadline: the record
+        // counts as failed and the handler goes on detached (at-least-once allows it).
+        if (isPromiseLike(run)) await deadline.race(run);
+        else if (deadline.expired) throw deadline.reason;
+      } catch (error) {
+        failed = true;
+        failure = error;
+      } finally {
+        deadline.finish();
+        this.#latencies.push(performance.now() - started);
+      }
+      if (failed) {
+        await this.#admission.failed(this, task, failure);
+      } else {
+        const succeeded = this.#admission.succeeded(this, task);
+        if (succeeded !== undefined) await succeeded;
+      }
+    } catch (error) {
+      if (this.#admission.faulted !== undefined) {
+        this.#admission.faulted(this, task, error);
+      } else {
+        await this.admitted(task.partitionKey);
+        const waiting = task.lane === undefined ? [] : this.#scheduler.drainLane(task.partitionKey, task.lane);
+        this.handOffFailed(task.ref, [task.offset, ...waiting.map((w) => w.offset)], error);
+      }
+    } finally {
+      this.#running -= 1;
+      this.#scheduler.finish(task);
+      this.#fill();
     }
   }
 
   #stopStarting(): void {
     if (this.stopped) return;
     this.#stop.abort();
-    this.#wake();
+    this.#fill();
   }
 
-  /** Runs one task: the admission's preparation, the handler within its deadline, then success or failure. */
-  async #runTask(task: T): Promise<void> {
-    if (this.#admission.prepare !== undefined && !(await this.#admission.prepare(this, task))) return;
-    const timeoutMs = Math.max(0, Math.min(this.options.recordTimeoutMs, this.abortRunningAt - this.now()));
-    const signal = deadlineSignal(timeoutMs, this.#hardStop.signal);
-    const deadline = this.now() + timeoutMs;
-    const started = performance.now();
-    let failure: { error: unknown } | undefined;
-    try {
-      if (task.preset !== undefined) throw task.preset;
-      const ctx: LanesContext = { attempt: task.attempt, deadline, logger: this.logger, signal };
-      // A promise only when a schema validates asynchronously; bounded by the record's deadline like the handler.
-      let parts = readRecordParts(this.options, task.record);
-      if (parts instanceof Promise) parts = await untilAborted(parts, signal, () => this.#abortReason());
-      const run = this.#engine.parts.handler(this.view(task, parts), ctx);
-      // A handler that ignores its signal cannot hold the invocation past the record's deadline: the record
-      // counts as failed and the handler goes on detached (at-least-once allows it).
-      if (isPromiseLike(run)) await untilAborted(run, signal, () => this.#abortReason());
-      else if (signal.aborted) throw this.#abortReason();
-    } catch (error) {
-      failure = { error };
-    } finally {
-      this.#latencies.push(performance.now() - started);
-    }
-    if (failure === undefined) await this.#admission.succeeded(this, task);
-    else await this.#admission.failed(this, task, failure.error);
-  }
-
-  #abortReason(): unknown {
-    if (this.#hardStop.signal.aborted) return this.#hardStop.signal.reason;
-    return new RecordTimeoutError(`record timed out after ${this.options.recordTimeoutMs} ms`);
+  #abortRunning(): void {
+    this.#deadlines.expireAll(new DeadlineError());
   }
 
   /** What the handler sees of a task's record. */
@@ -406,13 +475,14 @@ export class Invocation<T extends EngineTask> {
     firstFailureAtMs: number,
     error: { name: string; message: string } | undefined,
     deferred: boolean,
+    now = this.now(),
   ): HandOffItem {
     const { group, retry } = this.options;
     return {
       record,
       origin,
       kind: 'retry',
-      topic: retryTopic(group, tierFor(Math.max(0, dueAtMs - this.now()), retry.tiers)),
+      topic: retryTopic(group, tierFor(Math.max(0, dueAtMs - now), retry.tiers)),
       attempt,
       dueAtMs,
       firstFailureAtMs,
@@ -421,9 +491,22 @@ export class Invocation<T extends EngineTask> {
     };
   }
 
-  /** The due time of attempt `attempt + 1` after a failure: the error's own delay, or the backoff policy's. */
-  dueAfterFailure(attempt: number, delayMs: number | undefined): number {
-    return this.now() + (delayMs ?? backoffDelay(this.options.retry.backoff, attempt));
+  /**
+   * The retry copy after attempt `attempt` failed: attempt + 1, due after the error's own delay or the backoff
+   * policy's, in the tier of that delay (one reading of the clock for both, so a delay equal to a tier's
+   * always lands in that tier).
+   */
+  retryAfterFailure(
+    record: KafkaRecord,
+    origin: RecordCoordinates,
+    attempt: number,
+    firstFailureAtMs: number,
+    error: { name: string; message: string },
+    delayMs: number | undefined,
+  ): HandOffItem {
+    const now = this.now();
+    const dueAtMs = now + (delayMs ?? backoffDelay(this.options.retry.backoff, attempt));
+    return this.retryItem(record, origin, attempt + 1, dueAtMs, firstFailureAtMs, error, false, now);
   }
 
   deadLetterItem(
@@ -531,10 +614,19 @@ export class Invocation<T extends EngineTask> {
   // ---- done bits and reporting -------------------------------------------------------------------
 
   markDone(ref: PartitionRef, offset: number): void {
+    // The same ref object comes again and again (a partition's tasks share it): skip the key then.
+    if (ref === this.#lastDone?.ref) {
+      this.#lastDone.offsets.push(offset);
+      return;
+    }
     const key = topicPartitionKey(ref.topic, ref.partition);
-    const pending = this.#pendingDone.get(key);
-    if (pending === undefined) this.#pendingDone.set(key, { ref, offsets: [offset] });
-    else pending.offsets.push(offset);
+    let pending = this.#pendingDone.get(key);
+    if (pending === undefined) {
+      pending = { ref, offsets: [] };
+      this.#pendingDone.set(key, pending);
+    }
+    pending.offsets.push(offset);
+    this.#lastDone = pending.ref === ref ? pending : undefined;
   }
 
   /** Sends pending done bits, one script call per partition; flushes never overlap. */
@@ -610,6 +702,25 @@ export function quantiles(values: readonly number[], count: number): number[] {
   if (values.length <= count) return [...values];
   const sorted = [...values].sort((a, b) => a - b);
   return Array.from({ length: count }, (_, i) => sorted[Math.round((i * (sorted.length - 1)) / (count - 1))]!);
+}
+
+/** What a handler gets for one record; its `signal` is made only if the handler reads it. */
+class RecordContext implements LanesContext {
+  readonly attempt: number;
+  readonly deadline: number;
+  readonly logger: Logger;
+  readonly #deadline: RecordDeadline;
+
+  constructor(attempt: number, deadline: number, logger: Logger, recordDeadline: RecordDeadline) {
+    this.attempt = attempt;
+    this.deadline = deadline;
+    this.logger = logger;
+    this.#deadline = recordDeadline;
+  }
+
+  get signal(): AbortSignal {
+    return this.#deadline.signal;
+  }
 }
 
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {

@@ -1,7 +1,7 @@
 import type { PartitionRef } from '../completion/types';
 import type { Admission, EngineTask, Invocation } from '../engine/engine';
 import { applyDeadLetterPolicy, parkPayload } from '../engine/lane-heads';
-import { planOffsets, topicPartitionKey, type DecodeFailure, type Delivered, type KafkaRecord, type OffsetSlot, type PartitionBatch } from '../event';
+import { planOffsets, topicPartitionKey, type DecodeFailure, type Delivered, type KafkaRecord, type OffsetSlot, type PartitionBatch, type RecordCoordinates } from '../event';
 import type { HandOffOutcome } from '../handoff/types';
 import { DeserializationError } from '../options/errors';
 import { laneIdOf } from './lane-id';
@@ -20,46 +20,75 @@ export const RECREATED_TOPIC_GAP = 10_000;
  */
 export class ProcessorAdmission implements Admission<RecordTask> {
   async admit(inv: Invocation<RecordTask>, batch: PartitionBatch): Promise<{ tasks: RecordTask[]; handOffs: Promise<unknown> }> {
-    const { topic, partition, records, failures } = batch;
+    const { topic, partition } = batch;
     const ref: PartitionRef = { group: inv.options.group, topic, partition };
     const partitionKey = topicPartitionKey(topic, partition);
-
-    // Records sharing an offset: identical copies run once, differing ones are all dead-lettered.
-    const plan = planOffsets(records, failures);
-    inv.count('duplicates', plan.duplicates);
+    const { entries, unplaced, duplicates } = admitEntries(inv, batch, partitionKey, ref);
+    inv.count('duplicates', duplicates);
     // A malformed record with an unreadable offset cannot get a done bit: dead-letter it and go on.
-    const unplaced = inv.guard(inv.deadLetterMalformed(ref, plan.unplaced), partitionKey);
+    const handOffs: Array<Promise<unknown>> = [inv.guard(inv.deadLetterMalformed(ref, unplaced), partitionKey)];
 
-    type Entry = OffsetSlot & { lane?: string; preset?: unknown };
-    const entries = plan.slots.map((slot): Entry => {
-      if (slot.record === undefined) return slot;
-      const entry: Entry = { ...slot };
-      try {
-        entry.lane = laneIdOf(slot.record, inv.options);
-      } catch (error) {
-        // Without its lane the record cannot run in order: it is dead-lettered like an unreadable key.
-        entry.preset = new DeserializationError('key', slot.record, `keyOf threw: ${describeError(error).message}`, { cause: error });
+    // One atomic script call per chunk, in offset order: the records of the first (small) chunk start
+    // while the later ones are admitted. Order per lane holds: a lane's records are queued behind its
+    // running head in the scheduler, and a head that fails waits for the whole admission before it parks
+    // the lane's followers (`failed`).
+    let from = 0;
+    let size = ADMIT_FIRST_CHUNK;
+    let tasks: RecordTask[] = [];
+    while (from < entries.length) {
+      const chunk = entries.slice(from, from + size);
+      const last = from + chunk.length >= entries.length;
+      const admitted = await this.#admitChunk(inv, ref, partitionKey, chunk, from === 0 ? entries : undefined);
+      from += chunk.length;
+      size = Math.min(size * 2, ADMIT_MAX_CHUNK);
+      if (admitted === undefined) {
+        // Redis refused or back-pressure: the rest of the batch is not admitted now; the event source
+        // redelivers it (a later record of a lane must not run while an earlier one was refused).
+        for (const entry of entries.slice(from)) {
+          inv.count('refused');
+          inv.notHanded(ref, entry.offset);
+        }
+        break;
       }
-      return entry;
-    });
+      if (admitted.handOffs !== undefined) handOffs.push(admitted.handOffs);
+      if (last) tasks = admitted.tasks;
+      else inv.enqueue(admitted.tasks);
+      if (admitted.stop) {
+        for (const entry of entries.slice(from)) {
+          inv.count('refused');
+          inv.notHanded(ref, entry.offset);
+        }
+        break;
+      }
+    }
+    return { tasks, handOffs: Promise.all(handOffs) };
+  }
 
+  /**
+   * Admits one chunk: its tasks, the hand-offs it found, and `stop` when the rest of the batch must not be
+   * admitted in this invocation (back-pressure); `undefined` when Redis could not be reached.
+   */
+  async #admitChunk(
+    inv: Invocation<RecordTask>,
+    ref: PartitionRef,
+    partitionKey: string,
+    entries: readonly AdmitEntry[],
+    /** The whole batch, given with its first chunk only. */
+    batch: readonly AdmitEntry[] | undefined,
+  ): Promise<{ tasks: RecordTask[]; handOffs?: Promise<unknown>; stop: boolean } | undefined> {
     let result;
     try {
-      result = await inv.store.admit(
-        ref,
-        // A payload is built only if admit finds the record's lane blocked and parks it.
-        entries.map(({ offset, lane, record }) => ({ offset, lane, payload: record === undefined ? undefined : () => parkPayload(record) })),
-      );
+      result = await inv.store.admit(ref, entries);
     } catch (error) {
       inv.logger.error('cannot admit batch: Redis unreachable or refused; the whole partition will be redelivered', {
         partition: partitionKey, error: describeError(error),
       });
       for (const entry of entries) inv.notHanded(ref, entry.offset);
-      return { tasks: [], handOffs: unplaced };
+      return undefined;
     }
     if (result.window !== undefined) {
       inv.window(ref, result.window);
-      warnIfRecreated(inv, partitionKey, entries.map((e) => e.offset), result.window);
+      if (batch !== undefined) warnIfRecreated(inv, partitionKey, batch, result.window);
     }
     if (result.backPressure) {
       inv.logger.warn('back-pressure: records refused at the window or parked cap; the event source will redeliver them', {
@@ -68,33 +97,35 @@ export class ProcessorAdmission implements Admission<RecordTask> {
     }
 
     const tasks: RecordTask[] = [];
-    const malformed: DecodeFailure[] = [];
-    const conflicts: Array<{ offset: number; versions: readonly Delivered[] }> = [];
-    const heads: KafkaRecord[] = [];
-    const headEntries = result.handoffHeads.values();
-    entries.forEach((entry, i) => {
-      const status = result.statuses[i];
-      if (status === 'duplicate') inv.count('duplicates');
+    let malformed: DecodeFailure[] | undefined;
+    let conflicts: Array<{ offset: number; versions: readonly Delivered[] }> | undefined;
+    let heads: KafkaRecord[] | undefined;
+    const { statuses } = result;
+    for (let i = 0; i < entries.length; i += 1) {
+      const entry = entries[i]!;
+      const status = statuses[i];
+      if (status === 'run' && entry.record !== undefined) {
+        tasks.push(entry as RunnableEntry);
+      } else if (status === 'duplicate') inv.count('duplicates');
       else if (status === 'parked') inv.count('parked');
       else if (status === 'refused') {
         inv.count('refused');
         inv.notHanded(ref, entry.offset);
       } else if (entry.conflict !== undefined) {
-        conflicts.push({ offset: entry.offset, versions: entry.conflict });
+        (conflicts ??= []).push({ offset: entry.offset, versions: entry.conflict });
       } else if (entry.failure !== undefined) {
-        malformed.push(entry.failure);
+        (malformed ??= []).push(entry.failure);
       } else if (status === 'handoff') {
-        heads.push(entry.record!);
-      } else {
-        const record = entry.record!;
-        tasks.push({ partitionKey, lane: entry.lane, offset: entry.offset, ref, record, origin: originOfRecord(record), attempt: 1, preset: entry.preset });
+        (heads ??= []).push(entry.record!);
       }
-    });
+    }
+    if (malformed === undefined && conflicts === undefined && heads === undefined) return { tasks, stop: result.backPressure };
     const now = inv.now();
     // The head of a blocked lane, redelivered before its hand-off was known to complete: hand it off again
     // as Redis recorded it (a held head to the dead-letter topic, a retrying one with its attempt and due
     // time); the retry function drops whichever copy is no longer the lane's head.
-    const redelivered = heads.map((record) => {
+    const headEntries = result.handoffHeads.values();
+    const redelivered = (heads ?? []).map((record) => {
       const head = headEntries.next().value;
       if (head?.state === 'held') {
         return inv.deadLetterItem(record, originOfRecord(record), head.attempt, (head.reason || 'non-retriable') as DeadLetterReason, {
@@ -104,17 +135,16 @@ export class ProcessorAdmission implements Admission<RecordTask> {
       return inv.retryItem(record, originOfRecord(record), head?.attempt ?? 1, head?.dueAtMs ?? now, now, undefined, false);
     });
     const handOffs = inv.guard(Promise.all([
-      unplaced,
       inv.writeAndMarkDone(ref, redelivered, () => {
         for (const item of redelivered) inv.count(item.kind === 'retry' ? 'retried' : 'deadLettered');
       }),
-      inv.deadLetterMalformed(ref, malformed),
-      inv.deadLetterConflicts(ref, conflicts),
+      inv.deadLetterMalformed(ref, malformed ?? []),
+      inv.deadLetterConflicts(ref, conflicts ?? []),
     ]), partitionKey);
-    return { tasks, handOffs };
+    return { tasks, handOffs, stop: result.backPressure };
   }
 
-  async succeeded(inv: Invocation<RecordTask>, task: RecordTask): Promise<void> {
+  succeeded(inv: Invocation<RecordTask>, task: RecordTask): void {
     inv.markDone(task.ref, task.offset);
     inv.count('done');
   }
@@ -125,6 +155,12 @@ export class ProcessorAdmission implements Admission<RecordTask> {
     const blocksLane = task.lane !== undefined && (decision.action === 'retry' || inv.options.deadLetter.policy === 'hold');
     // Taken before any await: the lane's later records must not start once its head failed.
     const parked = blocksLane ? inv.drainLane(task.partitionKey, task.lane!) : [];
+    if (task.lane !== undefined) {
+      // Records of the lane in chunks still being admitted queue behind this head (it has not finished):
+      // once the whole batch is admitted, they are parked with the others.
+      await inv.admitted(task.partitionKey);
+      if (blocksLane) parked.push(...inv.drainLane(task.partitionKey, task.lane));
+    }
     try {
       await this.#handOff(inv, task, error, decision, blocksLane ? parked : undefined);
     } catch (handOffError) {
@@ -150,7 +186,7 @@ export class ProcessorAdmission implements Admission<RecordTask> {
     });
     const retrying = decision.action === 'retry';
     const item = retrying
-      ? inv.retryItem(task.record, task.origin, task.attempt + 1, inv.dueAfterFailure(task.attempt, decision.delayMs), now, described, false)
+      ? inv.retryAfterFailure(task.record, task.origin, task.attempt, now, described, decision.delayMs)
       : inv.deadLetterItem(task.record, task.origin, task.attempt, decision.reason, described);
     if (parked !== undefined) {
       await inv.store.block(
@@ -241,6 +277,82 @@ export class ProcessorAdmission implements Admission<RecordTask> {
   }
 }
 
+/** The first chunk of a batch admitted: small, so the first records start soon. */
+export const ADMIT_FIRST_CHUNK = 256;
+/** Chunks double up to this size. */
+export const ADMIT_MAX_CHUNK = 4_096;
+
+/**
+ * One offset of a batch to admit: a record to run (with its lane), or a malformed record or conflicting
+ * versions to dead-letter. Its `payload` (what a park list keeps) is built only if Redis asks for it.
+ */
+class AdmitEntry {
+  readonly partitionKey: string;
+  readonly ref: PartitionRef;
+  readonly offset: number;
+  readonly record: KafkaRecord | undefined;
+  readonly failure: DecodeFailure | undefined;
+  readonly conflict: readonly Delivered[] | undefined;
+  readonly attempt = 1;
+  lane: string | undefined = undefined;
+  preset: unknown = undefined;
+  #origin: RecordCoordinates | undefined = undefined;
+
+  constructor(partitionKey: string, ref: PartitionRef, offset: number, record: KafkaRecord | undefined, slot?: OffsetSlot) {
+    this.partitionKey = partitionKey;
+    this.ref = ref;
+    this.offset = offset;
+    this.record = record;
+    this.failure = slot?.failure;
+    this.conflict = slot?.conflict;
+  }
+
+  /** A source record's origin is where it was read. */
+  get origin(): RecordCoordinates {
+    return (this.#origin ??= { topic: this.ref.topic, partition: this.ref.partition, offset: this.offset });
+  }
+
+  get payload(): string | undefined {
+    return this.record === undefined ? undefined : parkPayload(this.record);
+  }
+}
+
+/** An admitted entry with a record to run: the task the engine schedules. */
+type RunnableEntry = AdmitEntry & { readonly record: KafkaRecord };
+
+/**
+ * A batch's offsets, each once and ascending, with their lanes. Records sharing an offset are planned by
+ * `planOffsets` (identical copies run once, differing ones are all dead-lettered); a batch without
+ * failures and with strictly ascending offsets (every batch AWS sends) skips that work.
+ */
+function admitEntries(
+  inv: Invocation<RecordTask>,
+  batch: PartitionBatch,
+  partitionKey: string,
+  ref: PartitionRef,
+): { entries: AdmitEntry[]; unplaced: DecodeFailure[]; duplicates: number } {
+  const { records, failures } = batch;
+  let plain = failures.length === 0;
+  for (let i = 1; plain && i < records.length; i += 1) plain = records[i - 1]!.offset < records[i]!.offset;
+  const plan = plain ? undefined : planOffsets(records, failures);
+  const slots: readonly OffsetSlot[] = plan?.slots ?? records;
+  const entries = new Array<AdmitEntry>(slots.length);
+  for (let i = 0; i < slots.length; i += 1) {
+    const slot = slots[i]!;
+    const entry = plain ? new AdmitEntry(partitionKey, ref, slot.offset, slot as KafkaRecord) : new AdmitEntry(partitionKey, ref, slot.offset, slot.record, slot);
+    if (entry.record !== undefined) {
+      try {
+        entry.lane = laneIdOf(entry.record, inv.options);
+      } catch (error) {
+        // Without its lane the record cannot run in order: it is dead-lettered like an unreadable key.
+        entry.preset = new DeserializationError('key', entry.record, `keyOf threw: ${describeError(error).message}`, { cause: error });
+      }
+    }
+    entries[i] = entry;
+  }
+  return { entries, unplaced: plan?.unplaced ?? [], duplicates: plan?.duplicates ?? 0 };
+}
+
 function originOfRecord(record: KafkaRecord): { topic: string; partition: number; offset: number } {
   return { topic: record.topic, partition: record.partition, offset: record.offset };
 }
@@ -249,13 +361,18 @@ function originOfRecord(record: KafkaRecord): { topic: string; partition: number
  * Topic re-created under the same name: its offsets restart below the stored `base`, and every record would
  * be skipped as done, silently. A batch wholly below `base` while `highest` is far above it says so loudly.
  */
-function warnIfRecreated(inv: Invocation<RecordTask>, partition: string, offsets: readonly number[], window: { base: number; highest: number }): void {
-  if (offsets.length === 0) return;
-  const last = Math.max(...offsets);
-  if (last < window.base && window.highest - last > Math.max(RECREATED_TOPIC_GAP, 10 * offsets.length)) {
+function warnIfRecreated(
+  inv: Invocation<RecordTask>,
+  partition: string,
+  batch: readonly AdmitEntry[],
+  window: { base: number; highest: number },
+): void {
+  if (batch.length === 0) return;
+  const last = batch[batch.length - 1]!.offset;
+  if (last < window.base && window.highest - last > Math.max(RECREATED_TOPIC_GAP, 10 * batch.length)) {
     inv.logger.error(
       'batch wholly below the stored base while the highest delivered offset is far above it: was the topic deleted and created again? Its records are skipped as done; run `kafka-lanes reset` for this topic if so',
-      { partition, batchFrom: Math.min(...offsets), batchTo: last, base: window.base, highest: window.highest },
+      { partition, batchFrom: batch[0]!.offset, batchTo: last, base: window.base, highest: window.highest },
     );
   }
 }

@@ -270,8 +270,8 @@ export class RetryAdmission implements Admission<RetryTask> {
       ...(decision.action === 'dead-letter' ? { reason: decision.reason } : {}),
     });
     if (decision.action === 'retry') {
-      const dueAtMs = inv.dueAfterFailure(task.attempt, decision.delayMs);
-      const item = inv.retryItem(task.record, task.origin, task.attempt + 1, dueAtMs, task.firstFailureAtMs, described, false);
+      const item = inv.retryAfterFailure(task.record, task.origin, task.attempt, task.firstFailureAtMs, described, decision.delayMs);
+      const { dueAtMs } = item;
       const next = { offset: task.origin.offset, attempt: task.attempt + 1 };
       if (task.lane !== undefined) {
         // Advanced before the write, so the new copy always finds its head; the lease and the payload kept
