@@ -7,7 +7,7 @@ import { createRedis } from '../connections/redis';
 import type { KafkaBatchResponse } from '../event';
 import type { HandOffWriter } from '../handoff/writer';
 import { deadLetterTopic, resolveOptions, type LanesOptionsInput, type LanesOptions, type PartOutput } from '../options';
-import { Processor, type HandOffSink, type RecordHandler } from './processor';
+import type { Processor, HandOffSink, RecordHandler } from './processor';
 import { importTelemetry, type Telemetry } from './telemetry';
 
 /** Connections a handler keeps across invocations of one Lambda execution environment. */
@@ -94,7 +94,7 @@ export function lanes<O extends LanesOptionsInput, V = RecordPartOf<O, 'value'>,
   // Made at the first invocation: the logger, the metrics and the Redis client (ioredis is loaded then, not at
   // cold start). Concurrent first invocations (the local emulator) share one.
   const makeProcessor = async (): Promise<Processor> => {
-    const telemetry = await importTelemetry(options.group);
+    const [telemetry, { Processor }] = await Promise.all([importTelemetry(options.group), import('./processor')]);
     return new Processor({
       options,
       handler: handler as RecordHandler,
