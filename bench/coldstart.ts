@@ -1,7 +1,7 @@
 /**
  * bench:coldstart — how long loading the handler module takes at a Lambda cold start. The handler of
  * test/fixtures/bundled-handler is bundled with esbuild the ways it reaches Lambda and loaded by RUNS fresh Node
- * processes (`import()` of an ES module, `require` of a CommonJS file, as the runtime does); the median load time
+ * processes per row, the rows taking turns (`import()` of an ES module, `require` of a CommonJS file, as the runtime does); the median load time
  * (wall and the process's CPU time) is printed beside a bare handler's (the floor), with what the load reads (the
  * handler's file and the chunks it imports statically) and the bundle's whole size:
  *
@@ -186,19 +186,22 @@ async function main(): Promise<void> {
         `${'KiB read at load'.padStart(17)} ${'KiB bundle'.padStart(11)}`,
     );
     const bundled: Array<Row & { file: string; metafile: Metafile }> = [];
-    for (const [index, row] of ROWS.entries()) {
-      const { file, metafile } = await bundle(row.entry, join(dir, String(index)), row.options);
-      bundled.push({ ...row, file, metafile });
-      const loads = Array.from({ length: RUNS }, () => loadOnce(file, row.firstCall));
-      const wall = loads.map((load) => load.wall);
-      const all = Object.keys(metafile.outputs).filter((output) => !output.endsWith('.map')).map((output) => join(process.cwd(), output));
+    for (const [index, row] of ROWS.entries()) bundled.push({ ...row, ...(await bundle(row.entry, join(dir, String(index)), row.options)) });
+    // Round-robin, one load of every row per round: on a shared machine the load changes over a run, and each row
+    // then sees the same conditions.
+    const loads = bundled.map(() => [] as Array<ReturnType<typeof loadOnce>>);
+    for (let run = 0; run < RUNS; run += 1) bundled.forEach((row, index) => loads[index]!.push(loadOnce(row.file, row.firstCall)));
+    bundled.forEach((row, index) => {
+      const rowLoads = loads[index]!;
+      const wall = rowLoads.map((load) => load.wall);
+      const all = Object.keys(row.metafile.outputs).filter((output) => !output.endsWith('.map')).map((output) => join(process.cwd(), output));
       console.log(
         `${row.name.padEnd(44)} ${median(wall).toFixed(1).padStart(8)} ${Math.min(...wall).toFixed(1).padStart(6)} ` +
-          `${median(loads.map((load) => load.cpu)).toFixed(1).padStart(7)} ` +
-          `${(row.firstCall ? median(loads.map((load) => load.firstCall)).toFixed(1) : '').padStart(12)} ` +
-          `${kib(readAtLoad(file)).toFixed(0).padStart(17)} ${kib(all).toFixed(0).padStart(11)}`,
+          `${median(rowLoads.map((load) => load.cpu)).toFixed(1).padStart(7)} ` +
+          `${(row.firstCall ? median(rowLoads.map((load) => load.firstCall)).toFixed(1) : '').padStart(12)} ` +
+          `${kib(readAtLoad(row.file)).toFixed(0).padStart(17)} ${kib(all).toFixed(0).padStart(11)}`,
       );
-    }
+    });
     for (const row of bundled.filter((candidate) => candidate.entry === LANES_HANDLER).slice(0, 2)) {
       console.log(`\nlargest parts read at load, ${row.name} (KiB of output):`);
       for (const [name, bytes] of heaviest(row.metafile, new Set(readAtLoad(row.file)), 8)) console.log(`  ${name.padEnd(40)} ${(bytes / 1024).toFixed(0).padStart(6)}`);
