@@ -669,7 +669,11 @@ export class Invocation<T extends EngineTask> {
 
   /** Where a partition stands after its admission, for the frontier metrics. */
   window(ref: PartitionRef, window: { frontier: number; highest: number }): void {
-    this.#frontiers.push({ key: topicPartitionKey(ref.topic, ref.partition), frontier: window.frontier, highest: window.highest });
+    const key = topicPartitionKey(ref.topic, ref.partition);
+    // Once per partition: a batch admitted in chunks reports where its last chunk left the partition.
+    const known = this.#frontiers.find((f) => f.key === key);
+    if (known === undefined) this.#frontiers.push({ key, frontier: window.frontier, highest: window.highest });
+    else Object.assign(known, { frontier: window.frontier, highest: window.highest });
   }
 
   #report(): void {
