@@ -93,6 +93,13 @@ export class RecordTimeoutError extends LanesError {
   }
 }
 
+/**
+ * A partition's pending done bits are flushed at once when this many wait, not only every `flushIntervalMs`:
+ * the frontier moves sooner, and the call at the end of an invocation stays small instead of carrying a whole
+ * batch's bits while the invocation waits for it.
+ */
+export const FLUSH_AT = 4_096;
+
 /** How long past its invocation's end a lease on a lane head lasts: the committer re-drives it after that. */
 export const LEASE_SLACK_MS = 30_000;
 
@@ -616,7 +623,7 @@ export class Invocation<T extends EngineTask> {
   markDone(ref: PartitionRef, offset: number): void {
     // The same ref object comes again and again (a partition's tasks share it): skip the key then.
     if (ref === this.#lastDone?.ref) {
-      this.#lastDone.offsets.push(offset);
+      if (this.#lastDone.offsets.push(offset) === FLUSH_AT) void this.flush();
       return;
     }
     const key = topicPartitionKey(ref.topic, ref.partition);
@@ -625,8 +632,8 @@ export class Invocation<T extends EngineTask> {
       pending = { ref, offsets: [] };
       this.#pendingDone.set(key, pending);
     }
-    pending.offsets.push(offset);
     this.#lastDone = pending.ref === ref ? pending : undefined;
+    if (pending.offsets.push(offset) === FLUSH_AT) void this.flush();
   }
 
   /** Sends pending done bits, one script call per partition; flushes never overlap. */
@@ -662,7 +669,11 @@ export class Invocation<T extends EngineTask> {
 
   /** Where a partition stands after its admission, for the frontier metrics. */
   window(ref: PartitionRef, window: { frontier: number; highest: number }): void {
-    this.#frontiers.push({ key: topicPartitionKey(ref.topic, ref.partition), frontier: window.frontier, highest: window.highest });
+    const key = topicPartitionKey(ref.topic, ref.partition);
+    // Once per partition: a batch admitted in chunks reports where its last chunk left the partition.
+    const known = this.#frontiers.find((f) => f.key === key);
+    if (known === undefined) this.#frontiers.push({ key, frontier: window.frontier, highest: window.highest });
+    else Object.assign(known, { frontier: window.frontier, highest: window.highest });
   }
 
   #report(): void {

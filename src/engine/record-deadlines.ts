@@ -116,10 +116,10 @@ export class RecordDeadlines {
       deadline.expire(this.#stopped.reason);
       return deadline;
     }
-    if (this.timeoutMs === Infinity) return deadline;
+    // Queued even without a timeout of its own: the hard stop (`expireAll`) must still reach it.
     this.#compact();
     this.#queue.push(deadline);
-    if (this.#timer === undefined) this.#arm(deadline.dueAt);
+    if (this.#timer === undefined && this.timeoutMs !== Infinity) this.#arm(deadline.dueAt);
     return deadline;
   }
 

@@ -33,14 +33,15 @@ export class ProcessorAdmission implements Admission<RecordTask> {
     // running head in the scheduler, and a head that fails waits for the whole admission before it parks
     // the lane's followers (`failed`).
     let from = 0;
-    let size = ADMIT_FIRST_CHUNK;
+    // A small batch is admitted in one call: chunks would cost round trips and save little time.
+    let size = entries.length <= ADMIT_ONE_CALL ? entries.length : ADMIT_FIRST_CHUNK;
     let tasks: RecordTask[] = [];
     while (from < entries.length) {
       const chunk = entries.slice(from, from + size);
       const last = from + chunk.length >= entries.length;
       const admitted = await this.#admitChunk(inv, ref, partitionKey, chunk, from === 0 ? entries : undefined);
       from += chunk.length;
-      size = Math.min(size * 2, ADMIT_MAX_CHUNK);
+      size = Math.min(size * 4, ADMIT_MAX_CHUNK);
       if (admitted === undefined) {
         // Redis refused or back-pressure: the rest of the batch is not admitted now; the event source
         // redelivers it (a later record of a lane must not run while an earlier one was refused).
@@ -277,10 +278,12 @@ export class ProcessorAdmission implements Admission<RecordTask> {
   }
 }
 
-/** The first chunk of a batch admitted: small, so the first records start soon. */
+/** A batch of at most this many records is admitted in one call. */
+export const ADMIT_ONE_CALL = 2_048;
+/** The first chunk of a larger batch: small, so the first records start soon. */
 export const ADMIT_FIRST_CHUNK = 256;
-/** Chunks double up to this size. */
-export const ADMIT_MAX_CHUNK = 4_096;
+/** Chunks grow fourfold up to this size (a batch of 10,000: 256, 1,024, 4,096, 4,624). */
+export const ADMIT_MAX_CHUNK = 8_192;
 
 /**
  * One offset of a batch to admit: a record to run (with its lane), or a malformed record or conflicting

@@ -66,6 +66,18 @@ describe.each(redisSetups())('completion engine on Redis $name', ({ connect }) =
       expect(await store.markDone(ref, [0, 1, 2])).toBe(3);
       expect(await store.markDone(ref, [0, 1, 2, 3])).toBe(1);
     });
+
+    it('sets long runs of offsets a byte at a time and counts only the newly set bits among them', async () => {
+      await store.admit(ref, records(range(3, 1_002)));
+      // Scattered first (bit by bit), then long unaligned runs over them, in any order and with repeats.
+      expect(await store.markDone(ref, [700, 5, 77, 150, 151])).toBe(5);
+      expect(await store.markDone(ref, [...range(3, 499), 150, ...range(600, 900)].reverse())).toBe(497 + 301 - 5);
+      expect((await store.frontier(ref))?.frontier).toBe(500);
+      expect(await store.markDone(ref, range(490, 1_002))).toBe(513 - 10 - 301);
+      expect(await store.frontier(ref)).toMatchObject({ frontier: 1_003, highest: 1_002 });
+      // Everything again: nothing new.
+      expect(await store.markDone(ref, range(3, 1_002))).toBe(0);
+    });
   });
 
   describe('admit', () => {

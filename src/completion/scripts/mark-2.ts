@@ -39,10 +39,39 @@ if count > 0 and (base == nil or offsets[count] > highest) then
 end
 if epoch > storedEpoch then redis.call('HSET', metaKey, 'epoch', string.format('%.0f', epoch)) end
 
+-- Runs of consecutive offsets (a finished batch is mostly one) are set a whole byte at a time, and counted
+-- with BITCOUNT before and after; short runs and scattered offsets bit by bit.
+local function setRun(a, b)
+  local i = a
+  while i <= b and i % 8 ~= 0 do redis.call('SETBIT', bitsKey, i, 1); i = i + 1 end
+  local wholeBytes = math.floor((b - i + 1) / 8)
+  if wholeBytes > 0 then
+    redis.call('SETRANGE', bitsKey, i / 8, string.rep('\\255', wholeBytes))
+    i = i + wholeBytes * 8
+  end
+  while i <= b do redis.call('SETBIT', bitsKey, i, 1); i = i + 1 end
+end
+
 local newlySet = 0
-for i = 1, count do
-  local o = offsets[i]
-  if o >= base and redis.call('SETBIT', bitsKey, o - base, 1) == 0 then newlySet = newlySet + 1 end
+local i = 1
+while i <= count do
+  if offsets[i] < base then
+    i = i + 1
+  else
+    local j = i
+    while j < count and offsets[j + 1] <= offsets[j] + 1 do j = j + 1 end
+    local a, b = offsets[i] - base, offsets[j] - base
+    if b - a >= 64 then
+      local before = redis.call('BITCOUNT', bitsKey, math.floor(a / 8), math.floor(b / 8))
+      setRun(a, b)
+      newlySet = newlySet + redis.call('BITCOUNT', bitsKey, math.floor(a / 8), math.floor(b / 8)) - before
+    else
+      for k = i, j do
+        if redis.call('SETBIT', bitsKey, offsets[k] - base, 1) == 0 then newlySet = newlySet + 1 end
+      end
+    end
+    i = j + 1
+  end
 end
 return { 0, newlySet }
 `;
