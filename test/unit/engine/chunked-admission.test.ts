@@ -34,6 +34,8 @@ class ObservedStore extends CompletionModelStore {
   before: (call: number, records: readonly AdmitRecord[]) => Promise<void> | void = () => undefined;
   /** Runs after a call was applied, before its reply; may throw (the reply was lost). */
   after: (call: number, result: AdmitResult) => Promise<void> | void = () => undefined;
+  /** Runs before a lane is blocked (a slow Redis). */
+  beforeBlock: () => Promise<void> | void = () => undefined;
 
   override async admit(ref: PartitionRef, records: readonly AdmitRecord[]): Promise<AdmitResult> {
     const call = this.admits.length;
@@ -47,6 +49,11 @@ class ObservedStore extends CompletionModelStore {
     } finally {
       seen.ended = true;
     }
+  }
+
+  override async block(...args: Parameters<CompletionModelStore['block']>): Promise<number> {
+    await this.beforeBlock();
+    return super.block(...args);
   }
 }
 
@@ -128,25 +135,32 @@ describe('chunked admission of a large batch (engine on the in-memory completion
   });
 
   describe.each([
-    { where: 'the first chunk', failAt: 3, ordering: 'key' as const },
-    { where: 'a middle chunk', failAt: 305, ordering: 'key' as const },
-    { where: 'the last chunk', failAt: 2_005, ordering: 'key' as const },
-    { where: 'the first chunk, partition ordering', failAt: 3, ordering: 'partition' as const },
-  ])('a head in $where that fails while later chunks are still being admitted', ({ failAt, ordering }) => {
+    { where: 'the first chunk', failAt: 3, ordering: 'key' as const, timeline: 'during' as const },
+    { where: 'a middle chunk', failAt: 305, ordering: 'key' as const, timeline: 'during' as const },
+    { where: 'the last chunk', failAt: 2_005, ordering: 'key' as const, timeline: 'during' as const },
+    { where: 'the first chunk, partition ordering', failAt: 3, ordering: 'partition' as const, timeline: 'during' as const },
+    { where: 'the first chunk, failing once the whole batch is admitted', failAt: 3, ordering: 'key' as const, timeline: 'after' as const },
+  ])('a head in $where', ({ failAt, ordering, timeline }) => {
     it('parks its followers from every chunk in offset order, none of them ran; its retry then runs them in order', async () => {
-      // Prepare: the record at `failAt` fails once; admission calls past it wait until that failure happened.
+      // Prepare: the record at `failAt` fails once. 'during': admission calls past it are applied only once it
+      // failed, while its lane is not blocked in the store yet (blocking takes 20 ms), and answered 10 ms
+      // later; 'after': it fails only once every admission call has been answered.
       const failed = gate();
       const store = new ObservedStore();
-      store.before = async (_call, records) => {
-        if (records[0]!.offset > failAt) {
-          await failed.promise;
-          await sleep(5);
-        }
-      };
+      if (timeline === 'during') {
+        store.before = async (_call, records) => {
+          if (records[0]!.offset > failAt) await failed.promise;
+        };
+        store.after = () => sleep(10);
+        store.beforeBlock = () => sleep(20);
+      }
       const r = engineRig({ concurrency: 50, ordering } as Partial<LanesOptionsInput>, async (record, ctx) => {
         await work(record.origin.offset);
         if (record.origin.offset === failAt && ctx.attempt === 1) {
-          setTimeout(failed.open, 5);
+          if (timeline === 'after') {
+            while (!store.admits.every((a) => a.ended) || store.admits.reduce((sum, a) => sum + a.size, 0) < COUNT) await sleep(5);
+          }
+          failed.open();
           throw new Error('flaky');
         }
       }, store);
@@ -218,19 +232,30 @@ describe('chunked admission of a large batch (engine on the in-memory completion
     expect(model.frontier()).toBe(COUNT);
   });
 
-  it('refuses the rest of the batch from a back-pressured middle chunk; no later record of a lane runs; redelivery completes all in order', async () => {
-    // Prepare: a window of 600 records; nothing finishes before the admission has ended, so the frontier stays
-    // at 0 while it runs and exactly the offsets from 600 on are refused. k3's head fails once.
+  it.each([
+    { head: 'no record fails', failAt: undefined },
+    { head: "k3's head fails once", failAt: 3 },
+  ])('refuses the rest of the batch from a back-pressured middle chunk ($head); no later record of a lane runs; redelivery completes all in order', async ({ failAt }) => {
+    // Prepare: a window of 600 records; nothing finishes before the admission has been refused, so the frontier
+    // stays at 0 until then and exactly the offsets from 600 on are refused. Were another call made after the
+    // refusal, it would be held until the window moved (every record below 600 done, if none fails).
     const store = new ObservedStore(600);
     const admissionOver = gate();
+    let refused = false;
     store.after = (_call, result) => {
-      if (result.backPressure) admissionOver.open();
+      if (!result.backPressure) return;
+      refused = true;
+      admissionOver.open();
+    };
+    store.before = async () => {
+      for (let i = 0; refused && i < 200 && (store.partition(RIG_REF).model.frontier() ?? 0) < 600; i += 1) await sleep(5);
     };
     const r = engineRig({ concurrency: 50 }, async (record, ctx) => {
       await admissionOver.promise;
       await work(record.origin.offset);
-      if (record.origin.offset === 3 && ctx.attempt === 1) throw new Error('flaky');
+      if (record.origin.offset === failAt && ctx.attempt === 1) throw new Error('flaky');
     }, store);
+    const parked = failAt === undefined ? [] : offsetsOfKey(keyOf(failAt), failAt + 1, 600);
 
     // Act
     const first = await r.deliver(RECORDS);
@@ -238,15 +263,14 @@ describe('chunked admission of a large batch (engine on the in-memory completion
     // Assess: 600 lies past the first admission call; from it on, everything is reported and nothing ran.
     expect(store.admits[0]!.first + store.admits[0]!.size).toBeLessThanOrEqual(600);
     expect(failedOffsets(first)).toEqual(range(600, COUNT));
-    expect(Math.max(...r.runs.map((run) => run.offset))).toBeLessThan(600);
-    expect(r.runs.map((run) => run.offset).sort((a, b) => a - b)).toEqual(range(0, 600).filter((o) => keyOf(o) !== 'k3' || o === 3));
-    expect(r.store.partition(RIG_REF).park.get(laneOf('k3'))?.map((p) => p.offset)).toEqual(offsetsOfKey('k3', 4, 600));
+    expect(r.runs.map((run) => run.offset).sort((a, b) => a - b)).toEqual(range(0, 600).filter((o) => !parked.includes(o)));
+    if (failAt !== undefined) expect(r.store.partition(RIG_REF).park.get(laneOf(keyOf(failAt)))?.map((p) => p.offset)).toEqual(parked);
 
     // Act: the event source redelivers from the first refused offset; then the retry copy comes back.
     await redeliverUntilDone(r, first);
 
     // Assess
-    expectAllRanInOrder(r, [3]);
+    expectAllRanInOrder(r, failAt === undefined ? [] : [failAt]);
   });
 
   it.each([
