@@ -338,4 +338,110 @@ describe('chunked admission of a large batch (engine on the in-memory completion
     // Assess
     expectAllRanInOrder(r, []);
   });
+
+  it('runs two partitions admitted in chunks side by side: a failing head in each parks only its own lane, from every chunk', async () => {
+    // Prepare: partition 1 holds the same layout with keys q0..q19; offset 3 fails once in both partitions, and
+    // admission calls past the first of each partition wait until both failures happened.
+    const other = RECORDS.map((record, i) => ({ ...record, partition: 1, key: Buffer.from(`q${i % KEYS}`) }));
+    const failures = { count: 0, both: gate() };
+    const store = new ObservedStore();
+    store.before = async (_call, records) => {
+      if (records[0]!.offset > 3) await failures.both.promise;
+    };
+    store.after = () => sleep(5);
+    const r = engineRig({ concurrency: 50 }, async (record, ctx) => {
+      await work(record.origin.offset);
+      if (record.origin.offset === 3 && ctx.attempt === 1) {
+        failures.count += 1;
+        if (failures.count === 2) failures.both.open();
+        throw new Error('flaky');
+      }
+    }, store);
+
+    // Act
+    const response = await r.deliver([...RECORDS, ...other]);
+
+    // Assess
+    expect(response.batchItemFailures).toEqual([]);
+    for (const [partition, key] of [[0, 'k3'], [1, 'q3']] as const) {
+      const { lanes, park, model } = r.store.partition({ ...RIG_REF, partition });
+      expect([...lanes.keys()]).toEqual([laneOf(key)]);
+      expect(park.get(laneOf(key))?.map((p) => p.offset)).toEqual(offsetsOfKey('k3', 4));
+      expect(model.frontier()).toBe(COUNT);
+    }
+    expect(r.runs.filter((run) => run.key === 'k3' || run.key === 'q3').map((run) => run.offset)).toEqual([3, 3]);
+    expect(r.runs).toHaveLength(2 * (COUNT - offsetsOfKey('k3', 4).length));
+
+    // Act: both retry copies come back.
+    await drainRetries(r);
+
+    // Assess: per key, every offset once (offset 3 twice for k3 and q3), in offset order.
+    const byKey = offsetsByKey(r.runs);
+    for (let k = 0; k < KEYS; k += 1) {
+      for (const key of [`k${k}`, `q${k}`]) {
+        const expected = offsetsOfKey(`k${k}`).flatMap((offset) => (k === 3 && offset === 3 ? [3, 3] : [offset]));
+        expect({ key, offsets: byKey.get(key) }).toEqual({ key, offsets: expected });
+      }
+    }
+  });
+
+  it('runs a batch with a repeated offset once per offset, and a redelivery of the whole batch runs nothing again', async () => {
+    // Prepare: offset 1,000 delivered twice, identically (the batch takes the planned path, not the plain one).
+    const r = engineRig({ concurrency: 50 }, (record) => work(record.origin.offset));
+    const repeated = [...RECORDS.slice(0, 1_001), RECORDS[1_000]!, ...RECORDS.slice(1_001)];
+
+    // Act
+    const first = await r.deliver(repeated);
+    const again = await r.deliver(RECORDS);
+
+    // Assess
+    expect(first.batchItemFailures).toEqual([]);
+    expect(again.batchItemFailures).toEqual([]);
+    expect(r.store.calls.filter((c) => c === 'admit').length).toBeGreaterThan(2);
+    expectAllRanInOrder(r, []);
+    expect(r.runs).toHaveLength(COUNT);
+  });
+
+  it('reports a failing head and its followers from every chunk when Redis fails to block its lane; none ran; redelivery completes all in order', async () => {
+    // Prepare: blocking k3's lane fails once (Redis down); admission calls past the first chunk wait for k3's
+    // head to fail, so its followers of later chunks are still being admitted when it does.
+    const failed = gate();
+    const store = new ObservedStore();
+    let blocks = 0;
+    store.before = async (_call, records) => {
+      if (records[0]!.offset > 3) await failed.promise;
+    };
+    store.beforeBlock = () => {
+      if (blocks++ === 0) throw new Error('Connection is closed.');
+    };
+    const r = engineRig({ concurrency: 50 }, async (record, ctx) => {
+      await work(record.origin.offset);
+      if (record.origin.offset === 3 && ctx.attempt === 1) {
+        failed.open();
+        throw new Error('flaky');
+      }
+    }, store);
+
+    // Act
+    const first = await r.deliver(RECORDS);
+
+    // Assess: k3's head and all its later records are reported; none of those later records ran.
+    expect(failedOffsets(first)).toEqual(offsetsOfKey('k3', 3));
+    expect(r.runs.filter((run) => run.key === 'k3').map((run) => run.offset)).toEqual([3]);
+    expect(r.store.partition(RIG_REF).lanes.size).toBe(0);
+    expect(r.store.partition(RIG_REF).model.frontier()).toBe(3);
+
+    // Act: the event source redelivers from offset 3; the head fails again (attempt 1 again: it was never
+    // handed off), this time its lane is blocked, then its retry copy comes back.
+    await redeliverUntilDone(r, first);
+
+    // Assess: k3's head ran at attempt 1 twice, then its retry; all else once, in order.
+    const k3 = r.runs.filter((run) => run.key === 'k3');
+    expect(k3.slice(0, 3).map((run) => [run.offset, run.attempt])).toEqual([[3, 1], [3, 1], [3, 2]]);
+    expect(k3.slice(3).map((run) => run.offset)).toEqual(offsetsOfKey('k3', 4));
+    expect(r.runs.filter((run) => run.key !== 'k3').map((run) => run.offset).sort((a, b) => a - b))
+      .toEqual(range(0, COUNT).filter((o) => keyOf(o) !== 'k3'));
+    expect(r.store.partition(RIG_REF).lanes.size).toBe(0);
+    expect(r.store.partition(RIG_REF).model.frontier()).toBe(COUNT);
+  });
 });
