@@ -56,7 +56,8 @@ export interface Admission<T extends EngineTask> {
   admit(invocation: Invocation<T>, batch: PartitionBatch): Promise<{ tasks: T[]; handOffs: Promise<unknown> }>;
   /** Runs before the handler; `false`: the task settled without running (a stale copy, one written back). */
   prepare?(invocation: Invocation<T>, task: T): Promise<boolean>;
-  succeeded(invocation: Invocation<T>, task: T): Promise<void>;
+  /** A promise only when there is something to wait for (the processor's success is synchronous). */
+  succeeded(invocation: Invocation<T>, task: T): Promise<void> | void;
   failed(invocation: Invocation<T>, task: T, error: unknown): Promise<void>;
   /** The deadline came: hands the tasks not started off, attempt unchanged. */
   deferUnstarted(invocation: Invocation<T>, tasks: T[]): Promise<void>;
@@ -179,6 +180,7 @@ export class Invocation<T extends EngineTask> {
   /** Handler run times in ms, summarised into the latency metric once per invocation. */
   readonly #latencies: number[] = [];
   readonly #pendingDone = new Map<string, { ref: PartitionRef; offsets: number[] }>();
+  #lastDone: { ref: PartitionRef; offsets: number[] } | undefined = undefined;
   readonly #notHandedOff: RecordCoordinates[] = [];
   /** Records that could be neither handed off nor named in a partial batch response (no offset). */
   #unreportable = 0;
@@ -351,10 +353,42 @@ export class Invocation<T extends EngineTask> {
     }
   }
 
-  /** Runs a task to its end; a fault of ours (not the handler's, those are caught inside) is settled here. */
+  /**
+   * Runs one task to its end: the admission's preparation, the handler within its deadline, then success or
+   * failure. A fault of ours (not the handler's: those are caught around it) is settled here too. One async
+   * function per record, no closures: this is the run path of every record.
+   */
   async #runGuarded(task: T): Promise<void> {
     try {
-      await this.#runTask(task);
+      if (this.#admission.prepare !== undefined && !(await this.#admission.prepare(this, task))) return;
+      const deadline = this.#deadlines.start();
+      const started = performance.now();
+      let failed = false;
+      let failure: unknown;
+      try {
+        if (task.preset !== undefined) throw task.preset;
+        const ctx = new RecordContext(task.attempt, Math.min(this.now() + this.options.recordTimeoutMs, this.abortRunningAt), this.logger, deadline);
+        // A promise only when a schema validates asynchronously; bounded by the record's deadline like the handler.
+        let parts = readRecordParts(this.options, task.record);
+        if (parts instanceof Promise) parts = await deadline.race(parts);
+        const run = this.#engine.parts.handler(this.view(task, parts), ctx);
+        // A handler that ignores its signal cannot hold the invocation past the record's deadline: the record
+        // counts as failed and the handler goes on detached (at-least-once allows it).
+        if (isPromiseLike(run)) await deadline.race(run);
+        else if (deadline.expired) throw deadline.reason;
+      } catch (error) {
+        failed = true;
+        failure = error;
+      } finally {
+        deadline.finish();
+        this.#latencies.push(performance.now() - started);
+      }
+      if (failed) {
+        await this.#admission.failed(this, task, failure);
+      } else {
+        const succeeded = this.#admission.succeeded(this, task);
+        if (succeeded !== undefined) await succeeded;
+      }
     } catch (error) {
       if (this.#admission.faulted !== undefined) {
         this.#admission.faulted(this, task, error);
@@ -378,33 +412,6 @@ export class Invocation<T extends EngineTask> {
 
   #abortRunning(): void {
     this.#deadlines.expireAll(new DeadlineError());
-  }
-
-  /** Runs one task: the admission's preparation, the handler within its deadline, then success or failure. */
-  async #runTask(task: T): Promise<void> {
-    if (this.#admission.prepare !== undefined && !(await this.#admission.prepare(this, task))) return;
-    const deadline = this.#deadlines.start();
-    const started = performance.now();
-    let failure: { error: unknown } | undefined;
-    try {
-      if (task.preset !== undefined) throw task.preset;
-      const ctx = new RecordContext(task.attempt, Math.min(this.now() + this.options.recordTimeoutMs, this.abortRunningAt), this.logger, deadline);
-      // A promise only when a schema validates asynchronously; bounded by the record's deadline like the handler.
-      let parts = readRecordParts(this.options, task.record);
-      if (parts instanceof Promise) parts = await deadline.race(parts);
-      const run = this.#engine.parts.handler(this.view(task, parts), ctx);
-      // A handler that ignores its signal cannot hold the invocation past the record's deadline: the record
-      // counts as failed and the handler goes on detached (at-least-once allows it).
-      if (isPromiseLike(run)) await deadline.race(run);
-      else if (deadline.expired) throw deadline.reason;
-    } catch (error) {
-      failure = { error };
-    } finally {
-      deadline.finish();
-      this.#latencies.push(performance.now() - started);
-    }
-    if (failure === undefined) await this.#admission.succeeded(this, task);
-    else await this.#admission.failed(this, task, failure.error);
   }
 
   /** What the handler sees of a task's record. */
@@ -607,10 +614,19 @@ export class Invocation<T extends EngineTask> {
   // ---- done bits and reporting -------------------------------------------------------------------
 
   markDone(ref: PartitionRef, offset: number): void {
+    // The same ref object comes again and again (a partition's tasks share it): skip the key then.
+    if (ref === this.#lastDone?.ref) {
+      this.#lastDone.offsets.push(offset);
+      return;
+    }
     const key = topicPartitionKey(ref.topic, ref.partition);
-    const pending = this.#pendingDone.get(key);
-    if (pending === undefined) this.#pendingDone.set(key, { ref, offsets: [offset] });
-    else pending.offsets.push(offset);
+    let pending = this.#pendingDone.get(key);
+    if (pending === undefined) {
+      pending = { ref, offsets: [] };
+      this.#pendingDone.set(key, pending);
+    }
+    pending.offsets.push(offset);
+    this.#lastDone = pending.ref === ref ? pending : undefined;
   }
 
   /** Sends pending done bits, one script call per partition; flushes never overlap. */

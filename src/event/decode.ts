@@ -90,21 +90,19 @@ function decodePartition(key: string, list: unknown): PartitionBatch {
   }
   const records: KafkaRecord[] = [];
   const failures: DecodeFailure[] = [];
-  list.forEach((raw: unknown, index) => {
-    const decoded = decodeRecord(raw, { ...where, key, index });
-    if ('reason' in decoded) failures.push(decoded);
-    else records.push(decoded);
-  });
+  let sorted = true;
+  for (let index = 0; index < list.length; index += 1) {
+    const decoded = decodeRecord(list[index] as unknown, where.topic, where.partition, key, index);
+    if ('reason' in decoded) {
+      failures.push(decoded);
+    } else {
+      if (sorted && records.length > 0 && records[records.length - 1]!.offset > decoded.offset) sorted = false;
+      records.push(decoded);
+    }
+  }
   // AWS sends a partition's records in offset order, but the bitmap and the lanes depend on it: do not trust it.
-  records.sort((a, b) => a.offset - b.offset);
+  if (!sorted) records.sort((a, b) => a.offset - b.offset);
   return { ...where, records, failures };
-}
-
-interface Where {
-  readonly topic: string;
-  readonly partition: number;
-  readonly key: string;
-  readonly index: number;
 }
 
 /** The first thing found wrong in a record; thrown and caught inside this module only. */
@@ -115,9 +113,9 @@ class Problem {
   ) {}
 }
 
-function decodeRecord(raw: unknown, where: Where): KafkaRecord | DecodeFailure {
+function decodeRecord(raw: unknown, topic: string, partition: number, key: string, index: number): KafkaRecord | DecodeFailure {
   try {
-    return readRecord(raw, where);
+    return readRecord(raw, topic, partition, key);
   } catch (error) {
     // Anything else thrown while reading one record (a bug of ours met by odd input) must not fail the batch
     // for ever: the record becomes a failure like any malformed one and is dead-lettered with what was thrown.
@@ -128,12 +126,12 @@ function decodeRecord(raw: unknown, where: Where): KafkaRecord | DecodeFailure {
     } catch {
       offset = undefined;
     }
-    const named = `record ${where.index} of \`${where.key}\` (offset ${offset ?? 'unknown'})`;
+    const named = `record ${index} of \`${key}\` (offset ${offset ?? 'unknown'})`;
     return {
-      topic: where.topic,
-      partition: where.partition,
+      topic,
+      partition,
       offset,
-      index: where.index,
+      index,
       field: problem.field,
       reason: problem.reason,
       message: `Cannot decode ${named}: ${problem.reason}`,
@@ -142,16 +140,16 @@ function decodeRecord(raw: unknown, where: Where): KafkaRecord | DecodeFailure {
   }
 }
 
-function readRecord(raw: unknown, where: Where): KafkaRecord {
+function readRecord(raw: unknown, keyTopic: string, keyPartition: number, key: string): KafkaRecord {
   if (!isObject(raw)) throw new Problem('record', expected('record', 'an object', raw));
   const { topic, partition, offset, timestamp, timestampType } = raw;
   if (typeof topic !== 'string') throw new Problem('topic', expected('topic', 'a string', topic));
-  if (topic !== where.topic) {
-    throw new Problem('topic', expected('topic', `\`${where.topic}\` as in its key \`${where.key}\``, topic));
+  if (topic !== keyTopic) {
+    throw new Problem('topic', expected('topic', `\`${keyTopic}\` as in its key \`${key}\``, topic));
   }
   if (!isPartition(partition)) throw new Problem('partition', expected('partition', 'a non-negative int32', partition));
-  if (partition !== where.partition) {
-    throw new Problem('partition', expected('partition', `${where.partition} as in its key \`${where.key}\``, partition));
+  if (partition !== keyPartition) {
+    throw new Problem('partition', expected('partition', `${keyPartition} as in its key \`${key}\``, partition));
   }
   if (!isOffset(offset)) throw new Problem('offset', expected('offset', 'a non-negative safe integer', offset));
   if (typeof timestamp !== 'number' || !Number.isSafeInteger(timestamp)) {
@@ -162,7 +160,7 @@ function readRecord(raw: unknown, where: Where): KafkaRecord {
   }
   const keySchemaMetadata = readSchemaMetadata(raw, 'keySchemaMetadata');
   const valueSchemaMetadata = readSchemaMetadata(raw, 'valueSchemaMetadata');
-  return {
+  const record: KafkaRecord = {
     topic,
     partition,
     offset,
@@ -171,10 +169,15 @@ function readRecord(raw: unknown, where: Where): KafkaRecord {
     key: readBytes(raw, 'key'),
     value: readBytes(raw, 'value'),
     headers: readHeaders(raw.headers),
-    ...(keySchemaMetadata === undefined ? {} : { keySchemaMetadata }),
-    ...(valueSchemaMetadata === undefined ? {} : { valueSchemaMetadata }),
     // Validated field by field above; the extra fields AWS may add are kept untouched.
     raw: raw as unknown as AwsKafkaRecord,
+  };
+  // Without the two temporary objects of a conditional spread per record: most records have no metadata.
+  if (keySchemaMetadata === undefined && valueSchemaMetadata === undefined) return record;
+  return {
+    ...record,
+    ...(keySchemaMetadata === undefined ? {} : { keySchemaMetadata }),
+    ...(valueSchemaMetadata === undefined ? {} : { valueSchemaMetadata }),
   };
 }
 

@@ -1,7 +1,7 @@
 import type { PartitionRef } from '../completion/types';
 import type { Admission, EngineTask, Invocation } from '../engine/engine';
 import { applyDeadLetterPolicy, parkPayload } from '../engine/lane-heads';
-import { planOffsets, topicPartitionKey, type DecodeFailure, type Delivered, type KafkaRecord, type OffsetSlot, type PartitionBatch } from '../event';
+import { planOffsets, topicPartitionKey, type DecodeFailure, type Delivered, type KafkaRecord, type OffsetSlot, type PartitionBatch, type RecordCoordinates } from '../event';
 import type { HandOffOutcome } from '../handoff/types';
 import { DeserializationError } from '../options/errors';
 import { laneIdOf } from './lane-id';
@@ -23,7 +23,7 @@ export class ProcessorAdmission implements Admission<RecordTask> {
     const { topic, partition } = batch;
     const ref: PartitionRef = { group: inv.options.group, topic, partition };
     const partitionKey = topicPartitionKey(topic, partition);
-    const { entries, unplaced, duplicates } = admitEntries(inv, batch);
+    const { entries, unplaced, duplicates } = admitEntries(inv, batch, partitionKey, ref);
     inv.count('duplicates', duplicates);
     // A malformed record with an unreadable offset cannot get a done bit: dead-letter it and go on.
     const handOffs: Array<Promise<unknown>> = [inv.guard(inv.deadLetterMalformed(ref, unplaced), partitionKey)];
@@ -33,14 +33,15 @@ export class ProcessorAdmission implements Admission<RecordTask> {
     // running head in the scheduler, and a head that fails waits for the whole admission before it parks
     // the lane's followers (`failed`).
     let from = 0;
-    let size = ADMIT_FIRST_CHUNK;
+    // A small batch is admitted in one call: chunks would cost round trips and save little time.
+    let size = entries.length <= ADMIT_ONE_CALL ? entries.length : ADMIT_FIRST_CHUNK;
     let tasks: RecordTask[] = [];
     while (from < entries.length) {
       const chunk = entries.slice(from, from + size);
       const last = from + chunk.length >= entries.length;
       const admitted = await this.#admitChunk(inv, ref, partitionKey, chunk, from === 0 ? entries : undefined);
       from += chunk.length;
-      size = Math.min(size * 2, ADMIT_MAX_CHUNK);
+      size = Math.min(size * 4, ADMIT_MAX_CHUNK);
       if (admitted === undefined) {
         // Redis refused or back-pressure: the rest of the batch is not admitted now; the event source
         // redelivers it (a later record of a lane must not run while an earlier one was refused).
@@ -105,8 +106,7 @@ export class ProcessorAdmission implements Admission<RecordTask> {
       const entry = entries[i]!;
       const status = statuses[i];
       if (status === 'run' && entry.record !== undefined) {
-        const record = entry.record;
-        tasks.push({ partitionKey, lane: entry.lane, offset: entry.offset, ref, record, origin: originOfRecord(record), attempt: 1, preset: entry.preset });
+        tasks.push(entry as RunnableEntry);
       } else if (status === 'duplicate') inv.count('duplicates');
       else if (status === 'parked') inv.count('parked');
       else if (status === 'refused') {
@@ -145,7 +145,7 @@ export class ProcessorAdmission implements Admission<RecordTask> {
     return { tasks, handOffs, stop: result.backPressure };
   }
 
-  async succeeded(inv: Invocation<RecordTask>, task: RecordTask): Promise<void> {
+  succeeded(inv: Invocation<RecordTask>, task: RecordTask): void {
     inv.markDone(task.ref, task.offset);
     inv.count('done');
   }
@@ -278,28 +278,41 @@ export class ProcessorAdmission implements Admission<RecordTask> {
   }
 }
 
-/** The first chunk of a batch admitted: small, so the first records start soon. */
+/** A batch of at most this many records is admitted in one call. */
+export const ADMIT_ONE_CALL = 2_048;
+/** The first chunk of a larger batch: small, so the first records start soon. */
 export const ADMIT_FIRST_CHUNK = 256;
-/** Chunks double up to this size. */
-export const ADMIT_MAX_CHUNK = 4_096;
+/** Chunks grow fourfold up to this size (a batch of 10,000: 256, 1,024, 4,096, 4,624). */
+export const ADMIT_MAX_CHUNK = 8_192;
 
 /**
  * One offset of a batch to admit: a record to run (with its lane), or a malformed record or conflicting
  * versions to dead-letter. Its `payload` (what a park list keeps) is built only if Redis asks for it.
  */
 class AdmitEntry {
+  readonly partitionKey: string;
+  readonly ref: PartitionRef;
   readonly offset: number;
   readonly record: KafkaRecord | undefined;
   readonly failure: DecodeFailure | undefined;
   readonly conflict: readonly Delivered[] | undefined;
+  readonly attempt = 1;
   lane: string | undefined = undefined;
   preset: unknown = undefined;
+  #origin: RecordCoordinates | undefined = undefined;
 
-  constructor(slot: OffsetSlot) {
-    this.offset = slot.offset;
-    this.record = slot.record;
-    this.failure = slot.failure;
-    this.conflict = slot.conflict;
+  constructor(partitionKey: string, ref: PartitionRef, offset: number, record: KafkaRecord | undefined, slot?: OffsetSlot) {
+    this.partitionKey = partitionKey;
+    this.ref = ref;
+    this.offset = offset;
+    this.record = record;
+    this.failure = slot?.failure;
+    this.conflict = slot?.conflict;
+  }
+
+  /** A source record's origin is where it was read. */
+  get origin(): RecordCoordinates {
+    return (this.#origin ??= { topic: this.ref.topic, partition: this.ref.partition, offset: this.offset });
   }
 
   get payload(): string | undefined {
@@ -307,12 +320,20 @@ class AdmitEntry {
   }
 }
 
+/** An admitted entry with a record to run: the task the engine schedules. */
+type RunnableEntry = AdmitEntry & { readonly record: KafkaRecord };
+
 /**
  * A batch's offsets, each once and ascending, with their lanes. Records sharing an offset are planned by
  * `planOffsets` (identical copies run once, differing ones are all dead-lettered); a batch without
  * failures and with strictly ascending offsets (every batch AWS sends) skips that work.
  */
-function admitEntries(inv: Invocation<RecordTask>, batch: PartitionBatch): { entries: AdmitEntry[]; unplaced: DecodeFailure[]; duplicates: number } {
+function admitEntries(
+  inv: Invocation<RecordTask>,
+  batch: PartitionBatch,
+  partitionKey: string,
+  ref: PartitionRef,
+): { entries: AdmitEntry[]; unplaced: DecodeFailure[]; duplicates: number } {
   const { records, failures } = batch;
   let plain = failures.length === 0;
   for (let i = 1; plain && i < records.length; i += 1) plain = records[i - 1]!.offset < records[i]!.offset;
@@ -321,7 +342,7 @@ function admitEntries(inv: Invocation<RecordTask>, batch: PartitionBatch): { ent
   const entries = new Array<AdmitEntry>(slots.length);
   for (let i = 0; i < slots.length; i += 1) {
     const slot = slots[i]!;
-    const entry = new AdmitEntry(plain ? { offset: slot.offset, record: slot as KafkaRecord } : slot);
+    const entry = plain ? new AdmitEntry(partitionKey, ref, slot.offset, slot as KafkaRecord) : new AdmitEntry(partitionKey, ref, slot.offset, slot.record, slot);
     if (entry.record !== undefined) {
       try {
         entry.lane = laneIdOf(entry.record, inv.options);

@@ -16,17 +16,57 @@ export interface Task {
   readonly offset: number;
 }
 
+/** One partition's queues: ready tasks (a min-heap by offset), and per busy lane the tasks waiting behind it. */
+class PartitionQueues<T extends Task> {
+  readonly ready: T[] = [];
+  /** Lanes with a task running or ready, each with the tasks waiting behind it, in offset order. */
+  readonly busy = new Map<string, T[]>();
+
+  push(task: T): void {
+    const heap = this.ready;
+    let i = heap.length;
+    heap.push(task);
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (heap[parent]!.offset <= task.offset) break;
+      heap[i] = heap[parent]!;
+      i = parent;
+    }
+    heap[i] = task;
+  }
+
+  pop(): T | undefined {
+    const heap = this.ready;
+    const top = heap[0];
+    const last = heap.pop();
+    if (top === undefined || last === undefined || heap.length === 0) return top;
+    let i = 0;
+    const n = heap.length;
+    for (;;) {
+      const left = 2 * i + 1;
+      if (left >= n) break;
+      const right = left + 1;
+      const child = right < n && heap[right]!.offset < heap[left]!.offset ? right : left;
+      if (heap[child]!.offset >= last.offset) break;
+      heap[i] = heap[child]!;
+      i = child;
+    }
+    heap[i] = last;
+    return top;
+  }
+}
+
 export class LaneScheduler<T extends Task> {
   readonly concurrency: number;
   #active = 0;
-  // Per partition: a queue of ready tasks (heads of lanes and independent records), kept in offset order.
-  readonly #ready = new Map<string, T[]>();
-  // Per lane (partition + lane id): the tasks waiting behind the running or ready head, in offset order.
-  readonly #waiting = new Map<string, T[]>();
-  // Lanes that have a task running or ready.
-  readonly #busyLanes = new Set<string>();
-  #turn: string[] = [];
   #pending = 0;
+  readonly #partitions = new Map<string, PartitionQueues<T>>();
+  /** Partitions in turn order (round-robin), and whose turn is next. */
+  readonly #turn: Array<PartitionQueues<T>> = [];
+  #next = 0;
+  // The partition of the last lookup: consecutive calls are nearly always for the same one.
+  #lastKey: string | undefined = undefined;
+  #last: PartitionQueues<T> | undefined = undefined;
 
   constructor(concurrency: number) {
     this.concurrency = concurrency;
@@ -45,18 +85,17 @@ export class LaneScheduler<T extends Task> {
   add(tasks: readonly T[]): void {
     for (const task of tasks) {
       this.#pending += 1;
+      const queues = this.#queues(task.partitionKey);
       if (task.lane === undefined) {
-        this.#pushReady(task);
+        queues.push(task);
         continue;
       }
-      const laneKey = `${task.partitionKey}\n${task.lane}`;
-      if (this.#busyLanes.has(laneKey)) {
-        const queue = this.#waiting.get(laneKey);
-        if (queue === undefined) this.#waiting.set(laneKey, [task]);
-        else queue.push(task);
+      const waiting = queues.busy.get(task.lane);
+      if (waiting === undefined) {
+        queues.busy.set(task.lane, []);
+        queues.push(task);
       } else {
-        this.#busyLanes.add(laneKey);
-        this.#pushReady(task);
+        waiting.push(task);
       }
     }
   }
@@ -64,11 +103,11 @@ export class LaneScheduler<T extends Task> {
   /** The next task to start, or `undefined` when at the concurrency limit or nothing is ready. */
   next(): T | undefined {
     if (this.#active >= this.concurrency) return undefined;
-    for (let i = 0; i < this.#turn.length; i += 1) {
-      const partitionKey = this.#turn.shift()!;
-      this.#turn.push(partitionKey);
-      const queue = this.#ready.get(partitionKey);
-      const task = queue?.shift();
+    const count = this.#turn.length;
+    for (let i = 0; i < count; i += 1) {
+      const queues = this.#turn[this.#next]!;
+      this.#next = this.#next + 1 >= count ? 0 : this.#next + 1;
+      const task = queues.pop();
       if (task !== undefined) {
         this.#active += 1;
         this.#pending -= 1;
@@ -82,19 +121,18 @@ export class LaneScheduler<T extends Task> {
   finish(task: T): void {
     this.#active -= 1;
     if (task.lane === undefined) return;
-    const laneKey = `${task.partitionKey}\n${task.lane}`;
-    const queue = this.#waiting.get(laneKey);
-    const following = queue?.shift();
-    if (queue !== undefined && queue.length === 0) this.#waiting.delete(laneKey);
-    if (following === undefined) this.#busyLanes.delete(laneKey);
-    else this.#pushReady(following);
+    const queues = this.#queues(task.partitionKey);
+    const waiting = queues.busy.get(task.lane);
+    const following = waiting?.shift();
+    if (following === undefined) queues.busy.delete(task.lane);
+    else queues.push(following);
   }
 
   /** Removes and returns the not-started tasks of a lane (its head failed: they get parked). */
   drainLane(partitionKey: string, lane: string): T[] {
-    const laneKey = `${partitionKey}\n${lane}`;
-    const drained = this.#waiting.get(laneKey) ?? [];
-    this.#waiting.delete(laneKey);
+    const waiting = this.#partitions.get(partitionKey)?.busy.get(lane);
+    if (waiting === undefined || waiting.length === 0) return [];
+    const drained = waiting.splice(0);
     this.#pending -= drained.length;
     return drained;
   }
@@ -102,23 +140,24 @@ export class LaneScheduler<T extends Task> {
   /** Removes and returns every task not started yet, in offset order per partition (the deadline came). */
   drainAll(): T[] {
     const drained: T[] = [];
-    for (const queue of this.#ready.values()) drained.push(...queue.splice(0));
-    for (const queue of this.#waiting.values()) drained.push(...queue);
-    this.#waiting.clear();
+    for (const queues of this.#partitions.values()) {
+      drained.push(...queues.ready.splice(0));
+      for (const waiting of queues.busy.values()) drained.push(...waiting.splice(0));
+    }
     this.#pending = 0;
     return drained.sort((a, b) => (a.partitionKey === b.partitionKey ? a.offset - b.offset : a.partitionKey < b.partitionKey ? -1 : 1));
   }
 
-  #pushReady(task: T): void {
-    let queue = this.#ready.get(task.partitionKey);
-    if (queue === undefined) {
-      queue = [];
-      this.#ready.set(task.partitionKey, queue);
-      this.#turn.push(task.partitionKey);
+  #queues(partitionKey: string): PartitionQueues<T> {
+    if (partitionKey === this.#lastKey) return this.#last!;
+    let queues = this.#partitions.get(partitionKey);
+    if (queues === undefined) {
+      queues = new PartitionQueues<T>();
+      this.#partitions.set(partitionKey, queues);
+      this.#turn.push(queues);
     }
-    // Keep offset order: a lane's follower can have a lower offset than independent records queued earlier.
-    let i = queue.length;
-    while (i > 0 && queue[i - 1]!.offset > task.offset) i -= 1;
-    queue.splice(i, 0, task);
+    this.#lastKey = partitionKey;
+    this.#last = queues;
+    return queues;
   }
 }

@@ -24,8 +24,11 @@ export const admit3 = `--[[
   ARGV[4]  maxParkedBytes: bytes of parked payloads of the partition may not exceed this
   ARGV[5]  n: number of records
   ARGV[6]  m: number of lanes
-  ARGV[7 .. 6+m]             lane ids, the j-th matching KEYS[3 + j]
-  ARGV[7+m ..] n triples:    offset, lane index j (0 = independent record), payload to park ('' = not sent)
+  ARGV[7 .. 6+m]  lane ids, the j-th matching KEYS[3 + j]
+  ARGV[7+m]       the n offsets, ascending, as one string: the first, then each one's distance from the one
+                  before, separated by spaces ("41 1 1 5"): one argument for a whole batch, not n
+  ARGV[8+m]       the n lane indexes j (0 = independent record), space-separated ("1 0 2")
+  ARGV[9+m ..]    pairs: record index k (0-based), payload to park; only for records that carry one
 
   Returns
     { code, statuses, base, highest, frontier, handoffHeads }
@@ -56,15 +59,30 @@ local storedEpoch = tonumber(meta[3]) or 0
 if epoch < storedEpoch then return { -1 } end
 local first = 7 + m
 
+-- The batch, read once: offsets (from their distances), lane indexes and the payloads sent.
+local offsets, laneOf, payloads = {}, {}, {}
+local count, o = 0, 0
+for d in string.gmatch(ARGV[first], '%d+') do
+  count = count + 1
+  if count == 1 then o = tonumber(d) else o = o + tonumber(d) end
+  offsets[count] = o
+end
+count = 0
+for j in string.gmatch(ARGV[first + 1], '%d+') do
+  count = count + 1
+  laneOf[count] = tonumber(j)
+end
+for i = first + 2, #ARGV - 1, 2 do payloads[tonumber(ARGV[i]) + 1] = ARGV[i + 1] end
+
 -- The head of each blocked lane of the batch (false: the lane is free), read before anything changes.
 local heads = {}
 for j = 1, m do heads[j] = redis.call('HGET', lanesKey, ARGV[6 + j]) end
 local needed, neededIds = {}, {}
-for k = 0, n - 1 do
-  local j = tonumber(ARGV[first + 3 * k + 1])
-  if j > 0 and heads[j] and not needed[j] and ARGV[first + 3 * k + 2] == '' then
+for k = 1, n do
+  local j = laneOf[k]
+  if j > 0 and heads[j] and not needed[j] and payloads[k] == nil then
     -- Only records above the head can be parked.
-    if tonumber(ARGV[first + 3 * k]) > tonumber(string.match(heads[j], '^(%d+)|')) then
+    if offsets[k] > tonumber(string.match(heads[j], '^(%d+)|')) then
       needed[j] = true
       neededIds[#neededIds + 1] = ARGV[6 + j]
     end
@@ -79,7 +97,7 @@ local parked = tonumber(meta[4]) or 0
 local parkedBytes = tonumber(meta[5]) or 0
 if base == nil then
   if n == 0 then return { 0, '', '', '', '', {} } end
-  base = tonumber(ARGV[first])
+  base = offsets[1]
   highest = base - 1
 end
 
@@ -110,9 +128,10 @@ local laneRefused = {}
 local admitted, duplicates, refused, newlyParked = 0, 0, 0, 0
 local f = frontier()
 
-for k = 0, n - 1 do
-  local o = tonumber(ARGV[first + 3 * k])
-  local laneIndex = tonumber(ARGV[first + 3 * k + 1])
+for k = 1, n do
+  local o = offsets[k]
+  local laneIndex = laneOf[k]
+  local payload = payloads[k] or ''
   local status
   if o < base then
     status = 'd'
@@ -146,11 +165,11 @@ for k = 0, n - 1 do
           -- bit was lost (a failed flush). Record it as done: parking it would put it behind later records.
           redis.call('SETBIT', bitsKey, o - base, 1)
           status = 'd'
-        elseif parked >= maxParked or parkedBytes + #ARGV[first + 3 * k + 2] > maxParkedBytes then
+        elseif parked >= maxParked or parkedBytes + #payload > maxParkedBytes then
           status = 'c'
         else
-          redis.call('RPUSH', KEYS[3 + laneIndex], fmt(o) .. ':' .. ARGV[first + 3 * k + 2])
-          parkedBytes = parkedBytes + #ARGV[first + 3 * k + 2]
+          redis.call('RPUSH', KEYS[3 + laneIndex], fmt(o) .. ':' .. payload)
+          parkedBytes = parkedBytes + #payload
           redis.call('SETBIT', bitsKey, o - base, 1)
           parked = parked + 1
           newlyParked = newlyParked + 1

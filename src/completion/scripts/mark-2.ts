@@ -9,7 +9,8 @@ export const mark2 = `--[[
   KEYS[2]  meta
 
   ARGV[1]  epoch: lower than the stored epoch -> STALE_EPOCH, higher -> stored
-  ARGV[2..] offsets
+  ARGV[2]  the offsets, ascending, as one string: the first, then each one's distance from the one before,
+           separated by spaces ("41 1 1 5"; a distance of 0 repeats an offset)
 
   Returns
     { 0, newlySet }  done bits set (newlySet: how many were not set before)
@@ -22,16 +23,25 @@ local meta = redis.call('HMGET', metaKey, 'base', 'highest', 'epoch')
 local storedEpoch = tonumber(meta[3]) or 0
 if epoch < storedEpoch then return { -1 } end
 
+local offsets, count, o = {}, 0, 0
+for d in string.gmatch(ARGV[2] or '', '%d+') do
+  count = count + 1
+  if count == 1 then o = tonumber(d) else o = o + tonumber(d) end
+  offsets[count] = o
+end
+
 local base, highest = tonumber(meta[1]), tonumber(meta[2])
-for i = 2, #ARGV do
-  local o = tonumber(ARGV[i])
-  if base == nil or o > highest then return { -2, ARGV[i] } end
+-- Ascending: the last offset is the highest.
+if count > 0 and (base == nil or offsets[count] > highest) then
+  for i = 1, count do
+    if base == nil or offsets[i] > highest then return { -2, string.format('%.0f', offsets[i]) } end
+  end
 end
 if epoch > storedEpoch then redis.call('HSET', metaKey, 'epoch', string.format('%.0f', epoch)) end
 
 local newlySet = 0
-for i = 2, #ARGV do
-  local o = tonumber(ARGV[i])
+for i = 1, count do
+  local o = offsets[i]
   if o >= base and redis.call('SETBIT', bitsKey, o - base, 1) == 0 then newlySet = newlySet + 1 end
 end
 return { 0, newlySet }

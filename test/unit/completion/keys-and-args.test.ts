@@ -61,14 +61,16 @@ describe('admitCall', () => {
   it('passes one park key per distinct lane, indexes records to it, and sends no payload at first', () => {
     const call = admitCall(ref, partitionKeys(ref), batch, caps, 7);
     expect(call.keys.slice(3)).toEqual([parkKey(ref, 'A'), parkKey(ref, 'B')]);
-    expect(call.argv).toEqual(['7', '1000', '10', '4096', '4', '2', 'A', 'B', '10', '1', '', '11', '0', '', '12', '2', '', '13', '1', '']);
+    // Offsets as one string of distances from the one before, lane indexes as another: two arguments per batch.
+    expect(call.argv).toEqual(['7', '1000', '10', '4096', '4', '2', 'A', 'B', '10 1 1 1', '1 0 2 1']);
   });
 
   it('sends the payloads of the lanes the script asked for, building lazy ones only then', () => {
     const built: string[] = [];
     const lazy = batch.map((r) => (typeof r.payload === 'function' ? { ...r, payload: () => (built.push(r.payload()), r.payload()) } : r));
     const call = admitCall(ref, partitionKeys(ref), lazy, caps, 7, new Set(['A']));
-    expect(call.argv.slice(8)).toEqual(['10', '1', 'p10', '11', '0', '', '12', '2', '', '13', '1', 'p13']);
+    // Pairs of record index (0-based) and payload, for the records of those lanes only.
+    expect(call.argv.slice(8)).toEqual(['10 1 1 1', '1 0 2 1', '0', 'p10', '3', 'p13']);
     expect(built).toEqual(['p13']);
   });
 
@@ -130,7 +132,8 @@ describe('reply parsers', () => {
 });
 
 describe('markCall', () => {
-  it('sends the epoch then the offsets', () => {
-    expect(markCall(partitionKeys(ref), [1, 2, 1e12], 4).argv).toEqual(['4', '1', '2', '1000000000000']);
+  it('sends the epoch then the offsets sorted, as one string of distances', () => {
+    expect(markCall(partitionKeys(ref), [2, 1e12, 1], 4).argv).toEqual(['4', '1 1 999999999998']);
+    expect(markCall(partitionKeys(ref), [2 ** 53 - 1, 5], 0).argv).toEqual(['0', `5 ${2 ** 53 - 6}`]);
   });
 });
