@@ -38,6 +38,7 @@ export class ProcessorAdmission implements Admission<RecordTask> {
     let tasks: RecordTask[] = [];
     while (from < entries.length) {
       const chunk = entries.slice(from, from + size);
+      assignLanes(inv, chunk);
       const last = from + chunk.length >= entries.length;
       const admitted = await this.#admitChunk(inv, ref, partitionKey, chunk, from === 0 ? entries : undefined);
       from += chunk.length;
@@ -324,7 +325,7 @@ class AdmitEntry {
 type RunnableEntry = AdmitEntry & { readonly record: KafkaRecord };
 
 /**
- * A batch's offsets, each once and ascending, with their lanes. Records sharing an offset are planned by
+ * A batch's offsets, each once and ascending (lanes are found per chunk, `assignLanes`). Records sharing an offset are planned by
  * `planOffsets` (identical copies run once, differing ones are all dead-lettered); a batch without
  * failures and with strictly ascending offsets (every batch AWS sends) skips that work.
  */
@@ -342,18 +343,22 @@ function admitEntries(
   const entries = new Array<AdmitEntry>(slots.length);
   for (let i = 0; i < slots.length; i += 1) {
     const slot = slots[i]!;
-    const entry = plain ? new AdmitEntry(partitionKey, ref, slot.offset, slot as KafkaRecord) : new AdmitEntry(partitionKey, ref, slot.offset, slot.record, slot);
-    if (entry.record !== undefined) {
-      try {
-        entry.lane = laneIdOf(entry.record, inv.options);
-      } catch (error) {
-        // Without its lane the record cannot run in order: it is dead-lettered like an unreadable key.
-        entry.preset = new DeserializationError('key', entry.record, `keyOf threw: ${describeError(error).message}`, { cause: error });
-      }
-    }
-    entries[i] = entry;
+    entries[i] = plain ? new AdmitEntry(partitionKey, ref, slot.offset, slot as KafkaRecord) : new AdmitEntry(partitionKey, ref, slot.offset, slot.record, slot);
   }
   return { entries, unplaced: plan?.unplaced ?? [], duplicates: plan?.duplicates ?? 0 };
+}
+
+/** The lanes of a chunk's records, found just before it is admitted (the first chunk need not wait for the rest). */
+function assignLanes(inv: Invocation<RecordTask>, entries: readonly AdmitEntry[]): void {
+  for (const entry of entries) {
+    if (entry.record === undefined) continue;
+    try {
+      entry.lane = laneIdOf(entry.record, inv.options);
+    } catch (error) {
+      // Without its lane the record cannot run in order: it is dead-lettered like an unreadable key.
+      entry.preset = new DeserializationError('key', entry.record, `keyOf threw: ${describeError(error).message}`, { cause: error });
+    }
+  }
 }
 
 function originOfRecord(record: KafkaRecord): { topic: string; partition: number; offset: number } {
