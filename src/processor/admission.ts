@@ -176,8 +176,8 @@ export class ProcessorAdmission implements Admission<RecordTask> {
 
   /**
    * Writes the failed record to its retry or dead-letter topic, and only then marks it done (G3). When the
-   * lane blocks, the lane's head and its parked followers are recorded in Redis first, so the retry function
-   * always finds the head it is given. Throws when the record could not be handed off.
+   * lane blocks, the lane's head and its parked followers are recorded in Redis before a retry copy is written
+   * and after a dead letter is. Throws when the record could not be handed off.
    */
   async #handOff(inv: Invocation<RecordTask>, task: RecordTask, error: unknown, decision: FailureDecision, parked: RecordTask[] | undefined): Promise<void> {
     const now = inv.now();
@@ -190,7 +190,7 @@ export class ProcessorAdmission implements Admission<RecordTask> {
     const item = retrying
       ? inv.retryAfterFailure(task.record, task.origin, task.attempt, now, described, decision.delayMs)
       : inv.deadLetterItem(task.record, task.origin, task.attempt, decision.reason, described);
-    if (parked !== undefined) {
+    const block = async (lanes: RecordTask[]): Promise<void> => {
       await inv.store.block(
         task.ref,
         {
@@ -201,13 +201,21 @@ export class ProcessorAdmission implements Admission<RecordTask> {
           dueAtMs: item.dueAtMs,
           reason: item.reason ?? '',
         },
-        parked.map((p) => ({ offset: p.offset, payload: parkPayload(p.record) })),
+        lanes.map((p) => ({ offset: p.offset, payload: parkPayload(p.record) })),
       );
-      inv.count('parked', parked.length);
+      inv.count('parked', lanes.length);
       // From here the followers are parked and done: only the head itself is left to hand off.
-      parked.length = 0;
-    }
+      lanes.length = 0;
+    };
+    // A retrying head is blocked before its copy is written, so the retry function always finds the head it is
+    // given. A held head is blocked only once its dead letter is written: `kafka-lanes lane release` trusts a held
+    // head to be in the dead-letter topic already, and a crash (or a dead-letter topic out of reach) between the
+    // two must not leave a held lane whose release would set the done bit of a record never dead-lettered. A crash
+    // after the write and before the block redelivers the record: it runs again (at-least-once), its followers
+    // still behind it.
+    if (parked !== undefined && retrying) await block(parked);
     const [outcome] = await inv.write([item]);
+    if (parked !== undefined && !retrying) await block(parked);
     if (retrying && outcome?.status === 'refused' && parked !== undefined) {
       // The retry topic refused the copy for good: it is dead-lettered (stripped), so the blocked lane
       // follows the dead-letter policy, as if the record had exhausted its attempts.
