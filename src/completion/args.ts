@@ -1,4 +1,4 @@
-import type { AdmitRecord, AdmitResult, AdmitStatus, HeadAdvance, LaneHead, NewLaneHead, PartitionCaps, PartitionWindow } from './types';
+import type { AdmitRecord, AdmitResult, AdmitStatus, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, PartitionCaps, PartitionWindow } from './types';
 import { parkKey, type PartitionKeys } from './keys';
 import type { PartitionRef } from './types';
 import { scriptError, UnexpectedReplyError } from './errors';
@@ -217,6 +217,28 @@ export function advanceCall(
   };
 }
 
+/** The claim of a retry copy on its lane's head (`claim-1.lua`). */
+export function claimCall(
+  keys: PartitionKeys,
+  lane: string,
+  expected: { readonly offset: number; readonly attempt: number },
+  claim: HeadClaimRequest,
+): ScriptCall {
+  if (claim.copy.includes('|')) throw new RangeError(`claim: a copy id never holds '|', got \`${claim.copy}\``);
+  return {
+    keys: [keys.lanes],
+    argv: [lane, String(expected.offset), String(expected.attempt), claim.copy, String(claim.nowMs), String(Math.ceil(claim.untilMs))],
+  };
+}
+
+export function parseClaimReply(reply: unknown, where: string, lane: string): HeadClaim {
+  const [code, detail] = asArray(reply, where);
+  if (code === 0) return { status: 'claimed' };
+  if (code === 1) return { status: 'not-head', head: detail === '' || detail === undefined ? undefined : parseLaneHead(String(detail), where, lane) };
+  if (code === 2) return { status: 'claimed-elsewhere', untilMs: Number(detail) };
+  throw new UnexpectedReplyError(`${where}: unexpected claim reply code ${String(code)}`);
+}
+
 export function parseAdvanceReply(reply: unknown, where: string): void {
   const [code, detail] = asArray(reply, where);
   if (code !== 0) throw scriptError(Number(code), String(detail ?? ''), where);
@@ -231,8 +253,8 @@ export function parseReleaseReply(reply: unknown, where: string): ParkedRecord |
 }
 
 /**
- * Reads a `:lanes` entry, `headOffset|attempt|state|sinceMs|dueAtMs|reason[|leaseUntilMs]` (a reason never
- * holds a `|`, see `laneReason`). The lane id is not in the entry (it is the hash field); `parseLaneHead`
+ * Reads a `:lanes` entry, `headOffset|attempt|state|sinceMs|dueAtMs|reason[|leaseUntilMs[|claimCopy|claimUntilMs]]`
+ * (a reason never holds a `|`, see `laneReason`; an empty lease is none; the claim is read by `claim-1.lua` only). The lane id is not in the entry (it is the hash field); `parseLaneHead`
  * leaves it empty unless given.
  */
 export function parseLaneHead(entry: string, where: string, lane = ''): LaneHead {

@@ -27,6 +27,7 @@ const SCRIPTS = {
   block: lua.block4,
   release: lua.release4,
   advance: lua.advance3,
+  claim: lua.claim1,
   extendLease: committerLua.extendLease1,
   releaseLease: committerLua.releaseLease1,
 } as const satisfies Record<string, string>;

@@ -1,6 +1,8 @@
 import {
   admitCall,
   advanceCall,
+  claimCall,
+  parseClaimReply,
   parseAdvanceReply,
   parseLaneHead,
   blockCall,
@@ -19,7 +21,7 @@ import {
 import { UnexpectedReplyError } from './errors';
 import { parkKey, partitionKeys, trackedPartitionsKey } from './keys';
 import { bounded, runScript, type CallLimits, type RedisClient, type ScriptName } from './scripts';
-import type { AdmitRecord, AdmitResult, HeadAdvance, LaneHead, NewLaneHead, PartitionCaps, PartitionRef } from './types';
+import type { AdmitRecord, AdmitResult, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, PartitionCaps, PartitionRef } from './types';
 
 /** A 125 KB bitmap, 100,000 parked records, 64 MiB of parked payloads per partition. */
 export const DEFAULT_CALL_TIMEOUT_MS = 5_000;
@@ -134,6 +136,15 @@ export class CompletionStore {
   async advance(ref: PartitionRef, lane: string, expected: { offset: number; attempt: number }, next: HeadAdvance): Promise<void> {
     const call = advanceCall(ref, partitionKeys(ref), lane, expected, next);
     parseAdvanceReply(await this.#run('advance', call), where('advance', ref));
+  }
+
+  /**
+   * Claims a lane's head, expected at (offset, attempt) and retrying, for one retry copy before it runs: the
+   * head check and the taking in one atomic step, so two copies of one head never run at once.
+   */
+  async claimHead(ref: PartitionRef, lane: string, expected: { offset: number; attempt: number }, claim: HeadClaimRequest): Promise<HeadClaim> {
+    const call = claimCall(partitionKeys(ref), lane, expected, claim);
+    return parseClaimReply(await this.#run('claim', call), where('claim', ref), lane);
   }
 
   /** The head of a blocked lane, or `undefined` when the lane is free: one read, atomic by itself. */

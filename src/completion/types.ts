@@ -81,6 +81,25 @@ export interface LaneHead {
   readonly leaseUntilMs: number;
 }
 
+/** A retry copy's claim on its lane's head, before it runs (see `claim-1.lua`). */
+export interface HeadClaimRequest {
+  /** The claiming copy: `topic:partition:offset` of the retry copy itself. */
+  readonly copy: string;
+  readonly nowMs: number;
+  /** When the claim ends: the copy's record deadline (epoch ms). */
+  readonly untilMs: number;
+}
+
+/**
+ * What a claim found: `claimed` (run the copy); `not-head` (a stale or duplicated copy: the lane is free, or
+ * its head is another record, attempt, or held); `claimed-elsewhere` (another copy of the same head and attempt
+ * runs until `untilMs`).
+ */
+export type HeadClaim =
+  | { readonly status: 'claimed' }
+  | { readonly status: 'not-head'; readonly head: LaneHead | undefined }
+  | { readonly status: 'claimed-elsewhere'; readonly untilMs: number };
+
 /** A head to block a lane on: its due time defaults to now, its reason to none. */
 export type NewLaneHead = Omit<LaneHead, 'dueAtMs' | 'reason' | 'leaseUntilMs'> & { readonly dueAtMs?: number; readonly reason?: string };
 

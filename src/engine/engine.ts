@@ -141,6 +141,7 @@ type CounterName =
   | 'refused'
   | 'refusedByBroker'
   | 'stale'
+  | 'twins'
   | 'writtenBack';
 
 const COUNTER_METRIC: Record<CounterName, string> = {
@@ -154,6 +155,7 @@ const COUNTER_METRIC: Record<CounterName, string> = {
   refused: METRIC.refused,
   refusedByBroker: METRIC.refusedByBroker,
   stale: METRIC.stale,
+  twins: METRIC.twins,
   writtenBack: METRIC.writtenBack,
 };
 
@@ -706,7 +708,7 @@ export class Invocation<T extends EngineTask> {
   }
 }
 
-const OPTIONAL_COUNTERS: ReadonlySet<CounterName> = new Set(['refusedByBroker', 'stale', 'writtenBack']);
+const OPTIONAL_COUNTERS: ReadonlySet<CounterName> = new Set(['refusedByBroker', 'stale', 'twins', 'writtenBack']);
 
 /** At most `count` values, evenly spaced through the sorted values (all of them when there are fewer). */
 export function quantiles(values: readonly number[], count: number): number[] {

@@ -4,7 +4,7 @@
  * unit tests, so ordering, deadline and hand-off logic is tested without a broker.
  */
 import type { CallLimits } from '../completion/scripts';
-import type { AdmitRecord, AdmitResult, HeadAdvance, LaneHead, NewLaneHead, PartitionRef } from '../completion/types';
+import type { AdmitRecord, AdmitResult, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, PartitionRef } from '../completion/types';
 import type { ParkedRecord } from '../completion/args';
 import type { HandOffItem, HandOffOutcome } from '../handoff/types';
 
@@ -16,6 +16,8 @@ export interface CompletionPort {
   release(ref: PartitionRef, lane: string, expectedHeadOffset: number, nextAttempt?: number, nowMs?: number, leaseUntilMs?: number): Promise<ParkedRecord | undefined>;
   advance(ref: PartitionRef, lane: string, expected: { offset: number; attempt: number }, next: HeadAdvance): Promise<void>;
   laneHead(ref: PartitionRef, lane: string): Promise<LaneHead | undefined>;
+  /** The retry function's head check before a copy runs: check and take in one step (`claim-1.lua`). */
+  claimHead(ref: PartitionRef, lane: string, expected: { offset: number; attempt: number }, claim: HeadClaimRequest): Promise<HeadClaim>;
   /** The same store with other call limits (an invocation's deadline signal). */
   withLimits(limits: CallLimits): CompletionPort;
 }

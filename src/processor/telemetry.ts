@@ -22,6 +22,8 @@ export const METRIC = {
   refusedByBroker: 'RecordsRefusedByBroker',
   /** Retry copies that were no longer their lane's head (duplicated, overtaken): dropped. */
   stale: 'RetryCopiesStale',
+  /** Retry copies of a head another copy of it was running (written twice after a crash): back to their tier until that run ends. */
+  twins: 'RetryCopiesTwin',
   /** Retry copies due later than the invocation could wait: written back to their tier unchanged. */
   writtenBack: 'RetryCopiesWrittenBack',
   /** Lane heads whose lease expired, their copy written again by the committer from Redis. */

@@ -1,4 +1,4 @@
-import type { PartitionRef } from '../completion/types';
+import type { LaneHead, PartitionRef } from '../completion/types';
 import { NotHeadError, StaleAttemptError } from '../completion/errors';
 import { sleep } from '../engine/deadline';
 import type { Admission, EngineTask, Invocation } from '../engine/engine';
@@ -180,13 +180,15 @@ export class RetryAdmission implements Admission<RetryTask> {
   }
 
   /**
-   * A copy waits for its due time, then checks that it is its lane's head; a drained head is the head
-   * already (the release that made it so returned it) and is due at once.
+   * A copy waits for its due time, then claims its lane's head (check and take in one step: two copies of one
+   * head and attempt never run at once); a drained head is the head already (the release that made it so
+   * returned it) and is due at once. A copy not due yet is checked first with a read, so a stale one is dropped
+   * without waiting.
    */
   async prepare(inv: Invocation<RetryTask>, task: RetryTask): Promise<boolean> {
     if (task.source === 'drained') return true;
+    if (task.dueAtMs <= inv.now()) return this.#claim(inv, task);
     if (!(await this.#isHead(inv, task))) return false;
-    if (task.dueAtMs <= inv.now()) return true;
     // A loop, not one sleep: Node's timers may fire a millisecond early by the wall clock that due times use,
     // and a copy woken 1 ms early would otherwise go back to its tier for a whole round trip.
     while (inv.now() < task.dueAtMs && inv.now() < inv.stopStartingAt && !inv.stopSignal.aborted) {
@@ -197,20 +199,51 @@ export class RetryAdmission implements Admission<RetryTask> {
       return false;
     }
     // Waited: the lane may have moved meanwhile (an operator, a duplicate copy run elsewhere).
-    return this.#isHead(inv, task);
+    return this.#claim(inv, task);
   }
 
-  /** The head check: a stale or duplicated copy does nothing and is counted (its own offset gets done). */
+  /** The head check before a copy waits: a stale or duplicated copy does nothing and is counted (its own offset gets done). */
   async #isHead(inv: Invocation<RetryTask>, task: RetryTask): Promise<boolean> {
     if (task.lane === undefined) return true;
     const head = await inv.store.laneHead(task.originRef, task.lane);
     if (head !== undefined && head.offset === task.origin.offset && head.attempt === task.attempt && head.state === 'retrying') return true;
+    this.#stale(inv, task, head);
+    return false;
+  }
+
+  /**
+   * The head check before a copy runs, as a claim until the copy's record deadline. A twin copy (the same head
+   * and attempt, written twice after a crash) finding the claim alive goes back to its tier, due when the claim
+   * ends: by then the head has moved on (the twin is stale) or its claimant died (the twin takes over).
+   */
+  async #claim(inv: Invocation<RetryTask>, task: RetryTask): Promise<boolean> {
+    if (task.lane === undefined) return true;
+    const now = inv.now();
+    const claim = await inv.store.claimHead(task.originRef, task.lane, { offset: task.origin.offset, attempt: task.attempt }, {
+      copy: `${task.ref.topic}:${task.ref.partition}:${task.offset}`,
+      nowMs: now,
+      untilMs: Math.min(now + inv.options.recordTimeoutMs, inv.abortRunningAt),
+    });
+    if (claim.status === 'claimed') return true;
+    if (claim.status === 'not-head') {
+      this.#stale(inv, task, claim.head);
+      return false;
+    }
+    inv.count('twins');
+    inv.logger.info('retry copy of a head another copy is running: written back until that run ends', {
+      origin: task.origin, attempt: task.attempt, claimedUntil: new Date(claim.untilMs).toISOString(),
+    });
+    await this.#writeBack(inv, [{ ...task, writeBack: { ...task.writeBack!, dueAtMs: Math.max(task.dueAtMs, claim.untilMs) } }]);
+    return false;
+  }
+
+  /** A stale or duplicated copy does nothing and is counted; its own offset gets done. */
+  #stale(inv: Invocation<RetryTask>, task: RetryTask, head: LaneHead | undefined): void {
     inv.count('stale');
     inv.logger.info('stale retry copy dropped: not its lane head', {
       origin: task.origin, attempt: task.attempt, head: head === undefined ? 'lane free' : { offset: head.offset, attempt: head.attempt, state: head.state },
     });
     inv.markDone(task.ref, task.offset);
-    return false;
   }
 
   /** Copies due later than the invocation can wait go back to their tier unchanged; their own offsets get done. */

@@ -230,6 +230,39 @@ describe.each(redisSetups())('completion engine on Redis $name', ({ connect }) =
       expect((await store.admit(ref, [{ offset: 0, lane: 'L', payload: 'p0' }])).statuses).toEqual(['duplicate']);
     });
 
+    it('lets one copy of a head claim it at a time: the same copy again, another once the claim ends or the head moves', async () => {
+      await store.admit(ref, [{ offset: 0, lane: 'L', payload: 'p0' }, { offset: 1, lane: 'L', payload: 'p1' }]);
+      await store.block(ref, { lane: 'L', offset: 0, attempt: 2, state: 'retrying' }, [{ offset: 1, payload: 'p1' }]);
+      const head = { offset: 0, attempt: 2 };
+      const a = { copy: 'g.retry.1m:0:7', nowMs: 1_000, untilMs: 5_000 };
+      const b = { copy: 'g.retry.1s:0:3', nowMs: 1_000, untilMs: 5_000 };
+
+      expect(await store.claimHead(ref, 'L', head, a)).toEqual({ status: 'claimed' });
+      expect(await store.claimHead(ref, 'L', head, b)).toEqual({ status: 'claimed-elsewhere', untilMs: 5_000 });
+      // The same copy, redelivered after its invocation died, takes its claim back.
+      expect(await store.claimHead(ref, 'L', head, { ...a, nowMs: 2_000 })).toEqual({ status: 'claimed' });
+      // The claim is invisible to every other reader of the entry.
+      expect(await store.laneHead(ref, 'L')).toMatchObject({ offset: 0, attempt: 2, state: 'retrying', leaseUntilMs: 0 });
+      // Once it ends, another copy takes over.
+      expect(await store.claimHead(ref, 'L', head, { ...b, nowMs: 5_001 })).toEqual({ status: 'claimed' });
+
+      // Another attempt, or a stale copy after the head moved: not the head.
+      expect(await store.claimHead(ref, 'L', { offset: 0, attempt: 1 }, a)).toMatchObject({ status: 'not-head', head: { offset: 0, attempt: 2 } });
+      await store.advance(ref, 'L', head, { attempt: 3, state: 'retrying', dueAtMs: 9_000, leaseUntilMs: 0 });
+      // Moving the head dropped the claim: the next attempt's copy claims it at once.
+      expect(await store.claimHead(ref, 'L', { offset: 0, attempt: 3 }, a)).toEqual({ status: 'claimed' });
+      expect(await store.release(ref, 'L', 0)).toEqual({ offset: 1, payload: 'p1' });
+      expect(await store.claimHead(ref, 'L', head, b)).toMatchObject({ status: 'not-head', head: { offset: 1, attempt: 1 } });
+      expect(await store.release(ref, 'L', 1)).toBeUndefined();
+      expect(await store.claimHead(ref, 'L', { offset: 1, attempt: 1 }, b)).toEqual({ status: 'not-head', head: undefined });
+    });
+
+    it('never lets a copy claim a held head', async () => {
+      await store.admit(ref, [{ offset: 0, lane: 'L', payload: 'p0' }]);
+      await store.block(ref, { lane: 'L', offset: 0, attempt: 3, state: 'held', reason: 'non-retriable' });
+      expect(await store.claimHead(ref, 'L', { offset: 0, attempt: 3 }, { copy: 't:0:1', nowMs: 1, untilMs: 2 })).toMatchObject({ status: 'not-head', head: { state: 'held' } });
+    });
+
     it('makes a duplicated release a no-op', async () => {
       await store.admit(ref, [{ offset: 0, lane: 'L', payload: 'p0' }]);
       await store.block(ref, { lane: 'L', offset: 0, attempt: 2, state: 'retrying' });

@@ -1,6 +1,6 @@
 import type { ParkedRecord } from '../../src/completion/args';
 import { LaneConflictError, NotHeadError, StaleAttemptError } from '../../src/completion/errors';
-import type { AdmitRecord, AdmitResult, AdmitStatus, HeadAdvance, LaneHead, NewLaneHead, PartitionRef } from '../../src/completion/types';
+import type { AdmitRecord, AdmitResult, AdmitStatus, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, PartitionRef } from '../../src/completion/types';
 import type { CompletionPort } from '../../src/engine/ports';
 
 /**
@@ -174,6 +174,20 @@ export class CompletionModelStore implements CompletionPort {
     this.calls.push('laneHead');
     return this.partition(ref).lanes.get(lane);
   }
+
+  /** As `claim-1.lua`: the claim lives on the head's entry, so moving the head (a new entry) drops it. */
+  async claimHead(ref: PartitionRef, lane: string, expected: { offset: number; attempt: number }, claim: HeadClaimRequest): Promise<HeadClaim> {
+    this.calls.push('claim');
+    const lanes = this.partition(ref).lanes;
+    const head = lanes.get(lane);
+    if (head === undefined || head.offset !== expected.offset || head.attempt !== expected.attempt || head.state !== 'retrying') return { status: 'not-head', head };
+    const held = this.#claims.get(head);
+    if (held !== undefined && held.copy !== claim.copy && held.untilMs > claim.nowMs) return { status: 'claimed-elsewhere', untilMs: held.untilMs };
+    this.#claims.set(head, { copy: claim.copy, untilMs: Math.ceil(claim.untilMs) });
+    return { status: 'claimed' };
+  }
+
+  readonly #claims = new WeakMap<LaneHead, { copy: string; untilMs: number }>();
 
   #parkList(p: { park: Map<string, ParkedRecord[]> }, lane: string): ParkedRecord[] {
     let list = p.park.get(lane);

@@ -2,10 +2,13 @@ import { escapeName, parkKey, partitionKeys, partitionTag } from '../../../src/c
 import {
   admitCall,
   blockCall,
+  claimCall,
   markCall,
   parseAdmitReply,
+  parseClaimReply,
   parseFrontierReply,
   parseMarkReply,
+  parseLaneHead,
   parseReleaseReply,
 } from '../../../src/completion/args';
 import {
@@ -126,8 +129,31 @@ describe('reply parsers', () => {
     expect(() => parseReleaseReply([-4, '11'], 'r')).toThrow(NotHeadError);
   });
 
+  it('reads a claim: claimed, another copy\'s claim and its end, or not the head with what the head is', () => {
+    expect(parseClaimReply([0], 'c', 'L')).toEqual({ status: 'claimed' });
+    expect(parseClaimReply([2, '1700000005000'], 'c', 'L')).toEqual({ status: 'claimed-elsewhere', untilMs: 1_700_000_005_000 });
+    expect(parseClaimReply([1, ''], 'c', 'L')).toEqual({ status: 'not-head', head: undefined });
+    expect(parseClaimReply([1, '4|3|held|1|2|fatal|'], 'c', 'L')).toMatchObject({ status: 'not-head', head: { lane: 'L', offset: 4, attempt: 3, state: 'held' } });
+    expect(() => parseClaimReply([-9], 'c', 'L')).toThrow(UnexpectedReplyError);
+  });
+
+  it('reads a lane entry carrying a claim and no lease as an entry without a lease', () => {
+    expect(parseLaneHead('4|2|retrying|10|20||||g.retry.1s:0:3|90', 'h')).toEqual({ lane: '', offset: 4, attempt: 2, state: 'retrying', dueAtMs: 20, reason: '', leaseUntilMs: 0 });
+  });
+
   it('rejects a status count that does not match the records', () => {
     expect(() => parseAdmitReply([0, 'rr', '1', '2', '1', []], 3, 'admit')).toThrow(UnexpectedReplyError);
+  });
+});
+
+describe('claimCall', () => {
+  it('sends the lane, the expected head, the copy, now and the claim end rounded up, on the lanes key only', () => {
+    const call = claimCall(partitionKeys(ref), 'TA==', { offset: 4, attempt: 2 }, { copy: 'orders.retry.1s:0:3', nowMs: 100, untilMs: 200.4 });
+    expect(call).toEqual({ keys: [partitionKeys(ref).lanes], argv: ['TA==', '4', '2', 'orders.retry.1s:0:3', '100', '201'] });
+  });
+
+  it('rejects a copy id holding the entry separator', () => {
+    expect(() => claimCall(partitionKeys(ref), 'L', { offset: 0, attempt: 1 }, { copy: 'a|b', nowMs: 0, untilMs: 1 })).toThrow(RangeError);
   });
 });
 
