@@ -1,0 +1,1269 @@
+/**
+ * Randomized histories of one group: source records delivered (and redelivered) as the Lambda Kafka trigger
+ * does, handlers that fail as a generated plan says, retry copies delivered late, early, twice or out of
+ * order across tiers, invocations cut short or thrown away mid-way, committer runs and re-drives. A ghost
+ * kept beside the engine (what every handler run saw, what the broker acknowledged) checks the guarantees of
+ * DESIGN.md section 3 while the history runs and once everything is drained.
+ *
+ * The runner is written against `HistoryBackend`: the in-memory completion model for unit tests (thousands of
+ * histories), the real Redis store for integration tests (the real Lua scripts). A failing history throws
+ * `HistoryViolation` with what broke and the history's trace; `HISTORY_TRACE=1` prints the trace of passing ones.
+ *
+ * Time: the engine runs on a clock the history moves (retry delays of 5 s and 60 s, leases of 90 s pass in an
+ * instant); timers stay real and short (a record deadline of 10 ms, a wait of 2 ms before a copy not yet due goes
+ * back to its tier).
+ */
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import fc from 'fast-check';
+import { planCommit } from '../../src/committer/plan';
+import type { ParkedRecord } from '../../src/completion/args';
+import type { CompletionStore } from '../../src/completion/store';
+import type { AdmitRecord, AdmitResult, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, PartitionRef } from '../../src/completion/types';
+import { Engine, type Admission, type EngineTask } from '../../src/engine/engine';
+import type { Clock, CompletionPort, HandOffSink } from '../../src/engine/ports';
+import type { LanesContext, LanesRecord, RecordHandler } from '../../src/engine/types';
+import { NonRetriableError, RetryLaterError } from '../../src/errors';
+import { decodeKafkaEvent, encodeKafkaEvent, type KafkaBatchResponse, type KafkaRecordInput } from '../../src/event';
+import { readHandOffHeaders } from '../../src/handoff/headers';
+import type { HandOffItem, HandOffOutcome } from '../../src/handoff/types';
+import { resolveOptions, type LanesOptions, type LanesOptionsInput, type Ordering } from '../../src/options';
+import { retryTierOf, retryTopic } from '../../src/options/names';
+import { ProcessorAdmission } from '../../src/processor/admission';
+import { RetryAdmission } from '../../src/retry/admission';
+import { releaseHeldLane } from '../../src/retry/operator';
+import { redriveExpiredLeases } from '../../src/retry/redrive';
+import { CompletionModelStore } from './completion-model';
+import { copyRecord, within } from './engine-rig';
+
+process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+
+// ---- what a history is ----------------------------------------------------------------------------
+
+/** How a planned failure throws: a plain error (backoff delay), `RetryLaterError` now or in 5 s, non-retriable, a programming error. */
+export type FailureKind = 'transient' | 'soon' | 'later' | 'fatal' | 'bug';
+
+/**
+ * What goes wrong in one invocation:
+ * - `crash`: the container dies after `after` events (store calls, hand-off writes, handler starts); nothing it
+ *   does later takes effect, its done bits not flushed are lost, the event source redelivers the batch;
+ * - `die`: the same, as its `start`-th handler starts (a crash aimed at the windows between runs: a lane released
+ *   onto its next head, a head failed and not yet handed off);
+ * - `cut`: less time left than the deadline margin: no record starts, everything is deferred;
+ * - `timeout`: the `start`-th handler started hangs until its record deadline; with `stop`, the invocation stops
+ *   starting records before that (records not started are deferred).
+ */
+export type Fault =
+  | { readonly kind: 'none' }
+  | { readonly kind: 'crash'; readonly after: number }
+  | { readonly kind: 'die'; readonly start: number }
+  | { readonly kind: 'cut' }
+  | { readonly kind: 'timeout'; readonly start: number; readonly stop: boolean };
+
+/** The source trigger delivers `size` records of a partition (or of all), starting `back` records before its position. */
+export interface DeliverStep {
+  readonly t: 'deliver';
+  readonly partition: number | 'all';
+  readonly back: number;
+  readonly size: number;
+  readonly fault: Fault;
+}
+
+/**
+ * The retry trigger delivers up to `size` copies of each tier (`back` before its position), tiers in ascending
+ * or descending order or at once, after the clock moved `advanceMs`. The fault hits the first invocation.
+ */
+export interface RetryStep {
+  readonly t: 'retry';
+  readonly order: 'asc' | 'desc' | 'parallel';
+  readonly back: number;
+  readonly size: number;
+  readonly advanceMs: number;
+  readonly fault: Fault;
+}
+
+export type Step =
+  | DeliverStep
+  | RetryStep
+  /** A source delivery and a retry delivery at the same time (two functions, two containers). */
+  | { readonly t: 'both'; readonly deliver: DeliverStep; readonly retry: RetryStep }
+  /** A committer run with its re-drive of expired leases, after the clock moved `advanceMs`; it may crash too. */
+  | { readonly t: 'commit'; readonly advanceMs: number; readonly crashAfter: number | undefined }
+  /** `kafka-lanes rewind` after an incident: the trigger's position moves to the committed offset. */
+  | { readonly t: 'rewind'; readonly what: 'source' | 'tiers' }
+  /** `kafka-lanes lane release` of every held lane (the `hold` dead-letter policy). */
+  | { readonly t: 'operator' };
+
+export interface PlannedFailure {
+  readonly p: number;
+  readonly o: number;
+  readonly attempt: number;
+  readonly kind: FailureKind;
+}
+
+export interface HistorySpec {
+  readonly ordering: Ordering;
+  /** Records without a key: each its own lane, or one lane per partition. */
+  readonly nullKey: 'independent' | 'shared';
+  readonly deadLetter: 'release' | 'hold';
+  readonly maxAttempts: number;
+  readonly concurrency: number;
+  /** Back-pressure caps of every partition (`maxParked` on Redis only); `undefined`: the defaults, never reached. */
+  readonly caps: { readonly maxWindow: number; readonly maxParked: number } | undefined;
+  /** Per source partition, the Kafka key of each offset (`null`: no key). */
+  readonly keys: ReadonlyArray<ReadonlyArray<string | null>>;
+  /** Every record of this key fails every attempt: it exhausts its attempts and is dead-lettered. */
+  readonly poison: string | undefined;
+  /** Records whose value is not JSON: never run, dead-lettered with reason `deserialization`. */
+  readonly badValues: ReadonlyArray<{ readonly p: number; readonly o: number }>;
+  /** (partition, offset, attempt) that fail, and how; the first entry for a triple wins. */
+  readonly failures: readonly PlannedFailure[];
+  /** Ordinals of hand-off writes the broker stores twice (a producer retry). */
+  readonly dupWrites: readonly number[];
+  readonly steps: readonly Step[];
+}
+
+// ---- generators -------------------------------------------------------------------------------------
+
+export interface HistoryShape {
+  readonly orderings: readonly Ordering[];
+  readonly partitions: 1 | 2;
+  readonly maxRecords: number;
+  readonly maxSteps: number;
+  /** The Kafka keys records get (besides null); default `a`, `b`, `c`. One key: long lanes, much parking. */
+  readonly keys?: readonly string[];
+}
+
+/** Faults of an invocation, weighed against 10 for none (the retry function's crash windows are narrower). */
+function faultArb(crashWeight: number, dieWeight: number, maxEvents: number): fc.Arbitrary<Fault> {
+  return fc.oneof(
+    { weight: 10, arbitrary: fc.constant<Fault>({ kind: 'none' }) },
+    { weight: crashWeight, arbitrary: fc.nat({ max: maxEvents }).map((after): Fault => ({ kind: 'crash', after })) },
+    { weight: dieWeight, arbitrary: fc.integer({ min: 1, max: 3 }).map((start): Fault => ({ kind: 'die', start })) },
+    { weight: 1, arbitrary: fc.constant<Fault>({ kind: 'cut' }) },
+    { weight: 1, arbitrary: fc.record({ start: fc.integer({ min: 1, max: 4 }), stop: fc.boolean() }).map(({ start, stop }): Fault => ({ kind: 'timeout', start, stop })) },
+  );
+}
+
+function deliverArb(shape: HistoryShape): fc.Arbitrary<DeliverStep> {
+  const partition: fc.Arbitrary<number | 'all'> = shape.partitions === 1 ? fc.constant(0) : fc.constantFrom<number | 'all'>(0, 1, 'all');
+  return fc.record({
+    t: fc.constant('deliver' as const),
+    partition,
+    back: fc.oneof({ weight: 3, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: 4 }) }),
+    size: fc.integer({ min: 1, max: shape.maxRecords }),
+    fault: faultArb(4, 2, 14),
+  });
+}
+
+const retryArb: fc.Arbitrary<RetryStep> = fc.record({
+  t: fc.constant('retry' as const),
+  order: fc.constantFrom('asc' as const, 'desc' as const, 'parallel' as const),
+  back: fc.oneof({ weight: 3, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: 3 }) }),
+  size: fc.integer({ min: 1, max: 6 }),
+  // 0: copies delayed by the backoff (60 s) or by `later` (5 s) are not due yet; 6 s: only the 5 s ones are.
+  advanceMs: fc.constantFrom(0, 6_000, 61_000),
+  fault: faultArb(6, 5, 20),
+});
+
+/** Random histories of one group; `shape` bounds their size. */
+export function historyArb(shape: HistoryShape): fc.Arbitrary<HistorySpec> {
+  const names = shape.keys ?? ['a', 'b', 'c'];
+  const key = fc.oneof({ weight: 8, arbitrary: fc.constantFrom(...names) }, { weight: 1, arbitrary: fc.constant(null) });
+  const step: fc.Arbitrary<Step> = fc.oneof(
+    { weight: 5, arbitrary: deliverArb(shape) },
+    { weight: 4, arbitrary: retryArb },
+    { weight: 1, arbitrary: fc.record({ t: fc.constant('both' as const), deliver: deliverArb(shape), retry: retryArb }) },
+    {
+      weight: 2,
+      arbitrary: fc.record({
+        t: fc.constant('commit' as const),
+        advanceMs: fc.constantFrom(0, 200_000),
+        crashAfter: fc.option(fc.nat({ max: 4 }), { nil: undefined, freq: 3 }),
+      }),
+    },
+    { weight: 1, arbitrary: fc.record({ t: fc.constant('rewind' as const), what: fc.constantFrom('source' as const, 'tiers' as const) }) },
+    { weight: 1, arbitrary: fc.constant({ t: 'operator' as const }) },
+  );
+  return fc.record({
+    ordering: fc.constantFrom(...shape.orderings),
+    nullKey: fc.constantFrom('independent' as const, 'shared' as const),
+    deadLetter: fc.constantFrom('release' as const, 'hold' as const),
+    maxAttempts: fc.integer({ min: 1, max: 3 }),
+    concurrency: fc.constantFrom(1, 2, 8),
+    caps: fc.option(fc.record({ maxWindow: fc.integer({ min: 1, max: 4 }), maxParked: fc.integer({ min: 1, max: 3 }) }), { nil: undefined, freq: 4 }),
+    keys: fc.array(fc.array(key, { minLength: 1, maxLength: shape.maxRecords }), { minLength: shape.partitions, maxLength: shape.partitions }),
+    poison: fc.option(fc.constantFrom(...names), { nil: undefined, freq: 4 }),
+    badValues: fc.array(fc.record({ p: fc.nat({ max: shape.partitions - 1 }), o: fc.nat({ max: shape.maxRecords - 1 }) }), { maxLength: 2 }),
+    failures: fc.array(
+      fc.record({
+        p: fc.nat({ max: shape.partitions - 1 }),
+        o: fc.nat({ max: shape.maxRecords - 1 }),
+        attempt: fc.integer({ min: 1, max: 3 }),
+        kind: fc.constantFrom<FailureKind>('transient', 'transient', 'soon', 'later', 'fatal', 'bug'),
+      }),
+      { maxLength: 8 },
+    ),
+    dupWrites: fc.array(fc.nat({ max: 20 }), { maxLength: 3 }),
+    steps: fc.array(step, { minLength: 1, maxLength: shape.maxSteps }),
+  });
+}
+
+/**
+ * A regression history (a bug these histories found): key mode under the `hold` policy, one record that fails
+ * non-retriably; the processor's container dies after three events (admit, handler start, then the dead-letter
+ * write), before the lane is blocked as held; then an operator releases every held lane. The processor used to
+ * block the lane as held before the dead-letter write, so the crash left a held lane whose record was never
+ * dead-lettered, and the release set its done bit: the record was lost.
+ */
+export const HELD_BEFORE_DEAD_LETTER: HistorySpec = {
+  ordering: 'key',
+  nullKey: 'independent',
+  deadLetter: 'hold',
+  maxAttempts: 1,
+  concurrency: 1,
+  caps: undefined,
+  keys: [['b']],
+  poison: undefined,
+  badValues: [],
+  failures: [{ p: 0, o: 0, attempt: 1, kind: 'fatal' }],
+  dupWrites: [],
+  steps: [{ t: 'deliver', partition: 0, back: 0, size: 1, fault: { kind: 'crash', after: 3 } }, { t: 'operator' }],
+};
+
+/**
+ * A regression history (a bug these histories found): two copies of one lane head with the same attempt, in
+ * different tiers, both ran at once while the head check was a read; it is a claim now (`claim-1.lua`). Key mode, one record, attempts 1 and 2 fail. The retry function runs the attempt-2 copy (`1m`@0): it fails,
+ * `advance` takes a lease, the attempt-3 copy is written to `1m`@1, and the container dies before the lease comes
+ * off (admit, head check, handler start, advance, write: five events). The attempt-2 copy is delivered again and
+ * dropped as stale. The committer's re-drive, once the lease expired, writes the head's copy again, due already,
+ * to `1s`@0. Both tiers are then delivered at once: one copy claims the head and runs, the other goes back to its
+ * tier until the claim ends, and is dropped as stale then.
+ */
+export const TWIN_COPIES: HistorySpec = {
+  ordering: 'key',
+  nullKey: 'independent',
+  deadLetter: 'release',
+  maxAttempts: 3,
+  concurrency: 1,
+  caps: undefined,
+  keys: [['a']],
+  poison: undefined,
+  badValues: [],
+  failures: [{ p: 0, o: 0, attempt: 1, kind: 'transient' }, { p: 0, o: 0, attempt: 2, kind: 'transient' }],
+  dupWrites: [],
+  steps: [
+    { t: 'deliver', partition: 0, back: 0, size: 1, fault: { kind: 'none' } },
+    { t: 'retry', order: 'asc', back: 0, size: 1, advanceMs: 61_000, fault: { kind: 'crash', after: 5 } },
+    { t: 'retry', order: 'asc', back: 0, size: 1, advanceMs: 0, fault: { kind: 'none' } },
+    { t: 'commit', advanceMs: 200_000, crashAfter: undefined },
+    { t: 'retry', order: 'parallel', back: 0, size: 1, advanceMs: 0, fault: { kind: 'none' } },
+  ],
+};
+
+/**
+ * An example to run first among random histories, so that they surely reach a re-drive: 0:0 fails once; its retry copy
+ * succeeds and releases the lane onto 0:1 with a lease, and the retry function dies as 0:1 starts. Only the
+ * committer's re-drive (once the lease expired) writes 0:1's copy again.
+ */
+export const REDRIVEN_HEAD: HistorySpec = {
+  ordering: 'key',
+  nullKey: 'independent',
+  deadLetter: 'release',
+  maxAttempts: 3,
+  concurrency: 1,
+  caps: undefined,
+  keys: [['a', 'a', 'a']],
+  poison: undefined,
+  badValues: [],
+  failures: [{ p: 0, o: 0, attempt: 1, kind: 'transient' }],
+  dupWrites: [],
+  steps: [
+    { t: 'deliver', partition: 0, back: 0, size: 3, fault: { kind: 'none' } },
+    { t: 'retry', order: 'asc', back: 0, size: 3, advanceMs: 61_000, fault: { kind: 'die', start: 2 } },
+  ],
+};
+
+// ---- the backends -----------------------------------------------------------------------------------
+
+/** The completion store as the engine and the committer's re-drive see it. */
+export interface HistoryStore extends CompletionPort {
+  trackedPartitions(group: string): Promise<PartitionRef[]>;
+  laneHeads(ref: PartitionRef): Promise<LaneHead[]>;
+  firstParked(ref: PartitionRef, lane: string): Promise<ParkedRecord | undefined>;
+}
+
+/** Where a history keeps its completion state, and how the ghost reads it. */
+export interface HistoryBackend {
+  readonly group: string;
+  readonly source: string;
+  readonly store: HistoryStore;
+  /** Which of `offsets` have their done bit set now (offsets below the base count as set). */
+  doneOffsets(ref: PartitionRef, offsets: readonly number[]): Promise<Set<number>>;
+  /** The offsets kept in the partition's park lists now, over the lanes given. */
+  parkedOffsets(ref: PartitionRef, lanes: readonly string[]): Promise<Set<number>>;
+  /** How many lanes of the partition are blocked now. */
+  blockedLanes(ref: PartitionRef): Promise<number>;
+  /**
+   * One committer run without its re-drive: reads every tracked partition's frontier (trimming the bitmap), plans
+   * the commit against what the completion group has, applies it. Returns the committed offset of each
+   * partition, by `tpKey`.
+   */
+  commit(nowMs: number): Promise<Map<string, number>>;
+}
+
+export const tpKey = (topic: string, partition: number): string => `${topic}-${partition}`;
+
+/** The in-memory model of DESIGN.md section 5 (`CompletionModelStore`), with what the re-drive reads. */
+export class ModelHistoryStore implements HistoryStore {
+  readonly model: CompletionModelStore;
+
+  constructor(model = new CompletionModelStore()) {
+    this.model = model;
+  }
+
+  // The model has no epochs: nothing in a history changes owners.
+  admit(ref: PartitionRef, records: readonly AdmitRecord[]): Promise<AdmitResult> {
+    return this.model.admit(ref, records);
+  }
+
+  markDone(ref: PartitionRef, offsets: readonly number[]): Promise<number> {
+    return this.model.markDone(ref, offsets);
+  }
+
+  block(ref: PartitionRef, head: NewLaneHead, parked?: readonly ParkedRecord[], epoch?: number, nowMs?: number): Promise<number> {
+    return this.model.block(ref, head, parked, epoch, nowMs);
+  }
+
+  release(ref: PartitionRef, lane: string, expectedHeadOffset: number, nextAttempt?: number, nowMs?: number, leaseUntilMs?: number): Promise<ParkedRecord | undefined> {
+    return this.model.release(ref, lane, expectedHeadOffset, nextAttempt, nowMs, leaseUntilMs);
+  }
+
+  advance(ref: PartitionRef, lane: string, expected: { offset: number; attempt: number }, next: HeadAdvance): Promise<void> {
+    return this.model.advance(ref, lane, expected, next);
+  }
+
+  laneHead(ref: PartitionRef, lane: string): Promise<LaneHead | undefined> {
+    return this.model.laneHead(ref, lane);
+  }
+
+  claimHead(ref: PartitionRef, lane: string, expected: { offset: number; attempt: number }, claim: HeadClaimRequest): Promise<HeadClaim> {
+    return this.model.claimHead(ref, lane, expected, claim);
+  }
+
+  withLimits(): CompletionPort {
+    return this;
+  }
+
+  async trackedPartitions(group: string): Promise<PartitionRef[]> {
+    return [...this.model.partitions.keys()]
+      .map((id) => id.split('\n'))
+      .filter(([g]) => g === group)
+      .map(([g, topic, partition]) => ({ group: g!, topic: topic!, partition: Number(partition) }));
+  }
+
+  async laneHeads(ref: PartitionRef): Promise<LaneHead[]> {
+    return [...this.model.partition(ref).lanes.entries()].map(([lane, head]) => ({ ...head, lane }));
+  }
+
+  async firstParked(ref: PartitionRef, lane: string): Promise<ParkedRecord | undefined> {
+    return this.model.partition(ref).park.get(lane)?.[0];
+  }
+}
+
+/** The per-offset state of the model, which it keeps private: the ghost reads done bits for the G7 check. */
+interface ModelInternals {
+  readonly done: Set<number>;
+  readonly base: number | undefined;
+}
+
+/** A backend on the in-memory model; the committer's plan is `planCommit`, as `runCommitter` uses it. */
+export class ModelBackend implements HistoryBackend {
+  readonly group = 'grp';
+  readonly source = 'orders';
+  readonly store: ModelHistoryStore;
+  /** What the completion group has committed (Kafka, in the AWS topology). */
+  readonly #committed = new Map<string, number>();
+
+  /** `caps`: the window cap (the model has no parked cap). */
+  constructor(caps?: { readonly maxWindow: number }) {
+    this.store = new ModelHistoryStore(new CompletionModelStore(caps?.maxWindow));
+  }
+
+  async doneOffsets(ref: PartitionRef, offsets: readonly number[]): Promise<Set<number>> {
+    const model = this.store.model.partition(ref).model as unknown as ModelInternals;
+    const base = model.base;
+    return new Set(offsets.filter((o) => base !== undefined && (o < base || model.done.has(o))));
+  }
+
+  async parkedOffsets(ref: PartitionRef): Promise<Set<number>> {
+    return new Set([...this.store.model.partition(ref).park.values()].flatMap((list) => list.map((r) => r.offset)));
+  }
+
+  async blockedLanes(ref: PartitionRef): Promise<number> {
+    return this.store.model.partition(ref).lanes.size;
+  }
+
+  async commit(nowMs: number): Promise<Map<string, number>> {
+    const refs = await this.store.trackedPartitions(this.group);
+    const frontiers = refs.map((ref) => {
+      const { model } = this.store.model.partition(ref);
+      const frontier = model.frontier();
+      return { topic: ref.topic, partition: ref.partition, reading: frontier === undefined ? undefined : { base: 0, highest: model.admittedUpTo, frontier } };
+    });
+    const committed = [...this.#committed.entries()].map(([key, offset]) => {
+      const cut = key.lastIndexOf('-');
+      return { topic: key.slice(0, cut), partition: Number(key.slice(cut + 1)), offset };
+    });
+    const plan = planCommit({ frontiers, committed, nowMs });
+    for (const move of plan.moves) this.#committed.set(tpKey(move.topic, move.partition), move.to);
+    // The committer trims while it reads: trimming never moves the frontier.
+    for (const ref of refs) this.store.model.partition(ref).model.trim();
+    return new Map(this.#committed);
+  }
+}
+
+// ---- the runner -------------------------------------------------------------------------------------
+
+/** The container of an invocation is gone: nothing it does takes effect any more. */
+export class ContainerGone extends Error {
+  constructor() {
+    super('container gone');
+    this.name = 'ContainerGone';
+  }
+}
+
+/** One Lambda execution environment, for one invocation: it may die after a number of events. */
+class Container {
+  dead = false;
+  #left: number | undefined;
+  #starts = 0;
+  readonly #hangAt: number | undefined;
+  readonly #dieAt: number | undefined;
+
+  constructor(fault: Fault | undefined) {
+    this.#left = fault?.kind === 'crash' ? fault.after : undefined;
+    this.#hangAt = fault?.kind === 'timeout' ? fault.start : undefined;
+    this.#dieAt = fault?.kind === 'die' ? fault.start : undefined;
+  }
+
+  /** One more event (a store call, a write, a handler start); `false`: the container died before it. */
+  tick(): boolean {
+    if (this.dead) return false;
+    if (this.#left === undefined) return true;
+    if (this.#left === 0) {
+      this.dead = true;
+      return false;
+    }
+    this.#left -= 1;
+    return true;
+  }
+
+  /** A handler starts: `false` if the container dies as it does; `hang` if it is the one to hang. */
+  start(): { alive: boolean; hang: boolean } {
+    this.#starts += 1;
+    if (this.#starts === this.#dieAt) this.dead = true;
+    if (!this.tick()) return { alive: false, hang: false };
+    return { alive: true, hang: this.#starts === this.#hangAt };
+  }
+}
+
+/** The store as one container sees it: every call is an event; calls after its death fail and change nothing. */
+class ContainerStore implements HistoryStore {
+  constructor(
+    private readonly inner: HistoryStore,
+    private readonly container: Container,
+    private readonly onRelease: (ref: PartitionRef, offset: number) => void,
+  ) {}
+
+  #gate(): void {
+    if (!this.container.tick()) throw new ContainerGone();
+  }
+
+  async admit(ref: PartitionRef, records: readonly AdmitRecord[], epoch?: number): Promise<AdmitResult> {
+    this.#gate();
+    return this.inner.admit(ref, records, epoch);
+  }
+
+  async markDone(ref: PartitionRef, offsets: readonly number[], epoch?: number): Promise<number> {
+    this.#gate();
+    return this.inner.markDone(ref, offsets, epoch);
+  }
+
+  async block(ref: PartitionRef, head: NewLaneHead, parked?: readonly ParkedRecord[], epoch?: number, nowMs?: number): Promise<number> {
+    this.#gate();
+    return this.inner.block(ref, head, parked, epoch, nowMs);
+  }
+
+  async release(ref: PartitionRef, lane: string, expectedHeadOffset: number, nextAttempt?: number, nowMs?: number, leaseUntilMs?: number): Promise<ParkedRecord | undefined> {
+    this.#gate();
+    const next = await this.inner.release(ref, lane, expectedHeadOffset, nextAttempt, nowMs, leaseUntilMs);
+    this.onRelease(ref, expectedHeadOffset);
+    return next;
+  }
+
+  async advance(ref: PartitionRef, lane: string, expected: { offset: number; attempt: number }, next: HeadAdvance): Promise<void> {
+    this.#gate();
+    return this.inner.advance(ref, lane, expected, next);
+  }
+
+  async laneHead(ref: PartitionRef, lane: string): Promise<LaneHead | undefined> {
+    this.#gate();
+    return this.inner.laneHead(ref, lane);
+  }
+
+  async claimHead(ref: PartitionRef, lane: string, expected: { offset: number; attempt: number }, claim: HeadClaimRequest): Promise<HeadClaim> {
+    this.#gate();
+    return this.inner.claimHead(ref, lane, expected, claim);
+  }
+
+  withLimits(): CompletionPort {
+    return this;
+  }
+
+  async trackedPartitions(group: string): Promise<PartitionRef[]> {
+    this.#gate();
+    return this.inner.trackedPartitions(group);
+  }
+
+  async laneHeads(ref: PartitionRef): Promise<LaneHead[]> {
+    this.#gate();
+    return this.inner.laneHeads(ref);
+  }
+
+  async firstParked(ref: PartitionRef, lane: string): Promise<ParkedRecord | undefined> {
+    this.#gate();
+    return this.inner.firstParked(ref, lane);
+  }
+}
+
+/** The broker as one container writes to it: acknowledged copies land in the history's logs. */
+class ContainerSink implements HandOffSink {
+  constructor(
+    private readonly container: Container,
+    private readonly land: (items: readonly HandOffItem[]) => void,
+  ) {}
+
+  async write(items: readonly HandOffItem[]): Promise<HandOffOutcome[]> {
+    if (!this.container.tick()) throw new ContainerGone();
+    this.land(items);
+    return items.map(() => ({ status: 'written' }));
+  }
+}
+
+/** One handler run, as the ghost saw it start. */
+interface Run {
+  readonly seq: number;
+  readonly invocation: number;
+  /** `source`: a processor delivery; `copy`: a retry copy; `drained`: a parked record run inline after a release. */
+  readonly via: 'source' | 'copy' | 'drained';
+  readonly p: number;
+  readonly o: number;
+  readonly attempt: number;
+  /** The copy's own topic and offset. */
+  readonly copy: string | undefined;
+  outcome: 'running' | 'ok' | 'killed' | 'hang' | FailureKind;
+}
+
+/** A retry copy in its tier's log, with the item it was written from. */
+interface LoggedCopy {
+  readonly record: KafkaRecordInput;
+  readonly item: HandOffItem;
+}
+
+const TIERS = ['1s', '1m'] as const;
+/** Longer than any delay a history uses (60 s backoff, 5 s `later`) and any lease (60 s + 30 s). */
+const DRAIN_TICK_MS = 3_600_000;
+const DRAIN_ROUNDS = 60;
+const RECORD_TIMEOUT_MS = 10;
+const LONG_MS = 60_000;
+/** Remaining time of an invocation whose copies are not all due: it waits 2 ms, then writes them back. */
+const SHORT_MS = 1_002;
+const CUT_MS = 500;
+const STOP_MS = 1_003;
+
+const silent = { logger: new Logger({ logLevel: 'SILENT' }), metrics: new Metrics({ namespace: 'test', serviceName: 'test' }) };
+const optionsCache = new Map<string, LanesOptions>();
+
+/** The options a history runs with (cached: validating them is the slow part of a small history). */
+export function historyOptions(
+  spec: Pick<HistorySpec, 'ordering' | 'nullKey' | 'deadLetter' | 'maxAttempts' | 'concurrency'>,
+  group: string,
+  recordTimeoutMs = RECORD_TIMEOUT_MS,
+): LanesOptions {
+  const id = JSON.stringify([spec.ordering, spec.nullKey, spec.deadLetter, spec.maxAttempts, spec.concurrency, group, recordTimeoutMs]);
+  let options = optionsCache.get(id);
+  if (options === undefined) {
+    options = resolveOptions({
+      group,
+      ordering: spec.ordering,
+      nullKey: spec.nullKey,
+      deadLetter: { policy: spec.deadLetter },
+      concurrency: spec.concurrency,
+      // Flushed at the end of an invocation only (and on a crash, never): a timer firing mid-invocation would
+      // make the crash points depend on the machine's speed.
+      flushIntervalMs: 60_000,
+      deadlineMarginMs: 1_000,
+      recordTimeoutMs,
+      retry: { tiers: [...TIERS], maxAttempts: spec.maxAttempts, backoff: { type: 'fixed', delayMs: 60_000 } },
+    } as LanesOptionsInput, {});
+    optionsCache.set(id, options);
+  }
+  return options;
+}
+
+function errorOf(kind: FailureKind): Error {
+  switch (kind) {
+    case 'transient':
+      return new Error('transient failure');
+    case 'soon':
+      return new RetryLaterError(0);
+    case 'later':
+      return new RetryLaterError(5_000);
+    case 'fatal':
+      return new NonRetriableError('fatal failure');
+    case 'bug':
+      return new TypeError('bug');
+  }
+}
+
+/** The dead-letter reason a failed run of `attempt` must lead to, if any (DESIGN.md sections 3 G4 and 6). */
+function expectedReason(outcome: Run['outcome'], attempt: number, maxAttempts: number): string | undefined {
+  if (outcome === 'fatal') return 'non-retriable';
+  if (outcome === 'bug') return 'programming-error';
+  if (outcome === 'transient' || outcome === 'soon' || outcome === 'later' || outcome === 'hang') {
+    return attempt >= maxAttempts ? 'attempts-exhausted' : undefined;
+  }
+  return undefined;
+}
+
+function aborted(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+  });
+}
+
+/** A history broke a guarantee: the message says which, and what happened. */
+export class HistoryViolation extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'HistoryViolation';
+  }
+}
+
+/**
+ * Runs one history on a backend and checks it; throws `HistoryViolation` on the first step that breaks a
+ * guarantee, or at the end.
+ *
+ * @example
+ * await fc.assert(fc.asyncProperty(historyArb(shape), async (spec) => {
+ *   await runHistory(spec, new ModelBackend(spec.caps));
+ * }), { numRuns: 500, seed: 1 });
+ */
+export async function runHistory(spec: HistorySpec, backend: HistoryBackend, run: RunOptions = {}): Promise<HistoryStats> {
+  const history = new History(spec, backend, run);
+  await history.run();
+  return history.stats();
+}
+
+export interface RunOptions {
+  /**
+   * How long each handler takes, in ms (default: one turn of the event loop). Set, the record timeout is a minute
+   * instead of 10 ms, so a history with `timeout` faults would wait that long.
+   */
+  readonly handlerMs?: number;
+}
+
+/** What a history did, to see that the generators reach the cases that matter. */
+export interface HistoryStats {
+  readonly invocations: number;
+  /** Containers that died mid-way (invocations and committer re-drives). */
+  readonly crashes: number;
+  readonly runs: number;
+  /** Runs of a retry copy, and of a parked record drained inline after its lane was released. */
+  readonly copyRuns: number;
+  readonly drainedRuns: number;
+  /** Handlers that hung until their record deadline. */
+  readonly hangs: number;
+  /** Retry copies the broker acknowledged, and dead letters. */
+  readonly copies: number;
+  readonly deadLetters: number;
+  /** Runs of a (record, attempt) that had run before (after a crash). */
+  readonly redeliveredRuns: number;
+  /** Records refused by back-pressure, held heads released by the operator, heads re-driven by the committer. */
+  readonly refused: number;
+  readonly operatorReleases: number;
+  readonly redriven: number;
+}
+
+/** Adds up the stats of many histories. */
+export function addStats(a: HistoryStats, b: HistoryStats): HistoryStats {
+  const sum = { ...a };
+  for (const key of Object.keys(b) as Array<keyof HistoryStats>) sum[key] = a[key] + b[key];
+  return sum;
+}
+
+export const NO_STATS: HistoryStats = {
+  invocations: 0, crashes: 0, runs: 0, copyRuns: 0, drainedRuns: 0, hangs: 0, copies: 0, deadLetters: 0, redeliveredRuns: 0, refused: 0, operatorReleases: 0, redriven: 0,
+};
+
+class History {
+  readonly spec: HistorySpec;
+  readonly backend: HistoryBackend;
+  readonly options: LanesOptions;
+  readonly laneMode: boolean;
+  readonly clock: Clock;
+  #skew = 0;
+  readonly sourceLogs: KafkaRecordInput[][];
+  readonly tierTopics: string[];
+  readonly tierLogs = new Map<string, LoggedCopy[]>();
+  /** Where each trigger (source partition, retry tier) reads next. */
+  readonly position = new Map<string, number>();
+  /** What the committer last committed, per partition. */
+  committed = new Map<string, number>();
+  readonly failurePlan = new Map<string, FailureKind>();
+  readonly dupWrites: Set<number>;
+  #writes = 0;
+  #seq = 0;
+  #invocations = 0;
+  crashes = 0;
+  refused = 0;
+  operatorReleases = 0;
+  redriven = 0;
+  readonly runs: Run[] = [];
+  readonly successes = new Map<string, number>();
+  readonly firstSuccess = new Map<string, number>();
+  readonly deadLetters = new Map<string, Array<{ attempt: number; reason: string }>>();
+  /** Origins of which a retry copy was acknowledged by the broker at some point. */
+  readonly copied = new Set<string>();
+  /** Origins released past as a lane head (their done bit set by `release`). */
+  readonly released = new Set<string>();
+  readonly maxAttempt = new Map<string, number>();
+  /** Per lane, the runs in flight. */
+  readonly inFlight = new Map<string, Set<Run>>();
+  readonly violations: string[] = [];
+  readonly trace: string[] = [];
+  readonly handlerMs: number | undefined;
+
+  constructor(spec: HistorySpec, backend: HistoryBackend, run: RunOptions) {
+    this.spec = spec;
+    this.backend = backend;
+    this.handlerMs = run.handlerMs;
+    this.options = historyOptions(spec, backend.group, run.handlerMs === undefined ? RECORD_TIMEOUT_MS : 60_000);
+    this.laneMode = spec.ordering !== 'unordered';
+    this.clock = { now: () => Date.now() + this.#skew };
+    this.sourceLogs = spec.keys.map((keys, p) => keys.map((key, o) => ({
+      topic: backend.source,
+      partition: p,
+      offset: o,
+      timestamp: 1_700_000_000_000 + o,
+      key: key === null ? null : Buffer.from(key),
+      value: Buffer.from(spec.badValues.some((b) => b.p === p && b.o === o) ? `not json ${p}:${o}` : JSON.stringify({ p, o })),
+    })));
+    this.tierTopics = TIERS.map((tier) => retryTopic(backend.group, tier));
+    for (const topic of this.tierTopics) this.tierLogs.set(topic, []);
+    for (const f of spec.failures) {
+      const id = `${f.p}:${f.o}:${f.attempt}`;
+      if (!this.failurePlan.has(id)) this.failurePlan.set(id, f.kind);
+    }
+    this.dupWrites = new Set(spec.dupWrites);
+  }
+
+  stats(): HistoryStats {
+    const seen = new Set<string>();
+    let redeliveredRuns = 0;
+    for (const r of this.runs) {
+      const id = `${r.p}:${r.o}:${r.attempt}`;
+      if (seen.has(id)) redeliveredRuns += 1;
+      seen.add(id);
+    }
+    return {
+      invocations: this.#invocations,
+      crashes: this.crashes,
+      runs: this.runs.length,
+      copyRuns: this.runs.filter((r) => r.via === 'copy').length,
+      drainedRuns: this.runs.filter((r) => r.via === 'drained').length,
+      hangs: this.runs.filter((r) => r.outcome === 'hang').length,
+      copies: [...this.tierLogs.values()].reduce((n, log) => n + log.length, 0),
+      deadLetters: [...this.deadLetters.values()].reduce((n, list) => n + list.length, 0),
+      redeliveredRuns,
+      refused: this.refused,
+      operatorReleases: this.operatorReleases,
+      redriven: this.redriven,
+    };
+  }
+
+  // ---- lanes of the ghost ----
+
+  keyOf(p: number, o: number): string | null {
+    return this.spec.keys[p]?.[o] ?? null;
+  }
+
+  /** The lane of a source record as DESIGN.md section 3 defines it; `undefined`: independent. */
+  laneOf(p: number, o: number): string | undefined {
+    if (this.spec.ordering === 'unordered') return undefined;
+    if (this.spec.ordering === 'partition') return `${p}`;
+    const key = this.keyOf(p, o);
+    if (key === null) return this.spec.nullKey === 'shared' ? `${p}/(null)` : undefined;
+    return `${p}/${key}`;
+  }
+
+  /** The lane ids the store uses for a partition (park lists are read through them). */
+  storeLanes(p: number): string[] {
+    if (this.spec.ordering === 'partition') return ['*'];
+    const keys = new Set((this.spec.keys[p] ?? []).filter((k): k is string => k !== null));
+    return [...[...keys].map((k) => Buffer.from(k).toString('base64')), ...(this.spec.nullKey === 'shared' ? ['~'] : [])];
+  }
+
+  terminal(rk: string): boolean {
+    return (this.successes.get(rk) ?? 0) > 0 || (this.deadLetters.get(rk)?.length ?? 0) > 0;
+  }
+
+  /**
+   * Terminal as far as its lane is concerned: under `hold`, a dead-lettered head keeps its lane blocked until an
+   * operator releases it (skipped by an explicit policy).
+   */
+  laneTerminal(rk: string): boolean {
+    if ((this.successes.get(rk) ?? 0) > 0) return true;
+    if ((this.deadLetters.get(rk)?.length ?? 0) === 0) return false;
+    return this.spec.deadLetter === 'release' || this.released.has(rk);
+  }
+
+  violate(message: string): void {
+    this.violations.push(message);
+    this.trace.push(`!! ${message}`);
+  }
+
+  // ---- the history ----
+
+  async run(): Promise<void> {
+    for (const [i, step] of this.spec.steps.entries()) {
+      this.trace.push(`step ${i}: ${JSON.stringify(step)}`);
+      await this.#step(step);
+      await this.#commitAndCheck();
+      this.#throwIfViolated(`after step ${i}`);
+    }
+    this.trace.push('drain');
+    await this.#drain();
+    this.#throwIfViolated('while draining');
+    await this.#finalChecks();
+    if (process.env.HISTORY_TRACE === '1') console.log(this.trace.join('\n'));
+    this.#throwIfViolated('at the end');
+  }
+
+  #throwIfViolated(when: string): void {
+    if (this.violations.length === 0) return;
+    const trace = this.trace.length > 150 ? ['…', ...this.trace.slice(-150)] : this.trace;
+    throw new HistoryViolation(`${when}:\n  ${this.violations.join('\n  ')}\ntrace:\n  ${trace.join('\n  ')}`);
+  }
+
+  async #step(step: Step): Promise<void> {
+    switch (step.t) {
+      case 'deliver':
+        return this.#deliver(step);
+      case 'retry':
+        this.#skew += step.advanceMs;
+        return this.#retry(step);
+      case 'both':
+        this.#skew += step.retry.advanceMs;
+        await Promise.all([this.#deliver(step.deliver), this.#retry(step.retry)]);
+        return;
+      case 'commit':
+        this.#skew += step.advanceMs;
+        return this.#redrive(step.crashAfter === undefined ? undefined : { kind: 'crash', after: step.crashAfter });
+      case 'rewind':
+        if (step.what === 'source') {
+          this.sourceLogs.forEach((_, p) => this.position.set(tpKey(this.backend.source, p), this.committed.get(tpKey(this.backend.source, p)) ?? 0));
+        } else {
+          for (const topic of this.tierTopics) this.position.set(tpKey(topic, 0), this.committed.get(tpKey(topic, 0)) ?? 0);
+        }
+        this.trace.push(`  positions ${JSON.stringify([...this.position])}`);
+        return;
+      case 'operator':
+        return this.#releaseHeld();
+    }
+  }
+
+  /** The operator releases every held lane of the source partitions. */
+  async #releaseHeld(): Promise<void> {
+    const container = new Container(undefined);
+    const invocation = (this.#invocations += 1);
+    const parts = { options: this.options, store: this.#storeOf(container) as unknown as CompletionStore, sink: this.#sinkOf(container, invocation), now: this.clock.now };
+    for (const p of this.sourceLogs.keys()) {
+      const ref = { group: this.backend.group, topic: this.backend.source, partition: p };
+      for (const head of await this.backend.store.laneHeads(ref)) {
+        if (head.state !== 'held') continue;
+        const { next } = await releaseHeldLane(parts, ref, head.lane);
+        this.operatorReleases += 1;
+        this.trace.push(`  #${invocation} operator released held ${p}:${head.offset}, next ${String(next)}`);
+      }
+    }
+  }
+
+  async #deliver(step: DeliverStep): Promise<void> {
+    const partitions = step.partition === 'all' ? this.sourceLogs.map((_, p) => p) : [step.partition];
+    const batches = partitions.flatMap((p) => {
+      const log = this.sourceLogs[p] ?? [];
+      const key = tpKey(this.backend.source, p);
+      const start = Math.max(0, (this.position.get(key) ?? 0) - step.back);
+      const end = Math.min(log.length, start + step.size);
+      return start < end ? [{ key, start, end, records: log.slice(start, end) }] : [];
+    });
+    if (batches.length === 0) return;
+    await this.#invoke('processor', batches, step.fault);
+  }
+
+  async #retry(step: RetryStep): Promise<void> {
+    const topics = step.order === 'desc' ? [...this.tierTopics].reverse() : this.tierTopics;
+    const batches = topics.flatMap((topic) => {
+      const log = this.tierLogs.get(topic) ?? [];
+      const key = tpKey(topic, 0);
+      const start = Math.max(0, (this.position.get(key) ?? 0) - step.back);
+      const end = Math.min(log.length, start + step.size);
+      return start < end ? [{ key, start, end, records: log.slice(start, end).map((c) => c.record) }] : [];
+    });
+    // One invocation per tier (one trigger each); the fault hits the first.
+    const one = (batch: (typeof batches)[number], i: number): Promise<void> => this.#invoke('retry', [batch], i === 0 ? step.fault : { kind: 'none' });
+    if (step.order === 'parallel') {
+      await Promise.all(batches.map(one));
+      return;
+    }
+    for (const [i, batch] of batches.entries()) await one(batch, i);
+  }
+
+  /** The committer's re-drive of lane heads whose lease expired. */
+  async #redrive(fault: Fault | undefined): Promise<void> {
+    const container = new Container(fault);
+    const invocation = (this.#invocations += 1);
+    try {
+      this.redriven += (await redriveExpiredLeases({
+        store: this.#storeOf(container),
+        options: this.options,
+        sink: this.#sinkOf(container, invocation),
+        now: this.clock.now,
+      })).length;
+    } catch (error) {
+      if (!container.dead) throw error;
+    }
+    if (container.dead) {
+      this.crashes += 1;
+      this.trace.push(`  re-drive #${invocation} crashed`);
+    }
+  }
+
+  #storeOf(container: Container): ContainerStore {
+    return new ContainerStore(this.backend.store, container, (ref, offset) => {
+      if (ref.topic === this.backend.source) this.released.add(`${ref.partition}:${offset}`);
+    });
+  }
+
+  #sinkOf(container: Container, invocation: number): ContainerSink {
+    return new ContainerSink(container, (items) => {
+      for (const item of items) {
+        const ordinal = this.#writes;
+        this.#writes += 1;
+        const rk = `${item.origin.partition}:${item.origin.offset}`;
+        if (item.kind === 'dead-letter') {
+          if (item.origin.topic !== this.backend.source) {
+            this.violate(`#${invocation} dead-lettered a record whose origin is not a source record: ${JSON.stringify(item.origin)} (${item.reason})`);
+          }
+          const list = this.deadLetters.get(rk) ?? [];
+          list.push({ attempt: item.attempt, reason: item.reason ?? '' });
+          this.deadLetters.set(rk, list);
+          this.trace.push(`  #${invocation} dead letter ${rk} attempt ${item.attempt}: ${item.reason}`);
+          continue;
+        }
+        this.copied.add(rk);
+        const log = this.tierLogs.get(item.topic);
+        if (log === undefined) {
+          this.violate(`#${invocation} wrote a retry copy to an unknown topic ${item.topic}`);
+          continue;
+        }
+        const copies = this.dupWrites.has(ordinal) ? 2 : 1;
+        for (let i = 0; i < copies; i += 1) log.push({ record: copyRecord(item, log.length), item });
+        this.trace.push(`  #${invocation} copy ${rk} attempt ${item.attempt} due +${item.dueAtMs - this.clock.now()}ms -> ${item.topic}@${log.length - copies}${copies > 1 ? ' (twice)' : ''}${item.deferred === true ? ' deferred' : ''}`);
+      }
+    });
+  }
+
+  /** One invocation of the processor or the retry function, in a container of its own. */
+  async #invoke(
+    kind: 'processor' | 'retry',
+    batches: ReadonlyArray<{ key: string; start: number; end: number; records: KafkaRecordInput[] }>,
+    fault: Fault,
+  ): Promise<void> {
+    const invocation = (this.#invocations += 1);
+    const container = new Container(fault);
+    const records = batches.flatMap((b) => b.records);
+    this.trace.push(`  #${invocation} ${kind} ${batches.map((b) => `${b.key}[${b.start},${b.end})`).join(' ')} fault ${JSON.stringify(fault)}`);
+    // G7: what was done before the invocation must not run in it.
+    const doneBefore = new Set<string>();
+    for (const b of batches) {
+      const first = b.records[0]!;
+      const ref = { group: this.backend.group, topic: first.topic, partition: first.partition };
+      for (const o of await this.backend.doneOffsets(ref, b.records.map((r) => r.offset))) doneBefore.add(tpKey(first.topic, first.partition) + `@${o}`);
+    }
+    let remainingMs = LONG_MS;
+    if (fault.kind === 'cut') remainingMs = CUT_MS;
+    else if (fault.kind === 'timeout' && fault.stop) remainingMs = STOP_MS;
+    else if (kind === 'retry' && batches.some((b) => this.#tierSlice(b).some((c) => c.item.dueAtMs > this.clock.now()))) remainingMs = SHORT_MS;
+
+    const engine = new Engine({
+      options: this.options,
+      handler: this.#handler(kind, invocation, container, doneBefore),
+      store: this.#storeOf(container),
+      telemetry: silent,
+      clock: this.clock,
+    });
+    const decoded = decodeKafkaEvent(encodeKafkaEvent({ source: 'SelfManagedKafka', records }));
+    const admission: Admission<EngineTask> = kind === 'processor' ? new ProcessorAdmission() : new RetryAdmission() as unknown as Admission<EngineTask>;
+    let response: KafkaBatchResponse | undefined;
+    let thrown: unknown;
+    try {
+      response = await engine.run(admission, decoded.partitions, this.#sinkOf(container, invocation), within(remainingMs));
+    } catch (error) {
+      thrown = error;
+    }
+    if (container.dead) {
+      this.crashes += 1;
+      this.trace.push(`  #${invocation} crashed: the trigger delivers the batch again`);
+      return;
+    }
+    const failed = response?.batchItemFailures ?? [];
+    // Only back-pressure may leave records unhandled without a crash: the trigger delivers them again (G5).
+    if (thrown !== undefined || (failed.length > 0 && this.spec.caps === undefined)) {
+      this.violate(`#${invocation} (${kind}, no crash) did not hand every record off: ${thrown === undefined ? JSON.stringify(response) : String(thrown)}`);
+      return;
+    }
+    if (failed.length > 0) {
+      this.refused += failed.length;
+      this.trace.push(`  #${invocation} refused ${JSON.stringify(failed.map((f) => f.itemIdentifier))}`);
+    }
+    for (const b of batches) {
+      const refused = failed.filter((f) => f.itemIdentifier.partition === b.key).map((f) => f.itemIdentifier.offset);
+      this.position.set(b.key, refused.length > 0 ? Math.min(...refused) : b.end);
+    }
+  }
+
+  #tierSlice(b: { key: string; start: number; end: number }): LoggedCopy[] {
+    const topic = b.key.slice(0, b.key.lastIndexOf('-'));
+    return (this.tierLogs.get(topic) ?? []).slice(b.start, b.end);
+  }
+
+  /** The user's handler, as the ghost watches it: checks at every start, outcome as planned. */
+  #handler(kind: 'processor' | 'retry', invocation: number, container: Container, doneBefore: ReadonlySet<string>): RecordHandler {
+    return (record, ctx) => {
+      const { alive, hang } = container.start();
+      if (!alive) throw new ContainerGone();
+      const via: Run['via'] = kind === 'processor' ? 'source' : retryTierOf(this.backend.group, record.topic) === undefined ? 'drained' : 'copy';
+      const run: Run = {
+        seq: (this.#seq += 1),
+        invocation,
+        via,
+        p: record.origin.partition,
+        o: record.origin.offset,
+        attempt: ctx.attempt,
+        copy: via === 'copy' ? `${record.topic}@${record.offset}` : undefined,
+        outcome: 'running',
+      };
+      this.#checkStart(run, record, doneBefore);
+      this.runs.push(run);
+      this.trace.push(`  #${invocation} run ${run.p}:${run.o} (${String(this.keyOf(run.p, run.o))}) attempt ${run.attempt} via ${via}${run.copy === undefined ? '' : ` ${run.copy}`}`);
+      return this.#execute(run, ctx, container, hang);
+    };
+  }
+
+  #checkStart(run: Run, record: LanesRecord, doneBefore: ReadonlySet<string>): void {
+    const { p, o, attempt } = run;
+    const rk = `${p}:${o}`;
+    const what = `${rk} (key ${String(this.keyOf(p, o))}) attempt ${attempt} via ${run.via}${run.copy === undefined ? '' : ` ${run.copy}`}`;
+    if (record.origin.topic !== this.backend.source || o >= (this.spec.keys[p]?.length ?? 0)) this.violate(`ran a record of unknown origin ${JSON.stringify(record.origin)}`);
+    // G4: attempts per record never exceed maxAttempts.
+    if (attempt < 1 || attempt > this.spec.maxAttempts) this.violate(`${what}: attempt outside 1..${this.spec.maxAttempts}`);
+    // G7: a record whose done bit is set is never run again when it is redelivered.
+    if (run.via === 'source' && doneBefore.has(`${tpKey(record.topic, record.partition)}@${record.offset}`)) {
+      this.violate(`${what}: ran although its done bit was set when the batch was delivered (G7)`);
+    }
+    if (run.via === 'copy' && doneBefore.has(`${tpKey(record.topic, record.partition)}@${record.offset}`)) {
+      this.violate(`${what}: a copy ran again although its own done bit was set when it was redelivered (G7)`);
+    }
+    // G4: a retry never runs before its due time.
+    if (run.via === 'copy') {
+      const due = readHandOffHeaders(record.headers).dueAtMs;
+      if (due === undefined || this.clock.now() < due) this.violate(`${what}: ran ${due === undefined ? 'without a due time' : `${due - this.clock.now()} ms before its due time`} (G4)`);
+    }
+    const lane = this.laneOf(p, o);
+    if (this.laneMode && lane !== undefined) {
+      // Key / partition mode: a record starts only after every earlier record of its lane is terminal.
+      for (let m = 0; m < o; m += 1) {
+        if (this.laneOf(p, m) === lane && !this.laneTerminal(`${p}:${m}`)) {
+          this.violate(`${what}: started while ${p}:${m} of its lane ${lane} is neither done nor dead-lettered${this.spec.deadLetter === 'hold' ? ' and released' : ''}`);
+        }
+      }
+      // One record per lane in flight.
+      const running = [...(this.inFlight.get(lane) ?? [])];
+      if (running.length > 0) {
+        this.violate(`${what}: started while ${running.map((r) => `${r.p}:${r.o} attempt ${r.attempt} via ${r.via}${r.copy === undefined ? '' : ` ${r.copy}`} (#${r.invocation})`).join(', ')} of lane ${lane} is running`);
+      }
+      // A stale copy (an older attempt, or a head its lane was released past) never runs.
+      if (this.released.has(rk)) this.violate(`${what}: ran after its lane was released past it (stale)`);
+      const max = this.maxAttempt.get(rk) ?? 0;
+      if (attempt < max) this.violate(`${what}: ran after attempt ${max} of it had started (stale)`);
+    }
+    this.maxAttempt.set(rk, Math.max(attempt, this.maxAttempt.get(rk) ?? 0));
+  }
+
+  async #execute(run: Run, ctx: LanesContext, container: Container, hang: boolean): Promise<void> {
+    const rk = `${run.p}:${run.o}`;
+    const lane = this.laneMode ? this.laneOf(run.p, run.o) : undefined;
+    if (lane !== undefined) {
+      const running = this.inFlight.get(lane) ?? new Set<Run>();
+      running.add(run);
+      this.inFlight.set(lane, running);
+    }
+    try {
+      if (hang) {
+        run.outcome = 'hang';
+        await aborted(ctx.signal);
+      }
+      // A turn of the event loop, as a handler's I/O takes: the other records of the invocation, and the other
+      // invocations of the step, go on meanwhile (runs overlap, so one record per lane in flight is checked).
+      await new Promise<void>((resolve) => (this.handlerMs === undefined ? setImmediate(resolve) : setTimeout(resolve, this.handlerMs)));
+      const key = this.keyOf(run.p, run.o);
+      const failure: FailureKind | undefined = key !== null && key === this.spec.poison ? 'transient' : this.failurePlan.get(`${rk}:${run.attempt}`);
+      if (failure !== undefined) {
+        run.outcome = failure;
+        throw errorOf(failure);
+      }
+      if (container.dead) {
+        run.outcome = 'killed';
+        throw new ContainerGone();
+      }
+      run.outcome = 'ok';
+      this.successes.set(rk, (this.successes.get(rk) ?? 0) + 1);
+      if (!this.firstSuccess.has(rk)) this.firstSuccess.set(rk, run.seq);
+    } finally {
+      if (lane !== undefined) this.inFlight.get(lane)?.delete(run);
+    }
+  }
+
+  // ---- commits and checks ----
+
+  /** A committer run after every step; G2 on every source partition. */
+  async #commitAndCheck(): Promise<void> {
+    const committed = await this.backend.commit(this.clock.now());
+    for (const [key, before] of this.committed) {
+      if ((committed.get(key) ?? -1) < before) this.violate(`committed offset of ${key} went back from ${before} to ${String(committed.get(key))} (G2)`);
+    }
+    this.committed = committed;
+    for (const [p, log] of this.sourceLogs.entries()) {
+      const ref = { group: this.backend.group, topic: this.backend.source, partition: p };
+      const c = committed.get(tpKey(ref.topic, p));
+      if (c === undefined) continue;
+      if (c > log.length) this.violate(`committed ${c} on partition ${p} is past the last record ${log.length - 1}`);
+      const parked = await this.backend.parkedOffsets(ref, this.storeLanes(p));
+      for (let o = 0; o < Math.min(c, log.length); o += 1) {
+        const rk = `${p}:${o}`;
+        // G2: below the committed offset, every record is terminal or handed off (a retry copy acknowledged, or parked in Redis).
+        if (!this.terminal(rk) && !this.copied.has(rk) && !parked.has(o)) {
+          this.violate(`committed ${c} on partition ${p} passes ${rk}, which is neither done, dead-lettered, handed off to a retry topic nor parked (G2)`);
+        }
+      }
+    }
+    this.trace.push(`  committed ${JSON.stringify([...committed])}`);
+  }
+
+  async #settled(): Promise<boolean> {
+    for (const [p, log] of this.sourceLogs.entries()) {
+      if ((this.committed.get(tpKey(this.backend.source, p)) ?? 0) !== log.length) return false;
+      const ref = { group: this.backend.group, topic: this.backend.source, partition: p };
+      if ((await this.backend.blockedLanes(ref)) > 0 || (await this.backend.parkedOffsets(ref, this.storeLanes(p))).size > 0) return false;
+    }
+    return this.tierTopics.every((topic) => (this.committed.get(tpKey(topic, 0)) ?? 0) === (this.tierLogs.get(topic)?.length ?? 0));
+  }
+
+  /** Redeliver from the committed offsets and deliver every retry copy until nothing is left. */
+  async #drain(): Promise<void> {
+    for (let round = 0; round < DRAIN_ROUNDS; round += 1) {
+      this.#skew += DRAIN_TICK_MS;
+      await this.#releaseHeld();
+      await this.#redrive(undefined);
+      await this.#commitAndCheck();
+      if (await this.#settled()) return;
+      const source = this.sourceLogs.flatMap((log, p) => {
+        const key = tpKey(this.backend.source, p);
+        const start = this.committed.get(key) ?? 0;
+        return start < log.length ? [{ key, start, end: log.length, records: log.slice(start) }] : [];
+      });
+      if (source.length > 0) await this.#invoke('processor', source, { kind: 'none' });
+      await this.#commitAndCheck();
+      for (const topic of this.tierTopics) {
+        const log = this.tierLogs.get(topic) ?? [];
+        const key = tpKey(topic, 0);
+        const start = this.committed.get(key) ?? 0;
+        if (start < log.length) await this.#invoke('retry', [{ key, start, end: log.length, records: log.slice(start).map((c) => c.record) }], { kind: 'none' });
+      }
+      if (this.violations.length > 0) return;
+    }
+    const open = this.sourceLogs.flatMap((log, p) => log.map((_, o) => `${p}:${o}`)).filter((rk) => !this.terminal(rk));
+    this.violate(`never settles: after ${DRAIN_ROUNDS} rounds committed is ${JSON.stringify([...this.committed])}, logs ${JSON.stringify([...this.tierLogs].map(([t, l]) => [t, l.length]))}; neither completed nor dead-lettered: ${open.join(', ') || 'none'}`);
+  }
+
+  async #finalChecks(): Promise<void> {
+    const { maxAttempts } = this.spec;
+    for (const [p, log] of this.sourceLogs.entries()) {
+      for (let o = 0; o < log.length; o += 1) {
+        const rk = `${p}:${o}`;
+        // G1: nothing lost.
+        if (!this.terminal(rk)) this.violate(`${rk} was lost: never completed nor dead-lettered (G1)`);
+        const bad = this.spec.badValues.some((b) => b.p === p && b.o === o);
+        if (bad && (this.runs.some((r) => r.p === p && r.o === o) || (this.successes.get(rk) ?? 0) > 0)) this.violate(`${rk} has a value that is not JSON, yet a handler ran it`);
+        for (const dl of this.deadLetters.get(rk) ?? []) {
+          if (bad) {
+            if (dl.reason !== 'deserialization') this.violate(`${rk} has a value that is not JSON, yet was dead-lettered with reason ${dl.reason}`);
+            continue;
+          }
+          const cause = this.runs.find((r) => r.p === p && r.o === o && r.attempt === dl.attempt && expectedReason(r.outcome, r.attempt, maxAttempts) === dl.reason);
+          if (cause === undefined) {
+            const seen = this.runs.filter((r) => r.p === p && r.o === o).map((r) => `${r.attempt}:${r.outcome}`);
+            this.violate(`${rk} dead-lettered at attempt ${dl.attempt} with reason ${dl.reason}, which no run of it explains (runs ${seen.join(', ')})`);
+          }
+        }
+      }
+    }
+    if (this.laneMode) {
+      // Per lane, first completions in offset order.
+      for (const [p, log] of this.sourceLogs.entries()) {
+        for (let o = 0; o < log.length; o += 1) {
+          const lane = this.laneOf(p, o);
+          const at = this.firstSuccess.get(`${p}:${o}`);
+          if (lane === undefined || at === undefined) continue;
+          for (let m = 0; m < o; m += 1) {
+            const before = this.firstSuccess.get(`${p}:${m}`);
+            if (this.laneOf(p, m) === lane && before !== undefined && before > at) this.violate(`${p}:${o} completed before ${p}:${m} of its lane ${lane}`);
+          }
+        }
+      }
+    }
+    // Without a crash every run is unique: done bits are flushed before an invocation returns, so nothing runs
+    // twice (but a copy the broker stored twice runs twice when its record has no lane: no head to check).
+    if (this.crashes === 0) {
+      const seen = new Map<string, number>();
+      const dups = this.spec.dupWrites.length > 0;
+      for (const r of this.runs) {
+        if (dups && this.laneOf(r.p, r.o) === undefined) continue;
+        const id = `${r.p}:${r.o}:${r.attempt}`;
+        seen.set(id, (seen.get(id) ?? 0) + 1);
+        if (seen.get(id) === 2) this.violate(`no crash, yet ${r.p}:${r.o} attempt ${r.attempt} ran twice`);
+      }
+      for (const [rk, list] of this.deadLetters) {
+        const [p, o] = rk.split(':').map(Number);
+        if (dups && this.laneOf(p!, o!) === undefined) continue;
+        if (list.length > 1 || (list.length === 1 && (this.successes.get(rk) ?? 0) > 0)) {
+          this.violate(`no crash, yet ${rk} was dead-lettered ${list.length} time(s) and completed ${this.successes.get(rk) ?? 0} time(s)`);
+        }
+      }
+    }
+  }
+}
