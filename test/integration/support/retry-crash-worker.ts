@@ -26,11 +26,17 @@ function stopHere(name: string): Promise<never> {
 }
 
 const proto = CompletionStore.prototype;
-const { laneHead, release } = proto;
+const { laneHead, claimHead, release } = proto;
+// The head check is a read before a copy waits for its due time, and a claim before it runs: stop after either.
 proto.laneHead = async function (this: CompletionStore, ...args: Parameters<typeof laneHead>) {
   const head = await laneHead.apply(this, args);
   if (step === 'after-head-check') await stopHere(step);
   return head;
+};
+proto.claimHead = async function (this: CompletionStore, ...args: Parameters<typeof claimHead>) {
+  const claim = await claimHead.apply(this, args);
+  if (step === 'after-head-check') await stopHere(step);
+  return claim;
 };
 proto.release = async function (this: CompletionStore, ...args: Parameters<typeof release>) {
   if (step === 'before-release') await stopHere(step);
