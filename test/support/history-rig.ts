@@ -1122,6 +1122,14 @@ class History {
       running.add(run);
       this.inFlight.set(lane, running);
     }
+    // At its record deadline the engine counts a run as failed and moves on, the handler going on detached
+    // (at-least-once allows it): from then on the ghost counts it as a run that hung, out of its lane. A loaded
+    // machine may take the whole deadline (10 ms) for a turn of the event loop, so any run may end this way.
+    const timedOut = (): void => {
+      if (run.outcome === 'running' || run.outcome === 'hang') run.outcome = 'hang';
+      if (lane !== undefined) this.inFlight.get(lane)?.delete(run);
+    };
+    ctx.signal.addEventListener('abort', timedOut, { once: true });
     try {
       if (hang) {
         run.outcome = 'hang';
@@ -1130,6 +1138,7 @@ class History {
       // A turn of the event loop, as a handler's I/O takes: the other records of the invocation, and the other
       // invocations of the step, go on meanwhile (runs overlap, so one record per lane in flight is checked).
       await new Promise<void>((resolve) => (this.handlerMs === undefined ? setImmediate(resolve) : setTimeout(resolve, this.handlerMs)));
+      if (ctx.signal.aborted) throw ctx.signal.reason;
       const key = this.keyOf(run.p, run.o);
       const failure: FailureKind | undefined = key !== null && key === this.spec.poison ? 'transient' : this.failurePlan.get(`${rk}:${run.attempt}`);
       if (failure !== undefined) {
@@ -1144,6 +1153,7 @@ class History {
       this.successes.set(rk, (this.successes.get(rk) ?? 0) + 1);
       if (!this.firstSuccess.has(rk)) this.firstSuccess.set(rk, run.seq);
     } finally {
+      ctx.signal.removeEventListener('abort', timedOut);
       if (lane !== undefined) this.inFlight.get(lane)?.delete(run);
     }
   }
