@@ -1,10 +1,6 @@
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
-import { runCommitter } from '../../src/committer/committer';
-import type { CommitLease, OffsetCommitter } from '../../src/committer/offset-committer';
-import type { CommitMove, CommittedOffset } from '../../src/committer/types';
-import { CompletionStore, parkKey, partitionKeys, type PartitionCaps, type PartitionRef } from '../../src/completion';
-import { completionGroupId, escapeName } from '../../src/options/names';
+import type { PartitionCaps } from '../../src/completion';
 import {
   addStats,
   HELD_BEFORE_DEAD_LETTER,
@@ -12,15 +8,14 @@ import {
   NO_STATS,
   REDRIVEN_HEAD,
   runHistory,
-  tpKey,
   TWIN_COPIES,
-  type HistoryBackend,
   type HistoryShape,
   type HistorySpec,
   type HistoryStats,
   type RunOptions,
 } from '../support/history-rig';
-import { REDIS_URL, uniqueName } from './support/stack';
+import { RedisBackend } from '../support/history-redis';
+import { REDIS_URL } from './support/stack';
 
 /**
  * Randomized histories (test/support/history-rig.ts) on the real Redis completion store: the real admit, mark,
@@ -29,81 +24,6 @@ import { REDIS_URL, uniqueName } from './support/stack';
  * history's own logs, as the engine's `HandOffSink` port allows: the broker adds nothing the histories check.
  */
 jest.setTimeout(240_000);
-
-/** The completion group `<group>.lanes`, kept in memory: what Kafka would hold. */
-class MemoryOffsetCommitter implements OffsetCommitter {
-  readonly groupId: string;
-  readonly offsets = new Map<string, { topic: string; partition: number; offset: number }>();
-
-  constructor(group: string) {
-    this.groupId = completionGroupId(group);
-  }
-
-  async fetchCommitted(topics: readonly string[]): Promise<CommittedOffset[]> {
-    return [...this.offsets.values()].filter((c) => topics.includes(c.topic));
-  }
-
-  async commit(moves: readonly CommitMove[], lease?: CommitLease): Promise<void> {
-    await lease?.renew();
-    for (const move of moves) {
-      const key = tpKey(move.topic, move.partition);
-      const before = this.offsets.get(key)?.offset;
-      if (move.to <= (before ?? -1)) throw new RangeError(`backward or empty move ${JSON.stringify(move)} over ${String(before)}`);
-      this.offsets.set(key, { topic: move.topic, partition: move.partition, offset: move.to });
-    }
-  }
-}
-
-/** A history's group on the real store; `cleanUp` removes every key of the group. */
-class RedisBackend implements HistoryBackend {
-  readonly group = uniqueName('hist');
-  readonly source = 'orders';
-  readonly store: CompletionStore;
-  readonly #redis: Redis;
-  readonly #committer: MemoryOffsetCommitter;
-
-  constructor(redis: Redis, caps: Partial<PartitionCaps> = {}) {
-    this.#redis = redis;
-    this.store = new CompletionStore(redis, caps);
-    this.#committer = new MemoryOffsetCommitter(this.group);
-  }
-
-  async doneOffsets(ref: PartitionRef, offsets: readonly number[]): Promise<Set<number>> {
-    const keys = partitionKeys(ref);
-    const [rawBase, rawHighest] = await this.#redis.hmget(keys.meta, 'base', 'highest');
-    if (rawBase === null || rawHighest === null) return new Set();
-    const base = Number(rawBase);
-    const highest = Number(rawHighest);
-    const inside = offsets.filter((o) => o >= base && o <= highest);
-    const bits = await Promise.all(inside.map((o) => this.#redis.getbit(keys.bits, o - base)));
-    return new Set([...offsets.filter((o) => o < base), ...inside.filter((_, i) => bits[i] === 1)]);
-  }
-
-  async parkedOffsets(ref: PartitionRef, lanes: readonly string[]): Promise<Set<number>> {
-    const lists = await Promise.all(lanes.map((lane) => this.#redis.lrange(parkKey(ref, lane), 0, -1)));
-    return new Set(lists.flat().map((entry) => Number(entry.slice(0, entry.indexOf(':')))));
-  }
-
-  async blockedLanes(ref: PartitionRef): Promise<number> {
-    return this.#redis.hlen(partitionKeys(ref).lanes);
-  }
-
-  async commit(nowMs: number): Promise<Map<string, number>> {
-    const result = await runCommitter({ store: this.store, group: this.group, committer: this.#committer, now: () => nowMs });
-    if (result.skipped !== undefined) throw new Error(`committer run skipped: ${result.skipped}`);
-    return new Map([...this.#committer.offsets].map(([key, c]) => [key, c.offset]));
-  }
-
-  async cleanUp(): Promise<void> {
-    const pattern = `{kl:${escapeName(this.group)}[:}]*`;
-    let cursor = '0';
-    do {
-      const [next, keys] = await this.#redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1_000);
-      cursor = next;
-      if (keys.length > 0) await this.#redis.unlink(...keys);
-    } while (cursor !== '0');
-  }
-}
 
 type Counter = keyof HistoryStats;
 

@@ -209,6 +209,15 @@ export function historyArb(shape: HistoryShape): fc.Arbitrary<HistorySpec> {
   });
 }
 
+/** The shapes of the unit tests' histories, and of `npm run fuzz:histories`, by name. */
+export const HISTORY_SHAPES = {
+  'key mode, one partition': { orderings: ['key'], partitions: 1, maxRecords: 8, maxSteps: 10 },
+  'key mode, one hot key': { orderings: ['key'], partitions: 1, maxRecords: 8, maxSteps: 10, keys: ['a'] },
+  'key mode, two partitions': { orderings: ['key'], partitions: 2, maxRecords: 6, maxSteps: 10 },
+  'partition mode': { orderings: ['partition'], partitions: 2, maxRecords: 6, maxSteps: 10 },
+  'unordered mode': { orderings: ['unordered'], partitions: 1, maxRecords: 8, maxSteps: 10 },
+} as const satisfies Record<string, HistoryShape>;
+
 /**
  * A regression history (a bug these histories found): key mode under the `hold` policy, one record that fails
  * non-retriably; the processor's container dies after three events (admit, handler start, then the dead-letter

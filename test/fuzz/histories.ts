@@ -1,0 +1,58 @@
+/**
+ * `npm run fuzz:histories [-- <runs> [<seed>] [--redis]]`: the randomized histories of the engine tests
+ * (test/support/history-rig.ts) with many more cases: `<runs>` histories of each shape of `HISTORY_SHAPES`, on the
+ * in-memory completion model, or with `--redis` on the real Redis store and committer (needs the local Redis,
+ * `npm run local:up`). Shape i runs with seed `<seed> + i`; a failure prints its seed, path, shrunk history and
+ * trace, so it can be replayed with the same arguments.
+ */
+import fc from 'fast-check';
+import { Redis } from 'ioredis';
+import { REDIS_URL } from '../integration/support/stack';
+import { RedisBackend } from '../support/history-redis';
+import { addStats, historyArb, HISTORY_SHAPES, ModelBackend, NO_STATS, runHistory } from '../support/history-rig';
+
+process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
+
+async function main(): Promise<void> {
+  const [runsArg, seedArg] = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
+  const onRedis = process.argv.includes('--redis');
+  const runs = Number(runsArg ?? 2_000);
+  const seed = Number(seedArg ?? Date.now() % 2 ** 31);
+  if (!Number.isSafeInteger(runs) || runs < 1 || !Number.isSafeInteger(seed)) {
+    throw new Error(`Expected <runs> (a positive integer) and <seed> (an integer), got ${String(runsArg)} and ${String(seedArg)}`);
+  }
+  const redis = onRedis ? new Redis(REDIS_URL, { maxRetriesPerRequest: 3 }) : undefined;
+  console.log(`history fuzz: ${runs} histories of each of ${Object.keys(HISTORY_SHAPES).length} shapes on ${onRedis ? 'real Redis' : 'the in-memory model'}, seed ${seed}`);
+  let total = NO_STATS;
+  try {
+    for (const [i, [name, shape]] of Object.entries(HISTORY_SHAPES).entries()) {
+      const started = performance.now();
+      let stats = NO_STATS;
+      await fc.assert(
+        fc.asyncProperty(historyArb(shape), async (spec) => {
+          if (redis === undefined) {
+            stats = addStats(stats, await runHistory(spec, new ModelBackend(spec.caps)));
+            return;
+          }
+          const backend = new RedisBackend(redis, spec.caps);
+          try {
+            stats = addStats(stats, await runHistory(spec, backend));
+          } finally {
+            await backend.cleanUp();
+          }
+        }),
+        { numRuns: runs, seed: seed + i },
+      );
+      total = addStats(total, stats);
+      console.log(`  ${name} (seed ${seed + i}): ${runs} passed in ${((performance.now() - started) / 1000).toFixed(1)} s, ${stats.crashes} crashes, ${stats.copyRuns} copy runs, ${stats.deadLetters} dead letters`);
+    }
+    console.log(`all passed: ${JSON.stringify(total)}`);
+  } finally {
+    await redis?.quit();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
+  process.exitCode = 1;
+});
