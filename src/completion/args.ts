@@ -254,8 +254,8 @@ export function parseReleaseReply(reply: unknown, where: string): ParkedRecord |
 
 /**
  * Reads a `:lanes` entry, `headOffset|attempt|state|sinceMs|dueAtMs|reason[|leaseUntilMs[|claimCopy|claimUntilMs]]`
- * (a reason never holds a `|`, see `laneReason`; an empty lease is none; the claim is read by `claim-1.lua` only). The lane id is not in the entry (it is the hash field); `parseLaneHead`
- * leaves it empty unless given.
+ * (a reason never holds a `|`, see `laneReason`; an empty lease is none; only `claim-1.lua` reads the claim). The
+ * lane id is not in the entry (it is the hash field); `parseLaneHead` leaves it empty unless given.
  */
 export function parseLaneHead(entry: string, where: string, lane = ''): LaneHead {
   const [offset, attempt, state, , dueAt, reason, lease] = entry.split('|');

@@ -202,7 +202,7 @@ export class RetryAdmission implements Admission<RetryTask> {
     return this.#claim(inv, task);
   }
 
-  /** The head check before a copy waits: a stale or duplicated copy does nothing and is counted (its own offset gets done). */
+  /** The head check before a copy waits: a stale or duplicated copy does nothing (see `#stale`). */
   async #isHead(inv: Invocation<RetryTask>, task: RetryTask): Promise<boolean> {
     if (task.lane === undefined) return true;
     const head = await inv.store.laneHead(task.originRef, task.lane);
