@@ -190,7 +190,7 @@ export class ProcessorAdmission implements Admission<RecordTask> {
     const item = retrying
       ? inv.retryAfterFailure(task.record, task.origin, task.attempt, now, described, decision.delayMs)
       : inv.deadLetterItem(task.record, task.origin, task.attempt, decision.reason, described);
-    const block = async (lanes: RecordTask[]): Promise<void> => {
+    const block = async (followers: RecordTask[]): Promise<void> => {
       await inv.store.block(
         task.ref,
         {
@@ -201,11 +201,11 @@ export class ProcessorAdmission implements Admission<RecordTask> {
           dueAtMs: item.dueAtMs,
           reason: item.reason ?? '',
         },
-        lanes.map((p) => ({ offset: p.offset, payload: parkPayload(p.record) })),
+        followers.map((p) => ({ offset: p.offset, payload: parkPayload(p.record) })),
       );
-      inv.count('parked', lanes.length);
+      inv.count('parked', followers.length);
       // From here the followers are parked and done: only the head itself is left to hand off.
-      lanes.length = 0;
+      followers.length = 0;
     };
     // A retrying head is blocked before its copy is written, so the retry function always finds the head it is
     // given. A held head is blocked only once its dead letter is written: `kafka-lanes lane release` trusts a held

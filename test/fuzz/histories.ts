@@ -5,11 +5,10 @@
  * `npm run local:up`). Shape i runs with seed `<seed> + i`; a failure prints its seed, path, shrunk history and
  * trace, so it can be replayed with the same arguments.
  */
-import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { REDIS_URL } from '../integration/support/stack';
-import { RedisBackend } from '../support/history-redis';
-import { addStats, historyArb, HISTORY_SHAPES, ModelBackend, NO_STATS, runHistory } from '../support/history-rig';
+import { runOnRedis } from '../support/history-redis';
+import { addStats, assertHistories, HISTORY_SHAPES, ModelBackend, NO_STATS, runHistory } from '../support/history-rig';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
 
@@ -27,22 +26,8 @@ async function main(): Promise<void> {
   try {
     for (const [i, [name, shape]] of Object.entries(HISTORY_SHAPES).entries()) {
       const started = performance.now();
-      let stats = NO_STATS;
-      await fc.assert(
-        fc.asyncProperty(historyArb(shape), async (spec) => {
-          if (redis === undefined) {
-            stats = addStats(stats, await runHistory(spec, new ModelBackend(spec.caps)));
-            return;
-          }
-          const backend = new RedisBackend(redis, spec.caps);
-          try {
-            stats = addStats(stats, await runHistory(spec, backend));
-          } finally {
-            await backend.cleanUp();
-          }
-        }),
-        { numRuns: runs, seed: seed + i },
-      );
+      const stats = await assertHistories({ shape, runs, seed: seed + i }, (spec) =>
+        redis === undefined ? runHistory(spec, new ModelBackend(spec.caps)) : runOnRedis(redis, spec));
       total = addStats(total, stats);
       console.log(`  ${name} (seed ${seed + i}): ${runs} passed in ${((performance.now() - started) / 1000).toFixed(1)} s, ${stats.crashes} crashes, ${stats.copyRuns} copy runs, ${stats.deadLetters} dead letters`);
     }

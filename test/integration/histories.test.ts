@@ -1,20 +1,14 @@
-import fc from 'fast-check';
 import { Redis } from 'ioredis';
-import type { PartitionCaps } from '../../src/completion';
 import {
-  addStats,
+  assertHistories,
+  DEAD_BEFORE_DEAD_LETTER,
   HELD_BEFORE_DEAD_LETTER,
-  historyArb,
-  NO_STATS,
   REDRIVEN_HEAD,
-  runHistory,
   TWIN_COPIES,
-  type HistoryShape,
-  type HistorySpec,
+  type HistoryCase,
   type HistoryStats,
-  type RunOptions,
 } from '../support/history-rig';
-import { RedisBackend } from '../support/history-redis';
+import { runOnRedis } from '../support/history-redis';
 import { REDIS_URL } from './support/stack';
 
 /**
@@ -27,7 +21,7 @@ jest.setTimeout(240_000);
 
 type Counter = keyof HistoryStats;
 
-const cases: Array<{ name: string; shape: HistoryShape; runs: number; seed: number; reached: Counter[]; examples?: HistorySpec[] }> = [
+const cases: Array<HistoryCase & { name: string; reached: Counter[] }> = [
   {
     name: 'key mode, two partitions',
     shape: { orderings: ['key'], partitions: 2, maxRecords: 6, maxSteps: 10 },
@@ -68,24 +62,9 @@ describe('engine histories on the real Redis completion store', () => {
     await redis.quit();
   });
 
-  /** Runs a history on a group of its own, and removes the group's keys after it. */
-  async function onRedis(spec: HistorySpec, run: RunOptions, caps?: Partial<PartitionCaps>): Promise<HistoryStats> {
-    const backend = new RedisBackend(redis, caps);
-    try {
-      return await runHistory(spec, backend, run);
-    } finally {
-      await backend.cleanUp();
-    }
-  }
-
-  it.each(cases)('$name: $runs histories keep G1, G2, G4, G7 and lane order', async ({ shape, runs, seed, reached, examples = [] }) => {
-    let stats = NO_STATS;
-    await fc.assert(
-      fc.asyncProperty(historyArb(shape), async (spec) => {
-        stats = addStats(stats, await onRedis(spec, {}, spec.caps));
-      }),
-      { numRuns: runs, seed, examples: examples.map((spec): [HistorySpec] => [spec]) },
-    );
+  it.each(cases)('$name: $runs histories keep G1, G2, G4, G7 and lane order', async (c) => {
+    const { reached } = c;
+    const stats = await assertHistories(c, (spec) => runOnRedis(redis, spec));
     // The histories reach what the checks are about (see the unit tests).
     expect(Object.fromEntries(reached.map((counter) => [counter, stats[counter] > 0]))).toEqual(Object.fromEntries(reached.map((counter) => [counter, true])));
   });
@@ -93,14 +72,14 @@ describe('engine histories on the real Redis completion store', () => {
   // Regressions, on the real scripts too (see test/unit/engine/histories.property.test.ts): a held lane blocked
   // before its dead-letter write, so a crash then an operator's release lost the record.
   it('loses no held head when the processor dies around its dead-letter write and an operator releases the lane', async () => {
-    await onRedis(HELD_BEFORE_DEAD_LETTER, {});
-    await onRedis({ ...HELD_BEFORE_DEAD_LETTER, steps: [{ t: 'deliver', partition: 0, back: 0, size: 1, fault: { kind: 'crash', after: 2 } }, { t: 'operator' }] }, {});
+    await runOnRedis(redis, HELD_BEFORE_DEAD_LETTER);
+    await runOnRedis(redis, DEAD_BEFORE_DEAD_LETTER);
   });
 
   // The head check was a read: two copies of one head with the same attempt, in two tiers delivered at once, both
   // ran. It is a claim now (`claim-1.lua`).
   it('runs one of two copies of a lane head delivered at once from two tiers', async () => {
     // Handlers that take 20 ms: both claims (Redis round trips) surely come before either run ends.
-    await onRedis(TWIN_COPIES, { handlerMs: 20 });
+    await runOnRedis(redis, TWIN_COPIES, { handlerMs: 20 });
   });
 });

@@ -10,7 +10,7 @@ import type { CommitMove, CommittedOffset } from '../../src/committer/types';
 import { CompletionStore, parkKey, partitionKeys, type PartitionCaps, type PartitionRef } from '../../src/completion';
 import { completionGroupId, escapeName } from '../../src/options/names';
 import { uniqueName } from '../integration/support/stack';
-import { tpKey, type HistoryBackend } from './history-rig';
+import { runHistory, tpKey, type HistoryBackend, type HistorySpec, type HistoryStats, type RunOptions } from './history-rig';
 
 /** The completion group `<group>.lanes`, kept in memory: what Kafka would hold. */
 class MemoryOffsetCommitter implements OffsetCommitter {
@@ -84,5 +84,15 @@ export class RedisBackend implements HistoryBackend {
       cursor = next;
       if (keys.length > 0) await this.#redis.unlink(...keys);
     } while (cursor !== '0');
+  }
+}
+
+/** Runs a history on a group of its own on `redis`, and removes the group's keys after it. */
+export async function runOnRedis(redis: Redis, spec: HistorySpec, run: RunOptions = {}, caps: Partial<PartitionCaps> = spec.caps ?? {}): Promise<HistoryStats> {
+  const backend = new RedisBackend(redis, caps);
+  try {
+    return await runHistory(spec, backend, run);
+  } finally {
+    await backend.cleanUp();
   }
 }

@@ -218,6 +218,17 @@ export const HISTORY_SHAPES = {
   'unordered mode': { orderings: ['unordered'], partitions: 1, maxRecords: 8, maxSteps: 10 },
 } as const satisfies Record<string, HistoryShape>;
 
+/** What the hand-written histories below share: key mode, one partition, one record at a time, nothing random. */
+const ONE_LANE = {
+  ordering: 'key',
+  nullKey: 'independent',
+  concurrency: 1,
+  caps: undefined,
+  poison: undefined,
+  badValues: [],
+  dupWrites: [],
+} as const satisfies Partial<HistorySpec>;
+
 /**
  * A regression history (a bug these histories found): key mode under the `hold` policy, one record that fails
  * non-retriably; the processor's container dies after three events (admit, handler start, then the dead-letter
@@ -226,41 +237,36 @@ export const HISTORY_SHAPES = {
  * dead-lettered, and the release set its done bit: the record was lost.
  */
 export const HELD_BEFORE_DEAD_LETTER: HistorySpec = {
-  ordering: 'key',
-  nullKey: 'independent',
+  ...ONE_LANE,
   deadLetter: 'hold',
   maxAttempts: 1,
-  concurrency: 1,
-  caps: undefined,
   keys: [['b']],
-  poison: undefined,
-  badValues: [],
   failures: [{ p: 0, o: 0, attempt: 1, kind: 'fatal' }],
-  dupWrites: [],
   steps: [{ t: 'deliver', partition: 0, back: 0, size: 1, fault: { kind: 'crash', after: 3 } }, { t: 'operator' }],
+};
+
+/** `HELD_BEFORE_DEAD_LETTER` with the container dying one event earlier: as the handler fails, before any hand-off. */
+export const DEAD_BEFORE_DEAD_LETTER: HistorySpec = {
+  ...HELD_BEFORE_DEAD_LETTER,
+  steps: [{ t: 'deliver', partition: 0, back: 0, size: 1, fault: { kind: 'crash', after: 2 } }, { t: 'operator' }],
 };
 
 /**
  * A regression history (a bug these histories found): two copies of one lane head with the same attempt, in
- * different tiers, both ran at once while the head check was a read; it is a claim now (`claim-1.lua`). Key mode, one record, attempts 1 and 2 fail. The retry function runs the attempt-2 copy (`1m`@0): it fails,
- * `advance` takes a lease, the attempt-3 copy is written to `1m`@1, and the container dies before the lease comes
+ * different tiers, both ran at once while the head check was a read; it is a claim now (`claim-1.lua`). Key mode,
+ * one record, attempts 1 and 2 fail. The retry function runs the attempt-2 copy (`1m`@0): it fails, `advance` takes
+ * a lease, the attempt-3 copy is written to `1m`@1, and the container dies before the lease comes
  * off (admit, head check, handler start, advance, write: five events). The attempt-2 copy is delivered again and
  * dropped as stale. The committer's re-drive, once the lease expired, writes the head's copy again, due already,
  * to `1s`@0. Both tiers are then delivered at once: one copy claims the head and runs, the other goes back to its
  * tier until the claim ends, and is dropped as stale then.
  */
 export const TWIN_COPIES: HistorySpec = {
-  ordering: 'key',
-  nullKey: 'independent',
+  ...ONE_LANE,
   deadLetter: 'release',
   maxAttempts: 3,
-  concurrency: 1,
-  caps: undefined,
   keys: [['a']],
-  poison: undefined,
-  badValues: [],
   failures: [{ p: 0, o: 0, attempt: 1, kind: 'transient' }, { p: 0, o: 0, attempt: 2, kind: 'transient' }],
-  dupWrites: [],
   steps: [
     { t: 'deliver', partition: 0, back: 0, size: 1, fault: { kind: 'none' } },
     { t: 'retry', order: 'asc', back: 0, size: 1, advanceMs: 61_000, fault: { kind: 'crash', after: 5 } },
@@ -276,17 +282,11 @@ export const TWIN_COPIES: HistorySpec = {
  * committer's re-drive (once the lease expired) writes 0:1's copy again.
  */
 export const REDRIVEN_HEAD: HistorySpec = {
-  ordering: 'key',
-  nullKey: 'independent',
+  ...ONE_LANE,
   deadLetter: 'release',
   maxAttempts: 3,
-  concurrency: 1,
-  caps: undefined,
   keys: [['a', 'a', 'a']],
-  poison: undefined,
-  badValues: [],
   failures: [{ p: 0, o: 0, attempt: 1, kind: 'transient' }],
-  dupWrites: [],
   steps: [
     { t: 'deliver', partition: 0, back: 0, size: 3, fault: { kind: 'none' } },
     { t: 'retry', order: 'asc', back: 0, size: 3, advanceMs: 61_000, fault: { kind: 'die', start: 2 } },
@@ -716,6 +716,29 @@ export function addStats(a: HistoryStats, b: HistoryStats): HistoryStats {
 export const NO_STATS: HistoryStats = {
   invocations: 0, crashes: 0, runs: 0, copyRuns: 0, drainedRuns: 0, hangs: 0, copies: 0, deadLetters: 0, redeliveredRuns: 0, refused: 0, operatorReleases: 0, redriven: 0,
 };
+
+/** A property over one shape: `runs` random histories (the `examples` first) from a fixed seed. */
+export interface HistoryCase {
+  readonly shape: HistoryShape;
+  readonly runs: number;
+  readonly seed: number;
+  readonly examples?: readonly HistorySpec[];
+}
+
+/**
+ * Runs a case's histories, each through `run` (on a backend of its own), and adds up their stats; rejects with
+ * fast-check's report (seed, path, shrunk history, trace) at the first history that breaks a guarantee.
+ */
+export async function assertHistories(c: HistoryCase, run: (spec: HistorySpec) => Promise<HistoryStats>): Promise<HistoryStats> {
+  let stats = NO_STATS;
+  await fc.assert(
+    fc.asyncProperty(historyArb(c.shape), async (spec) => {
+      stats = addStats(stats, await run(spec));
+    }),
+    { numRuns: c.runs, seed: c.seed, examples: (c.examples ?? []).map((spec): [HistorySpec] => [spec]) },
+  );
+  return stats;
+}
 
 class History {
   readonly spec: HistorySpec;

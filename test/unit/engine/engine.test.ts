@@ -2,8 +2,9 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { Engine, type InvocationContext } from '../../../src/engine/engine';
 import type { Clock, HandOffSink } from '../../../src/engine/ports';
+import { NonRetriableError } from '../../../src/errors';
 import type { LanesRecord, RecordHandler } from '../../../src/engine/types';
-import { decodeKafkaEvent, encodeKafkaEvent, type KafkaRecordInput } from '../../../src/event';
+import { decodeKafkaEvent, encodeKafkaEvent, type KafkaBatchResponse, type KafkaRecordInput } from '../../../src/event';
 import { handOffMessage, readHandOffHeaders } from '../../../src/handoff/headers';
 import type { HandOffItem, HandOffOutcome } from '../../../src/handoff/types';
 import { resolveOptions, type LanesOptionsInput } from '../../../src/options';
@@ -215,6 +216,25 @@ describe('engine: processor and retry function on the in-memory completion model
         expect(r.store.partition(ref).lanes.get(lane('A'))).toMatchObject({ offset: 0, state: 'held', reason: 'attempts-exhausted' });
       }
     }
+  });
+
+  it('under hold, holds no lane while its dead letter is not written: the head and its follower go back to the event source', async () => {
+    const r = rig({ deadLetter: { policy: 'hold' } }, (record) => {
+      if (record.origin.offset === 0) throw new NonRetriableError('fatal');
+    });
+    const write = r.sink.write.bind(r.sink);
+    r.sink.write = async (items) => {
+      if (items.some((item) => item.kind === 'dead-letter')) throw new Error('dead-letter topic out of reach');
+      return write(items);
+    };
+
+    const response = (await r.deliver([source(0, 'A'), source(1, 'A'), source(2, 'B')])) as KafkaBatchResponse;
+
+    // `kafka-lanes lane release` trusts a held head to be in the dead-letter topic: no lane may be held here.
+    expect(r.store.partition(ref).lanes.size).toBe(0);
+    expect(response.batchItemFailures.map((f) => f.itemIdentifier.offset)).toContain(0);
+    expect(r.runs.map((run) => run.offset)).toEqual([0, 2]);
+    expect(r.store.partition(ref).model.frontier()).toBe(0);
   });
 
   it('a parked successor that fails becomes the head, and a retry of a retry never overtakes it', async () => {

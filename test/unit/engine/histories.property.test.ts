@@ -1,16 +1,13 @@
-import fc from 'fast-check';
 import {
-  addStats,
+  assertHistories,
+  DEAD_BEFORE_DEAD_LETTER,
   HELD_BEFORE_DEAD_LETTER,
-  historyArb,
   HISTORY_SHAPES,
   ModelBackend,
-  NO_STATS,
   REDRIVEN_HEAD,
   runHistory,
   TWIN_COPIES,
-  type HistoryShape,
-  type HistorySpec,
+  type HistoryCase,
   type HistoryStats,
 } from '../../support/history-rig';
 
@@ -26,7 +23,7 @@ jest.setTimeout(120_000);
 
 type Counter = keyof HistoryStats;
 
-const cases: Array<{ name: string; shape: HistoryShape; runs: number; seed: number; reached: Counter[]; examples?: HistorySpec[] }> = [
+const cases: Array<HistoryCase & { name: string; reached: Counter[] }> = [
   {
     name: 'key mode, one partition',
     shape: HISTORY_SHAPES['key mode, one partition'],
@@ -66,14 +63,9 @@ const cases: Array<{ name: string; shape: HistoryShape; runs: number; seed: numb
 ];
 
 describe('engine histories on the in-memory completion model', () => {
-  it.each(cases)('$name: $runs histories keep G1, G2, G4, G7 and lane order', async ({ shape, runs, seed, reached, examples = [] }) => {
-    let stats = NO_STATS;
-    await fc.assert(
-      fc.asyncProperty(historyArb(shape), async (spec) => {
-        stats = addStats(stats, await runHistory(spec, new ModelBackend(spec.caps)));
-      }),
-      { numRuns: runs, seed, examples: examples.map((spec): [HistorySpec] => [spec]) },
-    );
+  it.each(cases)('$name: $runs histories keep G1, G2, G4, G7 and lane order', async (c) => {
+    const { reached } = c;
+    const stats = await assertHistories(c, (spec) => runHistory(spec, new ModelBackend(spec.caps)));
     // The histories reach what the checks are about: a generator that stopped producing crashes (say) would
     // leave every check passing for nothing.
     expect(Object.fromEntries(reached.map((counter) => [counter, stats[counter] > 0]))).toEqual(Object.fromEntries(reached.map((counter) => [counter, true])));
@@ -88,7 +80,7 @@ describe('engine histories: regressions found by them', () => {
   // lost and the committed offset passed it (G1, G2, G3). A held lane is now blocked after its dead letter is written.
   it('loses no held head when the processor dies around its dead-letter write and an operator releases the lane', async () => {
     await runHistory(HELD_BEFORE_DEAD_LETTER, new ModelBackend());
-    await runHistory({ ...HELD_BEFORE_DEAD_LETTER, steps: [{ t: 'deliver', partition: 0, back: 0, size: 1, fault: { kind: 'crash', after: 2 } }, { t: 'operator' }] }, new ModelBackend());
+    await runHistory(DEAD_BEFORE_DEAD_LETTER, new ModelBackend());
   });
 
   // The retry function's head check was a read: two copies of one head with the same attempt (written twice after a
