@@ -27,7 +27,7 @@ import Redis from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
 import { HandOffWriter } from '../src/handoff';
 import { DEFAULTS, deadLetterTopic, resolveOptions, retryTopics } from '../src/options';
-import { Processor, type LanesRecord } from '../src/processor/processor';
+import { Processor, type LanesRecord } from '../src/handler/lanes-function';
 import { createTelemetry } from '../src/engine/telemetry';
 import { eventOf, fetchRecords, produce } from '../test/integration/support/kafka-events';
 import { createKafka, createTopic, uniqueName, KAFKA_BROKERS } from '../test/integration/support/stack';

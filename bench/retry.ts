@@ -15,7 +15,7 @@ import Redis from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
 import { readHandOffHeaders, HandOffWriter } from '../src/handoff';
 import { deadLetterTopic, resolveOptions, retryTopics } from '../src/options';
-import { Processor, type LanesRecord } from '../src/processor/processor';
+import { Processor, type LanesRecord } from '../src/handler/lanes-function';
 import { createTelemetry } from '../src/engine/telemetry';
 import { contextWithin, eventOf, fetchRecords, produce } from '../test/integration/support/kafka-events';
 import { RetryFeed } from '../test/integration/support/retry-feed';

@@ -29,7 +29,7 @@ import type { HandOffItem } from '../../src/handoff';
 import { resolveOptions, type LanesOptionsInput } from '../../src/options';
 import { laneIdOf } from '../../src/engine/lane-id';
 import type { LanesOptions } from '../../src/options/lanes-options';
-import { Processor, type HandOffSink } from '../../src/processor/processor';
+import { Processor, type HandOffSink } from '../../src/handler/lanes-function';
 import { createTelemetry } from '../../src/engine/telemetry';
 
 type Json = Record<string, unknown>;

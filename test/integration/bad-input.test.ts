@@ -6,7 +6,7 @@ import { partitionKeys } from '../../src/completion';
 import { encodeBase64, type AwsKafkaRecord } from '../../src/event';
 import { HandOffWriter, readHandOffHeaders } from '../../src/handoff';
 import { resolveOptions, type LanesOptionsInput } from '../../src/options';
-import { Processor, type LanesRecord, type RecordHandler } from '../../src/processor/processor';
+import { Processor, type LanesRecord, type RecordHandler } from '../../src/handler/lanes-function';
 import { createTelemetry } from '../../src/engine/telemetry';
 import { checkEvent, freshTopic, fuzzRig, mutatedEvent, nested } from '../fuzz/bad-input-property';
 import { deleteGroupKeys } from '../fuzz/stack';

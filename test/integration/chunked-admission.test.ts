@@ -9,7 +9,7 @@ import { completionGroupId, MemberlessOffsetCommitter, runCommitter } from '../.
 import { parkKey, partitionKeys, type PartitionRef } from '../../src/completion';
 import { HandOffWriter } from '../../src/handoff';
 import { resolveOptions } from '../../src/options';
-import { Processor, type RecordHandler } from '../../src/processor/processor';
+import { Processor, type RecordHandler } from '../../src/handler/lanes-function';
 import { createTelemetry } from '../../src/engine/telemetry';
 import { contextWithin, eventOf, fetchRecords, produce } from './support/kafka-events';
 import { RetryFeed } from './support/retry-feed';

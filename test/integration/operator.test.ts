@@ -4,7 +4,7 @@ import { partitionKeys } from '../../src/completion';
 import { NonRetriableError } from '../../src/errors';
 import { HandOffWriter, readHandOffHeaders } from '../../src/handoff';
 import { resolveOptions, type LanesOptionsInput } from '../../src/options';
-import { Processor } from '../../src/processor/processor';
+import { Processor } from '../../src/handler/lanes-function';
 import { createTelemetry } from '../../src/engine/telemetry';
 import { runCliCaptured } from './support/cli';
 import { contextWithin, eventOf, fetchRecords, produce } from './support/kafka-events';

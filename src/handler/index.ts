@@ -10,7 +10,7 @@ export {
   type InvocationContext,
   type HandOffSink,
   type ProcessorParts,
-} from './processor';
+} from './lanes-function';
 export { laneIdOf, PARTITION_LANE, NULL_KEY_LANE } from '../engine/lane-id';
 export { decideFailure, type FailureDecision, type DeadLetterReason } from '../engine/outcome';
 export { createTelemetry, importTelemetry, METRIC, type Telemetry } from '../engine/telemetry';

@@ -6,7 +6,7 @@ import { connectRedis } from '../connections/redis';
 import type { KafkaBatchResponse } from '../event';
 import type { HandOffWriter } from '../handoff/writer';
 import { deadLetterTopic, resolveOptions, type LanesOptionsInput, type LanesOptions, type PartOutput } from '../options';
-import type { Processor, HandOffSink, RecordHandler } from './processor';
+import type { Processor, HandOffSink, RecordHandler } from './lanes-function';
 import { importTelemetry } from '../engine/telemetry';
 
 /**
@@ -80,7 +80,7 @@ export function lanes<O extends LanesOptionsInput, V = RecordPartOf<O, 'value'>,
   // Made at the first invocation: the logger, the metrics and the Redis client (ioredis is loaded then, not at
   // cold start). Concurrent first invocations (the local emulator) share one.
   const makeProcessor = async (): Promise<Processor> => {
-    const [telemetry, { Processor }] = await Promise.all([importTelemetry(options.group), import('./processor')]);
+    const [telemetry, { Processor }] = await Promise.all([importTelemetry(options.group), import('./lanes-function')]);
     return new Processor({
       options,
       handler: handler as RecordHandler,
