@@ -71,7 +71,7 @@ export interface LaneHead {
   readonly state: 'retrying' | 'held';
   /** When its retry copy is due (epoch ms); for a held head, when it was dead-lettered. */
   readonly dueAtMs: number;
-  /** Why a held head was dead-lettered; '' for a retrying one. */
+  /** Why a held head was dead-lettered; for a retrying one, '' or `deferred` (blocked at the deadline, never run). */
   readonly reason: string;
   /**
    * 0, or the epoch ms until which a live retry function owns the head while its retry copy may not exist

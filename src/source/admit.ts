@@ -1,6 +1,6 @@
 import type { PartitionRef } from '../completion/types';
 import { deadLetterConflicts, deadLetterMalformed, writeAndMarkDone } from '../engine/dead-letters';
-import { parkPayload } from '../engine/lane-heads';
+import { DEFERRED_HEAD, parkPayload } from '../engine/lane-heads';
 import { laneIdOf } from '../engine/lane-id';
 import { describeError, type DeadLetterReason } from '../engine/outcome';
 import type { EngineTask, RunScope } from '../engine/run-scope';
@@ -94,7 +94,7 @@ async function admitChunk(
   const tasks: RecordTask[] = [];
   let malformed: DecodeFailure[] | undefined;
   let conflicts: Array<{ offset: number; versions: readonly Delivered[] }> | undefined;
-  let heads: KafkaRecord[] | undefined;
+  let heads: RunnableEntry[] | undefined;
   const { statuses } = result;
   for (let i = 0; i < entries.length; i += 1) {
     const entry = entries[i]!;
@@ -111,7 +111,7 @@ async function admitChunk(
     } else if (entry.failure !== undefined) {
       (malformed ??= []).push(entry.failure);
     } else if (status === 'handoff') {
-      (heads ??= []).push(entry.record!);
+      (heads ??= []).push(entry as RunnableEntry);
     }
   }
   if (malformed === undefined && conflicts === undefined && heads === undefined) return { tasks, stop: result.backPressure };
@@ -120,18 +120,21 @@ async function admitChunk(
   // as Redis recorded it (a held head to the dead-letter topic, a retrying one with its attempt and due
   // time); the retry function drops whichever copy is no longer the lane's head.
   const headEntries = result.handoffHeads.values();
-  const redelivered = (heads ?? []).map((record) => {
+  const redelivered = (heads ?? []).map(({ record, lane }) => {
     const head = headEntries.next().value;
     if (head?.state === 'held') {
-      return run.copies.deadLetter({ record, origin: originOfRecord(record), lane: head.lane }, head.attempt, (head.reason || 'non-retriable') as DeadLetterReason, {
+      return run.copies.deadLetter({ record, origin: originOfRecord(record), lane }, head.attempt, (head.reason || 'non-retriable') as DeadLetterReason, {
         name: 'HeldLane', message: 'dead-lettered again: the first dead-letter write was not known to complete',
       });
     }
-    return run.copies.retry({ record, origin: originOfRecord(record), lane: head?.lane }, { attempt: head?.attempt ?? 1, dueAtMs: head?.dueAtMs ?? now, firstFailureAtMs: now });
+    const basis = { record, origin: originOfRecord(record), lane };
+    // A head blocked at the deadline never ran: it goes on as deferred (attempt unchanged), as it first did.
+    if (head?.reason === DEFERRED_HEAD) return run.copies.deferred(basis, head.attempt, head.dueAtMs);
+    return run.copies.retry(basis, { attempt: head?.attempt ?? 1, dueAtMs: head?.dueAtMs ?? now, firstFailureAtMs: now });
   });
   const handOffs = run.guard(Promise.all([
     writeAndMarkDone(run, ref, redelivered, () => {
-      for (const item of redelivered) run.count(item.kind === 'retry' ? 'retried' : 'deadLettered');
+      for (const item of redelivered) run.count(item.kind === 'dead-letter' ? 'deadLettered' : item.deferred === true ? 'deferred' : 'retried');
     }),
     deadLetterMalformed(run, ref, malformed ?? []),
     deadLetterConflicts(run, ref, conflicts ?? []),

@@ -1,4 +1,4 @@
-import { applyDeadLetterPolicy, parkPayload } from '../engine/lane-heads';
+import { applyDeadLetterPolicy, DEFERRED_HEAD, parkPayload } from '../engine/lane-heads';
 import { decideFailure, describeError, type FailureDecision } from '../engine/outcome';
 import type { RecordPath, RunScope } from '../engine/run-scope';
 import type { HandOffOutcome } from '../handoff/types';
@@ -117,7 +117,7 @@ export class SourcePath implements RecordPath<RecordTask> {
       try {
         await run.store.block(
           head.ref,
-          { lane: head.lane, offset: head.offset, attempt: head.attempt, state: 'retrying' },
+          { lane: head.lane, offset: head.offset, attempt: head.attempt, state: 'retrying', reason: DEFERRED_HEAD },
           parked.map((p) => ({ offset: p.offset, payload: parkPayload(p.record) })),
         );
         run.count('parked', parked.length);
