@@ -34,7 +34,7 @@ export interface AdmitRecord {
   readonly payload?: string | (() => string) | undefined;
 }
 
-/** Caps of one partition (DESIGN.md sections 5 and 8); reaching one refuses records, never drops them. */
+/** Caps of one partition (docs/ARCHITECTURE.md, "Redis layout"); reaching one refuses records, never drops them. */
 export interface PartitionCaps {
   /** Records at or beyond `frontier + maxWindow` are refused. */
   readonly maxWindow: number;

@@ -8,7 +8,7 @@ import { planOffsets, topicPartitionKey, type DecodeFailure, type Delivered, typ
 import { DeserializationError } from '../options/errors';
 
 /** A delivered record of a source topic, to run as attempt 1 (or to fail at once, `preset`). */
-export type RecordTask = EngineTask;
+export type SourceTask = EngineTask;
 
 /** How far below `highest` a batch wholly below `base` must lie to look like a re-created topic. */
 export const RECREATED_TOPIC_GAP = 10_000;
@@ -18,7 +18,7 @@ export const RECREATED_TOPIC_GAP = 10_000;
  * skipped, records of blocked lanes parked); hands off at once what needs no run (malformed records,
  * conflicting versions of an offset, a blocked lane's head redelivered).
  */
-export async function admitSourceBatch(run: RunScope<RecordTask>, batch: PartitionBatch): Promise<{ tasks: RecordTask[]; handOffs: Promise<unknown> }> {
+export async function admitSourceBatch(run: RunScope<SourceTask>, batch: PartitionBatch): Promise<{ tasks: SourceTask[]; handOffs: Promise<unknown> }> {
   const { topic, partition } = batch;
   const ref: PartitionRef = { group: run.options.group, topic, partition };
   const partitionKey = topicPartitionKey(topic, partition);
@@ -34,7 +34,7 @@ export async function admitSourceBatch(run: RunScope<RecordTask>, batch: Partiti
   let from = 0;
   // A small batch is admitted in one call: chunks would cost round trips and save little time.
   let size = entries.length <= ADMIT_ONE_CALL ? entries.length : ADMIT_FIRST_CHUNK;
-  let tasks: RecordTask[] = [];
+  let tasks: SourceTask[] = [];
   while (from < entries.length) {
     const chunk = entries.slice(from, from + size);
     assignLanes(run, chunk);
@@ -64,13 +64,13 @@ export async function admitSourceBatch(run: RunScope<RecordTask>, batch: Partiti
  * admitted in this invocation (back-pressure); `undefined` when Redis could not be reached.
  */
 async function admitChunk(
-  run: RunScope<RecordTask>,
+  run: RunScope<SourceTask>,
   ref: PartitionRef,
   partitionKey: string,
   entries: readonly AdmitEntry[],
   /** The whole batch, given with its first chunk only. */
   batch: readonly AdmitEntry[] | undefined,
-): Promise<{ tasks: RecordTask[]; handOffs?: Promise<unknown>; stop: boolean } | undefined> {
+): Promise<{ tasks: SourceTask[]; handOffs?: Promise<unknown>; stop: boolean } | undefined> {
   let result;
   try {
     result = await run.store.admit(ref, entries);
@@ -91,7 +91,7 @@ async function admitChunk(
     });
   }
 
-  const tasks: RecordTask[] = [];
+  const tasks: SourceTask[] = [];
   let malformed: DecodeFailure[] | undefined;
   let conflicts: Array<{ offset: number; versions: readonly Delivered[] }> | undefined;
   let heads: RunnableEntry[] | undefined;
@@ -194,7 +194,7 @@ type RunnableEntry = AdmitEntry & { readonly record: KafkaRecord };
  * failures and with strictly ascending offsets (every batch AWS sends) skips that work.
  */
 function admitEntries(
-  run: RunScope<RecordTask>,
+  run: RunScope<SourceTask>,
   batch: PartitionBatch,
   partitionKey: string,
   ref: PartitionRef,
@@ -213,7 +213,7 @@ function admitEntries(
 }
 
 /** The lanes of a chunk's records, found just before it is admitted (the first chunk need not wait for the rest). */
-function assignLanes(run: RunScope<RecordTask>, entries: readonly AdmitEntry[]): void {
+function assignLanes(run: RunScope<SourceTask>, entries: readonly AdmitEntry[]): void {
   for (const entry of entries) {
     if (entry.record === undefined) continue;
     try {
@@ -226,7 +226,7 @@ function assignLanes(run: RunScope<RecordTask>, entries: readonly AdmitEntry[]):
 }
 
 /** Records of a batch not admitted now (refused, or behind a refusal): the event source redelivers them. */
-function refuseRest(run: RunScope<RecordTask>, ref: PartitionRef, rest: readonly AdmitEntry[]): void {
+function refuseRest(run: RunScope<SourceTask>, ref: PartitionRef, rest: readonly AdmitEntry[]): void {
   run.count('refused', rest.length);
   run.redeliver(ref, rest.map((entry) => entry.offset));
 }
@@ -240,7 +240,7 @@ function originOfRecord(record: KafkaRecord): { topic: string; partition: number
  * be skipped as done, silently. A batch wholly below `base` while `highest` is far above it says so loudly.
  */
 function warnIfRecreated(
-  run: RunScope<RecordTask>,
+  run: RunScope<SourceTask>,
   partition: string,
   batch: readonly AdmitEntry[],
   window: { base: number; highest: number },
