@@ -11,6 +11,6 @@ export {
   type HandOffSink,
   type ProcessorParts,
 } from './processor';
-export { laneIdOf, PARTITION_LANE, NULL_KEY_LANE } from './lane-id';
-export { decideFailure, type FailureDecision, type DeadLetterReason } from './outcome';
-export { createTelemetry, importTelemetry, METRIC, type Telemetry } from './telemetry';
+export { laneIdOf, PARTITION_LANE, NULL_KEY_LANE } from '../engine/lane-id';
+export { decideFailure, type FailureDecision, type DeadLetterReason } from '../engine/outcome';
+export { createTelemetry, importTelemetry, METRIC, type Telemetry } from '../engine/telemetry';

@@ -8,7 +8,7 @@ import type { LanesOptions } from '../options/lanes-options';
 import { retryTierOf } from '../options/names';
 import { RetryAdmission } from '../retry/admission';
 import { ProcessorAdmission } from './admission';
-import type { Telemetry } from './telemetry';
+import type { Telemetry } from '../engine/telemetry';
 
 export { BatchNotHandedOffError, DeadlineError, RecordTimeoutError, quantiles, type InvocationContext } from '../engine/engine';
 export type { HandOffSink } from '../engine/ports';

@@ -7,7 +7,7 @@ import { encodeBase64, type AwsKafkaRecord } from '../../src/event';
 import { HandOffWriter, readHandOffHeaders } from '../../src/handoff';
 import { resolveOptions, type LanesOptionsInput } from '../../src/options';
 import { Processor, type LanesRecord, type RecordHandler } from '../../src/processor/processor';
-import { createTelemetry } from '../../src/processor/telemetry';
+import { createTelemetry } from '../../src/engine/telemetry';
 import { checkEvent, freshTopic, fuzzRig, mutatedEvent, nested } from '../fuzz/bad-input-property';
 import { deleteGroupKeys } from '../fuzz/stack';
 import { contextWithin, eventOf, fetchRecords, produce } from './support/kafka-events';

@@ -5,7 +5,7 @@ import { NonRetriableError } from '../../src/errors';
 import { HandOffWriter, readHandOffHeaders } from '../../src/handoff';
 import { resolveOptions, type LanesOptionsInput } from '../../src/options';
 import { Processor } from '../../src/processor/processor';
-import { createTelemetry } from '../../src/processor/telemetry';
+import { createTelemetry } from '../../src/engine/telemetry';
 import { runCliCaptured } from './support/cli';
 import { contextWithin, eventOf, fetchRecords, produce } from './support/kafka-events';
 import { RetryFeed } from './support/retry-feed';

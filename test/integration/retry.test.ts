@@ -8,7 +8,7 @@ import { parkKey, partitionKeys, type PartitionRef } from '../../src/completion'
 import { HandOffWriter, readHandOffHeaders } from '../../src/handoff';
 import { resolveOptions, type LanesOptionsInput } from '../../src/options';
 import { Processor, type LanesRecord, type RecordHandler } from '../../src/processor/processor';
-import { createTelemetry } from '../../src/processor/telemetry';
+import { createTelemetry } from '../../src/engine/telemetry';
 import { redriveExpiredLeases } from '../../src/retry/redrive';
 import { contextWithin, eventOf, fetchRecords, produce } from './support/kafka-events';
 import { RetryFeed } from './support/retry-feed';
