@@ -1,3 +1,4 @@
+import type { KafkaMessage } from 'kafkajs';
 import { DeadLetterLog, previewOf } from '../../../src/dashboard';
 import { toDeadLetter } from '../../../src/retry/operator';
 
@@ -8,7 +9,8 @@ function letter(offset: number, timeMs: number, reason: string, originTopic: str
       'lanes-origin-topic': originTopic, 'lanes-origin-partition': '1', 'lanes-origin-offset': String(100 + offset), 'lanes-kind': 'dead-letter',
       'lanes-attempt': '3', 'lanes-error-class': 'Error', 'lanes-error-message': 'payment refused', 'lanes-dead-letter-reason': reason,
     },
-  });
+    // What kafkajs gives for a record of a record batch; only the fields above are read.
+  } as unknown as KafkaMessage);
 }
 
 describe('the dashboard dead-letter log', () => {
