@@ -133,6 +133,8 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
       const parts = actionParts(request);
       const ask = parseReleaseRequest(await readJson(request));
       const result = await releaseHeldLane(parts, { group, ...ask }, ask.lane);
+      // A fresh reading, so the page's next poll already shows what the action changed.
+      await read();
       log(`dashboard action: lane release ${group} ${ask.topic} ${ask.partition} ${ask.lane}: held head ${result.skipped} skipped, next head ${result.next ?? 'none (the lane is free)'}`);
       return result;
     },
@@ -142,6 +144,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
       const selected = letters.select(ask.letters);
       if (selected.length === 0) throw new BadRequest('None of the selected dead letters is known to the dashboard (it keeps the latest 20,000)');
       const actions = await replayDeadLetters(parts, selected, {}, parts.producer, false);
+      await read();
       for (const a of actions) {
         log(`dashboard action: dlq replay ${deadLetterTopic(group)}-${a.deadLetter.partition}@${a.deadLetter.offset} (origin ${a.origin.topic}-${a.origin.partition}@${a.origin.offset ?? '?'}): ${a.action}: ${a.detail}`);
       }
