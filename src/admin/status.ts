@@ -242,13 +242,26 @@ const LANE_ORDER: Record<LaneSort, (a: BlockedLane, b: BlockedLane) => number> =
  * @example
  * const page = await readBlockedLanes({ group: 'orders-svc', redis, query: { state: 'held', limit: 50 } });
  */
-export async function readBlockedLanes({ group, redis, query = {} }: { group: string; redis: RedisClient; query?: LanesQuery }): Promise<LanesPage> {
-  const refs = (await findPartitions(redis, group)).filter(
+export async function readBlockedLanes({
+  group,
+  redis,
+  query = {},
+  partitions,
+}: {
+  group: string;
+  redis: RedisClient;
+  query?: LanesQuery;
+  /** The partitions to look in (e.g. those of a recent `readStatus`); default: found in Redis, as `status` finds them. */
+  partitions?: ReadonlyArray<Pick<PartitionRef, 'topic' | 'partition'>>;
+}): Promise<LanesPage> {
+  const known = partitions === undefined ? await findPartitions(redis, group) : partitions.map((p) => ({ group, topic: p.topic, partition: p.partition }));
+  const refs = known.filter(
     (ref) => (query.topic === undefined || ref.topic === query.topic) && (query.partition === undefined || ref.partition === query.partition),
   );
   const all: BlockedLane[] = [];
-  for (const ref of refs) {
-    for (const [lane, entry] of Object.entries(await redis.hgetall(partitionKeys(ref).lanes))) {
+  const heads = await Promise.all(refs.map((ref) => redis.hgetall(partitionKeys(ref).lanes)));
+  for (const [index, ref] of refs.entries()) {
+    for (const [lane, entry] of Object.entries(heads[index] ?? {})) {
       let head;
       try {
         head = parseLaneHead(entry, `lane ${lane}`, lane);

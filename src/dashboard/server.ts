@@ -127,7 +127,12 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
       deadLettersSeen: letters.seen,
       ...(dlqError === undefined ? {} : { deadLetterError: dlqError }),
     }),
-    'GET /api/lanes': async (_request, url) => readBlockedLanes({ group, redis, query: parseLanesQuery(url.searchParams) }),
+    'GET /api/lanes': async (_request, url) => {
+      const query = parseLanesQuery(url.searchParams);
+      // The partitions of the last reading spare a SCAN of Redis per page; a new partition shows at the next reading.
+      const partitions = latest.status?.partitions.filter((p) => p.role !== 'dead-letter');
+      return readBlockedLanes({ group, redis, query, ...(partitions === undefined ? {} : { partitions }) });
+    },
     'GET /api/dlq': async (_request, url) => letters.page(parseDeadLetterQuery(url.searchParams)),
     'POST /api/lanes/release': async (request) => {
       const parts = actionParts(request);
