@@ -36,3 +36,4 @@ export { escapeGlob, partitionKeysPattern, partitionOfKey, scanKeys, unescapeNam
 export { CREATE_TOPICS_READY_DEFAULTS, createTopicsReady, notReady, waitForTopicsReady } from './create-topics';
 export type { CreateTopicsReadyOptions, CreateTopicsReadyResult, ReadyAdmin, ReadyTopic, TopicsAdmin } from './create-topics';
 export { TopicsNotReadyError } from './errors';
+export { readGroupFigures, type GroupFigures } from './group-figures';

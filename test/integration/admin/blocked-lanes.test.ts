@@ -4,10 +4,11 @@
  * the dashboard's API. Prints how long a page takes (no timing assertion: the machine is shared).
  */
 import { Kafka, logLevel } from 'kafkajs';
-import { applyReset, planReset, readBlockedLanes } from '../../../src/admin';
+import { applyReset, planReset, readBlockedLanes, readGroupFigures } from '../../../src/admin';
 import { CompletionStore, type RedisClient } from '../../../src/completion';
 import { startDashboard } from '../../../src/dashboard';
-import { KAFKA_BROKERS, redisSetups, uniqueName } from '../support/stack';
+import { produce } from '../support/kafka-events';
+import { createTopic, deleteTopics, KAFKA_BROKERS, redisSetups, uniqueName } from '../support/stack';
 
 jest.setTimeout(240_000);
 
@@ -67,6 +68,31 @@ describe.each(redisSetups())('blocked lanes on $name Redis', ({ name, connect })
       sinceMs: 1_000_001, dueAtMs: expect.any(Number), reason: '', parked: 2,
     });
     expect(held.lanes.map((l) => [l.key, l.attempt, l.state])).toEqual([['customer-3', 4, 'held'], ['customer-0', 1, 'held']]);
+  });
+
+  it('gives the figures the alarms watch: the age of the oldest blocked lane, blocked and held lanes, committed lag', async () => {
+    // Prepare: lanes blocked a minute ago (customer-0 and customer-3 held), 3 + 2 records in the topic
+    const since = Date.now() - 60_000;
+    const { group, topic } = await seed(4, 1, since);
+    await createTopic(topic, 2);
+    await produce(topic, [0, 0, 0, 1, 1].map((partition, n) => ({ key: `k${n}`, value: 'v', partition })));
+    const kafka = new Kafka({ clientId: 'group-figures-test', brokers: KAFKA_BROKERS, logLevel: logLevel.NOTHING });
+    const admin = kafka.admin();
+    await admin.connect();
+
+    try {
+      // Act
+      const figures = await readGroupFigures({
+        group, redis, admin, nowMs: since + 61_000,
+        partitions: [{ topic, partition: 0, committed: 1, frontier: 2 }, { topic, partition: 1, committed: undefined, frontier: 0 }],
+      });
+
+      // Assess
+      expect(figures).toEqual({ oldestBlockedLaneAgeMs: 61_000, blockedLanes: 4, heldLanes: 2, committedLag: 2 + 2 });
+    } finally {
+      await admin.disconnect();
+      await deleteTopics([topic]);
+    }
   });
 
   it('pages through 10,000 blocked lanes through the dashboard API, each lane once', async () => {
