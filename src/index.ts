@@ -11,8 +11,8 @@
  */
 export { LanesError, ConfigError, NonRetriableError, RetryLaterError } from './errors';
 export { lanes } from './handler/lanes';
-export { BatchNotHandedOffError, DeadlineError, RecordTimeoutError } from './engine/engine';
-export type { InvocationContext } from './engine/engine';
+export { BatchNotHandedOffError, DeadlineError, RecordTimeoutError } from './errors';
+export type { InvocationContext } from './engine/run-scope';
 export type { LanesContext, LanesRecord, RecordHandler } from './engine/types';
 export { resolveOptions, DeserializationError, OptionsError, parseDuration, retryTopics, deadLetterTopic } from './options';
 export type { LanesOptionsInput, LanesOptions, Ordering, Deserializer, DeserializerFn, KeyOf, Backoff, RetryOptions } from './options';
