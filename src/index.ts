@@ -10,9 +10,9 @@
  * });
  */
 export { LanesError, ConfigError, NonRetriableError, RetryLaterError } from './errors';
-export { lanes } from './processor/lanes';
-export { BatchNotHandedOffError, DeadlineError, RecordTimeoutError } from './engine/engine';
-export type { InvocationContext } from './engine/engine';
+export { lanes } from './handler/lanes';
+export { BatchNotHandedOffError, DeadlineError, RecordTimeoutError } from './errors';
+export type { InvocationContext } from './engine/run-scope';
 export type { LanesContext, LanesRecord, RecordHandler } from './engine/types';
 export { resolveOptions, DeserializationError, OptionsError, parseDuration, retryTopics, deadLetterTopic } from './options';
 export type { LanesOptionsInput, LanesOptions, Ordering, Deserializer, DeserializerFn, KeyOf, Backoff, RetryOptions } from './options';

@@ -74,3 +74,6 @@ export const ENV = {
 export const SASL_MECHANISMS = ['plain', 'scram-sha-256', 'scram-sha-512'] as const;
 /** MSK IAM access control: SASL/OAUTHBEARER with a token signed by the function's AWS credentials. */
 export const AWS_IAM_MECHANISM = 'aws-iam';
+
+/** An MSK cluster ARN; its first group is the region that MSK IAM tokens are signed for. */
+export const MSK_CLUSTER_ARN = /^arn:aws[a-z-]*:kafka:([a-z]{2}(?:-[a-z]+)+-[0-9]+):[0-9]{12}:cluster\/[^/\s]+\/[^/\s]+$/;

@@ -5,6 +5,7 @@ import { LanesError } from '../errors';
 import { handOffNewHead, parkPayload, type LaneHeadScope } from '../engine/lane-heads';
 import type { HandOffSink } from '../engine/ports';
 import { decodeKafkaEvent, encodeKafkaRecord, type KafkaRecord } from '../event';
+import { copiesFor } from '../handoff/copies';
 import { HEADER_PREFIX, readHandOffHeaders } from '../handoff/headers';
 import type { LanesOptions } from '../options/lanes-options';
 import { deadLetterTopic, retryTopic } from '../options/names';
@@ -36,10 +37,7 @@ function scopeOf(parts: OperatorParts): LaneHeadScope {
     leaseUntilMs: now() + OPERATOR_LEASE_MS,
     now,
     write: (items) => parts.sink.write(items),
-    retryItem: (record, origin, attempt, dueAtMs, firstFailureAtMs, error, deferred) => ({
-      record, origin, kind: 'retry', topic: retryTopic(options.group, tierFor(Math.max(0, dueAtMs - now()), options.retry.tiers)),
-      attempt, dueAtMs, firstFailureAtMs, ...(error === undefined ? {} : { error }), deferred,
-    }),
+    copies: copiesFor(options, now),
   };
 }
 

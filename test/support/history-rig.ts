@@ -20,7 +20,7 @@ import { planCommit } from '../../src/committer/plan';
 import type { ParkedRecord } from '../../src/completion/args';
 import type { CompletionStore } from '../../src/completion/store';
 import type { AdmitRecord, AdmitResult, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, PartitionRef } from '../../src/completion/types';
-import { Engine, type Admission, type EngineTask } from '../../src/engine/engine';
+import { Engine, type RecordPath, type EngineTask } from '../../src/engine/engine';
 import type { Clock, CompletionPort, HandOffSink } from '../../src/engine/ports';
 import type { LanesContext, LanesRecord, RecordHandler } from '../../src/engine/types';
 import { NonRetriableError, RetryLaterError } from '../../src/errors';
@@ -29,8 +29,8 @@ import { readHandOffHeaders } from '../../src/handoff/headers';
 import type { HandOffItem, HandOffOutcome } from '../../src/handoff/types';
 import { resolveOptions, type LanesOptions, type LanesOptionsInput, type Ordering } from '../../src/options';
 import { retryTierOf, retryTopic } from '../../src/options/names';
-import { ProcessorAdmission } from '../../src/processor/admission';
-import { RetryAdmission } from '../../src/retry/admission';
+import { SourcePath } from '../../src/source/source-path';
+import { RetryPath } from '../../src/retry/retry-path';
 import { releaseHeldLane } from '../../src/retry/operator';
 import { redriveExpiredLeases } from '../../src/retry/redrive';
 import { CompletionModelStore } from './completion-model';
@@ -1049,7 +1049,7 @@ class History {
       clock: this.clock,
     });
     const decoded = decodeKafkaEvent(encodeKafkaEvent({ source: 'SelfManagedKafka', records }));
-    const admission: Admission<EngineTask> = kind === 'processor' ? new ProcessorAdmission() : new RetryAdmission() as unknown as Admission<EngineTask>;
+    const admission: RecordPath<EngineTask> = kind === 'processor' ? new SourcePath() : new RetryPath() as unknown as RecordPath<EngineTask>;
     let response: KafkaBatchResponse | undefined;
     let thrown: unknown;
     try {

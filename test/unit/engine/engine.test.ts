@@ -8,8 +8,8 @@ import { decodeKafkaEvent, encodeKafkaEvent, type KafkaBatchResponse, type Kafka
 import { handOffMessage, readHandOffHeaders } from '../../../src/handoff/headers';
 import type { HandOffItem, HandOffOutcome } from '../../../src/handoff/types';
 import { resolveOptions, type LanesOptionsInput } from '../../../src/options';
-import { ProcessorAdmission } from '../../../src/processor/admission';
-import { RetryAdmission } from '../../../src/retry/admission';
+import { SourcePath } from '../../../src/source/source-path';
+import { RetryPath } from '../../../src/retry/retry-path';
 import { CompletionModelStore } from '../../support/completion-model';
 
 const GROUP = 'grp';
@@ -76,7 +76,7 @@ function rig(input: Partial<LanesOptionsInput>, handler: (record: LanesRecord, a
     engine, store, sink, runs,
     deliver: (records, remainingMs = 30_000) => {
       const decoded = decodeKafkaEvent(encodeKafkaEvent({ source: 'SelfManagedKafka', records }));
-      return engine.run(new ProcessorAdmission(), decoded.partitions, sink, within(remainingMs));
+      return engine.run(new SourcePath(), decoded.partitions, sink, within(remainingMs));
     },
     redeliver: (items, remainingMs = 30_000) => {
       const records = items.map((item) => {
@@ -85,7 +85,7 @@ function rig(input: Partial<LanesOptionsInput>, handler: (record: LanesRecord, a
         return copyRecord(item, offset);
       });
       const decoded = decodeKafkaEvent(encodeKafkaEvent({ source: 'SelfManagedKafka', records }));
-      return engine.run(new RetryAdmission(), decoded.partitions, sink, within(remainingMs));
+      return engine.run(new RetryPath(), decoded.partitions, sink, within(remainingMs));
     },
   };
 }
@@ -363,7 +363,7 @@ describe('engine: processor and retry function on the in-memory completion model
     const decoded = decodeKafkaEvent(encodeKafkaEvent({ source: 'SelfManagedKafka', records: [source(0, 'A'), source(1, 'B')] }));
 
     // Act
-    await engine.run(new ProcessorAdmission(), decoded.partitions, new RecordingSink(), within(10_000));
+    await engine.run(new SourcePath(), decoded.partitions, new RecordingSink(), within(10_000));
 
     // Assess
     expect(errors).toHaveBeenCalledWith(expect.stringMatching(/created again/), expect.objectContaining({ base: 50_000, highest: 90_000 }));

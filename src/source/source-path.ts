@@ -1,0 +1,155 @@
+import { applyDeadLetterPolicy, parkPayload } from '../engine/lane-heads';
+import { decideFailure, describeError, type FailureDecision } from '../engine/outcome';
+import type { RecordPath, RunScope } from '../engine/run-scope';
+import type { HandOffOutcome } from '../handoff/types';
+import { admitSourceBatch, type RecordTask } from './admit';
+
+export { ADMIT_FIRST_CHUNK, ADMIT_MAX_CHUNK, ADMIT_ONE_CALL, RECREATED_TOPIC_GAP, type RecordTask } from './admit';
+
+/**
+ * The path of a source record (see docs/ARCHITECTURE.md, "The path of a record"): its batch is admitted
+ * (`admitSourceBatch`), it runs once its lane is free, and a failure blocks its lane, parks the lane's later
+ * records of the batch and hands the record to the retry or dead-letter topic before its done bit is set.
+ */
+export class SourcePath implements RecordPath<RecordTask> {
+  readonly admit = admitSourceBatch;
+
+  succeeded(run: RunScope<RecordTask>, task: RecordTask): void {
+    run.markDone(task.ref, task.offset);
+    run.count('done');
+  }
+
+  /** A failed attempt: block the lane and hand the record to the retry topic, or dead-letter it. */
+  async failed(run: RunScope<RecordTask>, task: RecordTask, error: unknown): Promise<void> {
+    const decision = decideFailure(error, task.attempt, run.options.retry.maxAttempts);
+    const blocksLane = task.lane !== undefined && (decision.action === 'retry' || run.options.deadLetter.policy === 'hold');
+    // Taken before any await: the lane's later records must not start once its head failed.
+    const parked = blocksLane ? run.drainLane(task.partitionKey, task.lane!) : [];
+    if (task.lane !== undefined) {
+      // Records of the lane in chunks still being admitted queue behind this head (it has not finished):
+      // once the whole batch is admitted, they are parked with the others.
+      await run.admitted(task.partitionKey);
+      if (blocksLane) parked.push(...run.drainLane(task.partitionKey, task.lane));
+    }
+    try {
+      await this.#handOff(run, task, error, decision, blocksLane ? parked : undefined);
+    } catch (handOffError) {
+      // Not handed off: the record goes back to the event source, and so does every record waiting behind
+      // it in its lane (parked ones were drained above; under `release` they still wait in the scheduler),
+      // or they would run before it.
+      const waiting = task.lane === undefined ? [] : run.drainLane(task.partitionKey, task.lane);
+      run.redeliver(task.ref, [task.offset, ...parked.map((p) => p.offset), ...waiting.map((w) => w.offset)], handOffError);
+    }
+  }
+
+  /**
+   * Writes the failed record to its retry or dead-letter topic, and only then marks it done (G3). When the
+   * lane blocks, the lane's head and its parked followers are recorded in Redis before a retry copy is written
+   * and after a dead letter is. Throws when the record could not be handed off.
+   */
+  async #handOff(run: RunScope<RecordTask>, task: RecordTask, error: unknown, decision: FailureDecision, parked: RecordTask[] | undefined): Promise<void> {
+    const now = run.now();
+    const described = describeError(error);
+    run.logger.warn('record failed', {
+      partition: task.partitionKey, offset: task.offset, attempt: task.attempt, error: described,
+      decision: decision.action, ...(decision.action === 'dead-letter' ? { reason: decision.reason } : {}),
+    });
+    const retrying = decision.action === 'retry';
+    const item = retrying
+      ? run.copies.afterFailure(task, task.attempt, now, described, decision.delayMs)
+      : run.copies.deadLetter(task, task.attempt, decision.reason, described);
+    const block = async (followers: RecordTask[]): Promise<void> => {
+      await run.store.block(
+        task.ref,
+        {
+          lane: task.lane!,
+          offset: task.offset,
+          attempt: retrying ? task.attempt + 1 : task.attempt,
+          state: retrying ? 'retrying' : 'held',
+          dueAtMs: item.dueAtMs,
+          reason: item.reason ?? '',
+        },
+        followers.map((p) => ({ offset: p.offset, payload: parkPayload(p.record) })),
+      );
+      run.count('parked', followers.length);
+      // From here the followers are parked and done: only the head itself is left to hand off.
+      followers.length = 0;
+    };
+    // A retrying head is blocked before its copy is written, so the retry function always finds the head it is
+    // given. A held head is blocked only once its dead letter is written: `kafka-lanes lane release` trusts a held
+    // head to be in the dead-letter topic already, and a crash (or a dead-letter topic out of reach) between the
+    // two must not leave a held lane whose release would set the done bit of a record never dead-lettered. A crash
+    // after the write and before the block redelivers the record: it runs again (at-least-once), its followers
+    // still behind it.
+    if (parked !== undefined && retrying) await block(parked);
+    const [outcome] = await run.write([item]);
+    if (parked !== undefined && !retrying) await block(parked);
+    if (retrying && outcome?.status === 'refused' && parked !== undefined) {
+      // The retry topic refused the copy for good: it is dead-lettered (stripped), so the blocked lane
+      // follows the dead-letter policy, as if the record had exhausted its attempts.
+      await applyDeadLetterPolicy(run, task.ref, task.lane!, { offset: task.offset, attempt: task.attempt + 1 }, outcome);
+    }
+    run.count(retrying && outcome?.status !== 'refused' ? 'retried' : 'deadLettered');
+    run.markDone(task.ref, task.offset);
+  }
+
+  /** The deadline came: hand every record not started off to the retry path, attempt unchanged. */
+  async deferUnstarted(run: RunScope<RecordTask>, unstarted: RecordTask[]): Promise<void> {
+    const heads: RecordTask[] = [];
+    const followers = new Map<string, RecordTask[]>();
+    for (const task of unstarted) {
+      if (task.lane === undefined) {
+        heads.push(task);
+        continue;
+      }
+      const laneKey = `${task.partitionKey}\n${task.lane}`;
+      const queue = followers.get(laneKey);
+      if (queue === undefined) {
+        followers.set(laneKey, []);
+        heads.push(task);
+      } else {
+        queue.push(task);
+      }
+    }
+    const blocked = await Promise.all(heads.map(async (head) => {
+      if (head.lane === undefined) return true;
+      const parked = followers.get(`${head.partitionKey}\n${head.lane}`) ?? [];
+      try {
+        await run.store.block(
+          head.ref,
+          { lane: head.lane, offset: head.offset, attempt: head.attempt, state: 'retrying' },
+          parked.map((p) => ({ offset: p.offset, payload: parkPayload(p.record) })),
+        );
+        run.count('parked', parked.length);
+        return true;
+      } catch (error) {
+        run.redeliver(head.ref, [head.offset, ...parked.map((p) => p.offset)], error);
+        return false;
+      }
+    }));
+    const deferred = heads.filter((_, i) => blocked[i]);
+    if (deferred.length === 0) return;
+    const items = deferred.map((task) => run.copies.deferred(task, task.attempt));
+    let outcomes: readonly HandOffOutcome[];
+    try {
+      outcomes = await run.write(items);
+    } catch (error) {
+      for (const task of deferred) run.redeliver(task.ref, [task.offset], error);
+      return;
+    }
+    await Promise.all(deferred.map(async (task, i) => {
+      const outcome = outcomes[i];
+      if (outcome?.status === 'refused' && task.lane !== undefined) {
+        try {
+          await applyDeadLetterPolicy(run, task.ref, task.lane, { offset: task.offset, attempt: task.attempt }, outcome);
+        } catch (error) {
+          run.redeliver(task.ref, [task.offset], error);
+          return;
+        }
+      }
+      run.count(outcome?.status === 'refused' ? 'deadLettered' : 'deferred');
+      run.markDone(task.ref, task.offset);
+    }));
+    run.logger.info('deadline near: records not started were handed off to the retry topic', { deferred: deferred.length });
+  }
+}
