@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DEFAULTS } from '../options/constants';
 import { DURATION_EXPECTED, durationMs } from '../options/duration';
+import { alarmsBlockSchema } from './alarms';
 
 // One definition of the plugin's options: the zod schemas below. The framework's JSON schema
 // (`configSchemaHandler`) is generated from them, so what the framework checks and what the plugin reads
@@ -38,6 +39,8 @@ export const functionBlockSchema = z.strictObject({
       timeout: z.number().int().min(1).max(900).optional(),
     })
     .optional(),
+  /** CloudWatch alarms and a dashboard of the group (on unless `false`); see `alarms.ts`. */
+  alarms: alarmsBlockSchema.optional(),
 });
 export type FunctionBlock = z.infer<typeof functionBlockSchema>;
 

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { addAlarms } from './alarms-hook';
 import { BUNDLE_DIR, bundleHandlers, type BundleEntry } from './bundle';
 import { customBlockSchema, frameworkSchema, functionBlockSchema, validateBlock, type CustomBlock } from './config';
 import { iamStatements, planFunction, type FunctionPlan, type FunctionView } from './plan';
@@ -74,7 +75,10 @@ export class KafkaLanesPlugin {
     this.hooks = {
       initialize: () => this.#initialize(),
       'before:package:createDeploymentArtifacts': () => this.#bundle('package'),
-      'after:package:compileEvents': () => this.#compileResponseTypes(),
+      'after:package:compileEvents': () => {
+        this.#compileResponseTypes();
+        addAlarms(this.#serverless, this.#plans);
+      },
       // `serverless offline start` and plain `serverless offline` (whose own hook blocks until Ctrl-C).
       'before:offline:start:init': () => this.#startOffline(false),
       'before:offline:start': () => this.#startOffline(true),

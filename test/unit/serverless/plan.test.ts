@@ -41,7 +41,7 @@ describe('validateBlock', () => {
 
     // Assess
     expect(schema).toMatchObject({ type: 'object', additionalProperties: false });
-    expect(Object.keys(schema['properties'] as object).sort()).toEqual(['committer', 'group', 'kafka', 'redis', 'retryTiers']);
+    expect(Object.keys(schema['properties'] as object).sort()).toEqual(['alarms', 'committer', 'group', 'kafka', 'redis', 'retryTiers']);
     expect(schema['$schema']).toBeUndefined();
   });
 });
