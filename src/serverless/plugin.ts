@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { BUNDLE_DIR, bundleHandlers, type BundleEntry } from './bundle';
 import { customBlockSchema, functionBlockSchema, PLUGIN_DEFAULTS, validateBlock, type CustomBlock } from './config';
 import { AWS_IAM_MECHANISM, ENV } from '../options/constants';
-import { iamStatements, planFunction, type FunctionPlan, type FunctionView, type ServiceView } from './plan';
+import { functionRole, groupGrants, type Statement } from './iam';
+import { planFunction, type FunctionPlan, type FunctionView, type ServiceView } from './plan';
 import { startOfflineTrigger, type OfflineKafkaTrigger } from './offline/trigger';
 
 /** The parts of the framework's `serverless` object the plugin uses (osls, the Serverless Framework v3 line). */
@@ -26,7 +27,7 @@ export interface Serverless {
       runtime?: string;
       timeout?: number;
       logRetentionInDays?: number;
-      iam?: { role?: string | { statements?: Array<Record<string, unknown>> } };
+      iam?: { role?: string | { statements?: Array<Record<string, unknown>>; managedPolicies?: unknown[]; permissionsBoundary?: unknown } };
       compiledCloudFormationTemplate: { Resources: Record<string, { Type: string; Properties: Record<string, unknown> }> };
     };
     functions: Record<string, FunctionView>;
@@ -168,17 +169,7 @@ export class KafkaLanesPlugin {
     if (offline) this.#blankDeployTimeSettings(plans);
     // Logs kept for a bounded time unless the service says otherwise (the framework's default keeps them forever).
     if (plans.length > 0) service.provider.logRetentionInDays ??= PLUGIN_DEFAULTS.logRetentionInDays;
-    const statements = iamStatements(plans);
-    if (statements.length > 0) {
-      const iam = (service.provider.iam ??= {});
-      if (typeof iam.role === 'string') {
-        this.#log.warning(`kafka-lanes: provider.iam.role is a custom role; give it ${JSON.stringify(statements)}`);
-      } else {
-        const role = iam.role ?? {};
-        role.statements = [...(role.statements ?? []), ...statements];
-        iam.role = role;
-      }
-    }
+    this.#grantRoles(plans);
     this.#plans = plans;
   }
 
@@ -199,6 +190,51 @@ export class KafkaLanesPlugin {
     if (local[ENV.saslMechanism] === AWS_IAM_MECHANISM) delete local[ENV.saslMechanism];
     delete local[ENV.ssl];
     return local;
+  }
+
+  /**
+   * A role of its own for each function of a group (handler and committer), with the group's least-privilege
+   * grants (iam.ts) and, for the handler, the provider's own statements and managed policies (the user's code
+   * runs there). A custom provider role, or a function's own `role`, is left alone: the grants it needs are printed.
+   */
+  #grantRoles(plans: readonly FunctionPlan[]): void {
+    const { service } = this.#serverless;
+    const iam = service.provider.iam ?? {};
+    const providerVpc = (service.provider as { vpc?: unknown }).vpc;
+    const resources = this.#additionalResources();
+    for (const plan of plans) {
+      const fn = service.functions[plan.functionKey]!;
+      const grants = groupGrants(plan, (fn.vpc ?? providerVpc) !== undefined);
+      const roles: Array<[string, Statement[], boolean]> = [[plan.functionKey, grants.handler, true]];
+      if (plan.committer !== undefined) roles.push([plan.committer.key, grants.committer, false]);
+      for (const [key, statements, isHandler] of roles) {
+        const target = service.functions[key]!;
+        if (typeof iam.role === 'string' || target['role'] !== undefined) {
+          this.#log.warning(`kafka-lanes: functions.${key} has a role of its own (${typeof iam.role === 'string' ? 'provider.iam.role' : 'role'}); give it ${JSON.stringify(statements)}`);
+          continue;
+        }
+        const logicalId = `${this.#serverless.getProvider('aws').naming.getLambdaLogicalId(key).replace(/LambdaFunction$/, '')}KafkaLanesRole`;
+        const own = isHandler && typeof iam.role === 'object' ? iam.role : undefined;
+        resources[logicalId] = functionRole(String(target.name ?? `${service.service}-${this.#serverless.getProvider('aws').getStage()}-${key}`), [...statements, ...((own?.statements ?? []) as unknown as Statement[])], {
+          ...(own?.managedPolicies === undefined ? {} : { managedPolicyArns: own.managedPolicies }),
+          ...(own?.permissionsBoundary === undefined ? {} : { permissionsBoundary: own.permissionsBoundary }),
+        });
+        target['role'] = logicalId;
+      }
+    }
+  }
+
+  /** `resources.Resources` of serverless.yml, where the framework merges what the plugin adds into the template. */
+  #additionalResources(): Record<string, unknown> {
+    const service = this.#serverless.service as unknown as { resources?: unknown };
+    // `resources:` may be a list of fragments (`- ${file(...)}`); the framework merges every one of them.
+    if (Array.isArray(service.resources)) {
+      const own = { Resources: {} as Record<string, unknown> };
+      service.resources.push(own);
+      return own.Resources;
+    }
+    const block = (service.resources ??= {}) as { Resources?: Record<string, unknown> };
+    return (block.Resources ??= {});
   }
 
   /**

@@ -99,6 +99,22 @@ describe('serverless package with kafka-lanes/serverless', () => {
     expect(rule?.Properties).toMatchObject({ ScheduleExpression: 'rate(1 minute)', State: 'ENABLED' });
     expect(JSON.stringify(rule?.Properties['Targets'])).toContain('OrdersCommitterLambdaFunction');
 
+    // A role per function, least privilege: no `kafka-cluster:*`, no Kafka grant on "*" (only EC2's network
+    // interface actions, which have no resource-level form); the handler's and the committer's differ.
+    expect(orders['Role']).toEqual({ 'Fn::GetAtt': ['OrdersKafkaLanesRole', 'Arn'] });
+    expect(committer['Role']).toEqual({ 'Fn::GetAtt': ['OrdersCommitterKafkaLanesRole', 'Arn'] });
+    expect(resources['IamRoleLambdaExecution']).toBeUndefined();
+    const statementsOf = (role: string): Array<{ Action: string[]; Resource: unknown }> =>
+      (resources[role]!.Properties['Policies'] as Array<{ PolicyDocument: { Statement: Array<{ Action: string[]; Resource: unknown }> } }>)[0]!.PolicyDocument.Statement;
+    const handlerActions = statementsOf('OrdersKafkaLanesRole').flatMap((statement) => statement.Action);
+    const committerActions = statementsOf('OrdersCommitterKafkaLanesRole').flatMap((statement) => statement.Action);
+    expect(handlerActions).toEqual(expect.arrayContaining(['kafka-cluster:ReadData', 'kafka-cluster:WriteData', 'kafka-cluster:WriteDataIdempotently', 'kafka:GetBootstrapBrokers', 'ec2:CreateNetworkInterface']));
+    expect(committerActions).toEqual(expect.arrayContaining(['kafka-cluster:AlterGroup', 'kafka-cluster:WriteData', 'kafka:GetBootstrapBrokers']));
+    expect(committerActions).not.toContain('ec2:DescribeVpcs');
+    for (const statement of [...statementsOf('OrdersKafkaLanesRole'), ...statementsOf('OrdersCommitterKafkaLanesRole')]) {
+      expect(statement.Action).not.toContain('kafka-cluster:*');
+      if (statement.Resource === '*') expect(statement.Action.filter((action) => !action.startsWith('ec2:'))).toEqual([]);
+    }
     for (const type of ['AWS::MSK::ServerlessCluster', 'AWS::ElastiCache::ReplicationGroup', 'AWS::EC2::VPC']) expect(ofType(resources, type)).toHaveLength(1);
     const logGroups = ofType(resources, 'AWS::Logs::LogGroup');
     expect(logGroups.map((group) => group.Properties['RetentionInDays'])).toEqual([30, 30]);
