@@ -1,7 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
-import * as committerLua from '../committer/scripts/lua';
 import type { ScriptCall } from './args';
-import { deadlineSignal, untilAborted } from '../engine/deadline';
+import { deadlineSignal, untilAborted } from '../deadline';
 import { RedisCallAbortedError } from './errors';
 import * as lua from './scripts/lua';
 
@@ -12,7 +11,7 @@ export type RedisClient = Redis | Cluster;
  * Bumped whenever any script changes. Scripts are registered under versioned names so two versions of the
  * framework sharing one Redis (a rolling deploy) never run each other's code.
  */
-export const SCRIPTS_VERSION = 3;
+export const SCRIPTS_VERSION = 4;
 
 /**
  * The one registry of every Redis script of the framework, completion and committer alike. The `.lua`
@@ -28,8 +27,8 @@ const SCRIPTS = {
   release: lua.release4,
   advance: lua.advance3,
   claim: lua.claim1,
-  extendLease: committerLua.extendLease1,
-  releaseLease: committerLua.releaseLease1,
+  extendLease: lua.extendLease1,
+  releaseLease: lua.releaseLease1,
 } as const satisfies Record<string, string>;
 export type ScriptName = keyof typeof SCRIPTS;
 

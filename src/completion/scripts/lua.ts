@@ -3,6 +3,8 @@ export { admit3 } from './admit-3';
 export { advance3 } from './advance-3';
 export { block4 } from './block-4';
 export { claim1 } from './claim-1';
+export { extendLease1 } from './extend-lease-1';
 export { frontier2 } from './frontier-2';
 export { mark2 } from './mark-2';
 export { release4 } from './release-4';
+export { releaseLease1 } from './release-lease-1';
