@@ -167,6 +167,12 @@ export class KafkaLanesPlugin {
       }
     }
     if (offline) this.#blankDeployTimeSettings(plans);
+    for (const plan of plans.filter((p) => p.mode === 'provisioned')) {
+      this.#log.warning(
+        `kafka-lanes: functions.${plan.functionKey} is in provisioned mode: its provisionedPollerConfig applies to each of its ` +
+          `${plan.retryTriggers.length + 1} triggers (the source and one per retry tier), and provisioned pollers are paid per trigger`,
+      );
+    }
     // Logs kept for a bounded time unless the service says otherwise (the framework's default keeps them forever).
     if (plans.length > 0) service.provider.logRetentionInDays ??= PLUGIN_DEFAULTS.logRetentionInDays;
     this.#grantRoles(plans);
@@ -288,7 +294,8 @@ export class KafkaLanesPlugin {
     if (purpose === 'package' && bundleUser) {
       // The bundles hold everything the handlers need: ship them alone, not the service's node_modules.
       const pkg = (service.package ??= {});
-      pkg.patterns = ['!**', `${BUNDLE_DIR}/**`, ...(pkg.patterns ?? [])];
+      // Source maps stay on disk for local debugging: Node.js reads none without --enable-source-maps.
+      pkg.patterns = ['!**', `${BUNDLE_DIR}/**`, `!${BUNDLE_DIR}/**/*.map`, ...(pkg.patterns ?? [])];
       pkg.excludeDevDependencies = false;
     }
   }
