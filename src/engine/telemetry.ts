@@ -32,6 +32,12 @@ export const METRIC = {
   batchDuration: 'BatchDuration',
   frontier: 'Frontier',
   highestSeen: 'HighestSeenOffset',
+  /** Published by the committer once a run, for the group's alarms: the age of the lane blocked the longest. */
+  oldestBlockedLaneAge: 'OldestBlockedLaneAge',
+  blockedLanes: 'BlockedLanes',
+  heldLanes: 'HeldLanes',
+  /** Source records not yet committed by `<group>.lanes` (end offset minus committed, summed). */
+  committedLag: 'CommittedLag',
 } as const;
 
 export interface Telemetry {

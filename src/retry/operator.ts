@@ -126,7 +126,8 @@ export async function readDeadLetters(consumer: Consumer, topic: string, ends: R
   return letters.sort((a, b) => a.record.partition - b.record.partition || a.record.offset - b.record.offset);
 }
 
-function toDeadLetter(topic: string, partition: number, message: KafkaMessage): DeadLetter {
+/** A message read from the dead-letter topic, as a replay sees it (the `dlq replay` command and the dashboard). */
+export function toDeadLetter(topic: string, partition: number, message: KafkaMessage): DeadLetter {
   const headers = Object.entries(message.headers ?? {}).flatMap(([name, value]) =>
     (Array.isArray(value) ? value : value === undefined ? [] : [value]).map((one) => ({ name, value: Buffer.isBuffer(one) ? one : Buffer.from(String(one)) })));
   const raw = encodeKafkaRecord({

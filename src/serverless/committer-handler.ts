@@ -7,6 +7,7 @@ import { connectRedis } from '../connections/redis';
 import { importTelemetry } from '../engine/telemetry';
 import { HandOffWriter } from '../handoff';
 import { deadLetterTopic } from '../options';
+import { publishGroupFigures } from './group-metrics';
 
 /** What one scheduled run returns: small enough to read in the Lambda console. */
 export interface CommitterRunSummary {
@@ -58,6 +59,7 @@ export function committerHandler(env: Readonly<Record<string, string | undefined
       trimmedBytes: result.trimmedBytes,
       redriven: result.redriven?.length ?? 0,
     };
+    if (result.skipped === undefined) await publishGroupFigures({ group: options.group, redis: store.redis, kafka, telemetry, partitions: result.partitions });
     if (summary.stalled.length > 0) telemetry.logger.warn('frontier stalled', { stalled: summary.stalled });
     telemetry.logger.info('committer run', { ...summary, stalled: summary.stalled.length });
     return summary;

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { registerDashboard } from './dashboard';
 import { registerDlq } from './dlq';
 import { registerLane } from './lane';
 import { registerReset } from './reset';
@@ -15,4 +16,5 @@ export const COMMANDS: readonly RegisterCommand[] = [
   registerReset,
   registerLane,
   registerDlq,
+  registerDashboard,
 ];

@@ -71,6 +71,14 @@ export function mappingSpecs(serverless: OfflineServerless, custom: CustomBlock)
       const trigger = triggerOf(event);
       if (trigger === undefined || (trigger.settings as { enabled?: unknown }).enabled === false) continue;
       const s: TriggerSettings = trigger.settings;
+      if (s['filterPatterns'] !== undefined) {
+        // Applying AWS's filter grammar locally would be a second implementation to drift; delivering what AWS
+        // would filter out would run the handler on records it never sees deployed. Neither: refused.
+        throw new Error(
+          `kafka-lanes offline: functions.${functionKey}.events.${trigger.kind}.filterPatterns: expected none under \`serverless offline\` ` +
+            '(the offline trigger does not apply event filters), got some; remove them for the local run',
+        );
+      }
       const brokers = brokersOf(s.arn);
       specs.push({
         functionKey,
@@ -209,7 +217,9 @@ export class OfflineKafkaTrigger {
       const hasCommitted = committed.some((t) => t.partitions.some((p) => Number(p.offset) >= 0));
       if (hasCommitted) return;
       const offsets = await admin.fetchTopicOffsetsByTimestamp(spec.topic, spec.startingPositionTimestamp);
-      consumer.on(consumer.events.GROUP_JOIN, () => {
+      // Once: at the first join the group has no offsets; a later rejoin (a rebalance) resumes from what it committed.
+      const remove = consumer.on(consumer.events.GROUP_JOIN, () => {
+        remove();
         for (const { partition, offset } of offsets) consumer.seek({ topic: spec.topic, partition, offset });
       });
     } finally {
