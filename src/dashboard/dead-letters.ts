@@ -1,6 +1,6 @@
 import type { Consumer, Kafka } from 'kafkajs';
 import { readHandOffHeaders } from '../handoff/headers';
-import { toDeadLetter, type DeadLetter } from '../retry/operator';
+import { laneOfDeadLetter, toDeadLetter, type DeadLetter } from '../retry/operator';
 
 /**
  * The dashboard's view of a group's dead-letter topic: one consumer follows it from the beginning (no offsets
@@ -33,6 +33,7 @@ export interface DeadLetterFilter {
 }
 
 const PREVIEW_BYTES = 160;
+const KEY_MODE = { ordering: 'key', nullKey: 'independent' } as const;
 
 /** Printable preview of a value: UTF-8 text with control characters and invalid sequences shown as `.`. */
 export function previewOf(value: Buffer | null): string | null {
@@ -50,7 +51,8 @@ function rowOf(letter: DeadLetter): DeadLetterRow {
     timeMs: letter.record.timestamp,
     reason: letter.reason ?? '',
     origin: letter.origin,
-    lane: letter.lane,
+    // The lane its copy carries; a copy written before `lanes-lane` existed is shown with its key-mode lane.
+    lane: laneOfDeadLetter(letter, KEY_MODE),
     attempt: facts.attempt,
     error,
     preview: previewOf(letter.record.value),

@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { sleep } from '../../deadline';
 import { Kafka, logLevel, type Consumer, type EachBatchPayload, type KafkaMessage } from 'kafkajs';
 import { encodeKafkaRecord } from '../../event/encode';
 import type { AwsKafkaRecord } from '../../event/types';
@@ -265,7 +265,7 @@ export class OfflineKafkaTrigger {
   async #pause(ms: number, heartbeat: () => Promise<void>): Promise<void> {
     const until = Date.now() + ms;
     while (!this.#stopping.signal.aborted && Date.now() < until) {
-      await sleep(Math.min(1_000, until - Date.now()), undefined, { signal: this.#stopping.signal }).catch(() => undefined);
+      await sleep(Math.min(1_000, until - Date.now()), this.#stopping.signal);
       await heartbeat().catch(() => undefined);
     }
   }
@@ -293,7 +293,7 @@ export class OfflineKafkaTrigger {
   async #runCommitters(): Promise<void> {
     const interval = durationMs(this.#custom.offline?.committerInterval ?? PLUGIN_DEFAULTS.committerInterval) ?? 5_000;
     while (!this.#stopping.signal.aborted) {
-      await sleep(interval, undefined, { signal: this.#stopping.signal }).catch(() => undefined);
+      await sleep(interval, this.#stopping.signal);
       if (!this.#stopping.signal.aborted) await this.runCommitters();
     }
   }
