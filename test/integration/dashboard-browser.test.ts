@@ -16,7 +16,7 @@ import { startDashboard, type Dashboard } from '../../src/dashboard';
 import { createTelemetry } from '../../src/engine/telemetry';
 import { HandOffWriter } from '../../src/handoff';
 import { resolveOptions, type LanesOptionsInput } from '../../src/options';
-import { Processor } from '../../src/processor/processor';
+import { LanesFunction } from '../../src/handler/lanes-function';
 import { contextWithin, eventOf, fetchRecords, produce } from './support/kafka-events';
 import { RetryFeed } from './support/retry-feed';
 import { createTopic, KAFKA_BROKERS, REDIS_URL, uniqueName } from './support/stack';
@@ -51,7 +51,7 @@ describe('kafka-lanes dashboard in a browser', () => {
   let kafka: Kafka;
   let writer: HandOffWriter;
   let feed: RetryFeed;
-  let processor: Processor;
+  let processor: LanesFunction;
   let broken = true;
   const runs: Array<{ offset: number; attempt: number }> = [];
   const cleanups: Array<() => Promise<unknown>> = [];
@@ -71,7 +71,7 @@ describe('kafka-lanes dashboard in a browser', () => {
     await producer.connect();
     const admin = kafka.admin();
     await admin.connect();
-    processor = new Processor({
+    processor = new LanesFunction({
       options, redis, handOff: () => writer, telemetry: createTelemetry(group),
       handler: (record, ctx) => {
         runs.push({ offset: record.origin.offset, attempt: ctx.attempt });
