@@ -1,4 +1,5 @@
 import type { Consumer, Kafka } from 'kafkajs';
+import { describeLane } from '../admin/status';
 import { readHandOffHeaders } from '../handoff/headers';
 import { toDeadLetter, type DeadLetter } from '../retry/operator';
 
@@ -17,6 +18,8 @@ export interface DeadLetterRow {
   readonly reason: string;
   readonly origin: DeadLetter['origin'];
   readonly lane: string | undefined;
+  /** The record key as text where printable (see `describeLane`); '' without a key. */
+  readonly key: string;
   readonly attempt: number | undefined;
   readonly error: string;
   /** The value's first bytes as text (non-printable bytes shown as `.`), `null` for a tombstone. */
@@ -51,6 +54,7 @@ function rowOf(letter: DeadLetter): DeadLetterRow {
     reason: letter.reason ?? '',
     origin: letter.origin,
     lane: letter.lane,
+    key: letter.lane === undefined ? '' : describeLane(letter.lane),
     attempt: facts.attempt,
     error,
     preview: previewOf(letter.record.value),
@@ -83,7 +87,8 @@ export class DeadLetterLog {
         (row) =>
           (filter.reason === undefined || row.reason === filter.reason) &&
           (filter.originTopic === undefined || row.origin.topic === filter.originTopic) &&
-          (filter.lane === undefined || row.lane === filter.lane),
+          // The lane as `status` names it (base64 of the key) or the key as the page shows it.
+          (filter.lane === undefined || row.lane === filter.lane || (row.key !== '' && row.key === filter.lane)),
       )
       .reverse();
     const offset = filter.offset ?? 0;
@@ -119,11 +124,17 @@ export async function followDeadLetters(kafka: Kafka, topic: string, log: DeadLe
   const groupId = `kafka-lanes-dashboard-${process.pid}-${Date.now().toString(36)}`;
   const consumer: Consumer = kafka.consumer({ groupId, maxWaitTimeInMs: 500 });
   await consumer.connect();
-  await consumer.subscribe({ topic, fromBeginning: true });
-  await consumer.run({
-    autoCommit: false,
-    eachMessage: async ({ partition, message }) => log.add(toDeadLetter(topic, partition, message)),
-  });
+  try {
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await consumer.run({
+      autoCommit: false,
+      eachMessage: async ({ partition, message }) => log.add(toDeadLetter(topic, partition, message)),
+    });
+  } catch (error) {
+    // E.g. the topic does not exist (yet): a connected consumer left behind would keep the process alive.
+    await consumer.disconnect().catch(() => undefined);
+    throw error;
+  }
   return {
     stop: async () => {
       await consumer.disconnect();
