@@ -10,7 +10,7 @@ import { deadLetterTopic, retryTopic } from '../options';
 import { partitionKeysPattern, partitionOfKey, scanKeys } from './redis-scan';
 
 /**
- * `kafka-lanes status <group>`: where every partition of a group stands (DESIGN.md section 9), read from
+ * `kafka-lanes status <group>`: where every partition of a group stands (docs/ARCHITECTURE.md, "Operating it"), read from
  * Kafka (end offsets, what the completion group `<group>.lanes` has committed) and Redis (frontier, window,
  * blocked lanes, parked records). Reading changes nothing.
  */

@@ -1,7 +1,7 @@
 import type { Consumer, Kafka } from 'kafkajs';
 import { describeLane } from '../admin/status';
 import { readHandOffHeaders } from '../handoff/headers';
-import { toDeadLetter, type DeadLetter } from '../retry/operator';
+import { laneOfDeadLetter, toDeadLetter, type DeadLetter } from '../retry/operator';
 
 /**
  * The dashboard's view of a group's dead-letter topic: one consumer follows it from the beginning (no offsets
@@ -36,6 +36,7 @@ export interface DeadLetterFilter {
 }
 
 const PREVIEW_BYTES = 160;
+const KEY_MODE = { ordering: 'key', nullKey: 'independent' } as const;
 
 /** Printable preview of a value: UTF-8 text with control characters and invalid sequences shown as `.`. */
 export function previewOf(value: Buffer | null): string | null {
@@ -47,14 +48,16 @@ export function previewOf(value: Buffer | null): string | null {
 function rowOf(letter: DeadLetter): DeadLetterRow {
   const facts = readHandOffHeaders(letter.record.headers);
   const error = [facts.errorName, facts.errorMessage].filter((part) => part !== undefined && part !== '').join(': ');
+  const lane = laneOfDeadLetter(letter, KEY_MODE);
   return {
     partition: letter.record.partition,
     offset: letter.record.offset,
     timeMs: letter.record.timestamp,
     reason: letter.reason ?? '',
     origin: letter.origin,
-    lane: letter.lane,
-    key: letter.lane === undefined ? '' : describeLane(letter.lane),
+    // The lane its copy carries; a copy written before `lanes-lane` existed is shown with its key-mode lane.
+    lane,
+    key: lane === undefined ? '' : describeLane(lane),
     attempt: facts.attempt,
     error,
     preview: previewOf(letter.record.value),

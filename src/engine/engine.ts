@@ -148,6 +148,8 @@ class Invocation<T extends EngineTask> {
   async run(partitions: readonly PartitionBatch[]): Promise<KafkaBatchResponse> {
     const now = (): number => this.#clock.now();
     const flushTimer = setInterval(() => void this.#doneBits.flush(), this.#options.flushIntervalMs);
+    // The invocation's own schedule, not a bound on one piece of work: plain timers, cleared when the run ends
+    // (a deadline signal's timer cannot be).
     const stopTimer = setTimeout(() => this.#stopStarting(), Math.max(0, this.#stopStartingAt - now()));
     const abortTimer = setTimeout(() => this.#deadlines.expireAll(new DeadlineError()), Math.max(0, this.#abortRunningAt - now()));
     try {

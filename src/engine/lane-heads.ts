@@ -22,6 +22,13 @@ export interface LaneHeadScope {
   write(items: readonly HandOffItem[]): Promise<readonly HandOffOutcome[]>;
 }
 
+/**
+ * The reason a retrying head carries in its `:lanes` entry when it was blocked at the deadline without
+ * running: a redelivery that hands it off again writes it as deferred too (attempt unchanged, counted as
+ * deferred), not as a failed attempt.
+ */
+export const DEFERRED_HEAD = 'deferred';
+
 /** What a park list keeps of a record: the record exactly as AWS sent it, so it decodes like a fresh one. */
 export function parkPayload(record: KafkaRecord): string {
   return jsonText(record.raw);

@@ -59,7 +59,7 @@ export class RunReport {
     else Object.assign(known, { frontier: window.frontier, highest: window.highest });
   }
 
-  publish(telemetry: Telemetry, logger: Logger, durationMs: number, notHandedOff: number): void {
+  publish(telemetry: Telemetry, logger: Logger, durationMs: number, redelivered: number): void {
     const { metrics } = telemetry;
     const c: Record<string, number> = {};
     for (const name of Object.keys(COUNTER_METRIC) as CounterName[]) {
@@ -69,8 +69,8 @@ export class RunReport {
         metrics.addMetric(COUNTER_METRIC[name], MetricUnit.Count, value);
       }
     }
-    c.notHandedOff = notHandedOff;
-    metrics.addMetric(METRIC.notHandedOff, MetricUnit.Count, notHandedOff);
+    c.notHandedOff = redelivered;
+    metrics.addMetric(METRIC.notHandedOff, MetricUnit.Count, redelivered);
     metrics.addMetric(METRIC.batchDuration, MetricUnit.Milliseconds, durationMs);
     // EMF carries at most 100 values per metric and record: send evenly spaced quantiles of the run times,
     // so CloudWatch percentiles stay close without one metric write per record. 99, not 100: Powertools

@@ -5,7 +5,7 @@ import type { Metrics, MetricUnit as PowertoolsMetricUnit } from '@aws-lambda-po
 
 /**
  * Logs are structured JSON (Powertools Logger) and metrics are CloudWatch embedded metric format
- * (Powertools Metrics), the Lambda conventions. Names follow DESIGN.md section 9, in the words a user of
+ * (Powertools Metrics), the Lambda conventions. Names follow docs/ARCHITECTURE.md, "Operating it", in the words a user of
  * Parallel Consumer knows.
  */
 export const METRIC = {

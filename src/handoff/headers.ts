@@ -1,5 +1,5 @@
 /**
- * The framework headers of retry and dead-letter copies (DESIGN.md section 6), and the kafkajs `Message` of a copy.
+ * The framework headers of retry and dead-letter copies (docs/ARCHITECTURE.md, "Copies and their headers"), and the kafkajs `Message` of a copy.
  * Pure: no I/O, no clock.
  */
 import type { IHeaders, Message } from 'kafkajs';

@@ -3,7 +3,7 @@ import type { KafkaRecord } from '../event';
 /** Where a hand-off copy goes: a retry topic (`<group>.retry.<tier>`) or the dead-letter topic (`<group>.dlq`). */
 export type HandOffKind = 'retry' | 'dead-letter';
 
-/** A record's coordinates in its source topic (DESIGN.md section 2): what deduplication always keys on. */
+/** A record's coordinates in its source topic (docs/ARCHITECTURE.md, "Words"): what deduplication always keys on. */
 export interface HandOffOrigin {
   readonly topic: string;
   readonly partition: number;

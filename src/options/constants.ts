@@ -67,6 +67,7 @@ export const ENV = {
   awsRegion: 'AWS_REGION',
   awsDefaultRegion: 'AWS_DEFAULT_REGION',
   retryTiers: 'KAFKA_LANES_RETRY_TIERS',
+  deadLetterPolicy: 'KAFKA_LANES_DEAD_LETTER_POLICY',
   partialBatchResponse: 'KAFKA_LANES_PARTIAL_BATCH_RESPONSE',
 } as const;
 

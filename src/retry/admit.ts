@@ -159,7 +159,7 @@ function malformedCopy(run: RunScope<RetryTask>, record: KafkaRecord, reason: st
 
 
 /** A retry copy seen as its original: origin coordinates, no framework headers (what `keyOf` saw first). */
-function originalOf(copy: KafkaRecord, origin: RecordCoordinates): KafkaRecord {
+export function originalOf(copy: KafkaRecord, origin: RecordCoordinates): KafkaRecord {
   return {
     ...copy,
     topic: origin.topic,

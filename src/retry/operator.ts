@@ -3,6 +3,7 @@ import type { CompletionStore } from '../completion/store';
 import type { PartitionRef } from '../completion/types';
 import { LanesError } from '../errors';
 import { handOffNewHead, parkPayload, type LaneHeadScope } from '../engine/lane-heads';
+import { laneIdOf } from '../engine/lane-id';
 import type { HandOffSink } from '../engine/ports';
 import { decodeKafkaEvent, encodeKafkaRecord, type KafkaRecord } from '../event';
 import { copiesFor } from '../handoff/copies';
@@ -10,6 +11,7 @@ import { HEADER_PREFIX, readHandOffHeaders } from '../handoff/headers';
 import type { LanesOptions } from '../options/lanes-options';
 import { deadLetterTopic, retryTopic } from '../options/names';
 import { tierFor } from '../options/retry-tiers';
+import { originalOf } from './admit';
 
 /** The header a replayed dead letter carries back to its origin topic: where it was read in the dead-letter topic. */
 export const REPLAY_OF_HEADER = `${HEADER_PREFIX}replay-of`;
@@ -68,6 +70,7 @@ export async function releaseHeldLane(parts: OperatorParts, ref: PartitionRef, l
 export interface DeadLetter {
   readonly record: KafkaRecord;
   readonly origin: { readonly topic: string; readonly partition: number; readonly offset: number | undefined };
+  /** The lane its copy carries (`lanes-lane`); see `laneOfDeadLetter` for copies written before it. */
   readonly lane: string | undefined;
   readonly reason: string | undefined;
 }
@@ -87,9 +90,19 @@ export interface ReplayFilter {
   readonly since?: number;
 }
 
-/** The lane id a replay matches `--lane` against: the record key's, as key mode derives it (base64 of the bytes). */
-function laneOfKey(key: Buffer | null): string | undefined {
-  return key === null ? undefined : key.toString('base64');
+/**
+ * The lane of a dead letter: the one its copy carries (`lanes-lane`), else, for a copy written before that
+ * header existed, the one the engine derives from the record as first read with the group's options
+ * (ordering, `nullKey`, `keyOf`, hashed long keys). `undefined`: a record of no lane, or `keyOf` threw.
+ */
+export function laneOfDeadLetter(letter: DeadLetter, options: Pick<LanesOptions, 'ordering' | 'nullKey' | 'keyOf'>): string | undefined {
+  if (letter.lane !== undefined) return letter.lane;
+  if (letter.origin.offset === undefined) return undefined;
+  try {
+    return laneIdOf(originalOf(letter.record, { ...letter.origin, offset: letter.origin.offset }), options);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Reads the whole dead-letter topic of a group, up to its end when the call started. */
@@ -125,7 +138,7 @@ export function toDeadLetter(topic: string, partition: number, message: KafkaMes
   return {
     record,
     origin: { topic: facts.originTopic ?? topic, partition: facts.originPartition ?? partition, offset: facts.originOffset },
-    lane: laneOfKey(record.key),
+    lane: facts.lane,
     reason: facts.reason,
   };
 }
@@ -146,7 +159,8 @@ export async function replayDeadLetters(
   const { group } = parts.options;
   const latest = new Map<string, DeadLetter>();
   const actions: ReplayAction[] = [];
-  for (const letter of letters) {
+  for (const read of letters) {
+    const letter = { ...read, lane: laneOfDeadLetter(read, parts.options) };
     const at = { partition: letter.record.partition, offset: letter.record.offset };
     if (filter.originTopic !== undefined && letter.origin.topic !== filter.originTopic) continue;
     if (filter.lane !== undefined && letter.lane !== filter.lane) continue;

@@ -35,7 +35,7 @@ export interface Redriven {
 }
 
 /**
- * The committer's re-drive (DESIGN.md section 4): a lane head carries a lease while its retry copy may not
+ * The committer's re-drive (docs/ARCHITECTURE.md, "The path of a retry copy"): a lane head carries a lease while its retry copy may not
  * exist (the retry function was running it inline, or writing its copy). A lease that expired means that
  * function is gone: the head's copy is written from the payload kept first in its park list, due when the
  * head says, then the lease is taken off. A duplicate copy is harmless: the head check drops it.

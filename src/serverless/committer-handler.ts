@@ -42,7 +42,7 @@ export function committerHandler(env: Readonly<Record<string, string | undefined
   // carries no bootstrap servers, so one of them must be configured.
   const kafka = new Kafka({ ...kafkaConnectionConfig(options.kafka), logLevel: logLevel.ERROR });
   const committer = new MemberlessOffsetCommitter(kafka, options.group);
-  // Re-drive (DESIGN.md section 4): a lane head whose retry function died while holding it gets its copy written
+  // Re-drive (docs/ARCHITECTURE.md, "The path of a retry copy"): a lane head whose retry function died while holding it gets its copy written
   // again from the payload kept in Redis, with the tiers and dead-letter policy the plugin put in the environment.
   const sink = new HandOffWriter(kafka, { deadLetterTopic: deadLetterTopic(options.group) });
   return async () => {

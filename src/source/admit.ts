@@ -1,6 +1,6 @@
 import type { PartitionRef } from '../completion/types';
 import { deadLetterConflicts, deadLetterMalformed, writeAndMarkDone } from '../engine/dead-letters';
-import { parkPayload } from '../engine/lane-heads';
+import { DEFERRED_HEAD, parkPayload } from '../engine/lane-heads';
 import { laneIdOf } from '../engine/lane-id';
 import { describeError, type DeadLetterReason } from '../engine/outcome';
 import type { EngineTask, RunScope } from '../engine/run-scope';
@@ -8,7 +8,7 @@ import { planOffsets, topicPartitionKey, type DecodeFailure, type Delivered, typ
 import { DeserializationError } from '../options/errors';
 
 /** A delivered record of a source topic, to run as attempt 1 (or to fail at once, `preset`). */
-export type RecordTask = EngineTask;
+export type SourceTask = EngineTask;
 
 /** How far below `highest` a batch wholly below `base` must lie to look like a re-created topic. */
 export const RECREATED_TOPIC_GAP = 10_000;
@@ -18,7 +18,7 @@ export const RECREATED_TOPIC_GAP = 10_000;
  * skipped, records of blocked lanes parked); hands off at once what needs no run (malformed records,
  * conflicting versions of an offset, a blocked lane's head redelivered).
  */
-export async function admitSourceBatch(run: RunScope<RecordTask>, batch: PartitionBatch): Promise<{ tasks: RecordTask[]; handOffs: Promise<unknown> }> {
+export async function admitSourceBatch(run: RunScope<SourceTask>, batch: PartitionBatch): Promise<{ tasks: SourceTask[]; handOffs: Promise<unknown> }> {
   const { topic, partition } = batch;
   const ref: PartitionRef = { group: run.options.group, topic, partition };
   const partitionKey = topicPartitionKey(topic, partition);
@@ -34,7 +34,7 @@ export async function admitSourceBatch(run: RunScope<RecordTask>, batch: Partiti
   let from = 0;
   // A small batch is admitted in one call: chunks would cost round trips and save little time.
   let size = entries.length <= ADMIT_ONE_CALL ? entries.length : ADMIT_FIRST_CHUNK;
-  let tasks: RecordTask[] = [];
+  let tasks: SourceTask[] = [];
   while (from < entries.length) {
     const chunk = entries.slice(from, from + size);
     assignLanes(run, chunk);
@@ -64,13 +64,13 @@ export async function admitSourceBatch(run: RunScope<RecordTask>, batch: Partiti
  * admitted in this invocation (back-pressure); `undefined` when Redis could not be reached.
  */
 async function admitChunk(
-  run: RunScope<RecordTask>,
+  run: RunScope<SourceTask>,
   ref: PartitionRef,
   partitionKey: string,
   entries: readonly AdmitEntry[],
   /** The whole batch, given with its first chunk only. */
   batch: readonly AdmitEntry[] | undefined,
-): Promise<{ tasks: RecordTask[]; handOffs?: Promise<unknown>; stop: boolean } | undefined> {
+): Promise<{ tasks: SourceTask[]; handOffs?: Promise<unknown>; stop: boolean } | undefined> {
   let result;
   try {
     result = await run.store.admit(ref, entries);
@@ -91,10 +91,10 @@ async function admitChunk(
     });
   }
 
-  const tasks: RecordTask[] = [];
+  const tasks: SourceTask[] = [];
   let malformed: DecodeFailure[] | undefined;
   let conflicts: Array<{ offset: number; versions: readonly Delivered[] }> | undefined;
-  let heads: KafkaRecord[] | undefined;
+  let heads: RunnableEntry[] | undefined;
   const { statuses } = result;
   for (let i = 0; i < entries.length; i += 1) {
     const entry = entries[i]!;
@@ -111,7 +111,7 @@ async function admitChunk(
     } else if (entry.failure !== undefined) {
       (malformed ??= []).push(entry.failure);
     } else if (status === 'handoff') {
-      (heads ??= []).push(entry.record!);
+      (heads ??= []).push(entry as RunnableEntry);
     }
   }
   if (malformed === undefined && conflicts === undefined && heads === undefined) return { tasks, stop: result.backPressure };
@@ -120,18 +120,21 @@ async function admitChunk(
   // as Redis recorded it (a held head to the dead-letter topic, a retrying one with its attempt and due
   // time); the retry function drops whichever copy is no longer the lane's head.
   const headEntries = result.handoffHeads.values();
-  const redelivered = (heads ?? []).map((record) => {
+  const redelivered = (heads ?? []).map(({ record, lane }) => {
     const head = headEntries.next().value;
     if (head?.state === 'held') {
-      return run.copies.deadLetter({ record, origin: originOfRecord(record), lane: head.lane }, head.attempt, (head.reason || 'non-retriable') as DeadLetterReason, {
+      return run.copies.deadLetter({ record, origin: originOfRecord(record), lane }, head.attempt, (head.reason || 'non-retriable') as DeadLetterReason, {
         name: 'HeldLane', message: 'dead-lettered again: the first dead-letter write was not known to complete',
       });
     }
-    return run.copies.retry({ record, origin: originOfRecord(record), lane: head?.lane }, { attempt: head?.attempt ?? 1, dueAtMs: head?.dueAtMs ?? now, firstFailureAtMs: now });
+    const basis = { record, origin: originOfRecord(record), lane };
+    // A head blocked at the deadline never ran: it goes on as deferred (attempt unchanged), as it first did.
+    if (head?.reason === DEFERRED_HEAD) return run.copies.deferred(basis, head.attempt, head.dueAtMs);
+    return run.copies.retry(basis, { attempt: head?.attempt ?? 1, dueAtMs: head?.dueAtMs ?? now, firstFailureAtMs: now });
   });
   const handOffs = run.guard(Promise.all([
     writeAndMarkDone(run, ref, redelivered, () => {
-      for (const item of redelivered) run.count(item.kind === 'retry' ? 'retried' : 'deadLettered');
+      for (const item of redelivered) run.count(item.kind === 'dead-letter' ? 'deadLettered' : item.deferred === true ? 'deferred' : 'retried');
     }),
     deadLetterMalformed(run, ref, malformed ?? []),
     deadLetterConflicts(run, ref, conflicts ?? []),
@@ -191,7 +194,7 @@ type RunnableEntry = AdmitEntry & { readonly record: KafkaRecord };
  * failures and with strictly ascending offsets (every batch AWS sends) skips that work.
  */
 function admitEntries(
-  run: RunScope<RecordTask>,
+  run: RunScope<SourceTask>,
   batch: PartitionBatch,
   partitionKey: string,
   ref: PartitionRef,
@@ -210,7 +213,7 @@ function admitEntries(
 }
 
 /** The lanes of a chunk's records, found just before it is admitted (the first chunk need not wait for the rest). */
-function assignLanes(run: RunScope<RecordTask>, entries: readonly AdmitEntry[]): void {
+function assignLanes(run: RunScope<SourceTask>, entries: readonly AdmitEntry[]): void {
   for (const entry of entries) {
     if (entry.record === undefined) continue;
     try {
@@ -223,7 +226,7 @@ function assignLanes(run: RunScope<RecordTask>, entries: readonly AdmitEntry[]):
 }
 
 /** Records of a batch not admitted now (refused, or behind a refusal): the event source redelivers them. */
-function refuseRest(run: RunScope<RecordTask>, ref: PartitionRef, rest: readonly AdmitEntry[]): void {
+function refuseRest(run: RunScope<SourceTask>, ref: PartitionRef, rest: readonly AdmitEntry[]): void {
   run.count('refused', rest.length);
   run.redeliver(ref, rest.map((entry) => entry.offset));
 }
@@ -237,7 +240,7 @@ function originOfRecord(record: KafkaRecord): { topic: string; partition: number
  * be skipped as done, silently. A batch wholly below `base` while `highest` is far above it says so loudly.
  */
 function warnIfRecreated(
-  run: RunScope<RecordTask>,
+  run: RunScope<SourceTask>,
   partition: string,
   batch: readonly AdmitEntry[],
   window: { base: number; highest: number },

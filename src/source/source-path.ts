@@ -1,26 +1,26 @@
-import { applyDeadLetterPolicy, parkPayload } from '../engine/lane-heads';
+import { applyDeadLetterPolicy, DEFERRED_HEAD, parkPayload } from '../engine/lane-heads';
 import { decideFailure, describeError, type FailureDecision } from '../engine/outcome';
 import type { RecordPath, RunScope } from '../engine/run-scope';
 import type { HandOffOutcome } from '../handoff/types';
-import { admitSourceBatch, type RecordTask } from './admit';
+import { admitSourceBatch, type SourceTask } from './admit';
 
-export { ADMIT_FIRST_CHUNK, ADMIT_MAX_CHUNK, ADMIT_ONE_CALL, RECREATED_TOPIC_GAP, type RecordTask } from './admit';
+export { ADMIT_FIRST_CHUNK, ADMIT_MAX_CHUNK, ADMIT_ONE_CALL, RECREATED_TOPIC_GAP, type SourceTask } from './admit';
 
 /**
  * The path of a source record (see docs/ARCHITECTURE.md, "The path of a record"): its batch is admitted
  * (`admitSourceBatch`), it runs once its lane is free, and a failure blocks its lane, parks the lane's later
  * records of the batch and hands the record to the retry or dead-letter topic before its done bit is set.
  */
-export class SourcePath implements RecordPath<RecordTask> {
+export class SourcePath implements RecordPath<SourceTask> {
   readonly admit = admitSourceBatch;
 
-  succeeded(run: RunScope<RecordTask>, task: RecordTask): void {
+  succeeded(run: RunScope<SourceTask>, task: SourceTask): void {
     run.markDone(task.ref, task.offset);
     run.count('done');
   }
 
   /** A failed attempt: block the lane and hand the record to the retry topic, or dead-letter it. */
-  async failed(run: RunScope<RecordTask>, task: RecordTask, error: unknown): Promise<void> {
+  async failed(run: RunScope<SourceTask>, task: SourceTask, error: unknown): Promise<void> {
     const decision = decideFailure(error, task.attempt, run.options.retry.maxAttempts);
     const blocksLane = task.lane !== undefined && (decision.action === 'retry' || run.options.deadLetter.policy === 'hold');
     // Taken before any await: the lane's later records must not start once its head failed.
@@ -47,7 +47,7 @@ export class SourcePath implements RecordPath<RecordTask> {
    * lane blocks, the lane's head and its parked followers are recorded in Redis before a retry copy is written
    * and after a dead letter is. Throws when the record could not be handed off.
    */
-  async #handOff(run: RunScope<RecordTask>, task: RecordTask, error: unknown, decision: FailureDecision, parked: RecordTask[] | undefined): Promise<void> {
+  async #handOff(run: RunScope<SourceTask>, task: SourceTask, error: unknown, decision: FailureDecision, parked: SourceTask[] | undefined): Promise<void> {
     const now = run.now();
     const described = describeError(error);
     run.logger.warn('record failed', {
@@ -58,7 +58,7 @@ export class SourcePath implements RecordPath<RecordTask> {
     const item = retrying
       ? run.copies.afterFailure(task, task.attempt, now, described, decision.delayMs)
       : run.copies.deadLetter(task, task.attempt, decision.reason, described);
-    const block = async (followers: RecordTask[]): Promise<void> => {
+    const block = async (followers: SourceTask[]): Promise<void> => {
       await run.store.block(
         task.ref,
         {
@@ -94,9 +94,9 @@ export class SourcePath implements RecordPath<RecordTask> {
   }
 
   /** The deadline came: hand every record not started off to the retry path, attempt unchanged. */
-  async deferUnstarted(run: RunScope<RecordTask>, unstarted: RecordTask[]): Promise<void> {
-    const heads: RecordTask[] = [];
-    const followers = new Map<string, RecordTask[]>();
+  async deferUnstarted(run: RunScope<SourceTask>, unstarted: SourceTask[]): Promise<void> {
+    const heads: SourceTask[] = [];
+    const followers = new Map<string, SourceTask[]>();
     for (const task of unstarted) {
       if (task.lane === undefined) {
         heads.push(task);
@@ -117,7 +117,7 @@ export class SourcePath implements RecordPath<RecordTask> {
       try {
         await run.store.block(
           head.ref,
-          { lane: head.lane, offset: head.offset, attempt: head.attempt, state: 'retrying' },
+          { lane: head.lane, offset: head.offset, attempt: head.attempt, state: 'retrying', reason: DEFERRED_HEAD },
           parked.map((p) => ({ offset: p.offset, payload: parkPayload(p.record) })),
         );
         run.count('parked', parked.length);

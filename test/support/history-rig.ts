@@ -3,7 +3,7 @@
  * does, handlers that fail as a generated plan says, retry copies delivered late, early, twice or out of
  * order across tiers, invocations cut short or thrown away mid-way, committer runs and re-drives. A ghost
  * kept beside the engine (what every handler run saw, what the broker acknowledged) checks the guarantees of
- * DESIGN.md section 3 while the history runs and once everything is drained.
+ * docs/ARCHITECTURE.md, "Guarantees", while the history runs and once everything is drained.
  *
  * The runner is written against `HistoryBackend`: the in-memory completion model for unit tests (thousands of
  * histories), the real Redis store for integration tests (the real Lua scripts). A failing history throws
@@ -323,7 +323,7 @@ export interface HistoryBackend {
 
 export const tpKey = (topic: string, partition: number): string => `${topic}-${partition}`;
 
-/** The in-memory model of DESIGN.md section 5 (`CompletionModelStore`), with what the re-drive reads. */
+/** The in-memory model of the Redis layout (docs/ARCHITECTURE.md) (`CompletionModelStore`), with what the re-drive reads. */
 export class ModelHistoryStore implements HistoryStore {
   readonly model: CompletionModelStore;
 
@@ -636,7 +636,7 @@ function errorOf(kind: FailureKind): Error {
   }
 }
 
-/** The dead-letter reason a failed run of `attempt` must lead to, if any (DESIGN.md sections 3 G4 and 6). */
+/** The dead-letter reason a failed run of `attempt` must lead to, if any (docs/ARCHITECTURE.md, "Guarantees"). */
 function expectedReason(outcome: Run['outcome'], attempt: number, maxAttempts: number): string | undefined {
   if (outcome === 'fatal') return 'non-retriable';
   if (outcome === 'bug') return 'programming-error';
@@ -832,7 +832,7 @@ class History {
     return this.spec.keys[p]?.[o] ?? null;
   }
 
-  /** The lane of a source record as DESIGN.md section 3 defines it; `undefined`: independent. */
+  /** The lane of a source record as docs/ARCHITECTURE.md, "Words", defines it; `undefined`: independent. */
   laneOf(p: number, o: number): string | undefined {
     if (this.spec.ordering === 'unordered') return undefined;
     if (this.spec.ordering === 'partition') return `${p}`;
