@@ -1,4 +1,5 @@
 import type { Consumer, Kafka } from 'kafkajs';
+import { describeLane } from '../admin/status';
 import { readHandOffHeaders } from '../handoff/headers';
 import { laneOfDeadLetter, toDeadLetter, type DeadLetter } from '../retry/operator';
 
@@ -17,6 +18,8 @@ export interface DeadLetterRow {
   readonly reason: string;
   readonly origin: DeadLetter['origin'];
   readonly lane: string | undefined;
+  /** The record key as text where printable (see `describeLane`); '' without a key. */
+  readonly key: string;
   readonly attempt: number | undefined;
   readonly error: string;
   /** The value's first bytes as text (non-printable bytes shown as `.`), `null` for a tombstone. */
@@ -45,6 +48,7 @@ export function previewOf(value: Buffer | null): string | null {
 function rowOf(letter: DeadLetter): DeadLetterRow {
   const facts = readHandOffHeaders(letter.record.headers);
   const error = [facts.errorName, facts.errorMessage].filter((part) => part !== undefined && part !== '').join(': ');
+  const lane = laneOfDeadLetter(letter, KEY_MODE);
   return {
     partition: letter.record.partition,
     offset: letter.record.offset,
@@ -52,7 +56,8 @@ function rowOf(letter: DeadLetter): DeadLetterRow {
     reason: letter.reason ?? '',
     origin: letter.origin,
     // The lane its copy carries; a copy written before `lanes-lane` existed is shown with its key-mode lane.
-    lane: laneOfDeadLetter(letter, KEY_MODE),
+    lane,
+    key: lane === undefined ? '' : describeLane(lane),
     attempt: facts.attempt,
     error,
     preview: previewOf(letter.record.value),
@@ -85,7 +90,8 @@ export class DeadLetterLog {
         (row) =>
           (filter.reason === undefined || row.reason === filter.reason) &&
           (filter.originTopic === undefined || row.origin.topic === filter.originTopic) &&
-          (filter.lane === undefined || row.lane === filter.lane),
+          // The lane as `status` names it (base64 of the key) or the key as the page shows it.
+          (filter.lane === undefined || row.lane === filter.lane || (row.key !== '' && row.key === filter.lane)),
       )
       .reverse();
     const offset = filter.offset ?? 0;
@@ -121,11 +127,17 @@ export async function followDeadLetters(kafka: Kafka, topic: string, log: DeadLe
   const groupId = `kafka-lanes-dashboard-${process.pid}-${Date.now().toString(36)}`;
   const consumer: Consumer = kafka.consumer({ groupId, maxWaitTimeInMs: 500 });
   await consumer.connect();
-  await consumer.subscribe({ topic, fromBeginning: true });
-  await consumer.run({
-    autoCommit: false,
-    eachMessage: async ({ partition, message }) => log.add(toDeadLetter(topic, partition, message)),
-  });
+  try {
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await consumer.run({
+      autoCommit: false,
+      eachMessage: async ({ partition, message }) => log.add(toDeadLetter(topic, partition, message)),
+    });
+  } catch (error) {
+    // E.g. the topic does not exist (yet): a connected consumer left behind would keep the process alive.
+    await consumer.disconnect().catch(() => undefined);
+    throw error;
+  }
   return {
     stop: async () => {
       await consumer.disconnect();

@@ -90,13 +90,34 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
   const history = new History(Math.ceil((15 * 60_000) / readEveryMs));
   const letters = new DeadLetterLog();
   let latest: { status?: GroupStatus; error?: string } = {};
-  let dlqError: string | undefined;
+
+  let follower: { stop: () => Promise<void> } | undefined;
+  let following: Promise<void> | undefined;
+  let closed = false;
+  let dlqError: string | undefined = options.kafka === undefined ? 'the dead-letter topic is not followed' : undefined;
+  // Follows the dead-letter topic once it exists: a group whose topic is created after the dashboard started
+  // gets its browser at the next reading that shows the topic.
+  const follow = async (kafka: Kafka): Promise<void> => {
+    try {
+      const started = await followDeadLetters(kafka, deadLetterTopic(group), letters);
+      if (closed) await started.stop();
+      else follower = started;
+      dlqError = undefined;
+    } catch (error) {
+      dlqError = `the dead-letter topic ${deadLetterTopic(group)} cannot be read: ${redactSecrets(error instanceof Error ? error.message : String(error))}`;
+    }
+  };
 
   const read = async (): Promise<void> => {
     try {
       const status = await readStatus({ group, admin, redis });
       history.add(sampleOf(status));
       latest = { status };
+      const dlqExists = status.partitions.some((p) => p.role === 'dead-letter');
+      if (options.kafka !== undefined && follower === undefined && following === undefined && dlqExists) {
+        following = follow(options.kafka).finally(() => (following = undefined));
+        await following;
+      } else if (!dlqExists && options.kafka !== undefined) dlqError = `the dead-letter topic ${deadLetterTopic(group)} does not exist (yet)`;
     } catch (error) {
       latest = { ...latest, error: redactSecrets(error instanceof Error ? error.message : String(error)) };
     }
@@ -109,14 +130,6 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
     void read().finally(() => (reading = false));
   }, readEveryMs);
   timer.unref();
-
-  let follower: { stop: () => Promise<void> } | undefined;
-  if (options.kafka !== undefined) {
-    follower = await followDeadLetters(options.kafka, deadLetterTopic(group), letters).catch((error: unknown) => {
-      dlqError = `the dead-letter topic ${deadLetterTopic(group)} cannot be read: ${redactSecrets(error instanceof Error ? error.message : String(error))}`;
-      return undefined;
-    });
-  } else dlqError = 'the dead-letter topic is not followed';
 
   const routes: Record<string, (request: IncomingMessage, url: URL) => Promise<unknown>> = {
     'GET /api/config': async () => ({ group, actions: operator !== undefined, csrf, readEveryMs }),
@@ -212,9 +225,11 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
     url: `http://${shownHost}:${port}/?token=${token}`,
     port,
     close: async () => {
+      closed = true;
       clearInterval(timer);
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await following;
       await follower?.stop().catch(() => undefined);
     },
   };

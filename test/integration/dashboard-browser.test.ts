@@ -131,6 +131,23 @@ describe('kafka-lanes dashboard in a browser', () => {
     await page.screenshot({ path: join(OUTPUT, '1-lane-held.png'), fullPage: true });
   });
 
+  it('lists the dead letter with its reason, origin, key, error and value, and filters by key', async () => {
+    // Act
+    const letters = page.getByTestId('dead-letters');
+    await page.getByLabel('lane').fill('customer-8');
+    await letters.locator('tbody tr').first().waitFor({ state: 'detached' });
+    await page.getByLabel('lane').fill(key);
+    const row = letters.locator('tbody tr').first();
+    await row.waitFor();
+
+    // Assess
+    expect(await row.locator('td').allTextContents()).toEqual([
+      '', expect.any(String), 'attempts-exhausted', `${topic}-0@0`, key, '2', 'Error: payment system unavailable', '{"order":1}',
+    ]);
+    await page.screenshot({ path: join(OUTPUT, '2-dead-letter-filtered.png'), fullPage: true });
+    await page.getByLabel('lane').fill('');
+  });
+
   it('releases the held lane from the page; the lane resumes in order and the page shows it free', async () => {
     // Act
     broken = false;
@@ -145,7 +162,7 @@ describe('kafka-lanes dashboard in a browser', () => {
     expect(await redis.hlen(partitionKeys({ group, topic, partition: 0 }).lanes)).toBe(0);
     expect(logged.some((line) => line.startsWith(`dashboard action: lane release ${group} ${topic} 0 ${lane}: held head 0 skipped`))).toBe(true);
     expect(await page.getByTestId('lanes-total').textContent()).toBe('0');
-    await page.screenshot({ path: join(OUTPUT, '2-lane-released.png'), fullPage: true });
+    await page.screenshot({ path: join(OUTPUT, '3-lane-released.png'), fullPage: true });
   });
 
   it('refuses an action without the page\'s CSRF token, and bad query input with a 400', async () => {

@@ -42,12 +42,12 @@ export function DeadLetters({ page, query, setQuery, actions, act, problem }: De
           <option value="">every origin topic</option>
           {page.originTopics.map((t) => <option key={t} value={t}>{t}</option>)}
         </select>
-        <input aria-label="lane" placeholder="lane id" value={query.lane} onChange={filter('lane')} />
+        <input aria-label="lane" placeholder="key or lane id" value={query.lane} onInput={filter('lane')} />
         {actions && <button class="act" disabled={selected.size === 0} onClick={() => void replay()}>replay {selected.size} selected</button>}
       </div>
       <table class="letters" data-testid="dead-letters">
         <thead>
-          <tr>{actions && <th />}<th>time</th><th>reason</th><th>origin</th><th class="n">attempt</th><th>error</th><th>value</th></tr>
+          <tr>{actions && <th />}<th>time</th><th>reason</th><th>origin</th><th>key</th><th class="n">attempt</th><th>error</th><th>value</th></tr>
         </thead>
         <tbody>
           {page.rows.map((row) => {
@@ -58,6 +58,7 @@ export function DeadLetters({ page, query, setQuery, actions, act, problem }: De
                 <td>{new Date(row.timeMs).toLocaleTimeString()}</td>
                 <td><span class="reason">{row.reason}</span></td>
                 <td>{row.origin.topic}-{row.origin.partition}@{row.origin.offset ?? '?'}</td>
+                <td class="key" title={row.lane === undefined ? 'no key' : `lane id ${row.lane}`}>{row.key}</td>
                 <td class="n">{row.attempt ?? ''}</td>
                 <td class="error-text">{row.error}</td>
                 <td class="preview" title={`${row.valueBytes} bytes`}>{row.preview ?? '(null)'}</td>

@@ -15,6 +15,10 @@ import { PAGE_SIZE, type DeadLetterQueryState, type LanesQueryState } from './st
  */
 
 
+/** Readings started and the latest shown, in start order. */
+let calls = 0;
+let applied = 0;
+
 function App() {
   const [config, setConfig] = useState<Config | undefined>();
   const [status, setStatus] = useState<StatusReply | undefined>();
@@ -31,12 +35,16 @@ function App() {
   }, []);
 
   const refresh = useCallback(async () => {
+    const call = ++calls;
     try {
       const [s, l, d] = await Promise.all([
         api.status(),
         api.lanes({ ...lanesQuery, limit: PAGE_SIZE }),
         api.deadLetters({ ...lettersQuery, limit: PAGE_SIZE }),
       ]);
+      // A reading started before a newer one (e.g. before a filter changed) must not overwrite it.
+      if (call < applied) return;
+      applied = call;
       setStatus(s);
       setLanes(l);
       setLetters(d);

@@ -26,7 +26,7 @@ describe('the dashboard dead-letter log', () => {
     expect(page.total).toBe(3);
     expect(page.rows[0]).toEqual({
       partition: 0, offset: 2, timeMs: 100 * minute + 5, reason: 'exhausted', origin: { topic: 'payments', partition: 1, offset: 102 },
-      lane: Buffer.from('a').toString('base64'), attempt: 3, error: 'Error: payment refused', preview: '{"n":2}', valueBytes: 7,
+      lane: Buffer.from('a').toString('base64'), key: 'a', attempt: 3, error: 'Error: payment refused', preview: '{"n":2}', valueBytes: 7,
     });
     expect(page.reasons).toEqual(['exhausted', 'non-retriable']);
     expect(page.originTopics).toEqual(['orders', 'payments']);
@@ -36,6 +36,7 @@ describe('the dashboard dead-letter log', () => {
     expect(log.page({ reason: 'exhausted' }).rows.map((r) => r.offset)).toEqual([2, 0]);
     expect(log.page({ originTopic: 'orders' }).rows.map((r) => r.offset)).toEqual([1, 0]);
     expect(log.page({ lane: Buffer.from('b').toString('base64') }).rows.map((r) => r.offset)).toEqual([1]);
+    expect(log.page({ lane: 'a' }).rows.map((r) => r.offset)).toEqual([2, 0]);
     expect(log.page({ offset: 1, limit: 1 }).rows.map((r) => r.offset)).toEqual([1]);
   });
 
