@@ -4,6 +4,7 @@ import type { ScriptCall } from './args';
 import { deadlineSignal, untilAborted } from '../engine/deadline';
 import { RedisCallAbortedError } from './errors';
 import * as lua from './scripts/lua';
+import * as durabilityLua from '../durability/scripts/lua';
 
 /** A Redis connection: one server or a cluster (every script touches one hash slot). */
 export type RedisClient = Redis | Cluster;
@@ -12,7 +13,7 @@ export type RedisClient = Redis | Cluster;
  * Bumped whenever any script changes. Scripts are registered under versioned names so two versions of the
  * framework sharing one Redis (a rolling deploy) never run each other's code.
  */
-export const SCRIPTS_VERSION = 3;
+export const SCRIPTS_VERSION = 4;
 
 /**
  * The one registry of every Redis script of the framework, completion and committer alike. The `.lua`
@@ -30,6 +31,8 @@ const SCRIPTS = {
   claim: lua.claim1,
   extendLease: committerLua.extendLease1,
   releaseLease: committerLua.releaseLease1,
+  audit: durabilityLua.audit2,
+  rebuild: durabilityLua.rebuild3,
 } as const satisfies Record<string, string>;
 export type ScriptName = keyof typeof SCRIPTS;
 

@@ -142,6 +142,7 @@ type CounterName =
   | 'refusedByBroker'
   | 'stale'
   | 'twins'
+  | 'heldForRecovery'
   | 'writtenBack';
 
 const COUNTER_METRIC: Record<CounterName, string> = {
@@ -156,6 +157,7 @@ const COUNTER_METRIC: Record<CounterName, string> = {
   refusedByBroker: METRIC.refusedByBroker,
   stale: METRIC.stale,
   twins: METRIC.twins,
+  heldForRecovery: METRIC.heldForRecovery,
   writtenBack: METRIC.writtenBack,
 };
 
@@ -708,7 +710,7 @@ export class Invocation<T extends EngineTask> {
   }
 }
 
-const OPTIONAL_COUNTERS: ReadonlySet<CounterName> = new Set(['refusedByBroker', 'stale', 'twins', 'writtenBack']);
+const OPTIONAL_COUNTERS: ReadonlySet<CounterName> = new Set(['refusedByBroker', 'stale', 'twins', 'heldForRecovery', 'writtenBack']);
 
 /** At most `count` values, evenly spaced through the sorted values (all of them when there are fewer). */
 export function quantiles(values: readonly number[], count: number): number[] {

@@ -20,6 +20,8 @@ export interface CompletionPort {
   claimHead(ref: PartitionRef, lane: string, expected: { offset: number; attempt: number }, claim: HeadClaimRequest): Promise<HeadClaim>;
   /** The same store with other call limits (an invocation's deadline signal). */
   withLimits(limits: CallLimits): CompletionPort;
+  /** Why a partition's state looks lost (README, "Durability"), or `undefined`; a store without the check never suspects. */
+  lossSuspected?(ref: PartitionRef): Promise<string | undefined>;
 }
 
 /** Writes retry and dead-letter copies; resolves once the broker acknowledged them (acks=all). */

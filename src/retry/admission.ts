@@ -9,6 +9,7 @@ import type { HandOffItem } from '../handoff/types';
 import { retryTierOf } from '../options/names';
 import { laneIdOf } from '../processor/lane-id';
 import { decideFailure, describeError } from '../processor/outcome';
+import { heldForRecovery } from '../durability/held-copy';
 
 /**
  * A task of the retry function: a retry copy read from a tier (`copy`), or a lane's next head taken from
@@ -207,6 +208,7 @@ export class RetryAdmission implements Admission<RetryTask> {
     if (task.lane === undefined) return true;
     const head = await inv.store.laneHead(task.originRef, task.lane);
     if (head !== undefined && head.offset === task.origin.offset && head.attempt === task.attempt && head.state === 'retrying') return true;
+    if (head === undefined && (await heldForRecovery(inv, task, (held) => this.#writeBack(inv, [held])))) return false;
     this.#stale(inv, task, head);
     return false;
   }
@@ -226,6 +228,7 @@ export class RetryAdmission implements Admission<RetryTask> {
     });
     if (claim.status === 'claimed') return true;
     if (claim.status === 'not-head') {
+      if (claim.head === undefined && (await heldForRecovery(inv, task, (held) => this.#writeBack(inv, [held])))) return false;
       this.#stale(inv, task, claim.head);
       return false;
     }

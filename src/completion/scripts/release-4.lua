@@ -57,6 +57,8 @@ if first then
   end
 end
 if not first then
+  -- Counted, so that an audit can tell a lanes hash that lost entries (blockedTotal - freedTotal = lanes).
+  redis.call('HINCRBY', metaKey, 'freedTotal', 1)
   redis.call('HDEL', lanesKey, lane)
   return { 0 }
 end

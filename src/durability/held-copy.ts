@@ -1,0 +1,20 @@
+import type { Invocation } from '../engine/engine';
+import type { RetryTask } from '../retry/admission';
+import { RECOVERY_RECHECK_MS } from './suspect';
+
+/**
+ * A retry copy whose lane is free is stale only if its origin's state is whole. When Redis lost it, the copy is
+ * not dropped: it goes back to its tier for a while (the committer's next run recovers the partition, after
+ * which the copy is judged again: its head is back, or it is stale for good). Logged as an error and counted
+ * (`RetryCopiesHeldForRecovery`). Returns whether the copy was held.
+ */
+export async function heldForRecovery(inv: Invocation<RetryTask>, task: RetryTask, writeBack: (task: RetryTask) => Promise<void>): Promise<boolean> {
+  const why = await inv.store.lossSuspected?.(task.originRef);
+  if (why === undefined) return false;
+  inv.count('heldForRecovery');
+  inv.logger.error("retry copy whose lane is missing while its partition's Redis state looks lost: kept, not dropped; the committer recovers the partition", {
+    origin: task.origin, attempt: task.attempt, why,
+  });
+  await writeBack({ ...task, writeBack: { ...task.writeBack!, dueAtMs: Math.max(task.dueAtMs, inv.now() + RECOVERY_RECHECK_MS) } });
+  return true;
+}
