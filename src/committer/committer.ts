@@ -1,7 +1,7 @@
 import type { CompletionStore } from '../completion/store';
 import { redriveExpiredLeases, type RedriveOptions, type Redriven } from '../retry/redrive';
-import { checkPartitions, durableMoves, partitionsToCheck, type PartitionCheck } from '../durability/committer-step';
-import type { LossRecovery, RecoveryOutcome } from '../durability/after-loss';
+import { checkPartitions, durableMoves, partitionsToCheck, type PartitionCheck } from './durable-moves';
+import type { LossRecovery, RecoveryOutcome } from './after-loss';
 import { ConfigError, describeValue } from '../errors';
 import { CommitNotAppliedError, TopicMissingError } from './errors';
 import { CommitterLease } from './lease';
@@ -158,7 +158,7 @@ export async function runCommitter(options: RunCommitterOptions): Promise<Commit
     result = committed;
     const lost = checks.filter((check) => check.loss !== undefined);
     // Loaded only when needed: the recovery brings Kafka reading and key scanning with it.
-    if (lost.length > 0) result = { ...result, losses: await (await import('../durability/after-loss')).recoverLost(lost, options.recovery, lease) };
+    if (lost.length > 0) result = { ...result, losses: await (await import('./after-loss')).recoverLost(lost, options.recovery, lease) };
     if (options.redrive !== undefined) result = { ...result, redriven: await redriveExpiredLeases(options.redrive) };
   } catch (error) {
     // The run's own error is the one to report; a lease that cannot be released expires by its TTL.

@@ -19,8 +19,8 @@ import {
   type ScriptCall,
 } from './args';
 import { UnexpectedReplyError } from './errors';
-import { lossSuspected } from '../durability/suspect';
-import { auditPartition, type PartitionAudit } from '../durability/audit';
+import { lossSuspected } from './loss-suspect';
+import { auditPartition, type PartitionAudit } from './audit';
 import { parkKey, partitionKeys, trackedPartitionsKey } from './keys';
 import { bounded, runScript, type CallLimits, type RedisClient, type ScriptName } from './scripts';
 import type { AdmitRecord, AdmitResult, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, PartitionCaps, PartitionRef } from './types';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { PartitionAudit } from './audit';
+import type { PartitionAudit } from '../completion/audit';
 
 /**
  * The durable marker: what the committer writes into the commit metadata of the completion group

@@ -10,7 +10,7 @@ import type { HandOffItem } from '../handoff/types';
 import { escapeGlob, scanKeys } from '../admin/redis-scan';
 import type { LanesOptions } from '../options/lanes-options';
 import { retryTierOf, retryTopic } from '../options/names';
-import { laneIdOf } from '../processor/lane-id';
+import { laneIdOf } from '../engine/lane-id';
 import { newGeneration } from './marker';
 import { readRange } from './read-range';
 

@@ -138,6 +138,54 @@ describe.each(redisSetups())('completion engine on Redis $name', ({ connect }) =
     });
   });
 
+  describe('memory', () => {
+    const WINDOW = 1_000_000;
+    async function partitionBytes(r: PartitionRef): Promise<number> {
+      const keys = partitionKeys(r);
+      let bytes = 0;
+      for (const key of [keys.bits, keys.meta, keys.lanes]) bytes += (await redis.memory('USAGE', key)) ?? 0;
+      return bytes;
+    }
+
+    // Offset 0 is never done, so the frontier cannot move and the whole window stays in Redis.
+    it.each([
+      {
+        shape: 'admitted first, then marked 10,000 at a time',
+        build: async (big: CompletionStore, r: PartitionRef) => {
+          for (let from = 0; from < WINDOW; from += 10_000) await big.admit(r, records(range(from, from + 9_999)));
+          for (let from = 1; from < WINDOW; from += 10_000) await big.markDone(r, range(from, Math.min(from + 9_999, WINDOW - 1)));
+        },
+      },
+      {
+        shape: 'admitted and marked in turns, 1,000 at a time',
+        build: async (big: CompletionStore, r: PartitionRef) => {
+          for (let from = 0; from < WINDOW; from += 1_000) {
+            await big.admit(r, records(range(from, from + 999)));
+            await big.markDone(r, range(Math.max(from, 1), from + 999));
+          }
+        },
+      },
+      {
+        shape: 'delivered with every hundredth offset missing (bridged at admission)',
+        build: async (big: CompletionStore, r: PartitionRef) => {
+          for (let from = 0; from < WINDOW; from += 10_000) {
+            const delivered = range(from, from + 9_999).filter((o) => o % 100 !== 50);
+            await big.admit(r, records(delivered));
+            await big.markDone(r, delivered.filter((o) => o > 0));
+          }
+        },
+      },
+    ])('keeps a 1,000,000-offset window of one partition within 135 KB of Redis: $shape', async ({ build }) => {
+      const big = new CompletionStore(redis, { maxWindow: WINDOW + 1, maxParked: 1 });
+
+      await build(big, ref);
+
+      expect(await big.frontier(ref, { trim: true })).toMatchObject({ frontier: 0, highest: WINDOW - 1 });
+      expect(await partitionBytes(ref)).toBeLessThanOrEqual(135_000);
+      await redis.del(partitionKeys(ref).bits, partitionKeys(ref).meta);
+    });
+  });
+
   describe('lanes: block, park, release', () => {
     it('parks later records of a blocked lane and sets their done bits atomically', async () => {
       await store.admit(ref, [

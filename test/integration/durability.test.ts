@@ -5,8 +5,8 @@ import { MemberlessOffsetCommitter, runCommitter, type CommitterResult } from '.
 import { escapeName, parkKey, partitionKeys, type PartitionRef } from '../../src/completion';
 import { HandOffWriter } from '../../src/handoff';
 import { resolveOptions, type LanesOptionsInput } from '../../src/options';
-import { Processor, type LanesRecord } from '../../src/processor/processor';
-import { createTelemetry } from '../../src/processor/telemetry';
+import { Processor, type LanesRecord } from '../../src/handler/lanes-function';
+import { createTelemetry } from '../../src/engine/telemetry';
 import { contextWithin, eventOf, fetchRecords, produce } from './support/kafka-events';
 import { RetryFeed } from './support/retry-feed';
 import { createKafka, createTopic, KAFKA_BROKERS, redisSetups, uniqueName } from './support/stack';

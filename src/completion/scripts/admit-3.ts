@@ -118,10 +118,41 @@ local function frontier()
   return f
 end
 
+-- Redis grows a string in place greedily: a SETRANGE or SETBIT past its end reserves as much again (up
+-- to 1 MiB), so a bitmap grown run by run held up to twice its length. A string written whole is allocated
+-- at its length, so the bitmap is grown here instead, rewritten whole to the next size of a grid of four
+-- steps per power of two: the allocator's own size classes, so the zero bytes past the bit cost no memory,
+-- and a growing bitmap is rewritten a few times per doubling. Trimming drops them. mark-2.lua grows it the
+-- same way.
+local function cover(bit)
+  local len = redis.call('STRLEN', bitsKey)
+  local need = math.floor(bit / 8) + 1
+  if need <= len then return end
+  -- 16: the string's header and terminator, rounded up.
+  local total, power = need + 16, 16
+  while power * 2 < total do power = power * 2 end
+  local step = power / 4
+  local size = power + math.ceil((total - power) / step) * step - 16
+  if len == 0 then redis.call('SETRANGE', bitsKey, size - 1, '\\0')
+  else redis.call('SET', bitsKey, redis.call('GET', bitsKey) .. string.rep('\\0', size - len)) end
+end
+
+local statuses = {}
+local handoffHeads = {}
+local laneRefused = {}
+local admitted, duplicates, refused, newlyParked = 0, 0, 0, 0
+local f = frontier()
+
+local function setBit(bit)
+  cover(bit)
+  redis.call('SETBIT', bitsKey, bit, 1)
+end
+
 -- Set bits [fromOffset, toOffset] (all above the old highest, so all clear): edges bit by bit, whole
 -- bytes with one SETRANGE.
 local function setRange(fromOffset, toOffset)
   local i, j = fromOffset - base, toOffset - base
+  cover(j)
   while i <= j and i % 8 ~= 0 do redis.call('SETBIT', bitsKey, i, 1); i = i + 1 end
   local wholeBytes = math.floor((j - i + 1) / 8)
   if wholeBytes > 0 then
@@ -130,12 +161,6 @@ local function setRange(fromOffset, toOffset)
   end
   while i <= j do redis.call('SETBIT', bitsKey, i, 1); i = i + 1 end
 end
-
-local statuses = {}
-local handoffHeads = {}
-local laneRefused = {}
-local admitted, duplicates, refused, newlyParked = 0, 0, 0, 0
-local f = frontier()
 
 for k = 1, n do
   local o = offsets[k]
@@ -172,14 +197,14 @@ for k = 1, n do
         elseif o < headOffset then
           -- Below its lane's head, so it finished before the head started (a lane runs in order); its done
           -- bit was lost (a failed flush). Record it as done: parking it would put it behind later records.
-          redis.call('SETBIT', bitsKey, o - base, 1)
+          setBit(o - base)
           status = 'd'
         elseif parked >= maxParked or parkedBytes + #payload > maxParkedBytes then
           status = 'c'
         else
           redis.call('RPUSH', KEYS[3 + laneIndex], fmt(o) .. ':' .. payload)
           parkedBytes = parkedBytes + #payload
-          redis.call('SETBIT', bitsKey, o - base, 1)
+          setBit(o - base)
           parked = parked + 1
           newlyParked = newlyParked + 1
           status = 'p'
@@ -209,7 +234,8 @@ if refused > 0 then code = 1 end
 f = frontier()
 local trimBytes = math.floor((f - base) / 8)
 if trimBytes >= 8192 then
-  local rest = redis.call('GETRANGE', bitsKey, trimBytes, -1)
+  -- Up to highest's byte only: the zero bytes cover() reserved past it go too.
+  local rest = redis.call('GETRANGE', bitsKey, trimBytes, math.floor((highest - base) / 8))
   if rest == '' then redis.call('DEL', bitsKey) else redis.call('SET', bitsKey, rest) end
   base = base + trimBytes * 8
   redis.call('HSET', metaKey, 'base', fmt(base))

@@ -27,7 +27,8 @@ local trimmedBytes = 0
 if ARGV[1] == '1' then
   trimmedBytes = math.floor((f - base) / 8)
   if trimmedBytes > 0 then
-    local rest = redis.call('GETRANGE', bitsKey, trimmedBytes, -1)
+    -- Up to highest's byte only: zero bytes reserved past it (admit-3.lua, mark-2.lua) go too.
+    local rest = redis.call('GETRANGE', bitsKey, trimmedBytes, math.floor((highest - base) / 8))
     if rest == '' then redis.call('DEL', bitsKey) else redis.call('SET', bitsKey, rest) end
     base = base + trimmedBytes * 8
     redis.call('HSET', metaKey, 'base', fmt(base))

@@ -1,6 +1,6 @@
 import type { Invocation } from '../engine/engine';
-import type { RetryTask } from '../retry/admission';
-import { RECOVERY_RECHECK_MS } from './suspect';
+import type { RetryTask } from './retry-path';
+import { RECOVERY_RECHECK_MS } from '../completion/loss-suspect';
 
 /**
  * A retry copy whose lane is free is stale only if its origin's state is whole. When Redis lost it, the copy is

@@ -1,7 +1,7 @@
-import { parkKey, partitionKeys } from '../completion/keys';
-import { bounded, runScript, type CallLimits, type RedisClient } from '../completion/scripts';
-import { UnexpectedReplyError } from '../completion/errors';
-import type { PartitionRef } from '../completion/types';
+import { parkKey, partitionKeys } from './keys';
+import { bounded, runScript, type CallLimits, type RedisClient } from './scripts';
+import { UnexpectedReplyError } from './errors';
+import type { PartitionRef } from './types';
 
 /** What `audit-2.lua` read of one partition (see there). */
 export interface PartitionAudit {

@@ -1,5 +1,5 @@
-import type { CallLimits, RedisClient } from '../completion/scripts';
-import type { PartitionRef } from '../completion/types';
+import type { CallLimits, RedisClient } from './scripts';
+import type { PartitionRef } from './types';
 import { auditPartition } from './audit';
 
 /** A retry copy held for a suspected loss comes back to look again after this long (a committer run is due by then). */

@@ -1,8 +1,8 @@
-import type { CommitLease } from '../committer/offset-committer';
-import { METRIC, MetricUnit, type Telemetry } from '../processor/telemetry';
-import type { PartitionCheck } from './committer-step';
-import type { LossReason } from './marker';
-import { recoverPartition, type Recovered, type RecoveryParts } from './recover';
+import type { CommitLease } from './offset-committer';
+import { METRIC, MetricUnit, type Telemetry } from '../engine/telemetry';
+import type { PartitionCheck } from './durable-moves';
+import type { LossReason } from '../durability/marker';
+import { recoverPartition, type Recovered, type RecoveryParts } from '../durability/recover';
 
 /** What a committer run does about a lost partition: recover it with these parts, log and count on `telemetry`. */
 export interface LossRecovery {

@@ -1,9 +1,9 @@
 import type { CompletionStore } from '../completion/store';
 import type { PartitionRef } from '../completion/types';
-import type { CommitMove, CommittedOffset } from '../committer/types';
-import { partitionId } from '../committer/plan';
-import type { PartitionAudit } from './audit';
-import { decodeMarker, encodeMarker, findLoss, newGeneration, type DurableView, type Loss } from './marker';
+import type { CommitMove, CommittedOffset } from './types';
+import { partitionId } from './plan';
+import type { PartitionAudit } from '../completion/audit';
+import { decodeMarker, encodeMarker, findLoss, newGeneration, type DurableView, type Loss } from '../durability/marker';
 
 /** One partition as a committer run finds it: its audit, what Kafka holds, and the loss found, if any. */
 export interface PartitionCheck {
