@@ -9,7 +9,8 @@ import { Processor, type LanesRecord } from '../../src/handler/lanes-function';
 import { createTelemetry } from '../../src/engine/telemetry';
 import { contextWithin, eventOf, fetchRecords, produce } from './support/kafka-events';
 import { RetryFeed } from './support/retry-feed';
-import { createKafka, createTopic, KAFKA_BROKERS, redisSetups, uniqueName } from './support/stack';
+import { runCliCaptured } from './support/cli';
+import { createKafka, createTopic, KAFKA_BROKERS, REDIS_URL, redisSetups, uniqueName } from './support/stack';
 
 jest.setTimeout(240_000);
 process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
@@ -148,5 +149,31 @@ describe.each(redisSetups())('Redis losing state on $name Redis: no record is lo
     const after = await commit(s);
     expect(after.losses).toBeUndefined();
     expect(after.partitions.find((p) => p.topic === s.topic)?.committed).toBe(20);
+  });
+});
+
+describe('kafka-lanes recover', () => {
+  it('finds the loss, recovers the partition by hand and prints what it did; status says a recovery happened', async () => {
+    // Prepare
+    const s = await setUp(redisSetups()[0]!.connect);
+    s.lost = true;
+    for (const key of await groupKeys(s)) await s.redis.del(key);
+
+    // Act
+    const { code, out } = await runCliCaptured('recover', s.group, '--tiers', TIERS.join(','), '--redis-url', REDIS_URL);
+    await s.feed.feedUntil(
+      (event, context) => s.processor.process(event, context),
+      async () => A_OFFSETS.every((o) => s.runs.some((r) => r.afterLoss && r.offset === o)) && (await s.redis.hlen(partitionKeys(s.ref).lanes)) === 0,
+    );
+    const status = await runCliCaptured('status', s.group, '--redis-url', REDIS_URL);
+
+    // Assess
+    expect(code).toBe(0);
+    expect(out).toContain(`${s.topic}-0: state-missing`);
+    expect(out).toContain('recovered: offsets 0..19 read again from Kafka: 20 records, 3 lanes rebuilt');
+    expect(out).toContain('lane heads handed to the retry path: 3');
+    const aRuns = s.runs.filter((r) => r.afterLoss && r.key === 'A').map((r) => r.offset);
+    expect(aRuns).toEqual(A_OFFSETS);
+    expect(status.out).toContain(`recovered from Kafka after Redis lost state: ${s.topic}-0 1x`);
   });
 });

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { registerDlq } from './dlq';
 import { registerLane } from './lane';
+import { registerRecover } from './recover';
 import { registerReset } from './reset';
 import { registerStatus } from './status';
 import { registerTopics } from './topics';
@@ -15,4 +16,5 @@ export const COMMANDS: readonly RegisterCommand[] = [
   registerReset,
   registerLane,
   registerDlq,
+  registerRecover,
 ];
