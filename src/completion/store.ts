@@ -161,6 +161,13 @@ export class CompletionStore {
     return String((reply as unknown[])[1]);
   }
 
+  /** Redis `WAIT` on every master this connection writes to; the fewest replicas that acknowledged. */
+  async waitForReplicas(replicas: number, timeoutMs: number): Promise<number> {
+    const nodes = 'nodes' in this.redis ? this.redis.nodes('master') : [this.redis];
+    const counts = await Promise.all(nodes.map((node) => bounded(node.wait(replicas, timeoutMs), 'WAIT replicas', { timeoutMs: timeoutMs + DEFAULT_CALL_TIMEOUT_MS })));
+    return Math.min(...counts);
+  }
+
   /** Why the partition's state looks lost (README, "Durability"), or `undefined` when it looks whole. */
   lossSuspected(ref: PartitionRef): Promise<string | undefined> {
     return lossSuspected(this.redis, ref, this.limits);

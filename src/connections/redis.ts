@@ -2,6 +2,7 @@ import type { Cluster, ClusterOptions, Redis, RedisOptions as IoRedisOptions } f
 import type { Telemetry } from '../engine/telemetry';
 import type { LanesOptions, RedisOptions } from '../options/lanes-options';
 import { commonJsExports } from './interop';
+import { checkEvictionPolicy } from './eviction-policy';
 
 /** The ioredis module's exports. */
 export type IoRedisModule = typeof import('ioredis');
@@ -100,5 +101,12 @@ export async function connectRedis(options: LanesOptions, telemetry: Telemetry):
   const redis = await createRedis(options.redis, common);
   // Without a listener ioredis prints every reconnect error; failed commands already surface per batch.
   redis.on('error', (error: Error) => telemetry.logger.warn('Redis connection error', { error: error.message }));
+  // README, "Durability": a Redis that evicts keys would lose completion state silently; refused at start-up.
+  try {
+    await checkEvictionPolicy(redis);
+  } catch (error) {
+    redis.disconnect();
+    throw error;
+  }
   return redis;
 }

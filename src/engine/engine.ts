@@ -273,6 +273,7 @@ export class Invocation<T extends EngineTask> {
       this.#deadlines.close();
     }
     await this.flush();
+    await this.#replicated();
     this.#report();
     const failures = this.#notHandedOff;
     if (this.#unreportable > 0) {
@@ -290,6 +291,22 @@ export class Invocation<T extends EngineTask> {
       );
     }
     return batchItemFailures(failures);
+  }
+
+  /**
+   * With `redis.waitForReplicas`, one `WAIT` after the invocation's last write: its hand-offs (parked records, lane
+   * heads, done bits) are on that many replicas before the event source moves past them, so a failover loses none.
+   */
+  async #replicated(): Promise<void> {
+    const { waitForReplicas = 0, waitTimeoutMs = 1_000 } = this.options.redis;
+    if (waitForReplicas <= 0 || this.store.waitForReplicas === undefined) return;
+    const acknowledged = await this.store.waitForReplicas(waitForReplicas, waitTimeoutMs);
+    if (acknowledged < waitForReplicas) {
+      throw new BatchNotHandedOffError(
+        `${acknowledged} of ${waitForReplicas} Redis replica(s) acknowledged this invocation's writes within ${waitTimeoutMs} ms; failing the invocation so the event source redelivers the batch`,
+        { retriable: true },
+      );
+    }
   }
 
   // ---- scheduling --------------------------------------------------------------------------------

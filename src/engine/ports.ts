@@ -22,6 +22,8 @@ export interface CompletionPort {
   withLimits(limits: CallLimits): CompletionPort;
   /** Why a partition's state looks lost (README, "Durability"), or `undefined`; a store without the check never suspects. */
   lossSuspected?(ref: PartitionRef): Promise<string | undefined>;
+  /** Redis `WAIT`: how many replicas acknowledged every write made so far (the fewest, on a cluster). */
+  waitForReplicas?(replicas: number, timeoutMs: number): Promise<number>;
 }
 
 /** Writes retry and dead-letter copies; resolves once the broker acknowledged them (acks=all). */

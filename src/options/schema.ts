@@ -190,6 +190,8 @@ const redisShape = {
   tls: z.optional(later(() => z.boolean({ error: '`true` or `false`' }))),
   username: z.optional(later(() => nonEmptyString())),
   password: z.optional(later(() => nonEmptyString())),
+  waitForReplicas: z.optional(later(() => z.int({ error: 'a whole number of replicas' }).check(z.nonnegative({ error: 'a whole number of replicas, 0 or more' })))),
+  waitTimeoutMs: z.optional(later(() => z.int({ error: 'a whole number of milliseconds' }).check(z.positive({ error: 'a positive whole number of milliseconds' })))),
 };
 
 const kafkaShape = {
@@ -411,6 +413,8 @@ function resolveConnections(
       ...(redis.tls === undefined ? {} : { tls: redis.tls }),
       ...(redis.username === undefined ? {} : { username: redis.username }),
       ...(redis.password === undefined ? {} : { password: redis.password }),
+      ...(redis.waitForReplicas === undefined ? {} : { waitForReplicas: redis.waitForReplicas }),
+      ...(redis.waitTimeoutMs === undefined ? {} : { waitTimeoutMs: redis.waitTimeoutMs }),
     },
   };
 }
