@@ -51,6 +51,8 @@ export const LossReason = {
   ParkListsLost: 'park-lists-lost',
   /** The lanes hash holds fewer (or more) lanes than were blocked and not freed: lane entries were lost. */
   LanesLost: 'lanes-lost',
+  /** A retry copy found its lane gone while its origin was unknown to Redis or not done: writes were lost. */
+  Reported: 'reported-by-retry-copy',
 } as const;
 export type LossReason = (typeof LossReason)[keyof typeof LossReason];
 
@@ -76,6 +78,9 @@ export interface DurableView {
 export function findLoss(audit: PartitionAudit, frontier: number | undefined, durable: DurableView, nowMs: number): Loss | undefined {
   if (audit.recoveringUntil !== undefined && audit.recoveringUntil > nowMs) return undefined;
   const { marker, committed } = durable;
+  if (audit.lossReported !== undefined) {
+    return { reason: LossReason.Reported, detail: `a retry copy found its lane missing and its origin not known done at ${new Date(audit.lossReported).toISOString()}` };
+  }
   if (!audit.present) {
     return marker === undefined
       ? undefined

@@ -9,7 +9,7 @@ import { RECOVERY_RECHECK_MS } from '../completion/loss-suspect';
  * (`RetryCopiesHeldForRecovery`). Returns whether the copy was held.
  */
 export async function heldForRecovery(inv: Invocation<RetryTask>, task: RetryTask, writeBack: (task: RetryTask) => Promise<void>): Promise<boolean> {
-  const why = await inv.store.lossSuspected?.(task.originRef);
+  const why = await inv.store.lossSuspected?.(task.originRef, task.origin.offset);
   if (why === undefined) return false;
   inv.count('heldForRecovery');
   inv.logger.error("retry copy whose lane is missing while its partition's Redis state looks lost: kept, not dropped; the committer recovers the partition", {

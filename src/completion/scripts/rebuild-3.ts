@@ -13,6 +13,8 @@ export const rebuild3 = `--[[
             the chunk's range gets its done bit (gaps included) except the independent records, which the
             caller hands off itself and marks done after the write.
   'end'     lifts the fence and stamps the generation: the partition is whole again.
+  'report'  records that a retry copy found the partition's state lost (its lane gone, its origin unknown or not
+            done): the committer's next run recovers the partition even when its own checks see nothing.
   'stamp'   stamps a first generation on a state that has none (the committer, before its first marker).
 
   KEYS[1]      bits
@@ -25,6 +27,7 @@ export const rebuild3 = `--[[
   'records'  ARGV: 'records', now (epoch ms), from, to, m, lane ids (m), then triples:
              offset, lane index j (0: independent record), payload ('' for an independent record)
   'end'      ARGV: 'end', generation
+  'report'   ARGV: 'report', now (epoch ms)
   'stamp'    ARGV: 'stamp', generation; returns { 0, the generation the state carries now }
 
   Returns { 0 }; 'records' returns { 0, parked } with how many records were parked (heads included)
@@ -44,6 +47,11 @@ if mode == 'begin' then
   for i = 4, #KEYS do redis.call('DEL', KEYS[i]) end
   redis.call('HSET', metaKey, 'base', ARGV[2], 'highest', ARGV[3], 'parked', '0', 'parkedBytes', '0',
     'blockedTotal', '0', 'freedTotal', '0', 'recovering', ARGV[4], 'recoveries', fmt(recoveries + 1))
+  return { 0 }
+end
+
+if mode == 'report' then
+  redis.call('HSETNX', metaKey, 'lossReported', ARGV[2])
   return { 0 }
 end
 
