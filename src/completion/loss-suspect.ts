@@ -1,4 +1,4 @@
-import { partitionKeys } from './keys';
+import { partitionKeys, trackedPartitionsKey } from './keys';
 import { bounded, runScript, type CallLimits, type RedisClient } from './scripts';
 import type { PartitionRef } from './types';
 import { auditPartition } from './audit';
@@ -32,5 +32,7 @@ export async function lossSuspected(redis: RedisClient, ref: PartitionRef, origi
   if (why === undefined) return undefined;
   const keys = partitionKeys(ref);
   await runScript(redis, 'rebuild', { keys: [keys.bits, keys.meta, keys.lanes], argv: ['report', String(nowMs)] }, limits);
+  // The tracked set may be gone with the rest: the committer must find the partition to recover it.
+  await bounded(redis.sadd(trackedPartitionsKey(ref.group), `${ref.topic}\n${ref.partition}`), 'SADD tracked partitions', limits);
   return why;
 }

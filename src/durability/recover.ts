@@ -84,7 +84,9 @@ export async function recoverPartition(parts: RecoveryParts, ref: PartitionRef, 
   } finally {
     await admin.disconnect();
   }
-  const start = Math.min(Math.max(from ?? low, low), end);
+  // A durable frontier beyond the end of the partition: the topic was deleted and created again (`kafka-lanes reset`
+  // removed its state): its records are all new, read from the start.
+  const start = from === undefined || from > end ? low : Math.max(from, low);
   const isRetryTopic = retryTierOf(options.group, ref.topic) !== undefined;
   const records = isRetryTopic ? [] : await readRange(kafka, ref.topic, ref.partition, start, end);
 
