@@ -42,6 +42,8 @@ export async function startRedis(extra: readonly string[] = []): Promise<RedisSe
     const server = startServer(port, extra);
     const exited = new Promise<'exited'>((resolve) => server.process.once('exit', () => resolve('exited')));
     const probe = new Redis({ port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => 100 });
+    // Refused connections while the server starts are expected: the probe retries.
+    probe.on('error', () => undefined);
     try {
       const ours = await Promise.race([
         exited,
@@ -71,6 +73,7 @@ export class RedisPair {
     const replica = startServer(primary.port + 1, ['--replicaof', '127.0.0.1', String(primary.port)]);
     const pair = new RedisPair(primary, replica);
     const probe = new Redis({ port: replica.port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => 100 });
+    probe.on('error', () => undefined);
     try {
       await until(async () => /master_link_status:up/.test(await probe.info('replication')), 'the replication link');
     } finally {
