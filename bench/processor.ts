@@ -27,7 +27,7 @@ import Redis from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
 import { HandOffWriter } from '../src/handoff';
 import { DEFAULTS, deadLetterTopic, resolveOptions, retryTopics } from '../src/options';
-import { Processor, type LanesRecord } from '../src/handler/lanes-function';
+import { LanesFunction, type LanesRecord } from '../src/handler/lanes-function';
 import { createTelemetry } from '../src/engine/telemetry';
 import { eventOf, fetchRecords, produce } from '../test/integration/support/kafka-events';
 import { createKafka, createTopic, uniqueName, KAFKA_BROKERS } from '../test/integration/support/stack';
@@ -102,7 +102,7 @@ async function runProcessor(records: Records, run: ProcessorRun): Promise<Figure
     if (record.key === run.failingKey) throw new Error('this key always fails');
     if (collect && record.key !== FAILING_KEY) otherKeysDone.push(performance.now() - invocationStart);
   };
-  const processor = new Processor({ options, handler, redis, handOff: () => writer, telemetry: createTelemetry(group) });
+  const processor = new LanesFunction({ options, handler, redis, handOff: () => writer, telemetry: createTelemetry(group) });
   const events = eventsOf(records);
   const firstHandlerMs: number[] = [];
   const context = { getRemainingTimeInMillis: () => 600_000 };

@@ -15,7 +15,7 @@ import Redis from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
 import { readHandOffHeaders, HandOffWriter } from '../src/handoff';
 import { deadLetterTopic, resolveOptions, retryTopics } from '../src/options';
-import { Processor, type LanesRecord } from '../src/handler/lanes-function';
+import { LanesFunction, type LanesRecord } from '../src/handler/lanes-function';
 import { createTelemetry } from '../src/engine/telemetry';
 import { contextWithin, eventOf, fetchRecords, produce } from '../test/integration/support/kafka-events';
 import { RetryFeed } from '../test/integration/support/retry-feed';
@@ -67,7 +67,7 @@ async function run(records: Awaited<ReturnType<typeof fetchRecords>>, failingKey
     done.add(record.origin.offset);
     if (!failingKeys.has(key)) otherKeysDone.push(performance.now() - started);
   };
-  const processor = new Processor({ options, handler, redis, handOff: () => writer, telemetry: createTelemetry(group) });
+  const processor = new LanesFunction({ options, handler, redis, handOff: () => writer, telemetry: createTelemetry(group) });
   const events = [];
   for (let i = 0; i < records.length; i += BATCH) events.push(eventOf(records.slice(i, i + BATCH)));
 

@@ -10,7 +10,7 @@ import Redis from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
 import { createTelemetry } from '../src/engine/telemetry';
 import { HandOffWriter } from '../src/handoff';
-import { Processor } from '../src/handler/lanes-function';
+import { LanesFunction } from '../src/handler/lanes-function';
 import { DEFAULTS, deadLetterTopic, resolveOptions, retryTopics } from '../src/options';
 import { eventOf, fetchRecords, produce } from '../test/integration/support/kafka-events';
 import { RedisPair } from '../test/integration/support/redis-pair';
@@ -32,7 +32,7 @@ async function run(port: number, events: readonly unknown[], waitForReplicas: nu
   const redis = new Redis({ port });
   const writer = new HandOffWriter(new Kafka({ clientId: 'bench-wait', brokers: KAFKA_BROKERS, logLevel: logLevel.NOTHING }), { deadLetterTopic: deadLetterTopic(group) });
   const options = resolveOptions({ group, concurrency: 200, redis: { waitForReplicas, waitTimeoutMs: 1_000 } }, {});
-  const processor = new Processor({
+  const processor = new LanesFunction({
     options, redis, handOff: () => writer, telemetry: createTelemetry(group),
     handler: () => new Promise<void>((resolve) => setTimeout(resolve, LATENCY_MS)),
   });

@@ -47,6 +47,23 @@ export class RetryLaterError extends LanesError {
   }
 }
 
+/** Raised when records could not be handed off and the event source has no partial batch response. */
+export class BatchNotHandedOffError extends LanesError {}
+
+/** The invocation is about to reach its deadline: running records are aborted and count as failed. */
+export class DeadlineError extends LanesError {
+  constructor() {
+    super('the invocation deadline is near: record aborted', { retriable: true });
+  }
+}
+
+/** The record ran longer than `recordTimeoutMs`. */
+export class RecordTimeoutError extends LanesError {
+  constructor(message: string) {
+    super(message, { retriable: true });
+  }
+}
+
 /**
  * Formats a value for an error message the way p-limit does: `0` (number). Bounded in depth and length and
  * never throws, whatever the value (a record nested 20,000 levels deep, a Proxy): it names bad input.

@@ -1,6 +1,8 @@
 /**
  * kafka-lanes: Kafka-triggered serverless functions that run records concurrently with per-key order, a
- * Redis completion bitmap, retry and dead-letter topics. The one public entry: named exports only.
+ * Redis completion bitmap, retry and dead-letter topics. What a handler author uses, and nothing else:
+ * operator and admin tools are in `kafka-lanes/operator`. Importing it loads no engine: the engine is
+ * loaded at the first invocation.
  *
  * @example
  * import { lanes, NonRetriableError } from 'kafka-lanes';
@@ -9,30 +11,11 @@
  *   await save(record.value, { signal: ctx.signal });
  * });
  */
-export { LanesError, ConfigError, NonRetriableError, RetryLaterError } from './errors';
-export { lanes } from './handler/lanes';
-export { BatchNotHandedOffError, DeadlineError, RecordTimeoutError } from './engine/engine';
-export type { InvocationContext } from './engine/engine';
+export { lanes, type RecordPartOf } from './handler/lanes';
 export type { LanesContext, LanesRecord, RecordHandler } from './engine/types';
-export { resolveOptions, DeserializationError, OptionsError, parseDuration, retryTopics, deadLetterTopic } from './options';
-export type { LanesOptionsInput, LanesOptions, Ordering, Deserializer, DeserializerFn, KeyOf, Backoff, RetryOptions } from './options';
-export { completionGroupId, retryTopic } from './options/names';
-export { EventDecodeError } from './event';
-export type { KafkaBatchResponse, KafkaRecord, KafkaHeader, RecordCoordinates, AwsKafkaEvent } from './event';
-export { CompletionStore, StaleEpochError, NotAdmittedError, LaneConflictError, NotHeadError, StaleAttemptError } from './completion';
-export { HandOffError } from './handoff/errors';
-export { HandOffHeader, readHandOffHeaders, originOf } from './handoff/headers';
-export type { HandOffHeaders } from './handoff/types';
-export {
-  runCommitter,
-  MemberlessOffsetCommitter,
-  AdminOffsetCommitter,
-  ConsumerOffsetCommitter,
-  GroupHasMembersError,
-  OffsetCommitError,
-  TopicMissingError,
-  KafkaInternalsChangedError,
-  LeaseLostError,
-  CommitNotAppliedError,
-} from './committer';
-export type { CommitterResult, PartitionSummary, RunCommitterOptions, OffsetCommitter, CommitLease } from './committer';
+export type { LanesOptionsInput, Ordering, KeyOf, Deserializer, DeserializerFn, BackoffInput, RetryOptionsInput } from './options';
+export type { StandardSchemaV1 } from './options/standard-schema';
+export type { KafkaBatchResponse, KafkaHeader } from './event';
+export { LanesError, ConfigError, NonRetriableError, RetryLaterError, DeadlineError, RecordTimeoutError } from './errors';
+export { DeserializationError } from './options/errors';
+export { SchemaValidationError } from './options/standard-schema';

@@ -3,12 +3,15 @@
  *   1. starts the local stack unless Kafka and Redis already answer (`npm run local:up` is idempotent),
  *   2. ensures the topics (source, retry tiers, dead letters),
  *   3. runs the example under `serverless offline start` with the kafka-lanes offline Kafka trigger,
- *   4. produces a demo load (orders keyed by customer, some poison), shows live progress,
- *   5. ends with a summary checked against what was produced; exits 1 when the check fails.
+ *   4. starts the dashboard (`kafka-lanes dashboard`, read only) and prints its URL,
+ *   5. produces a demo load (orders keyed by customer, some poison, 3 % of payment calls failing for a while),
+ *      shows live progress: retries, blocked lanes, parked followers and their release,
+ *   6. ends with a summary checked against what was produced; exits 1 when the check fails.
  *
- *   npm start                          2,000 orders
+ *   npm start                          2,000 orders, 3 % transient failures
  *   npm start -- --records 200         a short run (CI); or DEMO_RECORDS=200
- *   npm start -- --failure-rate 0.05 --latency-ms 50
+ *   npm start -- --failure-rate 0 --latency-ms 50
+ *   npm start -- --keep-dashboard      the dashboard stays up after the summary, until Ctrl-C
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
@@ -21,6 +24,7 @@ import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { resultKeys } from '../../functions/results';
 import { ensureTopics, readStatus, renderStatus } from '../../src/admin';
 import { completionGroupId } from '../../src/committer';
+import { startDashboard, type Dashboard } from '../../src/dashboard';
 import { deadLetterTopic } from '../../src/options';
 import { checkRun, demoOrders, type ProducedOrder, type RunCheck } from './demo/check';
 import { freePort, startServerlessOffline, type OfflineProcess } from './demo/offline-process';
@@ -42,6 +46,8 @@ export interface DemoSettings {
   readonly redisUrl: string;
   /** Give up waiting for the run after this long. */
   readonly timeoutMs: number;
+  /** Leave the dashboard running after the summary, until Ctrl-C. */
+  readonly keepDashboard: boolean;
 }
 
 function settingsFrom(argv: readonly string[], env: NodeJS.ProcessEnv): DemoSettings {
@@ -55,6 +61,7 @@ function settingsFrom(argv: readonly string[], env: NodeJS.ProcessEnv): DemoSett
       'latency-ms': { type: 'string' },
       partitions: { type: 'string' },
       'timeout-s': { type: 'string' },
+      'keep-dashboard': { type: 'boolean' },
     },
   });
   const number = (flag: string, variable: string, fallback: number, min: number, max: number): number => {
@@ -69,7 +76,9 @@ function settingsFrom(argv: readonly string[], env: NodeJS.ProcessEnv): DemoSett
     records: number('records', 'DEMO_RECORDS', 2_000, 1, 1_000_000),
     customers: number('customers', 'DEMO_CUSTOMERS', 50, 1, 100_000),
     poisonEvery: number('poison-every', 'DEMO_POISON_EVERY', 97, 0, 1_000_000),
-    failureRate: number('failure-rate', 'DEMO_FAILURE_RATE', 0, 0, 0.9),
+    // A few percent of payment calls fail once in a while, so the retry path shows: retries, blocked lanes, parked
+    // followers and their release. Five attempts make a transient failure end in the dead-letter topic almost never.
+    failureRate: number('failure-rate', 'DEMO_FAILURE_RATE', 0.03, 0, 0.9),
     latencyMs: number('latency-ms', 'DEMO_LATENCY_MS', 20, 0, 60_000),
     partitions: number('partitions', 'DEMO_PARTITIONS', 6, 1, 1_000),
     timeoutMs: number('timeout-s', 'DEMO_TIMEOUT_S', 600, 10, 86_400) * 1_000,
@@ -77,6 +86,7 @@ function settingsFrom(argv: readonly string[], env: NodeJS.ProcessEnv): DemoSett
     group: env['DEMO_GROUP'] || 'orders-svc',
     brokers: env['KAFKA_LANES_BROKERS'] || '127.0.0.1:9092',
     redisUrl: env['KAFKA_LANES_REDIS_URL'] || 'redis://127.0.0.1:6379',
+    keepDashboard: values['keep-dashboard'] === true || env['DEMO_KEEP_DASHBOARD'] === '1',
   };
 }
 
@@ -216,6 +226,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
   const logFile = join(ROOT, '.local', 'serverless-offline.log');
   let offline: OfflineProcess | undefined;
   let deadLetters: Awaited<ReturnType<typeof followDeadLetters>> | undefined;
+  let dashboard: Dashboard | undefined;
   const interrupted = new Promise<void>((resolve) => process.once('SIGINT', () => resolve()));
   try {
     // Source, retry-tier and dead-letter topics, created or checked (retention above the longest tier).
@@ -242,6 +253,8 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
       },
     });
     deadLetters = await followDeadLetters(kafka, settings, run);
+    dashboard = await startDashboard({ group: settings.group, admin, redis, kafka, log: (line) => console.log(line) });
+    console.log(`dashboard: open ${dashboard.url}  (or: npm run cli -- dashboard ${settings.group})`);
     const orders = demoOrders(run, settings.records, settings.customers, settings.poisonEvery);
     const started = Date.now();
     console.log(`producing ${orders.length} orders of ${settings.customers} customers to ${settings.topic} (${orders.filter((o) => o.poison).length} poison), run ${run}`);
@@ -272,7 +285,8 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
         overall.update(finished, {
           detail:
             `| processed ${results.processedIds.size} | dead-lettered ${deadLetters!.ids.size} | retried ${results.retried} | ` +
-            `${(finished / seconds).toFixed(0)} orders/s | retry depth ${status.retryDepth}`,
+            `${(finished / seconds).toFixed(0)} orders/s | retry depth ${status.retryDepth} | ` +
+            `blocked lanes ${status.partitions.reduce((sum, p) => sum + p.blockedLanes, 0)} | parked ${status.partitions.reduce((sum, p) => sum + p.parked, 0)}`,
         });
         for (const p of status.partitions.filter((p) => p.role === 'source' && p.topic === settings.topic)) {
           let bar = partitionBars.get(p.partition);
@@ -304,8 +318,13 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
     console.log(summarize(check, { met: completion.met, lag: completion.value.lag }, results.retried, (Date.now() - started) / 1000));
     const ok = check.ok && completion.met && progress.met;
     console.log(ok ? '\nrun checked: ok' : `\nrun checked: FAILED (serverless offline log: ${logFile})`);
+    if (settings.keepDashboard) {
+      console.log(`dashboard: still at ${dashboard.url}; Ctrl-C stops it`);
+      await interrupted;
+    }
     return ok ? 0 : 1;
   } finally {
+    await dashboard?.close();
     if (offline !== undefined) {
       console.log('stopping serverless offline (in-flight invocations finish, offsets commit)');
       const code = await offline.stop();

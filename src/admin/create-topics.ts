@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { deadlineSignal, sleep, untilAborted } from '../deadline';
 import type { Admin, ITopicConfig } from 'kafkajs';
 import { ConfigError, describeValue } from '../errors';
 import { KafkaErrorCode, kafkaErrorOf, messageOf } from '../kafka-errors';
@@ -149,16 +149,8 @@ class StepTimeoutError extends Error {
 }
 
 /** `work`, or a `StepTimeoutError` once `ms` have passed (the abandoned work goes on in the background). */
-async function withinMs<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new StepTimeoutError()), Math.max(0, ms));
-  });
-  try {
-    return await Promise.race([work, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
+function withinMs<T>(work: Promise<T>, ms: number): Promise<T> {
+  return untilAborted(work, deadlineSignal(Math.max(0, ms)), () => new StepTimeoutError());
 }
 
 /**

@@ -17,9 +17,23 @@ export {
   type TopicState,
   type TopicsPlan,
 } from './topics';
-export { findPartitions, readStatus, renderStatus, type GroupStatus, type PartitionRole, type PartitionStatus } from './status';
+export {
+  describeLane,
+  findPartitions,
+  readBlockedLanes,
+  readStatus,
+  renderStatus,
+  type BlockedLane,
+  type GroupStatus,
+  type LaneSort,
+  type LanesPage,
+  type LanesQuery,
+  type PartitionRole,
+  type PartitionStatus,
+} from './status';
 export { applyReset, planReset, renderResetPlan, type ResetPartition, type ResetPlan } from './reset';
 export { escapeGlob, partitionKeysPattern, partitionOfKey, scanKeys, unescapeName } from './redis-scan';
 export { CREATE_TOPICS_READY_DEFAULTS, createTopicsReady, notReady, waitForTopicsReady } from './create-topics';
 export type { CreateTopicsReadyOptions, CreateTopicsReadyResult, ReadyAdmin, ReadyTopic, TopicsAdmin } from './create-topics';
 export { TopicsNotReadyError } from './errors';
+export { readGroupFigures, type GroupFigures } from './group-figures';

@@ -1,6 +1,6 @@
 import type { Admin } from 'kafkajs';
 import { parseLaneHead } from '../completion/args';
-import { partitionKeys, trackedPartitionsKey } from '../completion/keys';
+import { parkKey, partitionKeys, trackedPartitionsKey } from '../completion/keys';
 import type { RedisClient } from '../completion/scripts';
 import { CompletionStore } from '../completion/store';
 import type { PartitionRef } from '../completion/types';
@@ -10,7 +10,7 @@ import { deadLetterTopic, retryTopic } from '../options';
 import { partitionKeysPattern, partitionOfKey, scanKeys } from './redis-scan';
 
 /**
- * `kafka-lanes status <group>`: where every partition of a group stands (DESIGN.md section 9), read from
+ * `kafka-lanes status <group>`: where every partition of a group stands (docs/ARCHITECTURE.md, "Operating it"), read from
  * Kafka (end offsets, what the completion group `<group>.lanes` has committed) and Redis (frontier, window,
  * blocked lanes, parked records). Reading changes nothing.
  */
@@ -171,6 +171,132 @@ export async function readPartition(store: CompletionStore, redis: RedisClient, 
     recoveries: Number(parked[1] ?? 0),
     recovering: Number(parked[2] ?? 0) > Date.now(),
   };
+}
+
+/** One blocked or held lane, as an operator sees it. */
+export interface BlockedLane {
+  readonly topic: string;
+  readonly partition: number;
+  /** The lane id as Redis and the CLI name it (base64 of the key bytes in key mode). */
+  readonly lane: string;
+  /** The key as text where it is printable UTF-8; otherwise what kind of lane it is (see `describeLane`). */
+  readonly key: string;
+  readonly headOffset: number;
+  readonly attempt: number;
+  readonly state: 'retrying' | 'held';
+  /** When the lane blocked (epoch ms). */
+  readonly sinceMs: number;
+  /** When its retry copy is due; for a held head, when it was dead-lettered (epoch ms). */
+  readonly dueAtMs: number;
+  readonly reason: string;
+}
+
+export type LaneSort = 'age' | 'attempt' | 'due' | 'offset' | 'partition' | 'key' | 'state';
+
+export interface LanesQuery {
+  /** `age` (the default) lists the oldest first. */
+  readonly sort?: LaneSort;
+  readonly descending?: boolean;
+  readonly state?: 'retrying' | 'held';
+  readonly topic?: string;
+  readonly partition?: number;
+  /** Index of the first lane of the page, in the sorted list. */
+  readonly offset?: number;
+  readonly limit?: number;
+}
+
+export interface LanesPage {
+  /** Lanes matching the filter, over every page. */
+  readonly total: number;
+  readonly offset: number;
+  /** The page, each with the records parked behind its head. */
+  readonly lanes: ReadonlyArray<BlockedLane & { readonly parked: number }>;
+}
+
+/**
+ * The key of a lane in words: its text where the bytes are printable UTF-8, else what kind of lane it is.
+ *
+ * @example
+ * describeLane('Y3VzdC00Mg=='); // 'cust-42'
+ * describeLane('*'); // '(partition)'
+ */
+export function describeLane(lane: string): string {
+  if (lane === '*') return '(partition)';
+  if (lane === '~') return '(null key)';
+  if (lane.startsWith('#')) return '(long key, hashed)';
+  const bytes = Buffer.from(lane, 'base64');
+  const text = bytes.toString('utf8');
+  // A round trip that changes the bytes means invalid UTF-8; control characters would garble a table.
+  if (Buffer.from(text, 'utf8').equals(bytes) && !/[\p{Cc}\p{Cf}]/u.test(text) && text !== '') return text;
+  return `(binary, ${bytes.length} bytes)`;
+}
+
+const LANE_ORDER: Record<LaneSort, (a: BlockedLane, b: BlockedLane) => number> = {
+  age: (a, b) => a.sinceMs - b.sinceMs,
+  attempt: (a, b) => a.attempt - b.attempt,
+  due: (a, b) => a.dueAtMs - b.dueAtMs,
+  offset: (a, b) => a.headOffset - b.headOffset,
+  partition: (a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition),
+  key: (a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0),
+  state: (a, b) => (a.state < b.state ? -1 : a.state > b.state ? 1 : 0),
+};
+
+/**
+ * One page of a group's blocked and held lanes, sorted (the oldest first by default). Every head is read (one
+ * HGETALL per partition), the parked counts only for the page, so tens of thousands of lanes stay cheap.
+ *
+ * @example
+ * const page = await readBlockedLanes({ group: 'orders-svc', redis, query: { state: 'held', limit: 50 } });
+ */
+export async function readBlockedLanes({
+  group,
+  redis,
+  query = {},
+  partitions,
+}: {
+  group: string;
+  redis: RedisClient;
+  query?: LanesQuery;
+  /** The partitions to look in (e.g. those of a recent `readStatus`); default: found in Redis, as `status` finds them. */
+  partitions?: ReadonlyArray<Pick<PartitionRef, 'topic' | 'partition'>>;
+}): Promise<LanesPage> {
+  const known = partitions === undefined ? await findPartitions(redis, group) : partitions.map((p) => ({ group, topic: p.topic, partition: p.partition }));
+  const refs = known.filter(
+    (ref) => (query.topic === undefined || ref.topic === query.topic) && (query.partition === undefined || ref.partition === query.partition),
+  );
+  const all: BlockedLane[] = [];
+  const heads = await Promise.all(refs.map((ref) => redis.hgetall(partitionKeys(ref).lanes)));
+  for (const [index, ref] of refs.entries()) {
+    for (const [lane, entry] of Object.entries(heads[index] ?? {})) {
+      let head;
+      try {
+        head = parseLaneHead(entry, `lane ${lane}`, lane);
+      } catch {
+        continue;
+      }
+      if (query.state !== undefined && head.state !== query.state) continue;
+      all.push({
+        topic: ref.topic, partition: ref.partition, lane, key: describeLane(lane), headOffset: head.offset, attempt: head.attempt,
+        state: head.state, sinceMs: Number(entry.split('|')[3] ?? 0), dueAtMs: head.dueAtMs, reason: head.reason,
+      });
+    }
+  }
+  const order = LANE_ORDER[query.sort ?? 'age'];
+  const sign = query.descending === true ? -1 : 1;
+  // Ties fall back to the lane's place, so a page boundary never shows one lane twice or skips one.
+  all.sort((a, b) => sign * order(a, b) || LANE_ORDER.partition(a, b) || a.headOffset - b.headOffset || (a.lane < b.lane ? -1 : 1));
+  const offset = query.offset ?? 0;
+  const page = all.slice(offset, offset + (query.limit ?? 50));
+  const lanes = await Promise.all(page.map(async (lane) => ({ ...lane, parked: await parkedBehind(redis, group, lane) })));
+  return { total: all.length, offset, lanes };
+}
+
+/** Records parked behind a lane's head: its park list, less the head where it is kept first in that list. */
+async function parkedBehind(redis: RedisClient, group: string, lane: BlockedLane): Promise<number> {
+  const key = parkKey({ group, topic: lane.topic, partition: lane.partition }, lane.lane);
+  const [length, first] = await Promise.all([redis.llen(key), redis.lindex(key, 0)]);
+  const firstOffset = first === null ? undefined : Number(first.slice(0, first.indexOf(':')));
+  return firstOffset === lane.headOffset ? length - 1 : length;
 }
 
 const COLUMNS: ReadonlyArray<[string, (p: PartitionStatus) => string]> = [

@@ -7,7 +7,7 @@ import { createTopicsReady, waitForTopicsReady } from './create-topics';
 
 /**
  * `kafka-lanes topics ensure`: creates or checks a group's source topics and its retry and dead-letter
- * topics (DESIGN.md section 6). Planning is pure (`planSourceTopics`, `planDerivedTopics`); `ensureTopics`
+ * topics (docs/ARCHITECTURE.md, "Copies and their headers"). Planning is pure (`planSourceTopics`, `planDerivedTopics`); `ensureTopics`
  * reads the cluster, applies the plan and waits until every created partition can be written.
  */
 

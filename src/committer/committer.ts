@@ -186,7 +186,7 @@ async function commitUnderLease(
   // Trimming while reading is safe even if the commit below then fails: trimming drops only done bits
   // below the frontier and never changes the frontier, so the next run reads the same (or a later)
   // frontier and commits it. Nothing below an uncommitted frontier needs its bits: offsets below `base`
-  // are done by definition (DESIGN.md section 5).
+  // are done by definition (docs/ARCHITECTURE.md, "Redis layout").
   const readings = await Promise.all(tracked.map((ref) => store.frontier(ref, { trim })));
   const plan = planCommit({
     frontiers: tracked.map((ref, i) => ({ topic: ref.topic, partition: ref.partition, reading: readings[i] })),

@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { sleep } from '../deadline';
 import type { Kafka } from 'kafkajs';
 import { ConfigError, LanesError, describeValue } from '../errors';
 import {

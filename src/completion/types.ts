@@ -34,7 +34,7 @@ export interface AdmitRecord {
   readonly payload?: string | (() => string) | undefined;
 }
 
-/** Caps of one partition (DESIGN.md sections 5 and 8); reaching one refuses records, never drops them. */
+/** Caps of one partition (docs/ARCHITECTURE.md, "Redis layout"); reaching one refuses records, never drops them. */
 export interface PartitionCaps {
   /** Records at or beyond `frontier + maxWindow` are refused. */
   readonly maxWindow: number;
@@ -71,7 +71,7 @@ export interface LaneHead {
   readonly state: 'retrying' | 'held';
   /** When its retry copy is due (epoch ms); for a held head, when it was dead-lettered. */
   readonly dueAtMs: number;
-  /** Why a held head was dead-lettered; '' for a retrying one. */
+  /** Why a held head was dead-lettered; for a retrying one, '' or `deferred` (blocked at the deadline, never run). */
   readonly reason: string;
   /**
    * 0, or the epoch ms until which a live retry function owns the head while its retry copy may not exist

@@ -1,7 +1,8 @@
 import type { ParkedRecord } from '../completion/args';
 import { jsonText } from '../describe';
 import type { PartitionRef } from '../completion/types';
-import { decodeKafkaEvent, type KafkaRecord, type RecordCoordinates } from '../event';
+import { decodeKafkaEvent, type KafkaRecord } from '../event';
+import type { Copies } from '../handoff/copies';
 import type { HandOffItem, HandOffOutcome } from '../handoff/types';
 import type { LanesOptions } from '../options/lanes-options';
 import type { CompletionPort } from './ports';
@@ -15,18 +16,18 @@ export interface LaneHeadScope {
   readonly store: CompletionPort;
   /** The lease a new head gets on release, until its copy is written (epoch ms). */
   readonly leaseUntilMs: number;
+  /** Builds the copies it writes. */
+  readonly copies: Copies;
   now(): number;
   write(items: readonly HandOffItem[]): Promise<readonly HandOffOutcome[]>;
-  retryItem(
-    record: KafkaRecord,
-    origin: RecordCoordinates,
-    attempt: number,
-    dueAtMs: number,
-    firstFailureAtMs: number,
-    error: { name: string; message: string } | undefined,
-    deferred: boolean,
-  ): HandOffItem;
 }
+
+/**
+ * The reason a retrying head carries in its `:lanes` entry when it was blocked at the deadline without
+ * running: a redelivery that hands it off again writes it as deferred too (attempt unchanged, counted as
+ * deferred), not as a failed attempt.
+ */
+export const DEFERRED_HEAD = 'deferred';
 
 /** What a park list keeps of a record: the record exactly as AWS sent it, so it decodes like a fresh one. */
 export function parkPayload(record: KafkaRecord): string {
@@ -56,15 +57,15 @@ export function decodeParked(payload: string): KafkaRecord {
  * broker refuses for good is dead-lettered and the dead-letter policy applies to the lane again.
  */
 export async function handOffNewHead(scope: LaneHeadScope, ref: PartitionRef, lane: string, next: ParkedRecord, attempt = 1): Promise<'retried' | 'dead-lettered'> {
-  const now = scope.now();
   const record = decodeParked(next.payload);
   const origin = { topic: ref.topic, partition: ref.partition, offset: next.offset };
-  const [outcome] = await scope.write([scope.retryItem(record, origin, attempt, now, now, undefined, true)]);
+  const copy = scope.copies.deferred({ record, origin, lane }, attempt);
+  const [outcome] = await scope.write([copy]);
   if (outcome?.status === 'refused') {
     await applyDeadLetterPolicy(scope, ref, lane, { offset: next.offset, attempt }, outcome);
     return 'dead-lettered';
   }
-  await scope.store.advance(ref, lane, { offset: next.offset, attempt }, { attempt, state: 'retrying', dueAtMs: now, leaseUntilMs: 0 });
+  await scope.store.advance(ref, lane, { offset: next.offset, attempt }, { attempt, state: 'retrying', dueAtMs: copy.dueAtMs, leaseUntilMs: 0 });
   return 'retried';
 }
 

@@ -3,7 +3,7 @@ import { LanesError, NonRetriableError, RetryLaterError } from '../errors';
 import { DeserializationError } from '../options/errors';
 import { SchemaValidationError } from '../options/standard-schema';
 
-/** What happens to a record after its handler failed (DESIGN.md sections 3 G4 and 6). */
+/** What happens to a record after its handler failed (docs/ARCHITECTURE.md, "Guarantees" and "Copies and their headers"). */
 export type FailureDecision =
   | { readonly action: 'retry'; readonly delayMs: number | undefined }
   | { readonly action: 'dead-letter'; readonly reason: DeadLetterReason };

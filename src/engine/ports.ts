@@ -1,5 +1,5 @@
 /**
- * The ports of the engine (STYLE.md: an engine takes ports, not clients). The Redis completion store and the
+ * The ports of the engine (an engine takes ports, not clients). The Redis completion store and the
  * Kafka hand-off writer implement them in production; the in-memory model of test/support implements them in
  * unit tests, so ordering, deadline and hand-off logic is tested without a broker.
  */
@@ -8,7 +8,7 @@ import type { AdmitRecord, AdmitResult, HeadAdvance, HeadClaim, HeadClaimRequest
 import type { ParkedRecord } from '../completion/args';
 import type { HandOffItem, HandOffOutcome } from '../handoff/types';
 
-/** The completion state the engine needs: done bits, lanes and park lists of each partition (DESIGN.md section 5). */
+/** The completion state the engine needs: done bits, lanes and park lists of each partition (docs/ARCHITECTURE.md, "Redis layout"). */
 export interface CompletionPort {
   admit(ref: PartitionRef, records: readonly AdmitRecord[], epoch?: number): Promise<AdmitResult>;
   markDone(ref: PartitionRef, offsets: readonly number[], epoch?: number): Promise<number>;

@@ -5,7 +5,7 @@ import type { Metrics, MetricUnit as PowertoolsMetricUnit } from '@aws-lambda-po
 
 /**
  * Logs are structured JSON (Powertools Logger) and metrics are CloudWatch embedded metric format
- * (Powertools Metrics), the Lambda conventions. Names follow DESIGN.md section 9, in the words a user of
+ * (Powertools Metrics), the Lambda conventions. Names follow docs/ARCHITECTURE.md, "Operating it", in the words a user of
  * Parallel Consumer knows.
  */
 export const METRIC = {
@@ -38,6 +38,12 @@ export const METRIC = {
   batchDuration: 'BatchDuration',
   frontier: 'Frontier',
   highestSeen: 'HighestSeenOffset',
+  /** Published by the committer once a run, for the group's alarms: the age of the lane blocked the longest. */
+  oldestBlockedLaneAge: 'OldestBlockedLaneAge',
+  blockedLanes: 'BlockedLanes',
+  heldLanes: 'HeldLanes',
+  /** Source records not yet committed by `<group>.lanes` (end offset minus committed, summed). */
+  committedLag: 'CommittedLag',
 } as const;
 
 export interface Telemetry {

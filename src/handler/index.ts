@@ -1,6 +1,6 @@
 export { lanes, type RecordPartOf } from './lanes';
 export {
-  Processor,
+  LanesFunction,
   BatchNotHandedOffError,
   DeadlineError,
   RecordTimeoutError,
@@ -9,7 +9,7 @@ export {
   type RecordHandler,
   type InvocationContext,
   type HandOffSink,
-  type ProcessorParts,
+  type LanesFunctionParts,
 } from './lanes-function';
 export { laneIdOf, PARTITION_LANE, NULL_KEY_LANE } from '../engine/lane-id';
 export { decideFailure, type FailureDecision, type DeadLetterReason } from '../engine/outcome';

@@ -1,20 +1,23 @@
 import type { Cluster, Redis } from 'ioredis';
 import { CompletionStore } from '../completion';
-import { Engine, type InvocationContext } from '../engine/engine';
+import { Engine } from '../engine/engine';
+import type { InvocationContext } from '../engine/run-scope';
 import type { HandOffSink } from '../engine/ports';
 import type { RecordHandler } from '../engine/types';
 import { decodeKafkaEvent, type KafkaBatchResponse, type PartitionBatch } from '../event';
 import type { LanesOptions } from '../options/lanes-options';
 import { retryTierOf } from '../options/names';
-import { RetryAdmission } from '../retry/retry-path';
-import { ProcessorAdmission } from '../source/source-path';
+import { RetryPath } from '../retry/retry-path';
+import { SourcePath } from '../source/source-path';
 import type { Telemetry } from '../engine/telemetry';
 
-export { BatchNotHandedOffError, DeadlineError, RecordTimeoutError, quantiles, type InvocationContext } from '../engine/engine';
+export { BatchNotHandedOffError, DeadlineError, RecordTimeoutError } from '../errors';
+export { quantiles } from '../engine/run-report';
+export type { InvocationContext } from '../engine/run-scope';
 export type { HandOffSink } from '../engine/ports';
 export type { LanesContext, LanesRecord, RecordHandler } from '../engine/types';
 
-export interface ProcessorParts {
+export interface LanesFunctionParts {
   readonly options: LanesOptions;
   readonly handler: RecordHandler;
   readonly redis: Redis | Cluster;
@@ -25,23 +28,23 @@ export interface ProcessorParts {
 }
 
 /**
- * One function of DESIGN.md section 4, both roles: an event of the group's source topics runs through the
- * processor's admission, an event of its retry tiers (`<group>.retry.<tier>`) through the retry function's,
- * on one engine (scheduler, per-lane running, timeouts, hand-off, flushing). One instance per function
- * (module scope), `process` per invocation.
+ * The Lambda function `lanes()` builds, in both its roles: an event of the group's source topics runs the
+ * source record path, an event of its retry tiers (`<group>.retry.<tier>`) the retry copy path, on one engine
+ * (scheduler, per-lane running, timeouts, hand-off, flushing). One instance per function (module scope),
+ * `process` per invocation.
  *
  * @example
- * const processor = new Processor({ options, handler, redis, handOff, telemetry });
- * export const main = (event: unknown, context: Context) => processor.process(event, context);
+ * const fn = new LanesFunction({ options, handler, redis, handOff, telemetry });
+ * export const main = (event: unknown, context: Context) => fn.process(event, context);
  */
-export class Processor {
-  readonly parts: ProcessorParts;
+export class LanesFunction {
+  readonly parts: LanesFunctionParts;
   readonly store: CompletionStore;
   readonly engine: Engine;
-  readonly #processor = new ProcessorAdmission();
-  readonly #retry = new RetryAdmission();
+  readonly #source = new SourcePath();
+  readonly #retry = new RetryPath();
 
-  constructor(parts: ProcessorParts) {
+  constructor(parts: LanesFunctionParts) {
     this.parts = parts;
     this.store = new CompletionStore(parts.redis, parts.options.caps);
     this.engine = new Engine({
@@ -61,11 +64,11 @@ export class Processor {
     const sources: PartitionBatch[] = [];
     const retries: PartitionBatch[] = [];
     for (const batch of decoded.partitions) (retryTierOf(group, batch.topic) === undefined ? sources : retries).push(batch);
-    if (retries.length === 0) return this.engine.run(this.#processor, sources, sink, context);
+    if (retries.length === 0) return this.engine.run(this.#source, sources, sink, context);
     if (sources.length === 0) return this.engine.run(this.#retry, retries, sink, context);
     // One event source never mixes them; should an emulator do it, both halves run side by side.
     const settled = await Promise.allSettled([
-      this.engine.run(this.#processor, sources, sink, context),
+      this.engine.run(this.#source, sources, sink, context),
       this.engine.run(this.#retry, retries, sink, context),
     ]);
     const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');

@@ -6,7 +6,7 @@ import { connectRedis } from '../connections/redis';
 import type { KafkaBatchResponse } from '../event';
 import type { HandOffWriter } from '../handoff/writer';
 import { deadLetterTopic, resolveOptions, type LanesOptionsInput, type LanesOptions, type PartOutput } from '../options';
-import type { Processor, HandOffSink, RecordHandler } from './lanes-function';
+import type { LanesFunction, HandOffSink, RecordHandler } from './lanes-function';
 import { importTelemetry } from '../engine/telemetry';
 
 /**
@@ -76,12 +76,12 @@ export type RecordPartOf<O, Name extends 'key' | 'value'> = Name extends keyof O
 export function lanes<O extends LanesOptionsInput, V = RecordPartOf<O, 'value'>, K = RecordPartOf<O, 'key'>>(input: O, handler: RecordHandler<V, K>) {
   const options = resolveOptions(input);
   const writers = new Map<string, Promise<HandOffWriter>>();
-  let processor: Promise<Processor> | undefined;
+  let processor: Promise<LanesFunction> | undefined;
   // Made at the first invocation: the logger, the metrics and the Redis client (ioredis is loaded then, not at
   // cold start). Concurrent first invocations (the local emulator) share one.
-  const makeProcessor = async (): Promise<Processor> => {
-    const [telemetry, { Processor }] = await Promise.all([importTelemetry(options.group), import('./lanes-function')]);
-    return new Processor({
+  const makeFunction = async (): Promise<LanesFunction> => {
+    const [telemetry, { LanesFunction }] = await Promise.all([importTelemetry(options.group), import('./lanes-function')]);
+    return new LanesFunction({
       options,
       handler: handler as RecordHandler,
       redis: await connectRedis(options, telemetry),
@@ -91,7 +91,7 @@ export function lanes<O extends LanesOptionsInput, V = RecordPartOf<O, 'value'>,
   };
   const base = async (event: unknown, context: Context): Promise<KafkaBatchResponse> => {
     if (processor === undefined) {
-      processor = makeProcessor();
+      processor = makeFunction();
       processor.catch(() => (processor = undefined));
     }
     return (await processor).process(event, context);

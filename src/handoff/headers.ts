@@ -1,5 +1,5 @@
 /**
- * The framework headers of retry and dead-letter copies (DESIGN.md section 6), and the kafkajs `Message` of a copy.
+ * The framework headers of retry and dead-letter copies (docs/ARCHITECTURE.md, "Copies and their headers"), and the kafkajs `Message` of a copy.
  * Pure: no I/O, no clock.
  */
 import type { IHeaders, Message } from 'kafkajs';
@@ -17,6 +17,11 @@ export const HandOffHeader = {
   OriginOffset: 'lanes-origin-offset',
   /** The original record's timestamp (epoch ms); a copy's own timestamp is the time it was written. */
   OriginTimestamp: 'lanes-origin-timestamp',
+  /**
+   * The lane id the engine derived for the record (key, partition, shared null-key or `keyOf` lane, hashed when
+   * long), so an operator command finds the lane without deriving it again. Absent on a record of no lane.
+   */
+  Lane: 'lanes-lane',
   /** `retry` or `dead-letter`. */
   Kind: 'lanes-kind',
   Attempt: 'lanes-attempt',
@@ -144,6 +149,7 @@ export function handOffMessage(item: HandOffItem): Message {
   headers[HandOffHeader.OriginPartition] = String(origin.partition);
   if (origin.offset !== undefined) headers[HandOffHeader.OriginOffset] = String(origin.offset);
   if (isNonNegativeInteger(originTimestamp)) headers[HandOffHeader.OriginTimestamp] = String(originTimestamp);
+  if (item.lane !== undefined) headers[HandOffHeader.Lane] = item.lane;
   headers[HandOffHeader.Kind] = item.kind;
   headers[HandOffHeader.Attempt] = String(item.attempt);
   headers[HandOffHeader.DueAt] = String(item.dueAtMs);
@@ -215,6 +221,7 @@ export function readHandOffHeaders(headers: HeaderList | IHeaders): HandOffHeade
     originPartition: integer(headers, HandOffHeader.OriginPartition),
     originOffset: integer(headers, HandOffHeader.OriginOffset),
     originTimestamp: integer(headers, HandOffHeader.OriginTimestamp),
+    lane: text(headers, HandOffHeader.Lane) || undefined,
     kind: kind !== undefined && KINDS.has(kind) ? (kind as HandOffKind) : undefined,
     attempt: integer(headers, HandOffHeader.Attempt),
     dueAtMs: integer(headers, HandOffHeader.DueAt),

@@ -3,7 +3,7 @@ import type { KafkaRecord } from '../event';
 /** Where a hand-off copy goes: a retry topic (`<group>.retry.<tier>`) or the dead-letter topic (`<group>.dlq`). */
 export type HandOffKind = 'retry' | 'dead-letter';
 
-/** A record's coordinates in its source topic (DESIGN.md section 2): what deduplication always keys on. */
+/** A record's coordinates in its source topic (docs/ARCHITECTURE.md, "Words"): what deduplication always keys on. */
 export interface HandOffOrigin {
   readonly topic: string;
   readonly partition: number;
@@ -17,6 +17,8 @@ export interface HandOffItem {
   readonly record: KafkaRecord;
   /** The record's origin; for a record read from a retry topic, the one its headers carry (see `originOf`). */
   readonly origin: HandOffOrigin;
+  /** The lane the record belongs to, as the engine derived it (absent for a record of no lane). */
+  readonly lane?: string | undefined;
   readonly kind: HandOffKind;
   /** Target topic, chosen by the caller. */
   readonly topic: string;
@@ -51,6 +53,8 @@ export interface HandOffHeaders {
   readonly originOffset?: number | undefined;
   /** The timestamp of the original record (epoch ms): a copy gets its own timestamp when it is written. */
   readonly originTimestamp?: number | undefined;
+  /** The lane id the copy was written with (`lanes-lane`); absent on copies written before it existed. */
+  readonly lane?: string | undefined;
   readonly kind?: HandOffKind | undefined;
   readonly attempt?: number | undefined;
   readonly dueAtMs?: number | undefined;

@@ -3,243 +3,16 @@
  * concurrent writes into few sends, and settles each write only on the broker's acks=all acknowledgement (G3).
  * A copy the broker refuses for good becomes a dead letter without its value, so no record stalls its partition.
  */
-import type { Kafka, Message, PartitionerArgs, Producer, ProducerConfig, RetryOptions, TopicMessages } from 'kafkajs';
-import { loadKafkaJs } from '../connections/kafkajs-require';
-import { ConfigError, describeValue } from '../errors';
-import { KafkaErrorCode, kafkaErrorOf } from '../kafka-errors';
+import type { Message, PartitionerArgs, ProducerConfig, TopicMessages } from 'kafkajs';
+import { deadlineSignal, untilAborted } from '../deadline';
 import { HandOffError } from './errors';
-import { HandOffHeader, HEADER_PREFIX, handOffMessage } from './headers';
+import { handOffMessage } from './headers';
+import { causeMessage, deadLetterWithout, messageBytes, refusalOf, type Refusal, type Stub } from './refusals';
 import type { HandOffItem, HandOffOutcome } from './types';
+import { SendTimeoutError, copyPartitioner, describeTopics, type Caller, type Connection, type Entry } from './writer-parts';
+import { producerRetry, validate, type HandOffWriterOptions, type HandOffWriterStats, type ProducerFactory, type WriteOptions } from './writer-options';
 
-export interface HandOffWriterOptions {
-  /**
-   * The group's dead-letter topic (`<group>.dlq`): where a copy the broker refuses for good (too large, invalid,
-   * not authorized) goes instead, without its value (see `HandOffOutcome`). Required.
-   */
-  readonly deadLetterTopic: string;
-  /**
-   * Longest a `write` may take, from the call until it settles, and longest one send (connect included) may take;
-   * the processor must return before the Lambda deadline. Default 10,000.
-   */
-  readonly timeoutMs?: number;
-  /**
-   * Message bytes (key, value and headers, estimated) above which a send is cut and the rest waits for the next
-   * one. A broker refuses a record batch above the topic's `max.message.bytes` (1 MiB by default) and kafkajs puts
-   * all messages of one partition of one send in one batch. A single larger message still goes, alone.
-   * Default 524,288.
-   */
-  readonly maxBatchBytes?: number;
-  /**
-   * Let the broker create a missing target topic with its defaults. Off by default: retry topics need a retention
-   * longer than their delay, which `topics ensure` sets; a missing topic is a failed hand-off, not a surprise topic.
-   */
-  readonly allowAutoTopicCreation?: boolean;
-}
-
-export const HAND_OFF_WRITER_DEFAULTS = {
-  /** Longest the hand-off of one batch may take; also bounds the producer's retries. */
-  timeoutMs: 10_000,
-  maxBatchBytes: 512 * 1024,
-  allowAutoTopicCreation: false,
-} as const;
-
-/** Counters of a writer since it was created. */
-export interface HandOffWriterStats {
-  /** Sends started: one `producer.sendBatch` each (or a connect that failed before it). */
-  readonly sends: number;
-  /** Sends that were not acknowledged. */
-  readonly failedSends: number;
-  /** Messages acknowledged by the broker (dead letters without value included). */
-  readonly messages: number;
-  /** Copies the broker refused for good, each replaced by an acknowledged dead letter without its value. */
-  readonly refused: number;
-}
-
-export interface WriteOptions {
-  /** Aborting rejects the write with a `HandOffError` (what was already sent may still land). */
-  readonly signal?: AbortSignal;
-}
-
-/** What the writer needs of a kafkajs client: a producer factory. */
-export type ProducerFactory = Pick<Kafka, 'producer'>;
-
-/**
- * The kafkajs retry policy of the writer's producer: backoff from 100 ms doubling up to 1 s, with as many retries
- * as fit in `timeoutMs` (at least one: kafkajs refuses an idempotent producer without). kafkajs defaults an
- * idempotent producer to unlimited retries, which would keep a send to an unreachable broker alive forever; the
- * writer stops waiting at `timeoutMs` anyway, and this makes the abandoned send stop on its own soon after.
- *
- * @example
- * producerRetry(10_000); // { initialRetryTime: 100, maxRetryTime: 1000, multiplier: 2, factor: 0.2, retries: 12 }
- */
-export function producerRetry(timeoutMs: number): RetryOptions {
-  const initialRetryTime = 100;
-  const maxRetryTime = 1_000;
-  const multiplier = 2;
-  let retries = 0;
-  let waited = 0;
-  for (let wait = initialRetryTime; waited + wait <= timeoutMs; wait = Math.min(wait * multiplier, maxRetryTime)) {
-    waited += wait;
-    retries += 1;
-  }
-  return { initialRetryTime, maxRetryTime, multiplier, factor: 0.2, retries: Math.max(1, retries) };
-}
-
-function validate(options: HandOffWriterOptions): Required<HandOffWriterOptions> {
-  if (typeof options !== 'object' || options === null) {
-    throw new ConfigError(`Expected the hand-off writer options to be an object, got ${describeValue(options)}`);
-  }
-  const known = new Set(['deadLetterTopic', ...Object.keys(HAND_OFF_WRITER_DEFAULTS)]);
-  const unknown = Object.keys(options).filter((key) => !known.has(key));
-  if (unknown.length > 0) {
-    throw new ConfigError(
-      `Expected hand-off writer options among ${[...known].map((key) => `\`${key}\``).join(', ')}, got ${unknown
-        .map((key) => `\`${key}\``)
-        .join(', ')}`,
-    );
-  }
-  const resolved = { ...HAND_OFF_WRITER_DEFAULTS, ...options };
-  if (typeof resolved.deadLetterTopic !== 'string' || resolved.deadLetterTopic === '') {
-    throw new ConfigError(
-      'Expected `deadLetterTopic` to be the group\'s dead-letter topic (a non-empty string), got ' +
-        describeValue(resolved.deadLetterTopic),
-    );
-  }
-  for (const key of ['timeoutMs', 'maxBatchBytes'] as const) {
-    const value = resolved[key];
-    if (!Number.isSafeInteger(value) || value < 1) {
-      throw new ConfigError(`Expected \`${key}\` to be a positive integer, got ${describeValue(value)}`);
-    }
-  }
-  if (typeof resolved.allowAutoTopicCreation !== 'boolean') {
-    throw new ConfigError(
-      `Expected \`allowAutoTopicCreation\` to be a boolean, got ${describeValue(resolved.allowAutoTopicCreation)}`,
-    );
-  }
-  return resolved;
-}
-
-/** Why the broker refused a copy for good, as `HandOffOutcome` reports it. */
-interface Refusal {
-  readonly reason: string;
-  readonly error: { readonly name: string; readonly message: string };
-}
-
-/**
- * Kafka's answers that sending the same record again can never change: the record itself is refused. kafkajs
- * marks them not retriable and gives up at once.
- */
-const REFUSED_FOR_GOOD: ReadonlyMap<number, string> = new Map([
-  [KafkaErrorCode.MessageTooLarge, 'too-large'],
-  [KafkaErrorCode.RecordListTooLarge, 'too-large'],
-  [KafkaErrorCode.InvalidRecord, 'invalid-record'],
-  [KafkaErrorCode.TopicAuthorizationFailed, 'topic-authorization-failed'],
-  [KafkaErrorCode.ClusterAuthorizationFailed, 'cluster-authorization-failed'],
-]);
-
-/** The refusal in a failed send, if the broker refused its records for good; `undefined` for anything else. */
-function refusalOf(cause: unknown): Refusal | undefined {
-  const kafka = kafkaErrorOf(cause);
-  const reason = kafka === undefined ? undefined : REFUSED_FOR_GOOD.get(kafka.code);
-  if (kafka === undefined || reason === undefined) return undefined;
-  return { reason, error: { name: kafka.type, message: causeMessage(cause) } };
-}
-
-// Record overhead in a v2 record batch (length, attributes, deltas, varints) is a few bytes; a generous round
-// figure keeps the estimate on the safe side for small records.
-const RECORD_OVERHEAD_BYTES = 64;
-
-function messageBytes(message: Message): number {
-  let bytes = RECORD_OVERHEAD_BYTES;
-  if (message.key !== null && message.key !== undefined) bytes += Buffer.byteLength(message.key);
-  if (message.value !== null) bytes += Buffer.byteLength(message.value);
-  for (const [name, value] of Object.entries(message.headers ?? {})) {
-    for (const one of Array.isArray(value) ? value : value === undefined ? [] : [value]) {
-      bytes += Buffer.byteLength(name) + Buffer.byteLength(one) + 4;
-    }
-  }
-  return bytes;
-}
-
-/**
- * The dead letter that replaces a copy the broker refused for good: the record without its value (and, for a
- * `bare` one, without its key and own headers too), with the framework headers of a dead letter, the refusal as its
- * reason, and what it leaves out. Its error is the one the refused copy carried, else the refusal.
- */
-function deadLetterWithout(item: HandOffItem, topic: string, refusal: Refusal, carries: Stub): Message {
-  const { record } = item;
-  const bare = carries === 'bare';
-  const message = handOffMessage({
-    record: {
-      ...record,
-      value: null,
-      key: bare ? null : record.key,
-      // The framework headers stay: `handOffMessage` reads the origin timestamp of a retry copy from them.
-      headers: bare ? record.headers.filter(({ name }) => name.startsWith(HEADER_PREFIX)) : record.headers,
-    },
-    origin: item.origin,
-    kind: 'dead-letter',
-    topic,
-    // A dead letter carries the number of the record's last run; a retry copy, the number of its next one.
-    attempt: item.kind === 'retry' ? Math.max(0, item.attempt - 1) : item.attempt,
-    dueAtMs: Date.now(),
-    firstFailureAtMs: item.firstFailureAtMs,
-    error: item.error ?? refusal.error,
-    reason: refusal.reason,
-  });
-  const headers = message.headers ?? {};
-  headers[HandOffHeader.LeftOut] = bare ? 'value,key,headers' : 'value';
-  headers[HandOffHeader.OriginalValueSize] = String(record.value === null ? 0 : record.value.byteLength);
-  return { ...message, headers };
-}
-
-/** One `write` call: settles when every item has its outcome, or at its first failure. */
-interface Caller {
-  outstanding: number;
-  settled: boolean;
-  readonly outcomes: HandOffOutcome[];
-  readonly resolve: (outcomes: HandOffOutcome[]) => void;
-  readonly reject: (error: unknown) => void;
-  readonly cleanup: () => void;
-}
-
-/** How much of a refused record its dead letter still carries: all but the value, or only the framework headers. */
-type Stub = 'no-value' | 'bare';
-
-interface Entry {
-  readonly caller: Caller;
-  /** The item's place in its caller's outcomes. */
-  readonly index: number;
-  readonly item: HandOffItem;
-  readonly topic: string;
-  readonly message: Message;
-  readonly bytes: number;
-  /** Sent in a send of its own: after the broker refused a send for good, to learn which copy it refused. */
-  readonly alone: boolean;
-  /** Set on the dead letter that replaces a refused copy: the refusal it reports and how much it carries. */
-  readonly stub?: { readonly refusal: Refusal; readonly carries: Stub } | undefined;
-}
-
-/** The current producer and its (lazy, shared) connect. */
-interface Connection {
-  readonly producer: Producer;
-  connected: Promise<void> | undefined;
-}
-
-class SendTimeoutError extends Error {
-  constructor(timeoutMs: number) {
-    super(`no acknowledgement within ${timeoutMs} ms`);
-    this.name = new.target.name;
-  }
-}
-
-function describeTopics(topics: readonly string[]): string {
-  return topics.map((topic) => `\`${topic}\``).join(', ');
-}
-
-function causeMessage(cause: unknown): string {
-  return cause instanceof Error ? cause.message : String(cause);
-}
+export { HAND_OFF_WRITER_DEFAULTS, producerRetry, type HandOffWriterOptions, type HandOffWriterStats, type ProducerFactory, type WriteOptions } from './writer-options';
 
 /**
  * Writes retry and dead-letter copies (see `handOffMessage`) through one kafkajs producer: idempotent, acks=all.
@@ -340,38 +113,27 @@ export class HandOffWriter {
     const topics = [...new Set(items.map(({ topic }) => topic))];
     const { signal } = options;
     if (signal?.aborted === true) {
-      return Promise.reject(
-        new HandOffError(`Hand-off to ${describeTopics(topics)} aborted before it started`, {
-          topics,
-          cause: signal.reason,
-        }),
-      );
+      return Promise.reject(new HandOffError(`Hand-off to ${describeTopics(topics)} aborted before it started`, { topics, cause: signal.reason }));
     }
 
     return new Promise<HandOffOutcome[]>((resolve, reject) => {
       const fail = (message: string, cause: unknown): void => {
         this.#fail(caller, new HandOffError(message, { topics, cause }));
       };
-      const timer = setTimeout(
-        () =>
-          fail(
-            `Hand-off of ${messages.length} record(s) to ${describeTopics(topics)} not acknowledged within ${this.#options.timeoutMs} ms`,
-            new SendTimeoutError(this.#options.timeoutMs),
-          ),
-        this.#options.timeoutMs,
-      );
-      const onAbort = (): void => fail(`Hand-off to ${describeTopics(topics)} aborted`, signal?.reason);
-      signal?.addEventListener('abort', onAbort, { once: true });
+      // One deadline for the call: its own timeout or the caller's signal, whichever comes first.
+      const limit = deadlineSignal(this.#options.timeoutMs, signal);
+      const onLimit = (): void => {
+        if (signal?.aborted === true) fail(`Hand-off to ${describeTopics(topics)} aborted`, signal.reason);
+        else fail(`Hand-off of ${messages.length} record(s) to ${describeTopics(topics)} not acknowledged within ${this.#options.timeoutMs} ms`, new SendTimeoutError(this.#options.timeoutMs));
+      };
+      limit.addEventListener('abort', onLimit, { once: true });
       const caller: Caller = {
         outstanding: messages.length,
         settled: false,
         outcomes: [],
         resolve,
         reject,
-        cleanup: () => {
-          clearTimeout(timer);
-          signal?.removeEventListener('abort', onAbort);
-        },
+        cleanup: () => limit.removeEventListener('abort', onLimit),
       };
       messages.forEach(({ item, message }, index) => {
         this.#queue.push(this.#entry({ caller, index, item, topic: item.topic, message, alone: false }));
@@ -618,25 +380,9 @@ export class HandOffWriter {
   }
 
   #withTimeout<T>(work: Promise<T>): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new SendTimeoutError(this.#options.timeoutMs)), this.#options.timeoutMs);
-    });
-    return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+    const { timeoutMs } = this.#options;
+    return untilAborted(work, deadlineSignal(timeoutMs), () => new SendTimeoutError(timeoutMs));
   }
 
-  // Keyed copies: kafkajs' default partitioner (murmur2 of the key, as the Java client), so one key's copies go to
-  // one partition. Keyless copies: their slot modulo the partition count, instead of kafkajs' per-call round-robin,
-  // which would move a message to another partition when kafkajs retries a send whose first try the broker may
-  // have written — and there the message now in its place would carry the same sequence numbers and be taken for
-  // a duplicate.
-  readonly #partitioner = (): ((args: PartitionerArgs) => number) => {
-    const keyed = loadKafkaJs().Partitioners.DefaultPartitioner();
-    return (args) => {
-      const { message, partitionMetadata } = args;
-      if (message.key !== null && message.key !== undefined) return keyed(args);
-      const slot = this.#keylessSlots.get(message) ?? 0;
-      return partitionMetadata.length === 0 ? 0 : slot % partitionMetadata.length;
-    };
-  };
+  readonly #partitioner = (): ((args: PartitionerArgs) => number) => copyPartitioner((message) => this.#keylessSlots.get(message) ?? 0);
 }

@@ -67,6 +67,7 @@ export const ENV = {
   awsRegion: 'AWS_REGION',
   awsDefaultRegion: 'AWS_DEFAULT_REGION',
   retryTiers: 'KAFKA_LANES_RETRY_TIERS',
+  deadLetterPolicy: 'KAFKA_LANES_DEAD_LETTER_POLICY',
   partialBatchResponse: 'KAFKA_LANES_PARTIAL_BATCH_RESPONSE',
 } as const;
 
@@ -74,3 +75,6 @@ export const ENV = {
 export const SASL_MECHANISMS = ['plain', 'scram-sha-256', 'scram-sha-512'] as const;
 /** MSK IAM access control: SASL/OAUTHBEARER with a token signed by the function's AWS credentials. */
 export const AWS_IAM_MECHANISM = 'aws-iam';
+
+/** An MSK cluster ARN; its first group is the region that MSK IAM tokens are signed for. */
+export const MSK_CLUSTER_ARN = /^arn:aws[a-z-]*:kafka:([a-z]{2}(?:-[a-z]+)+-[0-9]+):[0-9]{12}:cluster\/[^/\s]+\/[^/\s]+$/;

@@ -26,12 +26,14 @@ type Env = Readonly<Record<string, string | undefined>>;
  *   mechanism `aws-iam` alone (MSK IAM). `kafka.mskClusterArn` <- `KAFKA_LANES_MSK_CLUSTER_ARN`.
  * - `redis.tls` <- `KAFKA_LANES_REDIS_TLS`, `redis.username` <- `KAFKA_LANES_REDIS_USERNAME`, `redis.password` <-
  *   `KAFKA_LANES_REDIS_AUTH_TOKEN`, each when the options do not give it.
- * - `retry.tiers` <- `KAFKA_LANES_RETRY_TIERS` (comma separated) and `partialBatchResponse` <-
+ * - `retry.tiers` <- `KAFKA_LANES_RETRY_TIERS` (comma separated), `deadLetter.policy` <-
+ *   `KAFKA_LANES_DEAD_LETTER_POLICY`: set in code to another value than the deployment's, each is a problem
+ *   (the committer follows the deployment). `partialBatchResponse` <-
  *   `KAFKA_LANES_PARTIAL_BATCH_RESPONSE`: the serverless plugin sets both from the deployment (the tiers its
  *   retry triggers read, and whether the event source mapping reports batch item failures).
  *
  * @example
- * withEnvironment({}, { KAFKA_LANES_GROUP: 'orders-svc' }).input; // { group: 'orders-svc', retry: {}, redis: {}, kafka: {} }
+ * withEnvironment({}, { KAFKA_LANES_GROUP: 'orders-svc' }).input; // { group: 'orders-svc', retry: {}, deadLetter: {}, redis: {}, kafka: {} }
  */
 export function withEnvironment(input: unknown, env: Env): WithEnvironment {
   const sources = new Map<string, string>();
@@ -54,7 +56,15 @@ export function withEnvironment(input: unknown, env: Env): WithEnvironment {
   fill(result, 'group', 'group', ENV.group, (text) => text);
   fill(result, 'partialBatchResponse', 'partialBatchResponse', ENV.partialBatchResponse, parseBoolean);
   const retry = nested(result, 'retry');
-  if (retry !== undefined) fill(retry, 'retry.tiers', 'tiers', ENV.retryTiers, splitList);
+  if (retry !== undefined) {
+    problems.push(...deployedElsewhere(retry['tiers'], read(ENV.retryTiers), 'retry.tiers', ENV.retryTiers, 'retryTiers: [...]'));
+    fill(retry, 'retry.tiers', 'tiers', ENV.retryTiers, splitList);
+  }
+  const deadLetter = nested(result, 'deadLetter');
+  if (deadLetter !== undefined) {
+    problems.push(...deployedElsewhere(deadLetter['policy'], read(ENV.deadLetterPolicy), 'deadLetter.policy', ENV.deadLetterPolicy, 'deadLetter: { policy }'));
+    fill(deadLetter, 'deadLetter.policy', 'policy', ENV.deadLetterPolicy, (text) => text);
+  }
 
   const redis = nested(result, 'redis');
   if (redis !== undefined && redis['url'] === undefined && redis['clusterNodes'] === undefined) {
@@ -111,6 +121,22 @@ export function withEnvironment(input: unknown, env: Env): WithEnvironment {
     }
   }
   return { input: result, sources, problems };
+}
+
+/**
+ * An option given in code that the deployment also sets, to another value: the committer (re-drives) and the
+ * retry triggers follow the deployment, so a handler following its code would strand lanes (a copy written to a
+ * tier nothing reads). Such options belong to the `kafkaLanes` block of serverless.yml, where both get them.
+ */
+function deployedElsewhere(given: unknown, deployed: string | undefined, option: string, variable: string, blockKey: string): string[] {
+  if (given === undefined || deployed === undefined) return [];
+  const inCode = Array.isArray(given) ? given.map(String) : [String(given)];
+  const fromDeployment = Array.isArray(given) ? splitList(deployed) : [deployed];
+  if (inCode.join(',') === fromDeployment.join(',')) return [];
+  return [
+    `Invalid kafka-lanes option \`${option}\`: expected it in serverless.yml (\`kafkaLanes: { ${blockKey} }\`), not in code, ` +
+      `since the committer and the retry triggers read the deployment's value \`${fromDeployment.join(',')}\` (\`${variable}\`); got \`${inCode.join(',')}\` in code`,
+  ];
 }
 
 /** A copy of `parent[key]` put in its place, `{}` if it was absent; `undefined` if it is not an object. */

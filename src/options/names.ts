@@ -1,6 +1,6 @@
 /**
  * Every name derived from a consumer group, in one module: retry tier topics, the dead-letter topic, the
- * completion group and the Redis key prefixes (DESIGN.md sections 4 to 6). Pure, no imports beyond this
+ * completion group and the Redis key prefixes (docs/ARCHITECTURE.md, "Copies and their headers"). Pure, no imports beyond this
  * file, so the completion engine and the committer can use it without loading option validation.
  */
 
@@ -55,7 +55,7 @@ export function deadLetterTopic(group: string): string {
 
 /**
  * The completion group: a Kafka consumer group with no members, to which the committer commits each
- * partition's frontier, so standard lag tools show true progress (DESIGN.md section 4).
+ * partition's frontier, so standard lag tools show true progress (docs/ARCHITECTURE.md, "The committer").
  *
  * @example
  * completionGroupId('orders'); // 'orders.lanes'

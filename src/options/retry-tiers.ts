@@ -20,7 +20,7 @@ export function retryTopics(group: string, tiers: readonly string[]): RetryTopic
 /**
  * The tier a record due in `delayMs` goes to: the largest tier whose delay is at most `delayMs`, or the first tier
  * when `delayMs` is below every tier (already due, or due sooner than the shortest tier). A record due later than
- * the last tier goes to the last tier; the retry function bounces it there until it is due (DESIGN.md section 6).
+ * the last tier goes to the last tier; the retry function bounces it there until it is due (docs/ARCHITECTURE.md, "Copies and their headers").
  *
  * @throws RangeError when `tiers` is empty or `delayMs` is NaN.
  * @throws ConfigError when a tier is not a duration.

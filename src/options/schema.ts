@@ -2,14 +2,15 @@
 // evaluating the schema the largest part of a bundled handler's cold start (see bench:coldstart).
 import * as z from 'zod/mini';
 import type { KeyOf, LanesOptions } from './lanes-options';
-import { AWS_IAM_MECHANISM, DEFAULTS, ENV, LIMITS, SASL_MECHANISMS, TOPIC_NAME } from './constants';
+import { AWS_IAM_MECHANISM, DEFAULTS, LIMITS, MSK_CLUSTER_ARN, SASL_MECHANISMS, TOPIC_NAME } from './constants';
 import { DURATION_EXPECTED, durationMs } from './duration';
 import { withEnvironment } from './environment';
 import { OptionsError } from './errors';
-import { describeGiven, fromEnvironment, groupThousands, invalidOption, optionPath } from './messages';
+import { groupThousands } from './messages';
 import { deadLetterTopic, retryTopic, topicNameProblem } from './retry-tiers';
 import { isRecordPartInput, resolvePart, type RecordPartInput } from './standard-schema';
-import { didYouMean } from './suggest';
+import { resolveConnections } from './connection-options';
+import { describeIssue, isObject, touches, type KnownKeys } from './issues';
 import type { LanesOptionsInput } from './types';
 
 // Every message of the schema is the "expected ..." part; `resolveOptions` adds the option's name, where the
@@ -181,9 +182,8 @@ const sasl = later(() => z.strictObject(saslShape, { error: 'an object `{ mechan
 )));
 
 // MSK cluster ARNs: arn:<partition>:kafka:<region>:<account>:cluster/<name>/<uuid>.
-const MSK_CLUSTER_ARN = /^arn:aws[a-z-]*:kafka:([a-z]{2}(?:-[a-z]+)+-[0-9]+):[0-9]{12}:cluster\/[^/\s]+\/[^/\s]+$/;
 
-const redisShape = {
+export const redisShape = {
   // Ignored when `clusterNodes` is not empty (LanesOptions), so resolved options resolve again to themselves.
   url: z._default(redisUrl, DEFAULTS.redis.url),
   clusterNodes: z._default(later(() => z.array(hostPort, { error: 'a list of `host:port`' })), []),
@@ -194,7 +194,7 @@ const redisShape = {
   waitTimeoutMs: z.optional(later(() => z.int({ error: 'a whole number of milliseconds' }).check(z.positive({ error: 'a positive whole number of milliseconds' })))),
 };
 
-const kafkaShape = {
+export const kafkaShape = {
   brokers: z._default(later(() => z.array(hostPort, { error: 'a list of `host:port`' })), []),
   clientId: z._default(later(() => nonEmptyString()), DEFAULTS.kafka.clientId),
   // Optional here: its default depends on `sasl` and `mskClusterArn` (see `resolveOptions`).
@@ -275,18 +275,20 @@ const optionsSchema = z.strictObject(rootShape, { error: 'an object' }).check(z.
   { when: (payload) => isObject(payload.value) && !touches(payload.issues, ['group']) },
 ));
 
-const ALIASES: Readonly<Record<string, string>> = { 'kafka.tls': 'kafka.ssl', 'redis.ssl': 'redis.tls' };
-
 /** Keys of each options object, for unknown keys: the schema's own shapes, so they never drift apart. */
-const KNOWN_KEYS: Readonly<Record<string, readonly string[]>> = {
-  '': Object.keys(rootShape),
-  retry: Object.keys(retryShape),
-  'retry.backoff': [...new Set([...Object.keys(exponentialShape), ...Object.keys(fixedShape)])],
-  deadLetter: Object.keys(deadLetterShape),
-  redis: Object.keys(redisShape),
-  kafka: Object.keys(kafkaShape),
-  'kafka.sasl': Object.keys(saslShape),
-  caps: Object.keys(capsShape),
+const KNOWN_KEYS: KnownKeys = {
+  aliases: { 'kafka.tls': 'kafka.ssl', 'redis.ssl': 'redis.tls' },
+  byObject: {
+    '': Object.keys(rootShape),
+    retry: Object.keys(retryShape),
+    'retry.backoff': [...new Set([...Object.keys(exponentialShape), ...Object.keys(fixedShape)])],
+    deadLetter: Object.keys(deadLetterShape),
+    redis: Object.keys(redisShape),
+    kafka: Object.keys(kafkaShape),
+    'kafka.sasl': Object.keys(saslShape),
+    caps: Object.keys(capsShape),
+  },
+  backoff: { fixed: Object.keys(fixedShape), exponential: Object.keys(exponentialShape) },
 };
 
 /**
@@ -312,7 +314,7 @@ export function resolveOptions(input: LanesOptionsInput, env: NodeJS.ProcessEnv 
   const result = optionsSchema.safeParse(filled.input, { jitless: true });
   const problems = [...filled.problems];
   if (!result.success) {
-    for (const issue of result.error.issues) problems.push(...describeIssue(issue, filled.input, filled.sources, env));
+    for (const issue of result.error.issues) problems.push(...describeIssue(issue, filled.input, filled.sources, env, KNOWN_KEYS));
   }
   if (problems.length > 0 || !result.success) throw new OptionsError(problems);
 
@@ -331,178 +333,4 @@ export function resolveOptions(input: LanesOptionsInput, env: NodeJS.ProcessEnv 
     kafka: connections.kafka,
     redis: connections.redis,
   };
-}
-
-type ParsedKafka = z.infer<z.ZodMiniObject<typeof kafkaShape>>;
-type ParsedRedis = z.infer<z.ZodMiniObject<typeof redisShape>>;
-
-/**
- * The Kafka and Redis options once each is valid on its own: what they say together (one source of brokers,
- * TLS where the auth needs it, the region MSK IAM tokens are signed for) and the defaults that depend on
- * other options.
- */
-function resolveConnections(
-  kafka: ParsedKafka,
-  redis: ParsedRedis,
-  sources: ReadonlyMap<string, string>,
-  env: NodeJS.ProcessEnv,
-): { kafka: LanesOptions['kafka']; redis: LanesOptions['redis'] } | { problems: string[] } {
-  const problems: string[] = [];
-  const given = (path: string, value: unknown): string => describeGiven(path, value);
-  const { mskClusterArn, sasl } = kafka;
-  if (mskClusterArn !== undefined && kafka.brokers.length > 0) {
-    problems.push(
-      invalidOption(
-        'kafka.mskClusterArn',
-        'either `kafka.brokers` or `kafka.mskClusterArn`, not both (the brokers of an MSK cluster come from its ARN)',
-        given('kafka.mskClusterArn', mskClusterArn),
-        sourceOf('kafka.mskClusterArn', sources),
-        `\`kafka.brokers\` is ${describeGiven('kafka.brokers', kafka.brokers)}${fromEnvironment(sourceOf('kafka.brokers', sources))}`,
-      ),
-    );
-  }
-  const iam = sasl?.mechanism === AWS_IAM_MECHANISM;
-  if (iam && kafka.ssl === false) {
-    problems.push(
-      invalidOption('kafka.ssl', "`true` with `kafka.sasl.mechanism: 'aws-iam'` (MSK IAM access control runs over TLS only)", given('kafka.ssl', false), sourceOf('kafka.ssl', sources)),
-    );
-  }
-  if (mskClusterArn !== undefined && sasl?.mechanism === 'plain') {
-    problems.push(
-      invalidOption(
-        'kafka.sasl.mechanism',
-        '`scram-sha-512` or `aws-iam` with an MSK cluster (MSK offers no SASL/PLAIN)',
-        given('kafka.sasl.mechanism', 'plain'),
-        sourceOf('kafka.sasl.mechanism', sources),
-      ),
-    );
-  }
-  let resolvedSasl: LanesOptions['kafka']['sasl'];
-  if (sasl?.mechanism === AWS_IAM_MECHANISM) {
-    const region = sasl.region ?? (mskClusterArn === undefined ? undefined : MSK_CLUSTER_ARN.exec(mskClusterArn)?.[1]) ?? read(env, ENV.awsRegion) ?? read(env, ENV.awsDefaultRegion);
-    if (region === undefined) {
-      problems.push(
-        `Missing kafka-lanes option \`kafka.sasl.region\`: expected the AWS region MSK IAM tokens are signed for, in \`kafka.sasl.region\`, ` +
-          `\`kafka.mskClusterArn\`, or the environment variable \`${ENV.awsRegion}\` (Lambda sets it), got none`,
-      );
-    } else {
-      resolvedSasl = { mechanism: AWS_IAM_MECHANISM, region };
-    }
-  } else if (sasl !== undefined && sasl.username !== undefined && sasl.password !== undefined) {
-    resolvedSasl = { mechanism: sasl.mechanism, username: sasl.username, password: sasl.password };
-  }
-  const secure = redis.clusterNodes.length === 0 && redis.url.startsWith('rediss:');
-  if (redis.tls === false && secure) {
-    problems.push(
-      invalidOption('redis.tls', '`true` or nothing with a `rediss://` URL (`rediss` is Redis over TLS)', given('redis.tls', false), sourceOf('redis.tls', sources)),
-    );
-  }
-  if (problems.length > 0) return { problems };
-  return {
-    kafka: {
-      brokers: kafka.brokers,
-      clientId: kafka.clientId,
-      // MSK encrypts client traffic by default and its IAM and SCRAM listeners are TLS only.
-      ssl: kafka.ssl ?? (iam || mskClusterArn !== undefined),
-      ...(resolvedSasl === undefined ? {} : { sasl: resolvedSasl }),
-      ...(mskClusterArn === undefined ? {} : { mskClusterArn }),
-    },
-    redis: {
-      url: redis.url,
-      clusterNodes: redis.clusterNodes,
-      ...(redis.tls === undefined ? {} : { tls: redis.tls }),
-      ...(redis.username === undefined ? {} : { username: redis.username }),
-      ...(redis.password === undefined ? {} : { password: redis.password }),
-      ...(redis.waitForReplicas === undefined ? {} : { waitForReplicas: redis.waitForReplicas }),
-      ...(redis.waitTimeoutMs === undefined ? {} : { waitTimeoutMs: redis.waitTimeoutMs }),
-    },
-  };
-}
-
-function read(env: NodeJS.ProcessEnv, name: string): string | undefined {
-  const value = env[name];
-  return value === undefined || value === '' ? undefined : value;
-}
-
-function describeIssue(issue: z.core.$ZodIssue, input: unknown, sources: ReadonlyMap<string, string>, env: NodeJS.ProcessEnv): string[] {
-  if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => unknownKey(issue.path, key, input));
-
-  const path = optionPath(issue.path);
-  const given = valueAt(input, issue.path);
-  if (path === 'group' && given === undefined) {
-    const empty = env[ENV.group] === '' ? ` (\`${ENV.group}\` is set but empty)` : '';
-    return [
-      `Missing kafka-lanes option \`group\`: expected the Kafka consumer group id of the event source, in the option ` +
-        `\`group\` or the environment variable \`${ENV.group}\`${empty}; a Kafka trigger event does not carry it`,
-    ];
-  }
-  const note: unknown = issue.code === 'custom' ? issue.params?.['note'] : undefined;
-  return [invalidOption(path, issue.message, describeGiven(path, given), sourceOf(path, sources), typeof note === 'string' ? note : undefined)];
-}
-
-function unknownKey(objectPath: readonly PropertyKey[], key: string, input: unknown): string {
-  const where = optionPath(objectPath);
-  const name = optionPath([...objectPath, key]);
-  const siblings = knownKeysAt(where, input);
-  if (where === 'retry.backoff') {
-    const type = valueAt(input, [...objectPath, 'type']) === 'fixed' ? 'fixed' : 'exponential';
-    const other = type === 'fixed' ? exponentialShape : fixedShape;
-    if (key in other) return `Unknown kafka-lanes option \`${name}\`: it applies to \`type: '${type === 'fixed' ? 'exponential' : 'fixed'}'\` only, this backoff is \`${type}\``;
-  }
-  // kafkajs says `ssl`, ioredis says `tls`: each object keeps its library's word, so the other one is a likely slip.
-  const alias = ALIASES[name];
-  if (alias !== undefined) return `Unknown kafka-lanes option \`${name}\`: did you mean \`${alias}\`?`;
-  const sibling = didYouMean(key, siblings);
-  if (sibling !== undefined) return `Unknown kafka-lanes option \`${name}\`: did you mean \`${optionPath([...objectPath, sibling])}\`?`;
-  // A key at the wrong level (`maxAttempts` instead of `retry.maxAttempts`).
-  const elsewhere = Object.entries(KNOWN_KEYS)
-    .filter(([path]) => path !== where)
-    .flatMap(([path, keys]) => keys.map((known) => (path === '' ? known : `${path}.${known}`)));
-  const leaves = elsewhere.map((path) => path.slice(path.lastIndexOf('.') + 1));
-  const leaf = didYouMean(key, leaves);
-  const match = leaf === undefined ? undefined : elsewhere[leaves.indexOf(leaf)];
-  if (match !== undefined) return `Unknown kafka-lanes option \`${name}\`: did you mean \`${match}\`?`;
-  return `Unknown kafka-lanes option \`${name}\`: expected one of ${siblings.map((known) => `\`${known}\``).join(', ')}`;
-}
-
-function knownKeysAt(where: string, input: unknown): readonly string[] {
-  if (where !== 'retry.backoff') return KNOWN_KEYS[where] ?? [];
-  return Object.keys(valueAt(input, ['retry', 'backoff', 'type']) === 'fixed' ? fixedShape : exponentialShape);
-}
-
-/** The environment variable a value at `path` came from, if it came from one. */
-function sourceOf(path: string, sources: ReadonlyMap<string, string>): string | undefined {
-  for (const [prefix, variable] of sources) {
-    if (path === prefix || path.startsWith(`${prefix}.`) || path.startsWith(`${prefix}[`)) return variable;
-  }
-  return undefined;
-}
-
-function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
-  let value = input;
-  for (const key of path) {
-    if (!isObject(value) && !Array.isArray(value)) return undefined;
-    value = (value as Record<PropertyKey, unknown>)[key];
-  }
-  return value;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/**
- * Whether an issue concerns the value at `path` (relative to the object being checked): an issue at it, under it,
- * or at one of its parents. Unknown keys concern no value.
- */
-function touches(
-  issues: readonly { readonly code?: string; readonly path?: readonly PropertyKey[] | undefined }[],
-  path: readonly PropertyKey[],
-): boolean {
-  return issues.some((issue) => {
-    if (issue.code === 'unrecognized_keys') return false;
-    const at = issue.path ?? [];
-    const shorter = Math.min(at.length, path.length);
-    return at.slice(0, shorter).every((key, index) => key === path[index]);
-  });
 }

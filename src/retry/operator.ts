@@ -3,12 +3,15 @@ import type { CompletionStore } from '../completion/store';
 import type { PartitionRef } from '../completion/types';
 import { LanesError } from '../errors';
 import { handOffNewHead, parkPayload, type LaneHeadScope } from '../engine/lane-heads';
+import { laneIdOf } from '../engine/lane-id';
 import type { HandOffSink } from '../engine/ports';
 import { decodeKafkaEvent, encodeKafkaRecord, type KafkaRecord } from '../event';
+import { copiesFor } from '../handoff/copies';
 import { HEADER_PREFIX, readHandOffHeaders } from '../handoff/headers';
 import type { LanesOptions } from '../options/lanes-options';
 import { deadLetterTopic, retryTopic } from '../options/names';
 import { tierFor } from '../options/retry-tiers';
+import { originalOf } from './admit';
 
 /** The header a replayed dead letter carries back to its origin topic: where it was read in the dead-letter topic. */
 export const REPLAY_OF_HEADER = `${HEADER_PREFIX}replay-of`;
@@ -36,10 +39,7 @@ function scopeOf(parts: OperatorParts): LaneHeadScope {
     leaseUntilMs: now() + OPERATOR_LEASE_MS,
     now,
     write: (items) => parts.sink.write(items),
-    retryItem: (record, origin, attempt, dueAtMs, firstFailureAtMs, error, deferred) => ({
-      record, origin, kind: 'retry', topic: retryTopic(options.group, tierFor(Math.max(0, dueAtMs - now()), options.retry.tiers)),
-      attempt, dueAtMs, firstFailureAtMs, ...(error === undefined ? {} : { error }), deferred,
-    }),
+    copies: copiesFor(options, now),
   };
 }
 
@@ -70,6 +70,7 @@ export async function releaseHeldLane(parts: OperatorParts, ref: PartitionRef, l
 export interface DeadLetter {
   readonly record: KafkaRecord;
   readonly origin: { readonly topic: string; readonly partition: number; readonly offset: number | undefined };
+  /** The lane its copy carries (`lanes-lane`); see `laneOfDeadLetter` for copies written before it. */
   readonly lane: string | undefined;
   readonly reason: string | undefined;
 }
@@ -89,9 +90,19 @@ export interface ReplayFilter {
   readonly since?: number;
 }
 
-/** The lane id a replay matches `--lane` against: the record key's, as key mode derives it (base64 of the bytes). */
-function laneOfKey(key: Buffer | null): string | undefined {
-  return key === null ? undefined : key.toString('base64');
+/**
+ * The lane of a dead letter: the one its copy carries (`lanes-lane`), else, for a copy written before that
+ * header existed, the one the engine derives from the record as first read with the group's options
+ * (ordering, `nullKey`, `keyOf`, hashed long keys). `undefined`: a record of no lane, or `keyOf` threw.
+ */
+export function laneOfDeadLetter(letter: DeadLetter, options: Pick<LanesOptions, 'ordering' | 'nullKey' | 'keyOf'>): string | undefined {
+  if (letter.lane !== undefined) return letter.lane;
+  if (letter.origin.offset === undefined) return undefined;
+  try {
+    return laneIdOf(originalOf(letter.record, { ...letter.origin, offset: letter.origin.offset }), options);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Reads the whole dead-letter topic of a group, up to its end when the call started. */
@@ -115,7 +126,8 @@ export async function readDeadLetters(consumer: Consumer, topic: string, ends: R
   return letters.sort((a, b) => a.record.partition - b.record.partition || a.record.offset - b.record.offset);
 }
 
-function toDeadLetter(topic: string, partition: number, message: KafkaMessage): DeadLetter {
+/** A message read from the dead-letter topic, as a replay sees it (the `dlq replay` command and the dashboard). */
+export function toDeadLetter(topic: string, partition: number, message: KafkaMessage): DeadLetter {
   const headers = Object.entries(message.headers ?? {}).flatMap(([name, value]) =>
     (Array.isArray(value) ? value : value === undefined ? [] : [value]).map((one) => ({ name, value: Buffer.isBuffer(one) ? one : Buffer.from(String(one)) })));
   const raw = encodeKafkaRecord({
@@ -126,7 +138,7 @@ function toDeadLetter(topic: string, partition: number, message: KafkaMessage): 
   return {
     record,
     origin: { topic: facts.originTopic ?? topic, partition: facts.originPartition ?? partition, offset: facts.originOffset },
-    lane: laneOfKey(record.key),
+    lane: facts.lane,
     reason: facts.reason,
   };
 }
@@ -147,7 +159,8 @@ export async function replayDeadLetters(
   const { group } = parts.options;
   const latest = new Map<string, DeadLetter>();
   const actions: ReplayAction[] = [];
-  for (const letter of letters) {
+  for (const read of letters) {
+    const letter = { ...read, lane: laneOfDeadLetter(read, parts.options) };
     const at = { partition: letter.record.partition, offset: letter.record.offset };
     if (filter.originTopic !== undefined && letter.origin.topic !== filter.originTopic) continue;
     if (filter.lane !== undefined && letter.lane !== filter.lane) continue;

@@ -4,10 +4,10 @@ import { NotHeadError, StaleAttemptError } from '../completion/errors';
 import { applyDeadLetterPolicy, decodeParked, type LaneHeadScope } from '../engine/lane-heads';
 import type { HandOffSink } from '../engine/ports';
 import type { HandOffItem, HandOffOutcome } from '../handoff/types';
+import { copiesFor } from '../handoff/copies';
 import { readHandOffHeaders } from '../handoff/headers';
 import type { LanesOptions } from '../options/lanes-options';
-import { retryTierOf, retryTopic } from '../options/names';
-import { tierFor } from '../options/retry-tiers';
+import { retryTierOf } from '../options/names';
 import { METRIC, MetricUnit, type Telemetry } from '../engine/telemetry';
 
 /** The lease a head gets when a re-drive releases a lane onto it: longer than one re-drive takes. */
@@ -35,7 +35,7 @@ export interface Redriven {
 }
 
 /**
- * The committer's re-drive (DESIGN.md section 4): a lane head carries a lease while its retry copy may not
+ * The committer's re-drive (docs/ARCHITECTURE.md, "The path of a retry copy"): a lane head carries a lease while its retry copy may not
  * exist (the retry function was running it inline, or writing its copy). A lease that expired means that
  * function is gone: the head's copy is written from the payload kept first in its park list, due when the
  * head says, then the lease is taken off. A duplicate copy is harmless: the head check drops it.
@@ -55,17 +55,7 @@ export async function redriveExpiredLeases(input: RedriveOptions): Promise<Redri
     leaseUntilMs: now() + REDRIVE_LEASE_MS,
     now,
     write: (items: readonly HandOffItem[]): Promise<readonly HandOffOutcome[]> => sink.write(items),
-    retryItem: (record, origin, attempt, dueAtMs, firstFailureAtMs, error, deferred) => ({
-      record,
-      origin,
-      kind: 'retry',
-      topic: retryTopic(options.group, tierFor(Math.max(0, dueAtMs - now()), options.retry.tiers)),
-      attempt,
-      dueAtMs,
-      firstFailureAtMs,
-      ...(error === undefined ? {} : { error }),
-      deferred,
-    }),
+    copies: copiesFor(options, now),
   };
   const refs = (await store.trackedPartitions(options.group)).filter((ref) => retryTierOf(options.group, ref.topic) === undefined);
   const redriven: Redriven[] = [];
@@ -97,7 +87,7 @@ async function redriveOne(
   const record = decodeParked(kept.payload);
   const facts = readHandOffHeaders(record.headers);
   const origin = { topic: ref.topic, partition: ref.partition, offset: head.offset };
-  const item = scope.retryItem(record, origin, head.attempt, head.dueAtMs, facts.firstFailureAtMs ?? scope.now(), undefined, true);
+  const item = scope.copies.deferred({ record, origin, lane }, head.attempt, head.dueAtMs, facts.firstFailureAtMs);
   const [outcome] = await scope.write([item]);
   try {
     if (outcome?.status === 'refused') {

@@ -7,6 +7,7 @@ import { connectRedis } from '../connections/redis';
 import { importTelemetry } from '../engine/telemetry';
 import { HandOffWriter } from '../handoff';
 import { deadLetterTopic } from '../options';
+import { publishGroupFigures } from './group-metrics';
 
 /** What one scheduled run returns: small enough to read in the Lambda console. */
 export interface CommitterRunSummary {
@@ -43,7 +44,7 @@ export function committerHandler(env: Readonly<Record<string, string | undefined
   // carries no bootstrap servers, so one of them must be configured.
   const kafka = new Kafka({ ...kafkaConnectionConfig(options.kafka), logLevel: logLevel.ERROR });
   const committer = new MemberlessOffsetCommitter(kafka, options.group);
-  // Re-drive (DESIGN.md section 4): a lane head whose retry function died while holding it gets its copy written
+  // Re-drive (docs/ARCHITECTURE.md, "The path of a retry copy"): a lane head whose retry function died while holding it gets its copy written
   // again from the payload kept in Redis, with the tiers and dead-letter policy the plugin put in the environment.
   const sink = new HandOffWriter(kafka, { deadLetterTopic: deadLetterTopic(options.group) });
   return async () => {
@@ -62,6 +63,7 @@ export function committerHandler(env: Readonly<Record<string, string | undefined
       redriven: result.redriven?.length ?? 0,
       recovered: result.losses?.filter((loss) => loss.recovered !== undefined).length ?? 0,
     };
+    if (result.skipped === undefined) await publishGroupFigures({ group: options.group, redis: store.redis, kafka, telemetry, partitions: result.partitions });
     if (summary.stalled.length > 0) telemetry.logger.warn('frontier stalled', { stalled: summary.stalled });
     telemetry.logger.info('committer run', { ...summary, stalled: summary.stalled.length });
     return summary;

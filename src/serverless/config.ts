@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { DEFAULTS } from '../options/constants';
 import { DURATION_EXPECTED, durationMs } from '../options/duration';
+import { alarmsBlockSchema } from './alarms';
 
-// One definition of the plugin's options: the zod schemas below. The framework's JSON schema
-// (`configSchemaHandler`) is generated from them, so what the framework checks and what the plugin reads
-// cannot drift apart.
+// One definition of the plugin's options: the zod schemas below. The framework is only told that the blocks
+// exist (see plugin.ts), so every message about them is the plugin's, naming what was expected.
 
 const TOPIC_CHARACTERS = '^[a-zA-Z0-9._-]+$';
 const HOST_PORT = '^(\\[[0-9a-fA-F:.]+\\]|[^\\s:\\[\\]/]+):[0-9]{1,5}$';
@@ -13,6 +13,14 @@ const SCHEDULE_PATTERN = '^(rate|cron)\\(.+\\)$';
 
 const duration = z.string().regex(new RegExp(DURATION_PATTERN), { error: DURATION_EXPECTED });
 const hostPort = z.string().regex(new RegExp(HOST_PORT), { error: '`host:port`' });
+/**
+ * A CloudFormation intrinsic function (`!Ref`, `!GetAtt`, `!Sub`, `!ImportValue`, `!Join`...): a value known only
+ * at deploy time, such as the address of the stack's own ElastiCache. The plugin passes it through unread.
+ */
+const intrinsic = z.record(z.string().regex(/^(Ref|Fn::[A-Za-z]+)$/), z.unknown(), {
+  error: 'a CloudFormation function (`Ref`, `Fn::GetAtt`, `Fn::Sub`, `Fn::ImportValue`, ...)',
+});
+const redisUrl = z.string().regex(/^rediss?:\/\/.+/, { error: 'a `redis://` or `rediss://` URL' });
 
 /** The per-function `kafkaLanes:` block. */
 export const functionBlockSchema = z.strictObject({
@@ -20,15 +28,29 @@ export const functionBlockSchema = z.strictObject({
   group: z.string().min(1).max(200).regex(new RegExp(TOPIC_CHARACTERS), { error: 'only letters, digits, `.`, `_` and `-`' }).optional(),
   /** Retry tiers, ascending: one retry topic `<group>.retry.<tier>` and one trigger on it per tier. */
   retryTiers: z.array(duration).min(1).max(20).optional(),
-  /** Where the completion bitmaps live. One of the two. */
+  /** Where the completion bitmaps live. One of `url` and `clusterNodes`. */
   redis: z
     .strictObject({
-      url: z.string().regex(/^rediss?:\/\/.+/, { error: 'a `redis://` or `rediss://` URL' }).optional(),
-      clusterNodes: z.array(hostPort).min(1).optional(),
+      url: z.union([redisUrl, intrinsic]).optional(),
+      /** Seeds of a Redis Cluster: `host:port` entries, or one CloudFormation value giving `host:port[,host:port]`. */
+      clusterNodes: z.union([z.array(z.union([hostPort, intrinsic])).min(1), intrinsic]).optional(),
+      /** TLS in transit (ElastiCache with in-transit encryption); a `rediss://` URL implies it. */
+      tls: z.boolean().optional(),
     })
     .optional(),
-  /** Brokers for the retry and dead-letter producers and the committer (default: the trigger's own). */
-  kafka: z.strictObject({ brokers: z.array(hostPort).min(1).optional() }).optional(),
+  kafka: z
+    .strictObject({
+      /** Brokers for the retry and dead-letter producers and the committer (default: the trigger's own). */
+      brokers: z.array(hostPort).min(1).optional(),
+      /**
+       * How the producers and the committer authenticate: `iam` (MSK IAM), `scram`, `tls` (TLS without SASL),
+       * `none`. Default: what the trigger uses (`iam` for an `msk` trigger without `saslScram512`).
+       */
+      auth: z.enum(['iam', 'scram', 'tls', 'none']).optional(),
+    })
+    .optional(),
+  /** What the dead-letter topic does to a lane; the committer's re-drive applies it too, so it lives here, not in code. */
+  deadLetter: z.strictObject({ policy: z.enum(['release', 'hold']).optional() }).optional(),
   committer: z
     .strictObject({
       /** Default `rate(1 minute)`: an EventBridge schedule expression. */
@@ -38,6 +60,8 @@ export const functionBlockSchema = z.strictObject({
       timeout: z.number().int().min(1).max(900).optional(),
     })
     .optional(),
+  /** CloudWatch alarms and a dashboard of the group (on unless `false`); see `alarms.ts`. */
+  alarms: alarmsBlockSchema.optional(),
 });
 export type FunctionBlock = z.infer<typeof functionBlockSchema>;
 
@@ -52,6 +76,11 @@ export const customBlockSchema = z.strictObject({
        * as `host:port` (one for all), or a map from MSK cluster ARN (or `default`) to `host:port`.
        */
       brokers: z.union([hostPort, z.record(z.string(), hostPort)]).optional(),
+      /**
+       * The Redis the handlers and committers use under `serverless offline` when a `kafkaLanes.redis` setting is
+       * a CloudFormation function (known only once deployed); default `redis://127.0.0.1:6379`.
+       */
+      redis: redisUrl.optional(),
       /** How often the committer runs locally (default `5s`). */
       committerInterval: duration.optional(),
       /** First delay before a failed batch is sent again (default `1s`), doubled up to `retryMaxDelay`. */
@@ -62,13 +91,6 @@ export const customBlockSchema = z.strictObject({
     .optional(),
 });
 export type CustomBlock = z.infer<typeof customBlockSchema>;
-
-/** The JSON schema of a zod schema, in the draft the framework validates with (ajv, draft-07). */
-export function frameworkSchema(schema: z.ZodType): Record<string, unknown> {
-  const json = z.toJSONSchema(schema, { target: 'draft-7', io: 'input' }) as Record<string, unknown>;
-  delete json['$schema'];
-  return json;
-}
 
 /**
  * Validates a block and turns every problem into one line naming where it is, what was expected and what was given.
@@ -107,6 +129,9 @@ export const PLUGIN_DEFAULTS = {
   committerSchedule: 'rate(1 minute)',
   committerTimeout: 60,
   offlineBroker: '127.0.0.1:9092',
+  offlineRedis: 'redis://127.0.0.1:6379',
+  /** Days the functions' CloudWatch log groups keep their logs, unless `provider.logRetentionInDays` says otherwise. */
+  logRetentionInDays: 30,
   committerInterval: '5s',
   retryDelay: '1s',
   retryMaxDelay: '30s',
@@ -122,4 +147,12 @@ export const AWS_LIMITS = {
   defaultBatchSize: 100,
   /** Seconds; Kafka triggers default to a 500 ms batching window. */
   defaultBatchingWindowSeconds: 0.5,
+  /** Lambda `FunctionName`. */
+  functionNameLength: 64,
+  /** Lambda `Description`. */
+  descriptionLength: 256,
+  /** An event source mapping's `ConsumerGroupId`. */
+  consumerGroupIdLength: 200,
+  /** A CloudFormation logical ID. */
+  logicalIdLength: 255,
 } as const;

@@ -4,8 +4,9 @@
  * offline Kafka trigger.
  */
 export { KafkaLanesPlugin, type Serverless, type PluginUtils } from './plugin';
-export { functionBlockSchema, customBlockSchema, frameworkSchema, validateBlock, PLUGIN_DEFAULTS, AWS_LIMITS } from './config';
+export { functionBlockSchema, customBlockSchema, validateBlock, PLUGIN_DEFAULTS, AWS_LIMITS } from './config';
 export type { FunctionBlock, CustomBlock } from './config';
-export { planFunction, iamStatements, triggerOf, type FunctionPlan, type TriggerEvent, type TriggerSettings } from './plan';
+export { planFunction, triggerOf, type FunctionPlan, type TriggerEvent, type TriggerSettings } from './plan';
+export { groupGrants, mskArns, functionRole, type GroupGrants, type Statement } from './iam';
 export { bundleHandlers, splitHandler, BUNDLE_DIR, type BundleEntry } from './bundle';
 export { committerHandler, type CommitterRunSummary } from './committer-handler';

@@ -1,5 +1,6 @@
-import { ENV } from '../options/constants';
+import { AWS_IAM_MECHANISM, DEFAULTS, ENV } from '../options/constants';
 import { retryTopic } from '../options/retry-tiers';
+import { clusterRegionProblem, endpointProblems, lengthProblem, scheduleProblem, tierOrderProblems } from './checks';
 import { AWS_LIMITS, PLUGIN_DEFAULTS, type FunctionBlock } from './config';
 
 /** A Kafka trigger as serverless.yml writes it (`msk` or `kafka` event); only what the plugin reads or writes. */
@@ -33,7 +34,16 @@ export interface ServiceView {
   service: string;
   stage: string;
   providerTimeout?: number;
+  /** The service's region (`provider.region`); an MSK trigger's cluster must be in it. */
+  region?: string;
+  /** `serverless offline`: the local stack is the target, so loopback endpoints are expected. */
+  offline?: boolean;
+  /** The logical ID the framework gives a function's Kafka trigger (its naming, passed in to keep this pure). */
+  triggerLogicalId?: (functionKey: string, trigger: TriggerEvent) => string;
 }
+
+/** How the hand-off producers and the committer authenticate to Kafka. */
+export type KafkaAuth = 'iam' | 'scram' | 'tls' | 'none';
 
 /** What the plugin adds for one function with a `kafkaLanes:` block. */
 export interface FunctionPlan {
@@ -42,11 +52,16 @@ export interface FunctionPlan {
   readonly tiers: readonly string[];
   /** `provisioned`: the trigger has `provisionedPollerConfig`, so it can report batch item failures. */
   readonly mode: 'provisioned' | 'on-demand';
+  readonly auth: KafkaAuth;
   /** The source trigger, with its `consumerGroupId` set to the group. */
   readonly source: TriggerEvent;
   /** One trigger per retry tier, on the same handler. */
   readonly retryTriggers: readonly TriggerEvent[];
-  readonly environment: Readonly<Record<string, string>>;
+  /**
+   * The group's resolved settings as environment variables, given as they are to the handler and to its
+   * committer: one resolution, so the two cannot disagree on tiers, policy, Redis, Kafka or auth.
+   */
+  readonly environment: Readonly<Record<string, unknown>>;
   readonly committer: { readonly key: string; readonly definition: FunctionView } | undefined;
 }
 
@@ -62,8 +77,11 @@ export function triggerOf(event: Record<string, unknown>): { kind: 'msk' | 'kafk
 /**
  * Plans what a function with a `kafkaLanes:` block needs: its group (the block's `group`, else the trigger's
  * `consumerGroupId`, else the function's deployed name), the source trigger's consumer group, one trigger per
- * retry tier on the same handler, the environment `lanes(...)` reads, and the scheduled committer. Pure: the
- * plugin applies the plan to the service.
+ * retry tier on the same handler, the group's settings resolved once (the environment the handler and the
+ * committer both get), and the scheduled committer. Pure: the plugin applies the plan to the service.
+ *
+ * Refuses, naming the setting, the limit and the value, what AWS would refuse at deploy time or what every cold
+ * start would refuse (see checks.ts).
  *
  * @returns the plan, or the problems found (each naming the setting, what was expected and what was given).
  * @example
@@ -102,9 +120,19 @@ export function planFunction(
   if (batchSize !== undefined && (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > AWS_LIMITS.maxBatchSize)) {
     problems.push(`${where}.events.${trigger.kind}.batchSize: expected an integer from 1 to ${AWS_LIMITS.maxBatchSize.toLocaleString('en-US')}, got ${batchSize}`);
   }
-  if (problems.length > 0) return { problems };
-
   const tiers = block.retryTiers ?? PLUGIN_DEFAULTS.retryTiers;
+  problems.push(...tierOrderProblems(`${where}.kafkaLanes.retryTiers`, tiers));
+  if (block.redis?.url !== undefined && block.redis.clusterNodes !== undefined) {
+    problems.push(`${where}.kafkaLanes.redis: expected \`url\` (one server) or \`clusterNodes\` (a cluster), got both (every cold start would refuse them)`);
+  }
+  const auth = kafkaAuth(trigger.kind, settings, block.kafka?.auth);
+  if (typeof auth !== 'string') problems.push(`${where}.kafkaLanes.kafka.auth: ${auth.problem}`);
+  problems.push(...nameProblems(where, functionKey, fn, name, group, tiers, block));
+  const regionProblem = trigger.kind === 'msk' ? clusterRegionProblem(`${where}.events.msk.arn`, settings.arn, service.region) : undefined;
+  if (regionProblem !== undefined) problems.push(regionProblem);
+  if (service.offline !== true) problems.push(...endpointProblems(endpoints(where, trigger.kind, settings, block)));
+  if (problems.length > 0 || typeof auth !== 'string') return { problems };
+
   const mode = settings.provisionedPollerConfig === undefined ? 'on-demand' : 'provisioned';
   const source = withSettings(trigger.kind, { ...settings, consumerGroupId: group });
   const retryTriggers = tiers.map((tier) => {
@@ -114,38 +142,155 @@ export function planFunction(
     // Each trigger has a consumer group of its own (a group id is unique among Kafka event sources).
     return withSettings(trigger.kind, { ...kept, topic, startingPosition: 'TRIM_HORIZON', consumerGroupId: topic });
   });
+  const collisions = logicalIdCollisions(service, where, functionKey, [source, ...retryTriggers]);
+  if (collisions.length > 0) return { problems: collisions };
 
-  const connection: Record<string, string> = {};
-  if (block.redis?.url !== undefined) connection[ENV.redisUrl] = block.redis.url;
-  if (block.redis?.clusterNodes !== undefined) connection[ENV.redisClusterNodes] = block.redis.clusterNodes.join(',');
-  const brokers = block.kafka?.brokers ?? settings.bootstrapServers;
-  if (brokers !== undefined) connection[ENV.brokers] = brokers.join(',');
-  // Without brokers, the producers and the committer ask MSK for them (GetBootstrapBrokers, once per cold start).
-  else if (trigger.kind === 'msk' && typeof settings.arn === 'string') connection[ENV.mskClusterArn] = settings.arn;
-  const environment = {
-    ...connection,
-    [ENV.group]: group,
-    [ENV.retryTiers]: tiers.join(','),
-    // Only a provisioned-mode trigger honours a partial batch response; on demand the invocation must fail.
-    [ENV.partialBatchResponse]: String(mode === 'provisioned'),
-  };
-
+  const environment = groupEnvironment(trigger.kind, settings, block, { group, tiers, auth, mode });
   const committerBlock = block.committer ?? {};
   const committer =
     committerBlock.enabled === false
       ? undefined
       : {
-          key: `${functionKey}Committer`,
+          key: committerKey(functionKey),
           definition: {
-            name: `${name}-committer`,
-            description: `kafka-lanes committer of group ${group}: commits the frontier to ${group}.lanes`,
+            name: committerName(name),
+            description: committerDescription(group),
             timeout: committerBlock.timeout ?? PLUGIN_DEFAULTS.committerTimeout,
             events: [{ schedule: { rate: [committerBlock.schedule ?? PLUGIN_DEFAULTS.committerSchedule], enabled: true } }],
-            environment: { ...connection, [ENV.group]: group },
+            environment,
             ...(fn.vpc === undefined ? {} : { vpc: fn.vpc }),
           },
         };
-  return { plan: { functionKey, group, tiers, mode, source, retryTriggers, environment, committer }, problems: [] };
+  return { plan: { functionKey, group, tiers, mode, auth, source, retryTriggers, environment, committer }, problems: [] };
+}
+
+const committerKey = (functionKey: string): string => `${functionKey}Committer`;
+const committerName = (name: string): string => `${name}-committer`;
+const committerDescription = (group: string): string => `kafka-lanes committer of group ${group}: commits the frontier to ${group}.lanes`;
+
+/**
+ * The group's settings as the environment `lanes(...)` and the committer read: group, tiers, dead-letter
+ * policy, Redis, Kafka (brokers or the MSK cluster, TLS, SASL) and the trigger's mode.
+ */
+function groupEnvironment(
+  kind: 'msk' | 'kafka',
+  settings: TriggerSettings,
+  block: FunctionBlock,
+  resolved: { group: string; tiers: readonly string[]; auth: KafkaAuth; mode: FunctionPlan['mode'] },
+): Record<string, unknown> {
+  const environment: Record<string, unknown> = {};
+  const redis = block.redis ?? {};
+  if (redis.url !== undefined) environment[ENV.redisUrl] = redis.url;
+  if (redis.clusterNodes !== undefined) environment[ENV.redisClusterNodes] = joined(redis.clusterNodes);
+  if (redis.tls !== undefined) environment[ENV.redisTls] = String(redis.tls);
+  const brokers = block.kafka?.brokers ?? settings.bootstrapServers;
+  if (brokers !== undefined) environment[ENV.brokers] = brokers.join(',');
+  // Without brokers, the producers and the committer ask MSK for them (GetBootstrapBrokers, once per cold start),
+  // for the listener of the auth in use.
+  else if (kind === 'msk' && settings.arn !== undefined) environment[ENV.mskClusterArn] = settings.arn;
+  if (resolved.auth === 'iam') environment[ENV.saslMechanism] = AWS_IAM_MECHANISM;
+  // An MSK ARN picks TLS by default: `none` must say plaintext, `tls` says TLS for a self-managed cluster.
+  if (resolved.auth === 'tls') environment[ENV.ssl] = 'true';
+  if (resolved.auth === 'none') environment[ENV.ssl] = 'false';
+  environment[ENV.group] = resolved.group;
+  environment[ENV.retryTiers] = resolved.tiers.join(',');
+  environment[ENV.deadLetterPolicy] = block.deadLetter?.policy ?? DEFAULTS.deadLetter.policy;
+  // Only a provisioned-mode trigger honours a partial batch response; on demand the invocation must fail.
+  environment[ENV.partialBatchResponse] = String(resolved.mode === 'provisioned');
+  return environment;
+}
+
+/** `host:port` entries as one comma-separated value, joined by CloudFormation when some are known only at deploy. */
+function joined(values: ReadonlyArray<unknown> | Record<string, unknown>): unknown {
+  if (!Array.isArray(values)) return values;
+  if (values.every((value) => typeof value === 'string')) return values.join(',');
+  return { 'Fn::Join': [',', values] };
+}
+
+/** The auth the trigger uses, unless the block says otherwise; or why the producers could not follow it. */
+function kafkaAuth(kind: 'msk' | 'kafka', settings: TriggerSettings, given: KafkaAuth | undefined): KafkaAuth | { problem: string } {
+  const access = isObject(settings['accessConfigurations']) ? settings['accessConfigurations'] : {};
+  const triggerUses: KafkaAuth =
+    kind === 'msk'
+      ? settings['saslScram512'] === undefined
+        ? 'iam'
+        : 'scram'
+      : ['saslScram512Auth', 'saslScram256Auth', 'saslPlainAuth'].some((key) => access[key] !== undefined)
+        ? 'scram'
+        : access['serverRootCaCertificate'] !== undefined || access['clientCertificateTlsAuth'] !== undefined
+          ? 'tls'
+          : 'none';
+  const auth = given ?? triggerUses;
+  if (auth === 'iam' && kind === 'kafka') return { problem: 'expected `scram`, `tls` or `none` for a self-managed `kafka` trigger (MSK IAM needs an `msk` trigger), got `iam`' };
+  if (auth === 'scram') {
+    return {
+      problem:
+        `expected \`iam\`, \`tls\` or \`none\`, got \`scram\`${given === undefined ? ' (from the trigger\'s SASL/SCRAM secret)' : ''}: ` +
+        'the hand-off producers and the committer cannot read a SCRAM secret yet; use MSK IAM, or a listener without SASL for them',
+    };
+  }
+  if (kind === 'kafka' && access['clientCertificateTlsAuth'] !== undefined && given === undefined) {
+    return { problem: 'expected `tls` or `none` set explicitly: the trigger authenticates with a client certificate (mTLS), which the producers and the committer do not use' };
+  }
+  return auth;
+}
+/** Names AWS limits: function names, the committer's description, the retry triggers' consumer group ids. */
+function nameProblems(
+  where: string,
+  functionKey: string,
+  fn: FunctionView,
+  name: string,
+  group: string,
+  tiers: readonly string[],
+  block: FunctionBlock,
+): string[] {
+  const limits = AWS_LIMITS;
+  const problems = [lengthProblem(fn.name === undefined ? `${where} (deployed name \`<service>-<stage>-${functionKey}\`)` : `${where}.name`, name, limits.functionNameLength, 'Lambda function names')];
+  if (block.committer?.enabled !== false) {
+    const key = committerKey(functionKey);
+    problems.push(lengthProblem(`functions.${key}.name (the committer kafka-lanes adds, \`<function name>-committer\`)`, committerName(name), limits.functionNameLength, 'Lambda function names'));
+    problems.push(lengthProblem(`functions.${key}.description (from the group \`kafkaLanes.group\`)`, committerDescription(group), limits.descriptionLength, 'Lambda descriptions'));
+    const schedule = block.committer?.schedule;
+    const scheduleIssue = schedule === undefined ? undefined : scheduleProblem(schedule);
+    if (scheduleIssue !== undefined) problems.push(`${where}.kafkaLanes.committer.schedule: ${scheduleIssue}`);
+  }
+  for (const tier of tiers) {
+    problems.push(lengthProblem(`${where}.kafkaLanes.group (the consumer group of retry tier \`${tier}\`, \`<group>.retry.${tier}\`)`, retryTopic(group, tier), limits.consumerGroupIdLength, 'event source mapping consumer group ids'));
+  }
+  return problems.filter((problem) => problem !== undefined);
+}
+
+/** The endpoints a deployed function would connect to, each with the setting that gives it. */
+function endpoints(where: string, kind: 'msk' | 'kafka', settings: TriggerSettings, block: FunctionBlock): Array<{ setting: string; value: unknown }> {
+  const list: Array<{ setting: string; value: unknown }> = [];
+  if (block.redis?.url !== undefined) list.push({ setting: `${where}.kafkaLanes.redis.url`, value: block.redis.url });
+  const nodes = block.redis?.clusterNodes;
+  if (Array.isArray(nodes)) nodes.forEach((value, index) => list.push({ setting: `${where}.kafkaLanes.redis.clusterNodes.${index}`, value }));
+  (block.kafka?.brokers ?? []).forEach((value, index) => list.push({ setting: `${where}.kafkaLanes.kafka.brokers.${index}`, value }));
+  (settings.bootstrapServers ?? []).forEach((value, index) => list.push({ setting: `${where}.events.${kind}.bootstrapServers.${index}`, value }));
+  return list;
+}
+
+/**
+ * Two triggers of one function with one logical ID: the framework shortens topic names inside the IDs, so long
+ * groups give every tier's trigger the same ID and only the last would be deployed.
+ */
+function logicalIdCollisions(service: ServiceView, where: string, functionKey: string, triggers: readonly TriggerEvent[]): string[] {
+  const logicalIdOf = service.triggerLogicalId;
+  if (logicalIdOf === undefined) return [];
+  const topicsById = new Map<string, string[]>();
+  for (const trigger of triggers) {
+    const id = logicalIdOf(functionKey, trigger);
+    const topic = ('msk' in trigger ? trigger.msk : trigger.kafka).topic;
+    topicsById.set(id, [...(topicsById.get(id) ?? []), topic]);
+  }
+  return [...topicsById]
+    .filter(([, topics]) => topics.length > 1)
+    .map(
+      ([id, topics]) =>
+        `${where}.kafkaLanes.group: expected a group short enough for the triggers' CloudFormation logical IDs to differ ` +
+        `(the framework shortens topic names in them), got one ID \`${id}\` for ${topics.map((topic) => `\`${topic}\``).join(', ')}`,
+    );
 }
 
 function withSettings(kind: 'msk' | 'kafka', settings: TriggerSettings): TriggerEvent {
@@ -154,47 +299,4 @@ function withSettings(kind: 'msk' | 'kafka', settings: TriggerSettings): Trigger
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/**
- * IAM statements the functions of a plan need beside what the framework adds for a trigger: MSK IAM
- * authentication (`kafka-cluster:*` on the cluster, its topics and groups) for the hand-off producers and
- * the committer, and the network interface actions a function in a VPC needs.
- */
-export function iamStatements(plans: readonly FunctionPlan[]): Array<Record<string, unknown>> {
-  const clusterResources: unknown[] = [];
-  for (const plan of plans) {
-    const settings = 'msk' in plan.source ? plan.source.msk : undefined;
-    if (settings === undefined) continue;
-    const arn = settings.arn;
-    if (typeof arn === 'string') {
-      // arn:aws:kafka:<region>:<account>:cluster/<name>/<uuid> -> its topic/... and group/... resources.
-      const match = /^(arn:[^:]+:kafka:[^:]*:[^:]*:)cluster\/(.+)$/.exec(arn);
-      if (match === null) clusterResources.push(arn);
-      else clusterResources.push(arn, `${match[1]}topic/${match[2]}/*`, `${match[1]}group/${match[2]}/*`);
-    } else {
-      clusterResources.push('*');
-    }
-  }
-  const statements: Array<Record<string, unknown>> = [];
-  if (clusterResources.length > 0) {
-    const resources = clusterResources.includes('*') ? ['*'] : [...new Set(clusterResources.map(String))];
-    statements.push({ Effect: 'Allow', Action: ['kafka-cluster:*'], Resource: resources });
-    statements.push({ Effect: 'Allow', Action: ['kafka:GetBootstrapBrokers', 'kafka:DescribeCluster', 'kafka:DescribeClusterV2'], Resource: '*' });
-  }
-  if (plans.length > 0) {
-    statements.push({
-      Effect: 'Allow',
-      Action: [
-        'ec2:CreateNetworkInterface',
-        'ec2:DescribeNetworkInterfaces',
-        'ec2:DescribeVpcs',
-        'ec2:DeleteNetworkInterface',
-        'ec2:DescribeSubnets',
-        'ec2:DescribeSecurityGroups',
-      ],
-      Resource: '*',
-    });
-  }
-  return statements;
 }

@@ -1,8 +1,11 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { addAlarms } from './alarms-hook';
 import { BUNDLE_DIR, bundleHandlers, type BundleEntry } from './bundle';
-import { customBlockSchema, frameworkSchema, functionBlockSchema, validateBlock, type CustomBlock } from './config';
-import { iamStatements, planFunction, type FunctionPlan, type FunctionView } from './plan';
+import { customBlockSchema, functionBlockSchema, PLUGIN_DEFAULTS, validateBlock, type CustomBlock } from './config';
+import { AWS_IAM_MECHANISM, ENV } from '../options/constants';
+import { functionRole, groupGrants, type Statement } from './iam';
+import { planFunction, type FunctionPlan, type FunctionView, type ServiceView } from './plan';
 import { startOfflineTrigger, type OfflineKafkaTrigger } from './offline/trigger';
 
 /** The parts of the framework's `serverless` object the plugin uses (osls, the Serverless Framework v3 line). */
@@ -24,13 +27,23 @@ export interface Serverless {
       region?: string;
       runtime?: string;
       timeout?: number;
-      iam?: { role?: string | { statements?: Array<Record<string, unknown>> } };
+      logRetentionInDays?: number;
+      iam?: { role?: string | { statements?: Array<Record<string, unknown>>; managedPolicies?: unknown[]; permissionsBoundary?: unknown } };
       compiledCloudFormationTemplate: { Resources: Record<string, { Type: string; Properties: Record<string, unknown> }> };
     };
     functions: Record<string, FunctionView>;
     getAllFunctions(): string[];
   };
-  getProvider(name: string): { naming: { getLambdaLogicalId(functionKey: string): string }; getStage(): string };
+  readonly processedInput?: { readonly commands?: readonly string[] };
+  getProvider(name: string): {
+    naming: {
+      getLambdaLogicalId(functionKey: string): string;
+      getMSKEventLogicalId(functionKey: string, clusterName: string, topic: string): string;
+      getKafkaEventLogicalId(functionKey: string, topic: string): string;
+    };
+    getStage(): string;
+    getRegion(): string;
+  };
 }
 
 export interface PluginUtils {
@@ -38,6 +51,14 @@ export interface PluginUtils {
 }
 
 const COMMITTER_OUT = 'kafka-lanes/committer';
+const OPAQUE_BLOCK = { description: 'kafka-lanes settings, validated by the kafka-lanes plugin (README "Options")' };
+
+/** The cluster part of an MSK trigger's logical ID, as the framework takes it from the ARN (or `Ref` / import). */
+function mskClusterNameToken(arn: unknown): string {
+  if (typeof arn === 'string') return arn.split('/')[1] ?? '';
+  const intrinsic = (arn ?? {}) as Record<string, unknown>;
+  return String(intrinsic['Fn::ImportValue'] ?? intrinsic['Ref'] ?? '');
+}
 
 /**
  * The serverless plugin `kafka-lanes/serverless`. For every function with a `kafkaLanes:` block (validated
@@ -67,14 +88,18 @@ export class KafkaLanesPlugin {
   constructor(serverless: Serverless, _options: Record<string, unknown>, utils?: PluginUtils) {
     this.#serverless = serverless;
     this.#log = utils?.log ?? { notice: console.log, warning: console.warn, info: console.log };
-    serverless.configSchemaHandler.defineFunctionProperties('aws', {
-      properties: { kafkaLanes: frameworkSchema(functionBlockSchema) },
-    });
-    serverless.configSchemaHandler.defineCustomProperties({ properties: { kafkaLanes: frameworkSchema(customBlockSchema) } });
+    // The framework is told the blocks exist, not their shape: under `configValidationMode: error` it would
+    // refuse a bad value in its own words (a bare pattern) before the plugin could name what was expected.
+    // The plugin validates both blocks at `initialize` (unknown keys included), in every mode.
+    serverless.configSchemaHandler.defineFunctionProperties('aws', { properties: { kafkaLanes: OPAQUE_BLOCK } });
+    serverless.configSchemaHandler.defineCustomProperties({ properties: { kafkaLanes: OPAQUE_BLOCK } });
     this.hooks = {
       initialize: () => this.#initialize(),
       'before:package:createDeploymentArtifacts': () => this.#bundle('package'),
-      'after:package:compileEvents': () => this.#compileResponseTypes(),
+      'after:package:compileEvents': () => {
+        this.#compileResponseTypes();
+        addAlarms(this.#serverless, this.#plans);
+      },
       // `serverless offline start` and plain `serverless offline` (whose own hook blocks until Ctrl-C).
       'before:offline:start:init': () => this.#startOffline(false),
       'before:offline:start': () => this.#startOffline(true),
@@ -100,7 +125,19 @@ export class KafkaLanesPlugin {
     const custom = validateBlock(customBlockSchema, service.custom?.['kafkaLanes'], 'custom.kafkaLanes');
     problems.push(...custom.problems);
     this.#custom = custom.value ?? {};
-    const stage = this.#serverless.getProvider('aws').getStage();
+    const provider = this.#serverless.getProvider('aws');
+    const offline = this.#serverless.processedInput?.commands?.[0] === 'offline';
+    const view: ServiceView = {
+      service: service.service,
+      stage: provider.getStage(),
+      region: provider.getRegion(),
+      offline,
+      triggerLogicalId: (functionKey, trigger) =>
+        'msk' in trigger
+          ? provider.naming.getMSKEventLogicalId(functionKey, mskClusterNameToken(trigger.msk.arn), trigger.msk.topic)
+          : provider.naming.getKafkaEventLogicalId(functionKey, trigger.kafka.topic),
+      ...(service.provider.timeout === undefined ? {} : { providerTimeout: service.provider.timeout }),
+    };
     const plans: FunctionPlan[] = [];
     for (const key of service.getAllFunctions()) {
       const fn = service.functions[key];
@@ -108,12 +145,7 @@ export class KafkaLanesPlugin {
       const block = validateBlock(functionBlockSchema, fn.kafkaLanes, `functions.${key}.kafkaLanes`);
       problems.push(...block.problems);
       if (block.value === undefined) continue;
-      const planned = planFunction(
-        { service: service.service, stage, ...(service.provider.timeout === undefined ? {} : { providerTimeout: service.provider.timeout }) },
-        key,
-        fn,
-        block.value,
-      );
+      const planned = planFunction(view, key, fn, block.value);
       problems.push(...planned.problems);
       if (planned.plan !== undefined) plans.push(planned.plan);
     }
@@ -126,29 +158,112 @@ export class KafkaLanesPlugin {
       events[sourceIndex] = plan.source as unknown as Record<string, unknown>;
       events.push(...(plan.retryTriggers as unknown as Array<Record<string, unknown>>));
       fn.events = events;
-      fn.environment = { ...fn.environment, ...plan.environment };
+      fn.environment = { ...fn.environment, ...(offline ? this.#offlineEnvironment(plan.environment) : plan.environment) };
       if (plan.committer !== undefined) {
         if (service.functions[plan.committer.key] !== undefined) {
           this.#fail([`functions.${plan.committer.key}: the name of the committer kafka-lanes adds for \`${plan.functionKey}\` is taken`]);
         }
         service.functions[plan.committer.key] = {
           ...plan.committer.definition,
+          ...(offline ? { environment: this.#offlineEnvironment(plan.environment) } : {}),
           handler: `${BUNDLE_DIR}/${COMMITTER_OUT}.handler`,
         };
       }
     }
-    const statements = iamStatements(plans);
-    if (statements.length > 0) {
-      const iam = (service.provider.iam ??= {});
-      if (typeof iam.role === 'string') {
-        this.#log.warning(`kafka-lanes: provider.iam.role is a custom role; give it ${JSON.stringify(statements)}`);
-      } else {
-        const role = iam.role ?? {};
-        role.statements = [...(role.statements ?? []), ...statements];
-        iam.role = role;
+    if (offline) this.#blankDeployTimeSettings(plans);
+    for (const plan of plans.filter((p) => p.mode === 'provisioned')) {
+      this.#log.warning(
+        `kafka-lanes: functions.${plan.functionKey} is in provisioned mode: its provisionedPollerConfig applies to each of its ` +
+          `${plan.retryTriggers.length + 1} triggers (the source and one per retry tier), and provisioned pollers are paid per trigger`,
+      );
+    }
+    // Logs kept for a bounded time unless the service says otherwise (the framework's default keeps them forever).
+    if (plans.length > 0) service.provider.logRetentionInDays ??= PLUGIN_DEFAULTS.logRetentionInDays;
+    this.#grantRoles(plans);
+    this.#plans = plans;
+  }
+
+  /**
+   * The group's settings under `serverless offline`: a value CloudFormation would resolve at deploy time (the
+   * stack's ElastiCache, the MSK cluster) means the local stack here: `custom.kafkaLanes.offline.redis`, and the
+   * trigger's local broker (set by the offline trigger); MSK IAM is not used against the local broker.
+   */
+  #offlineEnvironment(environment: Readonly<Record<string, unknown>>): Record<string, unknown> {
+    const local: Record<string, unknown> = { ...environment };
+    const redisDeployed = typeof local[ENV.redisUrl] === 'object' || typeof local[ENV.redisClusterNodes] === 'object';
+    if (redisDeployed) {
+      delete local[ENV.redisClusterNodes];
+      delete local[ENV.redisTls];
+      local[ENV.redisUrl] = this.#custom.offline?.redis ?? PLUGIN_DEFAULTS.offlineRedis;
+    }
+    delete local[ENV.mskClusterArn];
+    if (local[ENV.saslMechanism] === AWS_IAM_MECHANISM) delete local[ENV.saslMechanism];
+    delete local[ENV.ssl];
+    return local;
+  }
+
+  /**
+   * A role of its own for each function of a group (handler and committer), with the group's least-privilege
+   * grants (iam.ts) and, for the handler, the provider's own statements and managed policies (the user's code
+   * runs there). A custom provider role, or a function's own `role`, is left alone: the grants it needs are printed.
+   */
+  #grantRoles(plans: readonly FunctionPlan[]): void {
+    const { service } = this.#serverless;
+    const iam = service.provider.iam ?? {};
+    const providerVpc = (service.provider as { vpc?: unknown }).vpc;
+    const resources = this.#additionalResources();
+    for (const plan of plans) {
+      const fn = service.functions[plan.functionKey]!;
+      const grants = groupGrants(plan, (fn.vpc ?? providerVpc) !== undefined);
+      const roles: Array<[string, Statement[], boolean]> = [[plan.functionKey, grants.handler, true]];
+      if (plan.committer !== undefined) roles.push([plan.committer.key, grants.committer, false]);
+      for (const [key, statements, isHandler] of roles) {
+        const target = service.functions[key]!;
+        if (typeof iam.role === 'string' || target['role'] !== undefined) {
+          this.#log.warning(`kafka-lanes: functions.${key} has a role of its own (${typeof iam.role === 'string' ? 'provider.iam.role' : 'role'}); give it ${JSON.stringify(statements)}`);
+          continue;
+        }
+        const logicalId = `${this.#serverless.getProvider('aws').naming.getLambdaLogicalId(key).replace(/LambdaFunction$/, '')}KafkaLanesRole`;
+        const own = isHandler && typeof iam.role === 'object' ? iam.role : undefined;
+        resources[logicalId] = functionRole(String(target.name ?? `${service.service}-${this.#serverless.getProvider('aws').getStage()}-${key}`), [...statements, ...((own?.statements ?? []) as unknown as Statement[])], {
+          ...(own?.managedPolicies === undefined ? {} : { managedPolicyArns: own.managedPolicies }),
+          ...(own?.permissionsBoundary === undefined ? {} : { permissionsBoundary: own.permissionsBoundary }),
+        });
+        target['role'] = logicalId;
       }
     }
-    this.#plans = plans;
+  }
+
+  /** `resources.Resources` of serverless.yml, where the framework merges what the plugin adds into the template. */
+  #additionalResources(): Record<string, unknown> {
+    const service = this.#serverless.service as unknown as { resources?: unknown };
+    // `resources:` may be a list of fragments (`- ${file(...)}`); the framework merges every one of them.
+    if (Array.isArray(service.resources)) {
+      const own = { Resources: {} as Record<string, unknown> };
+      service.resources.push(own);
+      return own.Resources;
+    }
+    const block = (service.resources ??= {}) as { Resources?: Record<string, unknown> };
+    return (block.Resources ??= {});
+  }
+
+  /**
+   * A `KAFKA_LANES_*` variable of the provider CloudFormation resolves at deploy time (an AUTH token from
+   * Secrets Manager) has no value under `serverless offline`: unset for the groups' functions (empty counts as
+   * unset), not passed on as an object.
+   */
+  #blankDeployTimeSettings(plans: readonly FunctionPlan[]): void {
+    const { service } = this.#serverless;
+    const provided = (service.provider as { environment?: Record<string, unknown> }).environment ?? {};
+    const blanks = Object.fromEntries(
+      Object.entries(provided).filter(([name, value]) => name.startsWith('KAFKA_LANES_') && typeof value === 'object').map(([name]) => [name, '']),
+    );
+    for (const plan of plans) {
+      for (const key of [plan.functionKey, ...(plan.committer === undefined ? [] : [plan.committer.key])]) {
+        const fn = service.functions[key];
+        if (fn !== undefined) fn.environment = { ...blanks, ...fn.environment };
+      }
+    }
   }
 
   /** The committer's source inside this package: TypeScript in a checkout, JavaScript once built. */
@@ -183,7 +298,8 @@ export class KafkaLanesPlugin {
     if (purpose === 'package' && bundleUser) {
       // The bundles hold everything the handlers need: ship them alone, not the service's node_modules.
       const pkg = (service.package ??= {});
-      pkg.patterns = ['!**', `${BUNDLE_DIR}/**`, ...(pkg.patterns ?? [])];
+      // Source maps stay on disk for local debugging: Node.js reads none without --enable-source-maps.
+      pkg.patterns = ['!**', `${BUNDLE_DIR}/**`, `!${BUNDLE_DIR}/**/*.map`, ...(pkg.patterns ?? [])];
       pkg.excludeDevDependencies = false;
     }
   }

@@ -29,7 +29,7 @@ import type { HandOffItem } from '../../src/handoff';
 import { resolveOptions, type LanesOptionsInput } from '../../src/options';
 import { laneIdOf } from '../../src/engine/lane-id';
 import type { LanesOptions } from '../../src/options/lanes-options';
-import { Processor, type HandOffSink } from '../../src/handler/lanes-function';
+import { LanesFunction, type HandOffSink } from '../../src/handler/lanes-function';
 import { createTelemetry } from '../../src/engine/telemetry';
 
 type Json = Record<string, unknown>;
@@ -176,7 +176,7 @@ export function freshTopic(prefix: string): string {
 /** The processor under test, its sink recording what was handed off, and what the handler ran. */
 export interface FuzzRig {
   readonly options: LanesOptions;
-  readonly processor: Processor;
+  readonly processor: LanesFunction;
   readonly written: HandOffItem[];
   readonly ran: Set<string>;
 }
@@ -203,7 +203,7 @@ export function fuzzRig(group: string, redis: Redis | Cluster, writer: HandOffSi
       return outcomes;
     },
   };
-  const processor = new Processor({
+  const processor = new LanesFunction({
     options,
     redis,
     handOff: () => sink,

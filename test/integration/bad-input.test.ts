@@ -6,7 +6,7 @@ import { partitionKeys } from '../../src/completion';
 import { encodeBase64, type AwsKafkaRecord } from '../../src/event';
 import { HandOffWriter, readHandOffHeaders } from '../../src/handoff';
 import { resolveOptions, type LanesOptionsInput } from '../../src/options';
-import { Processor, type LanesRecord, type RecordHandler } from '../../src/handler/lanes-function';
+import { LanesFunction, type LanesRecord, type RecordHandler } from '../../src/handler/lanes-function';
 import { createTelemetry } from '../../src/engine/telemetry';
 import { checkEvent, freshTopic, fuzzRig, mutatedEvent, nested } from '../fuzz/bad-input-property';
 import { deleteGroupKeys } from '../fuzz/stack';
@@ -46,13 +46,13 @@ async function newGroup(): Promise<string> {
   return group;
 }
 
-async function setUp(input: Partial<LanesOptionsInput>, handler: RecordHandler): Promise<{ group: string; topic: string; processor: Processor }> {
+async function setUp(input: Partial<LanesOptionsInput>, handler: RecordHandler): Promise<{ group: string; topic: string; processor: LanesFunction }> {
   const group = await newGroup();
   const topic = uniqueName('src');
   await createTopic(topic, 1);
   const options = resolveOptions({ group, retry: { tiers: ['1s', '1m'] }, ...input } as LanesOptionsInput, {});
   const writer = writerOf(group);
-  const processor = new Processor({ options, handler, redis, handOff: () => writer, telemetry: createTelemetry(group) });
+  const processor = new LanesFunction({ options, handler, redis, handOff: () => writer, telemetry: createTelemetry(group) });
   return { group, topic, processor };
 }
 

@@ -9,7 +9,7 @@ import { completionGroupId, MemberlessOffsetCommitter, runCommitter } from '../.
 import { parkKey, partitionKeys, type PartitionRef } from '../../src/completion';
 import { HandOffWriter } from '../../src/handoff';
 import { resolveOptions } from '../../src/options';
-import { Processor, type RecordHandler } from '../../src/handler/lanes-function';
+import { LanesFunction, type RecordHandler } from '../../src/handler/lanes-function';
 import { createTelemetry } from '../../src/engine/telemetry';
 import { contextWithin, eventOf, fetchRecords, produce } from './support/kafka-events';
 import { RetryFeed } from './support/retry-feed';
@@ -58,7 +58,7 @@ describe.each(redisSetups())('chunked admission on a real broker and Redis $name
       if (record.origin.offset === 3 && ctx.attempt === 1) throw new Error('k3 fails once');
       if (record.origin.offset % 5 === 0) await new Promise((resolve) => setImmediate(resolve));
     };
-    const processor = new Processor({ options, handler, redis, handOff: () => writer!, telemetry: createTelemetry(group) });
+    const processor = new LanesFunction({ options, handler, redis, handOff: () => writer!, telemetry: createTelemetry(group) });
     const ref: PartitionRef = { group, topic, partition: 0 };
     feed = await RetryFeed.start(retryTopics);
     await produce(topic, Array.from({ length: COUNT }, (_, i) => ({ key: keyOf(i), value: JSON.stringify({ i }) })));

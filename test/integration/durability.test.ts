@@ -5,7 +5,7 @@ import { MemberlessOffsetCommitter, runCommitter, type CommitterResult } from '.
 import { escapeName, parkKey, partitionKeys, type PartitionRef } from '../../src/completion';
 import { HandOffWriter } from '../../src/handoff';
 import { resolveOptions, type LanesOptionsInput } from '../../src/options';
-import { Processor, type LanesRecord } from '../../src/handler/lanes-function';
+import { LanesFunction, type LanesRecord } from '../../src/handler/lanes-function';
 import { createTelemetry } from '../../src/engine/telemetry';
 import { contextWithin, eventOf, fetchRecords, produce } from './support/kafka-events';
 import { RetryFeed } from './support/retry-feed';
@@ -29,7 +29,7 @@ interface Setup {
   redis: Redis | Cluster;
   kafka: Kafka;
   writer: HandOffWriter;
-  processor: Processor;
+  processor: LanesFunction;
   feed: RetryFeed;
   /** Every run: key, origin offset, attempt, and whether it started after the loss. */
   runs: Array<{ key: string; offset: number; attempt: number; afterLoss: boolean }>;
@@ -60,7 +60,7 @@ async function setUp(connect: () => Redis | Cluster): Promise<Setup> {
   const writer = new HandOffWriter(kafka, { deadLetterTopic: `${group}.dlq` });
   const s = { group, topic, ref: { group, topic, partition: 0 }, options, redis, kafka, writer, runs: [], lost: false } as unknown as Setup;
   let failedOnce = false;
-  s.processor = new Processor({
+  s.processor = new LanesFunction({
     options, redis, handOff: () => writer, telemetry: createTelemetry(group),
     handler: (record: LanesRecord, ctx) => {
       s.runs.push({ key: String(record.key), offset: record.origin.offset, attempt: ctx.attempt, afterLoss: s.lost });

@@ -4,7 +4,7 @@ import { partitionKeys } from '../../src/completion';
 import { NonRetriableError } from '../../src/errors';
 import { HandOffWriter, readHandOffHeaders } from '../../src/handoff';
 import { resolveOptions, type LanesOptionsInput } from '../../src/options';
-import { Processor } from '../../src/handler/lanes-function';
+import { LanesFunction } from '../../src/handler/lanes-function';
 import { createTelemetry } from '../../src/engine/telemetry';
 import { runCliCaptured } from './support/cli';
 import { contextWithin, eventOf, fetchRecords, produce } from './support/kafka-events';
@@ -33,7 +33,7 @@ async function deadLetteredHead(policy: 'release' | 'hold') {
   const writer = new HandOffWriter(new Kafka({ clientId: 'operator-test', brokers: KAFKA_BROKERS, logLevel: logLevel.NOTHING }), { deadLetterTopic: `${group}.dlq` });
   let broken = true;
   const runs: Array<{ offset: number; attempt: number }> = [];
-  const processor = new Processor({
+  const processor = new LanesFunction({
     options, redis, handOff: () => writer, telemetry: createTelemetry(group),
     handler: (record, ctx) => {
       runs.push({ offset: record.origin.offset, attempt: ctx.attempt });

@@ -8,7 +8,7 @@ import { parkKey, partitionKeys, type PartitionRef } from '../../src/completion'
 import { NonRetriableError, RetryLaterError } from '../../src/errors';
 import { HandOffWriter, readHandOffHeaders } from '../../src/handoff';
 import { resolveOptions, type LanesOptionsInput } from '../../src/options';
-import { BatchNotHandedOffError, Processor, type LanesRecord, type RecordHandler } from '../../src/handler/lanes-function';
+import { BatchNotHandedOffError, LanesFunction, type LanesRecord, type RecordHandler } from '../../src/handler/lanes-function';
 import { createTelemetry } from '../../src/engine/telemetry';
 import { contextWithin, eventOf, fetchRecords, produce, type TestMessage } from './support/kafka-events';
 import { createTopic, KAFKA_BROKERS, redisSetups, uniqueName } from './support/stack';
@@ -70,7 +70,7 @@ class Recorder {
 interface Setup {
   group: string;
   topic: string;
-  processor: Processor;
+  processor: LanesFunction;
   redis: Redis | Cluster;
   writer: HandOffWriter;
 }
@@ -90,7 +90,7 @@ async function setUp(
   const redis = given ?? connectRedis();
   const kafka = new Kafka({ clientId: 'processor-test', brokers, logLevel: logLevel.NOTHING, retry: { retries: 1, initialRetryTime: 100 }, connectionTimeout: 500 });
   const writer = new HandOffWriter(kafka, { deadLetterTopic: `${group}.dlq` });
-  const processor = new Processor({ options, handler, redis, handOff: () => writer, telemetry: createTelemetry(group) });
+  const processor = new LanesFunction({ options, handler, redis, handOff: () => writer, telemetry: createTelemetry(group) });
   const setup = { group, topic, processor, redis, writer };
   open.push(setup);
   return setup;
@@ -548,7 +548,7 @@ describe.each(redisSetups())('processor on a real broker and Redis $name', ({ na
     await setup.processor.store.block(ref, { lane: laneOf('held'), offset: 0, attempt: 2, state: 'retrying' });
     // The re-hand-off of partition 0's head is written only once partition 1's record has run.
     const writer = setup.processor.parts.handOff([]);
-    const processor = new Processor({
+    const processor = new LanesFunction({
       ...setup.processor.parts,
       handOff: () => ({
         write: async (items, options) => {
@@ -648,7 +648,7 @@ describe.each(redisSetups())('processor on a real broker and Redis $name', ({ na
       if (String(record.key) === 'k0') throw new Error('fails');
     });
     const telemetry = createTelemetry(setup.group);
-    const processor = new Processor({ ...setup.processor.parts, telemetry });
+    const processor = new LanesFunction({ ...setup.processor.parts, telemetry });
     await produce(setup.topic, messages(150, 4));
     const records = await fetchRecords(setup.topic, 150);
     const lines: string[] = [];

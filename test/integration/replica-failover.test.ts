@@ -5,7 +5,7 @@ import { parkKey, partitionKeys } from '../../src/completion';
 import { connectRedis } from '../../src/connections';
 import { createTelemetry } from '../../src/engine/telemetry';
 import { HandOffWriter } from '../../src/handoff';
-import { Processor, type LanesRecord } from '../../src/handler/lanes-function';
+import { LanesFunction, type LanesRecord } from '../../src/handler/lanes-function';
 import { resolveOptions, type LanesOptionsInput } from '../../src/options';
 import { contextWithin, eventOf, fetchRecords, produce } from './support/kafka-events';
 import { RedisPair, startRedis } from './support/redis-pair';
@@ -47,7 +47,7 @@ async function failoverHistory(waitForReplicas: number, lagging: boolean): Promi
   let failedOnce = false;
   let failedOver = false;
   const aRuns: number[] = [];
-  const processorOn = (redis: Redis, waits = true): Processor => new Processor({
+  const processorOn = (redis: Redis, waits = true): LanesFunction => new LanesFunction({
     // The promoted replica has no replica of its own: the functions on it do not wait.
     options: waits ? options : { ...options, redis: { ...options.redis, waitForReplicas: 0 } }, redis, handOff: () => writer, telemetry: createTelemetry(group),
     handler: (record: LanesRecord) => {
@@ -112,7 +112,7 @@ describe('a Redis failover right after an invocation returned (a primary and a r
     const options = resolveOptions({ group, redis: { waitForReplicas: 1, waitTimeoutMs: 200 } } as LanesOptionsInput, {});
     const primary = new Redis({ port: pair.primary.port, maxRetriesPerRequest: 1 });
     cleanUps.push(() => primary.disconnect());
-    const processor = new Processor({
+    const processor = new LanesFunction({
       options, redis: primary, handOff: () => new HandOffWriter(createKafka(), { deadLetterTopic: `${group}.dlq` }), telemetry: createTelemetry(group),
       handler: () => undefined,
     });

@@ -7,7 +7,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { parkKey, partitionKeys, type PartitionRef } from '../../src/completion';
 import { HandOffWriter, readHandOffHeaders } from '../../src/handoff';
 import { resolveOptions, type LanesOptionsInput } from '../../src/options';
-import { Processor, type LanesRecord, type RecordHandler } from '../../src/handler/lanes-function';
+import { LanesFunction, type LanesRecord, type RecordHandler } from '../../src/handler/lanes-function';
 import { createTelemetry } from '../../src/engine/telemetry';
 import { redriveExpiredLeases } from '../../src/retry/redrive';
 import { contextWithin, eventOf, fetchRecords, produce } from './support/kafka-events';
@@ -33,7 +33,7 @@ interface Setup {
   group: string;
   topic: string;
   ref: PartitionRef;
-  processor: Processor;
+  processor: LanesFunction;
   redis: Redis | Cluster;
   writer: HandOffWriter;
   feed: RetryFeed;
@@ -69,7 +69,7 @@ async function setUp(
     runs.push({ key: String(record.key), offset: record.origin.offset, attempt: ctx.attempt, at: Date.now(), dueAt: readHandOffHeaders(record.headers).dueAtMs });
     return handler(record, ctx.attempt);
   };
-  const processor = new Processor({ options, handler: wrapped, redis, handOff: () => writer, telemetry: createTelemetry(group) });
+  const processor = new LanesFunction({ options, handler: wrapped, redis, handOff: () => writer, telemetry: createTelemetry(group) });
   const feed = await RetryFeed.start(TIERS.map((t) => `${group}.retry.${t}`));
   const setup = { options, group, topic, ref: { group, topic, partition: 0 }, processor, redis, writer, feed, runs };
   open.push(setup);

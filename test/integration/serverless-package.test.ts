@@ -4,30 +4,11 @@
  * configuration it refuses. Runs the real framework (osls) on the example service and on small services
  * written for one case each.
  */
-import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { ofType, ROOT, serverless, service, template } from './support/serverless';
 
-const ROOT = join(__dirname, '..', '..');
-const SERVERLESS = join(ROOT, 'node_modules', '.bin', 'serverless');
 const ARN = 'arn:aws:kafka:eu-west-1:123456789012:cluster/shop/abcd-1';
-
-interface Resource {
-  Type: string;
-  Properties: Record<string, unknown>;
-}
-
-// No credentials of any kind: packaging must not need AWS.
-const NO_AWS = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('AWS_')));
-const ENV = { ...NO_AWS, AWS_SHARED_CREDENTIALS_FILE: '/nonexistent', AWS_CONFIG_FILE: '/nonexistent', AWS_EC2_METADATA_DISABLED: 'true' };
-
-function serverless(cwd: string, args: string[]): Promise<{ code: number; output: string }> {
-  return new Promise((resolve) => {
-    execFile(SERVERLESS, args, { cwd, env: ENV, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, output: `${stdout}${stderr}` });
-    });
-  });
-}
 
 /** An ES module of a bundle and the chunks it imports statically, transitively (what loading it reads). */
 function staticallyImported(file: string, seen = new Set<string>()): string[] {
@@ -35,23 +16,6 @@ function staticallyImported(file: string, seen = new Set<string>()): string[] {
   seen.add(file);
   const imports = [...readFileSync(file, 'utf8').matchAll(/(?:^|[;\s}])import\s*(?:[\w{}\s,*$]+from\s*)?["'](\.{1,2}\/[^"']+)["']/g)].map((match) => join(dirname(file), match[1]!));
   return [file, ...imports.flatMap((imported) => staticallyImported(imported, seen))];
-}
-
-function template(dir: string): Record<string, Resource> {
-  return (JSON.parse(readFileSync(join(dir, 'cloudformation-template-update-stack.json'), 'utf8')) as { Resources: Record<string, Resource> }).Resources;
-}
-
-function ofType(resources: Record<string, Resource>, type: string): Resource[] {
-  return Object.values(resources).filter((resource) => resource.Type === type);
-}
-
-/** A service of its own under .local/ (inside the repository, so `kafka-lanes/serverless` resolves to it). */
-function service(yml: string): string {
-  mkdirSync(join(ROOT, '.local'), { recursive: true });
-  const dir = mkdtempSync(join(ROOT, '.local', 'sls-package-'));
-  writeFileSync(join(dir, 'serverless.yml'), yml);
-  writeFileSync(join(dir, 'handler.ts'), 'export const handler = async (): Promise<{ batchItemFailures: [] }> => ({ batchItemFailures: [] });\n');
-  return dir;
 }
 
 function yml(fn: string, mode = 'warn'): string {
@@ -77,7 +41,8 @@ afterAll(() => {
 describe('serverless package with kafka-lanes/serverless', () => {
   it('packages the example service offline: retry-tier triggers, consumer groups, committer, schedule, IAM, environment, bundles', async () => {
     // Prepare
-    const out = mkdtempSync(join(ROOT, '.local', 'sls-example-'));
+    mkdirSync(join(ROOT, '.sls-tmp'), { recursive: true });
+    const out = mkdtempSync(join(ROOT, '.sls-tmp', 'example-'));
     dirs.push(out);
 
     // Act
@@ -88,13 +53,16 @@ describe('serverless package with kafka-lanes/serverless', () => {
     const resources = template(out);
     const mappings = ofType(resources, 'AWS::Lambda::EventSourceMapping').map((m) => m.Properties);
     expect(mappings.map((m) => [m['Topics'], (m['AmazonManagedKafkaEventSourceConfig'] as { ConsumerGroupId: string }).ConsumerGroupId, m['StartingPosition'], m['BatchSize']])).toEqual([
-      [['orders'], 'orders-svc', 'TRIM_HORIZON', 500],
-      [['orders-svc.retry.1s'], 'orders-svc.retry.1s', 'TRIM_HORIZON', 500],
-      [['orders-svc.retry.5s'], 'orders-svc.retry.5s', 'TRIM_HORIZON', 500],
-      [['orders-svc.retry.30s'], 'orders-svc.retry.30s', 'TRIM_HORIZON', 500],
+      // A group of the stage's own: two stages never share a consumer group, retry topics or Redis keys.
+      [['orders'], 'orders-svc-dev', 'TRIM_HORIZON', 500],
+      [['orders-svc-dev.retry.1s'], 'orders-svc-dev.retry.1s', 'TRIM_HORIZON', 500],
+      [['orders-svc-dev.retry.5s'], 'orders-svc-dev.retry.5s', 'TRIM_HORIZON', 500],
+      [['orders-svc-dev.retry.30s'], 'orders-svc-dev.retry.30s', 'TRIM_HORIZON', 500],
     ]);
     for (const mapping of mappings) {
       expect(mapping['FunctionName']).toEqual({ 'Fn::GetAtt': ['OrdersLambdaFunction', 'Arn'] });
+      // The stack's own cluster.
+      expect(mapping['EventSourceArn']).toEqual({ Ref: 'KafkaLanesMsk' });
       // On demand: no partial batch response; the handler is told so and fails the invocation instead.
       expect(mapping['FunctionResponseTypes']).toBeUndefined();
     }
@@ -103,25 +71,53 @@ describe('serverless package with kafka-lanes/serverless', () => {
     const orders = functions['kafka-lanes-example-dev-orders']!;
     expect(orders['Runtime']).toBe('nodejs22.x');
     expect(orders['Handler']).toBe('dist-lambda/functions/orders.handler');
-    expect((orders['Environment'] as { Variables: Record<string, string> }).Variables).toMatchObject({
-      KAFKA_LANES_GROUP: 'orders-svc',
+    const variables = (fn: Record<string, unknown>): Record<string, unknown> => (fn['Environment'] as { Variables: Record<string, unknown> }).Variables;
+    expect(variables(orders)).toMatchObject({
+      KAFKA_LANES_GROUP: 'orders-svc-dev',
       KAFKA_LANES_RETRY_TIERS: '1s,5s,30s',
+      KAFKA_LANES_DEAD_LETTER_POLICY: 'release',
       KAFKA_LANES_PARTIAL_BATCH_RESPONSE: 'false',
-      KAFKA_LANES_REDIS_URL: 'redis://127.0.0.1:6379',
-      KAFKA_LANES_BROKERS: '127.0.0.1:9092',
+      // The stack's ElastiCache and MSK cluster, the brokers derived from the cluster, over MSK IAM.
+      KAFKA_LANES_REDIS_CLUSTER_NODES: { 'Fn::Sub': '${KafkaLanesRedis.ConfigurationEndPoint.Address}:${KafkaLanesRedis.ConfigurationEndPoint.Port}' },
+      KAFKA_LANES_REDIS_TLS: 'true',
+      KAFKA_LANES_MSK_CLUSTER_ARN: { Ref: 'KafkaLanesMsk' },
+      KAFKA_LANES_SASL_MECHANISM: 'aws-iam',
     });
+    expect(JSON.stringify(resources)).not.toMatch(/127\.0\.0\.1|localhost/);
     const committer = functions['kafka-lanes-example-dev-orders-committer']!;
     expect(committer['Handler']).toBe('dist-lambda/kafka-lanes/committer.handler');
     expect(committer['Runtime']).toBe('nodejs22.x');
-    expect((committer['Environment'] as { Variables: Record<string, string> }).Variables).toMatchObject({ KAFKA_LANES_GROUP: 'orders-svc' });
+    // One resolution of the group's settings: the committer gets exactly the handler's.
+    const groupSettings = (fn: Record<string, unknown>): Record<string, unknown> =>
+      Object.fromEntries(Object.entries(variables(fn)).filter(([name]) => name.startsWith('KAFKA_LANES_')));
+    expect(groupSettings(committer)).toEqual(groupSettings(orders));
+    // Both functions in the private subnets, with the functions' security group.
+    for (const fn of [orders, committer]) {
+      expect(fn['VpcConfig']).toMatchObject({ SecurityGroupIds: [{ Ref: 'KafkaLanesFunctionSecurityGroup' }] });
+    }
     const [rule] = ofType(resources, 'AWS::Events::Rule');
     expect(rule?.Properties).toMatchObject({ ScheduleExpression: 'rate(1 minute)', State: 'ENABLED' });
     expect(JSON.stringify(rule?.Properties['Targets'])).toContain('OrdersCommitterLambdaFunction');
 
-    const statements = (resources['IamRoleLambdaExecution']!.Properties['Policies'] as Array<{ PolicyDocument: { Statement: Array<{ Action: string[] }> } }>)[0]!
-      .PolicyDocument.Statement;
-    const actions = statements.flatMap((s) => s.Action);
-    expect(actions).toEqual(expect.arrayContaining(['kafka-cluster:*', 'kafka:GetBootstrapBrokers', 'ec2:CreateNetworkInterface', 'ec2:DeleteNetworkInterface']));
+    // A role per function, least privilege: no `kafka-cluster:*`, no Kafka grant on "*" (only EC2's network
+    // interface actions, which have no resource-level form); the handler's and the committer's differ.
+    expect(orders['Role']).toEqual({ 'Fn::GetAtt': ['OrdersKafkaLanesRole', 'Arn'] });
+    expect(committer['Role']).toEqual({ 'Fn::GetAtt': ['OrdersCommitterKafkaLanesRole', 'Arn'] });
+    expect(resources['IamRoleLambdaExecution']).toBeUndefined();
+    const statementsOf = (role: string): Array<{ Action: string[]; Resource: unknown }> =>
+      (resources[role]!.Properties['Policies'] as Array<{ PolicyDocument: { Statement: Array<{ Action: string[]; Resource: unknown }> } }>)[0]!.PolicyDocument.Statement;
+    const handlerActions = statementsOf('OrdersKafkaLanesRole').flatMap((statement) => statement.Action);
+    const committerActions = statementsOf('OrdersCommitterKafkaLanesRole').flatMap((statement) => statement.Action);
+    expect(handlerActions).toEqual(expect.arrayContaining(['kafka-cluster:ReadData', 'kafka-cluster:WriteData', 'kafka-cluster:WriteDataIdempotently', 'kafka:GetBootstrapBrokers', 'ec2:CreateNetworkInterface']));
+    expect(committerActions).toEqual(expect.arrayContaining(['kafka-cluster:AlterGroup', 'kafka-cluster:WriteData', 'kafka:GetBootstrapBrokers']));
+    expect(committerActions).not.toContain('ec2:DescribeVpcs');
+    for (const statement of [...statementsOf('OrdersKafkaLanesRole'), ...statementsOf('OrdersCommitterKafkaLanesRole')]) {
+      expect(statement.Action).not.toContain('kafka-cluster:*');
+      if (statement.Resource === '*') expect(statement.Action.filter((action) => !action.startsWith('ec2:'))).toEqual([]);
+    }
+    for (const type of ['AWS::MSK::ServerlessCluster', 'AWS::ElastiCache::ReplicationGroup', 'AWS::EC2::VPC']) expect(ofType(resources, type)).toHaveLength(1);
+    const logGroups = ofType(resources, 'AWS::Logs::LogGroup');
+    expect(logGroups.map((group) => group.Properties['RetentionInDays'])).toEqual([30, 30]);
 
     const zip = readFileSync(join(out, 'kafka-lanes-example.zip')).toString('latin1');
     // ES modules with splitting: each handler's file and the chunks, read when a handler first imports them.
@@ -180,5 +176,57 @@ describe('serverless package with kafka-lanes/serverless', () => {
     // Assess
     expect(code).not.toBe(0);
     expect(output).toMatch(message);
+  });
+  it('refuses, under configValidationMode: error, what AWS or every cold start would refuse, naming the setting, the limit and the value', async () => {
+    // Prepare: one function per refused setting; the plugin reports every problem of a service at once.
+    const long = 'g'.repeat(195);
+    const msk = (topic: string, extra = ''): string => `    events: [{ msk: { arn: '${ARN}', topic: ${topic}${extra} } }]\n`;
+    const fns = [
+      ['tiers', `${msk('a')}    kafkaLanes: { retryTiers: [30s, 5s] }`],
+      ['repeated', `${msk('b')}    kafkaLanes: { retryTiers: [60s, 1m] }`],
+      ['both', `${msk('c')}    kafkaLanes: { redis: { url: 'redis://r.internal:6379', clusterNodes: ['r.internal:6379'] } }`],
+      ['rate', `${msk('d')}    kafkaLanes: { committer: { schedule: 'rate(1 minutes)' } }`],
+      ['cron', `${msk('e')}    kafkaLanes: { committer: { schedule: 'cron(bad)' } }`],
+      ['loopback', `${msk('f')}    kafkaLanes: { redis: { url: 'redis://127.0.0.1:6379' }, kafka: { brokers: ['localhost:9092'] } }`],
+      ['retrygroup', `${msk('h')}    kafkaLanes: { group: ${long} }`],
+      ['ids', `${msk('i')}    kafkaLanes: { group: ${'a'.repeat(80)}, retryTiers: [5s, 1m] }`],
+      ['region', `    events: [{ msk: { arn: 'arn:aws:kafka:us-east-1:123456789012:cluster/shop/abcd-1', topic: j } }]\n    kafkaLanes: {}`],
+      ['longcommittername', `    name: ${'n'.repeat(60)}\n${msk('k')}    kafkaLanes: {}`],
+      ['scram', `${msk('l', ", saslScram512: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:s'")}    kafkaLanes: {}`],
+    ];
+    const dir = service(`service: shop
+configValidationMode: error
+provider:
+  name: aws
+  runtime: nodejs22.x
+  region: eu-west-1
+plugins:
+  - kafka-lanes/serverless
+functions:
+${fns.map(([key, body]) => `  ${key}:\n    handler: handler.handler\n${body}`).join('\n')}
+`);
+    dirs.push(dir);
+
+    // Act
+    const { code, output } = await serverless(dir, ['package']);
+
+    // Assess
+    expect(code).not.toBe(0);
+    const expected = [
+      'functions.tiers.kafkaLanes.retryTiers.1: expected a longer delay than the tier before it, `30s` (tiers ascend strictly), got `5s`',
+      'functions.repeated.kafkaLanes.retryTiers.1: expected a longer delay than the tier before it, `60s` (tiers ascend strictly), got `1m`',
+      'functions.both.kafkaLanes.redis: expected `url` (one server) or `clusterNodes` (a cluster), got both',
+      'functions.rate.kafkaLanes.committer.schedule: expected `rate(1 minute)` (a value of 1 takes the singular unit), got `rate(1 minutes)`',
+      'functions.cron.kafkaLanes.committer.schedule: expected `cron(<minutes> <hours> <day-of-month> <month> <day-of-week> <year>)`, six fields, got `cron(bad)`',
+      'functions.loopback.kafkaLanes.redis.url: expected an address a deployed function can reach, got `redis://127.0.0.1:6379` (a loopback address)',
+      'functions.loopback.kafkaLanes.kafka.brokers.0: expected an address a deployed function can reach, got `localhost:9092` (a loopback address)',
+      `functions.retrygroup.kafkaLanes.group (the consumer group of retry tier \`10m\`, \`<group>.retry.10m\`): expected at most 200 characters (event source mapping consumer group ids), got 205`,
+      'functions.retrygroupCommitter.description (from the group `kafkaLanes.group`): expected at most 256 characters (Lambda descriptions), got',
+      "functions.ids.kafkaLanes.group: expected a group short enough for the triggers' CloudFormation logical IDs to differ",
+      "functions.region.events.msk.arn: expected an MSK cluster in the service's region `eu-west-1` (an event source mapping reads only its own region), got `arn:aws:kafka:us-east-1:",
+      'functions.longcommitternameCommitter.name (the committer kafka-lanes adds, `<function name>-committer`): expected at most 64 characters (Lambda function names), got 70',
+      "functions.scram.kafkaLanes.kafka.auth: expected `iam`, `tls` or `none`, got `scram` (from the trigger's SASL/SCRAM secret)",
+    ];
+    expect(expected.filter((message) => !output.includes(message))).toEqual([]);
   });
 });

@@ -4,7 +4,7 @@ import type { AdmitRecord, AdmitResult, AdmitStatus, HeadAdvance, HeadClaim, Hea
 import type { CompletionPort } from '../../src/engine/ports';
 
 /**
- * A plain in-memory model of one partition's completion state, written from DESIGN.md section 5 and
+ * A plain in-memory model of one partition's completion state, written from the Redis layout of docs/ARCHITECTURE.md and
  * nothing else: the property test checks that the Redis engine agrees with it on every frontier.
  */
 export class CompletionModel {
@@ -59,7 +59,7 @@ export class CompletionModel {
 
 /**
  * The completion-store port of the engine, in memory: several partitions, lanes and park lists, written from
- * DESIGN.md section 5 like `CompletionModel` (one per partition, for done bits and the frontier). Engine unit
+ * the Redis layout of docs/ARCHITECTURE.md like `CompletionModel` (one per partition, for done bits and the frontier). Engine unit
  * tests run against it, so ordering, deadline and hand-off logic is tested without Redis.
  */
 export class CompletionModelStore implements CompletionPort {

@@ -12,8 +12,8 @@ import { decodeKafkaEvent, encodeKafkaEvent, type KafkaBatchResponse, type Kafka
 import { handOffMessage } from '../../src/handoff/headers';
 import type { HandOffItem, HandOffOutcome } from '../../src/handoff/types';
 import { resolveOptions, type LanesOptionsInput } from '../../src/options';
-import { ProcessorAdmission } from '../../src/source/source-path';
-import { RetryAdmission } from '../../src/retry/retry-path';
+import { SourcePath } from '../../src/source/source-path';
+import { RetryPath } from '../../src/retry/retry-path';
 import { CompletionModelStore } from './completion-model';
 
 export const RIG_GROUP = 'grp';
@@ -99,7 +99,7 @@ export function engineRig(
     engine, store, sink, logger, runs,
     deliver: (records, remainingMs = 60_000) => {
       const decoded = decodeKafkaEvent(encodeKafkaEvent({ source: 'SelfManagedKafka', records: [...records] }));
-      return engine.run(new ProcessorAdmission(), decoded.partitions, sink, within(remainingMs));
+      return engine.run(new SourcePath(), decoded.partitions, sink, within(remainingMs));
     },
     redeliver: (items, remainingMs = 60_000) => {
       const records = items.map((item) => {
@@ -108,7 +108,7 @@ export function engineRig(
         return copyRecord(item, offset);
       });
       const decoded = decodeKafkaEvent(encodeKafkaEvent({ source: 'SelfManagedKafka', records }));
-      return engine.run(new RetryAdmission(), decoded.partitions, sink, within(remainingMs));
+      return engine.run(new RetryPath(), decoded.partitions, sink, within(remainingMs));
     },
   };
 }

@@ -3,7 +3,7 @@
  * does, handlers that fail as a generated plan says, retry copies delivered late, early, twice or out of
  * order across tiers, invocations cut short or thrown away mid-way, committer runs and re-drives. A ghost
  * kept beside the engine (what every handler run saw, what the broker acknowledged) checks the guarantees of
- * DESIGN.md section 3 while the history runs and once everything is drained.
+ * docs/ARCHITECTURE.md, "Guarantees", while the history runs and once everything is drained.
  *
  * The runner is written against `HistoryBackend`: the in-memory completion model for unit tests (thousands of
  * histories), the real Redis store for integration tests (the real Lua scripts). A failing history throws
@@ -20,7 +20,7 @@ import { planCommit } from '../../src/committer/plan';
 import type { ParkedRecord } from '../../src/completion/args';
 import type { CompletionStore } from '../../src/completion/store';
 import type { AdmitRecord, AdmitResult, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, PartitionRef } from '../../src/completion/types';
-import { Engine, type Admission, type EngineTask } from '../../src/engine/engine';
+import { Engine, type RecordPath, type EngineTask } from '../../src/engine/engine';
 import type { Clock, CompletionPort, HandOffSink } from '../../src/engine/ports';
 import type { LanesContext, LanesRecord, RecordHandler } from '../../src/engine/types';
 import { NonRetriableError, RetryLaterError } from '../../src/errors';
@@ -29,8 +29,8 @@ import { readHandOffHeaders } from '../../src/handoff/headers';
 import type { HandOffItem, HandOffOutcome } from '../../src/handoff/types';
 import { resolveOptions, type LanesOptions, type LanesOptionsInput, type Ordering } from '../../src/options';
 import { retryTierOf, retryTopic } from '../../src/options/names';
-import { ProcessorAdmission } from '../../src/source/source-path';
-import { RetryAdmission } from '../../src/retry/retry-path';
+import { SourcePath } from '../../src/source/source-path';
+import { RetryPath } from '../../src/retry/retry-path';
 import { releaseHeldLane } from '../../src/retry/operator';
 import { redriveExpiredLeases } from '../../src/retry/redrive';
 import { CompletionModelStore } from './completion-model';
@@ -323,7 +323,7 @@ export interface HistoryBackend {
 
 export const tpKey = (topic: string, partition: number): string => `${topic}-${partition}`;
 
-/** The in-memory model of DESIGN.md section 5 (`CompletionModelStore`), with what the re-drive reads. */
+/** The in-memory model of the Redis layout (docs/ARCHITECTURE.md) (`CompletionModelStore`), with what the re-drive reads. */
 export class ModelHistoryStore implements HistoryStore {
   readonly model: CompletionModelStore;
 
@@ -636,7 +636,7 @@ function errorOf(kind: FailureKind): Error {
   }
 }
 
-/** The dead-letter reason a failed run of `attempt` must lead to, if any (DESIGN.md sections 3 G4 and 6). */
+/** The dead-letter reason a failed run of `attempt` must lead to, if any (docs/ARCHITECTURE.md, "Guarantees"). */
 function expectedReason(outcome: Run['outcome'], attempt: number, maxAttempts: number): string | undefined {
   if (outcome === 'fatal') return 'non-retriable';
   if (outcome === 'bug') return 'programming-error';
@@ -832,7 +832,7 @@ class History {
     return this.spec.keys[p]?.[o] ?? null;
   }
 
-  /** The lane of a source record as DESIGN.md section 3 defines it; `undefined`: independent. */
+  /** The lane of a source record as docs/ARCHITECTURE.md, "Words", defines it; `undefined`: independent. */
   laneOf(p: number, o: number): string | undefined {
     if (this.spec.ordering === 'unordered') return undefined;
     if (this.spec.ordering === 'partition') return `${p}`;
@@ -1049,7 +1049,7 @@ class History {
       clock: this.clock,
     });
     const decoded = decodeKafkaEvent(encodeKafkaEvent({ source: 'SelfManagedKafka', records }));
-    const admission: Admission<EngineTask> = kind === 'processor' ? new ProcessorAdmission() : new RetryAdmission() as unknown as Admission<EngineTask>;
+    const admission: RecordPath<EngineTask> = kind === 'processor' ? new SourcePath() : new RetryPath() as unknown as RecordPath<EngineTask>;
     let response: KafkaBatchResponse | undefined;
     let thrown: unknown;
     try {

@@ -25,7 +25,7 @@ export function registerDlq(program: Command): void {
       )
       .argument('<group>', 'the consumer group of the handler')
       .option('--origin-topic <topic>', 'only dead letters from this source topic')
-      .option('--lane <lane>', 'only dead letters of this lane (base64 of the key bytes, as `status` shows it)')
+      .option('--lane <lane>', 'only dead letters of this lane, as `status` shows it (the `lanes-lane` header of the dead letter)')
       .option('--since <time>', 'only dead letters written at or after this time (ISO 8601, or epoch ms)')
       .option('--dry-run', 'print what would be done, change nothing')
       .option(...TIERS_OPTION),

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { registerDashboard } from './dashboard';
 import { registerDlq } from './dlq';
 import { registerLane } from './lane';
 import { registerRecover } from './recover';
@@ -16,5 +17,6 @@ export const COMMANDS: readonly RegisterCommand[] = [
   registerReset,
   registerLane,
   registerDlq,
+  registerDashboard,
   registerRecover,
 ];

@@ -18,7 +18,7 @@ export function registerLane(program: Command): void {
       .argument('<group>', 'the consumer group of the handler')
       .argument('<topic>', 'the source topic')
       .argument('<partition>', 'the partition')
-      .argument('<lane>', 'the lane id as `status` shows it (base64 of the key bytes in key mode)')
+      .argument('<lane>', 'the lane id as `status` shows it (base64 of the key bytes in key mode, `*` in partition mode, `~` the shared null-key lane, `#...` a hashed long key)')
       .option(...TIERS_OPTION),
   )).action(async (group: string, topic: string, partitionText: string, laneId: string, flags: OperatorFlags) => {
     const partition = Number(partitionText);

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { readStatus, renderStatus } from '../../admin';
+import { sleep } from '../../deadline';
 import { ConfigError } from '../../errors';
 import { kafkaOptions, redisOptions, withAdmin, withRedis, type KafkaFlags, type RedisFlags } from '../connections';
 
@@ -45,17 +46,5 @@ export function registerStatus(program: Command): void {
         }
       }),
     );
-  });
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
   });
 }

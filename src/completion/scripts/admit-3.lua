@@ -1,5 +1,5 @@
 --[[
-  Admit a delivered batch of one partition (DESIGN.md sections 4 step 2, 5 and 8).
+  Admit a delivered batch of one partition (docs/ARCHITECTURE.md, "The path of a record" and "Redis layout").
 
   For each record, in ascending offset order: bridge the gap from the highest delivered offset (offsets
   never delivered between two delivered ones are done), skip records that are done (G7), park records of

@@ -1,5 +1,5 @@
 --[[
-  Advance a blocked lane's head in the retry path (DESIGN.md section 4, retry function): give it its next
+  Advance a blocked lane's head in the retry path (docs/ARCHITECTURE.md, "The path of a retry copy"): give it its next
   attempt and due time after a failed run, hold it after a dead letter (`hold` policy), or take a lease off
   it once its retry copy is written. The expected (offset, attempt) makes a stale or duplicated caller a
   no-op: only the caller that ran the lane's current head can move it.

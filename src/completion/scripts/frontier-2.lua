@@ -1,6 +1,6 @@
 --[[
   Read a partition's frontier (the lowest offset whose done bit is not set) and optionally trim the
-  bitmap below it (DESIGN.md section 5). Trimming moves base up by whole bytes below the frontier, so
+  bitmap below it (docs/ARCHITECTURE.md, "Redis layout"). Trimming moves base up by whole bytes below the frontier, so
   the frontier itself never changes; offsets below base are done by definition.
 
   KEYS[1]  bits

@@ -1,5 +1,5 @@
 --[[
-  Set the done bits of a batch of offsets of one partition (DESIGN.md section 4 step 5).
+  Set the done bits of a batch of offsets of one partition (docs/ARCHITECTURE.md, "The path of a record").
   Offsets below base are done by definition and ignored. An offset above the highest delivered offset
   was never admitted: the call changes nothing and says so (marking it would let the frontier pass
   offsets that were never delivered).

@@ -1,7 +1,7 @@
 --[[
-  Release a lane whose head has become terminal (DESIGN.md section 4, retry function): set the head's
+  Release a lane whose head has become terminal (docs/ARCHITECTURE.md, "The path of a retry copy"): set the head's
   done bit, and make the lane's next parked record its new head, or free the lane when nothing is parked.
-  Anyone may release a lane (DESIGN.md section 5); the expected head makes a duplicated release a no-op.
+  Anyone may release a lane (docs/ARCHITECTURE.md, "Redis layout"); the expected head makes a duplicated release a no-op.
 
   The released head's done bit is set here, atomically with the release: were it left to a later flush
   that failed, a redelivery would find the lane free and the bit clear, and run the record again.

@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { sleep } from '../../deadline';
 import { Kafka, logLevel, type Consumer, type EachBatchPayload, type KafkaMessage } from 'kafkajs';
 import { encodeKafkaRecord } from '../../event/encode';
 import type { AwsKafkaRecord } from '../../event/types';
@@ -71,6 +71,14 @@ export function mappingSpecs(serverless: OfflineServerless, custom: CustomBlock)
       const trigger = triggerOf(event);
       if (trigger === undefined || (trigger.settings as { enabled?: unknown }).enabled === false) continue;
       const s: TriggerSettings = trigger.settings;
+      if (s['filterPatterns'] !== undefined) {
+        // Applying AWS's filter grammar locally would be a second implementation to drift; delivering what AWS
+        // would filter out would run the handler on records it never sees deployed. Neither: refused.
+        throw new Error(
+          `kafka-lanes offline: functions.${functionKey}.events.${trigger.kind}.filterPatterns: expected none under \`serverless offline\` ` +
+            '(the offline trigger does not apply event filters), got some; remove them for the local run',
+        );
+      }
       const brokers = brokersOf(s.arn);
       specs.push({
         functionKey,
@@ -209,7 +217,9 @@ export class OfflineKafkaTrigger {
       const hasCommitted = committed.some((t) => t.partitions.some((p) => Number(p.offset) >= 0));
       if (hasCommitted) return;
       const offsets = await admin.fetchTopicOffsetsByTimestamp(spec.topic, spec.startingPositionTimestamp);
-      consumer.on(consumer.events.GROUP_JOIN, () => {
+      // Once: at the first join the group has no offsets; a later rejoin (a rebalance) resumes from what it committed.
+      const remove = consumer.on(consumer.events.GROUP_JOIN, () => {
+        remove();
         for (const { partition, offset } of offsets) consumer.seek({ topic: spec.topic, partition, offset });
       });
     } finally {
@@ -255,7 +265,7 @@ export class OfflineKafkaTrigger {
   async #pause(ms: number, heartbeat: () => Promise<void>): Promise<void> {
     const until = Date.now() + ms;
     while (!this.#stopping.signal.aborted && Date.now() < until) {
-      await sleep(Math.min(1_000, until - Date.now()), undefined, { signal: this.#stopping.signal }).catch(() => undefined);
+      await sleep(Math.min(1_000, until - Date.now()), this.#stopping.signal);
       await heartbeat().catch(() => undefined);
     }
   }
@@ -283,7 +293,7 @@ export class OfflineKafkaTrigger {
   async #runCommitters(): Promise<void> {
     const interval = durationMs(this.#custom.offline?.committerInterval ?? PLUGIN_DEFAULTS.committerInterval) ?? 5_000;
     while (!this.#stopping.signal.aborted) {
-      await sleep(interval, undefined, { signal: this.#stopping.signal }).catch(() => undefined);
+      await sleep(interval, this.#stopping.signal);
       if (!this.#stopping.signal.aborted) await this.runCommitters();
     }
   }

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { Kafka, logLevel } from 'kafkajs';
 import { HandOffWriter } from '../../../src/handoff';
 import { resolveOptions, type LanesOptionsInput } from '../../../src/options';
-import { Processor } from '../../../src/handler/lanes-function';
+import { LanesFunction } from '../../../src/handler/lanes-function';
 import { createTelemetry } from '../../../src/engine/telemetry';
 import { KAFKA_BROKERS, redisSetups } from './stack';
 
@@ -20,7 +20,7 @@ async function main(): Promise<void> {
   const writer = new HandOffWriter(new Kafka({ clientId: 'crash-worker', brokers: KAFKA_BROKERS, logLevel: logLevel.NOTHING }), {
     deadLetterTopic: `${options.group}.dlq`,
   });
-  const processor = new Processor({
+  const processor = new LanesFunction({
     options,
     handler: async (record) => {
       await new Promise((resolve) => setTimeout(resolve, 5));

@@ -4,6 +4,7 @@
  * kill a primary uses these.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { tmpdir } from 'node:os';
 import { Redis } from 'ioredis';
 
 export interface RedisServer {
@@ -12,7 +13,7 @@ export interface RedisServer {
 }
 
 function startServer(port: number, extra: readonly string[] = []): RedisServer {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...extra], { stdio: 'ignore' });
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', tmpdir(), ...extra], { stdio: 'ignore' });
   return { port, process: child };
 }
 

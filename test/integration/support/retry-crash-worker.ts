@@ -10,7 +10,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { CompletionStore } from '../../../src/completion';
 import { HandOffWriter } from '../../../src/handoff';
 import { resolveOptions, type LanesOptionsInput } from '../../../src/options';
-import { Processor } from '../../../src/handler/lanes-function';
+import { LanesFunction } from '../../../src/handler/lanes-function';
 import { createTelemetry } from '../../../src/engine/telemetry';
 import { KAFKA_BROKERS, redisSetups } from './stack';
 
@@ -49,7 +49,7 @@ async function main(): Promise<void> {
   const event: unknown = JSON.parse(readFileSync(process.argv[2]!, 'utf8'));
   const options = resolveOptions(JSON.parse(process.argv[3]!) as LanesOptionsInput, {});
   const writer = new HandOffWriter(new Kafka({ clientId: 'retry-crash-worker', brokers: KAFKA_BROKERS, logLevel: logLevel.NOTHING }), { deadLetterTopic: `${options.group}.dlq` });
-  const processor = new Processor({
+  const processor = new LanesFunction({
     options,
     handler: async (record, ctx) => {
       process.stdout.write(`start ${record.origin.offset} ${ctx.attempt}\n`);

@@ -8,8 +8,8 @@ import { decodeKafkaEvent, encodeKafkaEvent, type KafkaBatchResponse, type Kafka
 import { handOffMessage, readHandOffHeaders } from '../../../src/handoff/headers';
 import type { HandOffItem, HandOffOutcome } from '../../../src/handoff/types';
 import { resolveOptions, type LanesOptionsInput } from '../../../src/options';
-import { ProcessorAdmission } from '../../../src/source/source-path';
-import { RetryAdmission } from '../../../src/retry/retry-path';
+import { SourcePath } from '../../../src/source/source-path';
+import { RetryPath } from '../../../src/retry/retry-path';
 import { CompletionModelStore } from '../../support/completion-model';
 
 const GROUP = 'grp';
@@ -76,7 +76,7 @@ function rig(input: Partial<LanesOptionsInput>, handler: (record: LanesRecord, a
     engine, store, sink, runs,
     deliver: (records, remainingMs = 30_000) => {
       const decoded = decodeKafkaEvent(encodeKafkaEvent({ source: 'SelfManagedKafka', records }));
-      return engine.run(new ProcessorAdmission(), decoded.partitions, sink, within(remainingMs));
+      return engine.run(new SourcePath(), decoded.partitions, sink, within(remainingMs));
     },
     redeliver: (items, remainingMs = 30_000) => {
       const records = items.map((item) => {
@@ -85,7 +85,7 @@ function rig(input: Partial<LanesOptionsInput>, handler: (record: LanesRecord, a
         return copyRecord(item, offset);
       });
       const decoded = decodeKafkaEvent(encodeKafkaEvent({ source: 'SelfManagedKafka', records }));
-      return engine.run(new RetryAdmission(), decoded.partitions, sink, within(remainingMs));
+      return engine.run(new RetryPath(), decoded.partitions, sink, within(remainingMs));
     },
   };
 }
@@ -347,6 +347,29 @@ describe('engine: processor and retry function on the in-memory completion model
     expect(r.store.partition(ref).lanes.size).toBe(0);
   });
 
+  it('hands a deferred head off again as deferred when it is redelivered before its done bit was recorded', async () => {
+    // Prepare: every record is deferred (the invocation starts past its margin), and the done bit of the
+    // deferred head is lost (Redis paused), so the event source delivers the batch again.
+    const r = rig({}, () => undefined);
+    const markDone = r.store.markDone.bind(r.store);
+    let lose = true;
+    r.store.markDone = async (ref, offsets) => (lose ? Promise.reject(new Error('Redis paused')) : markDone(ref, offsets));
+    const first = await r.deliver([source(0, 'A'), source(1, 'A')], 500);
+    const [deferred] = r.sink.take();
+    lose = false;
+
+    // Act
+    await r.deliver([source(0, 'A'), source(1, 'A')]);
+
+    // Assess: the same copy as the first time: deferred, attempt unchanged, with its lane.
+    const [again] = r.sink.take();
+    expect(first).toEqual({ batchItemFailures: [{ itemIdentifier: { partition: `${SOURCE}-0`, offset: 0 } }] });
+    for (const copy of [deferred, again]) {
+      expect(readHandOffHeaders(handOffMessage(copy!).headers ?? {})).toMatchObject({ kind: 'retry', attempt: 1, deferred: true, lane: lane('A'), originOffset: 0 });
+    }
+    expect(r.runs).toEqual([]);
+  });
+
   it('logs an error when a batch arrives wholly below base while highest is far above it (topic re-created)', async () => {
     // Prepare: Redis remembers a partition far ahead of what the re-created topic delivers.
     const store = new CompletionModelStore();
@@ -363,7 +386,7 @@ describe('engine: processor and retry function on the in-memory completion model
     const decoded = decodeKafkaEvent(encodeKafkaEvent({ source: 'SelfManagedKafka', records: [source(0, 'A'), source(1, 'B')] }));
 
     // Act
-    await engine.run(new ProcessorAdmission(), decoded.partitions, new RecordingSink(), within(10_000));
+    await engine.run(new SourcePath(), decoded.partitions, new RecordingSink(), within(10_000));
 
     // Assess
     expect(errors).toHaveBeenCalledWith(expect.stringMatching(/created again/), expect.objectContaining({ base: 50_000, highest: 90_000 }));

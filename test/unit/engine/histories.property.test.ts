@@ -85,7 +85,7 @@ describe('engine histories: regressions found by them', () => {
 
   // The retry function's head check was a read: two copies of one head with the same attempt (written twice after a
   // crash: the committer's re-drive here, or the processor handing a head off again) delivered at once from two
-  // tiers both passed it and ran in parallel (DESIGN.md section 4: "a stale or duplicated copy does nothing"; one
+  // tiers both passed it and ran in parallel (docs/ARCHITECTURE.md, "The path of a retry copy": a stale or duplicated copy does nothing; one
   // record per lane). The check before a copy runs is now a claim (`claim-1.lua`).
   it('runs one of two copies of a lane head delivered at once from two tiers', async () => {
     await runHistory(TWIN_COPIES, new ModelBackend(), { handlerMs: 20 });

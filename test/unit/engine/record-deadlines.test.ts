@@ -1,4 +1,4 @@
-import { DeadlineError } from '../../../src/engine/engine';
+import { DeadlineError } from '../../../src/errors';
 import { RecordDeadlines, type RecordDeadline } from '../../../src/engine/record-deadlines';
 import { engineRig, RIG_REF, sourceRecord } from '../../support/engine-rig';
 

@@ -191,17 +191,33 @@ describe('resolveOptions', () => {
       expect(options.group).toBe('orders-svc');
     });
 
-    it('reads the retry tiers and partialBatchResponse the serverless plugin sets, options given in code winning', () => {
+    it('reads the retry tiers, dead-letter policy and partialBatchResponse the serverless plugin sets', () => {
       // Act
-      const fromEnv = resolve({ group: 'g' }, { KAFKA_LANES_RETRY_TIERS: '1s, 5s', KAFKA_LANES_PARTIAL_BATCH_RESPONSE: 'false' });
-      const fromCode = resolve({ group: 'g', retry: { tiers: ['2s'] }, partialBatchResponse: true }, {
+      const fromEnv = resolve({ group: 'g' }, {
+        KAFKA_LANES_RETRY_TIERS: '1s, 5s',
+        KAFKA_LANES_DEAD_LETTER_POLICY: 'hold',
+        KAFKA_LANES_PARTIAL_BATCH_RESPONSE: 'false',
+      });
+      const sameInCode = resolve({ group: 'g', retry: { tiers: ['1s', '5s'] }, deadLetter: { policy: 'hold' }, partialBatchResponse: true }, {
         KAFKA_LANES_RETRY_TIERS: '1s,5s',
+        KAFKA_LANES_DEAD_LETTER_POLICY: 'hold',
         KAFKA_LANES_PARTIAL_BATCH_RESPONSE: 'false',
       });
 
       // Assess
-      expect([fromEnv.retry.tiers, fromEnv.partialBatchResponse]).toEqual([['1s', '5s'], false]);
-      expect([fromCode.retry.tiers, fromCode.partialBatchResponse]).toEqual([['2s'], true]);
+      expect([fromEnv.retry.tiers, fromEnv.deadLetter.policy, fromEnv.partialBatchResponse]).toEqual([['1s', '5s'], 'hold', false]);
+      expect([sameInCode.retry.tiers, sameInCode.deadLetter.policy, sameInCode.partialBatchResponse]).toEqual([['1s', '5s'], 'hold', true]);
+    });
+
+    it.each([
+      ['retry.tiers', { retry: { tiers: ['5s', '1m'] } }, { KAFKA_LANES_RETRY_TIERS: '1s,5s,30s' }, /`retry\.tiers`: expected it in serverless\.yml \(`kafkaLanes: \{ retryTiers: \[\.\.\.\] \}`\).*`1s,5s,30s`.*got `5s,1m` in code/],
+      ['deadLetter.policy', { deadLetter: { policy: 'hold' } }, { KAFKA_LANES_DEAD_LETTER_POLICY: 'release' }, /`deadLetter\.policy`: expected it in serverless\.yml \(`kafkaLanes: \{ deadLetter: \{ policy \} \}`\).*got `hold` in code/],
+    ])('refuses %s set in code to another value than the deployment gives the committer', (_option, input, env, message) => {
+      // Act
+      const act = (): unknown => resolve({ group: 'g', ...input }, env);
+
+      // Assess
+      expect(act).toThrow(message);
     });
 
     it('reads process.env when no environment is passed', () => {

@@ -36,6 +36,14 @@ describe('mappingSpecs (one emulated event source mapping per Kafka trigger)', (
     ]);
   });
 
+  it('refuses filter patterns, naming the trigger, rather than deliver what AWS would filter out', () => {
+    // Act
+    const act = (): unknown => mappingSpecs(serverless({ orders: [{ msk: { arn: ARN, topic: 'orders', filterPatterns: [{ value: { a: [1] } }] } }] }), {});
+
+    // Assess
+    expect(act).toThrow('functions.orders.events.msk.filterPatterns: expected none under `serverless offline` (the offline trigger does not apply event filters)');
+  });
+
   it('reads a self-managed trigger from the default broker, reports failures in provisioned mode, skips disabled triggers', () => {
     // Act
     const specs = mappingSpecs(

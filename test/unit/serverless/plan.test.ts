@@ -1,5 +1,6 @@
-import { customBlockSchema, frameworkSchema, functionBlockSchema, validateBlock } from '../../../src/serverless/config';
-import { iamStatements, planFunction, type FunctionView } from '../../../src/serverless/plan';
+import { customBlockSchema, functionBlockSchema, validateBlock } from '../../../src/serverless/config';
+import { groupGrants, type Statement } from '../../../src/serverless/iam';
+import { planFunction, type FunctionView } from '../../../src/serverless/plan';
 
 const ARN = 'arn:aws:kafka:eu-west-1:123456789012:cluster/shop/abcd-1';
 const service = { service: 'shop', stage: 'dev' };
@@ -33,16 +34,6 @@ describe('validateBlock', () => {
     // Assess
     expect(problems).toEqual([]);
     expect(value?.offline?.committerInterval).toBe('2s');
-  });
-
-  it('gives the framework a draft-07 JSON schema that rejects unknown keys', () => {
-    // Act
-    const schema = frameworkSchema(functionBlockSchema);
-
-    // Assess
-    expect(schema).toMatchObject({ type: 'object', additionalProperties: false });
-    expect(Object.keys(schema['properties'] as object).sort()).toEqual(['committer', 'group', 'kafka', 'redis', 'retryTiers']);
-    expect(schema['$schema']).toBeUndefined();
   });
 });
 
@@ -82,8 +73,10 @@ describe('planFunction', () => {
     expect(plan?.mode).toBe(mode);
     expect(plan?.environment).toEqual({
       KAFKA_LANES_MSK_CLUSTER_ARN: ARN,
+      KAFKA_LANES_SASL_MECHANISM: 'aws-iam',
       KAFKA_LANES_GROUP: 'orders-svc',
       KAFKA_LANES_RETRY_TIERS: '5s,1m,10m',
+      KAFKA_LANES_DEAD_LETTER_POLICY: 'release',
       KAFKA_LANES_PARTIAL_BATCH_RESPONSE: partial,
     });
   });
@@ -106,7 +99,8 @@ describe('planFunction', () => {
         description: 'kafka-lanes committer of group orders-svc: commits the frontier to orders-svc.lanes',
         timeout: 60,
         events: [{ schedule: { rate: ['rate(5 minutes)'], enabled: true } }],
-        environment: { KAFKA_LANES_REDIS_CLUSTER_NODES: 'r1:6379,r2:6379', KAFKA_LANES_BROKERS: 'b1:9098', KAFKA_LANES_GROUP: 'orders-svc' },
+        // The group's settings resolved once: the committer gets exactly what the handler gets.
+        environment: plan?.environment,
         vpc: { subnetIds: ['subnet-1'] },
       },
     });
@@ -144,20 +138,68 @@ describe('planFunction', () => {
   });
 });
 
-describe('iamStatements', () => {
-  it('allows kafka-cluster:* on the MSK cluster, its topics and groups, and the VPC actions', () => {
+describe('groupGrants', () => {
+  const topicArn = (name: string): string => `arn:aws:kafka:eu-west-1:123456789012:topic/shop/abcd-1/${name}`;
+  const groupArn = (name: string): string => `arn:aws:kafka:eu-west-1:123456789012:group/shop/abcd-1/${name}`;
+
+  it('gives the handler the trigger reads and the hand-off writes, the committer its commits and re-drive writes, none on "*"', () => {
     // Prepare
-    const { plan } = planFunction(service, 'orders', mskFunction(), {});
+    const { plan } = planFunction(service, 'orders', mskFunction(), { group: 'g', retryTiers: ['5s', '1m'] });
 
     // Act
-    const statements = iamStatements([plan!]);
+    const grants = groupGrants(plan!, true);
 
     // Assess
-    expect(statements[0]).toEqual({
+    const kafka = (statements: Statement[]): Array<[string[], unknown]> =>
+      statements.filter((s) => s.Action.some((a) => a.startsWith('kafka-cluster:'))).map((s) => [[...s.Action], s.Resource]);
+    expect(kafka(grants.handler)).toEqual([
+      [['kafka-cluster:Connect', 'kafka-cluster:DescribeClusterDynamicConfiguration'], ARN],
+      [['kafka-cluster:DescribeTopic', 'kafka-cluster:ReadData'], [topicArn('orders'), topicArn('g.retry.5s'), topicArn('g.retry.1m')]],
+      [['kafka-cluster:DescribeGroup', 'kafka-cluster:AlterGroup'], [groupArn('g'), groupArn('g.retry.5s'), groupArn('g.retry.1m')]],
+      [['kafka-cluster:Connect', 'kafka-cluster:WriteDataIdempotently', 'kafka-cluster:DescribeClusterDynamicConfiguration'], ARN],
+      [['kafka-cluster:DescribeTopic', 'kafka-cluster:WriteData'], [topicArn('g.retry.*'), topicArn('g.dlq')]],
+    ]);
+    expect(kafka(grants.committer)).toEqual([
+      [['kafka-cluster:Connect', 'kafka-cluster:WriteDataIdempotently', 'kafka-cluster:DescribeClusterDynamicConfiguration'], ARN],
+      [['kafka-cluster:DescribeTopic', 'kafka-cluster:WriteData'], [topicArn('g.retry.*'), topicArn('g.dlq')]],
+      [['kafka-cluster:DescribeTopic', 'kafka-cluster:ReadData'], [topicArn('orders'), topicArn('g.retry.5s'), topicArn('g.retry.1m')]],
+      [['kafka-cluster:DescribeGroup', 'kafka-cluster:AlterGroup'], [groupArn('g.lanes')]],
+    ]);
+    // Only EC2 network interface actions (no resource-level permissions exist for them) are on "*".
+    for (const statement of [...grants.handler, ...grants.committer]) {
+      if (statement.Resource === '*') expect(statement.Action.every((action) => action.startsWith('ec2:'))).toBe(true);
+    }
+  });
+
+  it('scopes grants on a cluster ARN known only at deploy time by cutting it in CloudFormation', () => {
+    // Prepare
+    const imported = { 'Fn::ImportValue': 'shop-kafka-arn' };
+    const { plan } = planFunction(service, 'orders', { events: [{ msk: { arn: imported, topic: 'orders' } }] }, { group: 'g' });
+
+    // Act
+    const { committer } = groupGrants(plan!, false);
+
+    // Assess
+    const part = (index: number): unknown => ({ 'Fn::Select': [index, { 'Fn::Split': ['cluster/', imported] }] });
+    expect(committer).toContainEqual({
       Effect: 'Allow',
-      Action: ['kafka-cluster:*'],
-      Resource: [ARN, 'arn:aws:kafka:eu-west-1:123456789012:topic/shop/abcd-1/*', 'arn:aws:kafka:eu-west-1:123456789012:group/shop/abcd-1/*'],
+      Action: ['kafka-cluster:DescribeGroup', 'kafka-cluster:AlterGroup'],
+      Resource: [{ 'Fn::Join': ['', [part(0), 'group/', part(1), '/g.lanes']] }],
     });
-    expect(statements.flatMap((s) => s['Action'] as string[])).toEqual(expect.arrayContaining(['kafka:GetBootstrapBrokers', 'ec2:CreateNetworkInterface']));
+    expect(plan?.environment['KAFKA_LANES_MSK_CLUSTER_ARN']).toEqual(imported);
+  });
+
+  it('reads a SCRAM trigger secret (and decrypts it through Secrets Manager only), without MSK IAM reads', () => {
+    // Prepare
+    const secret = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:s';
+    const { plan } = planFunction(service, 'orders', mskFunction({ saslScram512: secret }), { group: 'g', kafka: { auth: 'tls' } });
+
+    // Act
+    const { handler } = groupGrants(plan!, false);
+
+    // Assess
+    expect(handler).toContainEqual({ Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: [secret] });
+    expect(handler).toContainEqual(expect.objectContaining({ Action: ['kms:Decrypt'], Condition: { StringLike: { 'kms:ViaService': 'secretsmanager.*.amazonaws.com' } } }));
+    expect(handler.flatMap((s) => s.Action).filter((a) => a.startsWith('kafka-cluster:'))).toEqual([]);
   });
 });

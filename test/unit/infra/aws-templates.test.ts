@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 // The framework's own loader for `${file(...)}` in serverless.yml: js-yaml with the CloudFormation schema
@@ -15,8 +15,11 @@ interface Template {
   readonly Outputs: Record<string, { Value: unknown }>;
 }
 
-const PATH = join(__dirname, '../../../infra/aws/redis.yml');
-const template = parse(PATH, readFileSync(PATH)) as Template;
+const DIR = join(__dirname, '../../../infra/aws');
+const read = (file: string): Template => parse(join(DIR, file), readFileSync(join(DIR, file))) as Template;
+const FILES = readdirSync(DIR).filter((file) => file.endsWith('.yml'));
+const template = read('redis.yml');
+const network = read('network.yml');
 
 /** Every name the template refers to: Ref, Fn::GetAtt, ${...} inside Fn::Sub, Condition and Fn::If names. */
 function references(node: unknown, found: Array<{ kind: 'ref' | 'condition'; name: string }> = []): typeof found {
@@ -35,20 +38,26 @@ function references(node: unknown, found: Array<{ kind: 'ref' | 'condition'; nam
   return found;
 }
 
-describe('infra/aws/redis.yml', () => {
-  it('is a CloudFormation fragment serverless can merge: only sections it merges, every name defined', () => {
-    expect(Object.keys(template).sort()).toEqual(['AWSTemplateFormatVersion', 'Conditions', 'Outputs', 'Parameters', 'Resources']);
-    const defined = new Set([...Object.keys(template.Parameters), ...Object.keys(template.Resources)]);
-    for (const { kind, name } of references(template)) {
-      if (kind === 'condition') expect(Object.keys(template.Conditions)).toContain(name);
+describe.each(FILES)('infra/aws/%s', (file) => {
+  it('is a CloudFormation fragment serverless can merge: only sections it merges, every name defined by the fragments included together', () => {
+    const fragment = read(file);
+    // Included together (serverless.yml): network.yml, one msk-*.yml, redis.yml.
+    const together = [fragment, network, ...(file === 'redis.yml' ? [] : [template])];
+    expect(['AWSTemplateFormatVersion', 'Conditions', 'Outputs', 'Parameters', 'Resources']).toEqual(expect.arrayContaining(Object.keys(fragment)));
+    const defined = new Set(together.flatMap((part) => [...Object.keys(part.Parameters ?? {}), ...Object.keys(part.Resources)]));
+    const conditions = new Set(together.flatMap((part) => Object.keys(part.Conditions ?? {})));
+    for (const { kind, name } of references(fragment)) {
+      if (kind === 'condition') expect(conditions).toContain(name);
       else if (!name.startsWith('AWS::')) expect(defined).toContain(name);
     }
     // Prefixed names: merged into a user's stack, they cannot clash with the user's own resources.
-    for (const name of [...Object.keys(template.Parameters), ...Object.keys(template.Resources), ...Object.keys(template.Outputs)]) {
+    for (const name of [...Object.keys(fragment.Parameters ?? {}), ...Object.keys(fragment.Resources), ...Object.keys(fragment.Outputs ?? {})]) {
       expect(name).toMatch(/^KafkaLanes/);
     }
   });
+});
 
+describe('infra/aws/redis.yml', () => {
   it('creates Redis in cluster mode, with TLS, at-rest encryption and an AUTH token from Secrets Manager', () => {
     const redis = template.Resources['KafkaLanesRedis'];
     expect(redis?.Type).toBe('AWS::ElastiCache::ReplicationGroup');
@@ -71,20 +80,38 @@ describe('infra/aws/redis.yml', () => {
     expect(length).toBeLessThanOrEqual(128);
   });
 
-  it('lets only the functions reach Redis, and the functions reach MSK when its security group is given', () => {
+  it('lets only the functions reach Redis, and offers only engine versions of its parameter group', () => {
     const ingress = template.Resources['KafkaLanesRedisSecurityGroup']?.Properties['SecurityGroupIngress'];
     expect(ingress).toEqual([
       expect.objectContaining({ IpProtocol: 'tcp', FromPort: 6379, ToPort: 6379, SourceSecurityGroupId: { Ref: 'KafkaLanesFunctionSecurityGroup' } }),
     ]);
-    expect(template.Resources['KafkaLanesMskIngress']).toMatchObject({
-      Condition: 'KafkaLanesHasMskSecurityGroup',
-      Properties: { FromPort: 9092, ToPort: 9098, SourceSecurityGroupId: { Ref: 'KafkaLanesFunctionSecurityGroup' } },
-    });
+    expect(template.Parameters['KafkaLanesRedisEngineVersion']?.['AllowedValues']).toEqual(['7.0', '7.1']);
   });
 
   it('outputs the value of KAFKA_LANES_REDIS_CLUSTER_NODES', () => {
     expect(template.Outputs['KafkaLanesRedisClusterNodes']?.Value).toEqual({
       'Fn::Sub': '${KafkaLanesRedis.ConfigurationEndPoint.Address}:${KafkaLanesRedis.ConfigurationEndPoint.Port}',
     });
+  });
+});
+
+describe('infra/aws/network.yml', () => {
+  it("lets the Kafka cluster's group in from itself (the trigger's pollers) and from the functions", () => {
+    expect(network.Resources['KafkaLanesKafkaSelfIngress']?.Properties).toMatchObject({
+      GroupId: { Ref: 'KafkaLanesKafkaSecurityGroup' },
+      SourceSecurityGroupId: { Ref: 'KafkaLanesKafkaSecurityGroup' },
+      FromPort: 9092,
+      ToPort: 9098,
+    });
+    expect(network.Resources['KafkaLanesKafkaSecurityGroup']?.Properties['SecurityGroupIngress']).toEqual([
+      expect.objectContaining({ SourceSecurityGroupId: { Ref: 'KafkaLanesFunctionSecurityGroup' }, FromPort: 9092, ToPort: 9098 }),
+    ]);
+  });
+
+  it('gives the trigger and the functions Lambda, STS and MSK endpoints unless the VPC has its own way out', () => {
+    const endpoints = Object.values(network.Resources).filter((resource) => resource.Type === 'AWS::EC2::VPCEndpoint');
+    expect(endpoints.map((endpoint) => [endpoint.Condition, endpoint.Properties['ServiceName']])).toEqual(
+      ['lambda', 'sts', 'kafka'].map((service) => ['KafkaLanesEndpoints', { 'Fn::Sub': `com.amazonaws.\${AWS::Region}.${service}` }]),
+    );
   });
 });

@@ -1,0 +1,64 @@
+import type { PartitionRef } from '../completion/types';
+import { topicPartitionKey } from '../event';
+import type { CompletionPort } from './ports';
+
+/**
+ * A partition's pending done bits are flushed at once when this many wait, not only every `flushIntervalMs`:
+ * the frontier moves sooner, and the call at the end of an invocation stays small instead of carrying a whole
+ * batch's bits while the invocation waits for it.
+ */
+export const FLUSH_AT = 4_096;
+
+/**
+ * The done bits of one invocation waiting to be sent: one `mark` call per partition and flush, never one
+ * round trip per record, and flushes never overlap.
+ *
+ * @example
+ * const bits = new DoneBits(store, (ref, offsets, error) => redeliver(ref, offsets, error));
+ * bits.add(ref, 41);
+ * await bits.flush();
+ */
+export class DoneBits {
+  readonly #store: CompletionPort;
+  /** Offsets whose bits could not be recorded: finished, but they must run again. */
+  readonly #lost: (ref: PartitionRef, offsets: readonly number[], error: unknown) => void;
+  readonly #pending = new Map<string, { ref: PartitionRef; offsets: number[] }>();
+  #last: { ref: PartitionRef; offsets: number[] } | undefined = undefined;
+  #flushing: Promise<void> = Promise.resolve();
+
+  constructor(store: CompletionPort, lost: (ref: PartitionRef, offsets: readonly number[], error: unknown) => void) {
+    this.#store = store;
+    this.#lost = lost;
+  }
+
+  add(ref: PartitionRef, offset: number): void {
+    // The same ref object comes again and again (a partition's tasks share it): skip the key then.
+    if (ref === this.#last?.ref) {
+      if (this.#last.offsets.push(offset) === FLUSH_AT) void this.flush();
+      return;
+    }
+    const key = topicPartitionKey(ref.topic, ref.partition);
+    let pending = this.#pending.get(key);
+    if (pending === undefined) {
+      pending = { ref, offsets: [] };
+      this.#pending.set(key, pending);
+    }
+    this.#last = pending.ref === ref ? pending : undefined;
+    if (pending.offsets.push(offset) === FLUSH_AT) void this.flush();
+  }
+
+  /** Sends pending done bits, one script call per partition. */
+  flush(): Promise<void> {
+    this.#flushing = this.#flushing.then(async () => {
+      const batches = [...this.#pending.values()].filter((p) => p.offsets.length > 0).map((p) => ({ ref: p.ref, offsets: p.offsets.splice(0) }));
+      await Promise.all(batches.map(async ({ ref, offsets }) => {
+        try {
+          await this.#store.markDone(ref, offsets);
+        } catch (error) {
+          this.#lost(ref, offsets, error);
+        }
+      }));
+    });
+    return this.#flushing;
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * The seam between the engine and its two record paths (source records, retry copies): a path gets a run
+ * scope, a small set of closures over one invocation, the way kafkajs hands its batch handler `resolveOffset`
+ * and `heartbeat` rather than the runner. A path never sees the invocation itself.
+ */
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { PartitionRef } from '../completion/types';
+import type { KafkaRecord, PartitionBatch, RecordCoordinates } from '../event';
+import type { Copies } from '../handoff/copies';
+import type { LaneHeadScope } from './lane-heads';
+import type { CounterName } from './run-report';
+import type { Task } from './scheduler';
+
+/** The part of the Lambda context the engine needs. */
+export interface InvocationContext {
+  getRemainingTimeInMillis(): number;
+  readonly awsRequestId?: string;
+}
+
+/** One record to run: where its done bit goes, what the handler sees, and its attempt. */
+export interface EngineTask extends Task {
+  /** The partition of the delivered record (a source partition, or a retry topic's for a retry copy). */
+  readonly ref: PartitionRef;
+  /** What the handler is given. */
+  readonly record: KafkaRecord;
+  /** The record's origin: a retry copy's comes from its headers. */
+  readonly origin: RecordCoordinates;
+  readonly attempt: number;
+  /** Set when the record cannot run at all (its `keyOf` threw): it fails with this at once. */
+  readonly preset?: unknown;
+}
+
+/** What a record path may do within one invocation. */
+export interface RunScope<T extends EngineTask> extends LaneHeadScope {
+  readonly logger: Logger;
+  /** Builds every hand-off copy of this invocation. */
+  readonly copies: Copies;
+  /** No record starts after this (epoch ms). */
+  readonly stopStartingAt: number;
+  /** Running records are aborted at this point (epoch ms). */
+  readonly abortRunningAt: number;
+  /** Aborts when no record may start any more (waits for due times end there). */
+  readonly stopSignal: AbortSignal;
+  /** Schedules more tasks (an admitted chunk, a lane's next head); they start as soon as their lane is free. */
+  enqueue(tasks: readonly T[]): void;
+  /** Removes and returns the not-started tasks of a lane. */
+  drainLane(partitionKey: string, lane: string): T[];
+  /** Settles once the partition's whole batch is admitted. */
+  admitted(partitionKey: string): Promise<void>;
+  /** The record is terminal or handed off: its done bit goes out with the next flush. */
+  markDone(ref: PartitionRef, offset: number): void;
+  /**
+   * Reports records for redelivery (the partial batch response): they could not be handed off, admitted or
+   * recorded. `error` given: logged with them.
+   */
+  redeliver(ref: PartitionRef, offsets: readonly number[], error?: unknown): void;
+  /** Records the event source cannot be told about (no readable offset): the invocation fails instead. */
+  unreportable(count: number): void;
+  count(name: CounterName, by?: number): void;
+  /** Where a partition stands after its admission, for the frontier metrics. */
+  window(ref: PartitionRef, window: { frontier: number; highest: number }): void;
+  /**
+   * Keeps a fault of ours in work started at admission from ending the process with an unhandled rejection:
+   * those hand-offs are awaited only after the runs, long after they may fail. Each reports its own failures.
+   */
+  guard(work: Promise<unknown>, partitionKey: string): Promise<void>;
+}
+
+/**
+ * What differs between the source records and the retry copies: how a delivered batch becomes tasks, what
+ * happens before a task runs, and after it succeeded or failed. Everything else (scheduling, timeouts,
+ * hand-off, flushing, the deadline) is the engine's.
+ */
+export interface RecordPath<T extends EngineTask> {
+  /** Admits one partition's batch: the tasks to run, and hand-offs found at admission (awaited after the runs). */
+  admit(scope: RunScope<T>, batch: PartitionBatch): Promise<{ tasks: T[]; handOffs: Promise<unknown> }>;
+  /** Runs before the handler; `false`: the task settled without running (a stale copy, one written back). */
+  prepare?(scope: RunScope<T>, task: T): Promise<boolean>;
+  /** A promise only when there is something to wait for (a source record's success is synchronous). */
+  succeeded(scope: RunScope<T>, task: T): Promise<void> | void;
+  failed(scope: RunScope<T>, task: T, error: unknown): Promise<void>;
+  /** The deadline came: hands the tasks not started off, attempt unchanged. */
+  deferUnstarted(scope: RunScope<T>, tasks: T[]): Promise<void>;
+  /**
+   * A fault of ours (not the handler's) while settling a task. Default: the record and the records waiting
+   * behind it in its lane go back to the event source, never on out of order.
+   */
+  faulted?(scope: RunScope<T>, task: T, error: unknown): void;
+}

@@ -1,0 +1,170 @@
+import type { PartitionRef } from '../completion/types';
+import { deadLetterMalformed, writeAndMarkDone } from '../engine/dead-letters';
+import { laneIdOf } from '../engine/lane-id';
+import { describeError } from '../engine/outcome';
+import type { EngineTask, RunScope } from '../engine/run-scope';
+import { topicPartitionKey, type KafkaRecord, type PartitionBatch, type RecordCoordinates } from '../event';
+import { HEADER_PREFIX, readHandOffHeaders } from '../handoff/headers';
+import type { HandOffItem } from '../handoff/types';
+import { retryTierOf } from '../options/names';
+
+/**
+ * A task of the retry function: a retry copy read from a tier (`copy`), or a lane's next head taken from
+ * its park list after the lane was released (`drained`, run inline, in order).
+ */
+export interface RetryTask extends EngineTask {
+  /** The partition of the origin: where the lane, its head and its park list live. */
+  readonly originRef: PartitionRef;
+  readonly origin: { readonly topic: string; readonly partition: number; readonly offset: number };
+  readonly source: 'copy' | 'drained';
+  /** Not before this (epoch ms, G4). */
+  readonly dueAtMs: number;
+  readonly firstFailureAtMs: number;
+  /** A copy as read: written back unchanged when it is due later than the invocation can wait. */
+  readonly writeBack?: HandOffItem;
+  /** A drained head's payload as its park list keeps it. */
+  readonly payload?: string;
+}
+
+/** What a well-formed retry copy's headers say. */
+interface CopyFacts {
+  readonly origin: { topic: string; partition: number; offset: number };
+  readonly attempt: number;
+  readonly dueAtMs: number;
+  readonly firstFailureAtMs: number;
+  readonly error: { name: string; message: string } | undefined;
+  readonly deferred: boolean;
+}
+
+/**
+ * Reads a retry copy's framework headers; a string says what is wrong with them (the copy is dead-lettered
+ * with it as the reason).
+ */
+export function copyFacts(record: KafkaRecord, tiers: readonly string[], group: string): CopyFacts | string {
+  const tier = retryTierOf(group, record.topic);
+  if (tier === undefined || !tiers.includes(tier)) {
+    return `unknown retry tier \`${tier ?? record.topic}\`: the configured tiers are ${tiers.map((t) => `\`${t}\``).join(', ')}`;
+  }
+  const h = readHandOffHeaders(record.headers);
+  const missing = (
+    [
+      ['lanes-origin-topic', h.originTopic],
+      ['lanes-origin-partition', h.originPartition],
+      ['lanes-origin-offset', h.originOffset],
+      ['lanes-attempt', h.attempt],
+      ['lanes-due-at', h.dueAtMs],
+    ] as const
+  ).filter(([, value]) => value === undefined).map(([name]) => `\`${name}\``);
+  if (missing.length > 0) return `retry copy without valid ${missing.join(', ')} header(s)`;
+  if (h.kind !== 'retry') return `retry copy whose \`lanes-kind\` is not \`retry\``;
+  if (h.attempt! < 1) return `retry copy with attempt ${h.attempt}`;
+  return {
+    origin: { topic: h.originTopic!, partition: h.originPartition!, offset: h.originOffset! },
+    attempt: h.attempt!,
+    dueAtMs: h.dueAtMs!,
+    firstFailureAtMs: h.firstFailureAtMs ?? h.dueAtMs!,
+    error: h.errorName === undefined && h.errorMessage === undefined ? undefined : { name: h.errorName ?? 'Error', message: h.errorMessage ?? '' },
+    deferred: h.deferred === true,
+  };
+}
+
+
+/**
+ * Admits one retry partition's batch of copies: each on its own offset (dedupe); a copy whose headers do not
+ * say what it is (or whose lane cannot be found) is dead-lettered at once.
+ */
+export async function admitRetryBatch(run: RunScope<RetryTask>, batch: PartitionBatch): Promise<{ tasks: RetryTask[]; handOffs: Promise<unknown> }> {
+  const { topic, partition, records, failures } = batch;
+  const ref: PartitionRef = { group: run.options.group, topic, partition };
+  const partitionKey = topicPartitionKey(topic, partition);
+  const unplaced = run.guard(deadLetterMalformed(run, ref, failures.filter((failure) => failure.offset === undefined)), partitionKey);
+  const placedFailures = failures.filter((failure) => failure.offset !== undefined);
+  const offsets = [...new Set([...records.map((r) => r.offset), ...placedFailures.map((f) => f.offset!)])].sort((a, b) => a - b);
+
+  let result;
+  try {
+    // The copies' own offsets: the retry topic's frontier and dedupe. Lanes live on the origin partitions.
+    result = await run.store.admit(ref, offsets.map((offset) => ({ offset })));
+  } catch (error) {
+    run.logger.error('cannot admit retry batch: Redis unreachable or refused; the whole partition will be redelivered', {
+      partition: partitionKey, error: describeError(error),
+    });
+    run.redeliver(ref, offsets);
+    return { tasks: [], handOffs: unplaced };
+  }
+  if (result.window !== undefined) run.window(ref, result.window);
+  const status = new Map(offsets.map((offset, i) => [offset, result.statuses[i]]));
+  for (const offset of offsets) {
+    const s = status.get(offset);
+    if (s === 'duplicate') run.count('duplicates');
+    else if (s === 'refused') {
+      run.count('refused');
+      run.redeliver(ref, [offset]);
+    }
+  }
+  const runnable = (offset: number): boolean => status.get(offset) === 'run';
+
+  const tasks: RetryTask[] = [];
+  const malformed: HandOffItem[] = [];
+  const seen = new Set<number>();
+  for (const record of records) {
+    if (!runnable(record.offset) || seen.has(record.offset)) continue;
+    seen.add(record.offset);
+    const facts = copyFacts(record, run.options.retry.tiers, run.options.group);
+    if (typeof facts === 'string') {
+      malformed.push(malformedCopy(run, record, facts));
+      continue;
+    }
+    const originRef: PartitionRef = { group: run.options.group, topic: facts.origin.topic, partition: facts.origin.partition };
+    let lane: string | undefined;
+    try {
+      lane = laneIdOf(originalOf(record, facts.origin), run.options);
+    } catch (error) {
+      malformed.push(malformedCopy(run, record, `keyOf threw: ${describeError(error).message}`));
+      continue;
+    }
+    tasks.push({
+      partitionKey: topicPartitionKey(originRef.topic, originRef.partition),
+      lane,
+      offset: record.offset,
+      ref,
+      originRef,
+      record,
+      origin: facts.origin,
+      attempt: facts.attempt,
+      source: 'copy',
+      dueAtMs: facts.dueAtMs,
+      firstFailureAtMs: facts.firstFailureAtMs,
+      writeBack: run.copies.writtenBack({ record, origin: facts.origin, lane }, facts),
+    });
+  }
+  const handOffs = run.guard(Promise.all([
+    unplaced,
+    writeAndMarkDone(run, ref, malformed, () => run.count('deadLettered', malformed.length)),
+    deadLetterMalformed(run, ref, placedFailures.filter((f) => runnable(f.offset!))),
+  ]), partitionKey);
+  return { tasks, handOffs };
+}
+
+function malformedCopy(run: RunScope<RetryTask>, record: KafkaRecord, reason: string): HandOffItem {
+  run.logger.error('malformed retry copy: sent to the dead-letter topic', {
+    partition: topicPartitionKey(record.topic, record.partition), offset: record.offset, reason,
+  });
+  const h = readHandOffHeaders(record.headers);
+  const origin = h.originTopic !== undefined && h.originPartition !== undefined
+    ? { topic: h.originTopic, partition: h.originPartition, offset: h.originOffset }
+    : { topic: record.topic, partition: record.partition, offset: record.offset };
+  return run.copies.deadLetter({ record, origin, lane: h.lane }, h.attempt ?? 0, 'malformed', { name: 'MalformedRetryCopy', message: reason });
+}
+
+
+/** A retry copy seen as its original: origin coordinates, no framework headers (what `keyOf` saw first). */
+export function originalOf(copy: KafkaRecord, origin: RecordCoordinates): KafkaRecord {
+  return {
+    ...copy,
+    topic: origin.topic,
+    partition: origin.partition,
+    offset: origin.offset,
+    headers: copy.headers.filter((header) => !header.name.startsWith(HEADER_PREFIX)),
+  };
+}

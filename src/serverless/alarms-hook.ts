@@ -1,0 +1,27 @@
+import { planAlarms } from './alarms';
+import { functionBlockSchema } from './config';
+import type { FunctionPlan } from './plan';
+import type { Serverless } from './plugin';
+
+/** Adds every planned group's alarms and dashboard to the packaged template (the blocks were validated at `initialize`). */
+export function addAlarms(serverless: Serverless, plans: readonly FunctionPlan[]): void {
+  const { service } = serverless;
+  const resources = service.provider.compiledCloudFormationTemplate.Resources;
+  const stage = serverless.getProvider('aws').getStage();
+  for (const plan of plans) {
+    const fn = service.functions[plan.functionKey];
+    const block = functionBlockSchema.safeParse(fn?.kafkaLanes ?? {});
+    Object.assign(
+      resources,
+      planAlarms({
+        service: service.service,
+        stage,
+        functionKey: plan.functionKey,
+        group: plan.group,
+        functionName: String(fn?.['name'] ?? `${service.service}-${stage}-${plan.functionKey}`),
+        committerName: plan.committer === undefined ? undefined : String(plan.committer.definition['name']),
+        block: block.success ? block.data.alarms : undefined,
+      }),
+    );
+  }
+}

@@ -1,0 +1,188 @@
+import { z } from 'zod';
+import { durationMs } from '../options/duration';
+import { METRIC } from '../engine/telemetry';
+
+/**
+ * CloudWatch alarms and a dashboard per group, on the metrics the functions publish (namespace `KafkaLanes`,
+ * dimensions `service` = `kafka-lanes` and `group`; see `engine/telemetry.ts`) and on Lambda's own `Errors` of
+ * the committer. On by default; `alarms: { enabled: false }` in a function's `kafkaLanes` block turns them off.
+ *
+ * | alarm | metric | fires when |
+ * |---|---|---|
+ * | oldest blocked lane | `OldestBlockedLaneAge` (committer, each run), Maximum | a lane has been blocked longer than `oldestBlockedLane` |
+ * | dead letters | `RecordsDeadLettered`, Sum per `period` | more than `deadLetters` records were dead-lettered |
+ * | committed lag | `CommittedLag` (committer), Maximum | `<group>.lanes` is more than `committedLag` records behind, 3 periods running |
+ * | refused by the broker | `RecordsRefusedByBroker`, Sum per `period` | the broker refused more than `refusedByBroker` hand-off copies |
+ * | committer failures | `AWS/Lambda` `Errors` of the committer, Sum per `period` | more than `committerErrors` runs failed |
+ */
+
+const NAMESPACE = 'KafkaLanes';
+const SERVICE_DIMENSION = 'kafka-lanes';
+
+const minutes = z
+  .string()
+  .regex(/^[1-9][0-9]*(m|h)$/, { error: 'a whole number of minutes from `1m` to `24h` (CloudWatch periods are multiples of 60 s)' })
+  .refine((text) => {
+    const ms = durationMs(text);
+    return ms !== undefined && ms >= 60_000 && ms <= 86_400_000 && ms % 60_000 === 0;
+  }, { error: 'a whole number of minutes from `1m` to `24h` (CloudWatch periods are multiples of 60 s)' });
+const age = z.string().regex(/^[1-9][0-9]*(ms|s|m|h)$/, { error: 'a duration like `15m`' }).refine((text) => (durationMs(text) ?? 0) >= 1_000, { error: 'a duration of at least `1s`, like `15m`' });
+const count = z.number().int().min(0);
+
+/** The `alarms:` entry of a function's `kafkaLanes` block. */
+export const alarmsBlockSchema = z.strictObject({
+  /** `false` turns the group's alarms and dashboard off. */
+  enabled: z.boolean().optional(),
+  /** An existing SNS topic to notify; default: a topic created for the service. */
+  notify: z.string().regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_.-]+$/, { error: 'an SNS topic ARN' }).optional(),
+  /** Period of the counting alarms (default `5m`). */
+  period: minutes.optional(),
+  /** Alarm when a lane is blocked longer than this (default `15m`). */
+  oldestBlockedLane: age.optional(),
+  /** Alarm when more than this many records are dead-lettered in one period (default 0: any). */
+  deadLetters: count.optional(),
+  /** Alarm when `<group>.lanes` is more than this many records behind for 3 periods (default 100000). */
+  committedLag: count.optional(),
+  /** Alarm when the broker refuses more than this many hand-off copies in one period (default 0: any). */
+  refusedByBroker: count.optional(),
+  /** Alarm when more than this many committer runs fail in one period (default 0: any). */
+  committerErrors: count.optional(),
+  /** A CloudWatch dashboard of the group (default `true`). */
+  dashboard: z.boolean().optional(),
+});
+export type AlarmsBlock = z.infer<typeof alarmsBlockSchema>;
+
+export const ALARM_DEFAULTS = {
+  period: '5m',
+  oldestBlockedLane: '15m',
+  deadLetters: 0,
+  committedLag: 100_000,
+  refusedByBroker: 0,
+  committerErrors: 0,
+} as const;
+
+export interface AlarmsInput {
+  readonly service: string;
+  readonly stage: string;
+  readonly functionKey: string;
+  readonly group: string;
+  /** The deployed names of the handler and of its committer (`undefined` when the committer is off). */
+  readonly functionName: string;
+  readonly committerName: string | undefined;
+  readonly block: AlarmsBlock | undefined;
+}
+
+export interface CfnResource {
+  readonly Type: string;
+  readonly Properties: Record<string, unknown>;
+}
+
+/** The name of the SNS topic resource the alarms notify when no `notify` topic is given (one per service). */
+export const ALARM_TOPIC_ID = 'KafkaLanesAlarmTopic';
+
+function logicalPart(text: string): string {
+  const part = text.replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase());
+  return part.charAt(0).toUpperCase() + part.slice(1);
+}
+
+/**
+ * The CloudFormation resources of one group's alarms and dashboard, by logical id; `{}` when turned off. Pure.
+ *
+ * @example
+ * planAlarms({ service: 'shop', stage: 'prod', functionKey: 'orders', group: 'orders-svc', functionName: 'shop-prod-orders',
+ *   committerName: 'shop-prod-orders-committer', block: { oldestBlockedLane: '30m' } });
+ * // { KafkaLanesOrdersOldestBlockedLaneAlarm: { Type: 'AWS::CloudWatch::Alarm', ... }, ..., KafkaLanesAlarmTopic: ... }
+ */
+export function planAlarms(input: AlarmsInput): Record<string, CfnResource> {
+  const { block } = input;
+  if (block?.enabled === false) return {};
+  const settings = { ...ALARM_DEFAULTS, ...block };
+  const periodS = (durationMs(settings.period) ?? 300_000) / 1000;
+  const prefix = `KafkaLanes${logicalPart(input.functionKey)}`;
+  const actions = [settings.notify ?? { Ref: ALARM_TOPIC_ID }];
+  const groupDimensions = [{ Name: 'service', Value: SERVICE_DIMENSION }, { Name: 'group', Value: input.group }];
+  const alarmName = (what: string): string => `${input.service}-${input.stage}-${input.group}-${what}`.slice(0, 255);
+  const resources: Record<string, CfnResource> = {};
+  const alarm = (id: string, what: string, description: string, properties: Record<string, unknown>): void => {
+    resources[`${prefix}${id}Alarm`] = {
+      Type: 'AWS::CloudWatch::Alarm',
+      Properties: {
+        AlarmName: alarmName(what),
+        AlarmDescription: `kafka-lanes group ${input.group}: ${description}`,
+        ComparisonOperator: 'GreaterThanThreshold',
+        AlarmActions: actions,
+        OKActions: actions,
+        ...properties,
+      },
+    };
+  };
+  const counter = { Statistic: 'Sum', Period: periodS, EvaluationPeriods: 1, TreatMissingData: 'notBreaching' };
+  alarm('DeadLetters', 'dead-letters', `more than ${settings.deadLetters} record(s) dead-lettered in ${settings.period}`, {
+    Namespace: NAMESPACE, MetricName: METRIC.deadLettered, Dimensions: groupDimensions, Threshold: settings.deadLetters, ...counter,
+  });
+  alarm('RefusedByBroker', 'refused-by-broker', `the broker refused more than ${settings.refusedByBroker} hand-off copies in ${settings.period}`, {
+    Namespace: NAMESPACE, MetricName: METRIC.refusedByBroker, Dimensions: groupDimensions, Threshold: settings.refusedByBroker, ...counter,
+  });
+  if (input.committerName !== undefined) {
+    // Published by the committer once a run: a committer that stops running leaves them missing, and its own
+    // errors alarm (below) says why.
+    alarm('OldestBlockedLane', 'oldest-blocked-lane', `a lane has been blocked for more than ${settings.oldestBlockedLane}`, {
+      Namespace: NAMESPACE, MetricName: METRIC.oldestBlockedLaneAge, Dimensions: groupDimensions, Statistic: 'Maximum', Period: 60,
+      EvaluationPeriods: 1, Threshold: durationMs(settings.oldestBlockedLane), TreatMissingData: 'missing',
+    });
+    alarm('CommittedLag', 'committed-lag', `${input.group}.lanes more than ${settings.committedLag} records behind for 3 periods of ${settings.period}`, {
+      Namespace: NAMESPACE, MetricName: METRIC.committedLag, Dimensions: groupDimensions, Statistic: 'Maximum', Period: periodS,
+      EvaluationPeriods: 3, Threshold: settings.committedLag, TreatMissingData: 'missing',
+    });
+    alarm('CommitterErrors', 'committer-errors', `more than ${settings.committerErrors} committer run(s) failed in ${settings.period}`, {
+      Namespace: 'AWS/Lambda', MetricName: 'Errors', Dimensions: [{ Name: 'FunctionName', Value: input.committerName }],
+      Threshold: settings.committerErrors, ...counter,
+    });
+  }
+  if (settings.notify === undefined) resources[ALARM_TOPIC_ID] = { Type: 'AWS::SNS::Topic', Properties: { DisplayName: `kafka-lanes alarms of ${input.service}` } };
+  if (settings.dashboard !== false) {
+    const alarmIds = Object.keys(resources).filter((id) => id.endsWith('Alarm'));
+    resources[`${prefix}Dashboard`] = {
+      Type: 'AWS::CloudWatch::Dashboard',
+      Properties: {
+        DashboardName: `${input.service}-${input.stage}-${input.group}`.replace(/[^A-Za-z0-9_-]/g, '-').slice(0, 255),
+        DashboardBody: { 'Fn::Sub': JSON.stringify(dashboardBody(input, alarmIds)) },
+      },
+    };
+  }
+  return resources;
+}
+
+/** The dashboard's widgets: the figures of `kafka-lanes dashboard`, as CloudWatch metrics. `${...}` is for Fn::Sub. */
+function dashboardBody(input: AlarmsInput, alarmIds: readonly string[]): Record<string, unknown> {
+  const g = ['service', SERVICE_DIMENSION, 'group', input.group];
+  const metric = (name: string, stat: string, label: string): unknown[] => [NAMESPACE, name, ...g, { stat, label }];
+  const widget = (x: number, y: number, title: string, metrics: unknown[][], extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+    type: 'metric', x, y, width: 12, height: 6,
+    properties: { title, region: '${AWS::Region}', view: 'timeSeries', period: 60, metrics, ...extra },
+  });
+  const widgets: Array<Record<string, unknown>> = [
+    { type: 'alarm', x: 0, y: 0, width: 24, height: 3, properties: { title: `alarms of ${input.group}`, alarms: alarmIds.map((id) => `\${${id}.Arn}`) } },
+    widget(0, 3, 'committed lag (records behind)', [metric(METRIC.committedLag, 'Maximum', 'committed lag')]),
+    widget(12, 3, 'blocked lanes', [
+      metric(METRIC.blockedLanes, 'Maximum', 'blocked'), metric(METRIC.heldLanes, 'Maximum', 'held'),
+      [NAMESPACE, METRIC.oldestBlockedLaneAge, ...g, { stat: 'Maximum', label: 'oldest blocked lane age (ms)', yAxis: 'right' }],
+    ]),
+    widget(0, 9, 'records per minute', [
+      metric(METRIC.done, 'Sum', 'done'), metric(METRIC.retried, 'Sum', 'retried'), metric(METRIC.parked, 'Sum', 'parked'),
+      metric(METRIC.deadLettered, 'Sum', 'dead-lettered'),
+    ]),
+    widget(12, 9, 'dead letters and refusals per minute', [
+      metric(METRIC.deadLettered, 'Sum', 'dead-lettered'), metric(METRIC.refusedByBroker, 'Sum', 'refused by the broker'),
+      metric(METRIC.refused, 'Sum', 'refused (back-pressure)'), metric(METRIC.notHandedOff, 'Sum', 'not handed off'),
+    ]),
+    widget(0, 15, 'handler latency (ms)', [metric(METRIC.handlerLatency, 'p50', 'p50'), metric(METRIC.handlerLatency, 'p99', 'p99')]),
+  ];
+  if (input.committerName !== undefined) {
+    widgets.push(widget(12, 15, 'committer runs', [
+      ['AWS/Lambda', 'Invocations', 'FunctionName', input.committerName, { stat: 'Sum', label: 'runs' }],
+      ['AWS/Lambda', 'Errors', 'FunctionName', input.committerName, { stat: 'Sum', label: 'failed' }],
+    ]));
+  }
+  return { widgets };
+}

@@ -1,0 +1,132 @@
+import { durationMs } from '../options/duration';
+
+// Checks `serverless package` makes so that what AWS would refuse at deploy time, or what every cold start
+// would refuse, fails before anything is uploaded, naming the setting, the limit and the value. Pure.
+
+/**
+ * Retry tiers must ascend strictly: `tierFor` needs one answer, and one delay must not have two topics
+ * (`60s` and `1m`). The handler's options refuse the same list at every cold start.
+ *
+ * @example
+ * tierOrderProblems('functions.orders.kafkaLanes.retryTiers', ['30s', '5s']);
+ * // ['functions.orders.kafkaLanes.retryTiers.1: expected a longer delay than the tier before it, `30s` (tiers ascend strictly), got `5s`']
+ */
+export function tierOrderProblems(where: string, tiers: readonly string[]): string[] {
+  const problems: string[] = [];
+  let previous: { tier: string; ms: number } | undefined;
+  tiers.forEach((tier, index) => {
+    const ms = durationMs(tier);
+    if (ms === undefined) return;
+    if (previous !== undefined && ms <= previous.ms) {
+      problems.push(`${where}.${index}: expected a longer delay than the tier before it, \`${previous.tier}\` (tiers ascend strictly), got \`${tier}\``);
+    }
+    if (previous === undefined || ms > previous.ms) previous = { tier, ms };
+  });
+  return problems;
+}
+
+const RATE_UNITS = ['minute', 'hour', 'day'];
+
+/**
+ * Why EventBridge would refuse a schedule expression, or `undefined`. `rate(1 minute)` is singular and
+ * `rate(5 minutes)` plural; a cron expression has six fields, exactly one of day-of-month and day-of-week `?`.
+ *
+ * @example
+ * scheduleProblem('rate(1 minutes)'); // 'expected `rate(1 minute)` (a value of 1 takes the singular unit), got `rate(1 minutes)`'
+ */
+export function scheduleProblem(expression: string): string | undefined {
+  const rate = /^rate\((.*)\)$/.exec(expression);
+  if (rate !== null) {
+    const match = /^([1-9][0-9]*) ([a-z]+)$/.exec(rate[1]!.trim());
+    const value = match === null ? undefined : Number(match[1]);
+    const unit = match?.[2];
+    const singular = unit?.replace(/s$/, '');
+    if (value === undefined || singular === undefined || !RATE_UNITS.includes(singular)) {
+      return `expected \`rate(<positive integer> <minute(s) | hour(s) | day(s)>)\`, got \`${expression}\``;
+    }
+    if (value === 1 && unit !== singular) return `expected \`rate(1 ${singular})\` (a value of 1 takes the singular unit), got \`${expression}\``;
+    if (value > 1 && unit === singular) return `expected \`rate(${value} ${singular}s)\` (a value above 1 takes the plural unit), got \`${expression}\``;
+    return undefined;
+  }
+  const cron = /^cron\((.*)\)$/.exec(expression);
+  if (cron !== null) {
+    const fields = cron[1]!.trim().split(/\s+/);
+    if (fields.length !== 6 || !fields.every((field) => /^[0-9A-Za-z*?,/#-]+$/.test(field))) {
+      return `expected \`cron(<minutes> <hours> <day-of-month> <month> <day-of-week> <year>)\`, six fields, got \`${expression}\``;
+    }
+    if ((fields[2] === '?') === (fields[4] === '?')) {
+      return `expected exactly one of day-of-month and day-of-week to be \`?\` (EventBridge cron), got \`${expression}\``;
+    }
+    return undefined;
+  }
+  return `expected \`rate(...)\` or \`cron(...)\`, got \`${expression}\``;
+}
+
+/** Host names that mean "this machine" or an example: a deployed function reaching one would time out or fail. */
+export function localOrPlaceholderHost(host: string): string | undefined {
+  const name = host.replace(/^\[|\]$/g, '').toLowerCase();
+  if (name === 'localhost' || name.endsWith('.localhost') || /^127\./.test(name) || name === '::1' || name === '0.0.0.0') return 'a loopback address';
+  if (/(^|\.)example(\.(com|net|org))?$/.test(name) || /\.(invalid|test)$/.test(name)) return 'a placeholder (reserved example) name';
+  return undefined;
+}
+
+/** The host of a `host:port` entry or a `redis[s]://` URL; `undefined` for anything else (a CloudFormation value). */
+export function hostOf(endpoint: unknown): string | undefined {
+  if (typeof endpoint !== 'string') return undefined;
+  if (/^rediss?:\/\//.test(endpoint)) {
+    try {
+      return new URL(endpoint).hostname;
+    } catch {
+      return undefined;
+    }
+  }
+  const match = /^(\[[^\]]+\]|[^:]+):[0-9]+$/.exec(endpoint);
+  return match?.[1];
+}
+
+/**
+ * Loopback or placeholder endpoints among the settings given, each named; for every command but `offline`
+ * (where the local stack is what the functions should reach).
+ *
+ * @example
+ * endpointProblems([{ setting: 'functions.orders.kafkaLanes.redis.url', value: 'redis://127.0.0.1:6379' }]);
+ * // ['functions.orders.kafkaLanes.redis.url: expected an address a deployed function can reach, got `redis://127.0.0.1:6379` (a loopback address) ...']
+ */
+export function endpointProblems(settings: ReadonlyArray<{ setting: string; value: unknown }>): string[] {
+  const problems: string[] = [];
+  for (const { setting, value } of settings) {
+    const host = hostOf(value);
+    const kind = host === undefined ? undefined : localOrPlaceholderHost(host);
+    if (kind !== undefined) {
+      problems.push(
+        `${setting}: expected an address a deployed function can reach, got \`${String(value)}\` (${kind}); ` +
+          'the local stack is for `serverless offline` (custom.kafkaLanes.offline)',
+      );
+    }
+  }
+  return problems;
+}
+
+const ARN_REGION = /^arn:[^:]+:kafka:([^:]*):/;
+
+/**
+ * An MSK trigger's cluster in another region than the service: Lambda's event source mapping reads only a
+ * cluster of its own region.
+ */
+export function clusterRegionProblem(setting: string, arn: unknown, region: string | undefined): string | undefined {
+  if (typeof arn !== 'string' || region === undefined) return undefined;
+  const clusterRegion = ARN_REGION.exec(arn)?.[1];
+  if (clusterRegion === undefined || clusterRegion === region) return undefined;
+  return `${setting}: expected an MSK cluster in the service's region \`${region}\` (an event source mapping reads only its own region), got \`${arn}\` (region \`${clusterRegion}\`)`;
+}
+
+/**
+ * Strings over a limit, each named with the limit and the value.
+ *
+ * @example
+ * lengthProblem('functions.ordersCommitter.name', 'x'.repeat(70), 64, 'Lambda function names');
+ */
+export function lengthProblem(setting: string, value: string, limit: number, what: string): string | undefined {
+  if (value.length <= limit) return undefined;
+  return `${setting}: expected at most ${limit} characters (${what}), got ${value.length}: \`${value}\``;
+}

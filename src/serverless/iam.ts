@@ -1,0 +1,156 @@
+import { completionGroupId, deadLetterTopic, retryTopic, retryTopicPrefix } from '../options/names';
+import type { FunctionPlan } from './plan';
+
+/** One IAM policy statement. */
+export interface Statement {
+  readonly Effect: 'Allow';
+  readonly Action: readonly string[];
+  readonly Resource: unknown;
+  readonly Condition?: Record<string, unknown>;
+}
+
+/** The statements of the two roles of a group: the handler's (trigger, hand-off producers) and the committer's. */
+export interface GroupGrants {
+  readonly handler: Statement[];
+  readonly committer: Statement[];
+}
+
+/** A CloudFormation value: a string when the cluster ARN is known, else built from the ARN at deploy time. */
+type Value = string | Record<string, unknown>;
+
+/**
+ * MSK resource ARNs derived from a cluster ARN `arn:<partition>:kafka:<region>:<account>:cluster/<name>/<uuid>`:
+ * its topics are `...:topic/<name>/<uuid>/<topic>` and its groups `...:group/<name>/<uuid>/<group>` (MSK IAM
+ * access control's resource types). A cluster ARN known only at deploy time (`Ref`, `Fn::ImportValue`) is cut
+ * by CloudFormation (`Fn::Split` on `cluster/`), so even then no grant falls back to `"*"`.
+ */
+export function mskArns(cluster: unknown): { cluster: Value; topic(name: string): Value; group(name: string): Value } {
+  if (typeof cluster === 'string') {
+    const match = /^(arn:[^:]+:kafka:[^:]*:[^:]*:)cluster\/(.+)$/.exec(cluster);
+    const [prefix, rest] = match === null ? [undefined, undefined] : [match[1], match[2]];
+    if (prefix !== undefined && rest !== undefined) {
+      return { cluster, topic: (name) => `${prefix}topic/${rest}/${name}`, group: (name) => `${prefix}group/${rest}/${name}` };
+    }
+  }
+  const part = (index: number): Record<string, unknown> => ({ 'Fn::Select': [index, { 'Fn::Split': ['cluster/', cluster] }] });
+  const arn = (kind: string, name: string): Value => ({ 'Fn::Join': ['', [part(0), `${kind}/`, part(1), `/${name}`]] });
+  return { cluster: cluster as Value, topic: (name) => arn('topic', name), group: (name) => arn('group', name) };
+}
+
+const ENI_ACTIONS = ['ec2:CreateNetworkInterface', 'ec2:DescribeNetworkInterfaces', 'ec2:DeleteNetworkInterface', 'ec2:AssignPrivateIpAddresses', 'ec2:UnassignPrivateIpAddresses'];
+// What an event source mapping in a VPC needs besides (Lambda developer guide, MSK and self-managed Kafka
+// "execution role permissions"). EC2 has no resource-level permissions for these: `"*"` is the only form.
+const TRIGGER_NETWORK_ACTIONS = ['ec2:DescribeVpcs', 'ec2:DescribeSubnets', 'ec2:DescribeSecurityGroups'];
+const SECRET_KEYS = ['saslScram512Auth', 'saslScram256Auth', 'saslPlainAuth', 'clientCertificateTlsAuth', 'serverRootCaCertificate'];
+
+/**
+ * Least-privilege grants of one group, per function. The handler role: the trigger's reads (its source topic
+ * and its retry topics, in their consumer groups `<group>` and `<group>.retry.<tier>`, with the cluster's
+ * connect and dynamic-configuration reads MSK IAM asks of a consumer) and the hand-off producer's writes
+ * (`<group>.retry.*` and `<group>.dlq`, idempotently). The committer role: offset commits to `<group>.lanes` for
+ * the source and retry topics, and the re-drive's writes. MSK IAM grants only when the clients use IAM.
+ *
+ * @example
+ * groupGrants(plan).committer; // [{ Action: ['kafka-cluster:Connect', ...], Resource: 'arn:aws:kafka:...:cluster/shop/abcd-1' }, ...]
+ */
+export function groupGrants(plan: FunctionPlan, inVpc: boolean): GroupGrants {
+  const handler: Statement[] = [];
+  const committer: Statement[] = [];
+  const trigger = 'msk' in plan.source ? { kind: 'msk' as const, settings: plan.source.msk } : { kind: 'kafka' as const, settings: plan.source.kafka };
+  const { group } = plan;
+  const retryTopics = plan.tiers.map((tier) => retryTopic(group, tier));
+  const readTopics = [trigger.settings.topic, ...retryTopics];
+  const triggerGroups = [group, ...retryTopics];
+  const writes = [`${retryTopicPrefix(group)}*`, deadLetterTopic(group)];
+
+  if (trigger.kind === 'msk') {
+    const arns = mskArns(trigger.settings.arn);
+    const describe = { Effect: 'Allow', Action: ['kafka:DescribeCluster', 'kafka:DescribeClusterV2', 'kafka:GetBootstrapBrokers'], Resource: arns.cluster } as const;
+    handler.push(describe);
+    committer.push({ ...describe, Action: ['kafka:GetBootstrapBrokers'] });
+    const scram = trigger.settings['saslScram512'];
+    // The trigger authenticates with the function's role unless it has a SCRAM secret.
+    if (scram === undefined) {
+      handler.push(...kafkaCluster(arns, { cluster: ['Connect', 'DescribeClusterDynamicConfiguration'], topics: readTopics, topicActions: ['DescribeTopic', 'ReadData'], groups: triggerGroups }));
+    }
+    if (plan.auth === 'iam') {
+      const producer = kafkaCluster(arns, { cluster: ['Connect', 'WriteDataIdempotently', 'DescribeClusterDynamicConfiguration'], topics: writes, topicActions: ['DescribeTopic', 'WriteData'] });
+      handler.push(...producer);
+      committer.push(
+        ...producer,
+        ...kafkaCluster(arns, { cluster: [], topics: readTopics, topicActions: ['DescribeTopic', 'ReadData'], groups: [completionGroupId(group)] }),
+      );
+    }
+    if (scram !== undefined) handler.push(...secretReads([scram]));
+  } else {
+    const access = (trigger.settings['accessConfigurations'] ?? {}) as Record<string, unknown>;
+    const secrets = SECRET_KEYS.flatMap((key) => (Array.isArray(access[key]) ? (access[key] as unknown[]) : []));
+    if (secrets.length > 0) handler.push(...secretReads(secrets));
+    if (access['vpcSubnet'] !== undefined) handler.push({ Effect: 'Allow', Action: [...ENI_ACTIONS, ...TRIGGER_NETWORK_ACTIONS], Resource: '*' });
+  }
+  if (trigger.kind === 'msk') handler.push({ Effect: 'Allow', Action: [...ENI_ACTIONS, ...TRIGGER_NETWORK_ACTIONS], Resource: '*' });
+  else if (inVpc) handler.push({ Effect: 'Allow', Action: ENI_ACTIONS, Resource: '*' });
+  if (inVpc) committer.push({ Effect: 'Allow', Action: ENI_ACTIONS, Resource: '*' });
+  return { handler: dedupe(handler), committer: dedupe(committer) };
+}
+
+function kafkaCluster(
+  arns: ReturnType<typeof mskArns>,
+  grant: { cluster: string[]; topics: readonly string[]; topicActions: string[]; groups?: readonly string[] },
+): Statement[] {
+  const statements: Statement[] = [];
+  if (grant.cluster.length > 0) statements.push({ Effect: 'Allow', Action: grant.cluster.map((action) => `kafka-cluster:${action}`), Resource: arns.cluster });
+  statements.push({ Effect: 'Allow', Action: grant.topicActions.map((action) => `kafka-cluster:${action}`), Resource: grant.topics.map(arns.topic) });
+  if (grant.groups !== undefined) {
+    statements.push({ Effect: 'Allow', Action: ['kafka-cluster:DescribeGroup', 'kafka-cluster:AlterGroup'], Resource: grant.groups.map(arns.group) });
+  }
+  return statements;
+}
+
+/** A trigger's secrets: read by the event source mapping with the function's role, decrypted through Secrets Manager. */
+function secretReads(secrets: readonly unknown[]): Statement[] {
+  return [
+    { Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: [...secrets] },
+    // The secret's KMS key is not known here: decryption is allowed only on Secrets Manager's behalf.
+    { Effect: 'Allow', Action: ['kms:Decrypt'], Resource: '*', Condition: { StringLike: { 'kms:ViaService': 'secretsmanager.*.amazonaws.com' } } },
+  ];
+}
+
+function dedupe(statements: Statement[]): Statement[] {
+  const seen = new Set<string>();
+  return statements.filter((statement) => {
+    const key = JSON.stringify(statement);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/** A role for one function: assumed by Lambda, writing its own log group, with the given statements. */
+export function functionRole(
+  functionName: string,
+  statements: readonly Statement[],
+  extra: { managedPolicyArns?: unknown[]; permissionsBoundary?: unknown } = {},
+): { Type: 'AWS::IAM::Role'; Properties: Record<string, unknown> } {
+  const logGroup = { 'Fn::Sub': `arn:\${AWS::Partition}:logs:\${AWS::Region}:\${AWS::AccountId}:log-group:/aws/lambda/${functionName}:*` };
+  return {
+    Type: 'AWS::IAM::Role',
+    Properties: {
+      AssumeRolePolicyDocument: {
+        Version: '2012-10-17',
+        Statement: [{ Effect: 'Allow', Principal: { Service: ['lambda.amazonaws.com'] }, Action: ['sts:AssumeRole'] }],
+      },
+      Policies: [
+        {
+          PolicyName: 'kafka-lanes',
+          PolicyDocument: {
+            Version: '2012-10-17',
+            Statement: [{ Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: [logGroup] }, ...statements],
+          },
+        },
+      ],
+      ...(extra.managedPolicyArns === undefined || extra.managedPolicyArns.length === 0 ? {} : { ManagedPolicyArns: extra.managedPolicyArns }),
+      ...(extra.permissionsBoundary === undefined ? {} : { PermissionsBoundary: extra.permissionsBoundary }),
+    },
+  };
+}

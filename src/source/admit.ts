@@ -1,0 +1,257 @@
+import type { PartitionRef } from '../completion/types';
+import { deadLetterConflicts, deadLetterMalformed, writeAndMarkDone } from '../engine/dead-letters';
+import { DEFERRED_HEAD, parkPayload } from '../engine/lane-heads';
+import { laneIdOf } from '../engine/lane-id';
+import { describeError, type DeadLetterReason } from '../engine/outcome';
+import type { EngineTask, RunScope } from '../engine/run-scope';
+import { planOffsets, topicPartitionKey, type DecodeFailure, type Delivered, type KafkaRecord, type OffsetSlot, type PartitionBatch, type RecordCoordinates } from '../event';
+import { DeserializationError } from '../options/errors';
+
+/** A delivered record of a source topic, to run as attempt 1 (or to fail at once, `preset`). */
+export type SourceTask = EngineTask;
+
+/** How far below `highest` a batch wholly below `base` must lie to look like a re-created topic. */
+export const RECREATED_TOPIC_GAP = 10_000;
+
+/**
+ * Admits one partition's batch of source records: one `admit` script call per chunk (gaps bridged, duplicates
+ * skipped, records of blocked lanes parked); hands off at once what needs no run (malformed records,
+ * conflicting versions of an offset, a blocked lane's head redelivered).
+ */
+export async function admitSourceBatch(run: RunScope<SourceTask>, batch: PartitionBatch): Promise<{ tasks: SourceTask[]; handOffs: Promise<unknown> }> {
+  const { topic, partition } = batch;
+  const ref: PartitionRef = { group: run.options.group, topic, partition };
+  const partitionKey = topicPartitionKey(topic, partition);
+  const { entries, unplaced, duplicates } = admitEntries(run, batch, partitionKey, ref);
+  run.count('duplicates', duplicates);
+  // A malformed record with an unreadable offset cannot get a done bit: dead-letter it and go on.
+  const handOffs: Array<Promise<unknown>> = [run.guard(deadLetterMalformed(run, ref, unplaced), partitionKey)];
+
+  // One atomic script call per chunk, in offset order: the records of the first (small) chunk start
+  // while the later ones are admitted. Order per lane holds: a lane's records are queued behind its
+  // running head in the scheduler, and a head that fails waits for the whole admission before it parks
+  // the lane's followers (`failed`).
+  let from = 0;
+  // A small batch is admitted in one call: chunks would cost round trips and save little time.
+  let size = entries.length <= ADMIT_ONE_CALL ? entries.length : ADMIT_FIRST_CHUNK;
+  let tasks: SourceTask[] = [];
+  while (from < entries.length) {
+    const chunk = entries.slice(from, from + size);
+    assignLanes(run, chunk);
+    const last = from + chunk.length >= entries.length;
+    const admitted = await admitChunk(run, ref, partitionKey, chunk, from === 0 ? entries : undefined);
+    from += chunk.length;
+    size = Math.min(size * 4, ADMIT_MAX_CHUNK);
+    if (admitted === undefined) {
+      // Redis refused or back-pressure: the rest of the batch is not admitted now; the event source
+      // redelivers it (a later record of a lane must not run while an earlier one was refused).
+      refuseRest(run, ref, entries.slice(from));
+      break;
+    }
+    if (admitted.handOffs !== undefined) handOffs.push(admitted.handOffs);
+    if (last) tasks = admitted.tasks;
+    else run.enqueue(admitted.tasks);
+    if (admitted.stop) {
+      refuseRest(run, ref, entries.slice(from));
+      break;
+    }
+  }
+  return { tasks, handOffs: Promise.all(handOffs) };
+}
+
+/**
+ * Admits one chunk: its tasks, the hand-offs it found, and `stop` when the rest of the batch must not be
+ * admitted in this invocation (back-pressure); `undefined` when Redis could not be reached.
+ */
+async function admitChunk(
+  run: RunScope<SourceTask>,
+  ref: PartitionRef,
+  partitionKey: string,
+  entries: readonly AdmitEntry[],
+  /** The whole batch, given with its first chunk only. */
+  batch: readonly AdmitEntry[] | undefined,
+): Promise<{ tasks: SourceTask[]; handOffs?: Promise<unknown>; stop: boolean } | undefined> {
+  let result;
+  try {
+    result = await run.store.admit(ref, entries);
+  } catch (error) {
+    run.logger.error('cannot admit batch: Redis unreachable or refused; the whole partition will be redelivered', {
+      partition: partitionKey, error: describeError(error),
+    });
+    run.redeliver(ref, entries.map((entry) => entry.offset));
+    return undefined;
+  }
+  if (result.window !== undefined) {
+    run.window(ref, result.window);
+    if (batch !== undefined) warnIfRecreated(run, partitionKey, batch, result.window);
+  }
+  if (result.backPressure) {
+    run.logger.warn('back-pressure: records refused at the window or parked cap; the event source will redeliver them', {
+      partition: partitionKey, caps: run.options.caps, window: result.window,
+    });
+  }
+
+  const tasks: SourceTask[] = [];
+  let malformed: DecodeFailure[] | undefined;
+  let conflicts: Array<{ offset: number; versions: readonly Delivered[] }> | undefined;
+  let heads: RunnableEntry[] | undefined;
+  const { statuses } = result;
+  for (let i = 0; i < entries.length; i += 1) {
+    const entry = entries[i]!;
+    const status = statuses[i];
+    if (status === 'run' && entry.record !== undefined) {
+      tasks.push(entry as RunnableEntry);
+    } else if (status === 'duplicate') run.count('duplicates');
+    else if (status === 'parked') run.count('parked');
+    else if (status === 'refused') {
+      run.count('refused');
+      run.redeliver(ref, [entry.offset]);
+    } else if (entry.conflict !== undefined) {
+      (conflicts ??= []).push({ offset: entry.offset, versions: entry.conflict });
+    } else if (entry.failure !== undefined) {
+      (malformed ??= []).push(entry.failure);
+    } else if (status === 'handoff') {
+      (heads ??= []).push(entry as RunnableEntry);
+    }
+  }
+  if (malformed === undefined && conflicts === undefined && heads === undefined) return { tasks, stop: result.backPressure };
+  const now = run.now();
+  // The head of a blocked lane, redelivered before its hand-off was known to complete: hand it off again
+  // as Redis recorded it (a held head to the dead-letter topic, a retrying one with its attempt and due
+  // time); the retry function drops whichever copy is no longer the lane's head.
+  const headEntries = result.handoffHeads.values();
+  const redelivered = (heads ?? []).map(({ record, lane }) => {
+    const head = headEntries.next().value;
+    if (head?.state === 'held') {
+      return run.copies.deadLetter({ record, origin: originOfRecord(record), lane }, head.attempt, (head.reason || 'non-retriable') as DeadLetterReason, {
+        name: 'HeldLane', message: 'dead-lettered again: the first dead-letter write was not known to complete',
+      });
+    }
+    const basis = { record, origin: originOfRecord(record), lane };
+    // A head blocked at the deadline never ran: it goes on as deferred (attempt unchanged), as it first did.
+    if (head?.reason === DEFERRED_HEAD) return run.copies.deferred(basis, head.attempt, head.dueAtMs);
+    return run.copies.retry(basis, { attempt: head?.attempt ?? 1, dueAtMs: head?.dueAtMs ?? now, firstFailureAtMs: now });
+  });
+  const handOffs = run.guard(Promise.all([
+    writeAndMarkDone(run, ref, redelivered, () => {
+      for (const item of redelivered) run.count(item.kind === 'dead-letter' ? 'deadLettered' : item.deferred === true ? 'deferred' : 'retried');
+    }),
+    deadLetterMalformed(run, ref, malformed ?? []),
+    deadLetterConflicts(run, ref, conflicts ?? []),
+  ]), partitionKey);
+  return { tasks, handOffs, stop: result.backPressure };
+}
+
+
+/** A batch of at most this many records is admitted in one call. */
+export const ADMIT_ONE_CALL = 2_048;
+/** The first chunk of a larger batch: small, so the first records start soon. */
+export const ADMIT_FIRST_CHUNK = 256;
+/** Chunks grow fourfold up to this size (a batch of 10,000: 256, 1,024, 4,096, 4,624). */
+export const ADMIT_MAX_CHUNK = 8_192;
+
+/**
+ * One offset of a batch to admit: a record to run (with its lane), or a malformed record or conflicting
+ * versions to dead-letter. Its `payload` (what a park list keeps) is built only if Redis asks for it.
+ */
+class AdmitEntry {
+  readonly partitionKey: string;
+  readonly ref: PartitionRef;
+  readonly offset: number;
+  readonly record: KafkaRecord | undefined;
+  readonly failure: DecodeFailure | undefined;
+  readonly conflict: readonly Delivered[] | undefined;
+  readonly attempt = 1;
+  lane: string | undefined = undefined;
+  preset: unknown = undefined;
+  #origin: RecordCoordinates | undefined = undefined;
+
+  constructor(partitionKey: string, ref: PartitionRef, offset: number, record: KafkaRecord | undefined, slot?: OffsetSlot) {
+    this.partitionKey = partitionKey;
+    this.ref = ref;
+    this.offset = offset;
+    this.record = record;
+    this.failure = slot?.failure;
+    this.conflict = slot?.conflict;
+  }
+
+  /** A source record's origin is where it was read. */
+  get origin(): RecordCoordinates {
+    return (this.#origin ??= { topic: this.ref.topic, partition: this.ref.partition, offset: this.offset });
+  }
+
+  get payload(): string | undefined {
+    return this.record === undefined ? undefined : parkPayload(this.record);
+  }
+}
+
+/** An admitted entry with a record to run: the task the engine schedules. */
+type RunnableEntry = AdmitEntry & { readonly record: KafkaRecord };
+
+/**
+ * A batch's offsets, each once and ascending (lanes are found per chunk, `assignLanes`). Records sharing an offset are planned by
+ * `planOffsets` (identical copies run once, differing ones are all dead-lettered); a batch without
+ * failures and with strictly ascending offsets (every batch AWS sends) skips that work.
+ */
+function admitEntries(
+  run: RunScope<SourceTask>,
+  batch: PartitionBatch,
+  partitionKey: string,
+  ref: PartitionRef,
+): { entries: AdmitEntry[]; unplaced: DecodeFailure[]; duplicates: number } {
+  const { records, failures } = batch;
+  let plain = failures.length === 0;
+  for (let i = 1; plain && i < records.length; i += 1) plain = records[i - 1]!.offset < records[i]!.offset;
+  const plan = plain ? undefined : planOffsets(records, failures);
+  const slots: readonly OffsetSlot[] = plan?.slots ?? records;
+  const entries = new Array<AdmitEntry>(slots.length);
+  for (let i = 0; i < slots.length; i += 1) {
+    const slot = slots[i]!;
+    entries[i] = plain ? new AdmitEntry(partitionKey, ref, slot.offset, slot as KafkaRecord) : new AdmitEntry(partitionKey, ref, slot.offset, slot.record, slot);
+  }
+  return { entries, unplaced: plan?.unplaced ?? [], duplicates: plan?.duplicates ?? 0 };
+}
+
+/** The lanes of a chunk's records, found just before it is admitted (the first chunk need not wait for the rest). */
+function assignLanes(run: RunScope<SourceTask>, entries: readonly AdmitEntry[]): void {
+  for (const entry of entries) {
+    if (entry.record === undefined) continue;
+    try {
+      entry.lane = laneIdOf(entry.record, run.options);
+    } catch (error) {
+      // Without its lane the record cannot run in order: it is dead-lettered like an unreadable key.
+      entry.preset = new DeserializationError('key', entry.record, `keyOf threw: ${describeError(error).message}`, { cause: error });
+    }
+  }
+}
+
+/** Records of a batch not admitted now (refused, or behind a refusal): the event source redelivers them. */
+function refuseRest(run: RunScope<SourceTask>, ref: PartitionRef, rest: readonly AdmitEntry[]): void {
+  run.count('refused', rest.length);
+  run.redeliver(ref, rest.map((entry) => entry.offset));
+}
+
+function originOfRecord(record: KafkaRecord): { topic: string; partition: number; offset: number } {
+  return { topic: record.topic, partition: record.partition, offset: record.offset };
+}
+
+/**
+ * Topic re-created under the same name: its offsets restart below the stored `base`, and every record would
+ * be skipped as done, silently. A batch wholly below `base` while `highest` is far above it says so loudly.
+ */
+function warnIfRecreated(
+  run: RunScope<SourceTask>,
+  partition: string,
+  batch: readonly AdmitEntry[],
+  window: { base: number; highest: number },
+): void {
+  if (batch.length === 0) return;
+  const last = batch[batch.length - 1]!.offset;
+  if (last < window.base && window.highest - last > Math.max(RECREATED_TOPIC_GAP, 10 * batch.length)) {
+    run.logger.error(
+      'batch wholly below the stored base while the highest delivered offset is far above it: was the topic deleted and created again? Its records are skipped as done; run `kafka-lanes reset` for this topic if so',
+      { partition, batchFrom: batch[0]!.offset, batchTo: last, base: window.base, highest: window.highest },
+    );
+  }
+}
+

@@ -1,0 +1,140 @@
+/**
+ * The CloudWatch alarms and dashboard the kafka-lanes plugin adds, in the template `serverless package` writes
+ * (offline, no AWS credentials), checked by `cfn-lint` (AWS's CloudFormation linter, preinstalled on the CI image).
+ */
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const ROOT = join(__dirname, '..', '..');
+const SERVERLESS = join(ROOT, 'node_modules', '.bin', 'serverless');
+const ARN = 'arn:aws:kafka:eu-west-1:123456789012:cluster/shop/abcd-1';
+const NO_AWS = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('AWS_')));
+const ENV = { ...NO_AWS, AWS_SHARED_CREDENTIALS_FILE: '/nonexistent', AWS_CONFIG_FILE: '/nonexistent', AWS_EC2_METADATA_DISABLED: 'true' };
+
+interface Resource {
+  Type: string;
+  Properties: Record<string, unknown>;
+}
+
+function run(command: string, args: string[], cwd: string): Promise<{ code: number; output: string }> {
+  return new Promise((resolve) => {
+    execFile(command, args, { cwd, env: ENV, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, output: `${stdout}${stderr}` });
+    });
+  });
+}
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/**
+ * Packages a one-function service with `kafkaLanes`, in a folder of this checkout (test-output/, git-ignored), so
+ * `kafka-lanes/serverless` resolves to this checkout's plugin.
+ */
+async function packaged(kafkaLanes: string): Promise<{ code: number; output: string; dir: string; resources: () => Record<string, Resource> }> {
+  mkdirSync(join(ROOT, 'test-output'), { recursive: true });
+  const dir = mkdtempSync(join(ROOT, 'test-output', 'sls-alarms-'));
+  dirs.push(dir);
+  writeFileSync(join(dir, 'handler.ts'), 'export const handler = async (): Promise<{ batchItemFailures: [] }> => ({ batchItemFailures: [] });\n');
+  writeFileSync(
+    join(dir, 'serverless.yml'),
+    `service: shop
+configValidationMode: error
+provider:
+  name: aws
+  runtime: nodejs22.x
+  region: eu-west-1
+plugins:
+  - kafka-lanes/serverless
+functions:
+  orders:
+    handler: handler.handler
+    events:
+      - msk: { arn: '${ARN}', topic: orders }
+    kafkaLanes:
+      group: orders-svc
+${kafkaLanes}`,
+  );
+  const result = await run(SERVERLESS, ['package', '--package', join(dir, 'out')], dir);
+  return { ...result, dir, resources: () => (JSON.parse(readFileSync(join(dir, 'out', 'cloudformation-template-update-stack.json'), 'utf8')) as { Resources: Record<string, Resource> }).Resources };
+}
+
+const ofType = (resources: Record<string, Resource>, type: string): Resource[] => Object.values(resources).filter((r) => r.Type === type);
+
+describe('CloudWatch alarms and dashboard of the kafka-lanes plugin', () => {
+  it('adds the alarms, a dashboard and an SNS topic by default, in a template cfn-lint accepts', async () => {
+    // Act
+    const { code, output, dir, resources } = await packaged('');
+    const lint = await run('cfn-lint', [join(dir, 'out', 'cloudformation-template-update-stack.json')], dir);
+
+    // Assess
+    expect({ code, output }).toMatchObject({ code: 0 });
+    // cfn-lint's exit status is a bit mask (2 errors, 4 warnings): no error, and no error line.
+    expect({ errors: (lint.code & 2) !== 0, lines: lint.output.split('\n').filter((line) => /^E\d{4}/.test(line)) }).toEqual({ errors: false, lines: [] });
+    const alarms = ofType(resources(), 'AWS::CloudWatch::Alarm').map((a) => a.Properties);
+    expect(alarms.map((a) => [a['AlarmName'], a['Namespace'], a['MetricName'], a['Threshold']])).toEqual([
+      ['shop-dev-orders-svc-dead-letters', 'KafkaLanes', 'RecordsDeadLettered', 0],
+      ['shop-dev-orders-svc-refused-by-broker', 'KafkaLanes', 'RecordsRefusedByBroker', 0],
+      ['shop-dev-orders-svc-oldest-blocked-lane', 'KafkaLanes', 'OldestBlockedLaneAge', 900_000],
+      ['shop-dev-orders-svc-committed-lag', 'KafkaLanes', 'CommittedLag', 100_000],
+      ['shop-dev-orders-svc-committer-errors', 'AWS/Lambda', 'Errors', 0],
+    ]);
+    // The dimensions the functions' EMF lines carry (Powertools: `service`, then the default `group`).
+    expect(alarms[0]!['Dimensions']).toEqual([{ Name: 'service', Value: 'kafka-lanes' }, { Name: 'group', Value: 'orders-svc' }]);
+    expect(alarms[4]!['Dimensions']).toEqual([{ Name: 'FunctionName', Value: 'shop-dev-orders-committer' }]);
+    for (const alarm of alarms) expect(alarm['AlarmActions']).toEqual([{ Ref: 'KafkaLanesAlarmTopic' }]);
+    expect(ofType(resources(), 'AWS::SNS::Topic')).toHaveLength(1);
+    const [dashboard] = ofType(resources(), 'AWS::CloudWatch::Dashboard');
+    expect(dashboard?.Properties['DashboardName']).toBe('shop-dev-orders-svc');
+    const body = JSON.parse((dashboard?.Properties['DashboardBody'] as { 'Fn::Sub': string })['Fn::Sub']) as { widgets: Array<{ properties: { title: string } }> };
+    expect(body.widgets.map((w) => w.properties.title)).toEqual([
+      'alarms of orders-svc', 'committed lag (records behind)', 'blocked lanes', 'records per minute', 'dead letters and refusals per minute',
+      'handler latency (ms)', 'committer runs',
+    ]);
+  });
+
+  it('takes thresholds and an existing SNS topic from the kafkaLanes block, and passes cfn-lint', async () => {
+    // Act
+    const topic = 'arn:aws:sns:eu-west-1:123456789012:ops-pager';
+    const { code, output, dir, resources } = await packaged(`      alarms:
+        notify: ${topic}
+        period: 10m
+        oldestBlockedLane: 30m
+        deadLetters: 5
+        committedLag: 5000
+        dashboard: false
+`);
+    const lint = await run('cfn-lint', [join(dir, 'out', 'cloudformation-template-update-stack.json')], dir);
+
+    // Assess
+    expect({ code, output }).toMatchObject({ code: 0 });
+    // cfn-lint's exit status is a bit mask (2 errors, 4 warnings): no error, and no error line.
+    expect({ errors: (lint.code & 2) !== 0, lines: lint.output.split('\n').filter((line) => /^E\d{4}/.test(line)) }).toEqual({ errors: false, lines: [] });
+    const alarms = Object.fromEntries(ofType(resources(), 'AWS::CloudWatch::Alarm').map((a) => [a.Properties['MetricName'], a.Properties]));
+    expect(alarms['RecordsDeadLettered']).toMatchObject({ Threshold: 5, Period: 600, AlarmActions: [topic] });
+    expect(alarms['OldestBlockedLaneAge']).toMatchObject({ Threshold: 1_800_000 });
+    expect(alarms['CommittedLag']).toMatchObject({ Threshold: 5000, Period: 600, EvaluationPeriods: 3 });
+    expect(ofType(resources(), 'AWS::SNS::Topic')).toEqual([]);
+    expect(ofType(resources(), 'AWS::CloudWatch::Dashboard')).toEqual([]);
+  });
+
+  it('adds nothing with `alarms: { enabled: false }`', async () => {
+    const { code, resources } = await packaged('      alarms:\n        enabled: false\n');
+    expect(code).toBe(0);
+    expect(Object.values(resources()).filter((r) => r.Type.startsWith('AWS::CloudWatch') || r.Type === 'AWS::SNS::Topic')).toEqual([]);
+  });
+
+  it.each([
+    ['period: 90s', /kafkaLanes\.alarms\.period'?: must match pattern|alarms\.period: a whole number of minutes/],
+    ['period: 25h', /alarms\.period: a whole number of minutes from `1m` to `24h`/],
+    ['oldestLane: 5m', /alarms.*unrecognized property 'oldestLane'|alarms: unknown key `oldestLane`/],
+    ['deadLetters: -1', /kafkaLanes\.alarms\.deadLetters/],
+  ])('refuses `alarms: { %s }`, saying where and what', async (line, message) => {
+    const { code, output } = await packaged(`      alarms:\n        ${line}\n`);
+    expect(code).not.toBe(0);
+    expect(output).toMatch(message);
+  });
+});

@@ -1,0 +1,69 @@
+import { alarmsBlockSchema, planAlarms, type AlarmsInput } from '../../../src/serverless/alarms';
+
+const input: AlarmsInput = {
+  service: 'shop', stage: 'prod', functionKey: 'order-events', group: 'orders-svc', functionName: 'shop-prod-order-events',
+  committerName: 'shop-prod-order-events-committer', block: undefined,
+};
+
+describe('planAlarms', () => {
+  it('plans five alarms, an SNS topic and a dashboard by default', () => {
+    // Act
+    const resources = planAlarms(input);
+
+    // Assess
+    expect(Object.keys(resources)).toEqual([
+      'KafkaLanesOrderEventsDeadLettersAlarm', 'KafkaLanesOrderEventsRefusedByBrokerAlarm', 'KafkaLanesOrderEventsOldestBlockedLaneAlarm',
+      'KafkaLanesOrderEventsCommittedLagAlarm', 'KafkaLanesOrderEventsCommitterErrorsAlarm', 'KafkaLanesAlarmTopic', 'KafkaLanesOrderEventsDashboard',
+    ]);
+    expect(resources['KafkaLanesOrderEventsDeadLettersAlarm']?.Properties).toEqual({
+      AlarmName: 'shop-prod-orders-svc-dead-letters',
+      AlarmDescription: 'kafka-lanes group orders-svc: more than 0 record(s) dead-lettered in 5m',
+      ComparisonOperator: 'GreaterThanThreshold',
+      AlarmActions: [{ Ref: 'KafkaLanesAlarmTopic' }],
+      OKActions: [{ Ref: 'KafkaLanesAlarmTopic' }],
+      Namespace: 'KafkaLanes',
+      MetricName: 'RecordsDeadLettered',
+      Dimensions: [{ Name: 'service', Value: 'kafka-lanes' }, { Name: 'group', Value: 'orders-svc' }],
+      Threshold: 0,
+      Statistic: 'Sum',
+      Period: 300,
+      EvaluationPeriods: 1,
+      TreatMissingData: 'notBreaching',
+    });
+  });
+
+  it('leaves out what reads the committer when the committer is off', () => {
+    const resources = planAlarms({ ...input, committerName: undefined, block: { dashboard: false } });
+    expect(Object.keys(resources)).toEqual(['KafkaLanesOrderEventsDeadLettersAlarm', 'KafkaLanesOrderEventsRefusedByBrokerAlarm', 'KafkaLanesAlarmTopic']);
+  });
+
+  it('plans nothing when turned off', () => {
+    expect(planAlarms({ ...input, block: { enabled: false } })).toEqual({});
+  });
+
+  it('points the dashboard at its alarms and the stack region', () => {
+    const body = (planAlarms(input)['KafkaLanesOrderEventsDashboard']?.Properties['DashboardBody'] as { 'Fn::Sub': string })['Fn::Sub'];
+    expect(body).toContain('"${KafkaLanesOrderEventsOldestBlockedLaneAlarm.Arn}"');
+    expect(body).toContain('"region":"${AWS::Region}"');
+    // Fn::Sub replaces every ${...}: nothing else may look like one.
+    expect(body.match(/\$\{[^}]*\}/g)?.every((ref) => /^\$\{(AWS::Region|KafkaLanes\w+Alarm\.Arn)\}$/.test(ref))).toBe(true);
+  });
+});
+
+describe('the alarms block', () => {
+  it.each([
+    [{ period: '90s' }, 'a whole number of minutes'],
+    [{ period: '25h' }, 'a whole number of minutes'],
+    [{ oldestBlockedLane: '500ms' }, 'at least `1s`'],
+    [{ notify: 'ops-pager' }, 'an SNS topic ARN'],
+    [{ deadLetters: -1 }, ''],
+  ])('refuses %j', (block, message) => {
+    const parsed = alarmsBlockSchema.safeParse(block);
+    expect(parsed.success).toBe(false);
+    expect(JSON.stringify(parsed.error?.issues)).toContain(message);
+  });
+
+  it('refuses an unknown key', () => {
+    expect(alarmsBlockSchema.safeParse({ oldestLane: '5m' }).success).toBe(false);
+  });
+});

@@ -1,0 +1,70 @@
+import { clusterRegionProblem, endpointProblems, lengthProblem, scheduleProblem, tierOrderProblems } from '../../../src/serverless/checks';
+
+describe('scheduleProblem', () => {
+  it.each(['rate(1 minute)', 'rate(5 minutes)', 'rate(1 hour)', 'rate(2 days)', 'cron(0/5 * * * ? *)', 'cron(0 12 ? * MON-FRI *)'])('accepts %s', (expression) => {
+    expect(scheduleProblem(expression)).toBeUndefined();
+  });
+
+  it.each([
+    ['rate(1 minutes)', 'expected `rate(1 minute)` (a value of 1 takes the singular unit), got `rate(1 minutes)`'],
+    ['rate(5 minute)', 'expected `rate(5 minutes)` (a value above 1 takes the plural unit), got `rate(5 minute)`'],
+    ['rate(0 minutes)', 'expected `rate(<positive integer> <minute(s) | hour(s) | day(s)>)`, got `rate(0 minutes)`'],
+    ['rate(5 seconds)', 'expected `rate(<positive integer> <minute(s) | hour(s) | day(s)>)`, got `rate(5 seconds)`'],
+    ['cron(bad)', 'expected `cron(<minutes> <hours> <day-of-month> <month> <day-of-week> <year>)`, six fields, got `cron(bad)`'],
+    ['cron(0 12 * * * *)', 'expected exactly one of day-of-month and day-of-week to be `?` (EventBridge cron), got `cron(0 12 * * * *)`'],
+    ['every minute', 'expected `rate(...)` or `cron(...)`, got `every minute`'],
+  ])('refuses %s', (expression, message) => {
+    expect(scheduleProblem(expression)).toBe(message);
+  });
+});
+
+describe('tierOrderProblems', () => {
+  it('names every tier not longer than the one before it, and accepts ascending tiers', () => {
+    // Act
+    const problems = tierOrderProblems('t', ['30s', '5s', '1m', '60s']);
+
+    // Assess
+    expect(problems).toEqual([
+      't.1: expected a longer delay than the tier before it, `30s` (tiers ascend strictly), got `5s`',
+      't.3: expected a longer delay than the tier before it, `1m` (tiers ascend strictly), got `60s`',
+    ]);
+    expect(tierOrderProblems('t', ['1s', '5s', '30s'])).toEqual([]);
+  });
+});
+
+describe('endpointProblems', () => {
+  it.each([
+    ['redis://127.0.0.1:6379', 'a loopback address'],
+    ['rediss://localhost:6379', 'a loopback address'],
+    ['[::1]:9092', 'a loopback address'],
+    ['b-1.example.com:9098', 'a placeholder (reserved example) name'],
+    ['kafka.invalid:9092', 'a placeholder (reserved example) name'],
+  ])('refuses %s (%s)', (value, kind) => {
+    expect(endpointProblems([{ setting: 's', value }])).toEqual([
+      `s: expected an address a deployed function can reach, got \`${value}\` (${kind}); the local stack is for \`serverless offline\` (custom.kafkaLanes.offline)`,
+    ]);
+  });
+
+  it('accepts private names and CloudFormation values', () => {
+    expect(
+      endpointProblems([
+        { setting: 'a', value: 'clustercfg.orders.abc.euw1.cache.amazonaws.com:6379' },
+        { setting: 'b', value: 'rediss://10.0.1.5:6379' },
+        { setting: 'c', value: { 'Fn::GetAtt': ['KafkaLanesRedis', 'ConfigurationEndPoint.Address'] } },
+      ]),
+    ).toEqual([]);
+  });
+});
+
+describe('clusterRegionProblem and lengthProblem', () => {
+  it('refuses a cluster of another region, accepts its own and a CloudFormation reference', () => {
+    expect(clusterRegionProblem('arn', 'arn:aws:kafka:us-east-1:1:cluster/a/b', 'eu-west-1')).toMatch(/region `us-east-1`/);
+    expect(clusterRegionProblem('arn', 'arn:aws:kafka:eu-west-1:1:cluster/a/b', 'eu-west-1')).toBeUndefined();
+    expect(clusterRegionProblem('arn', { Ref: 'KafkaLanesMsk' }, 'eu-west-1')).toBeUndefined();
+  });
+
+  it('names the limit and the length', () => {
+    expect(lengthProblem('name', 'x'.repeat(65), 64, 'Lambda function names')).toBe(`name: expected at most 64 characters (Lambda function names), got 65: \`${'x'.repeat(65)}\``);
+    expect(lengthProblem('name', 'x'.repeat(64), 64, 'Lambda function names')).toBeUndefined();
+  });
+});

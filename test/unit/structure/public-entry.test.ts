@@ -1,0 +1,82 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import ts from 'typescript';
+import { SRC } from './source-tree';
+
+/** Every name a module's `export { ... } from` lines publish, values and types alike. */
+function exportedNames(file: string): string[] {
+  const source = ts.createSourceFile(file, readFileSync(join(SRC, file), 'utf8'), ts.ScriptTarget.ES2022);
+  return source.statements.flatMap((statement) =>
+    ts.isExportDeclaration(statement) && statement.exportClause !== undefined && ts.isNamedExports(statement.exportClause)
+      ? statement.exportClause.elements.map((element) => element.name.text)
+      : []).sort();
+}
+
+describe('the public entry, kafka-lanes', () => {
+  it('exports what a handler author uses, and only that: a new name is a deliberate change of this list', () => {
+    expect(exportedNames('index.ts')).toEqual([
+      'BackoffInput',
+      'ConfigError',
+      'DeadlineError',
+      'DeserializationError',
+      'Deserializer',
+      'DeserializerFn',
+      'KafkaBatchResponse',
+      'KafkaHeader',
+      'KeyOf',
+      'LanesContext',
+      'LanesError',
+      'LanesOptionsInput',
+      'LanesRecord',
+      'NonRetriableError',
+      'Ordering',
+      'RecordHandler',
+      'RecordPartOf',
+      'RecordTimeoutError',
+      'RetryLaterError',
+      'RetryOptionsInput',
+      'SchemaValidationError',
+      'StandardSchemaV1',
+      'lanes',
+    ]);
+  });
+
+  it('has at run time exactly the values of that list', async () => {
+    const entry = await import('../../../src');
+    expect(Object.keys(entry).sort()).toEqual([
+      'ConfigError',
+      'DeadlineError',
+      'DeserializationError',
+      'LanesError',
+      'NonRetriableError',
+      'RecordTimeoutError',
+      'RetryLaterError',
+      'SchemaValidationError',
+      'lanes',
+    ]);
+  });
+
+  it('loads no part of the engine at import: the engine, the scheduler and the record paths come at the first invocation', async () => {
+    const loaded: string[] = [];
+    await jest.isolateModulesAsync(async () => {
+      for (const module of ['engine/engine', 'engine/scheduler', 'source/source-path', 'retry/retry-path', 'handler/lanes-function']) {
+        jest.doMock(`../../../src/${module}`, () => {
+          loaded.push(module);
+          return jest.requireActual(`../../../src/${module}`);
+        });
+      }
+      await import('../../../src');
+    });
+    expect(loaded).toEqual([]);
+  });
+});
+
+describe('the operator entry, kafka-lanes/operator', () => {
+  it('holds the operator and admin pieces the public entry leaves out', async () => {
+    const operator = await import('../../../src/operator');
+    expect(Object.keys(operator)).toEqual(expect.arrayContaining([
+      'CompletionStore', 'readHandOffHeaders', 'HandOffHeader', 'runCommitter', 'resolveOptions',
+      'replayDeadLetters', 'releaseHeldLane', 'redriveExpiredLeases', 'readStatus', 'ensureTopics', 'laneIdOf',
+    ]));
+  });
+});
