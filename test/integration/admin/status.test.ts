@@ -77,6 +77,8 @@ describe.each(redisSetups())('kafka-lanes status on $name Redis', ({ name, conne
       blockedLanes: 1,
       heldLanes: 0,
       parked: 1,
+      recoveries: 0,
+      recovering: false,
     });
     // Partition 0 has nothing in Redis and nothing committed, yet it is shown: it is a partition of a source topic.
     expect(row(source, 0)).toMatchObject({ role: 'source', committed: undefined, frontier: undefined, endOffset: 0, lag: 0 });
