@@ -1,4 +1,5 @@
 import type { Cluster, ClusterOptions, Redis, RedisOptions as IoRedisOptions } from 'ioredis';
+import { defineScripts } from '../completion/scripts';
 import type { Telemetry } from '../engine/telemetry';
 import type { LanesOptions, RedisOptions } from '../options/lanes-options';
 import { commonJsExports } from './interop';
@@ -100,5 +101,7 @@ export async function connectRedis(options: LanesOptions, telemetry: Telemetry):
   const redis = await createRedis(options.redis, common);
   // Without a listener ioredis prints every reconnect error; failed commands already surface per batch.
   redis.on('error', (error: Error) => telemetry.logger.warn('Redis connection error', { error: error.message }));
+  // Every invocation runs scripts: they are registered with the connection, and so load with the handler.
+  defineScripts(redis);
   return redis;
 }
