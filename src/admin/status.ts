@@ -38,8 +38,12 @@ export interface PartitionStatus {
   /** Lanes whose head is in the retry path (`retrying`) or waiting for an operator (`held`). */
   readonly blockedLanes: number;
   readonly heldLanes: number;
-  /** Records parked behind blocked heads (their only copy is in Redis). */
+  /** Records parked behind blocked heads (Redis is their index; the completion group never commits past them). */
   readonly parked: number;
+  /** Times the partition was recovered from Kafka after Redis lost its state (README, "Durability"). */
+  readonly recoveries: number;
+  /** A recovery is rebuilding the partition now: its records are refused until it ends. */
+  readonly recovering: boolean;
 }
 
 export interface GroupStatus {
@@ -138,7 +142,7 @@ export async function findPartitions(redis: RedisClient, group: string): Promise
   return [...found.values()];
 }
 
-export type RedisPartition = Pick<PartitionStatus, 'frontier' | 'highest' | 'window' | 'blockedLanes' | 'heldLanes' | 'parked'>;
+export type RedisPartition = Pick<PartitionStatus, 'frontier' | 'highest' | 'window' | 'blockedLanes' | 'heldLanes' | 'parked' | 'recoveries' | 'recovering'>;
 
 /** What Redis holds for one partition: frontier, window, blocked and held lanes, parked records. */
 export async function readPartition(store: CompletionStore, redis: RedisClient, ref: PartitionRef): Promise<RedisPartition> {
@@ -147,7 +151,7 @@ export async function readPartition(store: CompletionStore, redis: RedisClient, 
   const [reading, heads, parked] = await Promise.all([
     store.frontier(ref, { trim: false }),
     redis.hgetall(keys.lanes),
-    redis.hget(keys.meta, 'parked'),
+    redis.hmget(keys.meta, 'parked', 'recoveries', 'recovering'),
   ]);
   let held = 0;
   for (const [lane, entry] of Object.entries(heads)) {
@@ -163,7 +167,9 @@ export async function readPartition(store: CompletionStore, redis: RedisClient, 
     window: reading === undefined ? undefined : reading.highest + 1 - reading.frontier,
     blockedLanes: Object.keys(heads).length,
     heldLanes: held,
-    parked: Number(parked ?? 0),
+    parked: Number(parked[0] ?? 0),
+    recoveries: Number(parked[1] ?? 0),
+    recovering: Number(parked[2] ?? 0) > Date.now(),
   };
 }
 
@@ -331,6 +337,12 @@ export function renderStatus(status: GroupStatus): string {
     `blocked lanes ${totals((p) => p.blockedLanes)} (held ${totals((p) => p.heldLanes)}), parked ${totals((p) => p.parked)}, ` +
       `retry depth ${status.retryDepth}, dead letters ${status.deadLetters}`,
   );
+  const recovered = status.partitions.filter((p) => p.recoveries > 0 || p.recovering);
+  if (recovered.length > 0) {
+    lines.push(
+      `recovered from Kafka after Redis lost state: ${recovered.map((p) => `${p.topic}-${p.partition} ${p.recoveries}x${p.recovering ? ' (recovering now)' : ''}`).join(', ')}`,
+    );
+  }
   if (status.missingTopics.length > 0) {
     lines.push(
       `topics with completion state but missing from Kafka: ${status.missingTopics.join(', ')} ` +

@@ -1,5 +1,7 @@
 import type { CompletionStore } from '../completion/store';
 import { redriveExpiredLeases, type RedriveOptions, type Redriven } from '../retry/redrive';
+import { checkPartitions, durableMoves, partitionsToCheck, type PartitionCheck } from './durable-moves';
+import type { LossRecovery, RecoveryOutcome } from './after-loss';
 import { ConfigError, describeValue } from '../errors';
 import { CommitNotAppliedError, TopicMissingError } from './errors';
 import { CommitterLease } from './lease';
@@ -24,7 +26,7 @@ export const COMMITTER_DEFAULTS = {
  */
 export interface RunCommitterOptions {
   /** The completion engine of the group. */
-  readonly store: Pick<CompletionStore, 'redis' | 'trackedPartitions' | 'frontier'>;
+  readonly store: Pick<CompletionStore, 'redis' | 'trackedPartitions' | 'frontier' | 'audit' | 'stampGeneration'>;
   /** The framework's consumer group: the one the completion engine tracks partitions under. */
   readonly group: string;
   /**
@@ -44,6 +46,11 @@ export interface RunCommitterOptions {
    * lease, after the commit. The retry function's crash safety relies on some run doing it.
    */
   readonly redrive?: RedriveOptions;
+  /**
+   * What a run does when it finds a partition's Redis state lost (README, "Durability"): the loss is always logged
+   * and left uncommitted; with this, the partition is recovered from Kafka at once, under the run's lease.
+   */
+  readonly recovery?: LossRecovery;
 }
 
 /** One tracked partition after a run. */
@@ -82,6 +89,8 @@ export interface CommitterResult {
   readonly trimmedBytes: number;
   /** Lane heads re-driven (with `redrive`). */
   readonly redriven?: Redriven[];
+  /** Partitions whose Redis state was found lost, and what was done about each. */
+  readonly losses?: RecoveryOutcome[];
 }
 
 function validate(options: RunCommitterOptions): { trim: boolean; leaseTtlMs: number; now: () => number } {
@@ -145,7 +154,11 @@ export async function runCommitter(options: RunCommitterOptions): Promise<Commit
 
   let result: CommitterResult;
   try {
-    result = await commitUnderLease(store, group, committer, lease, trim, now);
+    const { result: committed, checks } = await commitUnderLease(store, group, committer, lease, trim, now);
+    result = committed;
+    const lost = checks.filter((check) => check.loss !== undefined);
+    // Loaded only when needed: the recovery brings Kafka reading and key scanning with it.
+    if (lost.length > 0) result = { ...result, losses: await (await import('./after-loss')).recoverLost(lost, options.recovery, lease) };
     if (options.redrive !== undefined) result = { ...result, redriven: await redriveExpiredLeases(options.redrive) };
   } catch (error) {
     // The run's own error is the one to report; a lease that cannot be released expires by its TTL.
@@ -163,8 +176,9 @@ async function commitUnderLease(
   lease: CommitterLease,
   trim: boolean,
   now: () => number,
-): Promise<CommitterResult> {
-  const allTracked = await store.trackedPartitions(group);
+): Promise<{ result: CommitterResult; checks: PartitionCheck[] }> {
+  // Partitions the completion group carries a marker for are checked too: Redis may have lost its tracked set.
+  const allTracked = partitionsToCheck(group, await store.trackedPartitions(group), (await committer.fetchAllCommitted?.()) ?? []);
 
   // Fetched under the lease: no other committer run can change these offsets until this run commits.
   const { committed, missing } = await fetchExisting(committer, [...new Set(allTracked.map((ref) => ref.topic))]);
@@ -181,19 +195,21 @@ async function commitUnderLease(
     nowMs: now(),
   });
   await saveReadings(store.redis, group, plan.next);
+  const checks = await checkPartitions(store, tracked, committed, readings.map((r) => r?.frontier), now());
+  const moves = durableMoves(plan.moves, checks);
 
-  const byTopic = movesByTopic(plan.moves);
-  if (plan.moves.length > 0) {
+  const byTopic = movesByTopic(moves);
+  if (moves.length > 0) {
     // The committer renews the lease before each request it sends; a lease that expired during one is
     // found by the next renewal, or here, after the last.
-    await committer.commit(plan.moves, lease);
+    await committer.commit(moves, lease);
     lease.assertStillHeld(`the commit of ${[...byTopic.keys()].join(', ')} to ${committer.groupId}`);
   }
 
   const after = new Map<string, number | undefined>();
   if (byTopic.size > 0) {
     for (const c of await committer.fetchCommitted([...byTopic.keys()])) after.set(partitionId(c), c.offset);
-    const missed = plan.moves.filter((move) => (after.get(partitionId(move)) ?? -1) < move.to);
+    const missed = moves.filter((move) => (after.get(partitionId(move)) ?? -1) < move.to);
     if (missed.length > 0) {
       const list = missed
         .map((m) => `${m.topic}-${m.partition} (wanted ${m.to}, has ${String(after.get(partitionId(m)))})`)
@@ -203,7 +219,7 @@ async function commitUnderLease(
   }
 
   const nowMs = now();
-  return {
+  const result: CommitterResult = {
     groupId: committer.groupId,
     partitions: plan.partitions.map((p) => ({
       topic: p.topic,
@@ -215,7 +231,7 @@ async function commitUnderLease(
       stalled: p.stalled,
       frontierAgeMs: p.frontierSinceMs === undefined ? undefined : nowMs - p.frontierSinceMs,
     })),
-    moves: plan.moves,
+    moves,
     reasons: [
       ...plan.reasons,
       ...allTracked
@@ -229,6 +245,7 @@ async function commitUnderLease(
     ],
     trimmedBytes: readings.reduce((sum, r) => sum + (r?.trimmedBytes ?? 0), 0),
   };
+  return { result, checks };
 }
 
 /**

@@ -21,7 +21,7 @@ export interface OffsetCommitRequest {
   readonly retentionTime: number;
   readonly topics: ReadonlyArray<{
     readonly topic: string;
-    readonly partitions: ReadonlyArray<{ readonly partition: number; readonly offset: string }>;
+    readonly partitions: ReadonlyArray<{ readonly partition: number; readonly offset: string; readonly metadata?: string }>;
   }>;
 }
 

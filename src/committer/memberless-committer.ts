@@ -72,7 +72,7 @@ export function offsetCommitRequest(groupId: string, moves: readonly CommitMove[
     retentionTime: -1,
     topics: [...movesByTopic(moves)].map(([topic, topicMoves]) => ({
       topic,
-      partitions: topicMoves.map(({ partition, to }) => ({ partition, offset: String(to) })),
+      partitions: topicMoves.map(({ partition, to, metadata }) => ({ partition, offset: String(to), ...(metadata === undefined ? {} : { metadata }) })),
     })),
   };
 }
@@ -238,6 +238,18 @@ export class MemberlessOffsetCommitter implements OffsetCommitter {
           throw new TopicMissingError(`topics no longer exist in Kafka: ${missing.join(', ')}`, { topics: missing });
         }
         return parseFetchedOffsets(await admin.fetchOffsets({ groupId: this.groupId, topics: [...topics] }));
+      },
+      () => admin.disconnect(),
+    );
+  }
+
+  async fetchAllCommitted(): Promise<CommittedOffset[]> {
+    const admin = this.#kafka.admin();
+    return thenClose(
+      async () => {
+        await admin.connect();
+        await admin.listTopics();
+        return parseFetchedOffsets(await admin.fetchOffsets({ groupId: this.groupId }));
       },
       () => admin.disconnect(),
     );

@@ -43,6 +43,11 @@ export interface OffsetCommitter {
    * the committer renews it before each request it sends (and stops when that throws).
    */
   commit(moves: readonly CommitMove[], lease?: CommitLease): Promise<void>;
+  /**
+   * Everything the group has committed, on every topic, with metadata: how a committer run finds partitions whose
+   * Redis state (tracked set included) was lost. Optional: without it, only the tracked partitions are checked.
+   */
+  fetchAllCommitted?(): Promise<CommittedOffset[]>;
 }
 
 /** The part of a kafkajs `Admin` that reads what a group has committed. */
@@ -86,13 +91,15 @@ export async function fetchCommittedOffsets(
 /** The reply of kafkajs `admin.fetchOffsets`. */
 export type FetchedOffsets = ReadonlyArray<{
   readonly topic: string;
-  readonly partitions: ReadonlyArray<{ readonly partition: number; readonly offset: string }>;
+  readonly partitions: ReadonlyArray<{ readonly partition: number; readonly offset: string; readonly metadata?: string | null }>;
 }>;
 
 /** Flattens a kafkajs `fetchOffsets` reply; `-1` (nothing committed) becomes `undefined`. */
 export function parseFetchedOffsets(fetched: FetchedOffsets): CommittedOffset[] {
   return fetched.flatMap(({ topic, partitions }) =>
-    partitions.map(({ partition, offset }) => ({ topic, partition, offset: parseCommittedOffset(offset, { topic, partition }) })),
+    partitions.map(({ partition, offset, metadata }) => ({
+      topic, partition, offset: parseCommittedOffset(offset, { topic, partition }), ...(typeof metadata === 'string' && metadata !== '' ? { metadata } : {}),
+    })),
   );
 }
 
@@ -108,7 +115,7 @@ export function movesByTopic(moves: readonly CommitMove[]): Map<string, CommitMo
     if (!Number.isSafeInteger(move.to) || move.to < 0) {
       throw new RangeError(`Expected the move of ${where} to go to a non-negative integer, got ${String(move.to)}`);
     }
-    if (move.from !== undefined && !(move.to > move.from)) {
+    if (move.from !== undefined && !(move.to > move.from || (move.to === move.from && move.metadata !== undefined))) {
       throw new RangeError(`Expected the move of ${where} to go forward, got ${move.from} -> ${move.to}`);
     }
     const id = partitionId(move);

@@ -17,6 +17,8 @@ export interface FrontierInput extends TopicPartition {
  */
 export interface CommittedOffset extends TopicPartition {
   readonly offset: number | undefined;
+  /** The commit's metadata, where the committer keeps its durable marker (README, "Durability"). */
+  readonly metadata?: string | undefined;
 }
 
 /**
@@ -34,6 +36,11 @@ export interface PreviousReading extends TopicPartition {
 export interface CommitMove extends TopicPartition {
   readonly from: number | undefined;
   readonly to: number;
+  /**
+   * The commit metadata to write with the offset (the durable marker). A move that only writes a new marker
+   * keeps the offset: `to === from` is allowed then.
+   */
+  readonly metadata?: string | undefined;
 }
 
 /** Why a partition did not move, or what is worth a look. */

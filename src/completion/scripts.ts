@@ -11,7 +11,7 @@ export type RedisClient = Redis | Cluster;
  * Bumped whenever any script changes. Scripts are registered under versioned names so two versions of the
  * framework sharing one Redis (a rolling deploy) never run each other's code.
  */
-export const SCRIPTS_VERSION = 4;
+export const SCRIPTS_VERSION = 5;
 
 /**
  * The one registry of every Redis script of the framework, completion and committer alike. The `.lua`
@@ -29,6 +29,8 @@ const SCRIPTS = {
   claim: lua.claim1,
   extendLease: lua.extendLease1,
   releaseLease: lua.releaseLease1,
+  audit: lua.audit2,
+  rebuild: lua.rebuild3,
 } as const satisfies Record<string, string>;
 export type ScriptName = keyof typeof SCRIPTS;
 

@@ -19,6 +19,8 @@ import {
   type ScriptCall,
 } from './args';
 import { UnexpectedReplyError } from './errors';
+import { lossSuspected } from './loss-suspect';
+import { auditPartition, type PartitionAudit } from './audit';
 import { parkKey, partitionKeys, trackedPartitionsKey } from './keys';
 import { bounded, runScript, type CallLimits, type RedisClient, type ScriptName } from './scripts';
 import type { AdmitRecord, AdmitResult, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, PartitionCaps, PartitionRef } from './types';
@@ -145,6 +147,30 @@ export class CompletionStore {
   async claimHead(ref: PartitionRef, lane: string, expected: { offset: number; attempt: number }, claim: HeadClaimRequest): Promise<HeadClaim> {
     const call = claimCall(partitionKeys(ref), lane, expected, claim);
     return parseClaimReply(await this.#run('claim', call), where('claim', ref), lane);
+  }
+
+  /** The partition's state as `audit-2.lua` reads it: counters against data, lowest lane head, generation. */
+  audit(ref: PartitionRef): Promise<PartitionAudit> {
+    return auditPartition(this.redis, ref, this.limits);
+  }
+
+  /** Stamps a first generation on a partition's state; returns the one it carries now. */
+  async stampGeneration(ref: PartitionRef, generation: string): Promise<string> {
+    const keys = partitionKeys(ref);
+    const reply = await this.#run('rebuild', { keys: [keys.bits, keys.meta, keys.lanes], argv: ['stamp', generation] });
+    return String((reply as unknown[])[1]);
+  }
+
+  /** Redis `WAIT` on every master this connection writes to; the fewest replicas that acknowledged. */
+  async waitForReplicas(replicas: number, timeoutMs: number): Promise<number> {
+    const nodes = 'nodes' in this.redis ? this.redis.nodes('master') : [this.redis];
+    const counts = await Promise.all(nodes.map((node) => bounded(node.wait(replicas, timeoutMs), 'WAIT replicas', { timeoutMs: timeoutMs + DEFAULT_CALL_TIMEOUT_MS })));
+    return Math.min(...counts);
+  }
+
+  /** Why the partition's state looks lost (README, "Durability"), or `undefined` when it looks whole. */
+  lossSuspected(ref: PartitionRef, origin: number): Promise<string | undefined> {
+    return lossSuspected(this.redis, ref, origin, this.limits);
   }
 
   /** The head of a blocked lane, or `undefined` when the lane is free: one read, atomic by itself. */

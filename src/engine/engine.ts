@@ -1,5 +1,6 @@
 import type { PartitionRef } from '../completion/types';
 import { BatchNotHandedOffError, DeadlineError, RecordTimeoutError } from '../errors';
+import { awaitReplicas } from './replicas';
 import { batchItemFailures, topicPartitionKey, type KafkaBatchResponse, type PartitionBatch, type RecordCoordinates } from '../event';
 import { copiesFor } from '../handoff/copies';
 import type { HandOffItem, HandOffOutcome } from '../handoff/types';
@@ -179,6 +180,7 @@ class Invocation<T extends EngineTask> {
       this.#deadlines.close();
     }
     await this.#doneBits.flush();
+    await awaitReplicas(this.#scope.store, this.#options);
     this.#report.publish(this.#parts.telemetry, this.#scope.logger, now() - this.#startedAt, this.#redelivered.length);
     return this.#response();
   }

@@ -28,6 +28,12 @@ export const METRIC = {
   writtenBack: 'RetryCopiesWrittenBack',
   /** Lane heads whose lease expired, their copy written again by the committer from Redis. */
   redriven: 'LaneHeadsRedriven',
+  /** Partitions whose Redis state a committer run found lost (README, "Durability"). */
+  stateLost: 'RedisStateLost',
+  /** Partitions recovered from Kafka after a loss. */
+  recovered: 'PartitionsRecovered',
+  /** Retry copies whose lane entry was missing while their origin's state looked lost: kept, not dropped as stale. */
+  heldForRecovery: 'RetryCopiesHeldForRecovery',
   handlerLatency: 'HandlerLatency',
   batchDuration: 'BatchDuration',
   frontier: 'Frontier',

@@ -85,6 +85,8 @@ export function resolveConnections(
       ...(redis.tls === undefined ? {} : { tls: redis.tls }),
       ...(redis.username === undefined ? {} : { username: redis.username }),
       ...(redis.password === undefined ? {} : { password: redis.password }),
+      ...(redis.waitForReplicas === undefined ? {} : { waitForReplicas: redis.waitForReplicas }),
+      ...(redis.waitTimeoutMs === undefined ? {} : { waitTimeoutMs: redis.waitTimeoutMs }),
     },
   };
 }

@@ -43,6 +43,14 @@ export interface RedisOptions {
   readonly username?: string;
   /** AUTH token or password; overrides the URL's. */
   readonly password?: string;
+  /**
+   * Replicas that must acknowledge an invocation's Redis writes (one `WAIT` per invocation, after its last write)
+   * before it returns; fewer in time fail the invocation, so the event source redelivers its batch. Absent or 0:
+   * no wait (README, "Durability").
+   */
+  readonly waitForReplicas?: number;
+  /** How long that `WAIT` may take, in ms (default 1,000). */
+  readonly waitTimeoutMs?: number;
 }
 
 /** SASL with a username and password, or MSK IAM (OAUTHBEARER) for a resolved region. */

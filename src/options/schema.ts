@@ -190,6 +190,8 @@ export const redisShape = {
   tls: z.optional(later(() => z.boolean({ error: '`true` or `false`' }))),
   username: z.optional(later(() => nonEmptyString())),
   password: z.optional(later(() => nonEmptyString())),
+  waitForReplicas: z.optional(later(() => z.int({ error: 'a whole number of replicas' }).check(z.nonnegative({ error: 'a whole number of replicas, 0 or more' })))),
+  waitTimeoutMs: z.optional(later(() => z.int({ error: 'a whole number of milliseconds' }).check(z.positive({ error: 'a positive whole number of milliseconds' })))),
 };
 
 export const kafkaShape = {

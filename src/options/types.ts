@@ -57,6 +57,13 @@ export interface RedisOptionsInput {
   readonly username?: string;
   /** AUTH token or password. Default: `KAFKA_LANES_REDIS_AUTH_TOKEN`, else the URL's, else none. */
   readonly password?: string;
+  /**
+   * Replicas that must acknowledge each invocation's Redis writes (one `WAIT` per invocation) before it returns;
+   * fewer within `waitTimeoutMs` fail the invocation and the event source redelivers the batch. Default none.
+   */
+  readonly waitForReplicas?: number;
+  /** The longest that `WAIT` takes, in ms. Default 1,000. */
+  readonly waitTimeoutMs?: number;
 }
 
 /**

@@ -3,6 +3,7 @@ import { NotHeadError, StaleAttemptError } from '../completion/errors';
 import { sleep } from '../deadline';
 import { applyDeadLetterPolicy, decodeParked, handOffNewHead, parkPayload } from '../engine/lane-heads';
 import { decideFailure, describeError } from '../engine/outcome';
+import { heldForRecovery } from './held-copy';
 import type { RecordPath, RunScope } from '../engine/run-scope';
 import { admitRetryBatch, type RetryTask } from './admit';
 
@@ -53,6 +54,7 @@ export class RetryPath implements RecordPath<RetryTask> {
     if (task.lane === undefined) return true;
     const head = await run.store.laneHead(task.originRef, task.lane);
     if (head !== undefined && head.offset === task.origin.offset && head.attempt === task.attempt && head.state === 'retrying') return true;
+    if (head === undefined && (await heldForRecovery(run, task, (held) => this.#writeBack(run, [held])))) return false;
     this.#stale(run, task, head);
     return false;
   }
@@ -72,6 +74,7 @@ export class RetryPath implements RecordPath<RetryTask> {
     });
     if (claim.status === 'claimed') return true;
     if (claim.status === 'not-head') {
+      if (claim.head === undefined && (await heldForRecovery(run, task, (held) => this.#writeBack(run, [held])))) return false;
       this.#stale(run, task, claim.head);
       return false;
     }

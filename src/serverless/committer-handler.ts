@@ -18,6 +18,8 @@ export interface CommitterRunSummary {
   readonly trimmedBytes: number;
   /** Lane heads whose lease had expired and whose copy this run wrote again from Redis. */
   readonly redriven: number;
+  /** Partitions whose Redis state was found lost (each logged as an error) and recovered from Kafka. */
+  readonly recovered: number;
 }
 
 /**
@@ -50,6 +52,7 @@ export function committerHandler(env: Readonly<Record<string, string | undefined
     store ??= new CompletionStore(await connectRedis(options, telemetry));
     const result: CommitterResult = await runCommitter({
       store, group: options.group, committer, redrive: { store, options, sink, telemetry },
+      recovery: { parts: { redis: store.redis, kafka, options, sink }, telemetry },
     });
     const summary: CommitterRunSummary = {
       groupId: result.groupId,
@@ -58,6 +61,7 @@ export function committerHandler(env: Readonly<Record<string, string | undefined
       stalled: result.partitions.filter((p) => p.stalled).map((p) => ({ topic: p.topic, partition: p.partition, frontier: p.frontier })),
       trimmedBytes: result.trimmedBytes,
       redriven: result.redriven?.length ?? 0,
+      recovered: result.losses?.filter((loss) => loss.recovered !== undefined).length ?? 0,
     };
     if (result.skipped === undefined) await publishGroupFigures({ group: options.group, redis: store.redis, kafka, telemetry, partitions: result.partitions });
     if (summary.stalled.length > 0) telemetry.logger.warn('frontier stalled', { stalled: summary.stalled });

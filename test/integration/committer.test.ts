@@ -29,6 +29,9 @@ import { REDIS_URL, createKafka, createTopic, deleteTopics, redisSetups, uniqueN
 // file's hooks and tests. The AdminOffsetCommitter test waits out a group join (~5 s).
 jest.setTimeout(60_000);
 
+/** The durable marker every commit carries (README, "Durability"): generation and highest admitted offset. */
+const MARKER = expect.stringMatching(/^kl1:[0-9a-f]+:\d+$/) as unknown as string;
+
 const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 const records = (offsets: number[]) => offsets.map((offset) => ({ offset }));
 
@@ -325,7 +328,7 @@ describe.each(redisSetups())('committer on Redis $name', ({ connect }) => {
       await store.markDone(ref, [106]);
       const second = await runCommitter({ store, group, committer: new MemberlessOffsetCommitter(kafka, group) });
       expect(await committedOf(completionGroupId(group), topic)).toEqual([111]);
-      expect(second.moves).toEqual([{ topic, partition: 0, from: 106, to: 111 }]);
+      expect(second.moves).toEqual([{ topic, partition: 0, from: 106, to: 111, metadata: MARKER }]);
 
       const third = await runCommitter({ store, group, committer: new MemberlessOffsetCommitter(kafka, group) });
       expect(third.moves).toEqual([]);
@@ -520,7 +523,7 @@ describe.each(redisSetups())('committer on Redis $name', ({ connect }) => {
       const result = await runCommitter({ store, group, committer: new MemberlessOffsetCommitter(kafka, group) });
 
       // Assess
-      expect(result.moves).toEqual([{ topic: kept, partition: 0, from: 4, to: 7 }]);
+      expect(result.moves).toEqual([{ topic: kept, partition: 0, from: 4, to: 7, metadata: MARKER }]);
       expect(await committedOf(completionGroupId(group), kept)).toEqual([7]);
       expect(result.partitions.map((p) => p.topic)).toEqual([kept]);
       expect(result.reasons).toEqual([
@@ -544,7 +547,7 @@ describe.each(redisSetups())('committer on Redis $name', ({ connect }) => {
       } finally {
         await intruder.disconnect();
       }
-      expect((await runCommitter({ store, group, committer: new MemberlessOffsetCommitter(kafka, group) })).moves).toEqual([{ topic, partition: 0, from: undefined, to: 5 }]);
+      expect((await runCommitter({ store, group, committer: new MemberlessOffsetCommitter(kafka, group) })).moves).toEqual([{ topic, partition: 0, from: undefined, to: 5, metadata: MARKER }]);
     });
   });
 

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { registerDashboard } from './dashboard';
 import { registerDlq } from './dlq';
 import { registerLane } from './lane';
+import { registerRecover } from './recover';
 import { registerReset } from './reset';
 import { registerStatus } from './status';
 import { registerTopics } from './topics';
@@ -17,4 +18,5 @@ export const COMMANDS: readonly RegisterCommand[] = [
   registerLane,
   registerDlq,
   registerDashboard,
+  registerRecover,
 ];

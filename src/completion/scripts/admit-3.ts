@@ -14,7 +14,8 @@ export const admit3 = `--[[
   payloads. So the common call carries no payloads, and parking stays atomic with the lane check.
 
   KEYS[1]      bits   (string bitmap: bit i = done bit of offset base + i)
-  KEYS[2]      meta   (hash: base, highest, epoch, parked, parkedBytes, admitted, duplicates, refused)
+  KEYS[2]      meta   (hash: base, highest, epoch, parked, parkedBytes, admitted, duplicates, refused,
+                       recovering: the recovery fence, epoch ms; see rebuild-3.lua)
   KEYS[3]      lanes  (hash: lane id -> "headOffset|attempt|state|sinceMs|dueAtMs|reason[|leaseUntilMs]")
   KEYS[3 + j]  park list of the j-th lane named in ARGV (j = 1..m), same hash tag
 
@@ -35,6 +36,8 @@ export const admit3 = `--[[
     code  0  every record admitted
           1  some records refused (back-pressure)
          -1  STALE_EPOCH: nothing changed
+    While a recovery rebuilds the partition (its fence in meta, not expired), every record is refused (code
+    1): none may run ahead of the records the recovery finds again in Kafka.
     { 2, laneIds }  PAYLOADS_NEEDED: records of these blocked lanes came without payloads; nothing changed
     statuses: one character per record: r run, d duplicate, p parked, c refused (cap), h handoff
       (d also for a record below its blocked lane's head: it finished before the head started)
@@ -54,9 +57,15 @@ local m = tonumber(ARGV[6])
 
 local function fmt(x) return string.format('%.0f', x) end
 
-local meta = redis.call('HMGET', metaKey, 'base', 'highest', 'epoch', 'parked', 'parkedBytes')
+local meta = redis.call('HMGET', metaKey, 'base', 'highest', 'epoch', 'parked', 'parkedBytes', 'recovering')
 local storedEpoch = tonumber(meta[3]) or 0
 if epoch < storedEpoch then return { -1 } end
+if meta[6] then
+  local time = redis.call('TIME')
+  if tonumber(meta[6]) > tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) then
+    return { 1, string.rep('c', n), '', '', '', {} }
+  end
+end
 local first = 7 + m
 
 -- The batch, read once: offsets (from their distances), lane indexes and the payloads sent.

@@ -8,8 +8,9 @@ export const release4 = `--[[
   that failed, a redelivery would find the lane free and the bit clear, and run the record again.
 
   A parked record stays first in its park list while it is the head, and leaves the list only when the
-  lane is released past it: until its run or retry copy is durable, Redis holds its only copy (its done
-  bit is set since it was parked, so the event source will never deliver it again).
+  lane is released past it: until its run or retry copy is durable, Redis holds its only copy outside its source
+  topic (its done bit is set since it was parked, so the event source will never deliver it again; the committer
+  never commits the completion group past a lane head, so Kafka still holds it for a recovery).
 
   KEYS[1]  bits
   KEYS[2]  meta
@@ -58,6 +59,8 @@ if first then
   end
 end
 if not first then
+  -- Counted, so that an audit can tell a lanes hash that lost entries (blockedTotal - freedTotal = lanes).
+  redis.call('HINCRBY', metaKey, 'freedTotal', 1)
   redis.call('HDEL', lanesKey, lane)
   return { 0 }
 end

@@ -42,8 +42,8 @@ describe('renderStatus', () => {
     const text = renderStatus({
       ...base,
       partitions: [
-        { topic: 'orders', partition: 0, role: 'source', committed: 4, frontier: 7, highest: 7, window: 1, endOffset: 10, startOffset: 0, lag: 6, blockedLanes: 1, heldLanes: 1, parked: 2 },
-        { topic: 'g.dlq', partition: 0, role: 'dead-letter', committed: undefined, frontier: undefined, highest: undefined, window: undefined, endOffset: 3, startOffset: 0, lag: 3, blockedLanes: 0, heldLanes: 0, parked: 0 },
+        { topic: 'orders', partition: 0, role: 'source', committed: 4, frontier: 7, highest: 7, window: 1, endOffset: 10, startOffset: 0, lag: 6, blockedLanes: 1, heldLanes: 1, parked: 2, recoveries: 0, recovering: false },
+        { topic: 'g.dlq', partition: 0, role: 'dead-letter', committed: undefined, frontier: undefined, highest: undefined, window: undefined, endOffset: 3, startOffset: 0, lag: 3, blockedLanes: 0, heldLanes: 0, parked: 0, recoveries: 0, recovering: false },
       ],
       deadLetters: 3,
     });
@@ -53,6 +53,20 @@ describe('renderStatus', () => {
       'g.dlq   0     dead-letter  -          -         -       3    3    0        0     0',
     ]);
     expect(text).toContain('blocked lanes 1 (held 1), parked 2, retry depth 0, dead letters 3');
+    expect(text).not.toContain('recovered');
+  });
+
+  it('says which partitions were recovered from Kafka after Redis lost state, and which one is being recovered', () => {
+    const row = { role: 'source', committed: 4, frontier: 7, highest: 7, window: 1, endOffset: 10, startOffset: 0, lag: 6, blockedLanes: 0, heldLanes: 0, parked: 0 } as const;
+    const text = renderStatus({
+      ...base,
+      partitions: [
+        { ...row, topic: 'orders', partition: 0, recoveries: 2, recovering: false },
+        { ...row, topic: 'orders', partition: 1, recoveries: 1, recovering: true },
+        { ...row, topic: 'orders', partition: 2, recoveries: 0, recovering: false },
+      ],
+    });
+    expect(text).toContain('recovered from Kafka after Redis lost state: orders-0 2x, orders-1 1x (recovering now)\n');
   });
 
   it('says when there is nothing, and names topics missing from Kafka', () => {

@@ -27,7 +27,7 @@ const unknownTopic = () =>
   Object.assign(new Error('This server does not host this topic-partition'), { type: 'UNKNOWN_TOPIC_OR_PARTITION', code: 3 });
 
 describe('parseFetchedOffsets', () => {
-  it('flattens a kafkajs fetchOffsets reply, -1 becoming undefined', () => {
+  it('flattens a kafkajs fetchOffsets reply, -1 becoming undefined, and keeps the metadata of a commit that has one', () => {
     const reply = [
       {
         topic: 'a',
@@ -41,7 +41,7 @@ describe('parseFetchedOffsets', () => {
     expect(parseFetchedOffsets(reply)).toEqual([
       { topic: 'a', partition: 0, offset: 17 },
       { topic: 'a', partition: 1, offset: undefined },
-      { topic: 'b', partition: 0, offset: 0 },
+      { topic: 'b', partition: 0, offset: 0, metadata: 'x' },
     ]);
   });
 });

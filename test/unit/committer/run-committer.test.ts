@@ -46,6 +46,12 @@ function fakeStore(group: string, frontiers: ReadonlyArray<[topic: string, parti
   return {
     redis: fakeRedis(),
     trackedPartitions: async () => refs,
+    // Redis as a fresh state shows it to the durability checks: nothing to compare, no generation to stamp.
+    audit: async () => ({
+      present: false, base: undefined, highest: undefined, generation: undefined, parked: 0, parkedInLists: 0, lanes: 0, openLanes: 0,
+      lowestHead: undefined, recoveringUntil: undefined, recoveries: 0,
+    }),
+    stampGeneration: async (_ref: PartitionRef, generation: string) => generation,
     frontier: async (ref: PartitionRef): Promise<FrontierReading | undefined> => {
       const frontier = byId.get(`${ref.topic}-${ref.partition}`);
       return frontier === undefined ? undefined : { base: 0, frontier, highest: frontier + 5, trimmedBytes: 0 };

@@ -522,7 +522,7 @@ describe('resolveOptions', () => {
       [{ brokers: [] }, 'Unknown kafka-lanes option `brokers`: did you mean `kafka.brokers`?'],
       [{ kafka: { tls: true } }, 'Unknown kafka-lanes option `kafka.tls`: did you mean `kafka.ssl`?'],
       [{ kafka: { sasl: { mechanism: 'plain', username: 'u', password: 'p', usernmae: 'u' } } }, 'Unknown kafka-lanes option `kafka.sasl.usernmae`: did you mean `kafka.sasl.username`?'],
-      [{ redis: { host: 'cache' } }, 'Unknown kafka-lanes option `redis.host`: expected one of `url`, `clusterNodes`, `tls`, `username`, `password`'],
+      [{ redis: { host: 'cache' } }, 'Unknown kafka-lanes option `redis.host`: expected one of `url`, `clusterNodes`, `tls`, `username`, `password`, `waitForReplicas`, `waitTimeoutMs`'],
       [{ caps: { maxWindw: 1 } }, 'Unknown kafka-lanes option `caps.maxWindw`: did you mean `caps.maxWindow`?'],
       [{ deadLetter: { polcy: 'hold' } }, 'Unknown kafka-lanes option `deadLetter.polcy`: did you mean `deadLetter.policy`?'],
       [
@@ -569,3 +569,19 @@ describe('resolveOptions', () => {
 function exponentialDefaults(): Extract<LanesOptions['retry']['backoff'], { type: 'exponential' }> {
   return { type: 'exponential', initialDelayMs: 1_000, multiplier: 2, maxDelayMs: 600_000, jitter: 'full' };
 }
+
+describe('redis.waitForReplicas (README, "Durability")', () => {
+  it('keeps the replicas to wait for and the wait, and leaves both out when not given', () => {
+    const options = resolveOptions({ group: 'orders', redis: { waitForReplicas: 1, waitTimeoutMs: 250 } }, {});
+    expect(options.redis).toMatchObject({ waitForReplicas: 1, waitTimeoutMs: 250 });
+    expect(resolveOptions({ group: 'orders' }, {}).redis).not.toHaveProperty('waitForReplicas');
+  });
+
+  it.each([
+    [{ waitForReplicas: -1 }, 'redis.waitForReplicas'],
+    [{ waitForReplicas: 1.5 }, 'redis.waitForReplicas'],
+    [{ waitTimeoutMs: 0 }, 'redis.waitTimeoutMs'],
+  ])('refuses %j, naming the option', (redis, name) => {
+    expect(() => resolveOptions({ group: 'orders', redis } as LanesOptionsInput, {})).toThrow(name);
+  });
+});

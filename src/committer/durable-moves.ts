@@ -1,0 +1,93 @@
+import type { CompletionStore } from '../completion/store';
+import type { PartitionRef } from '../completion/types';
+import type { CommitMove, CommittedOffset } from './types';
+import { partitionId } from './plan';
+import type { PartitionAudit } from '../completion/audit';
+import { decodeMarker, encodeMarker, findLoss, newGeneration, type DurableView, type Loss } from '../durability/marker';
+
+/** One partition as a committer run finds it: its audit, what Kafka holds, and the loss found, if any. */
+export interface PartitionCheck {
+  readonly ref: PartitionRef;
+  readonly audit: PartitionAudit;
+  readonly durable: DurableView;
+  readonly loss: Loss | undefined;
+  /** The generation its commits carry from this run (stamped now when it had none). */
+  readonly generation: string | undefined;
+}
+
+/**
+ * The partitions a run must look at: the ones Redis tracks, and the ones the completion group carries a marker
+ * for (Redis may have lost its tracked set with the rest).
+ */
+export function partitionsToCheck(group: string, tracked: readonly PartitionRef[], committed: readonly CommittedOffset[]): PartitionRef[] {
+  const byId = new Map(tracked.map((ref) => [partitionId(ref), ref]));
+  for (const c of committed) {
+    if (decodeMarker(c.metadata) !== undefined && !byId.has(partitionId(c))) byId.set(partitionId(c), { group, topic: c.topic, partition: c.partition });
+  }
+  return [...byId.values()].sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1));
+}
+
+/**
+ * Audits every partition against what the completion group holds (offset and marker). A partition whose state
+ * has never been stamped with a generation, and whose commits carry no marker yet, gets one now: from then on a
+ * loss of its state is told apart from a partition that is new.
+ */
+export async function checkPartitions(
+  store: Pick<CompletionStore, 'audit' | 'stampGeneration'>,
+  refs: readonly PartitionRef[],
+  committed: readonly CommittedOffset[],
+  frontiers: ReadonlyArray<number | undefined>,
+  nowMs: number,
+): Promise<PartitionCheck[]> {
+  const byId = new Map(committed.map((c) => [partitionId(c), c]));
+  return Promise.all(refs.map(async (ref, i) => {
+    const audit = await store.audit(ref);
+    const entry = byId.get(partitionId(ref));
+    const durable: DurableView = { committed: entry?.offset, marker: decodeMarker(entry?.metadata) };
+    const loss = findLoss(audit, frontiers[i], durable, nowMs);
+    let generation = audit.generation;
+    if (loss === undefined && audit.present && generation === undefined && durable.marker === undefined) {
+      generation = await store.stampGeneration(ref, newGeneration());
+    }
+    return { ref, audit, durable, loss, generation };
+  }));
+}
+
+/**
+ * Pure: the moves a run commits to the durable completion group. A parked record or a lane head is not terminal,
+ * so no move goes past the lowest head of a blocked lane; every move carries the marker; a partition whose
+ * commits lack its current marker gets one at its committed offset. Partitions with a loss are left alone: the
+ * recovery deals with them.
+ *
+ * @example
+ * durableMoves([{ topic: 'orders', partition: 0, from: 10, to: 20 }], checks); // to 14 when lane head 14 is blocked
+ */
+export function durableMoves(moves: readonly CommitMove[], checks: readonly PartitionCheck[]): CommitMove[] {
+  const byId = new Map(checks.map((c) => [partitionId(c.ref), c]));
+  const out: CommitMove[] = [];
+  const moved = new Set<string>();
+  for (const move of moves) {
+    const check = byId.get(partitionId(move));
+    if (check?.loss !== undefined) continue;
+    const lowest = check?.audit.lowestHead;
+    const to = lowest === undefined ? move.to : Math.min(move.to, lowest);
+    // Held back at its committed offset by a blocked lane: only its marker may still need writing (below).
+    if (move.from !== undefined && to <= move.from) continue;
+    moved.add(partitionId(move));
+    const metadata = check?.generation === undefined ? undefined : encodeMarker({ generation: check.generation, highest: check.audit.highest ?? to - 1 });
+    out.push({ topic: move.topic, partition: move.partition, from: move.from, to, ...(metadata === undefined ? {} : { metadata }) });
+  }
+  for (const check of checks) {
+    const { committed, marker } = check.durable;
+    if (check.loss !== undefined || moved.has(partitionId(check.ref)) || check.generation === undefined || committed === undefined) continue;
+    if (marker?.generation === check.generation) continue;
+    out.push({
+      topic: check.ref.topic,
+      partition: check.ref.partition,
+      from: committed,
+      to: committed,
+      metadata: encodeMarker({ generation: check.generation, highest: check.audit.highest ?? committed - 1 }),
+    });
+  }
+  return out;
+}

@@ -1,0 +1,46 @@
+import type { Cluster, Redis } from 'ioredis';
+import { ConfigError } from '../errors';
+
+/**
+ * Pure: what is wrong with a Redis `maxmemory-policy` for kafka-lanes, or `undefined` when nothing is. An
+ * `allkeys-*` policy evicts any key when memory runs short: a park list, a lane head, done bits, silently. The
+ * framework sets no TTL on its state, so `volatile-*` policies never evict it (they refuse writes like
+ * `noeviction` does, which the framework reports as back-pressure).
+ *
+ * @example
+ * evictionProblem('allkeys-lru'); // 'Expected Redis `maxmemory-policy` to be `noeviction` ...'
+ * evictionProblem('noeviction'); // undefined
+ */
+export function evictionProblem(policy: string | undefined): string | undefined {
+  if (policy === undefined || !policy.startsWith('allkeys-')) return undefined;
+  return (
+    `Expected Redis \`maxmemory-policy\` to be \`noeviction\` (or a \`volatile-*\` policy: kafka-lanes keys carry no TTL), got \`${policy}\`: ` +
+    'an evicting policy deletes completion state (parked records, lane heads, done bits) when memory runs short. ' +
+    'Set `maxmemory-policy noeviction` (ElastiCache: in the parameter group)'
+  );
+}
+
+/** The `maxmemory_policy` line of `INFO memory` (readable where `CONFIG` is not, as on ElastiCache). */
+export function policyOfInfo(info: string): string | undefined {
+  return /^maxmemory_policy:(\S+)/m.exec(info)?.[1];
+}
+
+/**
+ * Refuses, at start-up, a Redis (every master of a cluster) whose `maxmemory-policy` evicts keys. One `INFO memory`
+ * per node, once per connection. A server that will not answer `INFO` (an ACL without it) is let through: the
+ * check is a guard, not a permission the framework needs.
+ */
+export async function checkEvictionPolicy(redis: Redis | Cluster): Promise<void> {
+  // The first call connects (a cluster learns its masters from it); a cluster's other masters are asked next.
+  const nodes: Array<Redis | Cluster> = [redis, ...('nodes' in redis ? redis.nodes('master') : [])];
+  for (const node of nodes) {
+    let info: string;
+    try {
+      info = await node.info('memory');
+    } catch {
+      continue;
+    }
+    const problem = evictionProblem(policyOfInfo(info));
+    if (problem !== undefined) throw new ConfigError(problem);
+  }
+}

@@ -1,0 +1,108 @@
+import { randomBytes } from 'node:crypto';
+import type { PartitionAudit } from '../completion/audit';
+
+/**
+ * The durable marker: what the committer writes into the commit metadata of the completion group
+ * `<group>.lanes` next to each committed offset, `kl1:<generation>:<highest>`. Kafka keeps it as durably as the
+ * offset itself, so it tells the next committer run (or `kafka-lanes recover`) what Redis must still hold:
+ * the generation stamped into the partition's `meta` when its state was made whole, and the highest offset it
+ * had admitted then.
+ */
+export interface DurableMarker {
+  readonly generation: string;
+  readonly highest: number;
+}
+
+const PREFIX = 'kl1';
+
+/** A fresh generation: 12 hex digits, never `:`. */
+export function newGeneration(): string {
+  return randomBytes(6).toString('hex');
+}
+
+/**
+ * @example
+ * encodeMarker({ generation: '8c1f0a2b3c4d', highest: 41 }); // 'kl1:8c1f0a2b3c4d:41'
+ */
+export function encodeMarker(marker: DurableMarker): string {
+  return `${PREFIX}:${marker.generation}:${marker.highest}`;
+}
+
+/** The marker in a commit's metadata; `undefined` for none (a commit of an older version, or of someone else). */
+export function decodeMarker(metadata: string | null | undefined): DurableMarker | undefined {
+  if (typeof metadata !== 'string') return undefined;
+  const [prefix, generation, highest, ...rest] = metadata.split(':');
+  if (prefix !== PREFIX || rest.length > 0 || generation === undefined || !/^[0-9a-f]{1,32}$/.test(generation)) return undefined;
+  const value = Number(highest);
+  return Number.isSafeInteger(value) && value >= -1 ? { generation, highest: value } : undefined;
+}
+
+/** Why a partition's Redis state is judged lost, in the words a log line and `status` use. */
+export const LossReason = {
+  /** The partition's `meta` is gone while Kafka's completion group carries a marker. */
+  StateMissing: 'state-missing',
+  /** The partition's `meta` was made again since (no generation, or another one): younger than the marker. */
+  YoungerState: 'younger-state',
+  /** Redis' highest admitted offset is below the one the marker recorded: its last writes were lost. */
+  OlderState: 'older-state',
+  /** The frontier is below the committed offset: done bits were lost. */
+  DoneBitsLost: 'done-bits-lost',
+  /** The `parked` count disagrees with the park lists of the blocked lanes: a park list was lost. */
+  ParkListsLost: 'park-lists-lost',
+  /** The lanes hash holds fewer (or more) lanes than were blocked and not freed: lane entries were lost. */
+  LanesLost: 'lanes-lost',
+  /** A retry copy found its lane gone while its origin was unknown to Redis or not done: writes were lost. */
+  Reported: 'reported-by-retry-copy',
+} as const;
+export type LossReason = (typeof LossReason)[keyof typeof LossReason];
+
+export interface Loss {
+  readonly reason: LossReason;
+  readonly detail: string;
+}
+
+/** What Kafka's completion group holds for a partition: its committed offset and marker, if any. */
+export interface DurableView {
+  readonly committed: number | undefined;
+  readonly marker: DurableMarker | undefined;
+}
+
+/**
+ * Pure: whether a partition's Redis state was lost, judged from its audit, its frontier and what the completion
+ * group holds. A partition under recovery (its fence standing) is not judged: the recovery is rebuilding it.
+ *
+ * @example
+ * findLoss({ ...audit, present: false }, undefined, { committed: 20, marker: { generation: 'a1', highest: 19 } });
+ * // { reason: 'state-missing', detail: '...' }
+ */
+export function findLoss(audit: PartitionAudit, frontier: number | undefined, durable: DurableView, nowMs: number): Loss | undefined {
+  if (audit.recoveringUntil !== undefined && audit.recoveringUntil > nowMs) return undefined;
+  const { marker, committed } = durable;
+  if (audit.lossReported !== undefined) {
+    return { reason: LossReason.Reported, detail: `a retry copy found its lane missing and its origin not known done at ${new Date(audit.lossReported).toISOString()}` };
+  }
+  if (!audit.present) {
+    return marker === undefined
+      ? undefined
+      : { reason: LossReason.StateMissing, detail: `no state in Redis; the completion group has committed ${String(committed)} (generation ${marker.generation})` };
+  }
+  if (marker !== undefined && audit.generation !== marker.generation) {
+    return {
+      reason: LossReason.YoungerState,
+      detail: `Redis holds generation ${audit.generation ?? 'none'}, the completion group ${marker.generation}: the state was made again since`,
+    };
+  }
+  if (marker !== undefined && audit.highest !== undefined && audit.highest < marker.highest) {
+    return { reason: LossReason.OlderState, detail: `Redis has admitted up to ${audit.highest}, the completion group saw ${marker.highest}` };
+  }
+  if (committed !== undefined && frontier !== undefined && frontier < committed) {
+    return { reason: LossReason.DoneBitsLost, detail: `frontier ${frontier} is below the committed ${committed}` };
+  }
+  if (audit.parked !== audit.parkedInLists) {
+    return { reason: LossReason.ParkListsLost, detail: `${audit.parked} records counted parked, ${audit.parkedInLists} in the park lists of the blocked lanes` };
+  }
+  if (audit.openLanes !== audit.lanes) {
+    return { reason: LossReason.LanesLost, detail: `${audit.openLanes} lanes blocked and not freed, ${audit.lanes} in the lanes hash` };
+  }
+  return undefined;
+}

@@ -1,0 +1,63 @@
+import { randomBytes } from 'node:crypto';
+import type { Kafka, KafkaMessage } from 'kafkajs';
+import { decodeKafkaEvent, encodeKafkaRecord, type KafkaRecord } from '../event';
+
+/** How long a read waits without a new record before it takes the range as read (offsets may be markers). */
+export const READ_IDLE_MS = 5_000;
+
+function recordOf(topic: string, partition: number, message: KafkaMessage): KafkaRecord {
+  const headers = Object.entries(message.headers ?? {}).flatMap(([name, value]) =>
+    (Array.isArray(value) ? value : value === undefined ? [] : [value]).map((one) => ({ name, value: Buffer.isBuffer(one) ? one : Buffer.from(String(one)) })));
+  const raw = encodeKafkaRecord({
+    topic, partition, offset: Number(message.offset), timestamp: Number(message.timestamp), key: message.key, value: message.value, headers,
+  });
+  return decodeKafkaEvent({ eventSource: 'SelfManagedKafka', records: { [`${topic}-${partition}`]: [raw] } }).partitions[0]!.records[0]!;
+}
+
+/**
+ * Reads the records of one partition at offsets `[from, end)` again from Kafka, in offset order, as the event
+ * source would have delivered them. A consumer of a throw-away group, seeking to `from`; it commits nothing.
+ * Offsets Kafka no longer has (compaction, transaction markers) are simply absent.
+ *
+ * @example
+ * const records = await readRange(kafka, 'orders', 0, 20, 40); // what was delivered between 20 and 39
+ */
+export async function readRange(kafka: Kafka, topic: string, partition: number, from: number, end: number): Promise<KafkaRecord[]> {
+  if (end <= from) return [];
+  const consumer = kafka.consumer({ groupId: `kafka-lanes-recover-${randomBytes(6).toString('hex')}`, maxWaitTimeInMs: 200 });
+  await consumer.connect();
+  const records: KafkaRecord[] = [];
+  try {
+    await consumer.subscribe({ topic, fromBeginning: false });
+    await new Promise<void>((resolve, reject) => {
+      let idle: NodeJS.Timeout | undefined;
+      const settle = (): void => {
+        clearTimeout(idle);
+        resolve();
+      };
+      const arm = (): void => {
+        clearTimeout(idle);
+        idle = setTimeout(settle, READ_IDLE_MS);
+      };
+      consumer.run({
+        autoCommit: false,
+        eachBatch: async ({ batch }) => {
+          if (batch.partition !== partition) return;
+          arm();
+          for (const message of batch.messages) {
+            const offset = Number(message.offset);
+            if (offset >= from && offset < end) records.push(recordOf(topic, partition, message));
+          }
+          if (Number(batch.lastOffset()) >= end - 1) settle();
+        },
+      }).then(() => {
+        consumer.seek({ topic, partition, offset: String(from) });
+        arm();
+      }, reject);
+    });
+  } finally {
+    await consumer.disconnect();
+  }
+  records.sort((a, b) => a.offset - b.offset);
+  return records.filter((record, i) => i === 0 || records[i - 1]!.offset !== record.offset);
+}

@@ -1,0 +1,169 @@
+import type { Kafka } from 'kafkajs';
+import { parkKey, partitionKeys, partitionTag, trackedPartitionsKey } from '../completion/keys';
+import { runScript, type RedisClient } from '../completion/scripts';
+import type { PartitionRef } from '../completion/types';
+import { CompletionStore } from '../completion/store';
+import { parkPayload } from '../engine/lane-heads';
+import type { HandOffSink } from '../engine/ports';
+import type { KafkaRecord } from '../event';
+import type { HandOffItem } from '../handoff/types';
+import { escapeGlob, scanKeys } from '../admin/redis-scan';
+import type { LanesOptions } from '../options/lanes-options';
+import { retryTierOf, retryTopic } from '../options/names';
+import { laneIdOf } from '../engine/lane-id';
+import { newGeneration } from './marker';
+import { readRange } from './read-range';
+
+/** How long `admit` refuses a partition's records while it is rebuilt; a recovery that dies lifts it by expiry. */
+export const RECOVERY_FENCE_MS = 5 * 60_000;
+/** Records per rebuild call: one script call stays short, whatever the range. */
+export const REBUILD_CHUNK = 1_000;
+
+export interface RecoveryParts {
+  readonly redis: RedisClient;
+  readonly kafka: Kafka;
+  /** The handler's options: group, ordering (lanes are derived as the processor derives them), retry tiers. */
+  readonly options: LanesOptions;
+  /** Where independent records (no lane) are handed off to the retry path. */
+  readonly sink: HandOffSink;
+  readonly now?: () => number;
+}
+
+/** What one recovery did. */
+export interface Recovered {
+  readonly topic: string;
+  readonly partition: number;
+  /** The durable frontier the records were read again from. */
+  readonly from: number;
+  /** The end of the partition when the recovery started (exclusive). */
+  readonly to: number;
+  /** Records found again in Kafka and handed to the retry path (lane heads and independent records) or parked. */
+  readonly records: number;
+  /** Lanes rebuilt: each one's first record is its head, the rest parked behind it, in offset order. */
+  readonly lanes: number;
+  /** Records without a lane, written to the first retry tier at once. */
+  readonly independent: number;
+  /** The generation the partition carries now. */
+  readonly generation: string;
+}
+
+/**
+ * Recovers a partition whose Redis state was lost (README, "Durability"): every record between the durable
+ * frontier `from` (what the completion group committed) and the end of the partition is read again from Kafka
+ * and goes to the retry path again, in order per lane: the first record of each lane becomes its head (its
+ * retry copy is written by the committer's re-drive, `redriveExpiredLeases`, right after), the lane's later
+ * records are parked behind it, and records without a lane are written to the first retry tier. While the
+ * partition is rebuilt its fence makes `admit` refuse new records (the event source redelivers them), so none
+ * runs ahead of a recovered one. Records that were terminal already run again: at-least-once.
+ *
+ * A retry topic's partition holds no lanes: its state restarts at the durable frontier (its copies' own offsets
+ * below it were committed, so handled; the ones above come back through the event source or the bridge).
+ *
+ * @example
+ * const done = await recoverPartition(parts, { group: 'orders', topic: 'orders', partition: 0 }, 20, 'a1b2c3d4e5f6');
+ * // done.records === 20: offsets 20..39 were read again and handed to the retry path
+ */
+export async function recoverPartition(parts: RecoveryParts, ref: PartitionRef, from: number | undefined, generation: string = newGeneration()): Promise<Recovered> {
+  const { redis, kafka, options } = parts;
+  const now = parts.now ?? Date.now;
+  const keys = partitionKeys(ref);
+  const rebuild = (extra: readonly string[], argv: readonly string[]): Promise<unknown> =>
+    runScript(redis, 'rebuild', { keys: [keys.bits, keys.meta, keys.lanes, ...extra], argv: [...argv] });
+
+  // The fence first: from here no record of the partition is admitted, so the end read next bounds every record
+  // the event source delivered before the rebuild.
+  await rebuild([], ['fence', String(now() + RECOVERY_FENCE_MS)]);
+  const admin = kafka.admin();
+  await admin.connect();
+  let low: number;
+  let end: number;
+  try {
+    const offsets = (await admin.fetchTopicOffsets(ref.topic)).find((o) => o.partition === ref.partition);
+    low = Number(offsets?.low ?? 0);
+    end = Number(offsets?.high ?? 0);
+  } finally {
+    await admin.disconnect();
+  }
+  // A durable frontier beyond the end of the partition: the topic was deleted and created again (`kafka-lanes reset`
+  // removed its state): its records are all new, read from the start.
+  const start = from === undefined || from > end ? low : Math.max(from, low);
+  const isRetryTopic = retryTierOf(options.group, ref.topic) !== undefined;
+  const records = isRetryTopic ? [] : await readRange(kafka, ref.topic, ref.partition, start, end);
+
+  const parkLists = await scanKeys(redis, `${escapeGlob(partitionTag(ref))}:park:*`);
+  const highest = isRetryTopic ? start - 1 : end - 1;
+  await rebuild(parkLists, ['begin', String(start), String(highest), String(now() + RECOVERY_FENCE_MS)]);
+
+  const laneOf = (record: KafkaRecord): string | undefined => {
+    try {
+      return laneIdOf(record, options);
+    } catch {
+      // A key `keyOf` cannot read runs on its own, as the processor dead-letters it on its own.
+      return undefined;
+    }
+  };
+  const lanes = new Set<string>();
+  const independent: KafkaRecord[] = [];
+  let covered = start - 1;
+  for (let i = 0; i < records.length; i += REBUILD_CHUNK) {
+    const chunk = records.slice(i, i + REBUILD_CHUNK);
+    const last = i + REBUILD_CHUNK >= records.length;
+    const chunkLanes: string[] = [];
+    const index = new Map<string, number>();
+    const triples: string[] = [];
+    for (const record of chunk) {
+      const lane = laneOf(record);
+      if (lane === undefined) {
+        independent.push(record);
+        triples.push(String(record.offset), '0', '');
+        continue;
+      }
+      lanes.add(lane);
+      let j = index.get(lane);
+      if (j === undefined) {
+        chunkLanes.push(lane);
+        j = chunkLanes.length;
+        index.set(lane, j);
+      }
+      triples.push(String(record.offset), String(j), parkPayload(record));
+    }
+    const to = last ? highest : chunk[chunk.length - 1]!.offset;
+    await rebuild(chunkLanes.map((lane) => parkKey(ref, lane)), [
+      'records', String(now()), String(covered + 1), String(to), String(chunkLanes.length), ...chunkLanes, ...triples,
+    ]);
+    covered = to;
+  }
+  if (covered < highest) {
+    // Offsets after the last record Kafka still has (markers): nothing to hand off, done.
+    await rebuild([], ['records', String(now()), String(covered + 1), String(highest), '0']);
+  }
+
+  if (independent.length > 0) {
+    const at = now();
+    const items: HandOffItem[] = independent.map((record) => ({
+      record,
+      origin: { topic: ref.topic, partition: ref.partition, offset: record.offset },
+      kind: 'retry',
+      topic: retryTopic(options.group, options.retry.tiers[0]!),
+      attempt: 1,
+      dueAtMs: at,
+      firstFailureAtMs: at,
+      deferred: true,
+    }));
+    await parts.sink.write(items);
+    await new CompletionStore(redis).markDone(ref, independent.map((record) => record.offset));
+  }
+  await rebuild([], ['end', generation]);
+  // The tracked set may have been lost with the rest: the committer and the re-drive find the partition again.
+  await redis.sadd(trackedPartitionsKey(ref.group), `${ref.topic}\n${ref.partition}`);
+  return {
+    topic: ref.topic,
+    partition: ref.partition,
+    from: start,
+    to: end,
+    records: records.length,
+    lanes: lanes.size,
+    independent: independent.length,
+    generation,
+  };
+}

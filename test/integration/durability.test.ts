@@ -1,0 +1,179 @@
+import type { Cluster, Redis } from 'ioredis';
+import { Kafka, logLevel } from 'kafkajs';
+import { scanKeys } from '../../src/admin/redis-scan';
+import { MemberlessOffsetCommitter, runCommitter, type CommitterResult } from '../../src/committer';
+import { escapeName, parkKey, partitionKeys, type PartitionRef } from '../../src/completion';
+import { HandOffWriter } from '../../src/handoff';
+import { resolveOptions, type LanesOptionsInput } from '../../src/options';
+import { LanesFunction, type LanesRecord } from '../../src/handler/lanes-function';
+import { createTelemetry } from '../../src/engine/telemetry';
+import { contextWithin, eventOf, fetchRecords, produce } from './support/kafka-events';
+import { RetryFeed } from './support/retry-feed';
+import { runCliCaptured } from './support/cli';
+import { createKafka, createTopic, KAFKA_BROKERS, REDIS_URL, redisSetups, uniqueName } from './support/stack';
+
+jest.setTimeout(240_000);
+process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
+process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
+
+const TIERS = ['1s', '1m'];
+/** The issue's history: 20 records over keys A, B and C on one partition; A has 7 of them. */
+const KEYS = ['A', 'B', 'A', 'C', 'A', 'B', 'A', 'C', 'B', 'A', 'C', 'B', 'A', 'C', 'B', 'A', 'C', 'B', 'C', 'B'];
+const A_OFFSETS = KEYS.flatMap((key, offset) => (key === 'A' ? [offset] : []));
+
+interface Setup {
+  group: string;
+  topic: string;
+  ref: PartitionRef;
+  options: ReturnType<typeof resolveOptions>;
+  redis: Redis | Cluster;
+  kafka: Kafka;
+  writer: HandOffWriter;
+  processor: LanesFunction;
+  feed: RetryFeed;
+  /** Every run: key, origin offset, attempt, and whether it started after the loss. */
+  runs: Array<{ key: string; offset: number; attempt: number; afterLoss: boolean }>;
+  lost: boolean;
+}
+
+const open: Setup[] = [];
+
+afterAll(async () => {
+  await Promise.all(open.map(async (s) => {
+    await s.feed.stop().catch(() => undefined);
+    await s.writer.disconnect().catch(() => undefined);
+    s.redis.disconnect();
+  }));
+});
+
+/** The issue's table, before the loss: A's first record failed once, its lane is blocked and its six followers parked. */
+async function setUp(connect: () => Redis | Cluster): Promise<Setup> {
+  const group = uniqueName('dgrp');
+  const topic = uniqueName('dsrc');
+  await createTopic(topic, 1);
+  await Promise.all([...TIERS.map((t) => `${group}.retry.${t}`), `${group}.dlq`].map((t) => createTopic(t, 1)));
+  const options = resolveOptions({
+    group, flushIntervalMs: 20, retry: { tiers: TIERS, maxAttempts: 3, backoff: { type: 'fixed', delayMs: 300 } },
+  } as LanesOptionsInput, {});
+  const redis = connect();
+  const kafka = new Kafka({ clientId: 'durability-test', brokers: KAFKA_BROKERS, logLevel: logLevel.NOTHING });
+  const writer = new HandOffWriter(kafka, { deadLetterTopic: `${group}.dlq` });
+  const s = { group, topic, ref: { group, topic, partition: 0 }, options, redis, kafka, writer, runs: [], lost: false } as unknown as Setup;
+  let failedOnce = false;
+  s.processor = new LanesFunction({
+    options, redis, handOff: () => writer, telemetry: createTelemetry(group),
+    handler: (record: LanesRecord, ctx) => {
+      s.runs.push({ key: String(record.key), offset: record.origin.offset, attempt: ctx.attempt, afterLoss: s.lost });
+      if (record.origin.offset === 0 && !failedOnce) {
+        failedOnce = true;
+        throw new Error('A fails once');
+      }
+    },
+  });
+  s.feed = await RetryFeed.start(TIERS.map((t) => `${group}.retry.${t}`));
+  open.push(s);
+
+  await produce(topic, KEYS.map((key) => ({ key, value: '{}' })));
+  const response = await s.processor.process(eventOf(await fetchRecords(topic, KEYS.length)), contextWithin(60_000));
+  expect(response.batchItemFailures).toEqual([]);
+  // A committer run before the loss: the durable group gets its marker, and stops at A's blocked head.
+  const before = await commit(s);
+  expect(before.moves).toEqual([expect.objectContaining({ topic, partition: 0, to: 0 })]);
+  expect(await redis.llen(parkKey(s.ref, laneOf('A')))).toBe(6);
+  return s;
+}
+
+async function until(condition: () => boolean): Promise<void> {
+  const giveUpAt = Date.now() + 60_000;
+  while (!condition()) {
+    if (Date.now() > giveUpAt) throw new Error('condition not reached in time');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+function laneOf(key: string): string {
+  return Buffer.from(key).toString('base64');
+}
+
+function commit(s: Setup): Promise<CommitterResult> {
+  return runCommitter({
+    store: s.processor.store,
+    group: s.group,
+    committer: new MemberlessOffsetCommitter(createKafka(), s.group),
+    redrive: { store: s.processor.store, options: s.options, sink: s.writer },
+    recovery: { parts: { redis: s.redis, kafka: s.kafka, options: s.options, sink: s.writer } },
+  });
+}
+
+/** Every key of the group: the partitions' state, the tracked set, the committer's readings and lease. */
+async function groupKeys(s: Setup): Promise<string[]> {
+  const escaped = escapeName(s.group);
+  return [...await scanKeys(s.redis, `{kl:${escaped}:*`), ...await scanKeys(s.redis, `{kl:${escaped}}*`)];
+}
+
+const LOSSES: Array<[string, (s: Setup) => Promise<void>]> = [
+  ['every key of the group', async (s) => {
+    for (const key of await groupKeys(s)) await s.redis.del(key);
+  }],
+  ['the park list only', async (s) => {
+    await s.redis.del(parkKey(s.ref, laneOf('A')));
+  }],
+  ['the lanes hash only', async (s) => {
+    await s.redis.del(partitionKeys(s.ref).lanes);
+  }],
+];
+
+describe.each(redisSetups())('Redis losing state on $name Redis: no record is lost', ({ connect }) => {
+  it.each(LOSSES)('when Redis loses %s, each of A\'s records runs, in order, after the loss', async (_, lose) => {
+    // Prepare
+    const s = await setUp(connect);
+
+    // Act: the loss, then what the functions do next: the retry copy comes, a committer run, the rest of the copies.
+    s.lost = true;
+    await lose(s);
+    await until(() => s.feed.pending > 0);
+    expect((await s.processor.process(eventOf(s.feed.take()), contextWithin(60_000))).batchItemFailures).toEqual([]);
+    const run = await commit(s);
+    await s.feed.feedUntil(
+      (event, context) => s.processor.process(event, context),
+      async () => A_OFFSETS.every((o) => s.runs.some((r) => r.afterLoss && r.offset === o)) && (await s.redis.hlen(partitionKeys(s.ref).lanes)) === 0,
+    );
+
+    // Assess: the loss was found and the partition recovered from the durable frontier, 0.
+    expect(run.losses).toEqual([expect.objectContaining({ topic: s.topic, partition: 0, committed: 0, recovered: expect.objectContaining({ from: 0, to: 20 }) })]);
+    const aRuns = s.runs.filter((r) => r.afterLoss && r.key === 'A').map((r) => r.offset);
+    expect(new Set(aRuns)).toEqual(new Set(A_OFFSETS));
+    // In order: a record of A never runs after a later one of A (a head may run twice: at-least-once).
+    expect(aRuns).toEqual([...aRuns].sort((x, y) => x - y));
+    // The durable group moves on once everything is terminal again.
+    const after = await commit(s);
+    expect(after.losses).toBeUndefined();
+    expect(after.partitions.find((p) => p.topic === s.topic)?.committed).toBe(20);
+  });
+});
+
+describe('kafka-lanes recover', () => {
+  it('finds the loss, recovers the partition by hand and prints what it did; status says a recovery happened', async () => {
+    // Prepare
+    const s = await setUp(redisSetups()[0]!.connect);
+    s.lost = true;
+    for (const key of await groupKeys(s)) await s.redis.del(key);
+
+    // Act
+    const { code, out } = await runCliCaptured('recover', s.group, '--tiers', TIERS.join(','), '--redis-url', REDIS_URL);
+    await s.feed.feedUntil(
+      (event, context) => s.processor.process(event, context),
+      async () => A_OFFSETS.every((o) => s.runs.some((r) => r.afterLoss && r.offset === o)) && (await s.redis.hlen(partitionKeys(s.ref).lanes)) === 0,
+    );
+    const status = await runCliCaptured('status', s.group, '--redis-url', REDIS_URL);
+
+    // Assess
+    expect(code).toBe(0);
+    expect(out).toContain(`${s.topic}-0: state-missing`);
+    expect(out).toContain('recovered: offsets 0..19 read again from Kafka: 20 records, 3 lanes rebuilt');
+    expect(out).toContain('lane heads handed to the retry path: 3');
+    const aRuns = s.runs.filter((r) => r.afterLoss && r.key === 'A').map((r) => r.offset);
+    expect(aRuns).toEqual(A_OFFSETS);
+    expect(status.out).toContain(`recovered from Kafka after Redis lost state: ${s.topic}-0 1x`);
+  });
+});

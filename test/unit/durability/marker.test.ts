@@ -1,0 +1,52 @@
+import type { PartitionAudit } from '../../../src/completion/audit';
+import { decodeMarker, encodeMarker, findLoss, LossReason } from '../../../src/durability/marker';
+
+/** A whole state: counters agree with the data, stamped with generation `a1`. */
+function audit(overrides: Partial<PartitionAudit> = {}): PartitionAudit {
+  return {
+    present: true, base: 0, highest: 19, generation: 'a1', parked: 6, parkedInLists: 6, lanes: 1, openLanes: 1,
+    lowestHead: 0, recoveringUntil: undefined, recoveries: 0, lossReported: undefined, ...overrides,
+  };
+}
+
+const MARKED = { committed: 0, marker: { generation: 'a1', highest: 19 } };
+const NOW = 1_000_000;
+
+describe('the durable marker', () => {
+  it('encodes and decodes generation and highest admitted offset', () => {
+    expect(encodeMarker({ generation: '8c1f0a2b3c4d', highest: 41 })).toBe('kl1:8c1f0a2b3c4d:41');
+    expect(decodeMarker('kl1:8c1f0a2b3c4d:41')).toEqual({ generation: '8c1f0a2b3c4d', highest: 41 });
+  });
+
+  it.each([undefined, null, '', 'someone else', 'kl1:XYZ:4', 'kl1:ab:x', 'kl1:ab:4:5', 'kl2:ab:4'])('reads no marker in %j', (metadata) => {
+    expect(decodeMarker(metadata)).toBeUndefined();
+  });
+});
+
+describe('findLoss', () => {
+  it('finds nothing in a whole state that matches the marker, nor in a new partition without one', () => {
+    expect(findLoss(audit(), 20, MARKED, NOW)).toBeUndefined();
+    expect(findLoss(audit({ present: false, generation: undefined }), undefined, { committed: undefined, marker: undefined }, NOW)).toBeUndefined();
+  });
+
+  it.each<[string, Partial<PartitionAudit>, number | undefined, LossReason]>([
+    ['no state while the group has a marker', { present: false, generation: undefined, highest: undefined }, undefined, LossReason.StateMissing],
+    ['a state made again since (no generation)', { generation: undefined }, 20, LossReason.YoungerState],
+    ['another generation', { generation: 'b2' }, 20, LossReason.YoungerState],
+    ['a highest admitted offset below the marker\'s', { highest: 9 }, 10, LossReason.OlderState],
+    ['a parked count the park lists disagree with', { parkedInLists: 0 }, 20, LossReason.ParkListsLost],
+    ['fewer lanes than blocked and not freed', { lanes: 0, lowestHead: undefined }, 20, LossReason.LanesLost],
+    ['a report by a retry copy', { lossReported: NOW - 5 }, 20, LossReason.Reported],
+  ])('finds %s', (_, overrides, frontier, reason) => {
+    expect(findLoss(audit(overrides), frontier, MARKED, NOW)?.reason).toBe(reason);
+  });
+
+  it('finds done bits lost: a frontier below the committed offset', () => {
+    expect(findLoss(audit(), 3, { ...MARKED, committed: 5 }, NOW)?.reason).toBe(LossReason.DoneBitsLost);
+  });
+
+  it('leaves a partition alone while a recovery rebuilds it, and judges it again once the fence expired', () => {
+    expect(findLoss(audit({ present: false, recoveringUntil: NOW + 1 }), undefined, MARKED, NOW)).toBeUndefined();
+    expect(findLoss(audit({ present: false, recoveringUntil: NOW - 1 }), undefined, MARKED, NOW)?.reason).toBe(LossReason.StateMissing);
+  });
+});
