@@ -37,3 +37,6 @@ export type { DeadLetter, OperatorParts, ReplayAction, ReplayFilter } from './re
 export { redriveExpiredLeases, type Redriven, type RedriveOptions } from './retry/redrive';
 export { ensureTopics, readStatus, renderStatus, planReset, applyReset, createTopicsReady, TopicsNotReadyError } from './admin';
 export type { EnsureTopicsOptions, EnsureTopicsResult, GroupStatus, PartitionStatus, ResetPlan } from './admin';
+export { describeLane, readBlockedLanes, readGroupFigures } from './admin';
+export type { BlockedLane, GroupFigures, LanesPage, LanesQuery } from './admin';
+export { startDashboard, type Dashboard, type DashboardOptions } from './dashboard';
