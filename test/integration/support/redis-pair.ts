@@ -77,6 +77,10 @@ export class RedisPair {
     probe.on('error', () => undefined);
     try {
       await until(async () => /master_link_status:up/.test(await probe.info('replication')), 'the replication link');
+    } catch (error) {
+      // Not handed to the test: stopped here, or the servers would outlive the test run.
+      pair.stop();
+      throw error;
     } finally {
       probe.disconnect();
     }
