@@ -37,3 +37,5 @@ export { CREATE_TOPICS_READY_DEFAULTS, createTopicsReady, notReady, waitForTopic
 export type { CreateTopicsReadyOptions, CreateTopicsReadyResult, ReadyAdmin, ReadyTopic, TopicsAdmin } from './create-topics';
 export { TopicsNotReadyError } from './errors';
 export { readGroupFigures, type GroupFigures } from './group-figures';
+export { checkKafka, checkRedis, clusterModeCheck, describeKafkaAuth, describeRedisAuth, evictionCheck, renderChecks, topicChecks } from './doctor';
+export type { Check, CheckStatus, TopicsInput } from './doctor';

@@ -21,7 +21,8 @@ export interface RedisFlags {
   readonly redisClusterNodes?: string;
 }
 
-const LOCAL_BROKERS = ['127.0.0.1:9092'];
+/** Where the CLI looks for Kafka when neither flags nor environment name brokers. */
+export const LOCAL_BROKERS = ['127.0.0.1:9092'];
 
 /** Adds `--brokers`. */
 export function kafkaOptions(command: Command): Command {

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { registerDashboard } from './dashboard';
 import { registerDlq } from './dlq';
+import { registerDoctor } from './doctor';
 import { registerLane } from './lane';
 import { registerRecover } from './recover';
 import { registerReset } from './reset';
@@ -19,4 +20,5 @@ export const COMMANDS: readonly RegisterCommand[] = [
   registerDlq,
   registerDashboard,
   registerRecover,
+  registerDoctor,
 ];

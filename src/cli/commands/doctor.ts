@@ -1,0 +1,73 @@
+import type { Command } from 'commander';
+import { Kafka, logLevel } from 'kafkajs';
+import { checkKafka, checkRedis, describeKafkaAuth, describeRedisAuth, renderChecks } from '../../admin';
+import { createRedis, kafkaConnectionConfig } from '../../connections';
+import { LanesError } from '../../errors';
+import { resolveOptions } from '../../options';
+import { connectionOptions, kafkaOptions, LOCAL_BROKERS, redisOptions, type KafkaFlags, type RedisFlags } from '../connections';
+import { TIERS_OPTION } from '../operator-parts';
+
+/** The source topics of a group when `--topic` is not given, comma separated. */
+const TOPICS_ENV = 'KAFKA_LANES_TOPICS';
+
+interface DoctorFlags extends KafkaFlags, RedisFlags {
+  readonly topic: string[];
+  readonly tiers?: string;
+}
+
+function list(text: string | undefined): string[] {
+  return (text ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+}
+
+/** `kafka-lanes doctor <group>`: one row per check, exit 1 when any fails. */
+export function registerDoctor(program: Command): void {
+  kafkaOptions(redisOptions(
+    program
+      .command('doctor')
+      .description(
+        "Check a group's deployment with the configuration the functions get (flags, else the KAFKA_LANES_* environment): " +
+          'brokers reachable with the configured auth, the source, retry and dead-letter topics exist (partitions; ' +
+          'retention at least the longest tier), Redis reachable with its TLS and AUTH (PING round trip), its ' +
+          '`maxmemory-policy` keeps keys, its cluster mode is the configured one. Prints a table; exits 1 when a check fails.',
+      )
+      .argument('<group>', 'the consumer group of the handler')
+      .option('--topic <name>', `a source topic of the group (repeatable; default: $${TOPICS_ENV}, comma separated)`, (text: string, previous: string[]) => [...previous, text], [])
+      .option(...TIERS_OPTION),
+  )).action(async (group: string, flags: DoctorFlags) => {
+    const connections = connectionOptions(group, flags);
+    const tiers = list(flags.tiers);
+    const { retry } = resolveOptions({ group, ...(tiers.length === 0 ? {} : { retry: { tiers } }), kafka: { brokers: [...connections.kafka.brokers] } });
+    const sources = flags.topic.length > 0 ? flags.topic : list(process.env[TOPICS_ENV]);
+
+    // Short timeouts and no retries: a doctor run answers in seconds, whatever is down.
+    const kafka = new Kafka({
+      ...kafkaConnectionConfig({ ...connections.kafka, clientId: 'kafka-lanes-doctor' }, LOCAL_BROKERS),
+      logLevel: logLevel.NOTHING,
+      connectionTimeout: 3_000,
+      requestTimeout: 10_000,
+      retry: { retries: 0 },
+    });
+    const admin = kafka.admin();
+    // ioredis waits `disconnectTimeout` (2 s by default) for a refused socket to close again, which it never does.
+    const redis = await createRedis(
+      connections.redis,
+      { maxRetriesPerRequest: 0, connectTimeout: 3_000, commandTimeout: 5_000, retryStrategy: () => null, disconnectTimeout: 200 },
+      { clusterRetryStrategy: () => null },
+    );
+    // Failures are reported as rows; without a listener ioredis would also print each connection error.
+    redis.on('error', () => undefined);
+    try {
+      const [kafkaRows, redisRows] = await Promise.all([
+        checkKafka(admin, { group, sources, tiers: retry.tiers, auth: describeKafkaAuth(connections.kafka) }),
+        checkRedis(redis, connections.redis.clusterNodes.length > 0 ? 'cluster' : 'standalone', describeRedisAuth(connections.redis)),
+      ]);
+      const checks = [...kafkaRows, ...redisRows];
+      process.stdout.write(renderChecks(checks));
+      const failed = checks.filter((check) => check.status === 'fail');
+      if (failed.length > 0) throw new LanesError(`doctor: ${failed.length} check(s) failed: ${failed.map((check) => check.name).join(', ')}`);
+    } finally {
+      redis.disconnect();
+      await admin.disconnect();
+    }
+  });
+}
