@@ -12,7 +12,7 @@ export type RedisClient = Redis | Cluster;
  * Bumped whenever any script changes. Scripts are registered under versioned names so two versions of the
  * framework sharing one Redis (a rolling deploy) never run each other's code.
  */
-export const SCRIPTS_VERSION = 3;
+export const SCRIPTS_VERSION = 4;
 
 /**
  * The one registry of every Redis script of the framework, completion and committer alike. The `.lua`
@@ -28,6 +28,9 @@ const SCRIPTS = {
   release: lua.release4,
   advance: lua.advance3,
   claim: lua.claim1,
+  saveStep: lua.saveStep1,
+  claimOutput: lua.claimOutput1,
+  claimCopy: lua.claimCopy1,
   extendLease: committerLua.extendLease1,
   releaseLease: committerLua.releaseLease1,
 } as const satisfies Record<string, string>;

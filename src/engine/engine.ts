@@ -26,6 +26,10 @@ import { deadlineSignal } from './deadline';
 import { RecordDeadlines, type RecordDeadline } from './record-deadlines';
 import { SYSTEM_CLOCK, type Clock, type CompletionPort, type HandOffSink } from './ports';
 import type { LanesContext, LanesRecord, RecordHandler } from './types';
+import { effectsTtlMs, type EffectsPort, type OutputRecord, type StepsRef } from './effects';
+import { firstOriginOf, idempotencyKeyOf } from './idempotency-key';
+import { RecordEffects } from './steps';
+import { isRepeatedOutput, sendOutputs } from './outputs';
 
 /** The part of the Lambda context the engine needs. */
 export interface InvocationContext {
@@ -74,6 +78,8 @@ export interface EngineParts {
   readonly store: CompletionPort;
   readonly telemetry: Telemetry;
   readonly clock?: Clock;
+  /** Step results, output dedupe and unordered copy claims; without it `ctx.step` and `dedupeOutputs` are refused. */
+  readonly effects?: EffectsPort;
 }
 
 /** Raised when records could not be handed off and the event source has no partial batch response. */
@@ -142,6 +148,7 @@ type CounterName =
   | 'refusedByBroker'
   | 'stale'
   | 'twins'
+  | 'outputs'
   | 'writtenBack';
 
 const COUNTER_METRIC: Record<CounterName, string> = {
@@ -156,6 +163,7 @@ const COUNTER_METRIC: Record<CounterName, string> = {
   refusedByBroker: METRIC.refusedByBroker,
   stale: METRIC.stale,
   twins: METRIC.twins,
+  outputs: METRIC.outputs,
   writtenBack: METRIC.writtenBack,
 };
 
@@ -179,8 +187,14 @@ export class Invocation<T extends EngineTask> {
   readonly store: CompletionPort;
   /** Aborts when no record may start any more (waits for due times end there). */
   readonly stopSignal: AbortSignal;
+  /** Step results, output dedupe and unordered copy claims, bounded like `store`. */
+  readonly effects: EffectsPort | undefined;
+  /** How long step results and claims are kept (`effectsTtlMs`). */
+  readonly effectsTtlMs: number;
   readonly #engine: Engine;
   readonly #admission: Admission<T>;
+  /** Step results of records found terminal, deleted once their done bits are flushed. */
+  #forget: StepsRef[] = [];
   readonly #sink: HandOffSink;
   readonly #scheduler: LaneScheduler<T>;
   readonly #stop = new AbortController();
@@ -221,6 +235,9 @@ export class Invocation<T extends EngineTask> {
     this.leaseUntilMs = this.startedAt + remaining + LEASE_SLACK_MS;
     this.#handOffSignal = deadlineSignal(Math.max(1, remaining - Math.min(250, margin / 4)));
     this.store = engine.parts.store.withLimits({ signal: this.#handOffSignal });
+    const effects = engine.parts.effects;
+    this.effects = effects?.withLimits === undefined ? effects : effects.withLimits({ signal: this.#handOffSignal });
+    this.effectsTtlMs = effectsTtlMs(this.options);
     this.stopSignal = this.#stop.signal;
     this.#scheduler = new LaneScheduler(this.options.concurrency);
     this.#deadlines = new RecordDeadlines(this.options.recordTimeoutMs, () => new RecordTimeoutError(`record timed out after ${this.options.recordTimeoutMs} ms`));
@@ -370,13 +387,20 @@ export class Invocation<T extends EngineTask> {
   async #runGuarded(task: T): Promise<void> {
     try {
       if (this.#admission.prepare !== undefined && !(await this.#admission.prepare(this, task))) return;
+      if (this.options.dedupeOutputs && (await isRepeatedOutput(this, task))) {
+        this.count('duplicates');
+        const succeeded = this.#admission.succeeded(this, task);
+        if (succeeded !== undefined) await succeeded;
+        return;
+      }
       const deadline = this.#deadlines.start();
       const started = performance.now();
       let failed = false;
       let failure: unknown;
+      let ctx: RecordContext | undefined;
       try {
         if (task.preset !== undefined) throw task.preset;
-        const ctx = new RecordContext(task.attempt, Math.min(this.now() + this.options.recordTimeoutMs, this.abortRunningAt), this.logger, deadline);
+        ctx = new RecordContext(task, this, Math.min(this.now() + this.options.recordTimeoutMs, this.abortRunningAt), deadline);
         // A promise only when a schema validates asynchronously; bounded by the record's deadline like the handler.
         let parts = readRecordParts(this.options, task.record);
         if (parts instanceof Promise) parts = await deadline.race(parts);
@@ -392,11 +416,22 @@ export class Invocation<T extends EngineTask> {
         deadline.finish();
         this.#latencies.push(performance.now() - started);
       }
+      const effects = ctx?.effects;
+      if (!failed && effects !== undefined) {
+        try {
+          // Outputs are acknowledged before the record is done (G3 extended); a send that fails fails the record.
+          await sendOutputs(this, this.#sink, effects.seal(), this.#handOffSignal);
+        } catch (error) {
+          failed = true;
+          failure = error;
+        }
+      }
       if (failed) {
         await this.#admission.failed(this, task, failure);
       } else {
         const succeeded = this.#admission.succeeded(this, task);
         if (succeeded !== undefined) await succeeded;
+        if (effects?.usedSteps === true) this.#forget.push(effects.steps);
       }
     } catch (error) {
       if (this.#admission.faulted !== undefined) {
@@ -642,14 +677,23 @@ export class Invocation<T extends EngineTask> {
   flush(): Promise<void> {
     this.#flushing = this.#flushing.then(async () => {
       const batches = [...this.#pendingDone.values()].filter((p) => p.offsets.length > 0).map((p) => ({ ref: p.ref, offsets: p.offsets.splice(0) }));
+      const forget = this.#forget.splice(0);
+      let allMarked = true;
       await Promise.all(batches.map(async ({ ref, offsets }) => {
         try {
           await this.store.markDone(ref, offsets);
         } catch (error) {
+          allMarked = false;
           // Finished but not recorded: report them, so the event source redelivers and they run again.
           this.handOffFailed(ref, offsets, error);
         }
       }));
+      // Step results go only once their records' done bits are stored: a redelivery before that still finds them.
+      if (forget.length > 0 && allMarked && this.effects !== undefined) {
+        await this.effects.forgetSteps(forget).catch((error: unknown) => {
+          this.logger.warn('step results of terminal records not deleted: they expire on their own', { count: forget.length, error: describeError(error) });
+        });
+      }
     });
     return this.#flushing;
   }
@@ -708,7 +752,7 @@ export class Invocation<T extends EngineTask> {
   }
 }
 
-const OPTIONAL_COUNTERS: ReadonlySet<CounterName> = new Set(['refusedByBroker', 'stale', 'twins', 'writtenBack']);
+const OPTIONAL_COUNTERS: ReadonlySet<CounterName> = new Set(['refusedByBroker', 'stale', 'twins', 'writtenBack', 'outputs']);
 
 /** At most `count` values, evenly spaced through the sorted values (all of them when there are fewer). */
 export function quantiles(values: readonly number[], count: number): number[] {
@@ -717,22 +761,55 @@ export function quantiles(values: readonly number[], count: number): number[] {
   return Array.from({ length: count }, (_, i) => sorted[Math.round((i * (sorted.length - 1)) / (count - 1))]!);
 }
 
-/** What a handler gets for one record; its `signal` is made only if the handler reads it. */
+/**
+ * What a handler gets for one record; its `signal`, its idempotency key and its steps' state are made only if the
+ * handler uses them.
+ */
 class RecordContext implements LanesContext {
   readonly attempt: number;
   readonly deadline: number;
-  readonly logger: Logger;
   readonly #deadline: RecordDeadline;
+  readonly #task: EngineTask;
+  readonly #invocation: Invocation<EngineTask>;
+  effects: RecordEffects | undefined = undefined;
 
-  constructor(attempt: number, deadline: number, logger: Logger, recordDeadline: RecordDeadline) {
-    this.attempt = attempt;
+  constructor(task: EngineTask, invocation: Invocation<EngineTask>, deadline: number, recordDeadline: RecordDeadline) {
+    this.attempt = task.attempt;
     this.deadline = deadline;
-    this.logger = logger;
     this.#deadline = recordDeadline;
+    this.#task = task;
+    this.#invocation = invocation;
+  }
+
+  get logger(): Logger {
+    return this.#invocation.logger;
   }
 
   get signal(): AbortSignal {
     return this.#deadline.signal;
+  }
+
+  get idempotencyKey(): string {
+    return idempotencyKeyOf(this.#invocation.options.group, firstOriginOf(this.#task.record.headers, this.#task.origin));
+  }
+
+  step<R>(name: string, fn: () => R | Promise<R>): Promise<R> {
+    return this.#effects().step(name, fn);
+  }
+
+  send(topic: string, record: OutputRecord): void {
+    this.#effects().send(topic, record);
+  }
+
+  #effects(): RecordEffects {
+    if (this.effects !== undefined) return this.effects;
+    const inv = this.#invocation;
+    const port = inv.effects;
+    if (port === undefined) throw new LanesError('ctx.step and ctx.send need the effects store, which this engine was made without');
+    const origin = firstOriginOf(this.#task.record.headers, this.#task.origin);
+    const at = { ref: { group: inv.options.group, topic: origin.topic, partition: origin.partition }, offset: origin.offset };
+    this.effects = new RecordEffects(port, at, inv.options.group, inv.options, inv.effectsTtlMs, () => this.#deadline.signal);
+    return this.effects;
   }
 }
 

@@ -1,5 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 import { CompletionStore } from '../completion';
+import { RedisEffects } from '../completion/effects-store';
 import { Engine, type InvocationContext } from '../engine/engine';
 import type { HandOffSink } from '../engine/ports';
 import type { RecordHandler } from '../engine/types';
@@ -49,6 +50,7 @@ export class Processor {
       handler: parts.handler,
       store: this.store,
       telemetry: parts.telemetry,
+      effects: new RedisEffects(parts.redis),
       ...(parts.now === undefined ? {} : { clock: { now: parts.now } }),
     });
   }

@@ -9,6 +9,7 @@ import type { HandOffItem } from '../handoff/types';
 import { retryTierOf } from '../options/names';
 import { laneIdOf } from '../processor/lane-id';
 import { decideFailure, describeError } from '../processor/outcome';
+import { claimUnorderedCopy, copyIdOf, unorderedCopyDone } from './unordered-copies';
 
 /**
  * A task of the retry function: a retry copy read from a tier (`copy`), or a lane's next head taken from
@@ -217,10 +218,10 @@ export class RetryAdmission implements Admission<RetryTask> {
    * ends: by then the head has moved on (the twin is stale) or its claimant died (the twin takes over).
    */
   async #claim(inv: Invocation<RetryTask>, task: RetryTask): Promise<boolean> {
-    if (task.lane === undefined) return true;
+    if (task.lane === undefined) return (await claimUnorderedCopy(inv, task)) || (this.#stale(inv, task, undefined), false);
     const now = inv.now();
     const claim = await inv.store.claimHead(task.originRef, task.lane, { offset: task.origin.offset, attempt: task.attempt }, {
-      copy: `${task.ref.topic}:${task.ref.partition}:${task.offset}`,
+      copy: copyIdOf(task),
       nowMs: now,
       untilMs: Math.min(now + inv.options.recordTimeoutMs, inv.abortRunningAt),
     });
@@ -262,6 +263,7 @@ export class RetryAdmission implements Admission<RetryTask> {
   async succeeded(inv: Invocation<RetryTask>, task: RetryTask): Promise<void> {
     inv.count('done');
     if (task.lane !== undefined) await this.#releaseAndDrain(inv, task);
+    else await unorderedCopyDone(inv, task);
     if (task.source === 'copy') inv.markDone(task.ref, task.offset);
   }
 
