@@ -10,7 +10,7 @@
  * });
  */
 export { LanesError, ConfigError, NonRetriableError, RetryLaterError } from './errors';
-export { lanes } from './processor/lanes';
+export { lanes } from './handler/lanes';
 export { BatchNotHandedOffError, DeadlineError, RecordTimeoutError } from './engine/engine';
 export type { InvocationContext } from './engine/engine';
 export type { LanesContext, LanesRecord, RecordHandler } from './engine/types';

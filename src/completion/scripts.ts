@@ -1,7 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
-import * as committerLua from '../committer/scripts/lua';
 import type { ScriptCall } from './args';
-import { deadlineSignal, untilAborted } from '../engine/deadline';
+import { deadlineSignal, untilAborted } from '../deadline';
 import { RedisCallAbortedError } from './errors';
 import * as lua from './scripts/lua';
 
@@ -31,8 +30,8 @@ const SCRIPTS = {
   saveStep: lua.saveStep1,
   claimOutput: lua.claimOutput1,
   claimCopy: lua.claimCopy1,
-  extendLease: committerLua.extendLease1,
-  releaseLease: committerLua.releaseLease1,
+  extendLease: lua.extendLease1,
+  releaseLease: lua.releaseLease1,
 } as const satisfies Record<string, string>;
 export type ScriptName = keyof typeof SCRIPTS;
 

@@ -10,4 +10,4 @@ export {
 } from './msk';
 export { importKafkaJs, type KafkaJsModule } from './kafkajs';
 export { loadKafkaJs } from './kafkajs-require';
-export { createRedis, importIoRedis, redisConnectionConfig, redisUsesTls, type IoRedisModule, type RedisConnectionConfig } from './redis';
+export { connectRedis, createRedis, importIoRedis, redisConnectionConfig, redisUsesTls, type IoRedisModule, type RedisConnectionConfig } from './redis';

@@ -1,5 +1,6 @@
 import type { Cluster, ClusterOptions, Redis, RedisOptions as IoRedisOptions } from 'ioredis';
-import type { RedisOptions } from '../options/lanes-options';
+import type { Telemetry } from '../engine/telemetry';
+import type { LanesOptions, RedisOptions } from '../options/lanes-options';
 import { commonJsExports } from './interop';
 
 /** The ioredis module's exports. */
@@ -87,4 +88,17 @@ export async function createRedis(
     config.nodes.map((node) => ({ ...node })),
     { ...cluster, ...config.options },
   );
+}
+
+/** Connections a handler keeps across invocations of one Lambda execution environment. */
+export async function connectRedis(options: LanesOptions, telemetry: Telemetry): Promise<Redis | Cluster> {
+  // Fail fast: a command waits for at most two reconnects, so an unreachable Redis makes the batch
+  // report its records as not handed off well before the Lambda deadline.
+  // A command that gets no answer (a silent node, a connection dropped while Lambda was frozen) fails
+  // after `commandTimeout` instead of holding the invocation past its deadline.
+  const common: IoRedisOptions = { maxRetriesPerRequest: 2, connectTimeout: 2_000, commandTimeout: 3_000, keepAlive: 10_000 };
+  const redis = await createRedis(options.redis, common);
+  // Without a listener ioredis prints every reconnect error; failed commands already surface per batch.
+  redis.on('error', (error: Error) => telemetry.logger.warn('Redis connection error', { error: error.message }));
+  return redis;
 }

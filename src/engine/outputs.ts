@@ -4,7 +4,7 @@
  */
 import { LanesError } from '../errors';
 import type { KafkaHeader, RecordCoordinates } from '../event';
-import { deadlineSignal } from './deadline';
+import { deadlineSignal } from '../deadline';
 import { OutputHeader, type OutputId, type OutputMessage } from './effects';
 import type { EngineTask, Invocation } from './engine';
 import { firstOriginOf, formatFirstOrigin } from './idempotency-key';

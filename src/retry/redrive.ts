@@ -8,7 +8,7 @@ import { readHandOffHeaders } from '../handoff/headers';
 import type { LanesOptions } from '../options/lanes-options';
 import { retryTierOf, retryTopic } from '../options/names';
 import { tierFor } from '../options/retry-tiers';
-import { METRIC, MetricUnit, type Telemetry } from '../processor/telemetry';
+import { METRIC, MetricUnit, type Telemetry } from '../engine/telemetry';
 
 /** The lease a head gets when a re-drive releases a lane onto it: longer than one re-drive takes. */
 export const REDRIVE_LEASE_MS = 60_000;

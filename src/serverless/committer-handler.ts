@@ -3,8 +3,8 @@ import { CompletionStore } from '../completion/store';
 import { MemberlessOffsetCommitter, runCommitter, type CommitterResult } from '../committer';
 import { kafkaConnectionConfig } from '../connections';
 import { resolveOptions } from '../options';
-import { connectRedis } from '../processor/lanes';
-import { importTelemetry } from '../processor/telemetry';
+import { connectRedis } from '../connections/redis';
+import { importTelemetry } from '../engine/telemetry';
 import { HandOffWriter } from '../handoff';
 import { deadLetterTopic } from '../options';
 

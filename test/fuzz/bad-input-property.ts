@@ -27,10 +27,10 @@ import {
 } from '../../src/event';
 import type { HandOffItem } from '../../src/handoff';
 import { resolveOptions, type LanesOptionsInput } from '../../src/options';
-import { laneIdOf } from '../../src/processor/lane-id';
+import { laneIdOf } from '../../src/engine/lane-id';
 import type { LanesOptions } from '../../src/options/lanes-options';
-import { Processor, type HandOffSink } from '../../src/processor/processor';
-import { createTelemetry } from '../../src/processor/telemetry';
+import { Processor, type HandOffSink } from '../../src/handler/lanes-function';
+import { createTelemetry } from '../../src/engine/telemetry';
 
 type Json = Record<string, unknown>;
 

@@ -9,8 +9,8 @@ import { completionGroupId, MemberlessOffsetCommitter, runCommitter } from '../.
 import { parkKey, partitionKeys, type PartitionRef } from '../../src/completion';
 import { HandOffWriter } from '../../src/handoff';
 import { resolveOptions } from '../../src/options';
-import { Processor, type RecordHandler } from '../../src/processor/processor';
-import { createTelemetry } from '../../src/processor/telemetry';
+import { Processor, type RecordHandler } from '../../src/handler/lanes-function';
+import { createTelemetry } from '../../src/engine/telemetry';
 import { contextWithin, eventOf, fetchRecords, produce } from './support/kafka-events';
 import { RetryFeed } from './support/retry-feed';
 import { createKafka, createTopic, deleteTopics, KAFKA_BROKERS, redisSetups, uniqueName } from './support/stack';

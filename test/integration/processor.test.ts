@@ -8,8 +8,8 @@ import { parkKey, partitionKeys, type PartitionRef } from '../../src/completion'
 import { NonRetriableError, RetryLaterError } from '../../src/errors';
 import { HandOffWriter, readHandOffHeaders } from '../../src/handoff';
 import { resolveOptions, type LanesOptionsInput } from '../../src/options';
-import { BatchNotHandedOffError, Processor, type LanesRecord, type RecordHandler } from '../../src/processor/processor';
-import { createTelemetry } from '../../src/processor/telemetry';
+import { BatchNotHandedOffError, Processor, type LanesRecord, type RecordHandler } from '../../src/handler/lanes-function';
+import { createTelemetry } from '../../src/engine/telemetry';
 import { contextWithin, eventOf, fetchRecords, produce, type TestMessage } from './support/kafka-events';
 import { createTopic, KAFKA_BROKERS, redisSetups, uniqueName } from './support/stack';
 import { spawnWorker } from './support/worker-process';

@@ -3,7 +3,7 @@
  * the effects scripts, and counters of the calls made: one call is one round trip to Redis.
  */
 import type { CopyClaim, EffectsPort, OutputId, StepsRef } from '../../src/engine/effects';
-import { copyKey, outputClaimKey, stepsKey } from '../../src/completion/effects-store';
+import { copyKey, outputClaimKey, stepsKey } from '../../src/effects/redis-effects';
 import type { PartitionRef } from '../../src/completion/types';
 import type { OutputMessage } from '../../src/engine/effects';
 

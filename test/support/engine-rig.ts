@@ -12,8 +12,8 @@ import { decodeKafkaEvent, encodeKafkaEvent, type KafkaBatchResponse, type Kafka
 import { handOffMessage } from '../../src/handoff/headers';
 import type { HandOffItem, HandOffOutcome } from '../../src/handoff/types';
 import { resolveOptions, type LanesOptionsInput } from '../../src/options';
-import { ProcessorAdmission } from '../../src/processor/admission';
-import { RetryAdmission } from '../../src/retry/admission';
+import { ProcessorAdmission } from '../../src/source/source-path';
+import { RetryAdmission } from '../../src/retry/retry-path';
 import { CompletionModelStore } from './completion-model';
 import { OutputLog } from './effects-model';
 import type { EffectsPort, OutputMessage } from '../../src/engine/effects';

@@ -10,8 +10,8 @@ import { Kafka, logLevel } from 'kafkajs';
 import { CompletionStore } from '../../../src/completion';
 import { HandOffWriter } from '../../../src/handoff';
 import { resolveOptions, type LanesOptionsInput } from '../../../src/options';
-import { Processor } from '../../../src/processor/processor';
-import { createTelemetry } from '../../../src/processor/telemetry';
+import { Processor } from '../../../src/handler/lanes-function';
+import { createTelemetry } from '../../../src/engine/telemetry';
 import { KAFKA_BROKERS, redisSetups } from './stack';
 
 process.env.POWERTOOLS_LOG_LEVEL = 'ERROR';

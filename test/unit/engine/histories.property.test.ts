@@ -74,7 +74,7 @@ describe('engine histories on the in-memory completion model', () => {
 });
 
 describe('engine histories: regressions found by them', () => {
-  // The processor blocked a lane as `held` before the dead-letter write (src/processor/admission.ts, `#handOff`); a
+  // The processor blocked a lane as `held` before the dead-letter write (src/source/source-path.ts, `#handOff`); a
   // crash between the two left a held lane whose record was never dead-lettered, and `kafka-lanes lane release`
   // (`releaseHeldLane`, which trusts a held head to be in the dead-letter topic) set its done bit: the record was
   // lost and the committed offset passed it (G1, G2, G3). A held lane is now blocked after its dead letter is written.

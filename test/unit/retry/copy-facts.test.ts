@@ -1,6 +1,6 @@
 import { handOffMessage } from '../../../src/handoff/headers';
 import { retryTierOf, completionGroupId, deadLetterTopic, retryTopic, groupTag, partitionTagOf } from '../../../src/options/names';
-import { copyFacts } from '../../../src/retry/admission';
+import { copyFacts } from '../../../src/retry/retry-path';
 import { kafkaRecord } from '../../support/records';
 
 const TIERS = ['5s', '1m'];

@@ -1,4 +1,4 @@
-import { LaneScheduler } from '../../../src/processor/scheduler';
+import { LaneScheduler } from '../../../src/engine/scheduler';
 import { partitionTasks, task, type TestTask } from './factories';
 
 /** Starts tasks until `next()` says none: their ids, in start order. */

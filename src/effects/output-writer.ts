@@ -5,8 +5,8 @@
  */
 import type { Message, Producer, TopicMessages } from 'kafkajs';
 import type { OutputMessage, OutputSink } from '../engine/effects';
-import { HandOffError } from './errors';
-import { producerRetry, type ProducerFactory } from './writer';
+import { HandOffError } from '../handoff/errors';
+import { producerRetry, type ProducerFactory } from '../handoff/writer';
 
 interface Pending {
   readonly outputs: readonly OutputMessage[];

@@ -1,12 +1,11 @@
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
-import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import { brokersId, kafkaConnectionConfig } from '../connections/kafka';
 import { importKafkaJs } from '../connections/kafkajs';
-import { createRedis } from '../connections/redis';
+import { connectRedis } from '../connections/redis';
 import type { KafkaBatchResponse } from '../event';
 import type { HandOffWriter } from '../handoff/writer';
-import type { OutputWriter } from '../handoff/output-writer';
+import type { OutputWriter } from '../effects/output-writer';
 
 /** The Kafka writers of one cluster: retry and dead-letter copies, and `ctx.send` outputs. */
 interface Writers {
@@ -14,21 +13,8 @@ interface Writers {
   readonly outputs: OutputWriter;
 }
 import { deadLetterTopic, resolveOptions, type LanesOptionsInput, type LanesOptions, type PartOutput } from '../options';
-import type { Processor, HandOffSink, RecordHandler } from './processor';
-import { importTelemetry, type Telemetry } from './telemetry';
-
-/** Connections a handler keeps across invocations of one Lambda execution environment. */
-export async function connectRedis(options: LanesOptions, telemetry: Telemetry): Promise<Redis | Cluster> {
-  // Fail fast: a command waits for at most two reconnects, so an unreachable Redis makes the batch
-  // report its records as not handed off well before the Lambda deadline.
-  // A command that gets no answer (a silent node, a connection dropped while Lambda was frozen) fails
-  // after `commandTimeout` instead of holding the invocation past its deadline.
-  const common: RedisOptions = { maxRetriesPerRequest: 2, connectTimeout: 2_000, commandTimeout: 3_000, keepAlive: 10_000 };
-  const redis = await createRedis(options.redis, common);
-  // Without a listener ioredis prints every reconnect error; failed commands already surface per batch.
-  redis.on('error', (error: Error) => telemetry.logger.warn('Redis connection error', { error: error.message }));
-  return redis;
-}
+import type { Processor, HandOffSink, RecordHandler } from './lanes-function';
+import { importTelemetry } from '../engine/telemetry';
 
 /**
  * The hand-off writer, and kafkajs with it, is made at the first write: most invocations write nothing, so
@@ -40,7 +26,7 @@ function handOffFactory(options: LanesOptions, writers: Map<string, Promise<Writ
     const [{ Kafka, logLevel }, { HandOffWriter, HAND_OFF_WRITER_DEFAULTS, producerRetry }, { OutputWriter }] = await Promise.all([
       importKafkaJs(),
       import('../handoff/writer'),
-      import('../handoff/output-writer'),
+      import('../effects/output-writer'),
     ]);
     const kafka = new Kafka({
       // Brokers, TLS and SASL (MSK IAM included) for every client the framework opens: src/connections.
@@ -109,7 +95,7 @@ export function lanes<O extends LanesOptionsInput, V = RecordPartOf<O, 'value'>,
   // Made at the first invocation: the logger, the metrics and the Redis client (ioredis is loaded then, not at
   // cold start). Concurrent first invocations (the local emulator) share one.
   const makeProcessor = async (): Promise<Processor> => {
-    const [telemetry, { Processor }] = await Promise.all([importTelemetry(options.group), import('./processor')]);
+    const [telemetry, { Processor }] = await Promise.all([importTelemetry(options.group), import('./lanes-function')]);
     return new Processor({
       options,
       handler: handler as RecordHandler,

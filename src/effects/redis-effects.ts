@@ -1,10 +1,10 @@
 import type { CopyClaim, EffectsPort, OutputId, StepsRef } from '../engine/effects';
 import { escapeName } from '../options/names';
-import type { ScriptCall } from './args';
-import { UnexpectedReplyError } from './errors';
-import { partitionTag } from './keys';
-import { bounded, runScript, type CallLimits, type RedisClient } from './scripts';
-import type { PartitionRef } from './types';
+import type { ScriptCall } from '../completion/args';
+import { UnexpectedReplyError } from '../completion/errors';
+import { partitionTag } from '../completion/keys';
+import { bounded, runScript, type CallLimits, type RedisClient } from '../completion/scripts';
+import type { PartitionRef } from '../completion/types';
 
 /*
  * Key names of the exactly-once state. Step results and copy entries live under their record's first-origin

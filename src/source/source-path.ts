@@ -4,8 +4,8 @@ import { applyDeadLetterPolicy, parkPayload } from '../engine/lane-heads';
 import { planOffsets, topicPartitionKey, type DecodeFailure, type Delivered, type KafkaRecord, type OffsetSlot, type PartitionBatch, type RecordCoordinates } from '../event';
 import type { HandOffOutcome } from '../handoff/types';
 import { DeserializationError } from '../options/errors';
-import { laneIdOf } from './lane-id';
-import { decideFailure, describeError, type DeadLetterReason, type FailureDecision } from './outcome';
+import { laneIdOf } from '../engine/lane-id';
+import { decideFailure, describeError, type DeadLetterReason, type FailureDecision } from '../engine/outcome';
 
 /** A delivered record of a source topic, to run as attempt 1 (or to fail at once, `preset`). */
 export type RecordTask = EngineTask;

@@ -1,15 +1,15 @@
 import type { Cluster, Redis } from 'ioredis';
 import { CompletionStore } from '../completion';
-import { RedisEffects } from '../completion/effects-store';
+import { RedisEffects } from '../effects/redis-effects';
 import { Engine, type InvocationContext } from '../engine/engine';
 import type { HandOffSink } from '../engine/ports';
 import type { RecordHandler } from '../engine/types';
 import { decodeKafkaEvent, type KafkaBatchResponse, type PartitionBatch } from '../event';
 import type { LanesOptions } from '../options/lanes-options';
 import { retryTierOf } from '../options/names';
-import { RetryAdmission } from '../retry/admission';
-import { ProcessorAdmission } from './admission';
-import type { Telemetry } from './telemetry';
+import { RetryAdmission } from '../retry/retry-path';
+import { ProcessorAdmission } from '../source/source-path';
+import type { Telemetry } from '../engine/telemetry';
 
 export { BatchNotHandedOffError, DeadlineError, RecordTimeoutError, quantiles, type InvocationContext } from '../engine/engine';
 export type { HandOffSink } from '../engine/ports';

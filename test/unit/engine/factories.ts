@@ -1,4 +1,4 @@
-import type { Task } from '../../../src/processor/scheduler';
+import type { Task } from '../../../src/engine/scheduler';
 
 export { kafkaRecord } from '../../support/records';
 

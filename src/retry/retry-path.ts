@@ -1,14 +1,14 @@
 import type { LaneHead, PartitionRef } from '../completion/types';
 import { NotHeadError, StaleAttemptError } from '../completion/errors';
-import { sleep } from '../engine/deadline';
+import { sleep } from '../deadline';
 import type { Admission, EngineTask, Invocation } from '../engine/engine';
 import { applyDeadLetterPolicy, decodeParked, handOffNewHead, parkPayload } from '../engine/lane-heads';
 import { topicPartitionKey, type KafkaRecord, type PartitionBatch, type RecordCoordinates } from '../event';
 import { HEADER_PREFIX, readHandOffHeaders } from '../handoff/headers';
 import type { HandOffItem } from '../handoff/types';
 import { retryTierOf } from '../options/names';
-import { laneIdOf } from '../processor/lane-id';
-import { decideFailure, describeError } from '../processor/outcome';
+import { laneIdOf } from '../engine/lane-id';
+import { decideFailure, describeError } from '../engine/outcome';
 import { claimUnorderedCopy, copyIdOf, unorderedCopyDone } from './unordered-copies';
 
 /**

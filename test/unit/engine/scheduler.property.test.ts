@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { LaneScheduler } from '../../../src/processor/scheduler';
+import { LaneScheduler } from '../../../src/engine/scheduler';
 import { task, type TestTask } from './factories';
 
 /**
