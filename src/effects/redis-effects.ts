@@ -5,6 +5,19 @@ import { UnexpectedReplyError } from '../completion/errors';
 import { partitionTag } from '../completion/keys';
 import { bounded, runScript, type CallLimits, type RedisClient } from '../completion/scripts';
 import type { PartitionRef } from '../completion/types';
+import { TagBatches } from './batches';
+
+interface StepBatches {
+  readonly loads: TagBatches<StepsRef, Map<string, string>>;
+  readonly saves: TagBatches<StepSave, string | undefined>;
+}
+
+interface StepSave {
+  readonly at: StepsRef;
+  readonly name: string;
+  readonly value: string;
+  readonly ttlMs: number;
+}
 
 /*
  * Key names of the exactly-once state. Step results and copy entries live under their record's first-origin
@@ -27,8 +40,32 @@ export function outputClaimKey(group: string, id: OutputId): string {
   return `{kl:${escapeName(group)}:out:${escapeName(id.group)}:${escapeName(id.origin.topic)}:${id.origin.partition}}:${id.origin.offset}:${id.index}`;
 }
 
-export function saveStepCall(at: StepsRef, name: string, value: string, ttlMs: number): ScriptCall {
-  return { keys: [stepsKey(at)], argv: [name, value, String(Math.ceil(ttlMs))] };
+/** One call storing the step results of several records of one partition (`save-steps-1.lua`). */
+export function saveStepsCall(saves: ReadonlyArray<{ at: StepsRef; name: string; value: string }>, ttlMs: number): ScriptCall {
+  const argv = [String(Math.ceil(ttlMs))];
+  for (const { name, value } of saves) argv.push(name, value);
+  return { keys: saves.map(({ at }) => stepsKey(at)), argv };
+}
+
+/** The `save-steps-1.lua` reply: per save, `undefined` (stored) or the result stored before. */
+export function parseSaveStepsReply(reply: unknown, count: number): Array<string | undefined> {
+  if (!Array.isArray(reply) || reply.length !== count) throw new UnexpectedReplyError(`saveSteps: unexpected reply ${JSON.stringify(reply)}`);
+  return reply.map((one: unknown) => (Array.isArray(one) ? textOf(one[0]) : undefined));
+}
+
+/** The `load-steps-1.lua` reply: per record, its stored results. */
+export function parseLoadStepsReply(reply: unknown, count: number): Array<Map<string, string>> {
+  if (!Array.isArray(reply) || reply.length !== count) throw new UnexpectedReplyError(`loadSteps: unexpected reply ${JSON.stringify(reply)}`);
+  return reply.map((flat: unknown) => {
+    const map = new Map<string, string>();
+    const list = Array.isArray(flat) ? flat : [];
+    for (let i = 0; i + 1 < list.length; i += 2) map.set(textOf(list[i]), textOf(list[i + 1]));
+    return map;
+  });
+}
+
+function textOf(value: unknown): string {
+  return Buffer.isBuffer(value) ? value.toString('utf8') : String(value);
 }
 
 export function claimOutputCall(group: string, id: OutputId, runner: string, ttlMs: number): ScriptCall {
@@ -48,8 +85,9 @@ export function parseTakenReply(reply: unknown, what: string): string | undefine
 }
 
 /**
- * The exactly-once state in the group's Redis: one round trip per call, every mutation one script (safe to
- * repeat). Step results are read once per record (a hash), stored once per step.
+ * The exactly-once state in the group's Redis, every mutation one script (safe to repeat). Step results are read
+ * once per record (a hash) and stored once per step; reads, stores and deletes made in one turn of the event loop
+ * go as one call per partition, so the records running at once share their round trips.
  *
  * @example
  * const effects = new RedisEffects(redis);
@@ -58,29 +96,48 @@ export function parseTakenReply(reply: unknown, what: string): string | undefine
 export class RedisEffects implements EffectsPort {
   readonly redis: RedisClient;
   readonly limits: CallLimits;
+  readonly #batches: StepBatches;
 
-  constructor(redis: RedisClient, limits: CallLimits = { timeoutMs: 5_000 }) {
+  constructor(redis: RedisClient, limits: CallLimits = { timeoutMs: 5_000 }, batches?: StepBatches) {
     this.redis = redis;
     this.limits = limits;
+    // Shared by every invocation of one store: the batches' calls carry the store's own limits.
+    this.#batches = batches ?? {
+      loads: new TagBatches(async (at) => {
+        const reply = await runScript(redis, 'loadSteps', { keys: at.map(stepsKey), argv: [] }, limits);
+        return parseLoadStepsReply(reply, at.length);
+      }),
+      saves: new TagBatches(async (saves) => {
+        const reply = await runScript(redis, 'saveSteps', saveStepsCall(saves, saves[0]!.ttlMs), limits);
+        return parseSaveStepsReply(reply, saves.length);
+      }),
+    };
   }
 
-  /** The same store with other call limits (an invocation's deadline signal). */
+  /** The same store with other call limits (an invocation's deadline signal) for its unbatched calls. */
   withLimits(limits: CallLimits): RedisEffects {
-    return new RedisEffects(this.redis, { ...this.limits, ...limits });
+    return new RedisEffects(this.redis, { ...this.limits, ...limits }, this.#batches);
   }
 
-  async loadSteps(at: StepsRef): Promise<ReadonlyMap<string, string>> {
-    const hash = await bounded(this.redis.hgetall(stepsKey(at)), 'steps read', this.limits);
-    return new Map(Object.entries(hash));
+  loadSteps(at: StepsRef): Promise<ReadonlyMap<string, string>> {
+    return this.#batches.loads.add(partitionTag(at.ref), at);
   }
 
-  async saveStep(at: StepsRef, name: string, value: string, ttlMs: number): Promise<string | undefined> {
-    return parseTakenReply(await runScript(this.redis, 'saveStep', saveStepCall(at, name, value, ttlMs), this.limits), 'saveStep');
+  saveStep(at: StepsRef, name: string, value: string, ttlMs: number): Promise<string | undefined> {
+    // One time to live per call: the same options give every record of a function the same one.
+    return this.#batches.saves.add(`${partitionTag(at.ref)}\n${ttlMs}`, { at, name, value, ttlMs });
   }
 
   async forgetSteps(at: readonly StepsRef[]): Promise<void> {
-    // One key each: keys of several partitions are in several slots (one multi-key DEL would fail on a cluster).
-    await Promise.all(at.map((one) => bounded(this.redis.unlink(stepsKey(one)), 'steps delete', this.limits)));
+    // One UNLINK per partition: the keys of one partition share its slot (a cluster refuses keys of several slots).
+    const byTag = new Map<string, string[]>();
+    for (const one of at) {
+      const tag = partitionTag(one.ref);
+      const keys = byTag.get(tag);
+      if (keys === undefined) byTag.set(tag, [stepsKey(one)]);
+      else keys.push(stepsKey(one));
+    }
+    await Promise.all([...byTag.values()].map((keys) => bounded(this.redis.unlink(...keys), 'steps delete', this.limits)));
   }
 
   async claimOutput(group: string, id: OutputId, runner: string, ttlMs: number): Promise<boolean> {

@@ -38,6 +38,33 @@ describe.each(redisSetups())('the exactly-once scripts on $name Redis', ({ conne
     expect(await redis.exists(stepsKey(at))).toBe(0);
   });
 
+  it('reads and stores the steps of records running at once in one call per partition', async () => {
+    // Prepare
+    const effects = new RedisEffects(redis);
+    const ref = { group: uniqueName('g'), topic: 'orders', partition: 1 };
+    const other = { ...ref, partition: 2 };
+    const ats = [0, 1, 2].map((offset) => ({ ref, offset }));
+    await effects.saveStep(ats[1]!, 'charge', '"before"', 60_000);
+    let calls = 0;
+    const send = redis.sendCommand.bind(redis);
+    redis.sendCommand = ((...args: Parameters<typeof send>) => {
+      calls += 1;
+      return send(...args);
+    }) as typeof redis.sendCommand;
+
+    // Act
+    const loaded = await Promise.all([...ats, { ref: other, offset: 0 }].map((at) => effects.loadSteps(at)));
+    const afterLoads = calls;
+    const saved = await Promise.all(ats.map((at, i) => effects.saveStep(at, 'charge', `"ch_${i}"`, 60_000)));
+    redis.sendCommand = send;
+
+    // Assess
+    expect(loaded.map((m) => [...m])).toEqual([[], [['charge', '"before"']], [], []]);
+    expect(afterLoads).toBe(2);
+    expect(calls).toBe(3);
+    expect(saved).toEqual([undefined, '"before"', undefined]);
+  });
+
   it('lets the first record take an output and refuses a repeat at another offset', async () => {
     // Prepare
     const effects = new RedisEffects(redis);
