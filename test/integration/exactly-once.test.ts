@@ -2,6 +2,7 @@ import type { Context } from 'aws-lambda';
 import { Redis, type Cluster } from 'ioredis';
 import { lanes } from '../../src';
 import { RedisEffects, stepsKey, copyKey } from '../../src/effects/redis-effects';
+import { idempotencyCacheClient } from '../../src/effects/powertools-cache';
 import { OutputHeader } from '../../src/engine/effects';
 import { contextWithin, eventOf, fetchRecords, produce } from './support/kafka-events';
 import { createTopic, REDIS_URL, redisSetups, uniqueName } from './support/stack';
@@ -46,17 +47,18 @@ describe.each(redisSetups())('the exactly-once scripts on $name Redis', ({ conne
     const ats = [0, 1, 2].map((offset) => ({ ref, offset }));
     await effects.saveStep(ats[1]!, 'charge', '"before"', 60_000);
     let calls = 0;
-    const send = redis.sendCommand.bind(redis);
-    redis.sendCommand = ((...args: Parameters<typeof send>) => {
+    const client = redis as unknown as { sendCommand: (...args: unknown[]) => unknown };
+    const send = client.sendCommand.bind(client);
+    client.sendCommand = (...args: unknown[]) => {
       calls += 1;
       return send(...args);
-    }) as typeof redis.sendCommand;
+    };
 
     // Act
     const loaded = await Promise.all([...ats, { ref: other, offset: 0 }].map((at) => effects.loadSteps(at)));
     const afterLoads = calls;
     const saved = await Promise.all(ats.map((at, i) => effects.saveStep(at, 'charge', `"ch_${i}"`, 60_000)));
-    redis.sendCommand = send;
+    client.sendCommand = send;
 
     // Assess
     expect(loaded.map((m) => [...m])).toEqual([[], [['charge', '"before"']], [], []]);
@@ -150,5 +152,37 @@ describe('lanes() with steps and outputs on Kafka and Redis', () => {
       await handler.close();
       await redis.quit();
     }
+  });
+});
+
+describe.each(redisSetups())('idempotencyCacheClient (Powertools Idempotency) on $name Redis', ({ connect }) => {
+  let redis: Redis | Cluster;
+  beforeAll(() => {
+    redis = connect();
+  });
+  afterAll(async () => {
+    await redis.quit();
+  });
+
+  it('sets only when absent with an expiry, in both option shapes Powertools sends, reads back and deletes', async () => {
+    // Prepare
+    const client = idempotencyCacheClient(redis);
+    const [a, b] = [uniqueName('idem'), uniqueName('idem')];
+
+    // Act
+    const first = await client.set(a, '{"status":"INPROGRESS"}', { EX: 60, NX: true });
+    const second = await client.set(a, '{"status":"COMPLETED"}', { EX: 60, NX: true });
+    const glide = await client.set(b, 'x', { conditionalSet: 'onlyIfDoesNotExist', expiry: { type: 'EX', count: 60 } });
+    const overwrite = await client.set(a, '{"status":"COMPLETED"}', { EX: 60 });
+    const read = await client.get(a);
+    const ttl = await redis.ttl(b);
+    const deleted = await client.del([a, b]);
+
+    // Assess
+    expect([first, second, glide, overwrite]).toEqual(['OK', null, 'OK', 'OK']);
+    expect(read).toBe('{"status":"COMPLETED"}');
+    expect(ttl).toBeGreaterThan(0);
+    expect(deleted).toBe(2);
+    expect(await client.get(a)).toBeNull();
   });
 });
