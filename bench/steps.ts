@@ -12,7 +12,8 @@
  * calls of records running at once share the connection (ioredis writes them without waiting for replies).
  */
 import Redis from 'ioredis';
-import { Kafka, logLevel } from 'kafkajs';
+import { Kafka, logLevel, type Producer } from 'kafkajs';
+import type { OutputMessage } from '../src/engine/effects';
 import { HandOffWriter } from '../src/handoff';
 import { OutputWriter } from '../src/effects/output-writer';
 import { DEFAULTS, deadLetterTopic, resolveOptions, retryTopics } from '../src/options';
@@ -33,7 +34,7 @@ const ROUNDS = Number(process.env.ROUNDS ?? 3);
 
 type Handler = (record: LanesRecord, ctx: LanesContext) => Promise<void>;
 
-const CONTENDERS: ReadonlyArray<{ label: string; handler: (out: string) => Handler }> = [
+const CONTENDERS: ReadonlyArray<{ label: string; transactional?: boolean; handler: (out: string) => Handler }> = [
   { label: 'no steps, no outputs', handler: () => async () => undefined },
   { label: '1 step', handler: () => async (_r, ctx) => { await ctx.step('a', () => 1); } },
   {
@@ -45,7 +46,55 @@ const CONTENDERS: ReadonlyArray<{ label: string; handler: (out: string) => Handl
     },
   },
   { label: '1 output', handler: (out) => async (r, ctx) => { ctx.send(out, { key: r.rawKey, value: r.rawValue }); } },
+  {
+    label: '1 output, transactions',
+    transactional: true,
+    handler: (out) => async (r, ctx) => { ctx.send(out, { key: r.rawKey, value: r.rawValue }); },
+  },
 ];
+
+/**
+ * The alternative weighed against the idempotent producer: the same coalesced sends, each in a Kafka transaction
+ * (begin, send, commit), as `read_committed` consumers would need. Only for the figures.
+ */
+class TransactionalOutputs {
+  readonly #producer: Producer;
+  readonly #connected: Promise<void>;
+  #queue: Array<{ outputs: readonly OutputMessage[]; resolve: () => void; reject: (e: unknown) => void }> = [];
+  #chain: Promise<void> = Promise.resolve();
+  #scheduled = false;
+
+  constructor(kafka: Kafka) {
+    this.#producer = kafka.producer({ transactionalId: uniqueName('bench-tx'), idempotent: true, maxInFlightRequests: 1 });
+    this.#connected = this.#producer.connect();
+  }
+
+  send(outputs: readonly OutputMessage[]): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ outputs, resolve, reject });
+      if (this.#scheduled) return;
+      this.#scheduled = true;
+      this.#chain = this.#chain.then(async () => {
+        this.#scheduled = false;
+        const batch = this.#queue.splice(0);
+        try {
+          await this.#connected;
+          const tx = await this.#producer.transaction();
+          const messages = batch.flatMap((b) => b.outputs.map((o) => ({ key: o.key, value: o.value, headers: { ...o.headers } })));
+          await tx.send({ topic: batch[0]!.outputs[0]!.topic, messages, acks: -1 });
+          await tx.commit();
+          for (const b of batch) b.resolve();
+        } catch (error) {
+          for (const b of batch) b.reject(error);
+        }
+      });
+    });
+  }
+
+  disconnect(): Promise<void> {
+    return this.#producer.disconnect();
+  }
+}
 
 interface Figures {
   readonly recordsPerSecond: number;
@@ -53,14 +102,14 @@ interface Figures {
   readonly redisPerRecord: number;
 }
 
-async function run(records: Awaited<ReturnType<typeof fetchRecords>>, handlerOf: (out: string) => Handler, out: string): Promise<Figures> {
+async function run(records: Awaited<ReturnType<typeof fetchRecords>>, handlerOf: (out: string) => Handler, out: string, transactional = false): Promise<Figures> {
   const group = uniqueName('bench');
   await Promise.all([...retryTopics(group, DEFAULTS.retry.tiers).map((t) => t.topic), deadLetterTopic(group)].map((topic) => createTopic(topic, 1)));
   const redis = new Redis('redis://127.0.0.1:6379');
   const commands = countCommands(redis);
   const kafka = new Kafka({ clientId: 'bench', brokers: KAFKA_BROKERS, logLevel: logLevel.NOTHING });
   const handOff = new HandOffWriter(kafka, { deadLetterTopic: deadLetterTopic(group) });
-  const outputs = new OutputWriter(kafka);
+  const outputs = transactional ? new TransactionalOutputs(kafka) : new OutputWriter(kafka);
   const sink = { write: handOff.write.bind(handOff), send: outputs.send.bind(outputs) };
   const options = resolveOptions({ group, concurrency: CONCURRENCY }, {});
   const processor = new Processor({ options, handler: handlerOf(out) as never, redis, handOff: () => sink, telemetry: createTelemetry(group) });
@@ -94,7 +143,7 @@ async function main(): Promise<void> {
   const records = await fetchRecords(topic, RECORDS);
   const results = CONTENDERS.map(() => [] as Figures[]);
   for (let round = 0; round < ROUNDS; round += 1) {
-    for (const [i, contender] of CONTENDERS.entries()) results[i]!.push(await run(records, contender.handler, out));
+    for (const [i, contender] of CONTENDERS.entries()) results[i]!.push(await run(records, contender.handler, out, contender.transactional));
   }
   const cell = (values: number[], digits: number): string => median(values).toFixed(digits).padStart(14);
   console.log(`bench:steps — ${RECORDS.toLocaleString('en-US')} records, one partition, ${KEYS} keys, concurrency ${CONCURRENCY}, batches of ${BATCH}, no handler latency, median of ${ROUNDS} round(s)`);
