@@ -19,7 +19,11 @@ export async function claimUnorderedCopy(inv: Invocation<EngineTask>, task: Copy
 
 /** The copy succeeded: the record is terminal, and a later copy of any attempt does nothing. */
 export async function unorderedCopyDone(inv: Invocation<EngineTask>, task: CopyTask): Promise<void> {
-  if (inv.effects === undefined || task.source !== 'copy') return;
+  if (task.source !== 'copy') return;
+  // The origin's done bit again: set at its hand-off, it may have been lost with its process before the flush, and
+  // a redelivery of the origin must not run the record again once it is terminal (nor find its steps deleted).
+  inv.markDone(task.originRef, task.origin.offset);
+  if (inv.effects === undefined) return;
   await inv.effects.claimCopy(task.originRef, task.origin.offset, task.attempt, copyIdOf(task), inv.effectsTtlMs, true);
 }
 
