@@ -50,12 +50,19 @@ class Gate {
   readonly #crashAt: number | undefined;
   readonly died: Promise<void>;
   #die: () => void = () => undefined;
+  /** Rejects every call of the dead container once the history is over, so its invocation ends and its timers stop. */
+  #buried: Promise<never>;
+  bury: () => void = () => undefined;
 
   constructor(crashAt: number | undefined) {
     this.#crashAt = crashAt;
     this.died = new Promise((resolve) => {
       this.#die = resolve;
     });
+    this.#buried = new Promise<never>((_, reject) => {
+      this.bury = () => reject(new Error('container gone'));
+    });
+    this.#buried.catch(() => undefined);
   }
 
   /** One more event; the container dies as it happens when it is the one. */
@@ -68,10 +75,15 @@ class Gate {
     }
   }
 
+  /** What a dead container's call gets: no answer until the history is over. */
+  hang<T>(): Promise<T> {
+    return this.#buried;
+  }
+
   async pass<T>(work: () => Promise<T>): Promise<T> {
-    if (this.dead) return new Promise<T>(() => undefined);
+    if (this.dead) return this.hang<T>();
     const result = await work();
-    if (this.dead) return new Promise<T>(() => undefined);
+    if (this.dead) return this.hang<T>();
     return result;
   }
 }
@@ -164,12 +176,12 @@ export async function runEffectsHistory(history: EffectsHistory): Promise<Effect
       for (let s = 0; s < spec.steps; s += 1) {
         await ctx.step(`s${s}`, async () => {
           const id = `${offset}/s${s}`;
-          if (gate.dead) return new Promise<never>(() => undefined);
+          if (gate.dead) return gate.hang<number>();
           if (saved.has(id)) completedStepRanAgain.push(id);
           effects.set(id, (effects.get(id) ?? 0) + 1);
           running.set(id, true);
           gate.event();
-          if (gate.dead) return new Promise<never>(() => undefined);
+          if (gate.dead) return gate.hang<number>();
           return s;
         });
         if (spec.failAfter === s && ctx.attempt === 1) throw new Error('fails once after a step');
@@ -185,8 +197,9 @@ export async function runEffectsHistory(history: EffectsHistory): Promise<Effect
   const retryRef = (topic: string): PartitionRef => ({ group: RIG_GROUP, topic, partition: 0 });
   const allDone = (): boolean => records.every((r) => store.partition(RIG_REF).model.isDone(r.offset))
     && copies.every((c) => store.partition(retryRef(c.item.topic)).model.isDone(c.offset));
+  const abandoned: Array<{ gate: Gate; run: Promise<void> }> = [];
   for (let round = 0; round < 40 && !allDone(); round += 1) {
-    const { engine, sink, gate, running } = container(history.crashes[round]);
+    const { engine, sink, gate, running: inStep } = container(history.crashes[round]);
     const run = async (): Promise<void> => {
       const pending = copies.filter((c) => !store.partition(retryRef(c.item.topic)).model.isDone(c.offset));
       if (pending.length > 0) {
@@ -196,13 +209,20 @@ export async function runEffectsHistory(history: EffectsHistory): Promise<Effect
       const event = decodeKafkaEvent(encodeKafkaEvent({ source: 'SelfManagedKafka', records }));
       await engine.run(new ProcessorAdmission(), event.partitions, sink, within(60_000));
     };
-    await Promise.race([run(), gate.died]);
+    const running = run();
+    await Promise.race([running, gate.died]);
+    if (gate.dead) abandoned.push({ gate, run: running });
     if (gate.dead) {
       crashed += 1;
       // Steps whose effect ran and whose result was not stored when the container died: cut off inside the step.
-      for (const id of running.keys()) cutInside.set(id, (cutInside.get(id) ?? 0) + 1);
+      for (const id of inStep.keys()) cutInside.set(id, (cutInside.get(id) ?? 0) + 1);
     }
   }
-  if (!allDone()) throw new Error(`history did not drain: ${JSON.stringify(history)}`);
-  return { effects, cutInside, outputs, crashed, doneBeforeOutputs, completedStepRanAgain };
+  const drained = allDone();
+  const result = { effects: new Map(effects), cutInside: new Map(cutInside), outputs: [...outputs], crashed, doneBeforeOutputs, completedStepRanAgain };
+  // The dead containers' invocations end now (every call they wait on fails), so none of their timers outlives the test.
+  for (const { gate } of abandoned) gate.bury();
+  await Promise.all(abandoned.map(({ run }) => run.catch(() => undefined)));
+  if (!drained) throw new Error(`history did not drain: ${JSON.stringify(history)}`);
+  return result;
 }
