@@ -18,10 +18,12 @@ const LATENCY_MS = number('DEMO_LATENCY_MS', 20);
 const FAILURE_RATE = number('DEMO_FAILURE_RATE', 0);
 
 /**
- * The call to the payment system: takes `DEMO_LATENCY_MS` (±50 %) and fails with probability
+ * The charge at the payment system: takes `DEMO_LATENCY_MS` (±50 %) and fails with probability
  * `DEMO_FAILURE_RATE` (0..1), like a real dependency under load.
  */
-export async function callDownstream(order: Order, signal: AbortSignal): Promise<void> {
+export async function callDownstream(order: Order, signal: AbortSignal, idempotencyKey: string): Promise<{ chargeId: string }> {
   await sleep(LATENCY_MS * (0.5 + Math.random()), undefined, { signal });
   if (Math.random() < FAILURE_RATE) throw new DownstreamUnavailableError(`payment system unavailable for order ${order.orderId}`);
+  // A real payment system answers a repeated key with the first charge; the simulated one derives the id from it.
+  return { chargeId: `ch_${Buffer.from(idempotencyKey).toString('base64url').slice(-16)}` };
 }

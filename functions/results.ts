@@ -9,6 +9,8 @@ export const resultKeys = {
   customer: (run: string, customerId: string): string => `kl-demo:${run}:customer:${customerId}`,
   processed: (run: string): string => `kl-demo:${run}:processed`,
   attempts: (run: string): string => `kl-demo:${run}:retried`,
+  /** order id -> the charge id its durable step stored. */
+  charges: (run: string): string => `kl-demo:${run}:charges`,
 } as const;
 
 /** Results expire: the demo's keys never pile up in a shared Redis. */
@@ -24,13 +26,15 @@ function connection(): Redis {
 }
 
 /** Records one processed order (after its downstream call succeeded). */
-export async function recordProcessed(order: Order, attempt: number): Promise<void> {
+export async function recordProcessed(order: Order, attempt: number, chargeId: string): Promise<void> {
   const customer = resultKeys.customer(order.run, order.customerId);
   const multi = connection()
     .multi()
     .rpush(customer, String(order.seq))
     .expire(customer, RESULT_TTL_SECONDS)
     .sadd(resultKeys.processed(order.run), order.orderId)
+    .hset(resultKeys.charges(order.run), order.orderId, chargeId)
+    .expire(resultKeys.charges(order.run), RESULT_TTL_SECONDS)
     .expire(resultKeys.processed(order.run), RESULT_TTL_SECONDS);
   if (attempt > 1) multi.sadd(resultKeys.attempts(order.run), order.orderId).expire(resultKeys.attempts(order.run), RESULT_TTL_SECONDS);
   await multi.exec();

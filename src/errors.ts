@@ -82,3 +82,9 @@ export function describeValue(value: unknown): string {
   }
   return `\`${shown}\` (${type})`;
 }
+
+/** A step name was used twice in one run of a record, or is not a non-empty string: a programming error. */
+export class StepNameError extends LanesError {}
+
+/** A step's serialized result is larger than `steps.maxBytes`: it could not be stored (not retried). */
+export class StepResultTooLargeError extends LanesError {}

@@ -166,18 +166,20 @@ async function followDeadLetters(kafka: Kafka, settings: DemoSettings, run: stri
   };
 }
 
-async function readResults(redis: Redis, run: string, orders: readonly ProducedOrder[]): Promise<{ processedSeqs: Map<string, number[]>; processedIds: Set<string>; retried: number }> {
+async function readResults(redis: Redis, run: string, orders: readonly ProducedOrder[]): Promise<{ processedSeqs: Map<string, number[]>; processedIds: Set<string>; retried: number; charged: number }> {
   const customers = [...new Set(orders.map((order) => order.customerId))];
   const pipeline = redis.pipeline();
   for (const customer of customers) pipeline.lrange(resultKeys.customer(run, customer), 0, -1);
   pipeline.smembers(resultKeys.processed(run));
   pipeline.scard(resultKeys.attempts(run));
+  pipeline.hlen(resultKeys.charges(run));
   const replies = (await pipeline.exec()) ?? [];
   const processedSeqs = new Map<string, number[]>();
   customers.forEach((customer, index) => processedSeqs.set(customer, ((replies[index]?.[1] as string[]) ?? []).map(Number)));
   const processedIds = new Set((replies[customers.length]?.[1] as string[]) ?? []);
   const retried = Number(replies[customers.length + 1]?.[1] ?? 0);
-  return { processedSeqs, processedIds, retried };
+  const charged = Number(replies[customers.length + 2]?.[1] ?? 0);
+  return { processedSeqs, processedIds, retried, charged };
 }
 
 /** Committed offsets of a group against the end offsets of a topic, per partition. */
@@ -198,12 +200,13 @@ async function waitFor<T>(what: () => Promise<T>, done: (value: T) => boolean, t
   }
 }
 
-function summarize(check: RunCheck, completion: { met: boolean; lag: number }, retried: number, seconds: number): string {
+function summarize(check: RunCheck, completion: { met: boolean; lag: number }, retried: number, seconds: number, charged: number): string {
   const lines = [
     '',
     `summary (${seconds.toFixed(1)} s, ${(check.produced / seconds).toFixed(0)} orders/s end to end)`,
     `  produced        ${check.produced}`,
     `  processed       ${check.processed}${retried > 0 ? ` (${retried} after a retry)` : ''}`,
+    `  charged         ${charged} (the payment call is a durable step: a retried order is not charged again)`,
     `  dead-lettered   ${check.deadLettered}`,
     `  duplicates      ${check.duplicates}`,
     `  ${check.missing.length === 0 ? 'ok ' : 'BAD'} every order processed or dead-lettered${check.missing.length === 0 ? '' : `: ${check.missing.length} missing, e.g. ${check.missing.slice(0, 5).join(', ')}`}`,
@@ -315,7 +318,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
     const results = await readResults(redis, run, orders);
     const check = checkRun(orders, { ...results, deadLetteredIds: deadLetters.ids });
     console.log(`\n${renderStatus(await readStatus({ group: settings.group, admin, redis }))}`);
-    console.log(summarize(check, { met: completion.met, lag: completion.value.lag }, results.retried, (Date.now() - started) / 1000));
+    console.log(summarize(check, { met: completion.met, lag: completion.value.lag }, results.retried, (Date.now() - started) / 1000, results.charged));
     const ok = check.ok && completion.met && progress.met;
     console.log(ok ? '\nrun checked: ok' : `\nrun checked: FAILED (serverless offline log: ${logFile})`);
     if (settings.keepDashboard) {

@@ -11,7 +11,7 @@ export type RedisClient = Redis | Cluster;
  * Bumped whenever any script changes. Scripts are registered under versioned names so two versions of the
  * framework sharing one Redis (a rolling deploy) never run each other's code.
  */
-export const SCRIPTS_VERSION = 5;
+export const SCRIPTS_VERSION = 6;
 
 /**
  * The one registry of every Redis script of the framework, completion and committer alike. The `.lua`
@@ -27,6 +27,10 @@ const SCRIPTS = {
   release: lua.release4,
   advance: lua.advance3,
   claim: lua.claim1,
+  saveSteps: lua.saveSteps1,
+  loadSteps: lua.loadSteps1,
+  claimOutput: lua.claimOutput1,
+  claimCopy: lua.claimCopy1,
   extendLease: lua.extendLease1,
   releaseLease: lua.releaseLease1,
   audit: lua.audit2,

@@ -1,5 +1,6 @@
 import type { PartitionRef } from '../completion/types';
 import { topicPartitionKey } from '../event';
+import type { StepsRef } from './effects';
 import type { CompletionPort } from './ports';
 
 /**
@@ -25,10 +26,24 @@ export class DoneBits {
   readonly #pending = new Map<string, { ref: PartitionRef; offsets: number[] }>();
   #last: { ref: PartitionRef; offsets: number[] } | undefined = undefined;
   #flushing: Promise<void> = Promise.resolve();
+  /** Deletes step results of terminal records; called only after their done bits are stored. */
+  readonly #forgetSteps: ((steps: StepsRef[]) => Promise<void>) | undefined;
+  /** Step results of records found terminal, deleted once their done bits are flushed. */
+  #forget: StepsRef[] = [];
 
-  constructor(store: CompletionPort, lost: (ref: PartitionRef, offsets: readonly number[], error: unknown) => void) {
+  constructor(
+    store: CompletionPort,
+    lost: (ref: PartitionRef, offsets: readonly number[], error: unknown) => void,
+    forgetSteps?: (steps: StepsRef[]) => Promise<void>,
+  ) {
     this.#store = store;
     this.#lost = lost;
+    this.#forgetSteps = forgetSteps;
+  }
+
+  /** A terminal record used steps: their results go after the flush that stores its done bit. */
+  forget(steps: StepsRef): void {
+    if (this.#forgetSteps !== undefined) this.#forget.push(steps);
   }
 
   add(ref: PartitionRef, offset: number): void {
@@ -51,13 +66,18 @@ export class DoneBits {
   flush(): Promise<void> {
     this.#flushing = this.#flushing.then(async () => {
       const batches = [...this.#pending.values()].filter((p) => p.offsets.length > 0).map((p) => ({ ref: p.ref, offsets: p.offsets.splice(0) }));
+      const forget = this.#forget.splice(0);
+      let allMarked = true;
       await Promise.all(batches.map(async ({ ref, offsets }) => {
         try {
           await this.#store.markDone(ref, offsets);
         } catch (error) {
+          allMarked = false;
           this.#lost(ref, offsets, error);
         }
       }));
+      // A redelivery of a record whose bit was not stored must still find its step results.
+      if (forget.length > 0 && allMarked && this.#forgetSteps !== undefined) await this.#forgetSteps(forget);
     });
     return this.#flushing;
   }

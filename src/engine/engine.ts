@@ -17,6 +17,8 @@ import type { EngineTask, InvocationContext, RecordPath, RunScope } from './run-
 import { LaneScheduler } from './scheduler';
 import type { Telemetry } from './telemetry';
 import type { RecordHandler } from './types';
+import { effectsTtlMs, type EffectsPort, type StepsRef } from './effects';
+import { isRepeatedOutput, sendOutputs } from './outputs';
 
 export type { EngineTask, InvocationContext, RecordPath, RunScope } from './run-scope';
 
@@ -26,6 +28,8 @@ export interface EngineParts {
   readonly store: CompletionPort;
   readonly telemetry: Telemetry;
   readonly clock?: Clock;
+  /** Step results, output dedupe and unordered copy claims; without it `ctx.step` and `dedupeOutputs` are refused. */
+  readonly effects?: EffectsPort;
 }
 
 /** How long past its invocation's end a lease on a lane head lasts: the committer re-drives it after that. */
@@ -69,6 +73,8 @@ class Invocation<T extends EngineTask> {
   readonly #stop = new AbortController();
   readonly #deadlines: RecordDeadlines;
   readonly #doneBits: DoneBits;
+  readonly #sink: HandOffSink;
+  readonly #handOffSignal: AbortSignal;
   readonly #report = new RunReport();
   readonly #redelivered: RecordCoordinates[] = [];
   /** Records that could be neither handed off nor named in a partial batch response (no offset). */
@@ -96,7 +102,8 @@ class Invocation<T extends EngineTask> {
     this.#stopStartingAt = this.#startedAt + remaining - margin;
     this.#abortRunningAt = this.#startedAt + remaining - margin / 2;
     // Hand-off writes and Redis calls are given up just before Lambda would freeze the invocation.
-    const handOffSignal = deadlineSignal(Math.max(1, remaining - Math.min(250, margin / 4)));
+    const handOffSignal = (this.#handOffSignal = deadlineSignal(Math.max(1, remaining - Math.min(250, margin / 4))));
+    this.#sink = sink;
     const store = parts.store.withLimits({ signal: handOffSignal });
     this.#scheduler = new LaneScheduler(options.concurrency);
     this.#deadlines = new RecordDeadlines(options.recordTimeoutMs, () => new RecordTimeoutError(`record timed out after ${options.recordTimeoutMs} ms`));
@@ -110,11 +117,19 @@ class Invocation<T extends EngineTask> {
       for (const offset of offsets) this.#redelivered.push({ topic: ref.topic, partition: ref.partition, offset });
     };
     // Finished but not recorded: reported, so the event source redelivers them and they run again.
-    this.#doneBits = new DoneBits(store, redeliver);
+    const effectsPort = parts.effects;
+    const effects = effectsPort?.withLimits === undefined ? effectsPort : effectsPort.withLimits({ signal: handOffSignal });
+    // Step results go only once their records' done bits are stored: a redelivery before that still finds them.
+    const forgetSteps = effects === undefined ? undefined : (steps: StepsRef[]): Promise<void> => effects.forgetSteps(steps).catch((error: unknown) => {
+      logger.warn('step results of terminal records not deleted: they expire on their own', { count: steps.length, error: describeError(error) });
+    });
+    this.#doneBits = new DoneBits(store, redeliver, forgetSteps);
     const report = this.#report;
     this.#scope = {
       options,
       store,
+      effects,
+      effectsTtlMs: effectsTtlMs(options),
       logger,
       copies: copiesFor(options, now),
       leaseUntilMs: this.#startedAt + remaining + LEASE_SLACK_MS,
@@ -276,13 +291,20 @@ class Invocation<T extends EngineTask> {
     const scope = this.#scope;
     try {
       if (this.#path.prepare !== undefined && !(await this.#path.prepare(scope, task))) return;
+      if (this.#options.dedupeOutputs && (await isRepeatedOutput(scope, task))) {
+        scope.count('duplicates');
+        const succeeded = this.#path.succeeded(scope, task);
+        if (succeeded !== undefined) await succeeded;
+        return;
+      }
       const deadline = this.#deadlines.start();
       const started = performance.now();
       let failed = false;
       let failure: unknown;
+      let ctx: RecordContext | undefined;
       try {
         if (task.preset !== undefined) throw task.preset;
-        const ctx = new RecordContext(task.attempt, Math.min(this.#clock.now() + this.#options.recordTimeoutMs, this.#abortRunningAt), scope.logger, deadline);
+        ctx = new RecordContext(task, scope, Math.min(this.#clock.now() + this.#options.recordTimeoutMs, this.#abortRunningAt), deadline);
         // A promise only when a schema validates asynchronously; bounded by the record's deadline like the handler.
         let parts = readRecordParts(this.#options, task.record);
         if (parts instanceof Promise) parts = await deadline.race(parts);
@@ -298,11 +320,22 @@ class Invocation<T extends EngineTask> {
         deadline.finish();
         this.#report.latencies.push(performance.now() - started);
       }
+      const effects = ctx?.effects;
+      if (!failed && effects !== undefined) {
+        try {
+          // Outputs are acknowledged before the record is done (G3 extended); a send that fails fails the record.
+          await sendOutputs(scope, this.#sink, effects.seal(), this.#handOffSignal);
+        } catch (error) {
+          failed = true;
+          failure = error;
+        }
+      }
       if (failed) {
         await this.#path.failed(scope, task, failure);
       } else {
         const succeeded = this.#path.succeeded(scope, task);
         if (succeeded !== undefined) await succeeded;
+        if (effects?.usedSteps === true) this.#doneBits.forget(effects.steps);
       }
     } catch (error) {
       if (this.#path.faulted !== undefined) {

@@ -7,6 +7,7 @@ import type { CallLimits } from '../completion/scripts';
 import type { AdmitRecord, AdmitResult, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, PartitionRef } from '../completion/types';
 import type { ParkedRecord } from '../completion/args';
 import type { HandOffItem, HandOffOutcome } from '../handoff/types';
+import type { OutputMessage } from './effects';
 
 /** The completion state the engine needs: done bits, lanes and park lists of each partition (docs/ARCHITECTURE.md, "Redis layout"). */
 export interface CompletionPort {
@@ -34,6 +35,8 @@ export interface HandOffSink {
    * would outlive the invocation.
    */
   write(items: readonly HandOffItem[], options?: { signal?: AbortSignal }): Promise<readonly HandOffOutcome[]>;
+  /** Produces a record's `ctx.send` outputs; resolves once every one is acknowledged (acks=all). */
+  send?(outputs: readonly OutputMessage[], options?: { signal?: AbortSignal }): Promise<void>;
 }
 
 /** Epoch milliseconds. Timers stay real: a clock only moves the engine's idea of "now". */

@@ -1,25 +1,62 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
+import { LanesError } from '../errors';
 import type { RecordParts } from '../options/deserialize';
+import type { OutputRecord } from './effects';
+import { firstOriginOf, idempotencyKeyOf } from './idempotency-key';
 import type { RecordDeadline } from './record-deadlines';
-import type { EngineTask } from './run-scope';
+import type { EngineTask, RunScope } from './run-scope';
+import { RecordEffects } from './steps';
 import type { LanesContext, LanesRecord } from './types';
 
-/** What a handler gets for one record; its `signal` is made only if the handler reads it. */
+/**
+ * What a handler gets for one record; its `signal`, its idempotency key and its steps' state are made only if the
+ * handler uses them.
+ */
 export class RecordContext implements LanesContext {
   readonly attempt: number;
   readonly deadline: number;
-  readonly logger: Logger;
   readonly #deadline: RecordDeadline;
+  readonly #task: EngineTask;
+  readonly #scope: RunScope<EngineTask>;
+  effects: RecordEffects | undefined = undefined;
 
-  constructor(attempt: number, deadline: number, logger: Logger, recordDeadline: RecordDeadline) {
-    this.attempt = attempt;
+  constructor(task: EngineTask, scope: RunScope<EngineTask>, deadline: number, recordDeadline: RecordDeadline) {
+    this.attempt = task.attempt;
     this.deadline = deadline;
-    this.logger = logger;
     this.#deadline = recordDeadline;
+    this.#task = task;
+    this.#scope = scope;
+  }
+
+  get logger(): Logger {
+    return this.#scope.logger;
   }
 
   get signal(): AbortSignal {
     return this.#deadline.signal;
+  }
+
+  get idempotencyKey(): string {
+    return idempotencyKeyOf(this.#scope.options.group, firstOriginOf(this.#task.record.headers, this.#task.origin));
+  }
+
+  step<R>(name: string, fn: () => R | Promise<R>): Promise<R> {
+    return this.#effects().step(name, fn);
+  }
+
+  send(topic: string, record: OutputRecord): void {
+    this.#effects().send(topic, record);
+  }
+
+  #effects(): RecordEffects {
+    if (this.effects !== undefined) return this.effects;
+    const scope = this.#scope;
+    const port = scope.effects;
+    if (port === undefined) throw new LanesError('ctx.step and ctx.send need the effects store, which this engine was made without');
+    const origin = firstOriginOf(this.#task.record.headers, this.#task.origin);
+    const at = { ref: { group: scope.options.group, topic: origin.topic, partition: origin.partition }, offset: origin.offset };
+    this.effects = new RecordEffects(port, at, scope.options.group, scope.options, scope.effectsTtlMs, () => this.#deadline.signal);
+    return this.effects;
   }
 }
 

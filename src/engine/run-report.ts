@@ -16,6 +16,7 @@ export type CounterName =
   | 'refusedByBroker'
   | 'stale'
   | 'twins'
+  | 'outputs'
   | 'heldForRecovery'
   | 'writtenBack';
 
@@ -31,12 +32,13 @@ const COUNTER_METRIC: Record<CounterName, string> = {
   refusedByBroker: METRIC.refusedByBroker,
   stale: METRIC.stale,
   twins: METRIC.twins,
+  outputs: METRIC.outputs,
   heldForRecovery: METRIC.heldForRecovery,
   writtenBack: METRIC.writtenBack,
 };
 
 /** The counters every batch line has always carried; these others only when they happened. */
-const OPTIONAL_COUNTERS: ReadonlySet<CounterName> = new Set(['refusedByBroker', 'stale', 'twins', 'heldForRecovery', 'writtenBack']);
+const OPTIONAL_COUNTERS: ReadonlySet<CounterName> = new Set(['refusedByBroker', 'stale', 'twins', 'heldForRecovery', 'writtenBack', 'outputs']);
 
 /**
  * The figures of one invocation (counters, handler run times, where each partition stands), published once

@@ -7,6 +7,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { PartitionRef } from '../completion/types';
 import type { KafkaRecord, PartitionBatch, RecordCoordinates } from '../event';
 import type { Copies } from '../handoff/copies';
+import type { EffectsPort } from './effects';
 import type { LaneHeadScope } from './lane-heads';
 import type { CounterName } from './run-report';
 import type { Task } from './scheduler';
@@ -33,6 +34,10 @@ export interface EngineTask extends Task {
 /** What a record path may do within one invocation. */
 export interface RunScope<T extends EngineTask> extends LaneHeadScope {
   readonly logger: Logger;
+  /** Step results, output dedupe and unordered copy claims, bounded like `store`; absent: refused. */
+  readonly effects: EffectsPort | undefined;
+  /** How long step results and claims are kept. */
+  readonly effectsTtlMs: number;
   /** Builds every hand-off copy of this invocation. */
   readonly copies: Copies;
   /** No record starts after this (epoch ms). */

@@ -24,6 +24,7 @@ export const METRIC = {
   stale: 'RetryCopiesStale',
   /** Retry copies of a head another copy of it was running (written twice after a crash): back to their tier until that run ends. */
   twins: 'RetryCopiesTwin',
+  outputs: 'OutputsSent',
   /** Retry copies due later than the invocation could wait: written back to their tier unchanged. */
   writtenBack: 'RetryCopiesWrittenBack',
   /** Lane heads whose lease expired, their copy written again by the committer from Redis. */

@@ -1,5 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 import { CompletionStore } from '../completion';
+import { RedisEffects } from '../effects/redis-effects';
 import { Engine } from '../engine/engine';
 import type { InvocationContext } from '../engine/run-scope';
 import type { HandOffSink } from '../engine/ports';
@@ -52,6 +53,7 @@ export class LanesFunction {
       handler: parts.handler,
       store: this.store,
       telemetry: parts.telemetry,
+      effects: new RedisEffects(parts.redis),
       ...(parts.now === undefined ? {} : { clock: { now: parts.now } }),
     });
   }

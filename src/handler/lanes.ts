@@ -5,20 +5,28 @@ import { importKafkaJs } from '../connections/kafkajs';
 import { connectRedis } from '../connections/redis';
 import type { KafkaBatchResponse } from '../event';
 import type { HandOffWriter } from '../handoff/writer';
+import type { OutputWriter } from '../effects/output-writer';
 import { deadLetterTopic, resolveOptions, type LanesOptionsInput, type LanesOptions, type PartOutput } from '../options';
 import type { LanesFunction, HandOffSink, RecordHandler } from './lanes-function';
 import { importTelemetry } from '../engine/telemetry';
+
+/** The Kafka writers of one cluster: retry and dead-letter copies, and `ctx.send` outputs. */
+interface Writers {
+  readonly handOff: HandOffWriter;
+  readonly outputs: OutputWriter;
+}
 
 /**
  * The hand-off writer, and kafkajs with it, is made at the first write: most invocations write nothing, so
  * neither is read nor evaluated at cold start. Both are `import()`s, a chunk of their own in an ESM bundle with
  * splitting (see `importKafkaJs`). One writer per cluster; concurrent first writes share it.
  */
-function handOffFactory(options: LanesOptions, writers: Map<string, Promise<HandOffWriter>>): (bootstrapServers: readonly string[]) => HandOffSink {
-  const makeWriter = async (bootstrapServers: readonly string[]): Promise<HandOffWriter> => {
-    const [{ Kafka, logLevel }, { HandOffWriter, HAND_OFF_WRITER_DEFAULTS, producerRetry }] = await Promise.all([
+function handOffFactory(options: LanesOptions, writers: Map<string, Promise<Writers>>): (bootstrapServers: readonly string[]) => HandOffSink {
+  const makeWriter = async (bootstrapServers: readonly string[]): Promise<Writers> => {
+    const [{ Kafka, logLevel }, { HandOffWriter, HAND_OFF_WRITER_DEFAULTS, producerRetry }, { OutputWriter }] = await Promise.all([
       importKafkaJs(),
       import('../handoff/writer'),
+      import('../effects/output-writer'),
     ]);
     const kafka = new Kafka({
       // Brokers, TLS and SASL (MSK IAM included) for every client the framework opens: src/connections.
@@ -29,9 +37,13 @@ function handOffFactory(options: LanesOptions, writers: Map<string, Promise<Hand
       retry: producerRetry(HAND_OFF_WRITER_DEFAULTS.timeoutMs),
       connectionTimeout: 3_000,
     });
-    return new HandOffWriter(kafka, { deadLetterTopic: deadLetterTopic(options.group) });
+    // The outputs of `ctx.send` get a producer of their own (made at their first send), on the same client.
+    return {
+      handOff: new HandOffWriter(kafka, { deadLetterTopic: deadLetterTopic(options.group) }),
+      outputs: new OutputWriter(kafka, HAND_OFF_WRITER_DEFAULTS.timeoutMs),
+    };
   };
-  const writerFor = (bootstrapServers: readonly string[]): Promise<HandOffWriter> => {
+  const writerFor = (bootstrapServers: readonly string[]): Promise<Writers> => {
     const id = brokersId(options.kafka, bootstrapServers);
     let writer = writers.get(id);
     if (writer === undefined) {
@@ -42,7 +54,10 @@ function handOffFactory(options: LanesOptions, writers: Map<string, Promise<Hand
     }
     return writer;
   };
-  return (bootstrapServers) => ({ write: async (items, writeOptions) => (await writerFor(bootstrapServers)).write(items, writeOptions) });
+  return (bootstrapServers) => ({
+    write: async (items, writeOptions) => (await writerFor(bootstrapServers)).handOff.write(items, writeOptions),
+    send: async (outputs, sendOptions) => (await writerFor(bootstrapServers)).outputs.send(outputs, sendOptions),
+  });
 }
 
 /**
@@ -75,7 +90,7 @@ export type RecordPartOf<O, Name extends 'key' | 'value'> = Name extends keyof O
  */
 export function lanes<O extends LanesOptionsInput, V = RecordPartOf<O, 'value'>, K = RecordPartOf<O, 'key'>>(input: O, handler: RecordHandler<V, K>) {
   const options = resolveOptions(input);
-  const writers = new Map<string, Promise<HandOffWriter>>();
+  const writers = new Map<string, Promise<Writers>>();
   let processor: Promise<LanesFunction> | undefined;
   // Made at the first invocation: the logger, the metrics and the Redis client (ioredis is loaded then, not at
   // cold start). Concurrent first invocations (the local emulator) share one.
@@ -100,7 +115,10 @@ export function lanes<O extends LanesOptionsInput, V = RecordPartOf<O, 'value'>,
   const close = async (): Promise<void> => {
     const made = [...writers.values()];
     writers.clear();
-    await Promise.all(made.map(async (writer) => (await writer.catch(() => undefined))?.disconnect()));
+    await Promise.all(made.map(async (writer) => {
+      const made = await writer.catch(() => undefined);
+      await Promise.all([made?.handOff.disconnect(), made?.outputs.disconnect()]);
+    }));
     const current = processor;
     processor = undefined;
     await (await current?.catch(() => undefined))?.store.redis.quit();

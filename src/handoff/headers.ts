@@ -42,6 +42,11 @@ export const HandOffHeader = {
   LeftOut: 'lanes-left-out',
   /** With `lanes-left-out`: the byte length of the value left out (0 for a null value). */
   OriginalValueSize: 'lanes-original-value-size',
+  /**
+   * `<topic>/<partition>/<offset>` where a record replayed from the dead-letter topic was first read (its identity,
+   * `ctx.idempotencyKey`). Unlike the other framework headers, copies keep it.
+   */
+  FirstOrigin: 'lanes-first-origin',
 } as const;
 export type HandOffHeader = (typeof HandOffHeader)[keyof typeof HandOffHeader];
 
@@ -136,7 +141,7 @@ export function handOffMessage(item: HandOffItem): Message {
   // A null prototype: a header named `__proto__` or `constructor` is an ordinary name here.
   const headers = Object.create(null) as IHeaders;
   for (const { name, value } of item.record.headers) {
-    if (name.startsWith(HEADER_PREFIX)) continue;
+    if (name.startsWith(HEADER_PREFIX) && name !== HandOffHeader.FirstOrigin) continue;
     const existing = headers[name];
     if (existing === undefined) headers[name] = value;
     else if (Array.isArray(existing)) existing.push(value);

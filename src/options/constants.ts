@@ -27,6 +27,8 @@ export const DEFAULTS = {
   kafka: { brokers: [], clientId: 'kafka-lanes', ssl: false },
   caps: { maxWindow: 1_000_000, maxParked: 100_000, maxParkedBytes: 64 * 1024 * 1024 },
   partialBatchResponse: true,
+  steps: { maxBytes: 256 * 1024, replayHorizonMs: 7 * 24 * 3_600_000 },
+  dedupeOutputs: false,
 } as const;
 
 /** Upper bounds that are not a matter of taste. */

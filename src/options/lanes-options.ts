@@ -14,6 +14,20 @@ export type Deserializer = 'json' | 'string' | 'raw' | DeserializerFn;
 /** Derives a record's lane key; `null` or `undefined`: the record has no key (see `nullKey`). */
 export type KeyOf = (record: KafkaRecord) => string | Buffer | null | undefined;
 
+/** Turns a step's result into the text Redis keeps, and back (`ctx.step`). Default: JSON. */
+export interface StepSerializer {
+  serialize(value: unknown): string;
+  deserialize(text: string): unknown;
+}
+
+export interface StepsOptions {
+  /** Largest serialized step result, in bytes (UTF-8); a larger one fails its record, not retried. */
+  readonly maxBytes: number;
+  /** How long step results outlive the retry path, for `kafka-lanes dlq replay` (ms). */
+  readonly replayHorizonMs: number;
+  readonly serializer?: StepSerializer;
+}
+
 export type Backoff =
   | { readonly type: 'fixed'; readonly delayMs: number }
   | {
@@ -100,4 +114,8 @@ export interface LanesOptions {
    * returned as a Kafka partial batch response. Off: the invocation fails and the whole batch is redelivered.
    */
   readonly partialBatchResponse: boolean;
+  /** `ctx.step` results: size limit, how long they are kept past the retry path, serializer. */
+  readonly steps: StepsOptions;
+  /** Records carrying `lanes-output-*` headers (a kafka-lanes stage's `ctx.send`) run once per output. */
+  readonly dedupeOutputs: boolean;
 }

@@ -1,7 +1,7 @@
 // zod/mini, not classic zod: the same validation core without classic's methods on every schema, which made
 // evaluating the schema the largest part of a bundled handler's cold start (see bench:coldstart).
 import * as z from 'zod/mini';
-import type { KeyOf, LanesOptions } from './lanes-options';
+import type { KeyOf, LanesOptions, StepSerializer } from './lanes-options';
 import { AWS_IAM_MECHANISM, DEFAULTS, LIMITS, MSK_CLUSTER_ARN, SASL_MECHANISMS, TOPIC_NAME } from './constants';
 import { DURATION_EXPECTED, durationMs } from './duration';
 import { withEnvironment } from './environment';
@@ -217,6 +217,15 @@ const capsShape = {
   maxParkedBytes: z._default(later(() => integer(1, Number.MAX_SAFE_INTEGER)), DEFAULTS.caps.maxParkedBytes),
 };
 
+const isSerializer = (value: unknown): boolean =>
+  isObject(value) && typeof value.serialize === 'function' && typeof value.deserialize === 'function';
+
+const stepsShape = {
+  maxBytes: z._default(later(() => integer(1, 512 * 1024 * 1024)), DEFAULTS.steps.maxBytes),
+  replayHorizonMs: z._default(later(() => integer(0, Number.MAX_SAFE_INTEGER)), DEFAULTS.steps.replayHorizonMs),
+  serializer: z.optional(later(() => z.custom<StepSerializer>(isSerializer, { error: 'an object `{ serialize(value) => string, deserialize(text) => value }`' }))),
+};
+
 const timerMs = (min: number, fallback: number): z.ZodMiniDefault<z.ZodMiniLazy<z.ZodMiniNumber<number>>> => z._default(later(() => integer(min, LIMITS.timerMs)), fallback);
 const anObject = (example: string): { error: string } => ({ error: `an object like \`${example}\`` });
 
@@ -252,6 +261,8 @@ const rootShape = {
   kafka: z.prefault(z.strictObject(kafkaShape, anObject("{ brokers: ['b-1.example:9092'] }")), {}),
   caps: z.prefault(z.strictObject(capsShape, anObject('{ maxParked: 10000 }')), {}),
   partialBatchResponse: z._default(later(() => z.boolean({ error: '`true` or `false`' })), DEFAULTS.partialBatchResponse),
+  steps: z.prefault(z.strictObject(stepsShape, anObject('{ maxBytes: 65536 }')), {}),
+  dedupeOutputs: z._default(later(() => z.boolean({ error: '`true` or `false`' })), DEFAULTS.dedupeOutputs),
 };
 
 const optionsSchema = z.strictObject(rootShape, { error: 'an object' }).check(z.superRefine(
@@ -287,6 +298,7 @@ const KNOWN_KEYS: KnownKeys = {
     kafka: Object.keys(kafkaShape),
     'kafka.sasl': Object.keys(saslShape),
     caps: Object.keys(capsShape),
+    steps: Object.keys(stepsShape),
   },
   backoff: { fixed: Object.keys(fixedShape), exponential: Object.keys(exponentialShape) },
 };

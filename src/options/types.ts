@@ -1,4 +1,4 @@
-import type { KeyOf, Ordering } from './lanes-options';
+import type { KeyOf, Ordering, StepSerializer } from './lanes-options';
 import type { RecordPartInput } from './standard-schema';
 
 /**
@@ -158,6 +158,18 @@ export interface LanesOptionsInput {
    * returned as a partial batch response. Default `true`; `false` fails the invocation instead.
    */
   readonly partialBatchResponse?: boolean;
+  /**
+   * Durable steps (`ctx.step`): `maxBytes`, the largest serialized result (default 256 KiB; a larger result fails
+   * its record for good); `replayHorizonMs`, how long results are kept past the longest retry path so that a
+   * dead letter replayed within it skips its completed steps (default 7 days); `serializer`, how results become
+   * text (default JSON, `undefined` kept).
+   */
+  readonly steps?: { readonly maxBytes?: number; readonly replayHorizonMs?: number; readonly serializer?: StepSerializer };
+  /**
+   * Drop repeats of another kafka-lanes stage's outputs (records with `lanes-output-*` headers, see `ctx.send`):
+   * an output already run by this group is skipped, even when the producing stage sent it twice. Default `false`.
+   */
+  readonly dedupeOutputs?: boolean;
 }
 
 /** One retry tier as a topic. */

@@ -8,6 +8,7 @@ import type { HandOffSink } from '../engine/ports';
 import { decodeKafkaEvent, encodeKafkaRecord, type KafkaRecord } from '../event';
 import { copiesFor } from '../handoff/copies';
 import { HEADER_PREFIX, readHandOffHeaders } from '../handoff/headers';
+import { FIRST_ORIGIN_HEADER, firstOriginOf, formatFirstOrigin } from '../engine/idempotency-key';
 import type { LanesOptions } from '../options/lanes-options';
 import { deadLetterTopic, retryTopic } from '../options/names';
 import { tierFor } from '../options/retry-tiers';
@@ -191,6 +192,10 @@ export async function replayDeadLetters(
     const headers: IHeaders = {};
     for (const { name, value } of letter.record.headers) if (!name.startsWith(HEADER_PREFIX)) headers[name] = value;
     headers[REPLAY_OF_HEADER] = `${deadLetterTopic(group)}/${at.partition}/${at.offset}`;
+    // Its identity goes with it: `ctx.idempotencyKey` and its completed steps stay those of its first origin.
+    headers[FIRST_ORIGIN_HEADER] = formatFirstOrigin(firstOriginOf(letter.record.headers, {
+      topic: letter.origin.topic, partition: letter.origin.partition, offset: letter.origin.offset!,
+    }));
     await producer!.send({ topic: letter.origin.topic, acks: -1, messages: [{ key: letter.record.key, value: letter.record.value, headers }] });
   }
   return actions;

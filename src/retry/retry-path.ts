@@ -8,6 +8,7 @@ import type { RecordPath, RunScope } from '../engine/run-scope';
 import { admitRetryBatch, type RetryTask } from './admit';
 
 export { copyFacts, type RetryTask } from './admit';
+import { claimUnorderedCopy, copyIdOf, unorderedCopyDone } from './unordered-copies';
 
 /**
  * The path of a retry copy (see docs/ARCHITECTURE.md, "The path of a retry copy"). Each copy of a batch is admitted
@@ -65,10 +66,10 @@ export class RetryPath implements RecordPath<RetryTask> {
    * ends: by then the head has moved on (the twin is stale) or its claimant died (the twin takes over).
    */
   async #claim(run: RunScope<RetryTask>, task: RetryTask): Promise<boolean> {
-    if (task.lane === undefined) return true;
+    if (task.lane === undefined) return (await claimUnorderedCopy(run, task)) || (this.#stale(run, task, undefined), false);
     const now = run.now();
     const claim = await run.store.claimHead(task.originRef, task.lane, { offset: task.origin.offset, attempt: task.attempt }, {
-      copy: `${task.ref.topic}:${task.ref.partition}:${task.offset}`,
+      copy: copyIdOf(task),
       nowMs: now,
       untilMs: Math.min(now + run.options.recordTimeoutMs, run.abortRunningAt),
     });
@@ -111,6 +112,7 @@ export class RetryPath implements RecordPath<RetryTask> {
   async succeeded(run: RunScope<RetryTask>, task: RetryTask): Promise<void> {
     run.count('done');
     if (task.lane !== undefined) await this.#releaseAndDrain(run, task);
+    else await unorderedCopyDone(run, task);
     if (task.source === 'copy') run.markDone(task.ref, task.offset);
   }
 

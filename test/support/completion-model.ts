@@ -44,6 +44,15 @@ export class CompletionModel {
     for (const o of offsets) this.done.add(o);
   }
 
+  isDone(offset: number): boolean {
+    return this.done.has(offset) || (this.base !== undefined && offset < this.base);
+  }
+
+  /** Done bits lost, as when a crash came before they were flushed: the records run again when redelivered. */
+  unmark(offsets: number[]): void {
+    for (const o of offsets) this.done.delete(o);
+  }
+
   /** Offsets below base are done by definition; trimming must not change the frontier. */
   trim(): void {
     const f = this.frontier();

@@ -15,6 +15,8 @@ import { resolveOptions, type LanesOptionsInput } from '../../src/options';
 import { SourcePath } from '../../src/source/source-path';
 import { RetryPath } from '../../src/retry/retry-path';
 import { CompletionModelStore } from './completion-model';
+import { OutputLog } from './effects-model';
+import type { EffectsPort, OutputMessage } from '../../src/engine/effects';
 
 export const RIG_GROUP = 'grp';
 export const RIG_SOURCE = 'orders';
@@ -24,9 +26,14 @@ export const RIG_REF = { group: RIG_GROUP, topic: RIG_SOURCE, partition: 0 } as 
 /** The lane id of a Kafka key, as the processor derives it in key mode. */
 export const laneOf = (key: string): string => Buffer.from(key).toString('base64');
 
-/** A sink that acknowledges every copy and keeps what it was given. */
+/** A sink that acknowledges every copy and keeps what it was given; outputs go to `outputs`. */
 export class RecordingSink implements HandOffSink {
   readonly items: HandOffItem[] = [];
+  readonly outputs = new OutputLog();
+
+  send(outputs: readonly OutputMessage[]): Promise<void> {
+    return this.outputs.send(outputs);
+  }
 
   async write(items: readonly HandOffItem[]): Promise<HandOffOutcome[]> {
     this.items.push(...items);
@@ -77,6 +84,7 @@ export function engineRig(
   input: Partial<LanesOptionsInput>,
   handler: (record: LanesRecord, ctx: LanesContext) => unknown,
   store: CompletionModelStore = new CompletionModelStore(),
+  effects?: EffectsPort,
 ): Rig {
   const options = resolveOptions({
     group: RIG_GROUP,
@@ -93,7 +101,7 @@ export function engineRig(
     runs.push({ key: String(record.key), offset: record.origin.offset, attempt: ctx.attempt });
     return handler(record, ctx);
   };
-  const engine = new Engine({ options, handler: wrapped, store, telemetry: { logger, metrics } });
+  const engine = new Engine({ options, handler: wrapped, store, telemetry: { logger, metrics }, ...(effects === undefined ? {} : { effects }) });
   const retryOffsets = new Map<string, number>();
   return {
     engine, store, sink, logger, runs,

@@ -42,6 +42,8 @@ const DEFAULTS: LanesOptions = {
   kafka: { brokers: [], clientId: 'kafka-lanes', ssl: false },
   caps: { maxWindow: 1_000_000, maxParked: 100_000, maxParkedBytes: 67_108_864 },
   partialBatchResponse: true,
+  steps: { maxBytes: 262_144, replayHorizonMs: 604_800_000 },
+  dedupeOutputs: false,
 };
 
 describe('resolveOptions', () => {
@@ -82,6 +84,8 @@ describe('resolveOptions', () => {
         },
         caps: { maxWindow: 2 ** 31, maxParked: 1, maxParkedBytes: 1 },
         partialBatchResponse: false,
+        steps: { maxBytes: 1, replayHorizonMs: 0, serializer: { serialize: String, deserialize: (text) => text } },
+        dedupeOutputs: true,
       };
 
       // Act
@@ -529,7 +533,7 @@ describe('resolveOptions', () => {
         { parallelism: 10 },
         'Unknown kafka-lanes option `parallelism`: expected one of `group`, `ordering`, `keyOf`, `nullKey`, `concurrency`, ' +
           '`recordTimeoutMs`, `deadlineMarginMs`, `flushIntervalMs`, `key`, `value`, `retry`, `deadLetter`, `redis`, `kafka`, ' +
-          '`caps`, `partialBatchResponse`',
+          '`caps`, `partialBatchResponse`, `steps`, `dedupeOutputs`',
       ],
     ])('%p: %s', (input, problem) => {
       // Act

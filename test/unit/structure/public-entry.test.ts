@@ -30,6 +30,7 @@ describe('the public entry, kafka-lanes', () => {
       'LanesRecord',
       'NonRetriableError',
       'Ordering',
+      'OutputRecord',
       'RecordHandler',
       'RecordPartOf',
       'RecordTimeoutError',
@@ -37,6 +38,10 @@ describe('the public entry, kafka-lanes', () => {
       'RetryOptionsInput',
       'SchemaValidationError',
       'StandardSchemaV1',
+      'StepNameError',
+      'StepResultTooLargeError',
+      'StepSerializer',
+      'idempotencyCacheClient',
       'lanes',
     ]);
   });
@@ -52,6 +57,9 @@ describe('the public entry, kafka-lanes', () => {
       'RecordTimeoutError',
       'RetryLaterError',
       'SchemaValidationError',
+      'StepNameError',
+      'StepResultTooLargeError',
+      'idempotencyCacheClient',
       'lanes',
     ]);
   });

@@ -1,0 +1,111 @@
+/**
+ * Produces the outputs of `ctx.send` through one idempotent kafkajs producer, acks=all, coalescing the outputs of
+ * records that finish in the same tick into one send. A send settles only on the broker's acknowledgement: the
+ * records whose outputs it carries are done only then (G3 extended to outputs).
+ */
+import type { Message, Producer, TopicMessages } from 'kafkajs';
+import type { OutputMessage, OutputSink } from '../engine/effects';
+import { HandOffError } from '../handoff/errors';
+import { producerRetry, type ProducerFactory } from '../handoff/writer';
+
+interface Pending {
+  readonly outputs: readonly OutputMessage[];
+  readonly resolve: () => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/**
+ * @example
+ * const writer = new OutputWriter(new Kafka({ brokers }), 8_000);
+ * await writer.send([{ topic: 'receipts', key: 'o-1', value: '{"ok":true}', headers: {} }]);
+ */
+export class OutputWriter implements OutputSink {
+  readonly #kafka: ProducerFactory;
+  readonly #timeoutMs: number;
+  #producer: { producer: Producer; connected: Promise<void> } | undefined;
+  #queue: Pending[] = [];
+  #scheduled = false;
+  /** Sends run one at a time, in call order; outputs queued meanwhile go together in the next. */
+  #chain: Promise<void> = Promise.resolve();
+  /** Sends so far (one `sendBatch` each), for the benchmark's figures. */
+  sends = 0;
+
+  constructor(kafka: ProducerFactory, timeoutMs = 10_000) {
+    this.#kafka = kafka;
+    this.#timeoutMs = timeoutMs;
+  }
+
+  send(outputs: readonly OutputMessage[], options: { signal?: AbortSignal } = {}): Promise<void> {
+    if (outputs.length === 0) return Promise.resolve();
+    const { signal } = options;
+    if (signal?.aborted === true) return Promise.reject(new HandOffError('outputs not sent: aborted before the send', { topics: topicsOf(outputs), cause: signal.reason }));
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = (): void => reject(new HandOffError('outputs not acknowledged in time: aborted', { topics: topicsOf(outputs), cause: signal?.reason }));
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const done = (): void => signal?.removeEventListener('abort', onAbort);
+      this.#queue.push({
+        outputs,
+        resolve: () => { done(); resolve(); },
+        reject: (error) => { done(); reject(error); },
+      });
+      if (!this.#scheduled) {
+        this.#scheduled = true;
+        this.#chain = this.#chain.then(() => this.#flush());
+      }
+    });
+  }
+
+  async #flush(): Promise<void> {
+    this.#scheduled = false;
+    const batch = this.#queue.splice(0);
+    if (batch.length === 0) return;
+    const byTopic = new Map<string, Message[]>();
+    for (const { outputs } of batch) {
+      for (const output of outputs) {
+        let messages = byTopic.get(output.topic);
+        if (messages === undefined) byTopic.set(output.topic, (messages = []));
+        messages.push({
+          key: output.key, value: output.value, headers: { ...output.headers },
+          ...(output.partition === undefined ? {} : { partition: output.partition }),
+        });
+      }
+    }
+    const topicMessages: TopicMessages[] = [...byTopic].map(([topic, messages]) => ({ topic, messages }));
+    const current = this.#current();
+    this.sends += 1;
+    try {
+      await current.connected;
+      await current.producer.sendBatch({ topicMessages, acks: -1, timeout: this.#timeoutMs });
+    } catch (cause) {
+      // A new producer id for the next send: kafkajs rolls sequence numbers back after a failed send, and a
+      // broker that did write it could take different messages with the same numbers for duplicates.
+      if (this.#producer === current) this.#producer = undefined;
+      current.producer.disconnect().catch(() => undefined);
+      const error = new HandOffError(`outputs to ${[...byTopic.keys()].join(', ')} not acknowledged`, { topics: [...byTopic.keys()], cause });
+      for (const pending of batch) pending.reject(error);
+      return;
+    }
+    for (const pending of batch) pending.resolve();
+  }
+
+  #current(): { producer: Producer; connected: Promise<void> } {
+    if (this.#producer === undefined) {
+      // kafkajs requires acks=-1 and at least one retry for an idempotent producer.
+      const producer = this.#kafka.producer({ idempotent: true, maxInFlightRequests: 1, retry: producerRetry(this.#timeoutMs), allowAutoTopicCreation: false });
+      const connected = producer.connect();
+      connected.catch(() => undefined);
+      this.#producer = { producer, connected };
+    }
+    return this.#producer;
+  }
+
+  async disconnect(): Promise<void> {
+    const current = this.#producer;
+    this.#producer = undefined;
+    if (current !== undefined) await current.producer.disconnect();
+  }
+}
+
+function topicsOf(outputs: readonly OutputMessage[]): string[] {
+  return [...new Set(outputs.map((output) => output.topic))];
+}

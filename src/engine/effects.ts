@@ -1,0 +1,100 @@
+/**
+ * The ports of a record's exactly-once effects (`ctx.step`, `ctx.send`, output dedupe, unordered copy claims), and
+ * how long their state lives. The Redis effects store and the output writer implement them in production; the
+ * in-memory model of test/support in unit tests.
+ */
+import type { CallLimits } from '../completion/scripts';
+import type { PartitionRef } from '../completion/types';
+import type { RecordCoordinates } from '../event';
+import type { LanesOptions } from '../options/lanes-options';
+import { durationMs } from '../options/duration';
+
+/** Where one record's step results live: its first origin's partition (the hash tag) and offset. */
+export interface StepsRef {
+  readonly ref: PartitionRef;
+  readonly offset: number;
+}
+
+/** The identity of an output another kafka-lanes stage sent (its `lanes-output-*` headers). */
+export interface OutputId {
+  /** The group of the stage that sent it. */
+  readonly group: string;
+  /** The first origin of the record whose handler sent it. */
+  readonly origin: RecordCoordinates;
+  /** Its place among that record's outputs, from 0. */
+  readonly index: number;
+}
+
+export type CopyClaim = 'claimed' | 'stale';
+
+/** The Redis state of steps, output dedupe and unordered retry copies. Every call is safe to repeat. */
+export interface EffectsPort {
+  /** The stored results of a record's completed steps (name → serialized result). */
+  loadSteps(at: StepsRef): Promise<ReadonlyMap<string, string>>;
+  /**
+   * Stores a step's result unless one is stored already; returns the stored one then (a run cut off by its deadline
+   * that finished anyway stored it first: every run then goes on with the same result).
+   */
+  saveStep(at: StepsRef, name: string, value: string, ttlMs: number): Promise<string | undefined>;
+  /** Deletes the step results of records that are terminal. */
+  forgetSteps(at: readonly StepsRef[]): Promise<void>;
+  /**
+   * Takes an output for the record running it (`runner`, its origin): `true` when it is the first to take it or
+   * takes it again (a run of the same record), `false` when another record took it (a repeat: skip it).
+   */
+  claimOutput(group: string, id: OutputId, runner: string, ttlMs: number): Promise<boolean>;
+  /**
+   * Unordered mode's check before a retry copy runs, by (origin, attempt): `stale` when the record is terminal, a
+   * later attempt ran, or another copy of this attempt ran; otherwise the attempt is taken by this copy. `done`
+   * records the record as terminal after its copy succeeded.
+   */
+  claimCopy(origin: PartitionRef, offset: number, attempt: number, copy: string, ttlMs: number, done: boolean): Promise<CopyClaim>;
+  /** The same store with other call limits (an invocation's deadline signal). */
+  withLimits?(limits: CallLimits): EffectsPort;
+}
+
+/** A record a handler sends with `ctx.send`; `value` other than a string, a Buffer or null is sent as JSON. */
+export interface OutputRecord {
+  readonly key?: string | Buffer | null;
+  readonly value: unknown;
+  readonly headers?: Readonly<Record<string, string | Buffer>>;
+  /** A partition of its own; default: the producer's partitioner, by key. */
+  readonly partition?: number;
+}
+
+/** One output as produced: its topic and the message with its `lanes-output-*` headers. */
+export interface OutputMessage {
+  readonly topic: string;
+  readonly key: string | Buffer | null;
+  readonly value: string | Buffer | null;
+  readonly headers: Readonly<Record<string, string | Buffer>>;
+  readonly partition?: number;
+}
+
+/** Produces outputs (the idempotent producer, acks=all); resolves once the broker acknowledged every one. */
+export interface OutputSink {
+  send(outputs: readonly OutputMessage[], options?: { signal?: AbortSignal }): Promise<void>;
+}
+
+/** The headers that identify an output; a stage with `dedupeOutputs` reads them. */
+export const OutputHeader = {
+  Group: 'lanes-output-group',
+  /** `<topic>/<partition>/<offset>`: the first origin of the record whose handler sent it. */
+  Origin: 'lanes-output-origin',
+  Index: 'lanes-output-index',
+} as const;
+
+/**
+ * How long step results, output claims and copy claims are kept: long enough for a record's whole retry path
+ * (every attempt waiting the longest delay a tier or the backoff can give, then running to its timeout), plus the
+ * replay horizon during which a dead letter may be replayed and find them.
+ *
+ * @example
+ * effectsTtlMs(resolveOptions({ group: 'g' })); // 5 × (10 min + 60 s) + 7 days
+ */
+export function effectsTtlMs(options: LanesOptions): number {
+  const { retry, recordTimeoutMs, steps } = options;
+  const longestTier = Math.max(...retry.tiers.map((tier) => durationMs(tier) ?? 0));
+  const longestBackoff = retry.backoff.type === 'fixed' ? retry.backoff.delayMs : retry.backoff.maxDelayMs;
+  return retry.maxAttempts * (Math.max(longestTier, longestBackoff) + recordTimeoutMs) + steps.replayHorizonMs;
+}

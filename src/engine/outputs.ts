@@ -1,0 +1,70 @@
+/**
+ * The engine's side of `ctx.send` and `dedupeOutputs`: a record's outputs are produced after its handler
+ * succeeded and before it is done; a record that is a repeat of another stage's output is skipped.
+ */
+import { LanesError } from '../errors';
+import type { KafkaHeader, RecordCoordinates } from '../event';
+import { deadlineSignal } from '../deadline';
+import { OutputHeader, type OutputId, type OutputMessage } from './effects';
+import type { EngineTask, RunScope } from './run-scope';
+import { firstOriginOf, formatFirstOrigin } from './idempotency-key';
+import type { HandOffSink } from './ports';
+
+/** The outputs of a record could not be produced (retriable: the record runs again, its steps stored). */
+export class OutputsNotSentError extends LanesError {}
+
+/** Produces a record's outputs, bounded by the invocation's hand-off deadline. */
+export async function sendOutputs(
+  inv: RunScope<EngineTask>,
+  sink: HandOffSink,
+  outputs: readonly OutputMessage[],
+  handOffSignal: AbortSignal,
+): Promise<void> {
+  if (outputs.length === 0) return;
+  if (sink.send === undefined) throw new OutputsNotSentError('ctx.send: this engine was given no output producer');
+  try {
+    await sink.send(outputs, { signal: deadlineSignal(undefined, handOffSignal) });
+  } catch (error) {
+    throw new OutputsNotSentError(`${outputs.length} output(s) not acknowledged: the record runs again`, { cause: error, retriable: true });
+  }
+  inv.count('outputs', outputs.length);
+}
+
+/**
+ * The identity an output carries (`lanes-output-*` headers), or `undefined` for a record that is not one (or
+ * whose headers are garbled: it then runs like any record).
+ *
+ * @example
+ * outputIdOf(record.headers); // { group: 'orders', origin: { topic: 'orders', partition: 0, offset: 41 }, index: 0 }
+ */
+export function outputIdOf(headers: readonly KafkaHeader[]): OutputId | undefined {
+  let group: string | undefined;
+  let origin: string | undefined;
+  let index: string | undefined;
+  for (const { name, value } of headers) {
+    if (value === null) continue;
+    if (name === OutputHeader.Group) group = value.toString('utf8');
+    else if (name === OutputHeader.Origin) origin = value.toString('utf8');
+    else if (name === OutputHeader.Index) index = value.toString('utf8');
+  }
+  if (group === undefined || origin === undefined || index === undefined || !/^(?:0|[1-9]\d*)$/.test(index)) return undefined;
+  const coordinates = parseOrigin(origin);
+  return coordinates === undefined ? undefined : { group, origin: coordinates, index: Number(index) };
+}
+
+function parseOrigin(text: string): RecordCoordinates | undefined {
+  const parsed = firstOriginOf([{ name: 'lanes-first-origin', value: Buffer.from(text) }], { topic: '', partition: -1, offset: -1 });
+  return parsed.partition < 0 ? undefined : parsed;
+}
+
+/**
+ * `dedupeOutputs`: takes the output a record carries for that record (its first origin); `true` when another record
+ * took it first, so this one is a repeat and is skipped. A record that is not an output is never a repeat.
+ */
+export async function isRepeatedOutput(inv: RunScope<EngineTask>, task: EngineTask): Promise<boolean> {
+  const id = outputIdOf(task.record.headers);
+  if (id === undefined) return false;
+  if (inv.effects === undefined) throw new LanesError('dedupeOutputs needs the effects store, which this engine was made without');
+  const runner = formatFirstOrigin(firstOriginOf(task.record.headers, task.origin));
+  return !(await inv.effects.claimOutput(inv.options.group, id, runner, inv.effectsTtlMs));
+}

@@ -1,0 +1,142 @@
+/**
+ * One record's durable steps and buffered outputs (`ctx.step`, `ctx.send`). Made only when a handler calls either:
+ * a handler with neither pays nothing.
+ */
+import { LanesError, StepNameError, StepResultTooLargeError } from '../errors';
+import type { LanesOptions, StepSerializer } from '../options/lanes-options';
+import { formatFirstOrigin } from './idempotency-key';
+import { OutputHeader, type EffectsPort, type OutputMessage, type OutputRecord, type StepsRef } from './effects';
+
+// Public, so they live with the other public errors: importing the entry loads no part of the engine.
+export { StepNameError, StepResultTooLargeError } from '../errors';
+
+/** A step's result could not be serialized or a stored one read back (not retried: the same code fails again). */
+export class StepSerializationError extends LanesError {}
+
+/** `ctx.send` was given something that is not an output record, or was called after the handler returned. */
+export class OutputError extends LanesError {}
+
+/** JSON, with `undefined` kept (an empty text): a step that returns nothing is still a completed step. */
+export const JSON_STEP_SERIALIZER: StepSerializer = {
+  serialize: (value) => (value === undefined ? '' : JSON.stringify(value)),
+  deserialize: (text) => (text === '' ? undefined : JSON.parse(text)),
+};
+
+/** Turns a step cache hit, a miss run and the outputs into what the engine needs after the handler. */
+export class RecordEffects {
+  readonly #port: EffectsPort;
+  readonly #at: StepsRef;
+  readonly #group: string;
+  readonly #options: LanesOptions;
+  readonly #ttlMs: number;
+  readonly #signal: () => AbortSignal;
+  #stored: Promise<ReadonlyMap<string, string>> | undefined;
+  readonly #names = new Set<string>();
+  /** Steps of one record run one after another, in call order, even when the handler starts them together. */
+  #chain: Promise<unknown> = Promise.resolve();
+  #outputs: OutputMessage[] | undefined;
+  #sealed = false;
+  /** Steps that ran their function in this run (not those returned from storage). */
+  ran = 0;
+
+  constructor(port: EffectsPort, at: StepsRef, group: string, options: LanesOptions, ttlMs: number, signal: () => AbortSignal) {
+    this.#port = port;
+    this.#at = at;
+    this.#group = group;
+    this.#options = options;
+    this.#ttlMs = ttlMs;
+    this.#signal = signal;
+  }
+
+  /** Whether this record stored or read step results (they are deleted once it is terminal). */
+  get usedSteps(): boolean {
+    return this.#stored !== undefined;
+  }
+
+  get steps(): StepsRef {
+    return this.#at;
+  }
+
+  step<R>(name: string, fn: () => R | Promise<R>): Promise<R> {
+    if (typeof name !== 'string' || name === '') {
+      return Promise.reject(new StepNameError(`Expected a step name to be a non-empty string, got \`${String(name)}\` (${typeof name})`));
+    }
+    if (typeof fn !== 'function') {
+      return Promise.reject(new StepNameError(`Expected step \`${name}\` to be given a function, got ${typeof fn}`));
+    }
+    if (this.#names.has(name)) {
+      return Promise.reject(new StepNameError(
+        `step \`${name}\` ran twice in one run of a record: step names must be unique within a run (add a suffix, e.g. \`${name}-2\`, for a step repeated in a loop)`,
+      ));
+    }
+    this.#names.add(name);
+    const run = this.#chain.then(() => this.#run(name, fn));
+    this.#chain = run.catch(() => undefined);
+    return run;
+  }
+
+  async #run<R>(name: string, fn: () => R | Promise<R>): Promise<R> {
+    const stored = await (this.#stored ??= this.#port.loadSteps(this.#at));
+    const serializer = this.#options.steps.serializer ?? JSON_STEP_SERIALIZER;
+    const hit = stored.get(name);
+    if (hit !== undefined) return this.#read(serializer, name, hit) as R;
+    const signal = this.#signal();
+    if (signal.aborted) throw signal.reason;
+    this.ran += 1;
+    const result = await fn();
+    let text: string;
+    try {
+      text = serializer.serialize(result);
+    } catch (error) {
+      throw new StepSerializationError(`step \`${name}\`: its result could not be serialized: ${(error as Error)?.message ?? String(error)}`, { cause: error });
+    }
+    if (typeof text !== 'string') throw new StepSerializationError(`step \`${name}\`: the serializer returned ${typeof text}, not a string`);
+    const bytes = Buffer.byteLength(text, 'utf8');
+    if (bytes > this.#options.steps.maxBytes) {
+      throw new StepResultTooLargeError(
+        `step \`${name}\` returned ${bytes} bytes serialized, above \`steps.maxBytes\` (${this.#options.steps.maxBytes}): its result could not be stored, so the step would run again; return something smaller (an id) or raise the limit`,
+      );
+    }
+    const first = await this.#port.saveStep(this.#at, name, text, this.#ttlMs);
+    // Read back even when just stored: a re-run returns the deserialized value, so the first run sees the same.
+    return this.#read(serializer, name, first ?? text) as R;
+  }
+
+  #read(serializer: StepSerializer, name: string, text: string): unknown {
+    try {
+      return serializer.deserialize(text);
+    } catch (error) {
+      throw new StepSerializationError(`step \`${name}\`: its stored result could not be read back: ${(error as Error)?.message ?? String(error)}`, { cause: error });
+    }
+  }
+
+  send(topic: string, record: OutputRecord): void {
+    if (this.#sealed) throw new OutputError(`ctx.send(\`${topic}\`) after the handler returned: outputs are sent only once it succeeds, so send before returning`);
+    if (typeof topic !== 'string' || topic === '') throw new OutputError(`Expected ctx.send's topic to be a non-empty string, got \`${String(topic)}\` (${typeof topic})`);
+    if (typeof record !== 'object' || record === null || !('value' in record)) {
+      throw new OutputError('Expected ctx.send\'s record to be an object `{ key?, value, headers?, partition? }`');
+    }
+    const outputs = (this.#outputs ??= []);
+    const headers: Record<string, string | Buffer> = {};
+    for (const [name, value] of Object.entries(record.headers ?? {})) {
+      if (!name.startsWith('lanes-')) headers[name] = value;
+    }
+    headers[OutputHeader.Group] = this.#group;
+    headers[OutputHeader.Origin] = formatFirstOrigin({ topic: this.#at.ref.topic, partition: this.#at.ref.partition, offset: this.#at.offset });
+    headers[OutputHeader.Index] = String(outputs.length);
+    const { value } = record;
+    outputs.push({
+      topic,
+      key: record.key ?? null,
+      value: value === null || typeof value === 'string' || Buffer.isBuffer(value) ? value : JSON.stringify(value),
+      headers,
+      ...(record.partition === undefined ? {} : { partition: record.partition }),
+    });
+  }
+
+  /** The outputs to produce before the record is done; `ctx.send` is refused from here on. */
+  seal(): readonly OutputMessage[] {
+    this.#sealed = true;
+    return this.#outputs ?? [];
+  }
+}

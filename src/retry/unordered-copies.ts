@@ -1,0 +1,33 @@
+/**
+ * Unordered mode's dedupe of retry copies by (origin, attempt): a record without a lane has no head to check, so
+ * its copies are checked against one entry per origin offset (claim-copy-1.lua), in one script call per copy.
+ */
+import type { EngineTask, RunScope } from '../engine/run-scope';
+import type { PartitionRef } from '../completion/types';
+
+interface CopyTask extends EngineTask {
+  readonly originRef: PartitionRef;
+  readonly source: 'copy' | 'drained';
+}
+
+/** `true`: the copy took its attempt and runs; `false`: the record is terminal, a later attempt ran, or a twin ran. */
+export async function claimUnorderedCopy(inv: RunScope<EngineTask>, task: CopyTask): Promise<boolean> {
+  if (inv.effects === undefined || task.source !== 'copy') return true;
+  const claim = await inv.effects.claimCopy(task.originRef, task.origin.offset, task.attempt, copyIdOf(task), inv.effectsTtlMs, false);
+  return claim === 'claimed';
+}
+
+/** The copy succeeded: the record is terminal, and a later copy of any attempt does nothing. */
+export async function unorderedCopyDone(inv: RunScope<EngineTask>, task: CopyTask): Promise<void> {
+  if (task.source !== 'copy') return;
+  // The origin's done bit again: set at its hand-off, it may have been lost with its process before the flush, and
+  // a redelivery of the origin must not run the record again once it is terminal (nor find its steps deleted).
+  inv.markDone(task.originRef, task.origin.offset);
+  if (inv.effects === undefined) return;
+  await inv.effects.claimCopy(task.originRef, task.origin.offset, task.attempt, copyIdOf(task), inv.effectsTtlMs, true);
+}
+
+/** A retry copy's own place, `topic:partition:offset`: what names the copy that took a claim. */
+export function copyIdOf(task: EngineTask): string {
+  return `${task.ref.topic}:${task.ref.partition}:${task.offset}`;
+}

@@ -1,0 +1,188 @@
+import type { Context } from 'aws-lambda';
+import { Redis, type Cluster } from 'ioredis';
+import { lanes } from '../../src';
+import { RedisEffects, stepsKey, copyKey } from '../../src/effects/redis-effects';
+import { idempotencyCacheClient } from '../../src/effects/powertools-cache';
+import { OutputHeader } from '../../src/engine/effects';
+import { contextWithin, eventOf, fetchRecords, produce } from './support/kafka-events';
+import { createTopic, REDIS_URL, redisSetups, uniqueName } from './support/stack';
+
+process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
+process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
+
+describe.each(redisSetups())('the exactly-once scripts on $name Redis', ({ connect }) => {
+  let redis: Redis | Cluster;
+  beforeAll(() => {
+    redis = connect();
+  });
+  afterAll(async () => {
+    await redis.quit();
+  });
+
+  it('stores a step result once, keeps the first one stored, with a time to live, and deletes it on request', async () => {
+    // Prepare
+    const effects = new RedisEffects(redis);
+    const at = { ref: { group: uniqueName('g'), topic: 'orders', partition: 2 }, offset: 41 };
+
+    // Act
+    const first = await effects.saveStep(at, 'charge', '"ch_1"', 60_000);
+    const second = await effects.saveStep(at, 'charge', '"ch_2"', 60_000);
+    await effects.saveStep(at, 'record', '', 60_000);
+    const loaded = await effects.loadSteps(at);
+    const ttl = await redis.pttl(stepsKey(at));
+    await effects.forgetSteps([at]);
+
+    // Assess
+    expect([first, second]).toEqual([undefined, '"ch_1"']);
+    expect([...loaded]).toEqual([['charge', '"ch_1"'], ['record', '']]);
+    expect(ttl).toBeGreaterThan(0);
+    expect(await redis.exists(stepsKey(at))).toBe(0);
+  });
+
+  it('reads and stores the steps of records running at once in one call per partition', async () => {
+    // Prepare
+    const effects = new RedisEffects(redis);
+    const ref = { group: uniqueName('g'), topic: 'orders', partition: 1 };
+    const other = { ...ref, partition: 2 };
+    const ats = [0, 1, 2].map((offset) => ({ ref, offset }));
+    await effects.saveStep(ats[1]!, 'charge', '"before"', 60_000);
+    let calls = 0;
+    const client = redis as unknown as { sendCommand: (...args: unknown[]) => unknown };
+    const send = client.sendCommand.bind(client);
+    client.sendCommand = (...args: unknown[]) => {
+      calls += 1;
+      return send(...args);
+    };
+
+    // Act
+    const loaded = await Promise.all([...ats, { ref: other, offset: 0 }].map((at) => effects.loadSteps(at)));
+    const afterLoads = calls;
+    const saved = await Promise.all(ats.map((at, i) => effects.saveStep(at, 'charge', `"ch_${i}"`, 60_000)));
+    client.sendCommand = send;
+
+    // Assess
+    expect(loaded.map((m) => [...m])).toEqual([[], [['charge', '"before"']], [], []]);
+    expect(afterLoads).toBe(2);
+    expect(calls).toBe(3);
+    expect(saved).toEqual([undefined, '"before"', undefined]);
+  });
+
+  it('lets the first record take an output and refuses a repeat at another offset', async () => {
+    // Prepare
+    const effects = new RedisEffects(redis);
+    const group = uniqueName('g');
+    const id = { group: 'stage-1', origin: { topic: 'orders', partition: 0, offset: 7 }, index: 1 };
+
+    // Act
+    const taken = await effects.claimOutput(group, id, 'mid/0/10', 60_000);
+    const again = await effects.claimOutput(group, id, 'mid/0/10', 60_000);
+    const repeat = await effects.claimOutput(group, id, 'mid/1/3', 60_000);
+
+    // Assess
+    expect([taken, again, repeat]).toEqual([true, true, false]);
+  });
+
+  it('runs one copy per (origin, attempt) and none after the record is terminal', async () => {
+    // Prepare
+    const effects = new RedisEffects(redis);
+    const ref = { group: uniqueName('g'), topic: 'orders', partition: 0 };
+
+    // Act
+    const results = [
+      await effects.claimCopy(ref, 5, 2, 'r:0:1', 60_000, false),
+      await effects.claimCopy(ref, 5, 2, 'r:0:1', 60_000, false), // its own redelivery
+      await effects.claimCopy(ref, 5, 2, 'r:0:2', 60_000, false), // a twin
+      await effects.claimCopy(ref, 5, 3, 'r:0:3', 60_000, false), // the next attempt
+      await effects.claimCopy(ref, 5, 2, 'r:0:4', 60_000, false), // an older attempt, late
+      await effects.claimCopy(ref, 5, 3, 'r:0:3', 60_000, true), // succeeded
+      await effects.claimCopy(ref, 5, 3, 'r:0:3', 60_000, false), // redelivered after its success
+    ];
+
+    // Assess
+    expect(results).toEqual(['claimed', 'claimed', 'stale', 'claimed', 'stale', 'claimed', 'stale']);
+    expect(await redis.pttl(copyKey(ref, 5))).toBeGreaterThan(0);
+  });
+});
+
+describe('lanes() with steps and outputs on Kafka and Redis', () => {
+  it('charges once across a retry, sends the outputs of the run that succeeded, and deletes step results once done', async () => {
+    // Prepare
+    const group = uniqueName('grp');
+    const topic = uniqueName('src');
+    const out = uniqueName('out');
+    await Promise.all([createTopic(topic, 1), createTopic(out, 1), ...['5s', '1m', '10m'].map((tier) => createTopic(`${group}.retry.${tier}`, 1))]);
+    const charges = new Map<string, number>();
+    const keys = new Map<string, Set<string>>();
+    const handler = lanes({ group, redis: { url: REDIS_URL }, retry: { backoff: { type: 'fixed', delayMs: 1 } } }, async (record, ctx) => {
+      const name = String(record.key);
+      (keys.get(name) ?? keys.set(name, new Set()).get(name)!).add(ctx.idempotencyKey);
+      const charge = await ctx.step('charge', async () => {
+        charges.set(name, (charges.get(name) ?? 0) + 1);
+        return { id: `ch-${name}-${ctx.attempt}` };
+      });
+      ctx.send(out, { key: name, value: { charge: charge.id, attempt: ctx.attempt } });
+      if (name === 'b' && ctx.attempt === 1) throw new Error('the ledger is down');
+    });
+    await produce(topic, ['a', 'b', 'c'].map((key) => ({ key, value: '{}' })));
+    const records = await fetchRecords(topic, 3);
+    const redis = new Redis(REDIS_URL);
+
+    try {
+      // Act
+      const first = await handler(eventOf(records), contextWithin(30_000) as unknown as Context);
+      const copies = await fetchRecords(`${group}.retry.5s`, 1);
+      const second = await handler(eventOf(copies), contextWithin(30_000) as unknown as Context);
+      const outputs = await fetchRecords(out, 3);
+
+      // Assess
+      expect([first, second]).toEqual([{ batchItemFailures: [] }, { batchItemFailures: [] }]);
+      expect(Object.fromEntries(charges)).toEqual({ a: 1, b: 1, c: 1 });
+      expect([...keys.get('b')!]).toEqual([`${group}:${topic}:0:1`]);
+      const seen = outputs.map((o) => ({
+        key: String(o.key), value: JSON.parse(String(o.value)) as unknown,
+        headers: Object.fromEntries(o.headers!.map((h) => [h.name, String(h.value)])),
+      }));
+      expect(seen.map((o) => [o.key, o.value])).toEqual([
+        ['a', { charge: 'ch-a-1', attempt: 1 }], ['c', { charge: 'ch-c-1', attempt: 1 }], ['b', { charge: 'ch-b-1', attempt: 2 }],
+      ]);
+      expect(seen[2]!.headers).toEqual({ [OutputHeader.Group]: group, [OutputHeader.Origin]: `${topic}/0/1`, [OutputHeader.Index]: '0' });
+      const left = await Promise.all([0, 1, 2].map((offset) => redis.exists(stepsKey({ ref: { group, topic, partition: 0 }, offset }))));
+      expect(left).toEqual([0, 0, 0]);
+    } finally {
+      await handler.close();
+      await redis.quit();
+    }
+  });
+});
+
+describe.each(redisSetups())('idempotencyCacheClient (Powertools Idempotency) on $name Redis', ({ connect }) => {
+  let redis: Redis | Cluster;
+  beforeAll(() => {
+    redis = connect();
+  });
+  afterAll(async () => {
+    await redis.quit();
+  });
+
+  it('sets only when absent with an expiry, in both option shapes Powertools sends, reads back and deletes', async () => {
+    // Prepare
+    const client = idempotencyCacheClient(redis);
+    const [a, b] = [uniqueName('idem'), uniqueName('idem')];
+
+    // Act
+    const first = await client.set(a, '{"status":"INPROGRESS"}', { EX: 60, NX: true });
+    const second = await client.set(a, '{"status":"COMPLETED"}', { EX: 60, NX: true });
+    const glide = await client.set(b, 'x', { conditionalSet: 'onlyIfDoesNotExist', expiry: { type: 'EX', count: 60 } });
+    const overwrite = await client.set(a, '{"status":"COMPLETED"}', { EX: 60 });
+    const read = await client.get(a);
+    const ttl = await redis.ttl(b);
+    const deleted = await client.del([a, b]);
+
+    // Assess
+    expect([first, second, glide, overwrite]).toEqual(['OK', null, 'OK', 'OK']);
+    expect(read).toBe('{"status":"COMPLETED"}');
+    expect(ttl).toBeGreaterThan(0);
+    expect(deleted).toBe(2);
+    expect(await client.get(a)).toBeNull();
+  });
+});

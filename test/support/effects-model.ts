@@ -1,0 +1,81 @@
+/**
+ * The exactly-once state (step results, output claims, unordered copy claims) in memory, with the semantics of
+ * the effects scripts, and counters of the calls made: one call is one round trip to Redis.
+ */
+import type { CopyClaim, EffectsPort, OutputId, StepsRef } from '../../src/engine/effects';
+import { copyKey, outputClaimKey, stepsKey } from '../../src/effects/redis-effects';
+import type { PartitionRef } from '../../src/completion/types';
+import type { OutputMessage } from '../../src/engine/effects';
+
+export class EffectsModel implements EffectsPort {
+  readonly steps = new Map<string, Map<string, string>>();
+  readonly claims = new Map<string, string>();
+  readonly copies = new Map<string, { attempt: number; copy: string; state: 'run' | 'done' }>();
+  readonly calls = { loadSteps: 0, saveStep: 0, forgetSteps: 0, claimOutput: 0, claimCopy: 0 };
+  /** Set to make the next calls fail, as an unreachable Redis would. */
+  down = false;
+
+  get roundTrips(): number {
+    return Object.values(this.calls).reduce((a, b) => a + b, 0);
+  }
+
+  #call(name: keyof EffectsModel['calls']): void {
+    this.calls[name] += 1;
+    if (this.down) throw new Error('Redis unreachable (model)');
+  }
+
+  async loadSteps(at: StepsRef): Promise<ReadonlyMap<string, string>> {
+    this.#call('loadSteps');
+    return new Map(this.steps.get(stepsKey(at)) ?? []);
+  }
+
+  async saveStep(at: StepsRef, name: string, value: string): Promise<string | undefined> {
+    this.#call('saveStep');
+    const key = stepsKey(at);
+    let hash = this.steps.get(key);
+    if (hash === undefined) this.steps.set(key, (hash = new Map()));
+    const stored = hash.get(name);
+    if (stored !== undefined) return stored;
+    hash.set(name, value);
+    return undefined;
+  }
+
+  async forgetSteps(at: readonly StepsRef[]): Promise<void> {
+    this.#call('forgetSteps');
+    for (const one of at) this.steps.delete(stepsKey(one));
+  }
+
+  async claimOutput(group: string, id: OutputId, runner: string): Promise<boolean> {
+    this.#call('claimOutput');
+    const key = outputClaimKey(group, id);
+    const taker = this.claims.get(key);
+    if (taker !== undefined && taker !== runner) return false;
+    this.claims.set(key, runner);
+    return true;
+  }
+
+  async claimCopy(ref: PartitionRef, offset: number, attempt: number, copy: string, _ttlMs: number, done: boolean): Promise<CopyClaim> {
+    this.#call('claimCopy');
+    const key = copyKey(ref, offset);
+    const entry = this.copies.get(key);
+    if (!done && entry !== undefined && (entry.state === 'done' || entry.attempt > attempt || (entry.attempt === attempt && entry.copy !== copy))) return 'stale';
+    this.copies.set(key, { attempt, copy, state: done ? 'done' : 'run' });
+    return 'claimed';
+  }
+
+  /** The step results stored for one record. */
+  stepsOf(at: StepsRef): ReadonlyMap<string, string> | undefined {
+    return this.steps.get(stepsKey(at));
+  }
+}
+
+/** Outputs as a broker would keep them: every send acknowledged (or failed while `failing`). */
+export class OutputLog {
+  readonly sent: OutputMessage[] = [];
+  failing = false;
+
+  async send(outputs: readonly OutputMessage[]): Promise<void> {
+    if (this.failing) throw new Error('broker unreachable (model)');
+    this.sent.push(...outputs);
+  }
+}

@@ -1,0 +1,288 @@
+import { NonRetriableError } from '../../../src/errors';
+import { HandOffHeader } from '../../../src/handoff/headers';
+import { OutputHeader } from '../../../src/engine/effects';
+import { StepNameError, StepResultTooLargeError } from '../../../src/engine/steps';
+import { idempotencyKeyOf } from '../../../src/engine/idempotency-key';
+import { outputIdOf } from '../../../src/engine/outputs';
+import { copyRecord, drainRetries, engineRig, RIG_GROUP, RIG_REF, RIG_SOURCE, sourceRecord } from '../../support/engine-rig';
+import { EffectsModel } from '../../support/effects-model';
+import type { KafkaRecordInput } from '../../../src/event';
+
+const at = (offset: number) => ({ ref: RIG_REF, offset });
+
+describe('ctx.step', () => {
+  it('returns the stored result when the record runs again after a failure, without running the step again', async () => {
+    // Prepare
+    const effects = new EffectsModel();
+    let charges = 0;
+    const results: unknown[] = [];
+    const r = engineRig({}, async (_record, ctx) => {
+      const charge = await ctx.step('charge', async () => ({ id: `ch_${(charges += 1)}` }));
+      results.push(charge);
+      if (ctx.attempt === 1) throw new Error('the ledger is down');
+    }, undefined, effects);
+
+    // Act
+    await r.deliver([sourceRecord(0, 'a')]);
+    await drainRetries(r);
+
+    // Assess
+    expect(charges).toBe(1);
+    expect(results).toEqual([{ id: 'ch_1' }, { id: 'ch_1' }]);
+    expect(r.runs.map((run) => run.attempt)).toEqual([1, 2]);
+  });
+
+  it('runs the steps of one record one after another, in call order, even when started together', async () => {
+    // Prepare
+    const effects = new EffectsModel();
+    const order: string[] = [];
+    const r = engineRig({}, async (_record, ctx) => {
+      await Promise.all(['a', 'b', 'c'].map((name) => ctx.step(name, async () => {
+        order.push(`start ${name}`);
+        await new Promise((resolve) => setImmediate(resolve));
+        order.push(`end ${name}`);
+      })));
+    }, undefined, effects);
+
+    // Act
+    await r.deliver([sourceRecord(0, 'a')]);
+
+    // Assess
+    expect(order).toEqual(['start a', 'end a', 'start b', 'end b', 'start c', 'end c']);
+  });
+
+  it('dead-letters a record whose handler uses one step name twice in a run', async () => {
+    // Prepare
+    const effects = new EffectsModel();
+    const r = engineRig({}, async (_record, ctx) => {
+      await ctx.step('charge', () => 1);
+      await ctx.step('charge', () => 2);
+    }, undefined, effects);
+
+    // Act
+    await r.deliver([sourceRecord(0, 'a')]);
+
+    // Assess
+    expect(r.sink.items).toHaveLength(1);
+    expect(r.sink.items[0]).toMatchObject({ kind: 'dead-letter', reason: 'non-retriable', error: { name: StepNameError.name } });
+    expect(r.sink.items[0]!.error!.message).toContain('step `charge` ran twice in one run');
+  });
+
+  it('dead-letters a record whose step result is above steps.maxBytes, saying so', async () => {
+    // Prepare
+    const effects = new EffectsModel();
+    const r = engineRig({ steps: { maxBytes: 10 } }, async (_record, ctx) => {
+      await ctx.step('receipt', () => 'x'.repeat(20));
+    }, undefined, effects);
+
+    // Act
+    await r.deliver([sourceRecord(0, 'a')]);
+
+    // Assess
+    expect(r.sink.items[0]).toMatchObject({ kind: 'dead-letter', error: { name: StepResultTooLargeError.name } });
+    expect(r.sink.items[0]!.error!.message).toContain('above `steps.maxBytes` (10)');
+    expect(effects.stepsOf(at(0))).toBeUndefined();
+  });
+
+  it('keeps a step that returns nothing as completed, and uses a serializer given', async () => {
+    // Prepare
+    const effects = new EffectsModel();
+    let runs = 0;
+    const seen: unknown[] = [];
+    const serializer = { serialize: (value: unknown) => `v:${String(value)}`, deserialize: (text: string) => text.slice(2) };
+    const r = engineRig({ steps: { serializer } }, async (_record, ctx) => {
+      await ctx.step('notify', () => {
+        runs += 1;
+      });
+      seen.push(await ctx.step('code', () => 42));
+      if (ctx.attempt === 1) throw new Error('later');
+    }, undefined, effects);
+
+    // Act
+    await r.deliver([sourceRecord(0, 'a')]);
+    await drainRetries(r);
+
+    // Assess
+    expect(runs).toBe(1);
+    expect(seen).toEqual(['42', '42']);
+  });
+
+  it('costs a handler without steps nothing, and deletes step results once the record is done', async () => {
+    // Prepare
+    const effects = new EffectsModel();
+    const r = engineRig({}, async (record, ctx) => {
+      if (record.origin.offset === 1) await ctx.step('one', () => 'ok');
+    }, undefined, effects);
+
+    // Act
+    await r.deliver([sourceRecord(0, 'a')]);
+    const afterPlain = effects.roundTrips;
+    await r.deliver([sourceRecord(1, 'b')]);
+
+    // Assess
+    expect(afterPlain).toBe(0);
+    expect(effects.calls).toMatchObject({ loadSteps: 1, saveStep: 1, forgetSteps: 1 });
+    expect(effects.stepsOf(at(1))).toBeUndefined();
+    expect(r.store.partition(RIG_REF).model.isDone(1)).toBe(true);
+  });
+
+  it('keeps step results of a record in the retry path and of a dead letter (for a replay)', async () => {
+    // Prepare
+    const effects = new EffectsModel();
+    const r = engineRig({}, async (_record, ctx) => {
+      await ctx.step('charge', () => 'ch_1');
+      throw new NonRetriableError('the order is void');
+    }, undefined, effects);
+
+    // Act
+    await r.deliver([sourceRecord(0, 'a')]);
+
+    // Assess
+    expect(r.sink.items[0]).toMatchObject({ kind: 'dead-letter' });
+    expect(effects.stepsOf(at(0))?.get('charge')).toBe('"ch_1"');
+  });
+});
+
+describe('ctx.idempotencyKey', () => {
+  it('is the same for the first run, a retry copy and a replayed dead letter', async () => {
+    // Prepare
+    const effects = new EffectsModel();
+    const keys: string[] = [];
+    const r = engineRig({}, async (_record, ctx) => {
+      keys.push(ctx.idempotencyKey);
+      await ctx.step('charge', () => 'ch_1');
+      if (keys.length <= 3) throw new Error('down');
+    }, undefined, effects);
+
+    // Act
+    await r.deliver([sourceRecord(5, 'a')]);
+    await drainRetries(r);
+    const letter = r.sink.items.find((item) => item.kind === 'dead-letter')!;
+    // `kafka-lanes dlq replay` writes a released dead letter back to its topic, a new record with its first origin.
+    const replayed: KafkaRecordInput = {
+      ...copyRecord(letter, 0), topic: RIG_SOURCE, offset: 77,
+      headers: [{ name: HandOffHeader.FirstOrigin, value: Buffer.from(`${RIG_SOURCE}/0/5`) }],
+    };
+    await r.deliver([replayed]);
+
+    // Assess
+    expect(keys).toEqual(Array(4).fill(`${RIG_GROUP}:${RIG_SOURCE}:0:5`));
+    expect(effects.calls.saveStep).toBe(1);
+  });
+
+  it('hashes a key longer than 255 characters', () => {
+    const key = idempotencyKeyOf('g'.repeat(200), { topic: 't'.repeat(100), partition: 1, offset: 2 });
+    expect(key).toMatch(/^kl-sha256:[0-9a-f]{64}$/);
+  });
+});
+
+describe('ctx.send', () => {
+  it('produces the outputs of a run that succeeded, identified by group, origin and index, before the done bit', async () => {
+    // Prepare
+    const effects = new EffectsModel();
+    let doneWhenSent: boolean | undefined;
+    const r = engineRig({}, async (_record, ctx) => {
+      ctx.send('receipts', { key: 'a', value: { n: 1 } });
+      ctx.send('audit', { value: 'plain', headers: { trace: 't-1' } });
+    }, undefined, effects);
+    const send = r.sink.send.bind(r.sink);
+    r.sink.send = async (outputs) => {
+      doneWhenSent = r.store.partition(RIG_REF).model.isDone(3);
+      return send(outputs);
+    };
+
+    // Act
+    await r.deliver([sourceRecord(3, 'a')]);
+
+    // Assess
+    expect(doneWhenSent).toBe(false);
+    expect(r.store.partition(RIG_REF).model.isDone(3)).toBe(true);
+    expect(r.sink.outputs.sent.map((o) => [o.topic, o.value, o.headers[OutputHeader.Index]])).toEqual([['receipts', '{"n":1}', '0'], ['audit', 'plain', '1']]);
+    expect(r.sink.outputs.sent[1]!.headers).toMatchObject({ trace: 't-1', [OutputHeader.Group]: RIG_GROUP, [OutputHeader.Origin]: `${RIG_SOURCE}/0/3` });
+  });
+
+  it('drops the outputs of a run that failed: only the run that succeeds sends', async () => {
+    // Prepare
+    const effects = new EffectsModel();
+    const r = engineRig({}, async (_record, ctx) => {
+      ctx.send('receipts', { value: `attempt ${ctx.attempt}` });
+      if (ctx.attempt === 1) throw new Error('fails after sending');
+    }, undefined, effects);
+
+    // Act
+    await r.deliver([sourceRecord(3, 'a')]);
+    const afterFailure = r.sink.outputs.sent.length;
+    await drainRetries(r);
+
+    // Assess
+    expect(afterFailure).toBe(0);
+    expect(r.sink.outputs.sent.map((o) => o.value)).toEqual(['attempt 2']);
+  });
+
+  it('fails the record when its outputs are not acknowledged, and sends them when it runs again', async () => {
+    // Prepare
+    const effects = new EffectsModel();
+    const r = engineRig({}, async (_record, ctx) => {
+      ctx.send('receipts', { value: 'r' });
+    }, undefined, effects);
+    r.sink.outputs.failing = true;
+
+    // Act
+    await r.deliver([sourceRecord(0, 'a')]);
+    const retries = r.sink.items.filter((item) => item.kind === 'retry').length;
+    r.sink.outputs.failing = false;
+    await drainRetries(r);
+
+    // Assess
+    expect(retries).toBe(1);
+    expect(r.sink.outputs.sent).toHaveLength(1);
+  });
+});
+
+describe('dedupeOutputs', () => {
+  it('skips a repeat of an output that another record of the group already took, and runs its own redelivery', async () => {
+    // Prepare
+    const effects = new EffectsModel();
+    const seen: number[] = [];
+    const r = engineRig({ dedupeOutputs: true }, (record) => {
+      seen.push(record.origin.offset);
+    }, undefined, effects);
+    const output = (offset: number, index: number): KafkaRecordInput => ({
+      ...sourceRecord(offset, 'a'),
+      headers: [
+        { name: OutputHeader.Group, value: Buffer.from('stage-1') },
+        { name: OutputHeader.Origin, value: Buffer.from('orders/2/40') },
+        { name: OutputHeader.Index, value: Buffer.from(String(index)) },
+      ],
+    });
+
+    // Act
+    await r.deliver([output(0, 0), output(1, 1), output(2, 0), sourceRecord(3, 'a')]);
+    r.store.partition(RIG_REF).model.unmark([0]);
+    await r.deliver([output(0, 0)]);
+
+    // Assess
+    expect(seen).toEqual([0, 1, 3, 0]);
+    expect(r.store.partition(RIG_REF).model.isDone(2)).toBe(true);
+    expect(outputIdOf(output(0, 0).headers!.map((h) => ({ name: h.name, value: h.value as Buffer })))).toEqual({ group: 'stage-1', origin: { topic: 'orders', partition: 2, offset: 40 }, index: 0 });
+  });
+});
+
+describe('unordered retry copies', () => {
+  it('run once per (origin, attempt): a twin copy does nothing, nor does a copy of a record already terminal', async () => {
+    // Prepare
+    const effects = new EffectsModel();
+    const r = engineRig({ ordering: 'unordered' }, (_record, ctx) => {
+      if (ctx.attempt === 1) throw new Error('first attempt fails');
+    }, undefined, effects);
+
+    // Act
+    await r.deliver([sourceRecord(0, 'a')]);
+    const [copy] = r.sink.take();
+    await r.redeliver([copy!, copy!]);
+    await r.redeliver([copy!]);
+
+    // Assess
+    expect(r.runs.map((run) => run.attempt)).toEqual([1, 2]);
+  });
+});
