@@ -131,18 +131,13 @@ local function setBit(bit)
   redis.call('SETBIT', bitsKey, bit, 1)
 end
 
--- Set bits [fromOffset, toOffset] (all above the old highest, so all clear): edges bit by bit, whole
--- bytes with one SETRANGE.
+-- setRun(bitsKey, a, b): sets bits a..b, whole bytes at a time.
+-- #include lib/set-run.lua
+
+-- Set bits [fromOffset, toOffset] (all above the old highest, so all clear).
 local function setRange(fromOffset, toOffset)
-  local i, j = fromOffset - base, toOffset - base
-  cover(bitsKey, j)
-  while i <= j and i % 8 ~= 0 do redis.call('SETBIT', bitsKey, i, 1); i = i + 1 end
-  local wholeBytes = math.floor((j - i + 1) / 8)
-  if wholeBytes > 0 then
-    redis.call('SETRANGE', bitsKey, i / 8, string.rep('\255', wholeBytes))
-    i = i + wholeBytes * 8
-  end
-  while i <= j do redis.call('SETBIT', bitsKey, i, 1); i = i + 1 end
+  cover(bitsKey, toOffset - base)
+  setRun(bitsKey, fromOffset - base, toOffset - base)
 end
 
 for k = 1, n do

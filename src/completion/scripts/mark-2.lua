@@ -44,16 +44,7 @@ if count > 0 and offsets[count] >= base then cover(bitsKey, offsets[count] - bas
 
 -- Runs of consecutive offsets (a finished batch is mostly one) are set a whole byte at a time, and counted
 -- with BITCOUNT before and after; short runs and scattered offsets bit by bit.
-local function setRun(a, b)
-  local i = a
-  while i <= b and i % 8 ~= 0 do redis.call('SETBIT', bitsKey, i, 1); i = i + 1 end
-  local wholeBytes = math.floor((b - i + 1) / 8)
-  if wholeBytes > 0 then
-    redis.call('SETRANGE', bitsKey, i / 8, string.rep('\255', wholeBytes))
-    i = i + wholeBytes * 8
-  end
-  while i <= b do redis.call('SETBIT', bitsKey, i, 1); i = i + 1 end
-end
+-- #include lib/set-run.lua
 
 local newlySet = 0
 local i = 1
@@ -66,7 +57,7 @@ while i <= count do
     local a, b = offsets[i] - base, offsets[j] - base
     if b - a >= 64 then
       local before = redis.call('BITCOUNT', bitsKey, math.floor(a / 8), math.floor(b / 8))
-      setRun(a, b)
+      setRun(bitsKey, a, b)
       newlySet = newlySet + redis.call('BITCOUNT', bitsKey, math.floor(a / 8), math.floor(b / 8)) - before
     else
       for k = i, j do
