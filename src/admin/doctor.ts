@@ -4,6 +4,7 @@ import { evictionProblem, policyOfInfo } from '../connections/eviction-policy';
 import { redisUsesTls } from '../connections/redis';
 import { deadLetterTopic, retryTopics } from '../options';
 import type { KafkaOptions, RedisOptions } from '../options/lanes-options';
+import { describeGroupUse, groupChecks, ownGroups } from './doctor-groups';
 import { describeTopics, formatMs, RETENTION_HEADROOM_MS, type TopicState } from './topics';
 
 /**
@@ -87,7 +88,8 @@ export function topicChecks(input: TopicsInput, states: ReadonlyMap<string, Topi
 
 /**
  * Connects `admin` (built with the configured auth and a short timeout), describes the cluster, then the group's
- * topics. An unreachable cluster is one failed row; its topics are not checked.
+ * topics, then its consumer group ids (`groupChecks`). An unreachable cluster is one failed row; its topics and
+ * groups are not checked.
  */
 export async function checkKafka(admin: Admin, input: TopicsInput & { readonly auth: string }): Promise<Check[]> {
   let brokers: Check;
@@ -100,11 +102,19 @@ export async function checkKafka(admin: Admin, input: TopicsInput & { readonly a
     return [{ name: 'brokers', status: 'fail', detail: `not reachable with ${input.auth}: ${messageOf(error)}` }];
   }
   const names = [...input.sources, ...retryTopics(input.group, input.tiers).map((tier) => tier.topic), deadLetterTopic(input.group)];
+  let topics: Check[];
   try {
-    return [brokers, ...topicChecks(input, await describeTopics(admin, names))];
+    topics = topicChecks(input, await describeTopics(admin, names));
   } catch (error) {
-    return [brokers, { name: 'topics', status: 'fail', detail: `could not be described: ${messageOf(error)}` }];
+    topics = [{ name: 'topics', status: 'fail', detail: `could not be described: ${messageOf(error)}` }];
   }
+  let groups: Check[];
+  try {
+    groups = groupChecks(input, await describeGroupUse(admin, ownGroups(input).map((own) => own.id)));
+  } catch (error) {
+    groups = [{ name: 'groups', status: 'fail', detail: `could not be described (an ACL without DescribeGroup?): ${messageOf(error)}` }];
+  }
+  return [brokers, ...topics, ...groups];
 }
 
 /**

@@ -37,5 +37,6 @@ export { CREATE_TOPICS_READY_DEFAULTS, createTopicsReady, notReady, waitForTopic
 export type { CreateTopicsReadyOptions, CreateTopicsReadyResult, ReadyAdmin, ReadyTopic, TopicsAdmin } from './create-topics';
 export { TopicsNotReadyError } from './errors';
 export { readGroupFigures, type GroupFigures } from './group-figures';
+export { describeGroupUse, groupChecks, ownGroups, type GroupsInput, type GroupUse, type OwnGroup } from './doctor-groups';
 export { checkKafka, checkRedis, clusterModeCheck, describeKafkaAuth, describeRedisAuth, evictionCheck, renderChecks, topicChecks } from './doctor';
 export type { Check, CheckStatus, TopicsInput } from './doctor';

@@ -42,6 +42,8 @@ export interface PartitionStatus {
   readonly parked: number;
   /** Times the partition was recovered from Kafka after Redis lost its state (README, "Durability"). */
   readonly recoveries: number;
+  /** When the last recovery began (epoch ms, Redis' clock); `undefined` when none was recorded. */
+  readonly lastRecoveredAtMs: number | undefined;
   /** A recovery is rebuilding the partition now: its records are refused until it ends. */
   readonly recovering: boolean;
 }
@@ -142,16 +144,16 @@ export async function findPartitions(redis: RedisClient, group: string): Promise
   return [...found.values()];
 }
 
-export type RedisPartition = Pick<PartitionStatus, 'frontier' | 'highest' | 'window' | 'blockedLanes' | 'heldLanes' | 'parked' | 'recoveries' | 'recovering'>;
+export type RedisPartition = Pick<PartitionStatus, 'frontier' | 'highest' | 'window' | 'blockedLanes' | 'heldLanes' | 'parked' | 'recoveries' | 'lastRecoveredAtMs' | 'recovering'>;
 
 /** What Redis holds for one partition: frontier, window, blocked and held lanes, parked records. */
 export async function readPartition(store: CompletionStore, redis: RedisClient, ref: PartitionRef): Promise<RedisPartition> {
   const keys = partitionKeys(ref);
   // The frontier script with `trim` off only reads; one atomic reading of base, highest and the bits.
-  const [reading, heads, parked] = await Promise.all([
+  const [reading, heads, meta] = await Promise.all([
     store.frontier(ref, { trim: false }),
     redis.hgetall(keys.lanes),
-    redis.hmget(keys.meta, 'parked', 'recoveries', 'recovering'),
+    redis.hmget(keys.meta, 'parked', 'recoveries', 'recovering', 'recoveredAt'),
   ]);
   let held = 0;
   for (const [lane, entry] of Object.entries(heads)) {
@@ -167,9 +169,10 @@ export async function readPartition(store: CompletionStore, redis: RedisClient, 
     window: reading === undefined ? undefined : reading.highest + 1 - reading.frontier,
     blockedLanes: Object.keys(heads).length,
     heldLanes: held,
-    parked: Number(parked[0] ?? 0),
-    recoveries: Number(parked[1] ?? 0),
-    recovering: Number(parked[2] ?? 0) > Date.now(),
+    parked: Number(meta[0] ?? 0),
+    recoveries: Number(meta[1] ?? 0),
+    lastRecoveredAtMs: meta[3] ? Number(meta[3]) : undefined,
+    recovering: Number(meta[2] ?? 0) > Date.now(),
   };
 }
 
@@ -313,6 +316,15 @@ const COLUMNS: ReadonlyArray<[string, (p: PartitionStatus) => string]> = [
   ['PARKED', (p) => String(p.parked)],
 ];
 
+/** ` (recovering now, last at <time>)`: what is known of a partition's recoveries besides their count. */
+function recoveryNote(p: PartitionStatus): string {
+  const notes = [
+    ...(p.recovering ? ['recovering now'] : []),
+    ...(p.lastRecoveredAtMs === undefined ? [] : [`last at ${new Date(p.lastRecoveredAtMs).toISOString()}`]),
+  ];
+  return notes.length === 0 ? '' : ` (${notes.join(', ')})`;
+}
+
 function show(value: number | undefined): string {
   return value === undefined ? '-' : String(value);
 }
@@ -340,7 +352,7 @@ export function renderStatus(status: GroupStatus): string {
   const recovered = status.partitions.filter((p) => p.recoveries > 0 || p.recovering);
   if (recovered.length > 0) {
     lines.push(
-      `recovered from Kafka after Redis lost state: ${recovered.map((p) => `${p.topic}-${p.partition} ${p.recoveries}x${p.recovering ? ' (recovering now)' : ''}`).join(', ')}`,
+      `recovered from Kafka after Redis lost state: ${recovered.map((p) => `${p.topic}-${p.partition} ${p.recoveries}x${recoveryNote(p)}`).join(', ')}`,
     );
   }
   if (status.missingTopics.length > 0) {

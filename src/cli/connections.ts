@@ -48,11 +48,11 @@ function list(text: string): string[] {
 }
 
 /**
- * The connection options for a CLI run, validated like a handler's.
+ * The connection options for a CLI run, validated like a handler's; `env` is where the variables are read.
  *
  * @throws OptionsError naming the flag's option or the environment variable that is wrong.
  */
-export function connectionOptions(group: string, flags: KafkaFlags & RedisFlags): Pick<LanesOptions, 'kafka' | 'redis'> {
+export function connectionOptions(group: string, flags: KafkaFlags & RedisFlags, env: NodeJS.ProcessEnv = process.env): Pick<LanesOptions, 'kafka' | 'redis'> {
   if (flags.redisUrl !== undefined && flags.redisClusterNodes !== undefined) {
     throw new ConfigError('Expected `--redis-url` (one server) or `--redis-cluster-nodes` (a cluster), got both');
   }
@@ -63,7 +63,7 @@ export function connectionOptions(group: string, flags: KafkaFlags & RedisFlags)
       ...(flags.redisUrl === undefined ? {} : { url: flags.redisUrl }),
       ...(flags.redisClusterNodes === undefined ? {} : { clusterNodes: list(flags.redisClusterNodes) }),
     },
-  });
+  }, env);
   return { kafka: options.kafka, redis: options.redis };
 }
 

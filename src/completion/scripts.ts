@@ -8,10 +8,12 @@ import * as lua from './scripts/lua';
 export type RedisClient = Redis | Cluster;
 
 /**
- * Bumped whenever any script changes. Scripts are registered under versioned names so two versions of the
- * framework sharing one Redis (a rolling deploy) never run each other's code.
+ * Bumped whenever any script's behaviour changes. Scripts are registered under versioned names so two
+ * versions of the framework sharing one Redis (a rolling deploy) never run each other's code. A change of
+ * text alone (comments, a definition moved into `scripts/lib/`) needs no bump: Redis keys a script by its
+ * SHA, so old and new texts load side by side, and they do the same thing.
  */
-export const SCRIPTS_VERSION = 6;
+export const SCRIPTS_VERSION = 7;
 
 /**
  * The one registry of every Redis script of the framework, completion and committer alike. The `.lua`

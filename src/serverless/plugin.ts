@@ -5,6 +5,7 @@ import { BUNDLE_DIR, bundleHandlers, type BundleEntry } from './bundle';
 import { customBlockSchema, functionBlockSchema, PLUGIN_DEFAULTS, validateBlock, type CustomBlock } from './config';
 import { AWS_IAM_MECHANISM, ENV } from '../options/constants';
 import { functionRole, groupGrants, type Statement } from './iam';
+import { dropRedundantRoleDependsOn } from './role-depends-on';
 import { planFunction, type FunctionPlan, type FunctionView, type ServiceView } from './plan';
 import { startOfflineTrigger, type OfflineKafkaTrigger } from './offline/trigger';
 
@@ -99,6 +100,7 @@ export class KafkaLanesPlugin {
       'after:package:compileEvents': () => {
         this.#compileResponseTypes();
         addAlarms(this.#serverless, this.#plans);
+        dropRedundantRoleDependsOn(this.#serverless.service.provider.compiledCloudFormationTemplate.Resources);
       },
       // `serverless offline start` and plain `serverless offline` (whose own hook blocks until Ctrl-C).
       'before:offline:start:init': () => this.#startOffline(false),

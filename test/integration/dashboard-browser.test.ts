@@ -1,7 +1,8 @@
 /**
  * The dashboard in a real browser (Debian's chromium driven by playwright-core) on the local Kafka and Redis:
  * failing records block a lane, the page shows it with its key and attempt, a release from the page frees it
- * and the page follows; the access token is required. A screenshot of each state is written under
+ * and the page follows; after Redis loses the group's state the committer's recovery shows on its partition, and a
+ * banner shows while a partition is fenced for one; the access token is required. A screenshot of each state is written under
  * test-output/dashboard/ for a person to look at.
  */
 import { execFileSync } from 'node:child_process';
@@ -10,16 +11,20 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { partitionKeys } from '../../src/completion';
+import { scanKeys } from '../../src/admin/redis-scan';
+import { MemberlessOffsetCommitter, runCommitter } from '../../src/committer';
+import { escapeName, partitionKeys } from '../../src/completion';
+import { runScript } from '../../src/completion/scripts';
 import { CompletionStore } from '../../src/completion/store';
 import { startDashboard, type Dashboard } from '../../src/dashboard';
 import { createTelemetry } from '../../src/engine/telemetry';
 import { HandOffWriter } from '../../src/handoff';
-import { resolveOptions, type LanesOptionsInput } from '../../src/options';
+import { resolveOptions, type LanesOptions, type LanesOptionsInput } from '../../src/options';
 import { LanesFunction } from '../../src/handler/lanes-function';
+import { runCliCaptured } from './support/cli';
 import { contextWithin, eventOf, fetchRecords, produce } from './support/kafka-events';
 import { RetryFeed } from './support/retry-feed';
-import { createTopic, KAFKA_BROKERS, REDIS_URL, uniqueName } from './support/stack';
+import { createKafka, createTopic, KAFKA_BROKERS, REDIS_URL, uniqueName } from './support/stack';
 
 jest.setTimeout(240_000);
 process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
@@ -52,6 +57,7 @@ describe('kafka-lanes dashboard in a browser', () => {
   let writer: HandOffWriter;
   let feed: RetryFeed;
   let processor: LanesFunction;
+  let options: LanesOptions;
   let broken = true;
   const runs: Array<{ offset: number; attempt: number }> = [];
   const cleanups: Array<() => Promise<unknown>> = [];
@@ -60,7 +66,7 @@ describe('kafka-lanes dashboard in a browser', () => {
     mkdirSync(OUTPUT, { recursive: true });
     await createTopic(topic, 1);
     await Promise.all([...TIERS.map((t) => `${group}.retry.${t}`), `${group}.dlq`].map((t) => createTopic(t, 1)));
-    const options = resolveOptions(
+    options = resolveOptions(
       { group, flushIntervalMs: 20, deadLetter: { policy: 'hold' }, retry: { tiers: TIERS, maxAttempts: 2, backoff: { type: 'fixed', delayMs: 200 } } } as LanesOptionsInput,
       {},
     );
@@ -179,5 +185,44 @@ describe('kafka-lanes dashboard in a browser', () => {
     expect(bad.status()).toBe(400);
     expect(((await bad.json()) as { error: string }).error).toMatch(/`limit` to be an integer from 1 to 500/);
     expect(JSON.stringify(await (await page.request.get(dashboard.url.replace('/?', '/api/config?'))).json())).not.toContain(token);
+  });
+
+  it('shows a partition recovered from Kafka after Redis lost its state, and a banner while one is fenced for a recovery', async () => {
+    // Prepare: a committer run leaves its durable marker; then Redis loses every key of the group.
+    const commit = () =>
+      runCommitter({
+        store: processor.store,
+        group,
+        committer: new MemberlessOffsetCommitter(createKafka(), group),
+        redrive: { store: processor.store, options, sink: writer },
+        recovery: { parts: { redis, kafka, options, sink: writer } },
+      });
+    await commit();
+    const escaped = escapeName(group);
+    for (const stale of [...(await scanKeys(redis, `{kl:${escaped}:*`)), ...(await scanKeys(redis, `{kl:${escaped}}*`))]) await redis.del(stale);
+
+    // Act: the next committer run finds the loss and recovers the partition from Kafka.
+    const run = await commit();
+    const row = page.locator(`[data-testid="partitions"] tr.partition`, { hasText: topic }).filter({ has: page.getByTestId('recovered') }).first();
+    await row.waitFor();
+
+    // Assess
+    expect(run.losses).toEqual(expect.arrayContaining([expect.objectContaining({ topic, partition: 0, recovered: expect.objectContaining({ from: 3 }) })]));
+    expect(await row.getByTestId('recovered').textContent()).toMatch(/^recovered 1× \(last at .+\)$/);
+    expect(await page.getByTestId('recovering').count()).toBe(0);
+    const cli = await runCliCaptured('status', group, '--redis-url', REDIS_URL);
+    expect(cli.out).toMatch(new RegExp(`recovered from Kafka after Redis lost state: .*${topic}-0 1x \\(last at \\d{4}-\\d\\d-\\d\\dT`));
+    await page.screenshot({ path: join(OUTPUT, '4-recovered.png'), fullPage: true });
+
+    // Act: a recovery's first step, its fence, on the partition: records are refused until the recovery ends.
+    const keys = partitionKeys({ group, topic, partition: 0 });
+    await runScript(redis, 'rebuild', { keys: [keys.bits, keys.meta, keys.lanes], argv: ['fence', String(Date.now() + 120_000)] });
+
+    // Assess
+    const banner = page.getByTestId('recovering');
+    await banner.waitFor();
+    expect(await banner.textContent()).toContain(`Recovering from Kafka after Redis lost state: ${topic}-0.`);
+    expect(await row.getByTestId('recovering-now').textContent()).toBe('recovering now');
+    await page.screenshot({ path: join(OUTPUT, '5-recovering.png'), fullPage: true });
   });
 });

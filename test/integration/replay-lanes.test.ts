@@ -3,29 +3,20 @@
  * null-key lane, a `keyOf` value, a key long enough to be hashed. The copies carry their lane (`lanes-lane`);
  * a dead letter written before that header existed is matched by the engine's own derivation.
  */
-import { Redis } from 'ioredis';
-import { Kafka, logLevel } from 'kafkajs';
-import { CompletionStore, partitionKeys } from '../../src/completion';
-import { NonRetriableError } from '../../src/errors';
-import { HandOffWriter } from '../../src/handoff';
-import { LanesFunction } from '../../src/handler/lanes-function';
-import { createTelemetry } from '../../src/engine/telemetry';
-import { resolveOptions, type LanesOptionsInput } from '../../src/options';
+import { CompletionStore } from '../../src/completion';
+import type { LanesOptionsInput } from '../../src/options';
 import { readDeadLetters, replayDeadLetters } from '../../src/retry/operator';
 import { runCliCaptured } from './support/cli';
-import { contextWithin, eventOf, fetchRecords, produce, type TestMessage } from './support/kafka-events';
-import { RetryFeed } from './support/retry-feed';
-import { createKafka, createTopic, KAFKA_BROKERS, REDIS_URL, uniqueName } from './support/stack';
+import { deadLetteredLanes, OPERATOR_TIERS as TIERS } from './support/dead-lettered-lane';
+import type { TestMessage } from './support/kafka-events';
+import { createKafka, REDIS_URL, uniqueName } from './support/stack';
 
 jest.setTimeout(240_000);
 process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 
-const TIERS = ['1s', '1m'];
-const cleanups: Array<() => Promise<void>> = [];
-afterAll(async () => {
-  for (const cleanup of cleanups) await cleanup().catch(() => undefined);
-});
+const lanes = deadLetteredLanes();
+afterAll(() => lanes.stop());
 
 interface Mode {
   readonly name: string;
@@ -52,40 +43,7 @@ const MODES: readonly Mode[] = [
 ];
 
 /** A group under `hold` whose lane has a dead-lettered head (offset 0) and a parked successor (offset 1). */
-async function heldLane(mode: Mode) {
-  const group = uniqueName('rgrp');
-  const topic = uniqueName('rsrc');
-  await createTopic(topic, 1);
-  await Promise.all([...TIERS.map((t) => `${group}.retry.${t}`), `${group}.dlq`].map((t) => createTopic(t, 1)));
-  const options = resolveOptions({ group, flushIntervalMs: 20, deadLetter: { policy: 'hold' }, retry: { tiers: TIERS }, ...mode.options } as LanesOptionsInput, {});
-  const redis = new Redis(REDIS_URL);
-  const writer = new HandOffWriter(new Kafka({ clientId: 'replay-test', brokers: KAFKA_BROKERS, logLevel: logLevel.NOTHING }), { deadLetterTopic: `${group}.dlq` });
-  let broken = true;
-  const runs: Array<{ offset: number; attempt: number }> = [];
-  const fn = new LanesFunction({
-    options, redis, handOff: () => writer, telemetry: createTelemetry(group),
-    handler: (record, ctx) => {
-      runs.push({ offset: record.origin.offset, attempt: ctx.attempt });
-      if (broken && record.origin.offset === 0) throw new NonRetriableError('broken until fixed');
-    },
-  });
-  const feed = await RetryFeed.start(TIERS.map((t) => `${group}.retry.${t}`));
-  cleanups.push(async () => {
-    await feed.stop();
-    await writer.disconnect();
-    redis.disconnect();
-  });
-  await produce(topic, mode.messages);
-  const records = await fetchRecords(topic, 2);
-  await fn.process(eventOf(records), contextWithin(60_000));
-  const lanesKey = partitionKeys({ group, topic, partition: 0 }).lanes;
-  const [lane] = await redis.hkeys(lanesKey);
-  const fix = (): void => {
-    broken = false;
-  };
-  const drain = () => feed.feedUntil((event, context) => fn.process(event, context), async () => runs.some((r) => r.offset === 1) && (await redis.hlen(lanesKey)) === 0);
-  return { group, topic, options, redis, writer, runs, fix, drain, lanesKey, lane };
-}
+const heldLane = (mode: Mode) => lanes.start({ prefix: 'r', policy: 'hold', messages: mode.messages, options: mode.options });
 
 describe.each(MODES)('dlq replay resumes a held lane: $name', (mode) => {
   it('through the CLI, reading the lane its dead letter carries', async () => {

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { Kafka, logLevel } from 'kafkajs';
 import { checkKafka, checkRedis, describeKafkaAuth, describeRedisAuth, renderChecks } from '../../admin';
@@ -5,6 +6,7 @@ import { createRedis, kafkaConnectionConfig } from '../../connections';
 import { LanesError } from '../../errors';
 import { resolveOptions } from '../../options';
 import { connectionOptions, kafkaOptions, LOCAL_BROKERS, redisOptions, type KafkaFlags, type RedisFlags } from '../connections';
+import { deployedEnvironment, withDeployedEnvironment } from '../env-file';
 import { TIERS_OPTION } from '../operator-parts';
 
 /** The source topics of a group when `--topic` is not given, comma separated. */
@@ -13,6 +15,7 @@ const TOPICS_ENV = 'KAFKA_LANES_TOPICS';
 interface DoctorFlags extends KafkaFlags, RedisFlags {
   readonly topic: string[];
   readonly tiers?: string;
+  readonly envFile?: string;
 }
 
 function list(text: string | undefined): string[] {
@@ -25,19 +28,28 @@ export function registerDoctor(program: Command): void {
     program
       .command('doctor')
       .description(
-        "Check a group's deployment with the configuration the functions get (flags, else the KAFKA_LANES_* environment): " +
-          'brokers reachable with the configured auth, the source, retry and dead-letter topics exist (partitions; ' +
-          'retention at least the longest tier), Redis reachable with its TLS and AUTH (PING round trip), its ' +
+        "Check a group's deployment with the configuration the functions get (flags, else the KAFKA_LANES_* environment " +
+          'or `--env-file`): brokers reachable with the configured auth, the source, retry and dead-letter topics exist ' +
+          '(partitions; retention at least the longest tier), the consumer group ids (source, retry tiers, `<group>.lanes`) ' +
+          'are used by no other consumer (no committed offsets for other topics, no member subscribed to other topics, ' +
+          'no member in `<group>.lanes`), Redis reachable with its TLS and AUTH (PING round trip), its ' +
           '`maxmemory-policy` keeps keys, its cluster mode is the configured one. Prints a table; exits 1 when a check fails.',
       )
       .argument('<group>', 'the consumer group of the handler')
       .option('--topic <name>', `a source topic of the group (repeatable; default: $${TOPICS_ENV}, comma separated)`, (text: string, previous: string[]) => [...previous, text], [])
-      .option(...TIERS_OPTION),
+      .option(...TIERS_OPTION)
+      .option(
+        '--env-file <path>',
+        "a deployed function's KAFKA_LANES_* environment, read instead of this shell's: the JSON of " +
+          '`aws lambda get-function-configuration --function-name <fn>`, a JSON object or NAME=value lines',
+      ),
   )).action(async (group: string, flags: DoctorFlags) => {
-    const connections = connectionOptions(group, flags);
+    const env =
+      flags.envFile === undefined ? process.env : withDeployedEnvironment(process.env, deployedEnvironment(readFileSync(flags.envFile, 'utf8'), flags.envFile));
+    const connections = connectionOptions(group, flags, env);
     const tiers = list(flags.tiers);
-    const { retry } = resolveOptions({ group, ...(tiers.length === 0 ? {} : { retry: { tiers } }), kafka: { brokers: [...connections.kafka.brokers] } });
-    const sources = flags.topic.length > 0 ? flags.topic : list(process.env[TOPICS_ENV]);
+    const { retry } = resolveOptions({ group, ...(tiers.length === 0 ? {} : { retry: { tiers } }), kafka: { brokers: [...connections.kafka.brokers] } }, env);
+    const sources = flags.topic.length > 0 ? flags.topic : list(env[TOPICS_ENV]);
 
     // Short timeouts and no retries: a doctor run answers in seconds, whatever is down.
     const kafka = new Kafka({

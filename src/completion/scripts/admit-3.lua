@@ -117,24 +117,8 @@ local function frontier()
   return f
 end
 
--- Redis grows a string in place greedily: a SETRANGE or SETBIT past its end reserves as much again (up
--- to 1 MiB), so a bitmap grown run by run held up to twice its length. A string written whole is allocated
--- at its length, so the bitmap is grown here instead, rewritten whole to the next size of a grid of four
--- steps per power of two: the allocator's own size classes, so the zero bytes past the bit cost no memory,
--- and a growing bitmap is rewritten a few times per doubling. Trimming drops them. mark-2.lua grows it the
--- same way.
-local function cover(bit)
-  local len = redis.call('STRLEN', bitsKey)
-  local need = math.floor(bit / 8) + 1
-  if need <= len then return end
-  -- 16: the string's header and terminator, rounded up.
-  local total, power = need + 16, 16
-  while power * 2 < total do power = power * 2 end
-  local step = power / 4
-  local size = power + math.ceil((total - power) / step) * step - 16
-  if len == 0 then redis.call('SETRANGE', bitsKey, size - 1, '\0')
-  else redis.call('SET', bitsKey, redis.call('GET', bitsKey) .. string.rep('\0', size - len)) end
-end
+-- cover(bitsKey, bit): grows the bitmap to hold a bit.
+-- #include lib/cover.lua
 
 local statuses = {}
 local handoffHeads = {}
@@ -143,22 +127,17 @@ local admitted, duplicates, refused, newlyParked = 0, 0, 0, 0
 local f = frontier()
 
 local function setBit(bit)
-  cover(bit)
+  cover(bitsKey, bit)
   redis.call('SETBIT', bitsKey, bit, 1)
 end
 
--- Set bits [fromOffset, toOffset] (all above the old highest, so all clear): edges bit by bit, whole
--- bytes with one SETRANGE.
+-- setRun(bitsKey, a, b): sets bits a..b, whole bytes at a time.
+-- #include lib/set-run.lua
+
+-- Set bits [fromOffset, toOffset] (all above the old highest, so all clear).
 local function setRange(fromOffset, toOffset)
-  local i, j = fromOffset - base, toOffset - base
-  cover(j)
-  while i <= j and i % 8 ~= 0 do redis.call('SETBIT', bitsKey, i, 1); i = i + 1 end
-  local wholeBytes = math.floor((j - i + 1) / 8)
-  if wholeBytes > 0 then
-    redis.call('SETRANGE', bitsKey, i / 8, string.rep('\255', wholeBytes))
-    i = i + wholeBytes * 8
-  end
-  while i <= j do redis.call('SETBIT', bitsKey, i, 1); i = i + 1 end
+  cover(bitsKey, toOffset - base)
+  setRun(bitsKey, fromOffset - base, toOffset - base)
 end
 
 for k = 1, n do

@@ -38,38 +38,13 @@ if count > 0 and (base == nil or offsets[count] > highest) then
 end
 if epoch > storedEpoch then redis.call('HSET', metaKey, 'epoch', string.format('%.0f', epoch)) end
 
--- Redis grows a string in place greedily: a SETRANGE or SETBIT past its end reserves as much again (up
--- to 1 MiB), so a bitmap grown run by run held up to twice its length. A string written whole is allocated
--- at its length, so the bitmap is grown here instead, rewritten whole to the next size of a grid of four
--- steps per power of two: the allocator's own size classes, so the zero bytes past the bit cost no memory,
--- and a growing bitmap is rewritten a few times per doubling. Trimming drops them. admit-3.lua grows it the
--- same way.
-local function cover(bit)
-  local len = redis.call('STRLEN', bitsKey)
-  local need = math.floor(bit / 8) + 1
-  if need <= len then return end
-  -- 16: the string's header and terminator, rounded up.
-  local total, power = need + 16, 16
-  while power * 2 < total do power = power * 2 end
-  local step = power / 4
-  local size = power + math.ceil((total - power) / step) * step - 16
-  if len == 0 then redis.call('SETRANGE', bitsKey, size - 1, '\0')
-  else redis.call('SET', bitsKey, redis.call('GET', bitsKey) .. string.rep('\0', size - len)) end
-end
-if count > 0 and offsets[count] >= base then cover(offsets[count] - base) end
+-- cover(bitsKey, bit): grows the bitmap to hold a bit.
+-- #include lib/cover.lua
+if count > 0 and offsets[count] >= base then cover(bitsKey, offsets[count] - base) end
 
 -- Runs of consecutive offsets (a finished batch is mostly one) are set a whole byte at a time, and counted
 -- with BITCOUNT before and after; short runs and scattered offsets bit by bit.
-local function setRun(a, b)
-  local i = a
-  while i <= b and i % 8 ~= 0 do redis.call('SETBIT', bitsKey, i, 1); i = i + 1 end
-  local wholeBytes = math.floor((b - i + 1) / 8)
-  if wholeBytes > 0 then
-    redis.call('SETRANGE', bitsKey, i / 8, string.rep('\255', wholeBytes))
-    i = i + wholeBytes * 8
-  end
-  while i <= b do redis.call('SETBIT', bitsKey, i, 1); i = i + 1 end
-end
+-- #include lib/set-run.lua
 
 local newlySet = 0
 local i = 1
@@ -82,7 +57,7 @@ while i <= count do
     local a, b = offsets[i] - base, offsets[j] - base
     if b - a >= 64 then
       local before = redis.call('BITCOUNT', bitsKey, math.floor(a / 8), math.floor(b / 8))
-      setRun(a, b)
+      setRun(bitsKey, a, b)
       newlySet = newlySet + redis.call('BITCOUNT', bitsKey, math.floor(a / 8), math.floor(b / 8)) - before
     else
       for k = i, j do

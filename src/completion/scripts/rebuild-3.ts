@@ -5,7 +5,8 @@ export const rebuild3 = `--[[
 
   'fence'   sets the fence alone, before the recovery reads where the partition ends in Kafka.
   'begin'   deletes the partition's state (the keys given) and starts afresh: \`base\` = the durable frontier,
-            \`highest\` = the last offset to recover, every done bit clear, the fence set. \`admit\` refuses every
+            \`highest\` = the last offset to recover, every done bit clear, the fence set; counts the recovery
+            (\`recoveries\`) and stamps when it began (\`recoveredAt\`, epoch ms of the Redis clock). \`admit\` refuses every
             record while the fence stands, so no record delivered meanwhile runs ahead of a recovered one.
   'records' takes one chunk of the records, in offset order: the first record of a lane becomes its head
             (attempt 1, due now, a lease already expired, its payload first in its park list: the committer's
@@ -43,10 +44,12 @@ end
 
 if mode == 'begin' then
   local recoveries = tonumber(redis.call('HGET', metaKey, 'recoveries')) or 0
+  local time = redis.call('TIME')
   redis.call('DEL', bitsKey, metaKey, lanesKey)
   for i = 4, #KEYS do redis.call('DEL', KEYS[i]) end
   redis.call('HSET', metaKey, 'base', ARGV[2], 'highest', ARGV[3], 'parked', '0', 'parkedBytes', '0',
-    'blockedTotal', '0', 'freedTotal', '0', 'recovering', ARGV[4], 'recoveries', fmt(recoveries + 1))
+    'blockedTotal', '0', 'freedTotal', '0', 'recovering', ARGV[4], 'recoveries', fmt(recoveries + 1),
+    'recoveredAt', fmt(tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)))
   return { 0 }
 end
 

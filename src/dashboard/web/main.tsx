@@ -7,6 +7,7 @@ import { Chart } from './chart';
 import { DeadLetters } from './dead-letters';
 import { Lanes } from './lanes';
 import { Partitions } from './partitions';
+import { RecoveringBanner } from './recoveries';
 import { PAGE_SIZE, type DeadLetterQueryState, type LanesQueryState } from './state';
 
 /**
@@ -88,6 +89,7 @@ function App() {
       </header>
       {error !== undefined && <p class="error" role="alert">{error}</p>}
       {status?.error !== undefined && <p class="error" role="alert">reading the status failed: {status.error}</p>}
+      {st !== undefined && <RecoveringBanner partitions={st.partitions} />}
       {totals !== undefined && st !== undefined && (
         <section class="cards">
           <Card label="source lag" value={totals.lag} />

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { GroupStatus } from './api';
 import { show } from './format';
+import { RecoveryBadge } from './recoveries';
 
 type Partition = GroupStatus['partitions'][number];
 
@@ -42,7 +43,7 @@ const sum = (ps: readonly Partition[], pick: (p: Partition) => number | undefine
 function PartitionRow({ p }: { p: Partition }) {
   return (
     <tr class={`${p.role} partition`}>
-      <td class="indent">{p.topic}</td><td class="n">{p.partition}</td><td>{p.role}</td>
+      <td class="indent">{p.topic} <RecoveryBadge p={p} /></td><td class="n">{p.partition}</td><td>{p.role}</td>
       <td class="n">{show(p.committed)}</td><td class="n">{show(p.frontier)}</td><td class="n">{show(p.window)}</td>
       <td class="n">{show(p.endOffset)}</td><td class={`n ${(p.lag ?? 0) > 0 && p.role !== 'dead-letter' ? 'lag' : ''}`}>{show(p.lag)}</td>
       <td class="n">{p.blockedLanes}</td><td class="n">{p.heldLanes}</td><td class="n">{p.parked}</td>
@@ -77,7 +78,10 @@ export function Partitions({ partitions }: { partitions: GroupStatus['partitions
             const open = openByDefault !== toggled.has(row.topic);
             return [
               <tr key={row.topic} class={`${row.role} topic`} onClick={() => toggle(row.topic)}>
-                <td><span class="caret">{open ? '▾' : '▸'}</span> {row.topic}</td>
+                <td>
+                  <span class="caret">{open ? '▾' : '▸'}</span> {row.topic}
+                  {!open && row.partitions.some((p) => p.recoveries > 0 || p.recovering) && <span class="badge recovered">recovered</span>}
+                </td>
                 <td class="n muted">{row.partitions.length}</td><td>{row.role}</td>
                 <td /><td /><td class="n">{sum(row.partitions, (p) => p.window)}</td>
                 <td class="n">{sum(row.partitions, (p) => p.endOffset)}</td>

@@ -78,6 +78,7 @@ describe.each(redisSetups())('kafka-lanes status on $name Redis', ({ name, conne
       heldLanes: 0,
       parked: 1,
       recoveries: 0,
+      lastRecoveredAtMs: undefined,
       recovering: false,
     });
     // Partition 0 has nothing in Redis and nothing committed, yet it is shown: it is a partition of a source topic.

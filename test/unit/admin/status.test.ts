@@ -42,8 +42,8 @@ describe('renderStatus', () => {
     const text = renderStatus({
       ...base,
       partitions: [
-        { topic: 'orders', partition: 0, role: 'source', committed: 4, frontier: 7, highest: 7, window: 1, endOffset: 10, startOffset: 0, lag: 6, blockedLanes: 1, heldLanes: 1, parked: 2, recoveries: 0, recovering: false },
-        { topic: 'g.dlq', partition: 0, role: 'dead-letter', committed: undefined, frontier: undefined, highest: undefined, window: undefined, endOffset: 3, startOffset: 0, lag: 3, blockedLanes: 0, heldLanes: 0, parked: 0, recoveries: 0, recovering: false },
+        { topic: 'orders', partition: 0, role: 'source', committed: 4, frontier: 7, highest: 7, window: 1, endOffset: 10, startOffset: 0, lag: 6, blockedLanes: 1, heldLanes: 1, parked: 2, recoveries: 0, lastRecoveredAtMs: undefined, recovering: false },
+        { topic: 'g.dlq', partition: 0, role: 'dead-letter', committed: undefined, frontier: undefined, highest: undefined, window: undefined, endOffset: 3, startOffset: 0, lag: 3, blockedLanes: 0, heldLanes: 0, parked: 0, recoveries: 0, lastRecoveredAtMs: undefined, recovering: false },
       ],
       deadLetters: 3,
     });
@@ -61,12 +61,16 @@ describe('renderStatus', () => {
     const text = renderStatus({
       ...base,
       partitions: [
-        { ...row, topic: 'orders', partition: 0, recoveries: 2, recovering: false },
-        { ...row, topic: 'orders', partition: 1, recoveries: 1, recovering: true },
-        { ...row, topic: 'orders', partition: 2, recoveries: 0, recovering: false },
+        { ...row, topic: 'orders', partition: 0, recoveries: 2, lastRecoveredAtMs: Date.UTC(2026, 0, 2, 3, 4, 5), recovering: false },
+        { ...row, topic: 'orders', partition: 1, recoveries: 1, lastRecoveredAtMs: Date.UTC(2026, 0, 2, 6, 0, 0), recovering: true },
+        { ...row, topic: 'orders', partition: 2, recoveries: 0, lastRecoveredAtMs: undefined, recovering: false },
+        { ...row, topic: 'orders', partition: 3, recoveries: 1, lastRecoveredAtMs: undefined, recovering: false },
       ],
     });
-    expect(text).toContain('recovered from Kafka after Redis lost state: orders-0 2x, orders-1 1x (recovering now)\n');
+    expect(text).toContain(
+      'recovered from Kafka after Redis lost state: orders-0 2x (last at 2026-01-02T03:04:05.000Z), ' +
+        'orders-1 1x (recovering now, last at 2026-01-02T06:00:00.000Z), orders-3 1x\n',
+    );
   });
 
   it('says when there is nothing, and names topics missing from Kafka', () => {

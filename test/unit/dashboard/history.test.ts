@@ -4,7 +4,7 @@ import { History, sampleOf } from '../../../src/dashboard';
 function partition(topic: string, role: PartitionStatus['role'], lag: number | undefined, blocked = 0): PartitionStatus {
   return {
     topic, partition: 0, role, committed: 0, frontier: 0, highest: 0, window: 0, endOffset: lag, startOffset: 0, lag,
-    blockedLanes: blocked, heldLanes: 0, parked: blocked * 2, recoveries: 0, recovering: false,
+    blockedLanes: blocked, heldLanes: 0, parked: blocked * 2, recoveries: 0, lastRecoveredAtMs: undefined, recovering: false,
   };
 }
 
