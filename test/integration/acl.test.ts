@@ -22,7 +22,7 @@ import { readHandOffHeaders } from '../../src/handoff';
 import { groupGrants, mskArns, type Statement } from '../../src/serverless/iam';
 import { planFunction } from '../../src/serverless/plan';
 import { contextWithin } from './support/kafka-events';
-import { aclsFor, grantsOf, isAuthorizationError, setAcls } from './support/msk-acls';
+import { aclsFor, grantsOf, refusalOf, setAcls } from './support/msk-acls';
 import { startSaslBroker, withAdmin, type SaslBroker, type ScramUser } from './support/sasl-broker';
 import { REDIS_URL, uniqueName } from './support/stack';
 import { readFileSync } from 'node:fs';
@@ -234,5 +234,146 @@ describe('least privilege on a broker with SCRAM users and an authorizer', () =>
     expect(await committedOf(group, [topic])).toEqual({ [`${topic}-0`]: '3' });
     // The committer's re-drive writes a copy to a retry tier.
     await writeAs(broker.kafka(USERS.committer), retryTopic);
+  });
+});
+
+// ------------------------------------------------------------------------------------------- one grant less
+
+/** `statements` without `action` in statement `index` (the statement gone when it had nothing else). */
+function without(statements: readonly Statement[], index: number, action: string): Statement[] {
+  return statements.flatMap((statement, i) => {
+    if (i !== index) return [statement];
+    const rest = statement.Action.filter((a) => a !== action);
+    return rest.length === 0 ? [] : [{ ...statement, Action: rest }];
+  });
+}
+
+const sameAcls = (a: Statement[], b: Statement[]): boolean => {
+  const keys = (statements: Statement[]) => aclsFor('User:x', statements).map((acl) => JSON.stringify(acl)).sort().join('\n');
+  return keys(a) === keys(b);
+};
+
+interface Removal {
+  readonly role: Role;
+  readonly index: number;
+  readonly action: string;
+}
+
+const removals: Removal[] = (['handler', 'committer', 'operator'] as const).flatMap((role) =>
+  statementsOf(role).flatMap((statement, index) =>
+    statement.Action.filter((action) => action.startsWith('kafka-cluster:')).map((action) => ({ role, index, action })),
+  ),
+);
+const short = (action: string): string => action.replace(/^kafka-cluster:/, '');
+const notProvable = removals.filter((r) => NOT_PROVABLE[short(r.action)] !== undefined);
+// Granted again by another statement of the role (each statement of a role is there for a purpose of its own,
+// e.g. the trigger's reads and the hand-off's writes both need Connect): removing one copy changes no ACL.
+const grantedAgain = removals.filter((r) => !notProvable.includes(r) && sameAcls(statementsOf(r.role), without(statementsOf(r.role), r.index, r.action)));
+const provable = removals.filter((r) => !notProvable.includes(r) && !grantedAgain.includes(r));
+
+/** The smallest operation that needs statement `index` of `role`, and its name. */
+function operationFor({ role, index, action }: Removal): { name: string; run: () => Promise<unknown> } {
+  const statement = statementsOf(role)[index]!;
+  const resources = JSON.stringify(statement.Resource);
+  if (role === 'operator') {
+    const g = uniqueName('acl-op');
+    const t = uniqueName('acl-op-src');
+    // Creating topics takes every topic action but AlterTopic, which only growing a topic takes.
+    const grows = action === 'kafka-cluster:AlterTopic';
+    return {
+      name: grows ? 'topics ensure growing a source topic' : 'topics ensure creating the topics',
+      run: async () => {
+        if (grows) await ensureAs(broker.kafka(broker.admin), g, t, 1);
+        await setAcls(broker.kafka(broker.admin), principal(role), aclsFor(principal(role), without(operatorStatements(g, t), index, action)));
+        await ensureAs(broker.kafka(USERS.operator), g, t, grows ? 2 : 1);
+      },
+    };
+  }
+  if (resources.includes(`${group}.retry.*`)) {
+    return role === 'handler'
+      ? { name: "the hand-off's write to <group>.retry.1s", run: () => writeAs(broker.kafka(USERS.handler), retryTopic) }
+      : { name: "the re-drive's write to <group>.retry.1s", run: () => writeAs(broker.kafka(USERS.committer), retryTopic) };
+  }
+  if (role === 'handler') return { name: "the trigger's read of the source topic in group <group>", run: () => readAs(broker.kafka(USERS.handler, 'trigger'), group, topic, 1) };
+  return { name: "the committer's commit to <group>.lanes", run: () => commitAs(USERS.committer) };
+}
+
+describe('each granted action is needed: without it, a named operation is refused', () => {
+  beforeAll(async () => {
+    // One more record done and not committed: a committer run has a commit to make.
+    const producer = broker.kafka(broker.admin).producer();
+    await producer.connect();
+    await producer.send({ topic, acks: -1, messages: [{ key: 'd', value: '{}' }] });
+    await producer.disconnect();
+    const all = await readAs(broker.kafka(broker.admin), uniqueName('acl-check'), topic, 4);
+    const handler = handlerAs(USERS.handler);
+    try {
+      expect(await handler(eventOf(all.slice(3)), contextWithin(60_000) as unknown as Context)).toEqual({ batchItemFailures: [] });
+    } finally {
+      await handler.close();
+    }
+  });
+
+  it('has a case for every action but those Apache Kafka cannot prove, each still granted', () => {
+    expect(provable.length).toBeGreaterThan(10);
+    for (const { role, action } of notProvable) expect(statementsOf(role).some((s) => s.Action.includes(action))).toBe(true);
+    expect([...new Set(notProvable.map((r) => short(r.action)))].sort()).toEqual(Object.keys(NOT_PROVABLE).sort());
+    for (const { role, index, action } of grantedAgain) {
+      // Another statement of the role grants the same action (Connect, read by every client of a role).
+      expect(statementsOf(role).some((s, i) => i !== index && s.Action.includes(action))).toBe(true);
+    }
+    expect(grantsOf(grants.handler).length).toBeGreaterThan(0);
+  });
+
+  it.each(provable.map((r) => ({ ...r, label: `${r.role} without ${r.action} (statement ${r.index}): ${operationFor(r).name}` })))('$label', async (removal) => {
+    // Prepare
+    const { role, index, action } = removal;
+    // The operator's statements name the topics of one command: its cases set their own ACLs, for fresh names.
+    if (role !== 'operator') await setAcls(broker.kafka(broker.admin), principal(role), aclsFor(principal(role), without(statementsOf(role), index, action)));
+
+    const mark = broker.authorizerMark();
+
+    try {
+      // Act
+      const error = await operationFor(removal).run().then(() => undefined, (e: unknown) => e);
+
+      // Assess: the operation failed because Kafka refused it: kafkajs reports Kafka's `*_AUTHORIZATION_FAILED`, or
+      // (where kafkajs hides it: a refused FindCoordinator becomes "Failed to find group coordinator", a refused
+      // CreateTopics "Topic creation errors") the broker's authorizer logged a denial of this principal.
+      const refusal = refusalOf(error);
+      const denied = broker.deniedSince(mark).filter((line) => line.includes(`Principal = ${principal(role)} `));
+      expect(error !== undefined && (refusal.endsWith('_AUTHORIZATION_FAILED') || denied.length > 0) ? 'refused' : `${refusal}; no denial logged`).toBe('refused');
+      // A committer refused a topic fails naming it and the group, never skipping it as deleted.
+      if (error instanceof OffsetFetchRefusedError) expect(error.message).toContain(`${group}.lanes`);
+    } finally {
+      await setAcls(broker.kafka(broker.admin), principal(role), aclsFor(principal(role), statementsOf(role)));
+    }
+  });
+
+  it('fails the committer run, naming the topics and the group, when Kafka refuses it DescribeTopic on them', async () => {
+    // Prepare: the committer's read statement without DescribeTopic (so no READ either, as MSK IAM requires).
+    const index = grants.committer.findIndex((s) => s.Action.includes('kafka-cluster:ReadData'));
+    await setAcls(broker.kafka(broker.admin), principal('committer'), aclsFor(principal('committer'), without(grants.committer, index, 'kafka-cluster:DescribeTopic')));
+
+    try {
+      // Act
+      const error = await commitAs(USERS.committer).then(() => undefined, (e: unknown) => e);
+
+      // Assess
+      expect(error).toBeInstanceOf(OffsetFetchRefusedError);
+      expect((error as OffsetFetchRefusedError).message).toMatch(new RegExp(`${group}\\.lanes.*${topic}|${topic}.*${group}\\.lanes`));
+      // The retry topic stays describable: the re-drive's write statement grants DescribeTopic on `<group>.retry.*`.
+      expect((error as OffsetFetchRefusedError).topics).toEqual([topic]);
+      expect(refusalOf(error)).toBe('TOPIC_AUTHORIZATION_FAILED');
+    } finally {
+      await setAcls(broker.kafka(broker.admin), principal('committer'), aclsFor(principal('committer'), grants.committer));
+    }
+  });
+
+  it('with every grant back, the committer commits what the refused runs could not', async () => {
+    const run = await commitAs(USERS.committer);
+
+    expect(run.moves.map((m) => [m.topic, m.to])).toEqual([[topic, 4]]);
+    expect(await committedOf(`${group}.lanes`, [topic])).toEqual({ [`${topic}-0`]: '4' });
   });
 });

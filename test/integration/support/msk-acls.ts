@@ -199,15 +199,18 @@ export async function setAcls(kafka: Kafka, principal: string, acls: readonly Ac
 }
 
 /**
- * Whether an error is Kafka refusing an operation to the principal (`*_AUTHORIZATION_FAILED`), found on the error
- * or its causes (kafkajs wraps what its retrier gives up on).
+ * Kafka's refusals found on an error and its causes (kafkajs wraps what its retrier gives up on): each
+ * `*_AUTHORIZATION_FAILED` type, or `succeeded` for no error, or the messages when none is a refusal.
  */
-export function isAuthorizationError(error: unknown): boolean {
+export function refusalOf(error: unknown): string {
+  if (error === undefined) return 'succeeded';
+  const seen: string[] = [];
   let current: unknown = error;
   for (let depth = 0; depth < 8 && typeof current === 'object' && current !== null; depth++) {
-    const { type, message } = current as { type?: unknown; message?: unknown };
-    if ((typeof type === 'string' && type.endsWith('AUTHORIZATION_FAILED')) || (typeof message === 'string' && /not authorized|authorization failed/i.test(message))) return true;
-    current = (current as { cause?: unknown; originalError?: unknown }).cause ?? (current as { originalError?: unknown }).originalError;
+    const { type, kafkaError, message } = current as { type?: unknown; kafkaError?: unknown; message?: unknown };
+    for (const name of [type, kafkaError]) if (typeof name === 'string' && name.endsWith('AUTHORIZATION_FAILED')) return name;
+    if (typeof message === 'string') seen.push(message);
+    current = (current as { cause?: unknown }).cause;
   }
-  return false;
+  return `no authorization error: ${seen.join(' <- ')}`;
 }

@@ -17,7 +17,6 @@ import { Kafka, logLevel, type Admin } from 'kafkajs';
 
 const REPO = resolve(__dirname, '../../..');
 const LIBS_ROOT = join(REPO, '.local', 'kafka-libs');
-const LOG4J = join(REPO, 'infra', 'local', 'log4j.properties');
 
 /** A SCRAM-SHA-512 user of the broker. */
 export interface ScramUser {
@@ -32,6 +31,13 @@ export interface SaslBroker {
   readonly admin: ScramUser;
   /** A kafkajs client authenticated as `user`. */
   kafka(user: ScramUser, clientId?: string): Kafka;
+  /**
+   * Where the authorizer's log ends now: `deniedSince(mark)` returns what it denied after. Kafka's authorizer
+   * logs each request it refuses (`Principal = User:x is Denied operation = READ ... on resource = Topic:LITERAL:t`);
+   * topics left out of a listing are not logged, they are not refusals.
+   */
+  authorizerMark(): number;
+  deniedSince(mark: number): string[];
   /** Stops the broker and removes its directory. */
   stop(): Promise<void>;
 }
@@ -102,8 +108,29 @@ function serverProperties(dir: string, port: number, controllerPort: number, adm
   ].join('\n');
 }
 
+/** The broker's log in logs/server.log, and its authorizer's decisions apart in logs/authorizer.log. */
+function log4jProperties(dir: string): string {
+  return [
+    'log4j.rootLogger=INFO, server',
+    'log4j.appender.server=org.apache.log4j.FileAppender',
+    `log4j.appender.server.File=${dir}/logs/server.log`,
+    'log4j.appender.server.layout=org.apache.log4j.PatternLayout',
+    'log4j.appender.server.layout.ConversionPattern=[%d] %p %m (%c)%n',
+    'log4j.logger.kafka.request.logger=WARN',
+    'log4j.logger.state.change.logger=WARN',
+    // Denials are logged at INFO, allowed requests at DEBUG.
+    'log4j.logger.kafka.authorizer.logger=INFO, authorizer',
+    'log4j.additivity.kafka.authorizer.logger=false',
+    'log4j.appender.authorizer=org.apache.log4j.FileAppender',
+    `log4j.appender.authorizer.File=${dir}/logs/authorizer.log`,
+    'log4j.appender.authorizer.layout=org.apache.log4j.PatternLayout',
+    'log4j.appender.authorizer.layout.ConversionPattern=%m%n',
+    '',
+  ].join('\n');
+}
+
 function java(heap: readonly string[], classpath: string, dir: string, args: readonly string[]): string[] {
-  return [...heap, '-cp', classpath, `-Dlog4j.configuration=file:${LOG4J}`, `-Dkafka.logs.dir=${dir}/logs`, ...args];
+  return [...heap, '-cp', classpath, `-Dlog4j.configuration=file:${dir}/log4j.properties`, ...args];
 }
 
 /** Runs `attempt` until it resolves, waiting `pauseMs` between tries, until `deadline`; then throws its last error. */
@@ -145,6 +172,7 @@ export async function startSaslBroker(users: readonly ScramUser[], readyTimeoutM
   mkdirSync(join(dir, 'logs'), { recursive: true });
   const config = join(dir, 'server.properties');
   writeFileSync(config, serverProperties(dir, port, controllerPort, admin));
+  writeFileSync(join(dir, 'log4j.properties'), log4jProperties(dir));
   const classpath = kafkaClasspath();
 
   const scram = [admin, ...users].flatMap((user) => ['--add-scram', `SCRAM-SHA-512=[name=${user.username},password=${user.password}]`]);
@@ -163,6 +191,11 @@ export async function startSaslBroker(users: readonly ScramUser[], readyTimeoutM
   const brokers = [`127.0.0.1:${port}`];
   const kafka = (user: ScramUser, clientId = `acl-${user.username}`): Kafka =>
     new Kafka({ clientId, brokers, logLevel: logLevel.NOTHING, sasl: { mechanism: 'scram-sha-512', username: user.username, password: user.password } });
+  const authorizerLog = join(dir, 'logs', 'authorizer.log');
+  const authorizerText = (): string => (existsSync(authorizerLog) ? readFileSync(authorizerLog, 'utf8') : '');
+  const authorizerMark = (): number => Buffer.byteLength(authorizerText());
+  const deniedSince = (mark: number): string[] =>
+    Buffer.from(authorizerText()).subarray(mark).toString('utf8').split('\n').filter((line) => line.includes(' is Denied '));
   const stop = async (): Promise<void> => {
     await stopProcess(child);
     rmSync(dir, { recursive: true, force: true });
@@ -194,12 +227,12 @@ export async function startSaslBroker(users: readonly ScramUser[], readyTimeoutM
       }
     });
   } catch (error) {
-    const log = join(dir, 'logs', 'kafka.out');
+    const log = join(dir, 'logs', 'server.log');
     const tail = existsSync(log) ? readFileSync(log, 'utf8').split('\n').slice(-20).join('\n') : '';
     await stop();
     throw new Error(`${error instanceof Error ? error.message : String(error)}\n${tail}`, { cause: error });
   }
-  return { brokers, admin, kafka, stop };
+  return { brokers, admin, kafka, authorizerMark, deniedSince, stop };
 }
 
 /** Runs `work` with a connected admin of `kafka`, disconnecting it after. */
