@@ -6,7 +6,6 @@ import {
   GroupHasMembersError,
   KafkaInternalsChangedError,
   OffsetCommitError,
-  TopicMissingError,
 } from './errors';
 import { KafkaErrorCode, kafkaErrorOf, messageOf, ownKafkaErrorOf } from '../kafka-errors';
 import {
