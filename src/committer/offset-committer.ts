@@ -35,7 +35,8 @@ export interface OffsetCommitter {
   readonly groupId: string;
   /**
    * What the group has committed on every partition of these topics (`undefined`: nothing). Throws
-   * `TopicMissingError` listing the topics that no longer exist, if any.
+   * `TopicMissingError` listing the topics that no longer exist, if any, and `OffsetFetchRefusedError` when Kafka
+   * refuses to describe a topic or the group to this principal (never a refused topic as a missing one).
    */
   fetchCommitted(topics: readonly string[]): Promise<CommittedOffset[]>;
   /**

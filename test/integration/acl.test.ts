@@ -231,7 +231,9 @@ describe('least privilege on a broker with SCRAM users and an authorizer', () =>
     const run = await commitAs(USERS.committer);
     expect(run.moves.map((m) => [m.topic, m.to]).sort()).toEqual([[retryTopic, 1], [topic, 3]].sort());
     expect(await committedOf(`${group}.lanes`, [topic, retryTopic])).toEqual({ [`${topic}-0`]: '3', [`${retryTopic}-0`]: '1' });
+    // The trigger committed its own groups: <group> on the source, <group>.retry.1s on the retry topic.
     expect(await committedOf(group, [topic])).toEqual({ [`${topic}-0`]: '3' });
+    expect(await committedOf(retryTopic, [retryTopic])).toEqual({ [`${retryTopic}-0`]: '1' });
     // The committer's re-drive writes a copy to a retry tier.
     await writeAs(broker.kafka(USERS.committer), retryTopic);
   });

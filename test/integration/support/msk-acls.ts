@@ -188,11 +188,12 @@ export async function setAcls(kafka: Kafka, principal: string, acls: readonly Ac
   await withAdmin(kafka, async (admin) => {
     await admin.deleteAcls({ filters: [any] });
     if (acls.length > 0) await admin.createAcls({ acl: [...acls] });
-    for (let tries = 0; ; tries++) {
+    const deadline = Date.now() + 60_000;
+    for (;;) {
       const { resources } = await admin.describeAcls(any);
       const have = new Set(resources.flatMap((r) => r.acls.map((acl) => aclKey({ ...r, operation: acl.operation }))));
       if (have.size === wanted.size && [...wanted].every((key) => have.has(key))) return;
-      if (tries > 100) throw new Error(`the ACLs of ${principal} did not settle: have ${[...have].join(', ')}, want ${[...wanted].join(', ')}`);
+      if (Date.now() > deadline) throw new Error(`the ACLs of ${principal} did not settle: have ${[...have].join(', ')}, want ${[...wanted].join(', ')}`);
       await new Promise((done) => setTimeout(done, 100));
     }
   });
