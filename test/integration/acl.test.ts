@@ -8,6 +8,8 @@
  *   the committer's commits of the completion group all succeed;
  * - without any one granted action, a named operation is refused by Kafka, except the actions listed in
  *   `NOT_PROVABLE` (why each, beside it) and those another statement of the same role grants again.
+ * The statements' AWS API actions (`kafka:GetBootstrapBrokers`, `ec2:*`, `logs:*`, `secretsmanager:*`) are not
+ * Kafka requests: they are outside this proof.
  */
 import { randomBytes } from 'node:crypto';
 import type { Context } from 'aws-lambda';
