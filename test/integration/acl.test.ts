@@ -12,6 +12,8 @@
  * Kafka requests: they are outside this proof.
  */
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Context } from 'aws-lambda';
 import { Redis } from 'ioredis';
 import type { IHeaders, Kafka } from 'kafkajs';
@@ -27,8 +29,6 @@ import { contextWithin } from './support/kafka-events';
 import { aclsFor, grantsOf, refusalOf, setAcls } from './support/msk-acls';
 import { startSaslBroker, withAdmin, type SaslBroker, type ScramUser } from './support/sasl-broker';
 import { REDIS_URL, uniqueName } from './support/stack';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 
 jest.setTimeout(180_000);
 process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';

@@ -54,10 +54,16 @@ async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * The jars of the Kafka version the usual local broker runs (`KAFKA_VERSION`, else what up.sh recorded in
+ * .local/kafka/version, else the version pinned in infra/local/pom.xml), as up.sh fetched them.
+ */
 function kafkaClasspath(): string {
-  const version = existsSync(LIBS_ROOT) ? readdirSync(LIBS_ROOT).sort().at(-1) : undefined;
-  if (version === undefined) throw new Error(`No Kafka jars in ${LIBS_ROOT}: run \`npm run local:up\` once (infra/local/up.sh fetches them)`);
-  const dir = join(LIBS_ROOT, version);
+  const recorded = join(REPO, '.local', 'kafka', 'version');
+  const pinned = /<kafka\.version>([^<]+)<\/kafka\.version>/.exec(readFileSync(join(REPO, 'infra', 'local', 'pom.xml'), 'utf8'))?.[1];
+  const version = process.env['KAFKA_VERSION'] ?? (existsSync(recorded) ? readFileSync(recorded, 'utf8').trim() : pinned);
+  const dir = join(LIBS_ROOT, version ?? '');
+  if (version === undefined || !existsSync(dir)) throw new Error(`No Kafka ${String(version)} jars in ${LIBS_ROOT}: run \`npm run local:up\` (infra/local/up.sh fetches them)`);
   return readdirSync(dir).filter((name) => name.endsWith('.jar')).map((name) => join(dir, name)).join(':');
 }
 
