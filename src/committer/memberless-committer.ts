@@ -253,7 +253,12 @@ export class MemberlessOffsetCommitter implements OffsetCommitter {
       async () => {
         await admin.connect();
         await admin.listTopics();
-        return parseFetchedOffsets(await admin.fetchOffsets({ groupId: this.groupId }));
+        try {
+          return parseFetchedOffsets(await admin.fetchOffsets({ groupId: this.groupId }));
+        } catch (error) {
+          throwIfRefused(error, this.groupId, []);
+          throw error;
+        }
       },
       () => admin.disconnect(),
     );

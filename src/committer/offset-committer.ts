@@ -98,16 +98,27 @@ function refusedError(groupId: string, topics: readonly string[], kafkaError: st
     ? `DescribeGroup on group ${groupId} (Kafka ACL DESCRIBE on the group)`
     : 'DescribeTopic and ReadData on them (Kafka ACLs DESCRIBE and READ on the topics)';
   return new OffsetFetchRefusedError(
-    `Kafka refused to tell the committer what group ${groupId} has committed on ${topics.join(', ')} (${kafkaError}): ` +
+    `Kafka refused to tell the committer what group ${groupId} has committed on ${topics.length === 0 ? 'any topic' : topics.join(', ')} (${kafkaError}): ` +
       `their partitions cannot be committed. Grant the committer ${grant}`,
     { groupId, topics, kafkaError, cause },
   );
 }
 
-/** Throws `OffsetFetchRefusedError` when `error` is Kafka refusing the read of `groupId`'s offsets on `topics`. */
+/**
+ * Throws `OffsetFetchRefusedError` when `error` is Kafka refusing the read of `groupId`'s offsets on `topics`, and
+ * a `LanesError` naming both causes when kafkajs found no coordinator: it reports a refused FindCoordinator
+ * (`GROUP_AUTHORIZATION_FAILED`, no DESCRIBE on the group) as "Failed to find group coordinator", without Kafka's error.
+ */
 export function throwIfRefused(error: unknown, groupId: string, topics: readonly string[]): void {
   const kafka = kafkaErrorOf(error);
   if (kafka !== undefined && REFUSED.has(kafka.code)) throw refusedError(groupId, topics, kafka.type, error);
+  if (error instanceof Error && error.name === 'KafkaJSGroupCoordinatorNotFound') {
+    throw new LanesError(
+      `no coordinator of group ${groupId} answered (kafkajs: ${error.message}): Kafka has none available, or refuses ` +
+        `this principal DescribeGroup on group ${groupId} (Kafka ACL DESCRIBE on the group); kafkajs reports both alike`,
+      { retriable: true, cause: error },
+    );
+  }
 }
 
 /**

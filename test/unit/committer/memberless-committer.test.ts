@@ -363,6 +363,26 @@ describe('MemberlessOffsetCommitter', () => {
     expect(admin.fetchOffsets).not.toHaveBeenCalled();
   });
 
+  it('names the group and what to grant when kafkajs finds no coordinator (how it reports a refused group)', async () => {
+    // Prepare
+    const admin = fakeAdmin(['a']);
+    admin.fetchOffsets.mockRejectedValueOnce(Object.assign(new Error('Failed to find group coordinator'), { name: 'KafkaJSGroupCoordinatorNotFound' }));
+    const committer = new MemberlessOffsetCommitter(fakeKafka(fakeCluster(), admin).kafka, 'orders');
+
+    // Act / Assess
+    await expect(committer.fetchCommitted(['a'])).rejects.toThrow(/no coordinator of group orders\.lanes .*DescribeGroup on group orders\.lanes/);
+  });
+
+  it('names the group when kafkajs finds no coordinator while reading everything the group committed', async () => {
+    // Prepare
+    const admin = fakeAdmin(['a']);
+    admin.fetchOffsets.mockRejectedValueOnce(Object.assign(new Error('Failed to find group coordinator'), { name: 'KafkaJSGroupCoordinatorNotFound' }));
+    const committer = new MemberlessOffsetCommitter(fakeKafka(fakeCluster(), admin).kafka, 'orders');
+
+    // Act / Assess
+    await expect(committer.fetchAllCommitted()).rejects.toThrow(/no coordinator of group orders\.lanes .*DescribeGroup/);
+  });
+
   it('names the group when Kafka refuses to describe it', async () => {
     // Prepare
     const admin = fakeAdmin(['a']);
