@@ -308,7 +308,7 @@ describe('each granted action is needed: without it, a named operation is refuse
     // One more record done and not committed: a committer run has a commit to make.
     const producer = broker.kafka(broker.admin).producer();
     await producer.connect();
-    await producer.send({ topic, acks: -1, messages: [{ key: 'd', value: '{}' }] });
+    await producer.send({ topic, acks: -1, messages: [{ key: 'd', value: '{}', partition: 0 }] });
     await producer.disconnect();
     const all = await readAs(broker.kafka(broker.admin), uniqueName('acl-check'), topic, 4);
     const handler = handlerAs(USERS.handler);
@@ -372,6 +372,25 @@ describe('each granted action is needed: without it, a named operation is refuse
       expect(refusalOf(error)).toBe('TOPIC_AUTHORIZATION_FAILED');
     } finally {
       await setAcls(broker.kafka(broker.admin), principal('committer'), aclsFor(principal('committer'), grants.committer));
+    }
+  });
+
+  it('with every grant of the README, topics ensure grows a source topic', async () => {
+    // Prepare: a source topic of one partition, and the operator's grants on it.
+    const g = uniqueName('acl-op');
+    const t = uniqueName('acl-op-src');
+    await ensureAs(broker.kafka(broker.admin), g, t, 1);
+    await setAcls(broker.kafka(broker.admin), principal('operator'), aclsFor(principal('operator'), operatorStatements(g, t)));
+
+    try {
+      // Act
+      await ensureAs(broker.kafka(USERS.operator), g, t, 2);
+
+      // Assess
+      const metadata = await withAdmin(broker.kafka(broker.admin), (admin) => admin.fetchTopicMetadata({ topics: [t] }));
+      expect(metadata.topics[0]?.partitions).toHaveLength(2);
+    } finally {
+      await setAcls(broker.kafka(broker.admin), principal('operator'), aclsFor(principal('operator'), statementsOf('operator')));
     }
   });
 
