@@ -173,7 +173,10 @@ async function stopProcess(child: ChildProcess): Promise<void> {
 export async function startSaslBroker(users: readonly ScramUser[], readyTimeoutMs = 150_000): Promise<SaslBroker> {
   const deadline = Date.now() + readyTimeoutMs;
   const admin: ScramUser = { username: 'admin', password: `admin-${randomBytes(6).toString('hex')}` };
-  const [port, controllerPort] = [await freePort(), await freePort()];
+  const port = await freePort();
+  let controllerPort = await freePort();
+  // The OS may hand out the port it just freed again.
+  while (controllerPort === port) controllerPort = await freePort();
   const dir = join(REPO, '.local', `kafka-acl-${port}-${randomBytes(3).toString('hex')}`);
   mkdirSync(join(dir, 'logs'), { recursive: true });
   const config = join(dir, 'server.properties');
