@@ -139,12 +139,17 @@ function java(heap: readonly string[], classpath: string, dir: string, args: rea
   return [...heap, '-cp', classpath, `-Dlog4j.configuration=file:${dir}/log4j.properties`, ...args];
 }
 
-/** Runs `attempt` until it resolves, waiting `pauseMs` between tries, until `deadline`; then throws its last error. */
-async function retryUntil<T>(what: string, deadline: number, attempt: () => Promise<T>, pauseMs = 500): Promise<T> {
+/**
+ * Runs `attempt` until it resolves, waiting `pauseMs` between tries, until `deadline` (then throws its last error)
+ * or until `gone()` says why trying is pointless (the broker exited).
+ */
+async function retryUntil<T>(what: string, deadline: number, gone: () => string | undefined, attempt: () => Promise<T>, pauseMs = 500): Promise<T> {
   for (;;) {
     try {
       return await attempt();
     } catch (error) {
+      const reason = gone();
+      if (reason !== undefined) throw new Error(`${what}: ${reason}`, { cause: error });
       if (Date.now() > deadline) throw new Error(`${what}: still failing at the deadline: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
       await new Promise((done) => setTimeout(done, pauseMs));
     }
@@ -212,13 +217,13 @@ export async function startSaslBroker(users: readonly ScramUser[], readyTimeoutM
 
   try {
     const probe = `acl-probe-${randomBytes(3).toString('hex')}`;
-    await retryUntil('the SASL broker answering', deadline, async () => {
-      if (child.exitCode !== null) throw new Error(`the broker exited (${child.exitCode}); see ${dir}/logs`);
+    const gone = (): string | undefined => (child.exitCode === null && child.signalCode === null ? undefined : `the broker exited (${String(child.exitCode ?? child.signalCode)})`);
+    await retryUntil('the SASL broker answering', deadline, gone, async () => {
       await withAdmin(kafka(admin), async (client) => {
         await client.describeCluster();
       });
     });
-    await retryUntil('a group coordinator of the SASL broker answering', deadline, () =>
+    await retryUntil('a group coordinator of the SASL broker answering', deadline, gone, () =>
       withAdmin(kafka(admin), async (client) => {
         const topics = await client.listTopics();
         if (!topics.includes(probe)) await client.createTopics({ topics: [{ topic: probe, numPartitions: 1, replicationFactor: 1 }], waitForLeaders: true });
@@ -226,7 +231,7 @@ export async function startSaslBroker(users: readonly ScramUser[], readyTimeoutM
       }),
     );
     // An idempotent producer's first request (InitProducerId) waits for the transaction coordinator to load.
-    await retryUntil('the producer ids of the SASL broker', deadline, async () => {
+    await retryUntil('the producer ids of the SASL broker', deadline, gone, async () => {
       const producer = kafka(admin).producer({ idempotent: true, maxInFlightRequests: 1, retry: { retries: 1 } });
       await producer.connect();
       try {
