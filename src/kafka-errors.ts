@@ -26,6 +26,7 @@ export const KafkaErrorCode = {
   UnknownMemberId: 25,
   RebalanceInProgress: 27,
   TopicAuthorizationFailed: 29,
+  GroupAuthorizationFailed: 30,
   ClusterAuthorizationFailed: 31,
   NotController: 41,
   FencedInstanceId: 82,

@@ -65,6 +65,25 @@ export class TopicMissingError extends LanesError {
 }
 
 /**
+ * Kafka refused the committer a read it needs to plan a run: what `groupId` has committed on `topics`
+ * (`TOPIC_AUTHORIZATION_FAILED`: no DESCRIBE on the topics, which Kafka then leaves out of every topic list, as
+ * if they did not exist; `GROUP_AUTHORIZATION_FAILED`: no DESCRIBE on the group). Their partitions are not
+ * skipped (a deleted topic is): the run fails, naming what to grant.
+ */
+export class OffsetFetchRefusedError extends LanesError {
+  readonly groupId: string;
+  readonly topics: readonly string[];
+  readonly kafkaError: string;
+
+  constructor(message: string, options: { groupId: string; topics: readonly string[]; kafkaError: string; cause?: unknown }) {
+    super(message, { retriable: false, cause: options.cause });
+    this.groupId = options.groupId;
+    this.topics = [...options.topics];
+    this.kafkaError = options.kafkaError;
+  }
+}
+
+/**
  * The kafkajs internals `MemberlessOffsetCommitter` relies on are not what it expects: kafkajs was
  * upgraded past the version it was written for (2.2.4). Use `AdminOffsetCommitter` (public API) meanwhile.
  */

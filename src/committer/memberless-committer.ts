@@ -6,7 +6,6 @@ import {
   GroupHasMembersError,
   KafkaInternalsChangedError,
   OffsetCommitError,
-  TopicMissingError,
 } from './errors';
 import { KafkaErrorCode, kafkaErrorOf, messageOf, ownKafkaErrorOf } from '../kafka-errors';
 import {
@@ -17,7 +16,7 @@ import {
   type OffsetCommitRequest,
 } from './kafkajs-internals';
 import { completionGroupId } from './keys';
-import { movesByTopic, parseFetchedOffsets, type CommitLease, type OffsetCommitter } from './offset-committer';
+import { explainAbsentTopics, movesByTopic, parseFetchedOffsets, throwIfRefused, type CommitLease, type OffsetCommitter } from './offset-committer';
 import { partitionId } from './plan';
 import type { CommitMove, CommittedOffset } from './types';
 
@@ -232,12 +231,17 @@ export class MemberlessOffsetCommitter implements OffsetCommitter {
         await admin.connect();
         // Listing the topics also loads the broker list, so fetchOffsets finds the coordinator at once
         // (a new kafkajs client has none and waits out one retry, ~300 ms, before it asks again).
+        // Kafka lists only the topics this principal may describe: an absent topic is deleted or refused, and
+        // a refused one must fail the run, not be skipped as deleted.
         const existing = new Set(await admin.listTopics());
-        const missing = topics.filter((topic) => !existing.has(topic));
-        if (missing.length > 0) {
-          throw new TopicMissingError(`topics no longer exist in Kafka: ${missing.join(', ')}`, { topics: missing });
+        const absent = topics.filter((topic) => !existing.has(topic));
+        if (absent.length > 0) await explainAbsentTopics(this.#kafka, this.groupId, absent);
+        try {
+          return parseFetchedOffsets(await admin.fetchOffsets({ groupId: this.groupId, topics: [...topics] }));
+        } catch (error) {
+          throwIfRefused(error, this.groupId, topics);
+          throw error;
         }
-        return parseFetchedOffsets(await admin.fetchOffsets({ groupId: this.groupId, topics: [...topics] }));
       },
       () => admin.disconnect(),
     );
@@ -249,7 +253,12 @@ export class MemberlessOffsetCommitter implements OffsetCommitter {
       async () => {
         await admin.connect();
         await admin.listTopics();
-        return parseFetchedOffsets(await admin.fetchOffsets({ groupId: this.groupId }));
+        try {
+          return parseFetchedOffsets(await admin.fetchOffsets({ groupId: this.groupId }));
+        } catch (error) {
+          throwIfRefused(error, this.groupId, []);
+          throw error;
+        }
       },
       () => admin.disconnect(),
     );

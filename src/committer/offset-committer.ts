@@ -1,6 +1,6 @@
-import type { Admin } from 'kafkajs';
+import type { Admin, Kafka } from 'kafkajs';
 import { LanesError } from '../errors';
-import { TopicMissingError } from './errors';
+import { OffsetFetchRefusedError, TopicMissingError } from './errors';
 import { KafkaErrorCode, kafkaErrorOf } from '../kafka-errors';
 import { partitionId, parseCommittedOffset } from './plan';
 import type { CommitMove, CommittedOffset } from './types';
@@ -35,7 +35,8 @@ export interface OffsetCommitter {
   readonly groupId: string;
   /**
    * What the group has committed on every partition of these topics (`undefined`: nothing). Throws
-   * `TopicMissingError` listing the topics that no longer exist, if any.
+   * `TopicMissingError` listing the topics that no longer exist, if any, and `OffsetFetchRefusedError` when Kafka
+   * refuses to describe a topic or the group to this principal (never a refused topic as a missing one).
    */
   fetchCommitted(topics: readonly string[]): Promise<CommittedOffset[]>;
   /**
@@ -70,6 +71,7 @@ export async function fetchCommittedOffsets(
   try {
     return parseFetchedOffsets(await admin.fetchOffsets({ groupId, topics: [...topics] }));
   } catch (error) {
+    throwIfRefused(error, groupId, topics);
     if (kafkaErrorOf(error)?.code !== KafkaErrorCode.UnknownTopicOrPartition) throw error;
     const existing = new Set(await admin.listTopics());
     const missing = topics.filter((topic) => !existing.has(topic));
@@ -86,6 +88,70 @@ export async function fetchCommittedOffsets(
       { retriable: false, cause: error },
     );
   }
+}
+
+/** Kafka's refusals of an offset fetch: the principal may not describe a topic, or the group. */
+const REFUSED: ReadonlySet<number> = new Set([KafkaErrorCode.TopicAuthorizationFailed, KafkaErrorCode.GroupAuthorizationFailed]);
+
+function refusedError(groupId: string, topics: readonly string[], kafkaError: string, cause: unknown): OffsetFetchRefusedError {
+  const grant = kafkaError === 'GROUP_AUTHORIZATION_FAILED'
+    ? `DescribeGroup on group ${groupId} (Kafka ACL DESCRIBE on the group)`
+    : 'DescribeTopic and ReadData on them (Kafka ACLs DESCRIBE and READ on the topics)';
+  return new OffsetFetchRefusedError(
+    `Kafka refused to tell the committer what group ${groupId} has committed on ${topics.length === 0 ? 'any topic' : topics.join(', ')} (${kafkaError}): ` +
+      `their partitions cannot be committed. Grant the committer ${grant}`,
+    { groupId, topics, kafkaError, cause },
+  );
+}
+
+/**
+ * Throws `OffsetFetchRefusedError` when `error` is Kafka refusing the read of `groupId`'s offsets on `topics`, and
+ * a `LanesError` naming both causes when kafkajs found no coordinator: it reports a refused FindCoordinator
+ * (`GROUP_AUTHORIZATION_FAILED`, no DESCRIBE on the group) as "Failed to find group coordinator", without Kafka's error.
+ */
+export function throwIfRefused(error: unknown, groupId: string, topics: readonly string[]): void {
+  const kafka = kafkaErrorOf(error);
+  if (kafka !== undefined && REFUSED.has(kafka.code)) throw refusedError(groupId, topics, kafka.type, error);
+  if (error instanceof Error && error.name === 'KafkaJSGroupCoordinatorNotFound') {
+    throw new LanesError(
+      `no coordinator of group ${groupId} answered (kafkajs: ${error.message}): Kafka has none available, or refuses ` +
+        `this principal DescribeGroup on group ${groupId} (Kafka ACL DESCRIBE on the group); kafkajs reports both alike`,
+      { retriable: true, cause: error },
+    );
+  }
+}
+
+/**
+ * Why topics are absent from a topic list: Kafka lists only the topics the principal may describe, so an absent
+ * topic is either deleted or refused. Each is asked for by name (a new admin each, without retries: a kafkajs admin
+ * that once asked for a missing topic fails every later metadata request): `TOPIC_AUTHORIZATION_FAILED` throws
+ * `OffsetFetchRefusedError` naming the refused topics and the group, `UNKNOWN_TOPIC_OR_PARTITION` a
+ * `TopicMissingError`; a topic that answers (created since the list) is neither.
+ *
+ * @example
+ * await explainAbsentTopics(kafka, 'orders.lanes', ['orders.retry.5s']); // throws for a refused or deleted topic
+ */
+export async function explainAbsentTopics(kafka: Pick<Kafka, 'admin'>, groupId: string, absent: readonly string[]): Promise<void> {
+  const refused: Array<{ topic: string; error: unknown }> = [];
+  const missing: string[] = [];
+  for (const topic of absent) {
+    const admin = kafka.admin({ retry: { retries: 0 } });
+    try {
+      await admin.connect();
+      await admin.fetchTopicMetadata({ topics: [topic] });
+    } catch (error) {
+      const code = kafkaErrorOf(error)?.code;
+      if (code === KafkaErrorCode.TopicAuthorizationFailed) refused.push({ topic, error });
+      else if (code === KafkaErrorCode.UnknownTopicOrPartition) missing.push(topic);
+      else throw error;
+    } finally {
+      await admin.disconnect().catch(() => undefined);
+    }
+  }
+  if (refused.length > 0) {
+    throw refusedError(groupId, refused.map((r) => r.topic), 'TOPIC_AUTHORIZATION_FAILED', refused[0]!.error);
+  }
+  if (missing.length > 0) throw new TopicMissingError(`topics no longer exist in Kafka: ${missing.join(', ')}`, { topics: missing });
 }
 
 /** The reply of kafkajs `admin.fetchOffsets`. */

@@ -5,6 +5,7 @@ import {
   KafkaInternalsChangedError,
   LeaseLostError,
   OffsetCommitError,
+  OffsetFetchRefusedError,
   TopicMissingError,
 } from '../../../src/committer/errors';
 import { clusterFactoryOf, parseOffsetCommitResponse, type OffsetCommitRequest } from '../../../src/committer/kafkajs-internals';
@@ -61,12 +62,21 @@ function fakeCluster() {
   return cluster;
 }
 
-/** A kafkajs admin double for `fetchCommitted`. */
-function fakeAdmin(topics: string[]) {
+/**
+ * A kafkajs admin double for `fetchCommitted`: it lists `topics`; asked for another by name, it answers as Kafka
+ * does, `TOPIC_AUTHORIZATION_FAILED` for one of `refused` (which Kafka leaves out of a listing), else
+ * `UNKNOWN_TOPIC_OR_PARTITION`.
+ */
+function fakeAdmin(topics: string[], refused: string[] = []) {
   return {
     connect: jest.fn(async () => undefined),
     disconnect: jest.fn(async () => undefined),
     listTopics: jest.fn(async () => topics),
+    fetchTopicMetadata: jest.fn(async ({ topics: asked }: { topics: string[] }) => {
+      const topic = asked[0]!;
+      if (refused.includes(topic)) throw Object.assign(new Error('Not authorized to access topics: [Topic authorization failed]'), { type: 'TOPIC_AUTHORIZATION_FAILED', code: 29 });
+      throw Object.assign(new Error('This server does not host this topic-partition'), { type: 'UNKNOWN_TOPIC_OR_PARTITION', code: 3 });
+    }),
     fetchOffsets: jest.fn(async ({ topics: asked = [] }: { groupId: string; topics?: string[] }) =>
       asked.map((topic) => ({ topic, partitions: [{ partition: 0, offset: '5', metadata: null }] })),
     ),
@@ -331,10 +341,56 @@ describe('MemberlessOffsetCommitter', () => {
     await expect(missing).rejects.toBeInstanceOf(TopicMissingError);
     await expect(missing).rejects.toMatchObject({ topics: ['b', 'd'] });
     expect(admin.fetchOffsets).toHaveBeenCalledTimes(1);
-    expect(admin.connect).toHaveBeenCalledTimes(2);
-    expect(admin.disconnect).toHaveBeenCalledTimes(2);
+    // One admin per read, and one per absent topic asked for by name.
+    expect(admin.connect).toHaveBeenCalledTimes(4);
+    expect(admin.disconnect).toHaveBeenCalledTimes(4);
     expect(await committer.fetchCommitted([])).toEqual([]);
-    expect(admin.connect).toHaveBeenCalledTimes(2);
+    expect(admin.connect).toHaveBeenCalledTimes(4);
+  });
+
+  it('fails naming the topics and the group when Kafka refuses to describe a topic, instead of skipping it as deleted', async () => {
+    // Prepare: `b` is refused (absent from the listing), `d` deleted.
+    const admin = fakeAdmin(['a'], ['b']);
+    const committer = new MemberlessOffsetCommitter(fakeKafka(fakeCluster(), admin).kafka, 'orders');
+
+    // Act
+    const read = committer.fetchCommitted(['a', 'b', 'd']);
+
+    // Assess
+    await expect(read).rejects.toBeInstanceOf(OffsetFetchRefusedError);
+    await expect(read).rejects.toMatchObject({ groupId: 'orders.lanes', topics: ['b'], kafkaError: 'TOPIC_AUTHORIZATION_FAILED', retriable: false });
+    await expect(read).rejects.toThrow(/group orders\.lanes has committed on b \(TOPIC_AUTHORIZATION_FAILED\).*DescribeTopic/);
+    expect(admin.fetchOffsets).not.toHaveBeenCalled();
+  });
+
+  it('names the group and what to grant when kafkajs finds no coordinator (how it reports a refused group)', async () => {
+    // Prepare
+    const admin = fakeAdmin(['a']);
+    admin.fetchOffsets.mockRejectedValueOnce(Object.assign(new Error('Failed to find group coordinator'), { name: 'KafkaJSGroupCoordinatorNotFound' }));
+    const committer = new MemberlessOffsetCommitter(fakeKafka(fakeCluster(), admin).kafka, 'orders');
+
+    // Act / Assess
+    await expect(committer.fetchCommitted(['a'])).rejects.toThrow(/no coordinator of group orders\.lanes .*DescribeGroup on group orders\.lanes/);
+  });
+
+  it('names the group when kafkajs finds no coordinator while reading everything the group committed', async () => {
+    // Prepare
+    const admin = fakeAdmin(['a']);
+    admin.fetchOffsets.mockRejectedValueOnce(Object.assign(new Error('Failed to find group coordinator'), { name: 'KafkaJSGroupCoordinatorNotFound' }));
+    const committer = new MemberlessOffsetCommitter(fakeKafka(fakeCluster(), admin).kafka, 'orders');
+
+    // Act / Assess
+    await expect(committer.fetchAllCommitted()).rejects.toThrow(/no coordinator of group orders\.lanes .*DescribeGroup/);
+  });
+
+  it('names the group when Kafka refuses to describe it', async () => {
+    // Prepare
+    const admin = fakeAdmin(['a']);
+    admin.fetchOffsets.mockRejectedValueOnce(Object.assign(new Error('Not authorized to access group'), { type: 'GROUP_AUTHORIZATION_FAILED', code: 30 }));
+    const committer = new MemberlessOffsetCommitter(fakeKafka(fakeCluster(), admin).kafka, 'orders');
+
+    // Act / Assess
+    await expect(committer.fetchCommitted(['a'])).rejects.toThrow(/orders\.lanes .*GROUP_AUTHORIZATION_FAILED.*DescribeGroup on group orders\.lanes/);
   });
 
   it.each([

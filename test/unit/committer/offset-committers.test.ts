@@ -1,7 +1,7 @@
 import type { Admin, Consumer } from 'kafkajs';
 import { AdminOffsetCommitter } from '../../../src/committer/admin-committer';
 import { ConsumerOffsetCommitter } from '../../../src/committer/consumer-committer';
-import { TopicMissingError } from '../../../src/committer/errors';
+import { OffsetFetchRefusedError, TopicMissingError } from '../../../src/committer/errors';
 import { fetchCommittedOffsets, movesByTopic, parseFetchedOffsets } from '../../../src/committer/offset-committer';
 import type { CommitMove } from '../../../src/committer/types';
 import { LanesError } from '../../../src/errors';
@@ -95,6 +95,23 @@ describe('fetchCommittedOffsets', () => {
     admin.fetchOffsets.mockRejectedValue(failure);
     await expect(fetchCommittedOffsets(admin, 'orders.lanes', ['a'])).rejects.toBe(failure);
     expect(admin.listTopics).not.toHaveBeenCalled();
+  });
+
+  it.each([
+    ['TOPIC_AUTHORIZATION_FAILED', 29, /committed on a, b \(TOPIC_AUTHORIZATION_FAILED\).*DescribeTopic and ReadData/],
+    ['GROUP_AUTHORIZATION_FAILED', 30, /group orders\.lanes .*DescribeGroup on group orders\.lanes/],
+  ])('fails naming the group and the topics when Kafka refuses the read (%s)', async (type, code, message) => {
+    // Prepare
+    const admin = fakeAdmin();
+    admin.fetchOffsets.mockRejectedValue(Object.assign(new Error('Not authorized'), { type, code }));
+
+    // Act
+    const fetching = fetchCommittedOffsets(admin, 'orders.lanes', ['a', 'b']);
+
+    // Assess
+    await expect(fetching).rejects.toBeInstanceOf(OffsetFetchRefusedError);
+    await expect(fetching).rejects.toMatchObject({ groupId: 'orders.lanes', topics: ['a', 'b'], kafkaError: type });
+    await expect(fetching).rejects.toThrow(message);
   });
 
   it('asks nothing for no topics', async () => {

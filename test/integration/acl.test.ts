@@ -1,0 +1,403 @@
+/**
+ * Least privilege, proven on a broker that enforces it. The IAM statements the serverless plugin generates for a
+ * packaged function (src/serverless/iam.ts) are turned into Kafka ACLs with AWS's action-to-ACL mapping for MSK
+ * IAM access control (support/msk-acls.ts), for one SCRAM user per role, on a second local broker with an
+ * authorizer that allows nothing else (support/sasl-broker.ts). Then:
+ * - under exactly those ACLs, `topics ensure` (as the operator the README describes), the trigger's reads, the
+ *   processor's hand-off of a failing record, the retry function's run of the copy and its dead-letter write, and
+ *   the committer's commits of the completion group all succeed;
+ * - without any one granted action, a named operation is refused by Kafka, except the actions listed in
+ *   `NOT_PROVABLE` (why each, beside it) and those another statement of the same role grants again.
+ * The statements' AWS API actions (`kafka:GetBootstrapBrokers`, `ec2:*`, `logs:*`, `secretsmanager:*`) are not
+ * Kafka requests: they are outside this proof.
+ */
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Context } from 'aws-lambda';
+import { Redis } from 'ioredis';
+import type { IHeaders, Kafka } from 'kafkajs';
+import { lanes } from '../../src';
+import { ensureTopics } from '../../src/admin';
+import { CompletionStore } from '../../src/completion/store';
+import { MemberlessOffsetCommitter, OffsetFetchRefusedError, runCommitter } from '../../src/committer';
+import { encodeKafkaEvent, type KafkaRecordInput } from '../../src/event';
+import { readHandOffHeaders } from '../../src/handoff';
+import { groupGrants, mskArns, type Statement } from '../../src/serverless/iam';
+import { planFunction } from '../../src/serverless/plan';
+import { contextWithin } from './support/kafka-events';
+import { aclsFor, grantsOf, refusalOf, setAcls } from './support/msk-acls';
+import { startSaslBroker, withAdmin, type SaslBroker, type ScramUser } from './support/sasl-broker';
+import { REDIS_URL, uniqueName } from './support/stack';
+
+jest.setTimeout(180_000);
+process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
+process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
+
+type Role = 'handler' | 'committer' | 'operator';
+const USERS: Readonly<Record<Role, ScramUser>> = {
+  handler: { username: 'orders-handler', password: `h-${randomBytes(6).toString('hex')}` },
+  committer: { username: 'orders-committer', password: `c-${randomBytes(6).toString('hex')}` },
+  operator: { username: 'orders-operator', password: `o-${randomBytes(6).toString('hex')}` },
+};
+const principal = (role: Role): string => `User:${USERS[role].username}`;
+
+/**
+ * Granted, yet no operation of Apache Kafka can be shown to need it (each stays in the generated plan, asserted
+ * below; the README's IAM section says why).
+ */
+const NOT_PROVABLE: Readonly<Record<string, string>> = {
+  // KIP-679 (Kafka 3.0): an idempotent producer needs WRITE on a topic, no longer IDEMPOTENT_WRITE on the
+  // cluster, so a broker of today takes the hand-off without it. MSK IAM documents it for idempotent producers.
+  WriteDataIdempotently: 'KIP-679: idempotent producers need WRITE on a topic only',
+  // DESCRIBE_CONFIGS on the cluster: no client of the framework reads the cluster's configs. AWS's Lambda guide
+  // lists it among the permissions of the MSK trigger, whose pollers this test cannot run.
+  DescribeClusterDynamicConfiguration: "read by the MSK trigger's pollers (AWS's Lambda guide), not by the framework's clients",
+};
+
+const ARN = 'arn:aws:kafka:eu-west-1:123456789012:cluster/shop/abcd-1';
+const arns = mskArns(ARN);
+const TIER = '1s';
+const group = uniqueName('acl');
+const topic = uniqueName('acl-src');
+const retryTopic = `${group}.retry.${TIER}`;
+const dlq = `${group}.dlq`;
+
+// The plan `serverless package` makes for a function with an MSK trigger (MSK IAM for the producers and the committer).
+const { plan, problems } = planFunction(
+  { service: 'shop', stage: 'dev' },
+  'orders',
+  { handler: 'functions/orders.handler', events: [{ msk: { arn: ARN, topic } }] },
+  { group, retryTiers: [TIER] },
+);
+const grants = groupGrants(plan!, false);
+
+/**
+ * What the README's deploy section says the operator running `topics ensure` may do, on the topics of the
+ * command: the source topic and the group's `<group>.` topics.
+ */
+function operatorStatements(forGroup: string, source: string): Statement[] {
+  const readme = readFileSync(join(__dirname, '../../README.md'), 'utf8');
+  const listed = /whose role may create topics \(([^)]*)\)/.exec(readme.replace(/\s+#?\s*/g, ' '))?.[1];
+  if (listed === undefined) throw new Error('README: the deploy section no longer says what the operator may do');
+  const actions = listed.split(',').map((action) => `kafka-cluster:${action.trim().replace(/^kafka-cluster:/, '')}`);
+  return [
+    { Effect: 'Allow', Action: actions.filter((a) => a === 'kafka-cluster:Connect'), Resource: arns.cluster },
+    { Effect: 'Allow', Action: actions.filter((a) => a !== 'kafka-cluster:Connect'), Resource: [arns.topic(source), arns.topic(`${forGroup}.*`)] },
+  ];
+}
+
+const statementsOf = (role: Role): Statement[] => (role === 'operator' ? operatorStatements(group, topic) : grants[role]);
+
+let broker: SaslBroker;
+let redis: Redis;
+
+beforeAll(async () => {
+  expect(problems).toEqual([]);
+  broker = await startSaslBroker(Object.values(USERS));
+  redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 3 });
+  for (const role of ['handler', 'committer', 'operator'] as const) await setAcls(broker.kafka(broker.admin), principal(role), aclsFor(principal(role), statementsOf(role)));
+});
+
+afterAll(async () => {
+  redis?.disconnect();
+  await broker?.stop();
+});
+
+// ------------------------------------------------------------------------------------------- operations
+
+function headersOf(headers: IHeaders | undefined): Array<{ name: string; value: Buffer }> {
+  return Object.entries(headers ?? {}).flatMap(([name, value]) =>
+    (Array.isArray(value) ? value : [value]).filter((one) => one !== undefined).map((one) => ({ name, value: Buffer.isBuffer(one) ? one : Buffer.from(String(one)) })),
+  );
+}
+
+/**
+ * What the Kafka trigger does in consumer group `groupId`: joins it, reads `count` records of `source` from the
+ * group's committed offset (the earliest when none) and commits past them. Rejects with the consumer's error.
+ */
+async function readAs(kafka: Kafka, groupId: string, source: string, count: number): Promise<KafkaRecordInput[]> {
+  const consumer = kafka.consumer({ groupId, maxWaitTimeInMs: 100, retry: { retries: 1, restartOnFailure: async () => false } });
+  const records: KafkaRecordInput[] = [];
+  try {
+    await consumer.connect();
+    await consumer.subscribe({ topic: source, fromBeginning: true });
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`read ${records.length} of ${count} records of ${source}`)), 90_000);
+      consumer.on(consumer.events.CRASH, ({ payload }) => {
+        clearTimeout(timer);
+        reject(payload.error);
+      });
+      consumer.run({
+        autoCommit: false,
+        eachMessage: async ({ partition, message }) => {
+          records.push({
+            topic: source, partition, offset: Number(message.offset), timestamp: Number(message.timestamp), timestampType: 'CREATE_TIME',
+            key: message.key, value: message.value, headers: headersOf(message.headers),
+          });
+          if (records.length === count) {
+            await consumer.commitOffsets([{ topic: source, partition, offset: String(Number(message.offset) + 1) }]);
+            clearTimeout(timer);
+            resolve();
+          }
+        },
+      }).catch((error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      });
+    });
+  } finally {
+    await consumer.disconnect().catch(() => undefined);
+  }
+  return records;
+}
+
+const eventOf = (records: readonly KafkaRecordInput[]) => encodeKafkaEvent({ source: 'aws:kafka', eventSourceArn: ARN, bootstrapServers: broker.brokers, records } as Parameters<typeof encodeKafkaEvent>[0]);
+
+/** The deployed handler as the handler's user: `bad` fails every attempt (two), everything else succeeds. */
+function handlerAs(user: ScramUser) {
+  return lanes(
+    {
+      group,
+      flushIntervalMs: 20,
+      retry: { tiers: [TIER], maxAttempts: 2, backoff: { type: 'fixed', delayMs: 100 } },
+      redis: { url: REDIS_URL },
+      kafka: { brokers: broker.brokers, sasl: { mechanism: 'scram-sha-512', username: user.username, password: user.password } },
+    },
+    async (record) => {
+      if (String(record.key) === 'bad') throw new Error('refused by the test');
+    },
+  );
+}
+
+/** One committer run as the committer's user, as the deployed committer does it (a member-less commit). */
+async function commitAs(user: ScramUser) {
+  const kafka = broker.kafka(user, 'committer');
+  return runCommitter({ store: new CompletionStore(redis), group, committer: new MemberlessOffsetCommitter(kafka, group, { retries: 1 }) });
+}
+
+/** One idempotent, acks=all write (as the hand-off writer and the committer's re-drive make them). */
+async function writeAs(kafka: Kafka, to: string): Promise<void> {
+  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, retry: { retries: 1 } });
+  await producer.connect();
+  try {
+    await producer.send({ topic: to, acks: -1, messages: [{ key: 'probe', value: 'probe' }] });
+  } finally {
+    await producer.disconnect();
+  }
+}
+
+/** `topics ensure` as the operator (the command's library call, with the operator's client). */
+async function ensureAs(kafka: Kafka, forGroup: string, source: string, partitions: number): Promise<void> {
+  await withAdmin(kafka, (admin) => ensureTopics(admin, { group: forGroup, topics: [{ topic: source, partitions }], tiers: [TIER], readyTimeoutMs: 30_000 }));
+}
+
+async function committedOf(groupId: string, topics: string[]): Promise<Record<string, string>> {
+  return withAdmin(broker.kafka(broker.admin), async (admin) => {
+    const fetched = await admin.fetchOffsets({ groupId, topics });
+    return Object.fromEntries(fetched.flatMap((t) => t.partitions.map((p) => [`${t.topic}-${p.partition}`, p.offset])));
+  });
+}
+
+// ------------------------------------------------------------------------------------------- the proof
+
+describe('least privilege on a broker with SCRAM users and an authorizer', () => {
+  it('runs topics ensure, the processor, the retry function and the committer under exactly the generated grants', async () => {
+    // Act: the operator creates the topics.
+    await ensureAs(broker.kafka(USERS.operator), group, topic, 1);
+    await withAdmin(broker.kafka(broker.admin), async (admin) => {
+      const producer = broker.kafka(broker.admin).producer();
+      await producer.connect();
+      await producer.send({ topic, acks: -1, messages: ['a', 'bad', 'c'].map((key) => ({ key, value: '{}' })) });
+      await producer.disconnect();
+      expect((await admin.listTopics()).sort()).toEqual(expect.arrayContaining([topic, retryTopic, dlq]));
+    });
+
+    // Act: the trigger reads the batch in group <group>; the processor runs it and hands `bad` off.
+    const handler = handlerAs(USERS.handler);
+    try {
+      const batch = await readAs(broker.kafka(USERS.handler, 'trigger'), group, topic, 3);
+      expect(await handler(eventOf(batch), contextWithin(60_000) as unknown as Context)).toEqual({ batchItemFailures: [] });
+
+      // The retry trigger reads the copy in group <group>.retry.1s; the retry function runs it, and it fails again.
+      const copies = await readAs(broker.kafka(USERS.handler, 'retry-trigger'), retryTopic, retryTopic, 1);
+      expect(readHandOffHeaders(copies[0]!.headers ?? [])).toMatchObject({ originOffset: 1, attempt: 2 });
+      expect(await handler(eventOf(copies), contextWithin(60_000) as unknown as Context)).toEqual({ batchItemFailures: [] });
+    } finally {
+      await handler.close();
+    }
+
+    // Assess: the dead letter is there, and the committer commits the source and the retry topic.
+    const dead = await readAs(broker.kafka(broker.admin), uniqueName('acl-check'), dlq, 1);
+    expect(readHandOffHeaders(dead[0]!.headers ?? [])).toMatchObject({ originOffset: 1, attempt: 2, reason: 'attempts-exhausted' });
+    const run = await commitAs(USERS.committer);
+    expect(run.moves.map((m) => [m.topic, m.to]).sort()).toEqual([[retryTopic, 1], [topic, 3]].sort());
+    expect(await committedOf(`${group}.lanes`, [topic, retryTopic])).toEqual({ [`${topic}-0`]: '3', [`${retryTopic}-0`]: '1' });
+    // The trigger committed its own groups: <group> on the source, <group>.retry.1s on the retry topic.
+    expect(await committedOf(group, [topic])).toEqual({ [`${topic}-0`]: '3' });
+    expect(await committedOf(retryTopic, [retryTopic])).toEqual({ [`${retryTopic}-0`]: '1' });
+    // The committer's re-drive writes a copy to a retry tier.
+    await writeAs(broker.kafka(USERS.committer), retryTopic);
+  });
+});
+
+// ------------------------------------------------------------------------------------------- one grant less
+
+/** `statements` without `action` in statement `index` (the statement gone when it had nothing else). */
+function without(statements: readonly Statement[], index: number, action: string): Statement[] {
+  return statements.flatMap((statement, i) => {
+    if (i !== index) return [statement];
+    const rest = statement.Action.filter((a) => a !== action);
+    return rest.length === 0 ? [] : [{ ...statement, Action: rest }];
+  });
+}
+
+const sameAcls = (a: Statement[], b: Statement[]): boolean => {
+  const keys = (statements: Statement[]) => aclsFor('User:x', statements).map((acl) => JSON.stringify(acl)).sort().join('\n');
+  return keys(a) === keys(b);
+};
+
+interface Removal {
+  readonly role: Role;
+  readonly index: number;
+  readonly action: string;
+}
+
+const removals: Removal[] = (['handler', 'committer', 'operator'] as const).flatMap((role) =>
+  statementsOf(role).flatMap((statement, index) =>
+    statement.Action.filter((action) => action.startsWith('kafka-cluster:')).map((action) => ({ role, index, action })),
+  ),
+);
+const short = (action: string): string => action.replace(/^kafka-cluster:/, '');
+const notProvable = removals.filter((r) => NOT_PROVABLE[short(r.action)] !== undefined);
+// Granted again by another statement of the role (each statement of a role is there for a purpose of its own,
+// e.g. the trigger's reads and the hand-off's writes both need Connect): removing one copy changes no ACL.
+const grantedAgain = removals.filter((r) => !notProvable.includes(r) && sameAcls(statementsOf(r.role), without(statementsOf(r.role), r.index, r.action)));
+const provable = removals.filter((r) => !notProvable.includes(r) && !grantedAgain.includes(r));
+
+/** The smallest operation that needs statement `index` of `role`, and its name. */
+function operationFor({ role, index, action }: Removal): { name: string; run: () => Promise<unknown>; names?: string } {
+  const statement = statementsOf(role)[index]!;
+  const resources = JSON.stringify(statement.Resource);
+  if (role === 'operator') {
+    const g = uniqueName('acl-op');
+    const t = uniqueName('acl-op-src');
+    // Creating topics takes every topic action but AlterTopic, which only growing a topic takes.
+    const grows = action === 'kafka-cluster:AlterTopic';
+    return {
+      name: grows ? 'topics ensure growing a source topic' : 'topics ensure creating the topics',
+      run: async () => {
+        if (grows) await ensureAs(broker.kafka(broker.admin), g, t, 1);
+        await setAcls(broker.kafka(broker.admin), principal(role), aclsFor(principal(role), without(operatorStatements(g, t), index, action)));
+        await ensureAs(broker.kafka(USERS.operator), g, t, grows ? 2 : 1);
+      },
+    };
+  }
+  if (resources.includes(`${group}.retry.*`)) {
+    return role === 'handler'
+      ? { name: "the hand-off's write to <group>.retry.1s", run: () => writeAs(broker.kafka(USERS.handler), retryTopic) }
+      : { name: "the re-drive's write to <group>.retry.1s", run: () => writeAs(broker.kafka(USERS.committer), retryTopic) };
+  }
+  if (role === 'handler') return { name: "the trigger's read of the source topic in group <group>", run: () => readAs(broker.kafka(USERS.handler, 'trigger'), group, topic, 1) };
+  // A refused committer run names its group, whatever was refused (never a topic skipped as deleted).
+  return { name: "the committer's commit to <group>.lanes", run: () => commitAs(USERS.committer), names: `${group}.lanes` };
+}
+
+describe('each granted action is needed: without it, a named operation is refused', () => {
+  beforeAll(async () => {
+    // One more record done and not committed: a committer run has a commit to make.
+    const producer = broker.kafka(broker.admin).producer();
+    await producer.connect();
+    await producer.send({ topic, acks: -1, messages: [{ key: 'd', value: '{}', partition: 0 }] });
+    await producer.disconnect();
+    const all = await readAs(broker.kafka(broker.admin), uniqueName('acl-check'), topic, 4);
+    const handler = handlerAs(USERS.handler);
+    try {
+      expect(await handler(eventOf(all.slice(3)), contextWithin(60_000) as unknown as Context)).toEqual({ batchItemFailures: [] });
+    } finally {
+      await handler.close();
+    }
+  });
+
+  it('has a case for every action but those Apache Kafka cannot prove, each still granted', () => {
+    expect(provable.length).toBeGreaterThan(10);
+    for (const { role, action } of notProvable) expect(statementsOf(role).some((s) => s.Action.includes(action))).toBe(true);
+    expect([...new Set(notProvable.map((r) => short(r.action)))].sort()).toEqual(Object.keys(NOT_PROVABLE).sort());
+    for (const { role, index, action } of grantedAgain) {
+      // Another statement of the role grants the same action (Connect, read by every client of a role).
+      expect(statementsOf(role).some((s, i) => i !== index && s.Action.includes(action))).toBe(true);
+    }
+    expect(grantsOf(grants.handler).length).toBeGreaterThan(0);
+  });
+
+  it.each(provable.map((r) => ({ ...r, label: `${r.role} without ${r.action} (statement ${r.index}): ${operationFor(r).name}` })))('$label', async (removal) => {
+    // Prepare
+    const { role, index, action } = removal;
+    // The operator's statements name the topics of one command: its cases set their own ACLs, for fresh names.
+    if (role !== 'operator') await setAcls(broker.kafka(broker.admin), principal(role), aclsFor(principal(role), without(statementsOf(role), index, action)));
+
+    const mark = broker.authorizerMark();
+
+    try {
+      // Act
+      const operation = operationFor(removal);
+      const error = await operation.run().then(() => undefined, (e: unknown) => e);
+
+      // Assess: the operation failed because Kafka refused it: kafkajs reports Kafka's `*_AUTHORIZATION_FAILED`, or
+      // (where kafkajs hides it: a refused FindCoordinator becomes "Failed to find group coordinator", a refused
+      // CreateTopics "Topic creation errors") the broker's authorizer logged a denial of this principal.
+      const refusal = refusalOf(error);
+      const denied = broker.deniedSince(mark).filter((line) => line.includes(`Principal = ${principal(role)} `));
+      expect(error !== undefined && (refusal.endsWith('_AUTHORIZATION_FAILED') || denied.length > 0) ? 'refused' : `${refusal}; no denial logged`).toBe('refused');
+      if (operation.names !== undefined) expect(error instanceof Error ? error.message : String(error)).toContain(operation.names);
+    } finally {
+      await setAcls(broker.kafka(broker.admin), principal(role), aclsFor(principal(role), statementsOf(role)));
+    }
+  });
+
+  it('fails the committer run, naming the topics and the group, when Kafka refuses it DescribeTopic on them', async () => {
+    // Prepare: the committer's read statement without DescribeTopic (so no READ either, as MSK IAM requires).
+    const index = grants.committer.findIndex((s) => s.Action.includes('kafka-cluster:ReadData'));
+    await setAcls(broker.kafka(broker.admin), principal('committer'), aclsFor(principal('committer'), without(grants.committer, index, 'kafka-cluster:DescribeTopic')));
+
+    try {
+      // Act
+      const error = await commitAs(USERS.committer).then(() => undefined, (e: unknown) => e);
+
+      // Assess
+      expect(error).toBeInstanceOf(OffsetFetchRefusedError);
+      expect((error as OffsetFetchRefusedError).message).toMatch(new RegExp(`${group}\\.lanes.*${topic}|${topic}.*${group}\\.lanes`));
+      // The retry topic stays describable: the re-drive's write statement grants DescribeTopic on `<group>.retry.*`.
+      expect((error as OffsetFetchRefusedError).topics).toEqual([topic]);
+      expect(refusalOf(error)).toBe('TOPIC_AUTHORIZATION_FAILED');
+    } finally {
+      await setAcls(broker.kafka(broker.admin), principal('committer'), aclsFor(principal('committer'), grants.committer));
+    }
+  });
+
+  it('with every grant of the README, topics ensure grows a source topic', async () => {
+    // Prepare: a source topic of one partition, and the operator's grants on it.
+    const g = uniqueName('acl-op');
+    const t = uniqueName('acl-op-src');
+    await ensureAs(broker.kafka(broker.admin), g, t, 1);
+    await setAcls(broker.kafka(broker.admin), principal('operator'), aclsFor(principal('operator'), operatorStatements(g, t)));
+
+    try {
+      // Act
+      await ensureAs(broker.kafka(USERS.operator), g, t, 2);
+
+      // Assess
+      const metadata = await withAdmin(broker.kafka(broker.admin), (admin) => admin.fetchTopicMetadata({ topics: [t] }));
+      expect(metadata.topics[0]?.partitions).toHaveLength(2);
+    } finally {
+      await setAcls(broker.kafka(broker.admin), principal('operator'), aclsFor(principal('operator'), statementsOf('operator')));
+    }
+  });
+
+  it('with every grant back, the committer commits what the refused runs could not', async () => {
+    const run = await commitAs(USERS.committer);
+
+    expect(run.moves.map((m) => [m.topic, m.to])).toEqual([[topic, 4]]);
+    expect(await committedOf(`${group}.lanes`, [topic])).toEqual({ [`${topic}-0`]: '4' });
+  });
+});
