@@ -12,7 +12,8 @@
  *   RATE=100 SECONDS=20 SLOW_MS=2000 npm run bench:offline
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { OfflineKafkaTrigger, type MappingSpec } from '../src/serverless/offline/trigger';
+import type { MappingSpec } from '../src/serverless/offline/mapping';
+import { OfflineKafkaTrigger } from '../src/serverless/offline/trigger';
 import type { AwsKafkaEvent } from '../src/event/types';
 import { inProcessLambda } from '../test/integration/support/in-process-lambda';
 import { createKafka, createTopic, deleteTopics, KAFKA_BROKERS, uniqueName } from '../test/integration/support/stack';
