@@ -108,12 +108,12 @@ describe('the offline Kafka trigger on the local broker', () => {
     await produce(topic, [{ key: null, value: 'slow', partition: 0 }]);
     await waitFor(() => slowStarted > 0, 'the slow invocation to start');
 
-    // Act: partition 1 gets records in five rounds while partition 0's invocation is still running.
+    // Act: partition 1 gets records in five rounds while partition 0's invocation is still running (it cannot
+    // return before the gate opens).
     for (let round = 0; round < 5; round += 1) {
       await produce(topic, [0, 1].map((i) => ({ key: null, value: `fast-${round}-${i}`, partition: 1 })));
       await waitFor(() => deliveries.filter((d) => d.partition === 1).length === 2 * (round + 1), `round ${round} of partition 1`);
     }
-    const slowStillRunning = !gateOpen;
     gateOpen = true;
     // A record after the slow one: once it is delivered, anything delivered again before it has been too.
     await waitFor(async () => (await committed(`${topic}-esm`, topic)).get(0) === 1, 'the commit of the slow record');
@@ -121,7 +121,6 @@ describe('the offline Kafka trigger on the local broker', () => {
     await waitFor(() => deliveries.some((d) => d.partition === 0 && d.offset === 1), 'the record after the slow one');
 
     // Assess
-    expect(slowStillRunning).toBe(true);
     expect(deliveries.filter((d) => d.partition === 0).map((d) => d.offset)).toEqual([0, 1]);
     expect(deliveries.filter((d) => d.partition === 1).map((d) => d.offset)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
     await waitFor(async () => {
