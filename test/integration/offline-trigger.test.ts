@@ -129,6 +129,53 @@ describe('the offline Kafka trigger on the local broker', () => {
     }, 'the commits of both partitions');
   }, 180_000);
 
+  it('goes on through rebalances while invocations are in flight: every record delivered, in order per partition, no partition left paused', async () => {
+    // Prepare: round 1's invocations wait at a gate, so the first member is mid-invocation on both partitions
+    // when a second member joins and takes one of them away.
+    const topic = await newTopic('kl-offline-rebalance', 2);
+    const mapping = spec(topic, { batchSize: 5, mixPartitions: true });
+    const delivered = new Map<number, number[]>();
+    let gateOpen = true;
+    let waiting = 0;
+    const handler: InProcessHandler = async (event) => {
+      for (const { partition, offsets } of partitionsOf(event)) delivered.set(partition, [...(delivered.get(partition) ?? []), ...offsets]);
+      waiting += 1;
+      while (!gateOpen) await new Promise((resolve) => setTimeout(resolve, 50));
+      waiting -= 1;
+    };
+    const send = (round: number): Promise<void> =>
+      produce(topic, Array.from({ length: 20 }, (_, i) => ({ key: null, value: `${round}-${i}`, partition: i % 2 })));
+    const committedToEnd = async (): Promise<boolean> => {
+      const [ends, offsets] = await Promise.all([admin.fetchTopicOffsets(topic), committed(mapping.groupId, topic)]);
+      return ends.every(({ partition, high }) => offsets.get(partition) === Number(high));
+    };
+    await startTrigger(mapping, handler);
+    await send(0);
+    await waitFor(committedToEnd, 'round 0 committed');
+    gateOpen = false;
+    await send(1);
+    await waitFor(() => [0, 1].every((p) => (delivered.get(p) ?? []).includes(10)), 'round 1 in flight on both partitions');
+
+    // Act: a second member joins while those invocations wait; then it leaves again, and the first gets every
+    // partition back, the one taken away included.
+    const second = await startTrigger(mapping, handler);
+    gateOpen = true;
+    await waitFor(committedToEnd, 'round 1 committed');
+    await second.stop();
+    await send(2);
+    await waitFor(committedToEnd, 'round 2 committed');
+
+    // Assess: every record at least once (a revoked partition's records again, from its last commit), and each
+    // partition's first deliveries in offset order.
+    expect(waiting).toBe(0);
+    for (const partition of [0, 1]) {
+      const offsets = delivered.get(partition) ?? [];
+      expect(new Set(offsets)).toEqual(new Set(Array.from({ length: 30 }, (_, i) => i)));
+      const firstSeen = offsets.filter((offset, i) => offsets.indexOf(offset) === i);
+      expect(firstSeen).toEqual([...firstSeen].sort((x, y) => x - y));
+    }
+  }, 240_000);
+
   it('runs events holding several partitions through the framework’s handler: every record once, in order per key', async () => {
     // Prepare: the records are in the topic before the trigger starts, so its first fetch returns every partition.
     const topic = await newTopic('kl-offline-mix', 3);
