@@ -2,8 +2,9 @@
  * The offline Kafka trigger (src/serverless/offline) on the real broker, in a real consumer group, with the
  * Lambda runtime played in this process (test/integration/serverless-offline.test.ts runs it under a real
  * `serverless offline`): a slow invocation holds only its own partition, an invocation longer than the
- * consumer's session keeps the member in its group (no batch delivered again), and an event holding several
- * partitions runs through the framework's own handler.
+ * consumer's session keeps the member in its group (no batch delivered again), rebalances in the middle of
+ * invocations lose no record and leave no partition paused, and an event holding several partitions runs
+ * through the framework's own handler.
  */
 import type { Context } from 'aws-lambda';
 import type { Admin } from 'kafkajs';
