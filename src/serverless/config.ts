@@ -87,6 +87,8 @@ export const customBlockSchema = z.strictObject({
       retryDelay: duration.optional(),
       /** Longest delay between two attempts of a failed batch (default `30s`). */
       retryMaxDelay: duration.optional(),
+      /** One event may hold several partitions' records, as AWS's events may (default `true`); `false`: one partition per event. */
+      mixPartitions: z.boolean().optional(),
     })
     .optional(),
 });

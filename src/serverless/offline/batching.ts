@@ -6,58 +6,74 @@ import { topicPartitionKey } from '../../event/topic-partition';
 export type EventSourceSpec = { readonly source: 'aws:kafka'; readonly eventSourceArn: string } | { readonly source: 'SelfManagedKafka' };
 
 export interface BatchLimits {
-  /** At most this many records per invocation (Lambda: 1-10,000, default 100). */
+  /** At most this many records per invocation, all partitions together (Lambda: 1-10,000, default 100). */
   readonly batchSize: number;
   /** At most this many bytes of event JSON per invocation (Lambda: 6 MB). */
   readonly maxPayloadBytes: number;
 }
 
+/** One invocation's event and what it took from each queue. */
+export interface NextEvent {
+  readonly event: AwsKafkaEvent;
+  /** Per queue given, in the same order: the records of that queue the event holds (a prefix; may be empty). */
+  readonly parts: ReadonlyArray<readonly AwsKafkaRecord[]>;
+  /** Bytes of the event's JSON, counted exactly. */
+  readonly bytes: number;
+}
+
 /**
- * Cuts one partition's records into the events of successive invocations, in offset order: each holds at most
- * `batchSize` records and at most `maxPayloadBytes` of JSON (what Lambda would receive). A single record
- * larger than the payload limit travels alone (Lambda could not deliver it at all; the emulator says so in
- * its log rather than stall the partition). Pure.
+ * The event of the next invocation, taken from the heads of partition queues (each queue: one partition's
+ * records in offset order): records of the first queue first, then of the next ones while the event holds
+ * fewer than `batchSize` records and at most `maxPayloadBytes` of JSON (what Lambda would receive). Each
+ * queue contributes a prefix, so a partition's records stay in order. Given one queue, the event holds one
+ * partition. A first record larger than the payload limit travels alone (Lambda could not deliver it at all;
+ * the emulator says so in its log rather than stall the partition). `undefined` when every queue is empty. Pure.
  *
  * @example
- * const events = cutBatches(records, { source: 'SelfManagedKafka' }, ['127.0.0.1:9092'], { batchSize: 100, maxPayloadBytes: 6 * 1024 * 1024 });
- * events.map((e) => e.records.length);
+ * const next = nextEvent([ordersP0, ordersP1], { source: 'SelfManagedKafka' }, ['127.0.0.1:9092'], { batchSize: 100, maxPayloadBytes: 6 * 1024 * 1024 });
+ * Object.keys(next.event.records); // ['orders-0', 'orders-1'] when both fit
  */
-export function cutBatches(
-  records: readonly AwsKafkaRecord[],
+export function nextEvent(
+  queues: ReadonlyArray<readonly AwsKafkaRecord[]>,
   spec: EventSourceSpec,
   bootstrapServers: readonly string[],
   limits: BatchLimits,
-): Array<{ event: AwsKafkaEvent; records: AwsKafkaRecord[]; bytes: number }> {
-  if (records.length === 0) return [];
-  const first = records[0]!;
+): NextEvent | undefined {
   const envelope = encodeKafkaEvent({ ...spec, bootstrapServers, records: [] });
-  const key = topicPartitionKey(first.topic, first.partition);
-  // {"...":...,"records":{}} -> {"...":...,"records":{"<key>":[]}} + one comma between two records.
-  const emptyBytes = byteLength(JSON.stringify(envelope)) + byteLength(JSON.stringify(key)) + 3;
-  const out: Array<{ event: AwsKafkaEvent; records: AwsKafkaRecord[]; bytes: number }> = [];
-  let current: AwsKafkaRecord[] = [];
-  let bytes = emptyBytes;
-  const flush = (): void => {
-    if (current.length === 0) return;
-    out.push({ event: { ...envelope, records: { [key]: current } } as AwsKafkaEvent, records: current, bytes });
-    current = [];
-    bytes = emptyBytes;
-  };
-  for (const record of records) {
-    const size = byteLength(JSON.stringify(record));
-    if (current.length > 0 && (current.length >= limits.batchSize || bytes + 1 + size > limits.maxPayloadBytes)) flush();
-    bytes += size + (current.length > 0 ? 1 : 0);
-    current.push(record);
+  // {"...":...,"records":{}}: every partition adds "<key>":[...] and a comma before all but the first.
+  let bytes = byteLength(JSON.stringify(envelope));
+  let count = 0;
+  const records: Record<string, AwsKafkaRecord[]> = {};
+  const parts: AwsKafkaRecord[][] = [];
+  for (const queue of queues) {
+    const part: AwsKafkaRecord[] = [];
+    parts.push(part);
+    const first = queue[0];
+    if (first === undefined || count >= limits.batchSize) continue;
+    const key = topicPartitionKey(first.topic, first.partition);
+    let partBytes = byteLength(JSON.stringify(key)) + 3 + (count > 0 ? 1 : 0);
+    for (const record of queue) {
+      if (count + part.length >= limits.batchSize) break;
+      const size = byteLength(JSON.stringify(record)) + (part.length > 0 ? 1 : 0);
+      const alone = count === 0 && part.length === 0;
+      if (!alone && bytes + partBytes + size > limits.maxPayloadBytes) break;
+      partBytes += size;
+      part.push(record);
+    }
+    if (part.length === 0) continue;
+    records[key] = part;
+    bytes += partBytes;
+    count += part.length;
   }
-  flush();
-  return out;
+  if (count === 0) return undefined;
+  return { event: { ...envelope, records } as AwsKafkaEvent, parts, bytes };
 }
 
 function byteLength(text: string): number {
   return Buffer.byteLength(text, 'utf8');
 }
 
-/** The outcome of one invocation for one partition's batch, as the event source mapping reads it. */
+/** The outcome of one invocation for one partition's records in it, as the event source mapping reads it. */
 export type BatchOutcome =
   /** Every record is done: commit after the last one. */
   | { readonly kind: 'success' }
@@ -65,42 +81,55 @@ export type BatchOutcome =
   | { readonly kind: 'retry-from'; readonly offset: number; readonly reason: string };
 
 /**
- * What the event source mapping does with an invocation's result (Lambda developer guide, Kafka error
- * handling): an error retries the whole batch; with `ReportBatchItemFailures`, a response naming failed
- * records retries from the lowest one (the records below it are committed), an empty list or `null` is a
- * success, and a response that cannot be read fails the whole batch. Without `ReportBatchItemFailures` the
- * response is ignored. Pure.
+ * What the event source mapping does with an invocation's result, per partition of the event (Lambda developer
+ * guide, Kafka error handling): an error retries every record; with `ReportBatchItemFailures`, a response
+ * naming failed records retries each named partition from its lowest failed record (the records below it and
+ * the partitions it does not name are committed), an empty list or `null` is a success, and a response that
+ * cannot be read, or names a record the event does not hold, fails every record. Without
+ * `ReportBatchItemFailures` the response is ignored. `parts`: each partition's records in the event, one
+ * outcome per part, in the same order. Pure.
  *
  * @example
- * readOutcome({ batchItemFailures: [{ itemIdentifier: { partition: 'orders-0', offset: 7 } }] }, undefined, batch, true);
- * // { kind: 'retry-from', offset: 7, ... }
+ * readOutcomes({ batchItemFailures: [{ itemIdentifier: { partition: 'orders-0', offset: 7 } }] }, undefined, [ordersP0, ordersP1], true);
+ * // [{ kind: 'retry-from', offset: 7, ... }, { kind: 'success' }]
  */
-export function readOutcome(
+export function readOutcomes(
   response: unknown,
   error: unknown,
-  batch: readonly AwsKafkaRecord[],
+  parts: ReadonlyArray<readonly AwsKafkaRecord[]>,
   reportBatchItemFailures: boolean,
-): BatchOutcome {
-  const first = batch[0];
-  if (first === undefined) return { kind: 'success' };
-  if (error !== undefined) return { kind: 'retry-from', offset: first.offset, reason: `invocation failed: ${describeError(error)}` };
-  if (!reportBatchItemFailures || response === null || response === undefined) return { kind: 'success' };
-  if (typeof response !== 'object' || !('batchItemFailures' in response)) return { kind: 'success' };
+): BatchOutcome[] {
+  const all = (reason: string): BatchOutcome[] =>
+    parts.map((part) => (part[0] === undefined ? { kind: 'success' } : { kind: 'retry-from', offset: part[0].offset, reason }));
+  const success = (): BatchOutcome[] => parts.map(() => ({ kind: 'success' }));
+  if (error !== undefined) return all(`invocation failed: ${describeError(error)}`);
+  if (!reportBatchItemFailures || response === null || response === undefined) return success();
+  if (typeof response !== 'object' || !('batchItemFailures' in response)) return success();
   const failures = (response as { batchItemFailures: unknown }).batchItemFailures;
-  if (failures === null || failures === undefined) return { kind: 'success' };
-  if (!Array.isArray(failures)) return { kind: 'retry-from', offset: first.offset, reason: 'unreadable partial batch response' };
-  if (failures.length === 0) return { kind: 'success' };
-  const key = topicPartitionKey(first.topic, first.partition);
-  const offsets = new Set(batch.map((record) => record.offset));
-  let lowest: number | undefined;
+  if (failures === null || failures === undefined) return success();
+  if (!Array.isArray(failures)) return all('unreadable partial batch response');
+  const held = new Map<string, Set<number>>();
+  for (const part of parts) {
+    if (part[0] !== undefined) held.set(topicPartitionKey(part[0].topic, part[0].partition), new Set(part.map((record) => record.offset)));
+  }
+  const lowest = new Map<string, number>();
+  const named = new Map<string, number>();
   for (const failure of failures) {
     const id = (failure as { itemIdentifier?: { partition?: unknown; offset?: unknown } } | null)?.itemIdentifier;
-    if (id?.partition !== key || typeof id.offset !== 'number' || !offsets.has(id.offset)) {
-      return { kind: 'retry-from', offset: first.offset, reason: `partial batch response names a record not in the batch: ${JSON.stringify(failure)}` };
+    const offsets = typeof id?.partition === 'string' ? held.get(id.partition) : undefined;
+    if (offsets === undefined || typeof id?.offset !== 'number' || !offsets.has(id.offset)) {
+      return all(`partial batch response names a record not in the batch: ${JSON.stringify(failure)}`);
     }
-    lowest = lowest === undefined ? id.offset : Math.min(lowest, id.offset);
+    const key = id.partition as string;
+    lowest.set(key, Math.min(lowest.get(key) ?? id.offset, id.offset));
+    named.set(key, (named.get(key) ?? 0) + 1);
   }
-  return { kind: 'retry-from', offset: lowest!, reason: `${failures.length} record(s) reported as failed` };
+  return parts.map((part) => {
+    const key = part[0] === undefined ? undefined : topicPartitionKey(part[0].topic, part[0].partition);
+    const offset = key === undefined ? undefined : lowest.get(key);
+    if (key === undefined || offset === undefined) return { kind: 'success' };
+    return { kind: 'retry-from', offset, reason: `${named.get(key)} record(s) reported as failed` };
+  });
 }
 
 function describeError(error: unknown): string {

@@ -1,45 +1,19 @@
 import { sleep } from '../../deadline';
-import { Kafka, logLevel, type Consumer, type EachBatchPayload, type KafkaMessage } from 'kafkajs';
-import { encodeKafkaRecord } from '../../event/encode';
-import type { AwsKafkaRecord } from '../../event/types';
+import { Kafka, logLevel, type Consumer } from 'kafkajs';
+import type { AwsKafkaEvent } from '../../event/types';
+import { topicPartitionKey } from '../../event/topic-partition';
 import { ENV } from '../../options/constants';
 import { durationMs } from '../../options/duration';
 import { AWS_LIMITS, PLUGIN_DEFAULTS, type CustomBlock } from '../config';
-import type { FunctionPlan, TriggerSettings } from '../plan';
-import { triggerOf } from '../plan';
-import { cutBatches, readOutcome, retryDelayMs, type EventSourceSpec } from './batching';
+import type { FunctionPlan } from '../plan';
+import { awsRecordOf, mappingSpecs, type MappingSpec, type OfflineServerless } from './mapping';
+import { PartitionQueues } from './partition-queues';
 
 /** What the trigger needs of serverless-offline's Lambda runtime (`serverless-offline/lambda`). */
 export interface OfflineLambda {
   create(lambdas: Array<{ functionKey: string; functionDefinition: unknown }>): void;
   get(functionKey: string): { setEvent(event: unknown): void; runHandler(): Promise<unknown> };
   cleanup(): Promise<unknown>;
-}
-
-export interface OfflineServerless {
-  readonly service: {
-    readonly provider: { readonly region?: string };
-    readonly custom?: Record<string, unknown>;
-    getAllFunctions(): string[];
-    getFunction(key: string): { events?: Array<Record<string, unknown>>; [other: string]: unknown };
-  };
-  readonly processedInput?: { readonly options?: Record<string, unknown> };
-}
-
-/** One emulated event source mapping: a Kafka trigger of one function. */
-export interface MappingSpec {
-  readonly functionKey: string;
-  readonly topic: string;
-  readonly groupId: string;
-  readonly batchSize: number;
-  readonly batchingWindowMs: number;
-  readonly startingPosition: 'LATEST' | 'TRIM_HORIZON' | 'AT_TIMESTAMP';
-  readonly startingPositionTimestamp: number | undefined;
-  readonly reportBatchItemFailures: boolean;
-  /** Where the emulator connects. */
-  readonly brokers: readonly string[];
-  /** What the event says about its source (an MSK trigger keeps its ARN). */
-  readonly eventSource: EventSourceSpec;
 }
 
 /** Counters a test or a progress display reads. */
@@ -49,78 +23,6 @@ export interface TriggerStats {
   recordsDelivered: number;
   /** The most invocations ever in flight at once for one partition (the event source allows one). */
   maxInFlightPerPartition: number;
-}
-
-/**
- * The event source mappings of a service under `serverless offline`: one per `msk` or `kafka` event (the
- * plugin's retry triggers included). An MSK ARN or a trigger's bootstrap servers map to the local broker
- * through `custom.kafkaLanes.offline.brokers` (default `127.0.0.1:9092`).
- */
-export function mappingSpecs(serverless: OfflineServerless, custom: CustomBlock): MappingSpec[] {
-  const { service } = serverless;
-  const brokersOf = (arn: unknown): string[] => {
-    const configured = custom.offline?.brokers;
-    if (configured === undefined) return [PLUGIN_DEFAULTS.offlineBroker];
-    if (typeof configured === 'string') return [configured];
-    const named = typeof arn === 'string' ? configured[arn] : undefined;
-    return [named ?? configured['default'] ?? PLUGIN_DEFAULTS.offlineBroker];
-  };
-  const specs: MappingSpec[] = [];
-  for (const functionKey of service.getAllFunctions()) {
-    for (const event of service.getFunction(functionKey).events ?? []) {
-      const trigger = triggerOf(event);
-      if (trigger === undefined || (trigger.settings as { enabled?: unknown }).enabled === false) continue;
-      const s: TriggerSettings = trigger.settings;
-      if (s['filterPatterns'] !== undefined) {
-        // Applying AWS's filter grammar locally would be a second implementation to drift; delivering what AWS
-        // would filter out would run the handler on records it never sees deployed. Neither: refused.
-        throw new Error(
-          `kafka-lanes offline: functions.${functionKey}.events.${trigger.kind}.filterPatterns: expected none under \`serverless offline\` ` +
-            '(the offline trigger does not apply event filters), got some; remove them for the local run',
-        );
-      }
-      const brokers = brokersOf(s.arn);
-      specs.push({
-        functionKey,
-        topic: s.topic,
-        // AWS names a group after the mapping's UUID when none is given; a stable local name serves as well.
-        groupId: s.consumerGroupId ?? `offline-${functionKey}-${s.topic}`,
-        batchSize: s.batchSize ?? AWS_LIMITS.defaultBatchSize,
-        batchingWindowMs: Math.round((s.maximumBatchingWindow ?? AWS_LIMITS.defaultBatchingWindowSeconds) * 1000),
-        startingPosition: (s.startingPosition as MappingSpec['startingPosition'] | undefined) ?? 'TRIM_HORIZON',
-        startingPositionTimestamp: s.startingPositionTimestamp,
-        reportBatchItemFailures: s.provisionedPollerConfig !== undefined,
-        brokers,
-        eventSource:
-          trigger.kind === 'msk'
-            ? { source: 'aws:kafka', eventSourceArn: typeof s.arn === 'string' ? s.arn : `arn:aws:kafka:local:000000000000:cluster/offline/${functionKey}` }
-            : { source: 'SelfManagedKafka' },
-      });
-    }
-  }
-  return specs;
-}
-
-/** Turns a kafkajs message into the record AWS would put in the event. */
-export function awsRecordOf(topic: string, partition: number, message: KafkaMessage): AwsKafkaRecord {
-  const headers: Array<{ name: string; value: Uint8Array }> = [];
-  for (const [name, value] of Object.entries(message.headers ?? {})) {
-    // kafkajs gathers repeated header names into an array; AWS keeps each as its own entry.
-    for (const one of Array.isArray(value) ? value : [value]) {
-      if (one !== undefined) headers.push({ name, value: typeof one === 'string' ? Buffer.from(one) : one });
-    }
-  }
-  const context = (message as KafkaMessage & { batchContext?: { timestampType?: number } }).batchContext;
-  return encodeKafkaRecord({
-    topic,
-    partition,
-    offset: Number(message.offset),
-    timestamp: Number(message.timestamp),
-    timestampType: context?.timestampType === 1 ? 'LOG_APPEND_TIME' : 'CREATE_TIME',
-    key: message.key,
-    value: message.value,
-    headers,
-  });
 }
 
 export interface TriggerLog {
@@ -143,10 +45,13 @@ export interface StartOfflineTriggerOptions {
  * Plays the service's Kafka triggers against a local broker, the way Lambda's event source mapping does:
  * - a kafkajs consumer per mapping, in the mapping's consumer group, from `startingPosition`;
  * - events of at most `batchSize` records and 6 MB, gathered for up to `maximumBatchingWindow` (the broker
- *   holds a fetch until 6 MB or the window), one partition per event;
- * - one invocation in flight per partition, partitions in parallel;
+ *   holds a fetch until 6 MB or the window), holding several partitions' records unless `mixPartitions` is off;
+ * - one invocation in flight per partition, partitions independent: the consumer hands each fetched batch to
+ *   its partition's queue (`PartitionQueues`), pauses that partition until the queue is empty and goes on
+ *   fetching (and heartbeating) for the others, so a slow invocation holds only its own partitions and never
+ *   the group membership;
  * - the exact AWS event, run through serverless-offline's own Lambda runtime;
- * - the offset committed after each successful invocation; on an error the whole batch again after a backoff;
+ * - the offsets committed after each successful invocation; on an error the records again after a backoff;
  *   a partial batch response honoured when the mapping reports batch item failures (provisioned mode);
  * - the committers of `kafkaLanes` functions run every `custom.kafkaLanes.offline.committerInterval`.
  * `stop()` lets in-flight invocations finish and commits them.
@@ -159,6 +64,7 @@ export class OfflineKafkaTrigger {
   readonly #custom: CustomBlock;
   readonly #log: TriggerLog;
   readonly #consumers: Consumer[] = [];
+  readonly #queues: PartitionQueues[] = [];
   readonly #inFlight = new Map<string, number>();
   readonly #stopping = new AbortController();
   #committerLoop: Promise<void> | undefined;
@@ -173,10 +79,7 @@ export class OfflineKafkaTrigger {
   }
 
   async start(): Promise<void> {
-    for (const spec of this.#specs) {
-      const consumer = await this.#startMapping(spec);
-      this.#consumers.push(consumer);
-    }
+    for (const spec of this.#specs) await this.#startMapping(spec);
     if (this.#committers.length > 0) this.#committerLoop = this.#runCommitters();
     this.#log.notice(
       `kafka-lanes offline: ${this.#specs.length} Kafka trigger(s) running (${this.#specs.map((s) => `${s.functionKey} <- ${s.topic}`).join(', ')})` +
@@ -184,7 +87,7 @@ export class OfflineKafkaTrigger {
     );
   }
 
-  async #startMapping(spec: MappingSpec): Promise<Consumer> {
+  async #startMapping(spec: MappingSpec): Promise<void> {
     const kafka = new Kafka({ clientId: `kafka-lanes-offline-${spec.functionKey}`, brokers: [...spec.brokers], logLevel: logLevel.ERROR });
     const consumer = kafka.consumer({
       groupId: spec.groupId,
@@ -193,20 +96,60 @@ export class OfflineKafkaTrigger {
       minBytes: spec.batchingWindowMs > 0 ? AWS_LIMITS.maxPayloadBytes : 1,
       maxBytesPerPartition: AWS_LIMITS.maxPayloadBytes,
       maxBytes: 4 * AWS_LIMITS.maxPayloadBytes,
+      sessionTimeout: spec.sessionTimeoutMs,
+      heartbeatInterval: Math.min(3_000, Math.floor(spec.sessionTimeoutMs / 3)),
+    });
+    // The partitions this member owns, as of its last join: a partition is sought and resumed only while owned.
+    let owned = new Set<string>();
+    const queues = new PartitionQueues(
+      {
+        functionKey: spec.functionKey,
+        eventSource: spec.eventSource,
+        bootstrapServers: spec.brokers,
+        mixPartitions: spec.mixPartitions,
+        reportBatchItemFailures: spec.reportBatchItemFailures,
+        batchSize: spec.batchSize,
+        maxPayloadBytes: AWS_LIMITS.maxPayloadBytes,
+        retryDelayMs: durationMs(this.#custom.offline?.retryDelay ?? PLUGIN_DEFAULTS.retryDelay) ?? 1_000,
+        retryMaxDelayMs: durationMs(this.#custom.offline?.retryMaxDelay ?? PLUGIN_DEFAULTS.retryMaxDelay) ?? 30_000,
+      },
+      {
+        invoke: (event, partitions) => this.#invoke(spec.functionKey, spec.groupId, partitions, event),
+        commit: (offsets) => consumer.commitOffsets(offsets.map(({ topic, partition, offset }) => ({ topic, partition, offset: String(offset) }))),
+        release: (topic, partition, offset) => {
+          if (!owned.has(topicPartitionKey(topic, partition))) return;
+          // The consumer reads on from the queue's end (it resolves nothing itself), then the partition joins the fetches again.
+          consumer.seek({ topic, partition, offset: String(offset) });
+          consumer.resume([{ topic, partitions: [partition] }]);
+        },
+        warning: (message) => this.#log.warning(message),
+      },
+    );
+    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+      owned = new Set((payload.memberAssignment[spec.topic] ?? []).map((partition) => topicPartitionKey(spec.topic, partition)));
+      const dropped = queues.assign(owned);
+      // Paused while their queue held records; a later assignment of them fetches from the group's commit.
+      if (dropped.length > 0) consumer.resume([{ topic: spec.topic, partitions: dropped.map((d) => d.partition) }]);
     });
     await consumer.connect();
     await consumer.subscribe({ topic: spec.topic, fromBeginning: spec.startingPosition !== 'LATEST' });
     if (spec.startingPosition === 'AT_TIMESTAMP' && spec.startingPositionTimestamp !== undefined) {
       await this.#seekToTimestamp(kafka, consumer, spec);
     }
+    this.#consumers.push(consumer);
+    this.#queues.push(queues);
     await consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
-      // Partitions in parallel; kafkajs never hands out two batches of one partition at once.
+      // Every batch of a fetch handed over at once, so that one event can gather them.
       partitionsConsumedConcurrently: 64,
-      eachBatch: (payload) => this.#deliver(spec, consumer, payload),
+      eachBatch: async ({ batch, pause }) => {
+        const records = batch.messages.map((message) => awsRecordOf(batch.topic, batch.partition, message));
+        if (records.length === 0) return;
+        pause();
+        queues.add(batch.topic, batch.partition, records);
+      },
     });
-    return consumer;
   }
 
   async #seekToTimestamp(kafka: Kafka, consumer: Consumer, spec: MappingSpec): Promise<void> {
@@ -227,55 +170,15 @@ export class OfflineKafkaTrigger {
     }
   }
 
-  async #deliver(spec: MappingSpec, consumer: Consumer, payload: EachBatchPayload): Promise<void> {
-    const { batch, resolveOffset, heartbeat, isRunning, isStale } = payload;
-    const partitionId = `${spec.groupId}/${batch.topic}-${batch.partition}`;
-    let pending = batch.messages.map((message) => awsRecordOf(batch.topic, batch.partition, message));
-    let attempt = 0;
-    const retryDelay = durationMs(this.#custom.offline?.retryDelay ?? PLUGIN_DEFAULTS.retryDelay) ?? 1_000;
-    const retryMaxDelay = durationMs(this.#custom.offline?.retryMaxDelay ?? PLUGIN_DEFAULTS.retryMaxDelay) ?? 30_000;
-    while (pending.length > 0 && isRunning() && !isStale()) {
-      const [next] = cutBatches(pending, spec.eventSource, spec.brokers, { batchSize: spec.batchSize, maxPayloadBytes: AWS_LIMITS.maxPayloadBytes });
-      if (next === undefined) break;
-      if (next.bytes > AWS_LIMITS.maxPayloadBytes) {
-        this.#log.warning(`kafka-lanes offline: ${batch.topic}-${batch.partition} offset ${next.records[0]?.offset} exceeds 6 MB; Lambda could not deliver it`);
-      }
-      const { response, error } = await this.#invoke(spec.functionKey, partitionId, next.event);
-      const outcome = readOutcome(response, error, next.records, spec.reportBatchItemFailures);
-      const done = outcome.kind === 'success' ? next.records : next.records.filter((record) => record.offset < outcome.offset);
-      const last = done[done.length - 1];
-      if (last !== undefined) {
-        resolveOffset(String(last.offset));
-        await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: String(last.offset + 1) }]);
-        pending = pending.slice(done.length);
-      }
-      if (outcome.kind === 'success') {
-        attempt = 0;
-        continue;
-      }
-      attempt += 1;
-      const delay = retryDelayMs(attempt, retryDelay, retryMaxDelay);
-      this.#log.warning(
-        `kafka-lanes offline: ${spec.functionKey} ${batch.topic}-${batch.partition} from offset ${outcome.offset}: ${outcome.reason}; sending the batch again in ${delay} ms`,
-      );
-      await this.#pause(delay, heartbeat);
+  async #invoke(functionKey: string, groupId: string, partitions: readonly string[], event: AwsKafkaEvent): Promise<{ response?: unknown; error?: unknown }> {
+    const ids = partitions.map((partition) => `${groupId}/${partition}`);
+    for (const id of ids) {
+      const inFlight = (this.#inFlight.get(id) ?? 0) + 1;
+      this.#inFlight.set(id, inFlight);
+      this.stats.maxInFlightPerPartition = Math.max(this.stats.maxInFlightPerPartition, inFlight);
     }
-  }
-
-  async #pause(ms: number, heartbeat: () => Promise<void>): Promise<void> {
-    const until = Date.now() + ms;
-    while (!this.#stopping.signal.aborted && Date.now() < until) {
-      await sleep(Math.min(1_000, until - Date.now()), this.#stopping.signal);
-      await heartbeat().catch(() => undefined);
-    }
-  }
-
-  async #invoke(functionKey: string, partitionId: string, event: unknown): Promise<{ response?: unknown; error?: unknown }> {
-    const inFlight = (this.#inFlight.get(partitionId) ?? 0) + 1;
-    this.#inFlight.set(partitionId, inFlight);
-    this.stats.maxInFlightPerPartition = Math.max(this.stats.maxInFlightPerPartition, inFlight);
     this.stats.invocations += 1;
-    this.stats.recordsDelivered += Object.values((event as { records: Record<string, unknown[]> }).records).reduce((n, list) => n + list.length, 0);
+    this.stats.recordsDelivered += Object.values(event.records).reduce((n, list) => n + list.length, 0);
     try {
       // get, setEvent and runHandler in one synchronous step: runHandler marks the instance busy at once,
       // so a concurrent get() for another partition never receives the same instance.
@@ -286,7 +189,7 @@ export class OfflineKafkaTrigger {
       this.stats.failedInvocations += 1;
       return { error: error ?? new Error('invocation failed') };
     } finally {
-      this.#inFlight.set(partitionId, (this.#inFlight.get(partitionId) ?? 1) - 1);
+      for (const id of ids) this.#inFlight.set(id, (this.#inFlight.get(id) ?? 1) - 1);
     }
   }
 
@@ -311,11 +214,12 @@ export class OfflineKafkaTrigger {
     }
   }
 
-  /** Stops polling, lets in-flight invocations finish and commit, runs the committers a last time. */
+  /** Starts no more invocations, lets those in flight finish and commit, runs the committers a last time. */
   stop(): Promise<void> {
     this.#stopped ??= (async () => {
       this.#stopping.abort();
-      // kafkajs' stop waits for the batches being processed: their invocations finish and commit.
+      // The consumers stay in their groups until the last invocations have committed.
+      await Promise.all(this.#queues.map((queues) => queues.drain()));
       await Promise.all(this.#consumers.map((consumer) => consumer.disconnect()));
       await this.#committerLoop;
       await this.runCommitters();

@@ -1,4 +1,5 @@
-import { awsRecordOf, mappingSpecs, type OfflineServerless } from '../../../src/serverless/offline/trigger';
+import { customBlockSchema, validateBlock } from '../../../src/serverless/config';
+import { awsRecordOf, mappingSpecs, type OfflineServerless } from '../../../src/serverless/offline/mapping';
 
 const ARN = 'arn:aws:kafka:eu-west-1:123456789012:cluster/shop/abcd-1';
 
@@ -32,6 +33,8 @@ describe('mappingSpecs (one emulated event source mapping per Kafka trigger)', (
         reportBatchItemFailures: false,
         brokers: ['localhost:19092'],
         eventSource: { source: 'aws:kafka', eventSourceArn: ARN },
+        mixPartitions: true,
+        sessionTimeoutMs: 30_000,
       },
     ]);
   });
@@ -44,20 +47,42 @@ describe('mappingSpecs (one emulated event source mapping per Kafka trigger)', (
     expect(act).toThrow('functions.orders.events.msk.filterPatterns: expected none under `serverless offline` (the offline trigger does not apply event filters)');
   });
 
-  it('reads a self-managed trigger from the default broker, reports failures in provisioned mode, skips disabled triggers', () => {
+  it('reads a self-managed trigger from the default broker, reports failures in provisioned mode, one partition per event when told, skips disabled triggers', () => {
     // Act
     const specs = mappingSpecs(
       serverless({
         a: [{ kafka: { topic: 't', bootstrapServers: ['kafka.internal:9092'], batchSize: 5, maximumBatchingWindow: 0, provisionedPollerConfig: { minimumPollers: 1 } } }],
         b: [{ msk: { arn: ARN, topic: 'off', enabled: false } }],
       }),
-      {},
+      { offline: { mixPartitions: false } },
     );
 
     // Assess
     expect(specs).toMatchObject([
-      { functionKey: 'a', topic: 't', batchSize: 5, batchingWindowMs: 0, reportBatchItemFailures: true, brokers: ['127.0.0.1:9092'], eventSource: { source: 'SelfManagedKafka' } },
+      {
+        functionKey: 'a',
+        topic: 't',
+        batchSize: 5,
+        batchingWindowMs: 0,
+        reportBatchItemFailures: true,
+        brokers: ['127.0.0.1:9092'],
+        eventSource: { source: 'SelfManagedKafka' },
+        mixPartitions: false,
+      },
     ]);
+  });
+});
+
+describe('custom.kafkaLanes.offline.mixPartitions', () => {
+  it('takes a boolean and names anything else', () => {
+    // Act
+    const off = validateBlock(customBlockSchema, { offline: { mixPartitions: false } }, 'custom.kafkaLanes');
+    const wrong = validateBlock(customBlockSchema, { offline: { mixPartitions: 'no' } }, 'custom.kafkaLanes');
+
+    // Assess
+    expect(off).toEqual({ value: { offline: { mixPartitions: false } }, problems: [] });
+    expect(wrong.problems).toHaveLength(1);
+    expect(wrong.problems[0]).toMatch(/^custom\.kafkaLanes\.offline\.mixPartitions: .*boolean.*, got "no"$/);
   });
 });
 
