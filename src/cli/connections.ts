@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import type { RedisClient } from '../completion/scripts';
-import { createRedis, kafkaConnectionConfig } from '../connections';
+import { createRedis, kafkaClientConfig } from '../connections';
 import { ConfigError } from '../errors';
 import { DEFAULTS, ENV, resolveOptions } from '../options';
 import type { LanesOptions } from '../options/lanes-options';
@@ -71,7 +71,7 @@ export function connectionOptions(group: string, flags: KafkaFlags & RedisFlags)
 export async function withAdmin<T>(group: string, flags: KafkaFlags, work: (admin: Admin) => Promise<T>): Promise<T> {
   const { kafka: options } = connectionOptions(group, flags);
   const kafka = new Kafka({
-    ...kafkaConnectionConfig({ ...options, clientId: 'kafka-lanes-cli' }, LOCAL_BROKERS),
+    ...(await kafkaClientConfig({ ...options, clientId: 'kafka-lanes-cli' }, LOCAL_BROKERS)),
     logLevel: logLevel.NOTHING,
     connectionTimeout: 5_000,
   });
