@@ -155,11 +155,16 @@ export function secretGrants(environment: Readonly<Record<string, unknown>>): St
         Effect: 'Allow',
         Action: ['kms:Decrypt'],
         Resource: { 'Fn::Sub': `arn:\${AWS::Partition}:kms:${region}:${account}:key/*` },
-        Condition: { StringEquals: { 'kms:ViaService': { 'Fn::Sub': `${store}.${region}.amazonaws.com` } } },
+        Condition: { StringEquals: { 'kms:ViaService': subIfNeeded(`${store}.${region}.amazonaws.com`) } },
       },
     );
   }
   return statements;
+}
+
+/** A string with `${...}` as `Fn::Sub`, else as it is (cfn-lint W1020). */
+function subIfNeeded(text: string): unknown {
+  return text.includes('${') ? { 'Fn::Sub': text } : text;
 }
 
 function dedupe(statements: Statement[]): Statement[] {

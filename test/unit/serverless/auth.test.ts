@@ -39,7 +39,7 @@ describe('kafka.auth: scram', () => {
         Effect: 'Allow',
         Action: ['kms:Decrypt'],
         Resource: { 'Fn::Sub': 'arn:${AWS::Partition}:kms:eu-west-1:123456789012:key/*' },
-        Condition: { StringEquals: { 'kms:ViaService': { 'Fn::Sub': 'secretsmanager.eu-west-1.amazonaws.com' } } },
+        Condition: { StringEquals: { 'kms:ViaService': 'secretsmanager.eu-west-1.amazonaws.com' } },
       },
     ];
     expect(secretReads(grants.committer)).toEqual(expected);
@@ -174,7 +174,7 @@ describe('redis.authSecret', () => {
         Effect: 'Allow',
         Action: ['kms:Decrypt'],
         Resource: { 'Fn::Sub': 'arn:${AWS::Partition}:kms:us-east-1:210987654321:key/*' },
-        Condition: { StringEquals: { 'kms:ViaService': { 'Fn::Sub': 'ssm.us-east-1.amazonaws.com' } } },
+        Condition: { StringEquals: { 'kms:ViaService': 'ssm.us-east-1.amazonaws.com' } },
       },
     ]);
   });
