@@ -29,7 +29,7 @@ export function kafkaOptions(command: Command): Command {
   return command.option(
     '--brokers <host:port,...>',
     `Kafka brokers (default: $${ENV.brokers}, else the brokers of $${ENV.mskClusterArn}, else ${LOCAL_BROKERS.join(',')}); ` +
-      `TLS and SASL from $${ENV.ssl} and $${ENV.saslMechanism} (with _USERNAME, _PASSWORD; or aws-iam)`,
+      `TLS and SASL from $${ENV.ssl} and $${ENV.saslMechanism} (with _USERNAME, _PASSWORD or _SECRET; or aws-iam)`,
   );
 }
 
@@ -39,7 +39,7 @@ export function redisOptions(command: Command): Command {
     .option('--redis-url <url>', `one Redis server (default: $${ENV.redisUrl}, else ${DEFAULTS.redis.url})`)
     .option(
       '--redis-cluster-nodes <host:port,...>',
-      `seeds of a Redis Cluster (default: $${ENV.redisClusterNodes}); TLS and AUTH from $${ENV.redisTls}, $${ENV.redisAuthToken}`,
+      `seeds of a Redis Cluster (default: $${ENV.redisClusterNodes}); TLS and AUTH from $${ENV.redisTls}, $${ENV.redisAuthToken} or $${ENV.redisAuthSecret}`,
     );
 }
 
