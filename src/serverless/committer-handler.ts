@@ -33,7 +33,10 @@ export interface CommitterRunSummary {
  * // what the plugin deploys, scheduled `rate(1 minute)`:
  * export const handler = committerHandler();
  */
-export function committerHandler(env: Readonly<Record<string, string | undefined>> = process.env, deps: SecretDeps = {}): () => Promise<CommitterRunSummary> {
+export function committerHandler(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+  deps: SecretDeps = {},
+): (() => Promise<CommitterRunSummary>) & { close(): Promise<void> } {
   const options = resolveOptions({}, env);
   // Loaded as the handler's telemetry is (`importTelemetry`): the plugin bundles the committer with the handlers,
   // and a `require` of Powertools here would put it into the chunks the handlers read at load.
@@ -51,7 +54,7 @@ export function committerHandler(env: Readonly<Record<string, string | undefined
     // again from the payload kept in Redis, with the tiers and dead-letter policy the plugin put in the environment.
     return { kafka, committer: new MemberlessOffsetCommitter(kafka, options.group), sink: new HandOffWriter(kafka, { deadLetterTopic: deadLetterTopic(options.group) }) };
   };
-  return async () => {
+  const run = async (): Promise<CommitterRunSummary> => {
     const telemetry = await telemetryLoad;
     if (clients === undefined) {
       clients = makeClients();
@@ -77,6 +80,15 @@ export function committerHandler(env: Readonly<Record<string, string | undefined
     telemetry.logger.info('committer run', { ...summary, stalled: summary.stalled.length });
     return summary;
   };
+  /** Closes the connections (Lambda never needs it; tests do). */
+  const close = async (): Promise<void> => {
+    const made = await clients?.catch(() => undefined);
+    const redis = store?.redis;
+    clients = undefined;
+    store = undefined;
+    await Promise.all([made?.sink.disconnect(), redis?.quit()]);
+  };
+  return Object.assign(run, { close });
 }
 
 // Built lazily on the first invocation so that importing this module (tests, the plugin) reads no environment.

@@ -12,9 +12,10 @@ import { Redis } from 'ioredis';
 import { lanes } from '../../src';
 import { awsSecretReader, createRedis } from '../../src/connections';
 import { resolveOptions } from '../../src/options';
+import { committerHandler } from '../../src/serverless/committer-handler';
 import { contextWithin, eventOf, fetchRecords, produce } from './support/kafka-events';
 import { startRedis, type RedisServer } from './support/redis-pair';
-import { createTopic, uniqueName } from './support/stack';
+import { createTopic, KAFKA_BROKERS, uniqueName } from './support/stack';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
@@ -186,5 +187,26 @@ describe('secrets read at cold start', () => {
       check.disconnect();
       await handler.close();
     }
+  });
+
+  it("runs the scheduled committer with the handler's environment: the same secret read once for its runs", async () => {
+    // Prepare: the environment the plugin gives the handler and its committer alike.
+    const group = uniqueName('grp');
+    const env = { KAFKA_LANES_GROUP: group, KAFKA_LANES_BROKERS: KAFKA_BROKERS.join(','), KAFKA_LANES_REDIS_URL: url(), KAFKA_LANES_REDIS_AUTH_SECRET: SECRET_ARN };
+    const run = committerHandler(env, { readSecret: awsSecretReader({ endpoint, region: REGION, credentials: CREDENTIALS }) });
+    const before = emulator.calls.length;
+
+    // Act
+    const [first, second] = await (async () => {
+      try {
+        return [await run(), await run()];
+      } finally {
+        await run.close();
+      }
+    })();
+
+    // Assess
+    expect([first.groupId, second.groupId]).toEqual([`${group}.lanes`, `${group}.lanes`]);
+    expect(emulator.calls.slice(before)).toEqual([{ target: 'secretsmanager.GetSecretValue', body: { SecretId: SECRET_ARN }, signed: true }]);
   });
 });
