@@ -28,13 +28,15 @@ function messageOf(error: unknown): string {
 
 /** `TLS, SASL scram-sha-512`: how the clients authenticate to Kafka, as the options resolve it. */
 export function describeKafkaAuth(kafka: KafkaOptions): string {
-  const sasl = kafka.sasl === undefined ? 'no SASL' : kafka.sasl.mechanism === 'aws-iam' ? 'MSK IAM' : `SASL ${kafka.sasl.mechanism}`;
+  const sasl =
+    kafka.sasl === undefined ? 'no SASL' : kafka.sasl.mechanism === 'aws-iam' ? 'MSK IAM' : `SASL ${kafka.sasl.mechanism}${'secret' in kafka.sasl ? ' (secret)' : ''}`;
   return `${kafka.ssl ? 'TLS' : 'no TLS'}, ${sasl}`;
 }
 
 /** `TLS, AUTH as ops`: how the clients reach Redis. */
 export function describeRedisAuth(redis: RedisOptions): string {
-  const auth = redis.password === undefined ? 'no AUTH' : redis.username === undefined ? 'AUTH' : `AUTH as ${redis.username}`;
+  const secret = redis.passwordSecret === undefined ? '' : ' (secret)';
+  const auth = redis.password === undefined && secret === '' ? 'no AUTH' : redis.username === undefined ? `AUTH${secret}` : `AUTH as ${redis.username}${secret}`;
   return `${redisUsesTls(redis) ? 'TLS' : 'no TLS'}, ${auth}`;
 }
 

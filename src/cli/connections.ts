@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import type { RedisClient } from '../completion/scripts';
-import { createRedis, kafkaConnectionConfig } from '../connections';
+import { createRedis, kafkaClientConfig } from '../connections';
 import { ConfigError } from '../errors';
 import { DEFAULTS, ENV, resolveOptions } from '../options';
 import type { LanesOptions } from '../options/lanes-options';
@@ -29,7 +29,7 @@ export function kafkaOptions(command: Command): Command {
   return command.option(
     '--brokers <host:port,...>',
     `Kafka brokers (default: $${ENV.brokers}, else the brokers of $${ENV.mskClusterArn}, else ${LOCAL_BROKERS.join(',')}); ` +
-      `TLS and SASL from $${ENV.ssl} and $${ENV.saslMechanism} (with _USERNAME, _PASSWORD; or aws-iam)`,
+      `TLS and SASL from $${ENV.ssl} and $${ENV.saslMechanism} (with _USERNAME, _PASSWORD or _SECRET; or aws-iam)`,
   );
 }
 
@@ -39,7 +39,7 @@ export function redisOptions(command: Command): Command {
     .option('--redis-url <url>', `one Redis server (default: $${ENV.redisUrl}, else ${DEFAULTS.redis.url})`)
     .option(
       '--redis-cluster-nodes <host:port,...>',
-      `seeds of a Redis Cluster (default: $${ENV.redisClusterNodes}); TLS and AUTH from $${ENV.redisTls}, $${ENV.redisAuthToken}`,
+      `seeds of a Redis Cluster (default: $${ENV.redisClusterNodes}); TLS and AUTH from $${ENV.redisTls}, $${ENV.redisAuthToken} or $${ENV.redisAuthSecret}`,
     );
 }
 
@@ -71,7 +71,7 @@ export function connectionOptions(group: string, flags: KafkaFlags & RedisFlags,
 export async function withAdmin<T>(group: string, flags: KafkaFlags, work: (admin: Admin) => Promise<T>): Promise<T> {
   const { kafka: options } = connectionOptions(group, flags);
   const kafka = new Kafka({
-    ...kafkaConnectionConfig({ ...options, clientId: 'kafka-lanes-cli' }, LOCAL_BROKERS),
+    ...(await kafkaClientConfig({ ...options, clientId: 'kafka-lanes-cli' }, LOCAL_BROKERS)),
     logLevel: logLevel.NOTHING,
     connectionTimeout: 5_000,
   });

@@ -1,6 +1,6 @@
 import { Kafka, logLevel, type Producer } from 'kafkajs';
 import { CompletionStore } from '../completion/store';
-import { kafkaConnectionConfig } from '../connections';
+import { kafkaClientConfig } from '../connections';
 import { HandOffWriter } from '../handoff';
 import { deadLetterTopic, DEFAULTS, resolveOptions } from '../options';
 import type { OperatorParts } from '../retry/operator';
@@ -24,7 +24,7 @@ export async function withOperatorParts<T>(group: string, flags: OperatorFlags, 
   const tiers = flags.tiers === undefined ? undefined : flags.tiers.split(',').map((t) => t.trim()).filter((t) => t !== '');
   const options = resolveOptions({ group, ...(tiers === undefined ? {} : { retry: { tiers } }), kafka: { brokers: [...connections.kafka.brokers] } });
   const kafka = new Kafka({
-    ...kafkaConnectionConfig({ ...connections.kafka, clientId: 'kafka-lanes-cli' }, LOCAL_BROKERS),
+    ...(await kafkaClientConfig({ ...connections.kafka, clientId: 'kafka-lanes-cli' }, LOCAL_BROKERS)),
     logLevel: logLevel.NOTHING,
     connectionTimeout: 5_000,
   });

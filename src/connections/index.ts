@@ -1,4 +1,4 @@
-export { brokersId, kafkaConnectionConfig, saslConfig, type KafkaConnectionConfig, type KafkaConnectionDeps, type SignIamToken } from './kafka';
+export { brokersId, kafkaClientConfig, kafkaConnectionConfig, saslConfig, type KafkaConnectionConfig, type KafkaConnectionDeps, type SignIamToken } from './kafka';
 export {
   clearMskCache,
   mskBootstrapBrokers,
@@ -11,3 +11,13 @@ export {
 export { importKafkaJs, type KafkaJsModule } from './kafkajs';
 export { loadKafkaJs } from './kafkajs-require';
 export { connectRedis, createRedis, importIoRedis, redisConnectionConfig, redisUsesTls, type IoRedisModule, type RedisConnectionConfig } from './redis';
+export {
+  awsSecretReader,
+  clearSecretCache,
+  saslCredentials,
+  withKafkaSecret,
+  withRedisSecret,
+  type ReadSecret,
+  type SecretClientConfig,
+  type SecretDeps,
+} from './secrets';

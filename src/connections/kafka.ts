@@ -3,6 +3,7 @@ import { ConfigError } from '../errors';
 import type { KafkaOptions, SaslOptions } from '../options/lanes-options';
 import { commonJsExports } from './interop';
 import { mskBootstrapBrokers, mskListener, type GetBootstrapBrokers } from './msk';
+import { withKafkaSecret, type SecretDeps } from './secrets';
 
 /** Signs an MSK IAM token for a region; replaceable in tests. */
 export type SignIamToken = (region: string) => Promise<{ token: string; expiryTime: number }>;
@@ -16,7 +17,7 @@ const signWithDefaultCredentials: SignIamToken = async (region) => {
 /** The parts of a kafkajs client config the connection options decide. */
 export type KafkaConnectionConfig = Pick<KafkaConfig, 'clientId' | 'brokers' | 'ssl' | 'sasl'>;
 
-export interface KafkaConnectionDeps {
+export interface KafkaConnectionDeps extends SecretDeps {
   readonly getBootstrapBrokers?: GetBootstrapBrokers;
   readonly signIamToken?: SignIamToken;
 }
@@ -35,6 +36,10 @@ export function saslConfig(sasl: SaslOptions, sign: SignIamToken = signWithDefau
       mechanism: 'oauthbearer',
       oauthBearerProvider: async (): Promise<OauthbearerProviderResponse> => ({ value: (await sign(region)).token }),
     };
+  }
+  if ('secret' in sasl) {
+    // kafkajs takes the credentials as values: the secret is read first (`kafkaClientConfig`).
+    throw new ConfigError(`Expected the SASL credentials of \`kafka.sasl.secret\` to be read before the Kafka client is made (kafkaClientConfig), got the reference \`${sasl.secret}\``);
   }
   return { mechanism: sasl.mechanism, username: sasl.username, password: sasl.password } as SASLOptions;
 }
@@ -73,6 +78,22 @@ export function kafkaConnectionConfig(
     ssl: kafka.ssl,
     ...(kafka.sasl === undefined ? {} : { sasl: saslConfig(kafka.sasl, deps.signIamToken) }),
   };
+}
+
+/**
+ * `kafkaConnectionConfig` once the SASL credentials a secret keeps are read (at the first client of the process,
+ * then from memory): what every Kafka client of the framework is made with.
+ *
+ * @throws ConfigError when no brokers are known or the secret is malformed; LanesError (retriable) when it cannot be read.
+ * @example
+ * const kafka = new Kafka({ ...(await kafkaClientConfig(options.kafka, bootstrapServers)), logLevel: logLevel.ERROR });
+ */
+export async function kafkaClientConfig(
+  kafka: KafkaOptions,
+  fallbackBrokers: readonly string[] = [],
+  deps: KafkaConnectionDeps = {},
+): Promise<KafkaConnectionConfig> {
+  return kafkaConnectionConfig(await withKafkaSecret(kafka, deps), fallbackBrokers, deps);
 }
 
 /** A short id of where a config's brokers come from, to reuse one client per cluster. */

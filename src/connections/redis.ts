@@ -4,6 +4,7 @@ import type { Telemetry } from '../engine/telemetry';
 import type { LanesOptions, RedisOptions } from '../options/lanes-options';
 import { commonJsExports } from './interop';
 import { checkEvictionPolicy } from './eviction-policy';
+import { withRedisSecret, type SecretDeps } from './secrets';
 
 /** The ioredis module's exports. */
 export type IoRedisModule = typeof import('ioredis');
@@ -73,7 +74,8 @@ export function redisConnectionConfig(redis: RedisOptions, common: IoRedisOption
 }
 
 /**
- * A Redis client from the resolved `redis` options; ioredis is loaded at the first call.
+ * A Redis client from the resolved `redis` options; ioredis is loaded at the first call, and the AUTH token of
+ * `passwordSecret` read then (once per process).
  *
  * @example
  * const redis = await createRedis(options.redis, { maxRetriesPerRequest: 2, connectTimeout: 2_000 });
@@ -82,9 +84,10 @@ export async function createRedis(
   redis: RedisOptions,
   common: IoRedisOptions = {},
   cluster: Omit<ClusterOptions, 'redisOptions'> = {},
+  deps: SecretDeps = {},
 ): Promise<Redis | Cluster> {
-  const config = redisConnectionConfig(redis, common);
-  const { Cluster, Redis } = await importIoRedis();
+  const [{ Cluster, Redis }, auth] = await Promise.all([importIoRedis(), withRedisSecret(redis, deps)]);
+  const config = redisConnectionConfig(auth, common);
   if (config.kind === 'server') return new Redis(config.url, config.options);
   return new Cluster(
     config.nodes.map((node) => ({ ...node })),
@@ -93,13 +96,13 @@ export async function createRedis(
 }
 
 /** Connections a handler keeps across invocations of one Lambda execution environment. */
-export async function connectRedis(options: LanesOptions, telemetry: Telemetry): Promise<Redis | Cluster> {
+export async function connectRedis(options: LanesOptions, telemetry: Telemetry, deps: SecretDeps = {}): Promise<Redis | Cluster> {
   // Fail fast: a command waits for at most two reconnects, so an unreachable Redis makes the batch
   // report its records as not handed off well before the Lambda deadline.
   // A command that gets no answer (a silent node, a connection dropped while Lambda was frozen) fails
   // after `commandTimeout` instead of holding the invocation past its deadline.
   const common: IoRedisOptions = { maxRetriesPerRequest: 2, connectTimeout: 2_000, commandTimeout: 3_000, keepAlive: 10_000 };
-  const redis = await createRedis(options.redis, common);
+  const redis = await createRedis(options.redis, common, {}, deps);
   // Without a listener ioredis prints every reconnect error; failed commands already surface per batch.
   redis.on('error', (error: Error) => telemetry.logger.warn('Redis connection error', { error: error.message }));
   // Every invocation runs scripts: they are registered with the connection, and so load with the handler.

@@ -1,6 +1,6 @@
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { brokersId, kafkaConnectionConfig } from '../connections/kafka';
+import { brokersId, kafkaClientConfig } from '../connections/kafka';
 import { importKafkaJs } from '../connections/kafkajs';
 import { connectRedis } from '../connections/redis';
 import type { KafkaBatchResponse } from '../event';
@@ -30,7 +30,7 @@ function handOffFactory(options: LanesOptions, writers: Map<string, Promise<Writ
     ]);
     const kafka = new Kafka({
       // Brokers, TLS and SASL (MSK IAM included) for every client the framework opens: src/connections.
-      ...kafkaConnectionConfig(options.kafka, bootstrapServers),
+      ...(await kafkaClientConfig(options.kafka, bootstrapServers)),
       logLevel: logLevel.ERROR,
       // Bounded like the writer's own timeout, so an unreachable broker fails a batch in time and
       // an abandoned connect does not go on retrying in the background.

@@ -60,8 +60,21 @@ export function resolveConnections(
     } else {
       resolvedSasl = { mechanism: AWS_IAM_MECHANISM, region };
     }
+  } else if (sasl !== undefined && sasl.secret !== undefined) {
+    resolvedSasl = { mechanism: sasl.mechanism, secret: sasl.secret };
   } else if (sasl !== undefined && sasl.username !== undefined && sasl.password !== undefined) {
     resolvedSasl = { mechanism: sasl.mechanism, username: sasl.username, password: sasl.password };
+  }
+  if (redis.password !== undefined && redis.passwordSecret !== undefined) {
+    problems.push(
+      invalidOption(
+        'redis.passwordSecret',
+        'either `redis.password` (the token) or `redis.passwordSecret` (where it is kept), not both',
+        given('redis.passwordSecret', redis.passwordSecret),
+        sourceOf('redis.passwordSecret', sources),
+        `\`redis.password\` is set too${fromEnvironment(sourceOf('redis.password', sources))}`,
+      ),
+    );
   }
   const secure = redis.clusterNodes.length === 0 && redis.url.startsWith('rediss:');
   if (redis.tls === false && secure) {
@@ -85,6 +98,7 @@ export function resolveConnections(
       ...(redis.tls === undefined ? {} : { tls: redis.tls }),
       ...(redis.username === undefined ? {} : { username: redis.username }),
       ...(redis.password === undefined ? {} : { password: redis.password }),
+      ...(redis.passwordSecret === undefined ? {} : { passwordSecret: redis.passwordSecret }),
       ...(redis.waitForReplicas === undefined ? {} : { waitForReplicas: redis.waitForReplicas }),
       ...(redis.waitTimeoutMs === undefined ? {} : { waitTimeoutMs: redis.waitTimeoutMs }),
     },

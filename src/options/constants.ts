@@ -59,12 +59,16 @@ export const ENV = {
   saslMechanism: 'KAFKA_LANES_SASL_MECHANISM',
   saslUsername: 'KAFKA_LANES_SASL_USERNAME',
   saslPassword: 'KAFKA_LANES_SASL_PASSWORD',
+  /** A Secrets Manager secret holding `{"username","password"}`: read at cold start instead of the two above. */
+  saslSecret: 'KAFKA_LANES_SASL_SECRET',
   /** An MSK cluster ARN: the brokers come from its `GetBootstrapBrokers`, once per cold start. */
   mskClusterArn: 'KAFKA_LANES_MSK_CLUSTER_ARN',
   redisTls: 'KAFKA_LANES_REDIS_TLS',
   redisUsername: 'KAFKA_LANES_REDIS_USERNAME',
   /** The Redis AUTH token (ElastiCache) or password. */
   redisAuthToken: 'KAFKA_LANES_REDIS_AUTH_TOKEN',
+  /** Where the Redis AUTH token is kept (Secrets Manager, or SSM as `ssm:/name`): read at cold start. */
+  redisAuthSecret: 'KAFKA_LANES_REDIS_AUTH_SECRET',
   /** Lambda's own region variables: the region MSK IAM tokens are signed for, when the options name none. */
   awsRegion: 'AWS_REGION',
   awsDefaultRegion: 'AWS_DEFAULT_REGION',

@@ -24,8 +24,11 @@ type Env = Readonly<Record<string, string | undefined>>;
  *   (`true` / `false`, any case).
  * - `kafka.sasl` <- `KAFKA_LANES_SASL_MECHANISM` (any case), `_USERNAME`, `_PASSWORD`: all three or none; or the
  *   mechanism `aws-iam` alone (MSK IAM). `kafka.mskClusterArn` <- `KAFKA_LANES_MSK_CLUSTER_ARN`.
- * - `redis.tls` <- `KAFKA_LANES_REDIS_TLS`, `redis.username` <- `KAFKA_LANES_REDIS_USERNAME`, `redis.password` <-
- *   `KAFKA_LANES_REDIS_AUTH_TOKEN`, each when the options do not give it.
+ * - `kafka.sasl` <- `KAFKA_LANES_SASL_SECRET` (a Secrets Manager secret holding the username and password), with
+ *   `KAFKA_LANES_SASL_MECHANISM` or else `scram-sha-512`; with the username or password variables, a problem.
+ * - `redis.tls` <- `KAFKA_LANES_REDIS_TLS`, `redis.username` <- `KAFKA_LANES_REDIS_USERNAME`, each when the
+ *   options do not give it; `redis.password` <- `KAFKA_LANES_REDIS_AUTH_TOKEN` or `redis.passwordSecret` <-
+ *   `KAFKA_LANES_REDIS_AUTH_SECRET` when the options give neither (both variables set is a problem).
  * - `retry.tiers` <- `KAFKA_LANES_RETRY_TIERS` (comma separated), `deadLetter.policy` <-
  *   `KAFKA_LANES_DEAD_LETTER_POLICY`: set in code to another value than the deployment's, each is a problem
  *   (the committer follows the deployment). `partialBatchResponse` <-
@@ -82,7 +85,17 @@ export function withEnvironment(input: unknown, env: Env): WithEnvironment {
   if (redis !== undefined) {
     fill(redis, 'redis.tls', 'tls', ENV.redisTls, parseBoolean);
     fill(redis, 'redis.username', 'username', ENV.redisUsername, (text) => text);
-    fill(redis, 'redis.password', 'password', ENV.redisAuthToken, (text) => text);
+    if (redis['password'] === undefined && redis['passwordSecret'] === undefined) {
+      if (read(ENV.redisAuthToken) !== undefined && read(ENV.redisAuthSecret) !== undefined) {
+        problems.push(
+          `Invalid kafka-lanes option \`redis.password\` (from environment variables): expected \`${ENV.redisAuthToken}\` (the token) ` +
+            `or \`${ENV.redisAuthSecret}\` (where it is kept), not both, got both`,
+        );
+      } else {
+        fill(redis, 'redis.password', 'password', ENV.redisAuthToken, (text) => text);
+        fill(redis, 'redis.passwordSecret', 'passwordSecret', ENV.redisAuthSecret, (text) => text);
+      }
+    }
   }
 
   const kafka = nested(result, 'kafka');
@@ -90,7 +103,9 @@ export function withEnvironment(input: unknown, env: Env): WithEnvironment {
     fill(kafka, 'kafka.brokers', 'brokers', ENV.brokers, splitList);
     fill(kafka, 'kafka.ssl', 'ssl', ENV.ssl, parseBoolean);
     fill(kafka, 'kafka.mskClusterArn', 'mskClusterArn', ENV.mskClusterArn, (text) => text);
-    if (kafka['sasl'] === undefined) {
+    if (kafka['sasl'] === undefined && read(ENV.saslSecret) !== undefined) {
+      problems.push(...saslSecretFromEnvironment(kafka, sources, read));
+    } else if (kafka['sasl'] === undefined) {
       const variables = [ENV.saslMechanism, ENV.saslUsername, ENV.saslPassword];
       const set = variables.filter((variable) => read(variable) !== undefined);
       if (read(ENV.saslMechanism)?.toLowerCase() === AWS_IAM_MECHANISM) {
@@ -121,6 +136,23 @@ export function withEnvironment(input: unknown, env: Env): WithEnvironment {
     }
   }
   return { input: result, sources, problems };
+}
+
+/** `kafka.sasl` from `KAFKA_LANES_SASL_SECRET` and the mechanism (default `scram-sha-512`, MSK's only SCRAM). */
+function saslSecretFromEnvironment(kafka: Record<string, unknown>, sources: Map<string, string>, read: (variable: string) => string | undefined): string[] {
+  const mechanism = read(ENV.saslMechanism)?.toLowerCase();
+  const withSecret = [ENV.saslUsername, ENV.saslPassword].filter((variable) => read(variable) !== undefined);
+  if (withSecret.length > 0 || mechanism === AWS_IAM_MECHANISM) {
+    const given = mechanism === AWS_IAM_MECHANISM ? [`\`${ENV.saslMechanism}=aws-iam\``] : withSecret.map((variable) => `\`${variable}\``);
+    return [
+      `Invalid kafka-lanes option \`kafka.sasl\` (from environment variables): expected \`${ENV.saslSecret}\` alone (the secret holds ` +
+        `the username and password) or with \`${ENV.saslMechanism}\` of a password mechanism, got it with ${given.join(', ')}`,
+    ];
+  }
+  kafka['sasl'] = { mechanism: mechanism ?? 'scram-sha-512', secret: read(ENV.saslSecret) };
+  if (mechanism !== undefined) sources.set('kafka.sasl.mechanism', ENV.saslMechanism);
+  sources.set('kafka.sasl.secret', ENV.saslSecret);
+  return [];
 }
 
 /**

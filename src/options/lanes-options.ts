@@ -57,6 +57,8 @@ export interface RedisOptions {
   readonly username?: string;
   /** AUTH token or password; overrides the URL's. */
   readonly password?: string;
+  /** Where the AUTH token is kept (exclusive with `password`), read on the first connection (src/connections/secrets.ts). */
+  readonly passwordSecret?: string;
   /**
    * Replicas that must acknowledge an invocation's Redis writes (one `WAIT` per invocation, after its last write)
    * before it returns; fewer in time fail the invocation, so the event source redelivers its batch. Absent or 0:
@@ -67,10 +69,13 @@ export interface RedisOptions {
   readonly waitTimeoutMs?: number;
 }
 
-/** SASL with a username and password, or MSK IAM (OAUTHBEARER) for a resolved region. */
+/** SASL with a username and password, or the Secrets Manager secret holding them, or MSK IAM (OAUTHBEARER) for a resolved region. */
 export type SaslOptions =
-  | { readonly mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512'; readonly username: string; readonly password: string }
+  | { readonly mechanism: PasswordMechanism; readonly username: string; readonly password: string }
+  | { readonly mechanism: PasswordMechanism; readonly secret: string }
   | { readonly mechanism: 'aws-iam'; readonly region: string };
+
+export type PasswordMechanism = 'plain' | 'scram-sha-256' | 'scram-sha-512';
 
 export interface KafkaOptions {
   /** Brokers for the retry and dead-letter producer; empty: the event's `bootstrapServers`. */

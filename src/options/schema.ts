@@ -10,6 +10,7 @@ import { groupThousands } from './messages';
 import { deadLetterTopic, retryTopic, topicNameProblem } from './retry-tiers';
 import { isRecordPartInput, resolvePart, type RecordPartInput } from './standard-schema';
 import { resolveConnections } from './connection-options';
+import { parseSecretRef, secretRefExpected, type SecretStore } from './secret-ref';
 import { describeIssue, isObject, touches, type KnownKeys } from './issues';
 import type { LanesOptionsInput } from './types';
 
@@ -152,27 +153,44 @@ const retryShape = {
   tiers: z._default(tiers, [...DEFAULTS.retry.tiers]),
 };
 
-// One object for both kinds of SASL (a union would lose the per-field messages): a username and password for
-// the password mechanisms, an optional region for `aws-iam`; what does not belong to the mechanism is refined.
+/** A reference to a secret in one of `stores` (src/options/secret-ref.ts), never the secret itself. */
+const secretRef = (stores: readonly SecretStore[]): z.ZodMiniString<string> =>
+  z.string({ error: secretRefExpected(stores) }).check(z.superRefine((text: string, ctx) => {
+    const ref = parseSecretRef(text, stores);
+    if ('problem' in ref) ctx.addIssue({ code: 'custom', message: secretRefExpected(stores), input: text, params: { note: ref.problem } });
+  }));
+
+// One object for every kind of SASL (a union would lose the per-field messages): a username and password, or the
+// Secrets Manager secret holding them, for the password mechanisms; an optional region for `aws-iam`; what does
+// not belong to the mechanism is refined.
 const saslShape = {
   mechanism: later(() => oneOf([...SASL_MECHANISMS, AWS_IAM_MECHANISM])),
   username: z.optional(later(() => nonEmptyString())),
   password: z.optional(later(() => nonEmptyString())),
+  secret: z.optional(later(() => secretRef(['secretsmanager']))),
   region: z.optional(
     later(() => z.string({ error: 'an AWS region like `eu-west-1`' }).check(z.regex(/^[a-z]{2}(-[a-z]+)+-[0-9]+$/, { error: 'an AWS region like `eu-west-1`' }))),
   ),
 };
-const sasl = later(() => z.strictObject(saslShape, { error: 'an object `{ mechanism, username, password }` or `{ mechanism: \'aws-iam\' }`' }).check(z.superRefine(
+const sasl = later(() => z.strictObject(saslShape, { error: "an object `{ mechanism, username, password }`, `{ mechanism, secret }` or `{ mechanism: 'aws-iam' }`" }).check(z.superRefine(
   (value: z.output<z.ZodMiniObject<typeof saslShape>>, ctx) => {
     if (value.mechanism === AWS_IAM_MECHANISM) {
-      for (const field of ['username', 'password'] as const) {
+      for (const field of ['username', 'password', 'secret'] as const) {
         if (value[field] === undefined) continue;
         ctx.addIssue({ code: 'custom', path: [field], message: "none with `mechanism: 'aws-iam'` (MSK IAM signs with the function's AWS credentials)", input: value[field] });
       }
       return;
     }
-    for (const field of ['username', 'password'] as const) {
-      if (value[field] === undefined) ctx.addIssue({ code: 'custom', path: [field], message: 'a non-empty string', input: undefined });
+    if (value.secret !== undefined) {
+      // Exactly one source of credentials: the secret holds `{ "username", "password" }`, as MSK SCRAM secrets do.
+      for (const field of ['username', 'password'] as const) {
+        if (value[field] === undefined) continue;
+        ctx.addIssue({ code: 'custom', path: [field], message: 'none with `secret` (the secret holds the username and password)', input: value[field] });
+      }
+    } else {
+      for (const field of ['username', 'password'] as const) {
+        if (value[field] === undefined) ctx.addIssue({ code: 'custom', path: [field], message: 'a non-empty string (or `secret` instead of both)', input: undefined });
+      }
     }
     if (value.region !== undefined) {
       ctx.addIssue({ code: 'custom', path: ['region'], message: "none: `region` applies to `mechanism: 'aws-iam'` only", input: value.region });
@@ -190,6 +208,8 @@ export const redisShape = {
   tls: z.optional(later(() => z.boolean({ error: '`true` or `false`' }))),
   username: z.optional(later(() => nonEmptyString())),
   password: z.optional(later(() => nonEmptyString())),
+  /** Where the password is kept (exclusive with `password`): read at cold start, never in the environment. */
+  passwordSecret: z.optional(later(() => secretRef(['secretsmanager', 'ssm']))),
   waitForReplicas: z.optional(later(() => z.int({ error: 'a whole number of replicas' }).check(z.nonnegative({ error: 'a whole number of replicas, 0 or more' })))),
   waitTimeoutMs: z.optional(later(() => z.int({ error: 'a whole number of milliseconds' }).check(z.positive({ error: 'a positive whole number of milliseconds' })))),
 };

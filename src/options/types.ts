@@ -58,6 +58,13 @@ export interface RedisOptionsInput {
   /** AUTH token or password. Default: `KAFKA_LANES_REDIS_AUTH_TOKEN`, else the URL's, else none. */
   readonly password?: string;
   /**
+   * Where the AUTH token is kept, instead of `password`: a Secrets Manager secret (ARN or name; its text is the
+   * token, or JSON with `token` or `password`, and `username`) or an SSM SecureString parameter (`ssm:/path/name`
+   * or its ARN). Read on the first connection, once per cold start; never in an environment variable. Default:
+   * `KAFKA_LANES_REDIS_AUTH_SECRET`.
+   */
+  readonly passwordSecret?: string;
+  /**
    * Replicas that must acknowledge each invocation's Redis writes (one `WAIT` per invocation) before it returns;
    * fewer within `waitTimeoutMs` fail the invocation and the event source redelivers the batch. Default none.
    */
@@ -68,7 +75,8 @@ export interface RedisOptionsInput {
 
 /**
  * SASL for every Kafka client of the framework: a username and password (`plain`, `scram-sha-256`,
- * `scram-sha-512`), or MSK IAM access control (`aws-iam`: OAUTHBEARER tokens signed with the function's AWS
+ * `scram-sha-512`), given or kept in a Secrets Manager secret (JSON `{ "username", "password" }`, as MSK SCRAM
+ * secrets are; read when the first Kafka client is made, once per cold start), or MSK IAM access control (`aws-iam`: OAUTHBEARER tokens signed with the function's AWS
  * credentials, for the region given, else the MSK cluster ARN's, else `AWS_REGION`).
  */
 export type SaslInput =
@@ -77,6 +85,7 @@ export type SaslInput =
       readonly username: string;
       readonly password: string;
     }
+  | { readonly mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512'; readonly secret: string }
   | { readonly mechanism: 'aws-iam'; readonly region?: string };
 
 /** The Kafka clients of the framework (retry and dead-letter producer, committer, CLI). */
@@ -100,7 +109,8 @@ export interface KafkaOptionsInput {
   readonly mskClusterArn?: string;
   /**
    * Default: from `KAFKA_LANES_SASL_MECHANISM`, `KAFKA_LANES_SASL_USERNAME` and `KAFKA_LANES_SASL_PASSWORD`
-   * (all three, or the mechanism `aws-iam` alone), else no SASL.
+   * (all three, or the mechanism `aws-iam` alone), or `KAFKA_LANES_SASL_SECRET` (with the mechanism, else
+   * `scram-sha-512`), else no SASL.
    */
   readonly sasl?: SaslInput;
 }

@@ -1,7 +1,8 @@
 import { Kafka, logLevel } from 'kafkajs';
+import type { SecretDeps } from '../connections/secrets';
 import { CompletionStore } from '../completion/store';
 import { MemberlessOffsetCommitter, runCommitter, type CommitterResult } from '../committer';
-import { kafkaConnectionConfig } from '../connections';
+import { kafkaClientConfig } from '../connections';
 import { resolveOptions } from '../options';
 import { connectRedis } from '../connections/redis';
 import { importTelemetry } from '../engine/telemetry';
@@ -32,7 +33,10 @@ export interface CommitterRunSummary {
  * // what the plugin deploys, scheduled `rate(1 minute)`:
  * export const handler = committerHandler();
  */
-export function committerHandler(env: Readonly<Record<string, string | undefined>> = process.env): () => Promise<CommitterRunSummary> {
+export function committerHandler(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+  deps: SecretDeps = {},
+): (() => Promise<CommitterRunSummary>) & { close(): Promise<void> } {
   const options = resolveOptions({}, env);
   // Loaded as the handler's telemetry is (`importTelemetry`): the plugin bundles the committer with the handlers,
   // and a `require` of Powertools here would put it into the chunks the handlers read at load.
@@ -41,15 +45,23 @@ export function committerHandler(env: Readonly<Record<string, string | undefined
   telemetryLoad.catch(() => undefined);
   let store: CompletionStore | undefined;
   // Brokers (or the MSK cluster ARN), TLS and SASL as for every client of the framework; a scheduled event
-  // carries no bootstrap servers, so one of them must be configured.
-  const kafka = new Kafka({ ...kafkaConnectionConfig(options.kafka), logLevel: logLevel.ERROR });
-  const committer = new MemberlessOffsetCommitter(kafka, options.group);
-  // Re-drive (docs/ARCHITECTURE.md, "The path of a retry copy"): a lane head whose retry function died while holding it gets its copy written
-  // again from the payload kept in Redis, with the tiers and dead-letter policy the plugin put in the environment.
-  const sink = new HandOffWriter(kafka, { deadLetterTopic: deadLetterTopic(options.group) });
-  return async () => {
+  // carries no bootstrap servers, so one of them must be configured. Made at the first run: a SASL secret is read
+  // then, once per cold start.
+  let clients: Promise<{ kafka: Kafka; committer: MemberlessOffsetCommitter; sink: HandOffWriter }> | undefined;
+  const makeClients = async (): Promise<{ kafka: Kafka; committer: MemberlessOffsetCommitter; sink: HandOffWriter }> => {
+    const kafka = new Kafka({ ...(await kafkaClientConfig(options.kafka, [], deps)), logLevel: logLevel.ERROR });
+    // Re-drive (docs/ARCHITECTURE.md, "The path of a retry copy"): a lane head whose retry function died while holding it gets its copy written
+    // again from the payload kept in Redis, with the tiers and dead-letter policy the plugin put in the environment.
+    return { kafka, committer: new MemberlessOffsetCommitter(kafka, options.group), sink: new HandOffWriter(kafka, { deadLetterTopic: deadLetterTopic(options.group) }) };
+  };
+  const run = async (): Promise<CommitterRunSummary> => {
     const telemetry = await telemetryLoad;
-    store ??= new CompletionStore(await connectRedis(options, telemetry));
+    if (clients === undefined) {
+      clients = makeClients();
+      clients.catch(() => (clients = undefined));
+    }
+    const { kafka, committer, sink } = await clients;
+    store ??= new CompletionStore(await connectRedis(options, telemetry, deps));
     const result: CommitterResult = await runCommitter({
       store, group: options.group, committer, redrive: { store, options, sink, telemetry },
       recovery: { parts: { redis: store.redis, kafka, options, sink }, telemetry },
@@ -68,6 +80,15 @@ export function committerHandler(env: Readonly<Record<string, string | undefined
     telemetry.logger.info('committer run', { ...summary, stalled: summary.stalled.length });
     return summary;
   };
+  /** Closes the connections (Lambda never needs it; tests do). */
+  const close = async (): Promise<void> => {
+    const made = await clients?.catch(() => undefined);
+    const redis = store?.redis;
+    clients = undefined;
+    store = undefined;
+    await Promise.all([made?.sink.disconnect(), redis?.quit()]);
+  };
+  return Object.assign(run, { close });
 }
 
 // Built lazily on the first invocation so that importing this module (tests, the plugin) reads no environment.

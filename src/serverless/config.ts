@@ -36,6 +36,12 @@ export const functionBlockSchema = z.strictObject({
       clusterNodes: z.union([z.array(z.union([hostPort, intrinsic])).min(1), intrinsic]).optional(),
       /** TLS in transit (ElastiCache with in-transit encryption); a `rediss://` URL implies it. */
       tls: z.boolean().optional(),
+      /**
+       * Where the AUTH token is kept: a Secrets Manager secret (ARN, name, or a CloudFormation value giving its
+       * ARN) or an SSM SecureString parameter (`ssm:/path/name` or its ARN). The functions get the reference and
+       * read the token at cold start; they are granted that secret alone.
+       */
+      authSecret: z.union([z.string().min(1), intrinsic]).optional(),
     })
     .optional(),
   kafka: z
@@ -47,6 +53,11 @@ export const functionBlockSchema = z.strictObject({
        * `none`. Default: what the trigger uses (`iam` for an `msk` trigger without `saslScram512`).
        */
       auth: z.enum(['iam', 'scram', 'tls', 'none']).optional(),
+      /**
+       * With `scram`: the Secrets Manager secret (ARN, name or a CloudFormation value giving its ARN) holding the
+       * producers' and the committer's `{"username","password"}`. Default: the trigger's own SCRAM secret.
+       */
+      secret: z.union([z.string().min(1), intrinsic]).optional(),
     })
     .optional(),
   /** What the dead-letter topic does to a lane; the committer's re-drive applies it too, so it lives here, not in code. */

@@ -1,4 +1,6 @@
+import { ENV } from '../options/constants';
 import { completionGroupId, deadLetterTopic, retryTopic, retryTopicPrefix } from '../options/names';
+import { parseSecretRef } from '../options/secret-ref';
 import type { FunctionPlan } from './plan';
 
 /** One IAM policy statement. */
@@ -91,6 +93,9 @@ export function groupGrants(plan: FunctionPlan, inVpc: boolean): GroupGrants {
   if (trigger.kind === 'msk') handler.push({ Effect: 'Allow', Action: [...ENI_ACTIONS, ...TRIGGER_NETWORK_ACTIONS], Resource: '*' });
   else if (inVpc) handler.push({ Effect: 'Allow', Action: ENI_ACTIONS, Resource: '*' });
   if (inVpc) committer.push({ Effect: 'Allow', Action: ENI_ACTIONS, Resource: '*' });
+  const secrets = secretGrants(plan.environment);
+  handler.push(...secrets);
+  committer.push(...secrets);
   return { handler: dedupe(handler), committer: dedupe(committer) };
 }
 
@@ -114,6 +119,52 @@ function secretReads(secrets: readonly unknown[]): Statement[] {
     // The secret's KMS key is not known here: decryption is allowed only on Secrets Manager's behalf.
     { Effect: 'Allow', Action: ['kms:Decrypt'], Resource: '*', Condition: { StringLike: { 'kms:ViaService': 'secretsmanager.*.amazonaws.com' } } },
   ];
+}
+
+/**
+ * The reads of the secrets the group's functions name in their environment (the SCRAM credentials of
+ * `KAFKA_LANES_SASL_SECRET`, the Redis AUTH token of `KAFKA_LANES_REDIS_AUTH_SECRET`): `secretsmanager:GetSecretValue`
+ * or `ssm:GetParameter` on exactly that secret, and `kms:Decrypt` only on that service's behalf in the secret's
+ * region. Both functions connect to Kafka and Redis, so both get them.
+ *
+ * @example
+ * secretGrants({ KAFKA_LANES_REDIS_AUTH_SECRET: 'ssm:/shop/redis-token' });
+ * // [{ Action: ['ssm:GetParameter'], Resource: { 'Fn::Sub': 'arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/shop/redis-token' } }, { Action: ['kms:Decrypt'], ... }]
+ */
+export function secretGrants(environment: Readonly<Record<string, unknown>>): Statement[] {
+  const statements: Statement[] = [];
+  for (const variable of [ENV.saslSecret, ENV.redisAuthSecret]) {
+    const reference = environment[variable];
+    if (reference === undefined) continue;
+    const ref = typeof reference === 'string' ? parseSecretRef(reference) : undefined;
+    if (ref !== undefined && 'problem' in ref) continue;
+    const store = ref?.store ?? 'secretsmanager';
+    // Where the secret lives: its ARN's region and account, else the stack's (`Fn::Sub` fills them in at deploy).
+    const arn = typeof reference === 'string' ? /^arn:[^:]+:[^:]+:([^:]*):([0-9]*):/.exec(reference) : null;
+    const region = arn?.[1] || '${AWS::Region}';
+    const account = arn?.[2] || '${AWS::AccountId}';
+    let resource: unknown = reference;
+    if (ref?.store === 'ssm' && !ref.name.startsWith('arn:')) resource = { 'Fn::Sub': `arn:\${AWS::Partition}:ssm:${region}:${account}:parameter/${ref.name.replace(/^\//, '')}` };
+    // A secret named without its ARN: the ARN ends with `-` and six random characters (Secrets Manager's naming).
+    if (ref?.store === 'secretsmanager' && !ref.id.startsWith('arn:')) resource = { 'Fn::Sub': `arn:\${AWS::Partition}:secretsmanager:${region}:${account}:secret:${ref.id}-??????` };
+    statements.push(
+      { Effect: 'Allow', Action: [store === 'ssm' ? 'ssm:GetParameter' : 'secretsmanager:GetSecretValue'], Resource: resource },
+      // The secret's KMS key is not known here (AWS managed or the user's): any key of its account and region, and
+      // only when that service decrypts on the function's behalf.
+      {
+        Effect: 'Allow',
+        Action: ['kms:Decrypt'],
+        Resource: { 'Fn::Sub': `arn:\${AWS::Partition}:kms:${region}:${account}:key/*` },
+        Condition: { StringEquals: { 'kms:ViaService': subIfNeeded(`${store}.${region}.amazonaws.com`) } },
+      },
+    );
+  }
+  return statements;
+}
+
+/** A string with `${...}` as `Fn::Sub`, else as it is (cfn-lint W1020). */
+function subIfNeeded(text: string): unknown {
+  return text.includes('${') ? { 'Fn::Sub': text } : text;
 }
 
 function dedupe(statements: Statement[]): Statement[] {

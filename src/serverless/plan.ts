@@ -1,5 +1,6 @@
 import { AWS_IAM_MECHANISM, DEFAULTS, ENV } from '../options/constants';
 import { retryTopic } from '../options/retry-tiers';
+import { resolveKafkaAuth, secretEnvironment, secretProblem, type KafkaAuth, type ResolvedKafkaAuth } from './auth';
 import { clusterRegionProblem, endpointProblems, lengthProblem, scheduleProblem, tierOrderProblems } from './checks';
 import { AWS_LIMITS, PLUGIN_DEFAULTS, type FunctionBlock } from './config';
 
@@ -42,8 +43,7 @@ export interface ServiceView {
   triggerLogicalId?: (functionKey: string, trigger: TriggerEvent) => string;
 }
 
-/** How the hand-off producers and the committer authenticate to Kafka. */
-export type KafkaAuth = 'iam' | 'scram' | 'tls' | 'none';
+export type { KafkaAuth } from './auth';
 
 /** What the plugin adds for one function with a `kafkaLanes:` block. */
 export interface FunctionPlan {
@@ -125,13 +125,15 @@ export function planFunction(
   if (block.redis?.url !== undefined && block.redis.clusterNodes !== undefined) {
     problems.push(`${where}.kafkaLanes.redis: expected \`url\` (one server) or \`clusterNodes\` (a cluster), got both (every cold start would refuse them)`);
   }
-  const auth = kafkaAuth(trigger.kind, settings, block.kafka?.auth);
-  if (typeof auth !== 'string') problems.push(`${where}.kafkaLanes.kafka.auth: ${auth.problem}`);
+  const auth = resolveKafkaAuth(where, trigger.kind, settings, block);
+  if ('problems' in auth) problems.push(...auth.problems);
+  const redisSecret = secretProblem(`${where}.kafkaLanes.redis.authSecret`, block.redis?.authSecret, ['secretsmanager', 'ssm']);
+  if (redisSecret !== undefined) problems.push(redisSecret);
   problems.push(...nameProblems(where, functionKey, fn, name, group, tiers, block));
   const regionProblem = trigger.kind === 'msk' ? clusterRegionProblem(`${where}.events.msk.arn`, settings.arn, service.region) : undefined;
   if (regionProblem !== undefined) problems.push(regionProblem);
   if (service.offline !== true) problems.push(...endpointProblems(endpoints(where, trigger.kind, settings, block)));
-  if (problems.length > 0 || typeof auth !== 'string') return { problems };
+  if (problems.length > 0 || 'problems' in auth) return { problems };
 
   const mode = settings.provisionedPollerConfig === undefined ? 'on-demand' : 'provisioned';
   const source = withSettings(trigger.kind, { ...settings, consumerGroupId: group });
@@ -161,7 +163,7 @@ export function planFunction(
             ...(fn.vpc === undefined ? {} : { vpc: fn.vpc }),
           },
         };
-  return { plan: { functionKey, group, tiers, mode, auth, source, retryTriggers, environment, committer }, problems: [] };
+  return { plan: { functionKey, group, tiers, mode, auth: auth.auth, source, retryTriggers, environment, committer }, problems: [] };
 }
 
 const committerKey = (functionKey: string): string => `${functionKey}Committer`;
@@ -176,7 +178,7 @@ function groupEnvironment(
   kind: 'msk' | 'kafka',
   settings: TriggerSettings,
   block: FunctionBlock,
-  resolved: { group: string; tiers: readonly string[]; auth: KafkaAuth; mode: FunctionPlan['mode'] },
+  resolved: { group: string; tiers: readonly string[]; auth: ResolvedKafkaAuth; mode: FunctionPlan['mode'] },
 ): Record<string, unknown> {
   const environment: Record<string, unknown> = {};
   const redis = block.redis ?? {};
@@ -188,10 +190,12 @@ function groupEnvironment(
   // Without brokers, the producers and the committer ask MSK for them (GetBootstrapBrokers, once per cold start),
   // for the listener of the auth in use.
   else if (kind === 'msk' && settings.arn !== undefined) environment[ENV.mskClusterArn] = settings.arn;
-  if (resolved.auth === 'iam') environment[ENV.saslMechanism] = AWS_IAM_MECHANISM;
+  if (resolved.auth.auth === 'iam') environment[ENV.saslMechanism] = AWS_IAM_MECHANISM;
   // An MSK ARN picks TLS by default: `none` must say plaintext, `tls` says TLS for a self-managed cluster.
-  if (resolved.auth === 'tls') environment[ENV.ssl] = 'true';
-  if (resolved.auth === 'none') environment[ENV.ssl] = 'false';
+  if (resolved.auth.auth === 'tls') environment[ENV.ssl] = 'true';
+  if (resolved.auth.auth === 'none') environment[ENV.ssl] = 'false';
+  // Secrets as references only (SCRAM credentials, the Redis AUTH token): read by the functions at cold start.
+  Object.assign(environment, secretEnvironment(resolved.auth, block));
   environment[ENV.group] = resolved.group;
   environment[ENV.retryTiers] = resolved.tiers.join(',');
   environment[ENV.deadLetterPolicy] = block.deadLetter?.policy ?? DEFAULTS.deadLetter.policy;
@@ -207,33 +211,6 @@ function joined(values: ReadonlyArray<unknown> | Record<string, unknown>): unkno
   return { 'Fn::Join': [',', values] };
 }
 
-/** The auth the trigger uses, unless the block says otherwise; or why the producers could not follow it. */
-function kafkaAuth(kind: 'msk' | 'kafka', settings: TriggerSettings, given: KafkaAuth | undefined): KafkaAuth | { problem: string } {
-  const access = isObject(settings['accessConfigurations']) ? settings['accessConfigurations'] : {};
-  const triggerUses: KafkaAuth =
-    kind === 'msk'
-      ? settings['saslScram512'] === undefined
-        ? 'iam'
-        : 'scram'
-      : ['saslScram512Auth', 'saslScram256Auth', 'saslPlainAuth'].some((key) => access[key] !== undefined)
-        ? 'scram'
-        : access['serverRootCaCertificate'] !== undefined || access['clientCertificateTlsAuth'] !== undefined
-          ? 'tls'
-          : 'none';
-  const auth = given ?? triggerUses;
-  if (auth === 'iam' && kind === 'kafka') return { problem: 'expected `scram`, `tls` or `none` for a self-managed `kafka` trigger (MSK IAM needs an `msk` trigger), got `iam`' };
-  if (auth === 'scram') {
-    return {
-      problem:
-        `expected \`iam\`, \`tls\` or \`none\`, got \`scram\`${given === undefined ? ' (from the trigger\'s SASL/SCRAM secret)' : ''}: ` +
-        'the hand-off producers and the committer cannot read a SCRAM secret yet; use MSK IAM, or a listener without SASL for them',
-    };
-  }
-  if (kind === 'kafka' && access['clientCertificateTlsAuth'] !== undefined && given === undefined) {
-    return { problem: 'expected `tls` or `none` set explicitly: the trigger authenticates with a client certificate (mTLS), which the producers and the committer do not use' };
-  }
-  return auth;
-}
 /** Names AWS limits: function names, the committer's description, the retry triggers' consumer group ids. */
 function nameProblems(
   where: string,

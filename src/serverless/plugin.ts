@@ -4,6 +4,7 @@ import { addAlarms } from './alarms-hook';
 import { BUNDLE_DIR, bundleHandlers, type BundleEntry } from './bundle';
 import { customBlockSchema, functionBlockSchema, PLUGIN_DEFAULTS, validateBlock, type CustomBlock } from './config';
 import { AWS_IAM_MECHANISM, ENV } from '../options/constants';
+import { plaintextSecrets } from './auth';
 import { functionRole, groupGrants, type Statement } from './iam';
 import { dropRedundantRoleDependsOn } from './role-depends-on';
 import { planFunction, type FunctionPlan, type FunctionView, type ServiceView } from './plan';
@@ -151,6 +152,13 @@ export class KafkaLanesPlugin {
       problems.push(...planned.problems);
       if (planned.plan !== undefined) plans.push(planned.plan);
     }
+    const providerEnvironment = (service.provider as { environment?: Record<string, unknown> }).environment ?? {};
+    for (const plan of plans) {
+      const fn = service.functions[plan.functionKey]!;
+      const plain = plaintextSecrets(plan.functionKey, { ...providerEnvironment, ...fn.environment }, plan.environment);
+      problems.push(...plain.problems);
+      if (!offline) plain.warnings.forEach((warning) => this.#log.warning(warning));
+    }
     if (problems.length > 0) this.#fail(problems);
 
     for (const plan of plans) {
@@ -188,18 +196,21 @@ export class KafkaLanesPlugin {
   /**
    * The group's settings under `serverless offline`: a value CloudFormation would resolve at deploy time (the
    * stack's ElastiCache, the MSK cluster) means the local stack here: `custom.kafkaLanes.offline.redis`, and the
-   * trigger's local broker (set by the offline trigger); MSK IAM is not used against the local broker.
+   * trigger's local broker (set by the offline trigger); MSK IAM and SCRAM are not used against the local broker,
+   * and a Redis AUTH secret goes with the deployed Redis it belongs to (or with a CloudFormation reference).
    */
   #offlineEnvironment(environment: Readonly<Record<string, unknown>>): Record<string, unknown> {
     const local: Record<string, unknown> = { ...environment };
     const redisDeployed = typeof local[ENV.redisUrl] === 'object' || typeof local[ENV.redisClusterNodes] === 'object';
+    if (redisDeployed || typeof local[ENV.redisAuthSecret] === 'object') delete local[ENV.redisAuthSecret];
     if (redisDeployed) {
       delete local[ENV.redisClusterNodes];
       delete local[ENV.redisTls];
       local[ENV.redisUrl] = this.#custom.offline?.redis ?? PLUGIN_DEFAULTS.offlineRedis;
     }
     delete local[ENV.mskClusterArn];
-    if (local[ENV.saslMechanism] === AWS_IAM_MECHANISM) delete local[ENV.saslMechanism];
+    if (local[ENV.saslMechanism] === AWS_IAM_MECHANISM || local[ENV.saslSecret] !== undefined) delete local[ENV.saslMechanism];
+    delete local[ENV.saslSecret];
     delete local[ENV.ssl];
     return local;
   }

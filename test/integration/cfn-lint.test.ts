@@ -43,7 +43,7 @@ ${functions}`;
 // Two services of several functions each (one package and one lint per service: each takes a while).
 const MATRIX: ReadonlyArray<[string, string]> = [
   [
-    'a self-managed kafka trigger (TLS), an MSK trigger with a SCRAM secret (producers on TLS), an imported cluster ARN',
+    'a self-managed kafka trigger (TLS), MSK triggers with a SCRAM secret (producers on TLS; producers on SCRAM with a Redis AUTH secret), an imported cluster ARN',
     yml(`  selfManaged:
     handler: handler.handler
     events:
@@ -57,6 +57,19 @@ const MATRIX: ReadonlyArray<[string, string]> = [
     events:
       - msk: { arn: '${ARN}', topic: refunds, saslScram512: '${SECRET}' }
     kafkaLanes: { group: shop-refunds, kafka: { auth: tls }, redis: { url: 'rediss://redis.internal:6379' } }
+  scramProducers:
+    handler: handler.handler
+    events:
+      - msk: { arn: '${ARN}', topic: returns, saslScram512: '${SECRET}' }
+    kafkaLanes: { group: shop-returns, redis: { url: 'rediss://redis.internal:6379', authSecret: 'ssm:/shop/redis-token' } }
+  selfManagedScram:
+    handler: handler.handler
+    events:
+      - kafka:
+          topic: payouts
+          bootstrapServers: [b-1.kafka.internal:9096]
+          accessConfigurations: { vpcSubnet: [subnet-0123456789abcdef0], vpcSecurityGroup: [sg-0123456789abcdef0], saslScram512Auth: ['${SECRET}'] }
+    kafkaLanes: { group: shop-payouts, redis: { url: 'rediss://redis.internal:6379', authSecret: shop/redis-auth } }
   imported:
     handler: handler.handler
     events:

@@ -86,7 +86,11 @@ describe('serverless package with kafka-lanes/serverless', () => {
       KAFKA_LANES_REDIS_TLS: 'true',
       KAFKA_LANES_MSK_CLUSTER_ARN: { Ref: 'KafkaLanesMsk' },
       KAFKA_LANES_SASL_MECHANISM: 'aws-iam',
+      // Where the AUTH token is kept, not the token: the functions read it at cold start.
+      KAFKA_LANES_REDIS_AUTH_SECRET: { Ref: 'KafkaLanesRedisAuthSecret' },
     });
+    expect(variables(orders)['KAFKA_LANES_REDIS_AUTH_TOKEN']).toBeUndefined();
+    expect(JSON.stringify(variables(orders))).not.toContain('resolve:');
     expect(JSON.stringify(resources)).not.toMatch(/127\.0\.0\.1|localhost/);
     const committer = functions['kafka-lanes-example-dev-orders-committer']!;
     expect(committer['Handler']).toBe('dist-lambda/kafka-lanes/committer.handler');
@@ -115,6 +119,12 @@ describe('serverless package with kafka-lanes/serverless', () => {
     expect(handlerActions).toEqual(expect.arrayContaining(['kafka-cluster:ReadData', 'kafka-cluster:WriteData', 'kafka-cluster:WriteDataIdempotently', 'kafka:GetBootstrapBrokers', 'ec2:CreateNetworkInterface']));
     expect(committerActions).toEqual(expect.arrayContaining(['kafka-cluster:AlterGroup', 'kafka-cluster:WriteData', 'kafka:GetBootstrapBrokers']));
     expect(committerActions).not.toContain('ec2:DescribeVpcs');
+    // Both read the AUTH token's secret, and only it.
+    for (const role of ['OrdersKafkaLanesRole', 'OrdersCommitterKafkaLanesRole']) {
+      expect(statementsOf(role).filter((statement) => statement.Action.includes('secretsmanager:GetSecretValue'))).toEqual([
+        { Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: { Ref: 'KafkaLanesRedisAuthSecret' } },
+      ]);
+    }
     for (const statement of [...statementsOf('OrdersKafkaLanesRole'), ...statementsOf('OrdersCommitterKafkaLanesRole')]) {
       expect(statement.Action).not.toContain('kafka-cluster:*');
       if (statement.Resource === '*') expect(statement.Action.filter((action) => !action.startsWith('ec2:'))).toEqual([]);
@@ -163,6 +173,50 @@ describe('serverless package with kafka-lanes/serverless', () => {
     expect((fn.Properties['Environment'] as { Variables: Record<string, string> }).Variables['KAFKA_LANES_PARTIAL_BATCH_RESPONSE']).toBe('true');
   });
 
+  it('packages SCRAM producers and a Redis AUTH secret: references in both functions, reads of exactly those secrets, no secret value', async () => {
+    // Prepare
+    const secret = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:AmazonMSK_shop-AbCdEf';
+    const dir = service(
+      yml(`    events:
+      - msk: { arn: '${ARN}', topic: orders, saslScram512: '${secret}' }
+    kafkaLanes: { group: shop-orders, retryTiers: [5s], redis: { url: 'rediss://redis.internal:6379', authSecret: 'ssm:/shop/redis-token' } }`, 'error'),
+    );
+    dirs.push(dir);
+
+    // Act
+    const { code, output } = await serverless(dir, ['package']);
+
+    // Assess
+    expect({ code, output: code === 0 ? '' : output }).toEqual({ code: 0, output: '' });
+    const resources = template(join(dir, '.serverless'));
+    const functions = Object.fromEntries(ofType(resources, 'AWS::Lambda::Function').map((f) => [f.Properties['FunctionName'], f.Properties]));
+    const variables = (name: string): Record<string, unknown> => (functions[name]!['Environment'] as { Variables: Record<string, unknown> }).Variables;
+    const expected = {
+      KAFKA_LANES_SASL_MECHANISM: 'scram-sha-512',
+      KAFKA_LANES_SASL_SECRET: secret,
+      KAFKA_LANES_KAFKA_SSL: 'true',
+      KAFKA_LANES_MSK_CLUSTER_ARN: ARN,
+      KAFKA_LANES_REDIS_AUTH_SECRET: 'ssm:/shop/redis-token',
+    };
+    expect(variables('shop-dev-orders')).toMatchObject(expected);
+    expect(variables('shop-dev-orders-committer')).toMatchObject(expected);
+    const statementsOf = (role: string): Array<{ Action: string[]; Resource: unknown }> =>
+      (resources[role]!.Properties['Policies'] as Array<{ PolicyDocument: { Statement: Array<{ Action: string[]; Resource: unknown }> } }>)[0]!.PolicyDocument.Statement;
+    for (const role of ['OrdersKafkaLanesRole', 'OrdersCommitterKafkaLanesRole']) {
+      const reads = statementsOf(role).filter((statement) => statement.Action.some((action) => action === 'secretsmanager:GetSecretValue' || action === 'ssm:GetParameter'));
+      expect(reads).toEqual(
+        expect.arrayContaining([
+          { Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: secret },
+          { Effect: 'Allow', Action: ['ssm:GetParameter'], Resource: { 'Fn::Sub': 'arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/shop/redis-token' } },
+        ]),
+      );
+    }
+    // No credential in either function's configuration: no username, password or token variable.
+    for (const name of ['shop-dev-orders', 'shop-dev-orders-committer']) {
+      expect(Object.keys(variables(name)).filter((variable) => /USERNAME|PASSWORD|TOKEN/.test(variable))).toEqual([]);
+    }
+  });
+
   it.each([
     ['an unknown key (the framework schema, error mode)', 'error', `    events: [{ msk: { arn: '${ARN}', topic: orders } }]\n    kafkaLanes: { retryTier: [5s] }`, /retryTier/],
     ['an unknown key (the plugin, warn mode)', 'warn', `    events: [{ msk: { arn: '${ARN}', topic: orders } }]\n    kafkaLanes: { retryTier: [5s] }`, /functions\.orders\.kafkaLanes: unknown key `retryTier`/],
@@ -196,7 +250,8 @@ describe('serverless package with kafka-lanes/serverless', () => {
       ['ids', `${msk('i')}    kafkaLanes: { group: ${'a'.repeat(80)}, retryTiers: [5s, 1m] }`],
       ['region', `    events: [{ msk: { arn: 'arn:aws:kafka:us-east-1:123456789012:cluster/shop/abcd-1', topic: j } }]\n    kafkaLanes: {}`],
       ['longcommittername', `    name: ${'n'.repeat(60)}\n${msk('k')}    kafkaLanes: {}`],
-      ['scram', `${msk('l', ", saslScram512: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:s'")}    kafkaLanes: {}`],
+      ['scram', `${msk('l')}    kafkaLanes: { kafka: { auth: scram } }`],
+      ['plaintoken', `    environment: { KAFKA_LANES_REDIS_AUTH_TOKEN: t0ken }\n${msk('m')}    kafkaLanes: { redis: { url: 'rediss://r.internal:6379', authSecret: 'ssm:/shop/token' } }`],
     ];
     const dir = service(`service: shop
 configValidationMode: error
@@ -229,7 +284,8 @@ ${fns.map(([key, body]) => `  ${key}:\n    handler: handler.handler\n${body}`).j
       "functions.ids.kafkaLanes.group: expected a group short enough for the triggers' CloudFormation logical IDs to differ",
       "functions.region.events.msk.arn: expected an MSK cluster in the service's region `eu-west-1` (an event source mapping reads only its own region), got `arn:aws:kafka:us-east-1:",
       'functions.longcommitternameCommitter.name (the committer kafka-lanes adds, `<function name>-committer`): expected at most 64 characters (Lambda function names), got 70',
-      "functions.scram.kafkaLanes.kafka.auth: expected `iam`, `tls` or `none`, got `scram` (from the trigger's SASL/SCRAM secret)",
+      'functions.scram.kafkaLanes.kafka.secret: expected the Secrets Manager secret holding the SCRAM username and password of the producers and the committer (`kafka.auth: scram`; the trigger has no `saslScram512` to take it from), got none',
+      'functions.plaintoken.environment.KAFKA_LANES_REDIS_AUTH_TOKEN: expected no plain value beside `kafkaLanes.redis.authSecret` (the functions read it from there), got one',
     ];
     expect(expected.filter((message) => !output.includes(message))).toEqual([]);
   });

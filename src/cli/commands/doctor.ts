@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { Kafka, logLevel } from 'kafkajs';
 import { checkKafka, checkRedis, describeKafkaAuth, describeRedisAuth, renderChecks } from '../../admin';
-import { createRedis, kafkaConnectionConfig } from '../../connections';
+import { createRedis, kafkaClientConfig } from '../../connections';
 import { LanesError } from '../../errors';
 import { resolveOptions } from '../../options';
 import { connectionOptions, kafkaOptions, LOCAL_BROKERS, redisOptions, type KafkaFlags, type RedisFlags } from '../connections';
@@ -53,7 +53,7 @@ export function registerDoctor(program: Command): void {
 
     // Short timeouts and no retries: a doctor run answers in seconds, whatever is down.
     const kafka = new Kafka({
-      ...kafkaConnectionConfig({ ...connections.kafka, clientId: 'kafka-lanes-doctor' }, LOCAL_BROKERS),
+      ...(await kafkaClientConfig({ ...connections.kafka, clientId: 'kafka-lanes-doctor' }, LOCAL_BROKERS)),
       logLevel: logLevel.NOTHING,
       connectionTimeout: 3_000,
       requestTimeout: 10_000,

@@ -111,7 +111,7 @@ describe('infra/aws/network.yml', () => {
   it('gives the trigger and the functions Lambda, STS and MSK endpoints unless the VPC has its own way out', () => {
     const endpoints = Object.values(network.Resources).filter((resource) => resource.Type === 'AWS::EC2::VPCEndpoint');
     expect(endpoints.map((endpoint) => [endpoint.Condition, endpoint.Properties['ServiceName']])).toEqual(
-      ['lambda', 'sts', 'kafka'].map((service) => ['KafkaLanesEndpoints', { 'Fn::Sub': `com.amazonaws.\${AWS::Region}.${service}` }]),
+      ['lambda', 'sts', 'kafka', 'secretsmanager'].map((service) => ['KafkaLanesEndpoints', { 'Fn::Sub': `com.amazonaws.\${AWS::Region}.${service}` }]),
     );
   });
 });
