@@ -29,6 +29,7 @@ import { contextWithin } from './support/kafka-events';
 import { aclsFor, grantsOf, refusalOf, setAcls } from './support/msk-acls';
 import { startSaslBroker, withAdmin, type SaslBroker, type ScramUser } from './support/sasl-broker';
 import { REDIS_URL, uniqueName } from './support/stack';
+import { awsSecretsEnv, startAwsEmulator } from './support/aws-secrets';
 
 jest.setTimeout(180_000);
 process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
@@ -155,14 +156,21 @@ async function readAs(kafka: Kafka, groupId: string, source: string, count: numb
 const eventOf = (records: readonly KafkaRecordInput[]) => encodeKafkaEvent({ source: 'aws:kafka', eventSourceArn: ARN, bootstrapServers: broker.brokers, records } as Parameters<typeof encodeKafkaEvent>[0]);
 
 /** The deployed handler as the handler's user: `bad` fails every attempt (two), everything else succeeds. */
-function handlerAs(user: ScramUser) {
+/**
+ * The processor as `user`: its SCRAM credentials given in the options, or (`secret`) named by a Secrets Manager
+ * secret that it reads at its first hand-off, as a deployed function with `kafka.auth: scram` does.
+ */
+function handlerAs(user: ScramUser, secret?: string) {
   return lanes(
     {
       group,
       flushIntervalMs: 20,
       retry: { tiers: [TIER], maxAttempts: 2, backoff: { type: 'fixed', delayMs: 100 } },
       redis: { url: REDIS_URL },
-      kafka: { brokers: broker.brokers, sasl: { mechanism: 'scram-sha-512', username: user.username, password: user.password } },
+      kafka: {
+        brokers: broker.brokers,
+        sasl: secret === undefined ? { mechanism: 'scram-sha-512', username: user.username, password: user.password } : { mechanism: 'scram-sha-512', secret },
+      },
     },
     async (record) => {
       if (String(record.key) === 'bad') throw new Error('refused by the test');
@@ -202,6 +210,19 @@ async function committedOf(groupId: string, topics: string[]): Promise<Record<st
 // ------------------------------------------------------------------------------------------- the proof
 
 describe('least privilege on a broker with SCRAM users and an authorizer', () => {
+  // The handler reads its SCRAM credentials from (an emulation of) Secrets Manager, as a deployed function does.
+  const secretArn = `arn:aws:secretsmanager:eu-west-1:123456789012:secret:${uniqueName('acl-scram')}-AbCdEf`;
+  let secrets: Awaited<ReturnType<typeof startAwsEmulator>>;
+  const saved = { ...process.env };
+  beforeAll(async () => {
+    secrets = await startAwsEmulator({ [secretArn]: JSON.stringify(USERS.handler) });
+    Object.assign(process.env, awsSecretsEnv(secrets.endpoint));
+  });
+  afterAll(async () => {
+    process.env = { ...saved };
+    await secrets.close();
+  });
+
   it('runs topics ensure, the processor, the retry function and the committer under exactly the generated grants', async () => {
     // Act: the operator creates the topics.
     await ensureAs(broker.kafka(USERS.operator), group, topic, 1);
@@ -214,7 +235,7 @@ describe('least privilege on a broker with SCRAM users and an authorizer', () =>
     });
 
     // Act: the trigger reads the batch in group <group>; the processor runs it and hands `bad` off.
-    const handler = handlerAs(USERS.handler);
+    const handler = handlerAs(USERS.handler, secretArn);
     try {
       const batch = await readAs(broker.kafka(USERS.handler, 'trigger'), group, topic, 3);
       expect(await handler(eventOf(batch), contextWithin(60_000) as unknown as Context)).toEqual({ batchItemFailures: [] });
@@ -227,7 +248,9 @@ describe('least privilege on a broker with SCRAM users and an authorizer', () =>
       await handler.close();
     }
 
-    // Assess: the dead letter is there, and the committer commits the source and the retry topic.
+    // Assess: the handler's producer authenticated with the secret's credentials, read once, signed.
+    expect(secrets.calls).toEqual([{ target: 'secretsmanager.GetSecretValue', body: { SecretId: secretArn }, signed: true }]);
+    // The dead letter is there, and the committer commits the source and the retry topic.
     const dead = await readAs(broker.kafka(broker.admin), uniqueName('acl-check'), dlq, 1);
     expect(readHandOffHeaders(dead[0]!.headers ?? [])).toMatchObject({ originOffset: 1, attempt: 2, reason: 'attempts-exhausted' });
     const run = await commitAs(USERS.committer);

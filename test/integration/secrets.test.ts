@@ -5,7 +5,6 @@
  * per process and connects; the token never reaches `process.env` nor the resolved options.
  */
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Context } from 'aws-lambda';
 import { Redis } from 'ioredis';
@@ -16,59 +15,14 @@ import { committerHandler } from '../../src/serverless/committer-handler';
 import { contextWithin, eventOf, fetchRecords, produce } from './support/kafka-events';
 import { startRedis, type RedisServer } from './support/redis-pair';
 import { createTopic, KAFKA_BROKERS, uniqueName } from './support/stack';
+import { awsEmulator, CREDENTIALS, REGION } from './support/aws-secrets';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 
-const REGION = 'eu-west-1';
-const CREDENTIALS = { accessKeyId: 'AKIDKAFKALANESTEST', secretAccessKey: 'kafka-lanes-test-only' };
 const TOKEN = `tok-${randomBytes(16).toString('hex')}`;
 const SECRET_ARN = `arn:aws:secretsmanager:${REGION}:123456789012:secret:${uniqueName('redis-auth')}-AbCdEf`;
 const PARAMETER = `/${uniqueName('shop')}/redis-token`;
-
-interface Call {
-  readonly target: string;
-  readonly body: Record<string, unknown>;
-  readonly signed: boolean;
-}
-
-/** Secrets Manager and SSM as their JSON 1.1 APIs answer, from two tables; every call recorded. */
-function awsEmulator(secrets: Record<string, string>, parameters: Record<string, string>): { server: Server; calls: Call[] } {
-  const calls: Call[] = [];
-  const read = (request: IncomingMessage): Promise<string> =>
-    new Promise((resolve, reject) => {
-      const chunks: Buffer[] = [];
-      request.on('data', (chunk: Buffer) => chunks.push(chunk));
-      request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-      request.on('error', reject);
-    });
-  const server = createServer((request, response) => {
-    void read(request).then((text) => {
-      const target = String(request.headers['x-amz-target'] ?? '');
-      const body = JSON.parse(text === '' ? '{}' : text) as Record<string, unknown>;
-      const authorization = String(request.headers['authorization'] ?? '');
-      calls.push({ target, body, signed: authorization.startsWith('AWS4-HMAC-SHA256') && authorization.includes(`Credential=${CREDENTIALS.accessKeyId}/`) });
-      const answer = (status: number, payload: unknown): void => {
-        response.writeHead(status, { 'content-type': 'application/x-amz-json-1.1' });
-        response.end(JSON.stringify(payload));
-      };
-      if (target === 'secretsmanager.GetSecretValue') {
-        const id = String(body['SecretId']);
-        const value = secrets[id];
-        if (value === undefined) return answer(400, { __type: 'ResourceNotFoundException', message: "Secrets Manager can't find the specified secret." });
-        return answer(200, { ARN: id, Name: id.split(':').pop(), SecretString: value, VersionId: 'v1', VersionStages: ['AWSCURRENT'], CreatedDate: 1_700_000_000 });
-      }
-      if (target === 'AmazonSSM.GetParameter') {
-        const name = String(body['Name']);
-        const value = parameters[name];
-        if (value === undefined || body['WithDecryption'] !== true) return answer(400, { __type: 'ParameterNotFound', message: `Parameter ${name} not found.` });
-        return answer(200, { Parameter: { Name: name, Type: 'SecureString', Value: value, Version: 1, ARN: `arn:aws:ssm:${REGION}:123456789012:parameter${name}` } });
-      }
-      return answer(400, { __type: 'UnknownOperationException', message: target });
-    });
-  });
-  return { server, calls };
-}
 
 describe('secrets read at cold start', () => {
   let redis: RedisServer;
