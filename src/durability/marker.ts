@@ -47,6 +47,12 @@ export const LossReason = {
   OlderState: 'older-state',
   /** The frontier is below the committed offset: done bits were lost. */
   DoneBitsLost: 'done-bits-lost',
+  /**
+   * A blocked lane's head lies below the committed offset: the committer never commits past a lane head, so the
+   * state is older than the last commit (a snapshot restored, writes after it lost), and that lane would wait for
+   * ever on a head whose retry copy was already consumed.
+   */
+  HeadBelowCommitted: 'head-below-committed',
   /** The `parked` count disagrees with the park lists of the blocked lanes: a park list was lost. */
   ParkListsLost: 'park-lists-lost',
   /** The lanes hash holds fewer (or more) lanes than were blocked and not freed: lane entries were lost. */
@@ -97,6 +103,9 @@ export function findLoss(audit: PartitionAudit, frontier: number | undefined, du
   }
   if (committed !== undefined && frontier !== undefined && frontier < committed) {
     return { reason: LossReason.DoneBitsLost, detail: `frontier ${frontier} is below the committed ${committed}` };
+  }
+  if (committed !== undefined && audit.lowestHead !== undefined && audit.lowestHead < committed) {
+    return { reason: LossReason.HeadBelowCommitted, detail: `a lane is blocked on offset ${audit.lowestHead}, below the committed ${committed}: the state is older than the last commit` };
   }
   if (audit.parked !== audit.parkedInLists) {
     return { reason: LossReason.ParkListsLost, detail: `${audit.parked} records counted parked, ${audit.parkedInLists} in the park lists of the blocked lanes` };

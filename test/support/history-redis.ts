@@ -133,6 +133,7 @@ export class RedisBackend implements HistoryBackend {
       now: () => nowMs,
       recovery: { parts: { redis: this.#redis, source, sink: recovery.sink, options: recovery.options, now: () => nowMs }, telemetry: recovery.telemetry },
     });
+    if (process.env.HISTORY_DEBUG === "1") console.log(JSON.stringify(result.partitions), JSON.stringify(result.losses), JSON.stringify(await Promise.all((await this.store.trackedPartitions(this.group)).map((r) => this.store.audit(r)))));
     if (result.skipped !== undefined) throw new Error(`committer run skipped: ${result.skipped}`);
     return {
       committed: new Map([...this.#committer.offsets].map(([key, c]) => [key, c.offset])),

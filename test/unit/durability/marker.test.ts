@@ -45,6 +45,13 @@ describe('findLoss', () => {
     expect(findLoss(audit(), 3, { ...MARKED, committed: 5 }, NOW)?.reason).toBe(LossReason.DoneBitsLost);
   });
 
+  // Found by the randomized histories: a snapshot restored from before a head's retry ran left its lane blocked on
+  // it, with the frontier, highest and generation all matching the marker, and the copy consumed: the lane waited for ever.
+  it('finds an older state: a lane head below the committed offset', () => {
+    expect(findLoss(audit({ lowestHead: 4 }), 6, { ...MARKED, committed: 5 }, NOW)?.reason).toBe(LossReason.HeadBelowCommitted);
+    expect(findLoss(audit({ lowestHead: 5 }), 6, { ...MARKED, committed: 5 }, NOW)).toBeUndefined();
+  });
+
   it('leaves a partition alone while a recovery rebuilds it, and judges it again once the fence expired', () => {
     expect(findLoss(audit({ present: false, recoveringUntil: NOW + 1 }), undefined, MARKED, NOW)).toBeUndefined();
     expect(findLoss(audit({ present: false, recoveringUntil: NOW - 1 }), undefined, MARKED, NOW)?.reason).toBe(LossReason.StateMissing);
