@@ -11,7 +11,7 @@ export type RedisClient = Redis | Cluster;
  * Bumped whenever any script changes. Scripts are registered under versioned names so two versions of the
  * framework sharing one Redis (a rolling deploy) never run each other's code.
  */
-export const SCRIPTS_VERSION = 6;
+export const SCRIPTS_VERSION = 7;
 
 /**
  * The one registry of every Redis script of the framework, completion and committer alike. The `.lua`

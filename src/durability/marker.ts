@@ -53,6 +53,11 @@ export const LossReason = {
    * ever on a head whose retry copy was already consumed.
    */
   HeadBelowCommitted: 'head-below-committed',
+  /**
+   * A retrying lane head without a lease was due more than `OVERDUE_HEAD_MS` ago: its copy ran, and what the run
+   * wrote (the head's release or next attempt) was lost, so nothing will ever move the lane again.
+   */
+  HeadOverdue: 'head-overdue',
   /** The `parked` count disagrees with the park lists of the blocked lanes: a park list was lost. */
   ParkListsLost: 'park-lists-lost',
   /** The lanes hash holds fewer (or more) lanes than were blocked and not freed: lane entries were lost. */
@@ -61,6 +66,13 @@ export const LossReason = {
   Reported: 'reported-by-retry-copy',
 } as const;
 export type LossReason = (typeof LossReason)[keyof typeof LossReason];
+
+/**
+ * How long past its due time a retrying head (no lease) may wait before the committer takes its lane as lost. Far
+ * longer than any healthy retry path takes to deliver a due copy; a retry function down that long makes its
+ * partitions recover (at-least-once), which is what it takes to move them again.
+ */
+export const OVERDUE_HEAD_MS = 60 * 60_000;
 
 export interface Loss {
   readonly reason: LossReason;
@@ -106,6 +118,9 @@ export function findLoss(audit: PartitionAudit, frontier: number | undefined, du
   }
   if (committed !== undefined && audit.lowestHead !== undefined && audit.lowestHead < committed) {
     return { reason: LossReason.HeadBelowCommitted, detail: `a lane is blocked on offset ${audit.lowestHead}, below the committed ${committed}: the state is older than the last commit` };
+  }
+  if (audit.oldestDueAtMs !== undefined && nowMs - audit.oldestDueAtMs > OVERDUE_HEAD_MS) {
+    return { reason: LossReason.HeadOverdue, detail: `a retrying lane head was due at ${new Date(audit.oldestDueAtMs).toISOString()} and has not moved since` };
   }
   if (audit.parked !== audit.parkedInLists) {
     return { reason: LossReason.ParkListsLost, detail: `${audit.parked} records counted parked, ${audit.parkedInLists} in the park lists of the blocked lanes` };

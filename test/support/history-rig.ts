@@ -656,8 +656,9 @@ interface LoggedCopy {
 }
 
 const TIERS = ['1s', '1m'] as const;
-/** Longer than any delay a history uses (60 s backoff, 5 s `later`) and any lease (60 s + 30 s). */
-const DRAIN_TICK_MS = 3_600_000;
+/** Longer than any delay a history uses (60 s backoff, 5 s `later`) and any lease (60 s + 30 s); shorter than
+ * `OVERDUE_HEAD_MS` (an hour), so a head whose copy waits in its tier for the next round is not taken as lost. */
+const DRAIN_TICK_MS = 600_000;
 const DRAIN_ROUNDS = 60;
 const RECORD_TIMEOUT_MS = 10;
 const LONG_MS = 60_000;

@@ -1,5 +1,5 @@
 import type { PartitionAudit } from '../../../src/completion/audit';
-import { decodeMarker, encodeMarker, findLoss, LossReason } from '../../../src/durability/marker';
+import { decodeMarker, encodeMarker, findLoss, LossReason, OVERDUE_HEAD_MS } from '../../../src/durability/marker';
 
 /** A whole state: counters agree with the data, stamped with generation `a1`. */
 function audit(overrides: Partial<PartitionAudit> = {}): PartitionAudit {
@@ -47,6 +47,13 @@ describe('findLoss', () => {
 
   // Found by the randomized histories: a snapshot restored from before a head's retry ran left its lane blocked on
   // it, with the frontier, highest and generation all matching the marker, and the copy consumed: the lane waited for ever.
+  // Found by the randomized histories: the writes of a copy's successful run (its lane's release) lost, the copy
+  // consumed; the lane stayed blocked on a head that nothing would run again.
+  it('finds a retrying head long overdue, and not one merely late', () => {
+    expect(findLoss(audit({ oldestDueAtMs: NOW - OVERDUE_HEAD_MS - 1 }), 20, MARKED, NOW)?.reason).toBe(LossReason.HeadOverdue);
+    expect(findLoss(audit({ oldestDueAtMs: NOW - OVERDUE_HEAD_MS }), 20, MARKED, NOW)).toBeUndefined();
+  });
+
   it('finds an older state: a lane head below the committed offset', () => {
     expect(findLoss(audit({ lowestHead: 4 }), 6, { ...MARKED, committed: 5 }, NOW)?.reason).toBe(LossReason.HeadBelowCommitted);
     expect(findLoss(audit({ lowestHead: 5 }), 6, { ...MARKED, committed: 5 }, NOW)).toBeUndefined();
