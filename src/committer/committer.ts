@@ -195,7 +195,8 @@ async function commitUnderLease(
     nowMs: now(),
   });
   await saveReadings(store.redis, group, plan.next);
-  const checks = await checkPartitions(store, tracked, committed, readings.map((r) => r?.frontier), now());
+  const since = new Map(plan.partitions.map((p) => [partitionId(p), p.frontierSinceMs]));
+  const checks = await checkPartitions(store, tracked, committed, readings.map((r) => r?.frontier), now(), tracked.map((ref) => since.get(partitionId(ref))));
   const moves = durableMoves(plan.moves, checks);
 
   const byTopic = movesByTopic(moves);

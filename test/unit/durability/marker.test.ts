@@ -54,6 +54,16 @@ describe('findLoss', () => {
     expect(findLoss(audit({ oldestDueAtMs: NOW - OVERDUE_HEAD_MS }), 20, MARKED, NOW)).toBeUndefined();
   });
 
+  // Found by the randomized histories: a run's done bit lost after the event source moved past its record (and the
+  // window cap refusing the next one): the frontier would wait on it for ever, not even reported as stalled.
+  it('finds a frontier whose record stayed not done for over an hour, and not one merely slow', () => {
+    const since = NOW - OVERDUE_HEAD_MS - 1;
+    expect(findLoss(audit(), 19, MARKED, NOW, since)?.reason).toBe(LossReason.FrontierStuck);
+    expect(findLoss(audit(), 19, MARKED, NOW, since + 1)).toBeUndefined();
+    // Everything delivered is done: nothing waits.
+    expect(findLoss(audit(), 20, MARKED, NOW, since)).toBeUndefined();
+  });
+
   it('finds an older state: a lane head below the committed offset', () => {
     expect(findLoss(audit({ lowestHead: 4 }), 6, { ...MARKED, committed: 5 }, NOW)?.reason).toBe(LossReason.HeadBelowCommitted);
     expect(findLoss(audit({ lowestHead: 5 }), 6, { ...MARKED, committed: 5 }, NOW)).toBeUndefined();
