@@ -51,6 +51,12 @@ export interface RunCommitterOptions {
    * and left uncommitted; with this, the partition is recovered from Kafka at once, under the run's lease.
    */
   readonly recovery?: LossRecovery;
+  /**
+   * What the event source mapping has committed in its own consumer group (`<group>`), by partition: every record
+   * below it was done or handed off before its invocation returned, so a frontier below it tells done bits lost
+   * after the event source moved past them (README, "Durability"). Without it such a loss stalls the partition.
+   */
+  readonly eventSource?: (topics: readonly string[]) => Promise<CommittedOffset[]>;
 }
 
 /** One tracked partition after a run. */
@@ -154,7 +160,7 @@ export async function runCommitter(options: RunCommitterOptions): Promise<Commit
 
   let result: CommitterResult;
   try {
-    const { result: committed, checks } = await commitUnderLease(store, group, committer, lease, trim, now);
+    const { result: committed, checks } = await commitUnderLease(store, group, committer, lease, trim, now, options.eventSource);
     result = committed;
     const lost = checks.filter((check) => check.loss !== undefined);
     // Loaded only when needed: the recovery brings Kafka reading and key scanning with it.
@@ -176,6 +182,7 @@ async function commitUnderLease(
   lease: CommitterLease,
   trim: boolean,
   now: () => number,
+  eventSource: RunCommitterOptions['eventSource'],
 ): Promise<{ result: CommitterResult; checks: PartitionCheck[] }> {
   // Partitions the completion group carries a marker for are checked too: Redis may have lost its tracked set.
   const allTracked = partitionsToCheck(group, await store.trackedPartitions(group), (await committer.fetchAllCommitted?.()) ?? []);
@@ -195,8 +202,9 @@ async function commitUnderLease(
     nowMs: now(),
   });
   await saveReadings(store.redis, group, plan.next);
-  const since = new Map(plan.partitions.map((p) => [partitionId(p), p.frontierSinceMs]));
-  const checks = await checkPartitions(store, tracked, committed, readings.map((r) => r?.frontier), now(), tracked.map((ref) => since.get(partitionId(ref))));
+  // Read after the frontiers: the event source commits only after an invocation returned, its done bits flushed.
+  const delivered = new Map(((await eventSource?.(tracked.map((ref) => ref.topic))) ?? []).map((c) => [partitionId(c), c.offset]));
+  const checks = await checkPartitions(store, tracked, committed, readings.map((r) => r?.frontier), now(), tracked.map((ref) => delivered.get(partitionId(ref))));
   const moves = durableMoves(plan.moves, checks);
 
   const byTopic = movesByTopic(moves);

@@ -38,14 +38,14 @@ export async function checkPartitions(
   committed: readonly CommittedOffset[],
   frontiers: ReadonlyArray<number | undefined>,
   nowMs: number,
-  frontierSince: ReadonlyArray<number | undefined> = [],
+  delivered: ReadonlyArray<number | undefined> = [],
 ): Promise<PartitionCheck[]> {
   const byId = new Map(committed.map((c) => [partitionId(c), c]));
   return Promise.all(refs.map(async (ref, i) => {
     const audit = await store.audit(ref);
     const entry = byId.get(partitionId(ref));
     const durable: DurableView = { committed: entry?.offset, marker: decodeMarker(entry?.metadata) };
-    const loss = findLoss(audit, frontiers[i], durable, nowMs, frontierSince[i]);
+    const loss = findLoss(audit, frontiers[i], durable, nowMs, delivered[i]);
     let generation = audit.generation;
     if (loss === undefined && audit.present && generation === undefined && durable.marker === undefined) {
       generation = await store.stampGeneration(ref, newGeneration());

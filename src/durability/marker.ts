@@ -59,10 +59,11 @@ export const LossReason = {
    */
   HeadOverdue: 'head-overdue',
   /**
-   * The frontier's record has stayed not done for more than `OVERDUE_HEAD_MS` while it is no lane head: its run's
-   * done bit was lost after the event source had moved past it, and nothing would ever deliver it again.
+   * The frontier is below what the event source mapping committed in its own consumer group: every record below
+   * that was done or handed off before its invocation returned, so done bits were lost after the event source
+   * moved past them, and nothing would ever deliver those records again.
    */
-  FrontierStuck: 'frontier-stuck',
+  PassedNotDone: 'passed-not-done',
   /** The `parked` count disagrees with the park lists of the blocked lanes: a park list was lost. */
   ParkListsLost: 'park-lists-lost',
   /** The lanes hash holds fewer (or more) lanes than were blocked and not freed: lane entries were lost. */
@@ -91,14 +92,14 @@ export interface DurableView {
 }
 
 /**
- * Pure: whether a partition's Redis state was lost, judged from its audit, its frontier (and since when it has had
- * its value) and what the completion group holds. A partition under recovery (its fence standing) is not judged: the recovery is rebuilding it.
+ * Pure: whether a partition's Redis state was lost, judged from its audit, its frontier, what the completion
+ * group holds and, when known, what the event source mapping committed (`delivered`). A partition under recovery (its fence standing) is not judged: the recovery is rebuilding it.
  *
  * @example
  * findLoss({ ...audit, present: false }, undefined, { committed: 20, marker: { generation: 'a1', highest: 19 } });
  * // { reason: 'state-missing', detail: '...' }
  */
-export function findLoss(audit: PartitionAudit, frontier: number | undefined, durable: DurableView, nowMs: number, frontierSinceMs?: number): Loss | undefined {
+export function findLoss(audit: PartitionAudit, frontier: number | undefined, durable: DurableView, nowMs: number, delivered?: number): Loss | undefined {
   if (audit.recoveringUntil !== undefined && audit.recoveringUntil > nowMs) return undefined;
   const { marker, committed } = durable;
   if (audit.lossReported !== undefined) {
@@ -127,9 +128,8 @@ export function findLoss(audit: PartitionAudit, frontier: number | undefined, du
   if (audit.oldestDueAtMs !== undefined && nowMs - audit.oldestDueAtMs > OVERDUE_HEAD_MS) {
     return { reason: LossReason.HeadOverdue, detail: `a retrying lane head was due at ${new Date(audit.oldestDueAtMs).toISOString()} and has not moved since` };
   }
-  // A record handed off (a lane head, a parked record) has its done bit: a clear bit this old belongs to no run.
-  if (frontier !== undefined && frontierSinceMs !== undefined && audit.highest !== undefined && frontier <= audit.highest && nowMs - frontierSinceMs > OVERDUE_HEAD_MS) {
-    return { reason: LossReason.FrontierStuck, detail: `offset ${frontier} has not been done since ${new Date(frontierSinceMs).toISOString()}, though records up to ${audit.highest} were delivered` };
+  if (delivered !== undefined && frontier !== undefined && frontier < delivered) {
+    return { reason: LossReason.PassedNotDone, detail: `frontier ${frontier} is below ${delivered}, where the event source committed: done bits were lost` };
   }
   if (audit.parked !== audit.parkedInLists) {
     return { reason: LossReason.ParkListsLost, detail: `${audit.parked} records counted parked, ${audit.parkedInLists} in the park lists of the blocked lanes` };

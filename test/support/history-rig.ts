@@ -365,6 +365,8 @@ export interface HistoryRecovery {
   readonly sink: HandOffSink;
   readonly options: LanesOptions;
   readonly telemetry: Telemetry;
+  /** Where each trigger is (what its event source mapping committed), by topic and partition. */
+  readonly delivered: (topics: readonly string[]) => Promise<Array<{ topic: string; partition: number; offset: number }>>;
 }
 
 /** A partition a committer run found lost, and where it was recovered from. */
@@ -1375,6 +1377,11 @@ class History {
       sink: this.#sinkOf(container, invocation),
       options: this.options,
       telemetry: this.#telemetry,
+      delivered: async (topics) => [...this.position].flatMap(([key, offset]) => {
+        const cut = key.lastIndexOf('-');
+        const topic = key.slice(0, cut);
+        return topics.includes(topic) ? [{ topic, partition: Number(key.slice(cut + 1)), offset }] : [];
+      }),
     });
     this.#afterLosses(losses);
     for (const [key, before] of this.committed) {
