@@ -71,6 +71,7 @@ export class RedisBackend implements HistoryBackend {
   readonly #redis: Redis;
   readonly #committer: MemoryOffsetCommitter;
   readonly #reread: boolean;
+  readonly #markers: boolean;
   #nowMs: number | undefined;
 
   constructor(redis: Redis, caps: Partial<PartitionCaps> = {}, breakage: Breakage = {}) {
@@ -79,6 +80,7 @@ export class RedisBackend implements HistoryBackend {
     this.store = new CompletionStore(redis, caps, undefined, () => this.#nowMs ?? Date.now());
     this.#committer = new MemoryOffsetCommitter(this.group, breakage.markers ?? true);
     this.#reread = breakage.reread ?? true;
+    this.#markers = breakage.markers ?? true;
   }
 
   readonly losses: LossPort = {
@@ -100,7 +102,11 @@ export class RedisBackend implements HistoryBackend {
       const tag = /^\{kl:[^:]*:([^:]*):(\d+)\}/.exec(key);
       return { key, partition: tag === null ? undefined : { group: this.group, topic: tag[1]!, partition: Number(tag[2]) } };
     },
-    hasMarker: (topic: string, partition: number): boolean => decodeMarker(this.#committer.offsets.get(tpKey(topic, partition))?.metadata) !== undefined,
+    // A committer that keeps no markers (a breakage) would have written one with every commit.
+    hasMarker: (topic: string, partition: number): boolean => {
+      const entry = this.#committer.offsets.get(tpKey(topic, partition));
+      return entry !== undefined && (!this.#markers || decodeMarker(entry.metadata) !== undefined);
+    },
   };
 
   async doneOffsets(ref: PartitionRef, offsets: readonly number[]): Promise<Set<number>> {
