@@ -3,7 +3,6 @@ import { redriveExpiredLeases, type RedriveOptions, type Redriven } from '../ret
 import { checkPartitions, durableMoves, partitionsToCheck, type PartitionCheck } from './durable-moves';
 import type { LossRecovery, RecoveryOutcome } from './after-loss';
 import { ConfigError, describeValue } from '../errors';
-import { retryTierOf } from '../options/names';
 import { CommitNotAppliedError, TopicMissingError } from './errors';
 import { CommitterLease } from './lease';
 import { movesByTopic, type OffsetCommitter } from './offset-committer';
@@ -204,9 +203,8 @@ async function commitUnderLease(
   });
   await saveReadings(store.redis, group, plan.next);
   // Read after the frontiers: the event source commits only after an invocation returned, its done bits flushed.
-  // Source topics only: a recovered retry tier restarts at its durable frontier, below where its trigger is.
-  const sources = [...new Set(tracked.map((ref) => ref.topic))].filter((topic) => retryTierOf(group, topic) === undefined);
-  const delivered = new Map(((sources.length > 0 ? await eventSource?.(sources) : undefined) ?? []).map((c) => [partitionId(c), c.offset]));
+  const topics = [...new Set(tracked.map((ref) => ref.topic))];
+  const delivered = new Map(((topics.length > 0 ? await eventSource?.(topics) : undefined) ?? []).map((c) => [partitionId(c), c.offset]));
   const checks = await checkPartitions(store, tracked, committed, readings.map((r) => r?.frontier), now(), tracked.map((ref) => delivered.get(partitionId(ref))));
   const moves = durableMoves(plan.moves, checks);
 

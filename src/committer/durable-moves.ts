@@ -13,6 +13,8 @@ export interface PartitionCheck {
   readonly loss: Loss | undefined;
   /** The generation its commits carry from this run (stamped now when it had none). */
   readonly generation: string | undefined;
+  /** What the event source mapping committed for the partition, when known. */
+  readonly delivered?: number | undefined;
 }
 
 /**
@@ -50,7 +52,7 @@ export async function checkPartitions(
     if (loss === undefined && audit.present && generation === undefined && durable.marker === undefined) {
       generation = await store.stampGeneration(ref, newGeneration());
     }
-    return { ref, audit, durable, loss, generation };
+    return { ref, audit, durable, loss, generation, delivered: delivered[i] };
   }));
 }
 

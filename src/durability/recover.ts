@@ -59,13 +59,21 @@ export interface Recovered {
  * runs ahead of a recovered one. Records that were terminal already run again: at-least-once.
  *
  * A retry topic's partition holds no lanes: its state restarts at the durable frontier (its copies' own offsets
- * below it were committed, so handled; the ones above come back through the event source or the bridge).
+ * below it were committed, so handled; the ones above come back through the event source or the bridge), with
+ * every offset below `delivered` (where its event source mapping committed, when known) done: those copies were
+ * handled before their invocation returned.
  *
  * @example
  * const done = await recoverPartition(parts, { group: 'orders', topic: 'orders', partition: 0 }, 20, 'a1b2c3d4e5f6');
  * // done.records === 20: offsets 20..39 were read again and handed to the retry path
  */
-export async function recoverPartition(parts: RecoveryParts, ref: PartitionRef, from: number | undefined, generation: string = newGeneration()): Promise<Recovered> {
+export async function recoverPartition(
+  parts: RecoveryParts,
+  ref: PartitionRef,
+  from: number | undefined,
+  generation: string = newGeneration(),
+  delivered?: number,
+): Promise<Recovered> {
   const { redis, options } = parts;
   const source = 'source' in parts ? parts.source : kafkaRecordSource(parts.kafka);
   const now = parts.now ?? Date.now;
@@ -84,7 +92,7 @@ export async function recoverPartition(parts: RecoveryParts, ref: PartitionRef, 
   const records = isRetryTopic ? [] : await source.read(ref.topic, ref.partition, start, end);
 
   const parkLists = await scanKeys(redis, `${escapeGlob(partitionTag(ref))}:park:*`);
-  const highest = isRetryTopic ? start - 1 : end - 1;
+  const highest = isRetryTopic ? Math.max(start, Math.min(delivered ?? start, end)) - 1 : end - 1;
   await rebuild(parkLists, ['begin', String(start), String(highest), String(now() + RECOVERY_FENCE_MS)]);
 
   const laneOf = (record: KafkaRecord): string | undefined => {
