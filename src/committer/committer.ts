@@ -3,6 +3,7 @@ import { redriveExpiredLeases, type RedriveOptions, type Redriven } from '../ret
 import { checkPartitions, durableMoves, partitionsToCheck, type PartitionCheck } from './durable-moves';
 import type { LossRecovery, RecoveryOutcome } from './after-loss';
 import { ConfigError, describeValue } from '../errors';
+import { trackedPartitionsKey } from '../completion/keys';
 import { CommitNotAppliedError, TopicMissingError } from './errors';
 import { CommitterLease } from './lease';
 import { movesByTopic, type OffsetCommitter } from './offset-committer';
@@ -185,7 +186,8 @@ async function commitUnderLease(
   eventSource: RunCommitterOptions['eventSource'],
 ): Promise<{ result: CommitterResult; checks: PartitionCheck[] }> {
   // Partitions the completion group carries a marker for are checked too: Redis may have lost its tracked set.
-  const allTracked = partitionsToCheck(group, await store.trackedPartitions(group), (await committer.fetchAllCommitted?.()) ?? []);
+  const trackedSet = await store.trackedPartitions(group);
+  const allTracked = partitionsToCheck(group, trackedSet, (await committer.fetchAllCommitted?.()) ?? []);
 
   // Fetched under the lease: no other committer run can change these offsets until this run commits.
   const { committed, missing } = await fetchExisting(committer, [...new Set(allTracked.map((ref) => ref.topic))]);
@@ -207,6 +209,10 @@ async function commitUnderLease(
   const delivered = new Map(((topics.length > 0 ? await eventSource?.(topics) : undefined) ?? []).map((c) => [partitionId(c), c.offset]));
   const checks = await checkPartitions(store, tracked, committed, readings.map((r) => r?.frontier), now(), tracked.map((ref) => delivered.get(partitionId(ref))));
   const moves = durableMoves(plan.moves, checks);
+  // Found by its marker alone with its state whole: the tracked set was lost. The re-drive reads that set.
+  const known = new Set(trackedSet.map(partitionId));
+  const untracked = checks.filter((c) => c.audit.present && c.loss === undefined && !known.has(partitionId(c.ref)));
+  if (untracked.length > 0) await store.redis.sadd(trackedPartitionsKey(group), ...untracked.map((c) => `${c.ref.topic}\n${c.ref.partition}`));
 
   const byTopic = movesByTopic(moves);
   if (moves.length > 0) {

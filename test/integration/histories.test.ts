@@ -9,6 +9,7 @@ import {
   REDRIVEN_HEAD,
   RELEASE_LOST,
   RESTORED_BEFORE_RETRY,
+  TRACKED_SET_LOST,
   TWIN_COPIES,
   type HistoryCase,
   type HistoryStats,
@@ -68,7 +69,7 @@ const cases: Array<HistoryCase & { name: string; reached: Counter[] }> = [
     runs: 100,
     seed: 2_404,
     reached: ['crashes', 'copyRuns', 'drainedRuns', 'deadLetters', 'losses', 'lossesFound', 'recoveries'],
-    examples: [RESTORED_BEFORE_RETRY, RELEASE_LOST, HELD_LANE_FLUSHED],
+    examples: [RESTORED_BEFORE_RETRY, RELEASE_LOST, HELD_LANE_FLUSHED, TRACKED_SET_LOST],
   },
   {
     name: 'partition mode, with Redis losing state',
@@ -126,6 +127,11 @@ describe('engine histories on the real Redis completion store', () => {
   ])('finds and recovers %s', async (_, spec) => {
     const stats = await runOnRedis(redis, spec);
     expect(stats).toEqual(expect.objectContaining({ losses: 1, recoveries: 1 }));
+  });
+
+  it('re-drives the heads of a recovered partition after the tracked set was lost too', async () => {
+    const stats = await runOnRedis(redis, TRACKED_SET_LOST);
+    expect(stats).toEqual(expect.objectContaining({ losses: 3, recoveries: 1 }));
   });
 });
 

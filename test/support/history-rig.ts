@@ -382,6 +382,29 @@ export const DONE_BIT_LOST: HistorySpec = {
 };
 
 /**
+ * A regression found by the `lose` histories: a partition is recovered (its heads wait for the re-drive), then the
+ * tracked set is lost and nothing is admitted on the partition any more. The committer still found the partition by
+ * its marker, but the re-drive reads the tracked set: the heads' copies were never written. The committer now adds
+ * a partition it found by its marker alone back to the tracked set.
+ */
+export const TRACKED_SET_LOST: HistorySpec = {
+  ...ONE_LANE,
+  deadLetter: 'release',
+  maxAttempts: 2,
+  keys: [['a', 'a', 'a', 'b']],
+  poison: 'a',
+  failures: [{ p: 0, o: 3, attempt: 1, kind: 'later' }],
+  steps: [
+    { t: 'deliver', partition: 0, back: 0, size: 1, fault: { kind: 'none' } },
+    { t: 'deliver', partition: 0, back: 0, size: 3, fault: { kind: 'none' } },
+    { t: 'lose', what: 'writes', back: 1, pick: 0, uncommitted: false },
+    { t: 'retry', order: 'asc', back: 0, size: 1, advanceMs: 0, fault: { kind: 'die', start: 1 } },
+    { t: 'lose', what: 'writes', back: 1, pick: 0, uncommitted: false },
+    { t: 'lose', what: 'key', back: 1, pick: 53, uncommitted: false },
+  ],
+};
+
+/**
  * For the deliberate breakages: under `hold`, record 0 of key `a` fails for good and holds its lane, records 1 and 2
  * are parked behind it, the committer commits (its marker) and Redis loses every key. No retry copy exists to
  * report the loss: only the durable marker finds it, and only a recovery that reads the records again brings
