@@ -44,7 +44,7 @@ export async function recoverLost(lost: readonly PartitionCheck[], recovery: Los
     }
     try {
       await lease.renew();
-      const recovered = await recoverPartition(recovery.parts, ref, durable.committed, durable.marker?.generation);
+      const recovered = await recoverPartition(recovery.parts, ref, durable.committed, durable.marker?.generation, check.delivered);
       logger?.warn('partition recovered from Kafka: its records go through the retry path again, in order per lane', { ...recovered });
       outcomes.push({ ...base, recovered });
     } catch (error) {

@@ -3,6 +3,7 @@ import { redriveExpiredLeases, type RedriveOptions, type Redriven } from '../ret
 import { checkPartitions, durableMoves, partitionsToCheck, type PartitionCheck } from './durable-moves';
 import type { LossRecovery, RecoveryOutcome } from './after-loss';
 import { ConfigError, describeValue } from '../errors';
+import { trackedPartitionsKey } from '../completion/keys';
 import { CommitNotAppliedError, TopicMissingError } from './errors';
 import { CommitterLease } from './lease';
 import { movesByTopic, type OffsetCommitter } from './offset-committer';
@@ -51,6 +52,12 @@ export interface RunCommitterOptions {
    * and left uncommitted; with this, the partition is recovered from Kafka at once, under the run's lease.
    */
   readonly recovery?: LossRecovery;
+  /**
+   * What the event source mapping has committed in its own consumer group (`<group>`), by partition: every record
+   * below it was done or handed off before its invocation returned, so a frontier below it tells done bits lost
+   * after the event source moved past them (README, "Durability"). Without it such a loss stalls the partition.
+   */
+  readonly eventSource?: (topics: readonly string[]) => Promise<CommittedOffset[]>;
 }
 
 /** One tracked partition after a run. */
@@ -154,7 +161,7 @@ export async function runCommitter(options: RunCommitterOptions): Promise<Commit
 
   let result: CommitterResult;
   try {
-    const { result: committed, checks } = await commitUnderLease(store, group, committer, lease, trim, now);
+    const { result: committed, checks } = await commitUnderLease(store, group, committer, lease, trim, now, options.eventSource);
     result = committed;
     const lost = checks.filter((check) => check.loss !== undefined);
     // Loaded only when needed: the recovery brings Kafka reading and key scanning with it.
@@ -176,9 +183,11 @@ async function commitUnderLease(
   lease: CommitterLease,
   trim: boolean,
   now: () => number,
+  eventSource: RunCommitterOptions['eventSource'],
 ): Promise<{ result: CommitterResult; checks: PartitionCheck[] }> {
   // Partitions the completion group carries a marker for are checked too: Redis may have lost its tracked set.
-  const allTracked = partitionsToCheck(group, await store.trackedPartitions(group), (await committer.fetchAllCommitted?.()) ?? []);
+  const trackedSet = await store.trackedPartitions(group);
+  const allTracked = partitionsToCheck(group, trackedSet, (await committer.fetchAllCommitted?.()) ?? []);
 
   // Fetched under the lease: no other committer run can change these offsets until this run commits.
   const { committed, missing } = await fetchExisting(committer, [...new Set(allTracked.map((ref) => ref.topic))]);
@@ -195,8 +204,15 @@ async function commitUnderLease(
     nowMs: now(),
   });
   await saveReadings(store.redis, group, plan.next);
-  const checks = await checkPartitions(store, tracked, committed, readings.map((r) => r?.frontier), now());
+  // Read after the frontiers: the event source commits only after an invocation returned, its done bits flushed.
+  const topics = [...new Set(tracked.map((ref) => ref.topic))];
+  const delivered = new Map(((topics.length > 0 ? await eventSource?.(topics) : undefined) ?? []).map((c) => [partitionId(c), c.offset]));
+  const checks = await checkPartitions(store, tracked, committed, readings.map((r) => r?.frontier), now(), tracked.map((ref) => delivered.get(partitionId(ref))));
   const moves = durableMoves(plan.moves, checks);
+  // Found by its marker alone with its state whole: the tracked set was lost. The re-drive reads that set.
+  const known = new Set(trackedSet.map(partitionId));
+  const untracked = checks.filter((c) => c.audit.present && c.loss === undefined && !known.has(partitionId(c.ref)));
+  if (untracked.length > 0) await store.redis.sadd(trackedPartitionsKey(group), ...untracked.map((c) => `${c.ref.topic}\n${c.ref.partition}`));
 
   const byTopic = movesByTopic(moves);
   if (moves.length > 0) {

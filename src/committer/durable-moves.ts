@@ -13,6 +13,8 @@ export interface PartitionCheck {
   readonly loss: Loss | undefined;
   /** The generation its commits carry from this run (stamped now when it had none). */
   readonly generation: string | undefined;
+  /** What the event source mapping committed for the partition, when known. */
+  readonly delivered?: number | undefined;
 }
 
 /**
@@ -38,18 +40,19 @@ export async function checkPartitions(
   committed: readonly CommittedOffset[],
   frontiers: ReadonlyArray<number | undefined>,
   nowMs: number,
+  delivered: ReadonlyArray<number | undefined> = [],
 ): Promise<PartitionCheck[]> {
   const byId = new Map(committed.map((c) => [partitionId(c), c]));
   return Promise.all(refs.map(async (ref, i) => {
     const audit = await store.audit(ref);
     const entry = byId.get(partitionId(ref));
     const durable: DurableView = { committed: entry?.offset, marker: decodeMarker(entry?.metadata) };
-    const loss = findLoss(audit, frontiers[i], durable, nowMs);
+    const loss = findLoss(audit, frontiers[i], durable, nowMs, delivered[i]);
     let generation = audit.generation;
     if (loss === undefined && audit.present && generation === undefined && durable.marker === undefined) {
       generation = await store.stampGeneration(ref, newGeneration());
     }
-    return { ref, audit, durable, loss, generation };
+    return { ref, audit, durable, loss, generation, delivered: delivered[i] };
   }));
 }
 

@@ -27,6 +27,8 @@ export interface PartitionAudit {
   readonly recoveries: number;
   /** When a retry copy reported the state lost (epoch ms), until a recovery rebuilds it. */
   readonly lossReported?: number | undefined;
+  /** The earliest due time (epoch ms) of a retrying lane head without a lease. */
+  readonly oldestDueAtMs?: number | undefined;
 }
 
 function optionalNumber(value: unknown): number | undefined {
@@ -46,8 +48,8 @@ export async function auditPartition(redis: RedisClient, ref: PartitionRef, limi
   for (let round = 0; round < 3; round += 1) {
     const lanes = await bounded(redis.hkeys(keys.lanes), 'HKEYS lanes', limits);
     const reply = await runScript(redis, 'audit', { keys: [keys.meta, keys.lanes, ...lanes.map((lane) => parkKey(ref, lane))], argv: lanes }, limits);
-    if (!Array.isArray(reply) || reply.length !== 12) throw new UnexpectedReplyError(`audit ${ref.topic}-${ref.partition}: unexpected reply`);
-    const [base, highest, generation, parked, parkedInLists, count, open, lowest, recovering, recoveries, unlisted, reported] = reply.map(String);
+    if (!Array.isArray(reply) || reply.length !== 13) throw new UnexpectedReplyError(`audit ${ref.topic}-${ref.partition}: unexpected reply`);
+    const [base, highest, generation, parked, parkedInLists, count, open, lowest, recovering, recoveries, unlisted, reported, oldestDue] = reply.map(String);
     if (Number(unlisted) > 0) continue;
     return {
       present: base !== '',
@@ -62,6 +64,7 @@ export async function auditPartition(redis: RedisClient, ref: PartitionRef, limi
       recoveringUntil: optionalNumber(recovering),
       recoveries: Number(recoveries || 0),
       lossReported: optionalNumber(reported),
+      oldestDueAtMs: optionalNumber(oldestDue),
     };
   }
   throw new UnexpectedReplyError(`audit ${ref.topic}-${ref.partition}: lanes kept turning blocked while auditing`);

@@ -28,6 +28,12 @@ import type { AdmitRecord, AdmitResult, HeadAdvance, HeadClaim, HeadClaimRequest
 /** A 125 KB bitmap, 100,000 parked records, 64 MiB of parked payloads per partition. */
 export const DEFAULT_CALL_TIMEOUT_MS = 5_000;
 
+/**
+ * How often a process adds a partition it admits on to the tracked set again: the set may be lost (README,
+ * "Durability"), and a partition the committer neither tracks nor holds a marker for would never be committed.
+ */
+export const TRACK_REFRESH_MS = 60_000;
+
 export const DEFAULT_CAPS: PartitionCaps = { maxWindow: 1_000_000, maxParked: 100_000, maxParkedBytes: 64 * 1024 * 1024 };
 
 function where(op: string, ref: PartitionRef): string {
@@ -49,14 +55,16 @@ export class CompletionStore {
   readonly caps: PartitionCaps;
   /** Every call is given up after `timeoutMs` (default 5 s) or when `signal` aborts. */
   readonly limits: CallLimits;
-  // Partitions this process already added to the tracked set: one SADD per partition per cold start.
-  #tracked = new Set<string>();
+  // Partitions this process added to the tracked set, and when: one SADD per partition per `TRACK_REFRESH_MS`.
+  #tracked = new Map<string, number>();
+  readonly #now: () => number;
 
-  /** Caps not given take their `DEFAULT_CAPS` value. */
-  constructor(redis: RedisClient, caps: Partial<PartitionCaps> = {}, limits: CallLimits = { timeoutMs: DEFAULT_CALL_TIMEOUT_MS }) {
+  /** Caps not given take their `DEFAULT_CAPS` value; `now` is the clock of the tracked set's refresh. */
+  constructor(redis: RedisClient, caps: Partial<PartitionCaps> = {}, limits: CallLimits = { timeoutMs: DEFAULT_CALL_TIMEOUT_MS }, now: () => number = Date.now) {
     this.redis = redis;
     this.caps = { ...DEFAULT_CAPS, ...caps };
     this.limits = limits;
+    this.#now = now;
   }
 
   /**
@@ -66,7 +74,7 @@ export class CompletionStore {
    * const store = processorStore.withLimits({ signal: AbortSignal.timeout(remainingMs - 250) });
    */
   withLimits(limits: CallLimits): CompletionStore {
-    const view = new CompletionStore(this.redis, this.caps, { ...this.limits, ...limits });
+    const view = new CompletionStore(this.redis, this.caps, { ...this.limits, ...limits }, this.#now);
     view.#tracked = this.#tracked;
     return view;
   }
@@ -207,8 +215,10 @@ export class CompletionStore {
   private async track(ref: PartitionRef): Promise<void> {
     const member = `${ref.topic}\n${ref.partition}`;
     const id = `${ref.group}\n${member}`;
-    if (this.#tracked.has(id)) return;
+    const at = this.#tracked.get(id);
+    const now = this.#now();
+    if (at !== undefined && now - at < TRACK_REFRESH_MS) return;
     await bounded(this.redis.sadd(trackedPartitionsKey(ref.group), member), 'SADD tracked partitions', this.limits);
-    this.#tracked.add(id);
+    this.#tracked.set(id, now);
   }
 }

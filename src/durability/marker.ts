@@ -47,6 +47,23 @@ export const LossReason = {
   OlderState: 'older-state',
   /** The frontier is below the committed offset: done bits were lost. */
   DoneBitsLost: 'done-bits-lost',
+  /**
+   * A blocked lane's head lies below the committed offset: the committer never commits past a lane head, so the
+   * state is older than the last commit (a snapshot restored, writes after it lost), and that lane would wait for
+   * ever on a head whose retry copy was already consumed.
+   */
+  HeadBelowCommitted: 'head-below-committed',
+  /**
+   * A retrying lane head without a lease was due more than `OVERDUE_HEAD_MS` ago: its copy ran, and what the run
+   * wrote (the head's release or next attempt) was lost, so nothing will ever move the lane again.
+   */
+  HeadOverdue: 'head-overdue',
+  /**
+   * The frontier is below what the event source mapping committed in its own consumer group: every record below
+   * that was done or handed off before its invocation returned, so done bits were lost after the event source
+   * moved past them, and nothing would ever deliver those records again.
+   */
+  PassedNotDone: 'passed-not-done',
   /** The `parked` count disagrees with the park lists of the blocked lanes: a park list was lost. */
   ParkListsLost: 'park-lists-lost',
   /** The lanes hash holds fewer (or more) lanes than were blocked and not freed: lane entries were lost. */
@@ -55,6 +72,13 @@ export const LossReason = {
   Reported: 'reported-by-retry-copy',
 } as const;
 export type LossReason = (typeof LossReason)[keyof typeof LossReason];
+
+/**
+ * How long past its due time a retrying head (no lease) may wait before the committer takes its lane as lost. Far
+ * longer than any healthy retry path takes to deliver a due copy; a retry function down that long makes its
+ * partitions recover (at-least-once), which is what it takes to move them again.
+ */
+export const OVERDUE_HEAD_MS = 60 * 60_000;
 
 export interface Loss {
   readonly reason: LossReason;
@@ -68,14 +92,14 @@ export interface DurableView {
 }
 
 /**
- * Pure: whether a partition's Redis state was lost, judged from its audit, its frontier and what the completion
- * group holds. A partition under recovery (its fence standing) is not judged: the recovery is rebuilding it.
+ * Pure: whether a partition's Redis state was lost, judged from its audit, its frontier, what the completion
+ * group holds and, when known, what the event source mapping committed (`delivered`). A partition under recovery (its fence standing) is not judged: the recovery is rebuilding it.
  *
  * @example
  * findLoss({ ...audit, present: false }, undefined, { committed: 20, marker: { generation: 'a1', highest: 19 } });
  * // { reason: 'state-missing', detail: '...' }
  */
-export function findLoss(audit: PartitionAudit, frontier: number | undefined, durable: DurableView, nowMs: number): Loss | undefined {
+export function findLoss(audit: PartitionAudit, frontier: number | undefined, durable: DurableView, nowMs: number, delivered?: number): Loss | undefined {
   if (audit.recoveringUntil !== undefined && audit.recoveringUntil > nowMs) return undefined;
   const { marker, committed } = durable;
   if (audit.lossReported !== undefined) {
@@ -97,6 +121,15 @@ export function findLoss(audit: PartitionAudit, frontier: number | undefined, du
   }
   if (committed !== undefined && frontier !== undefined && frontier < committed) {
     return { reason: LossReason.DoneBitsLost, detail: `frontier ${frontier} is below the committed ${committed}` };
+  }
+  if (committed !== undefined && audit.lowestHead !== undefined && audit.lowestHead < committed) {
+    return { reason: LossReason.HeadBelowCommitted, detail: `a lane is blocked on offset ${audit.lowestHead}, below the committed ${committed}: the state is older than the last commit` };
+  }
+  if (audit.oldestDueAtMs !== undefined && nowMs - audit.oldestDueAtMs > OVERDUE_HEAD_MS) {
+    return { reason: LossReason.HeadOverdue, detail: `a retrying lane head was due at ${new Date(audit.oldestDueAtMs).toISOString()} and has not moved since` };
+  }
+  if (delivered !== undefined && frontier !== undefined && frontier < delivered) {
+    return { reason: LossReason.PassedNotDone, detail: `frontier ${frontier} is below ${delivered}, where the event source committed: done bits were lost` };
   }
   if (audit.parked !== audit.parkedInLists) {
     return { reason: LossReason.ParkListsLost, detail: `${audit.parked} records counted parked, ${audit.parkedInLists} in the park lists of the blocked lanes` };

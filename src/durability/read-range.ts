@@ -2,6 +2,41 @@ import { randomBytes } from 'node:crypto';
 import type { Kafka, KafkaMessage } from 'kafkajs';
 import { decodeKafkaEvent, encodeKafkaRecord, type KafkaRecord } from '../event';
 
+/**
+ * Where a recovery finds a partition's records again: Kafka in every deployment (`kafkaRecordSource`); any other
+ * log that holds the same records at the same offsets will do (a test's in-memory log).
+ */
+export interface RecordSource {
+  /** The earliest offset the partition still holds and its end (the next offset to be written). */
+  offsets(topic: string, partition: number): Promise<{ readonly low: number; readonly end: number }>;
+  /** The records at offsets `[from, end)`, in offset order; offsets the log no longer has are absent. */
+  read(topic: string, partition: number, from: number, end: number): Promise<KafkaRecord[]>;
+}
+
+/**
+ * The records of Kafka: offsets from the admin API, records through `readRange`.
+ *
+ * @example
+ * const source = kafkaRecordSource(kafka);
+ * const { low, end } = await source.offsets('orders', 0);
+ * const records = await source.read('orders', 0, low, end);
+ */
+export function kafkaRecordSource(kafka: Kafka): RecordSource {
+  return {
+    async offsets(topic, partition) {
+      const admin = kafka.admin();
+      await admin.connect();
+      try {
+        const found = (await admin.fetchTopicOffsets(topic)).find((o) => o.partition === partition);
+        return { low: Number(found?.low ?? 0), end: Number(found?.high ?? 0) };
+      } finally {
+        await admin.disconnect();
+      }
+    },
+    read: (topic, partition, from, end) => readRange(kafka, topic, partition, from, end),
+  };
+}
+
 /** How long a read waits without a new record before it takes the range as read (offsets may be markers). */
 export const READ_IDLE_MS = 5_000;
 

@@ -12,22 +12,24 @@ import type { LanesOptions } from '../options/lanes-options';
 import { retryTierOf, retryTopic } from '../options/names';
 import { laneIdOf } from '../engine/lane-id';
 import { newGeneration } from './marker';
-import { readRange } from './read-range';
+import { kafkaRecordSource, type RecordSource } from './read-range';
 
 /** How long `admit` refuses a partition's records while it is rebuilt; a recovery that dies lifts it by expiry. */
 export const RECOVERY_FENCE_MS = 5 * 60_000;
 /** Records per rebuild call: one script call stays short, whatever the range. */
 export const REBUILD_CHUNK = 1_000;
 
-export interface RecoveryParts {
+interface RecoveryBase {
   readonly redis: RedisClient;
-  readonly kafka: Kafka;
   /** The handler's options: group, ordering (lanes are derived as the processor derives them), retry tiers. */
   readonly options: LanesOptions;
   /** Where independent records (no lane) are handed off to the retry path. */
   readonly sink: HandOffSink;
   readonly now?: () => number;
 }
+
+/** What a recovery needs: Redis, the handler's options, a sink, and where the records are read again (Kafka, or a `RecordSource`). */
+export type RecoveryParts = RecoveryBase & ({ readonly kafka: Kafka } | { readonly source: RecordSource });
 
 /** What one recovery did. */
 export interface Recovered {
@@ -57,14 +59,23 @@ export interface Recovered {
  * runs ahead of a recovered one. Records that were terminal already run again: at-least-once.
  *
  * A retry topic's partition holds no lanes: its state restarts at the durable frontier (its copies' own offsets
- * below it were committed, so handled; the ones above come back through the event source or the bridge).
+ * below it were committed, so handled; the ones above come back through the event source or the bridge), with
+ * every offset below `delivered` (where its event source mapping committed, when known) done: those copies were
+ * handled before their invocation returned.
  *
  * @example
  * const done = await recoverPartition(parts, { group: 'orders', topic: 'orders', partition: 0 }, 20, 'a1b2c3d4e5f6');
  * // done.records === 20: offsets 20..39 were read again and handed to the retry path
  */
-export async function recoverPartition(parts: RecoveryParts, ref: PartitionRef, from: number | undefined, generation: string = newGeneration()): Promise<Recovered> {
-  const { redis, kafka, options } = parts;
+export async function recoverPartition(
+  parts: RecoveryParts,
+  ref: PartitionRef,
+  from: number | undefined,
+  generation: string = newGeneration(),
+  delivered?: number,
+): Promise<Recovered> {
+  const { redis, options } = parts;
+  const source = 'source' in parts ? parts.source : kafkaRecordSource(parts.kafka);
   const now = parts.now ?? Date.now;
   const keys = partitionKeys(ref);
   const rebuild = (extra: readonly string[], argv: readonly string[]): Promise<unknown> =>
@@ -73,25 +84,15 @@ export async function recoverPartition(parts: RecoveryParts, ref: PartitionRef, 
   // The fence first: from here no record of the partition is admitted, so the end read next bounds every record
   // the event source delivered before the rebuild.
   await rebuild([], ['fence', String(now() + RECOVERY_FENCE_MS)]);
-  const admin = kafka.admin();
-  await admin.connect();
-  let low: number;
-  let end: number;
-  try {
-    const offsets = (await admin.fetchTopicOffsets(ref.topic)).find((o) => o.partition === ref.partition);
-    low = Number(offsets?.low ?? 0);
-    end = Number(offsets?.high ?? 0);
-  } finally {
-    await admin.disconnect();
-  }
+  const { low, end } = await source.offsets(ref.topic, ref.partition);
   // A durable frontier beyond the end of the partition: the topic was deleted and created again (`kafka-lanes reset`
   // removed its state): its records are all new, read from the start.
   const start = from === undefined || from > end ? low : Math.max(from, low);
   const isRetryTopic = retryTierOf(options.group, ref.topic) !== undefined;
-  const records = isRetryTopic ? [] : await readRange(kafka, ref.topic, ref.partition, start, end);
+  const records = isRetryTopic ? [] : await source.read(ref.topic, ref.partition, start, end);
 
   const parkLists = await scanKeys(redis, `${escapeGlob(partitionTag(ref))}:park:*`);
-  const highest = isRetryTopic ? start - 1 : end - 1;
+  const highest = isRetryTopic ? Math.max(start, Math.min(delivered ?? start, end)) - 1 : end - 1;
   await rebuild(parkLists, ['begin', String(start), String(highest), String(now() + RECOVERY_FENCE_MS)]);
 
   const laneOf = (record: KafkaRecord): string | undefined => {

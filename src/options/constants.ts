@@ -75,6 +75,8 @@ export const ENV = {
   retryTiers: 'KAFKA_LANES_RETRY_TIERS',
   deadLetterPolicy: 'KAFKA_LANES_DEAD_LETTER_POLICY',
   partialBatchResponse: 'KAFKA_LANES_PARTIAL_BATCH_RESPONSE',
+  /** The handler's ordering, for the committer: a recovery rebuilds lanes as the processor derives them. */
+  ordering: 'KAFKA_LANES_ORDERING',
 } as const;
 
 /** SASL mechanisms with a username and password. */

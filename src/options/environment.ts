@@ -29,6 +29,8 @@ type Env = Readonly<Record<string, string | undefined>>;
  * - `redis.tls` <- `KAFKA_LANES_REDIS_TLS`, `redis.username` <- `KAFKA_LANES_REDIS_USERNAME`, each when the
  *   options do not give it; `redis.password` <- `KAFKA_LANES_REDIS_AUTH_TOKEN` or `redis.passwordSecret` <-
  *   `KAFKA_LANES_REDIS_AUTH_SECRET` when the options give neither (both variables set is a problem).
+ * - `ordering` <- `KAFKA_LANES_ORDERING`: read by the committer, whose recovery rebuilds lanes by it; set in code
+ *   to another value, a problem.
  * - `retry.tiers` <- `KAFKA_LANES_RETRY_TIERS` (comma separated), `deadLetter.policy` <-
  *   `KAFKA_LANES_DEAD_LETTER_POLICY`: set in code to another value than the deployment's, each is a problem
  *   (the committer follows the deployment). `partialBatchResponse` <-
@@ -58,6 +60,15 @@ export function withEnvironment(input: unknown, env: Env): WithEnvironment {
   const result: Record<string, unknown> = { ...options };
   fill(result, 'group', 'group', ENV.group, (text) => text);
   fill(result, 'partialBatchResponse', 'partialBatchResponse', ENV.partialBatchResponse, parseBoolean);
+  const ordering = read(ENV.ordering);
+  if (result['ordering'] !== undefined && ordering !== undefined && result['ordering'] !== ordering) {
+    // The committer has no code of the handler: it rebuilds lanes after a loss (README, "Durability") by this value.
+    problems.push(
+      `Invalid kafka-lanes option \`ordering\`: expected the same value in code and in \`${ENV.ordering}\` (the committer ` +
+        `rebuilds lanes by it after a loss), got \`${String(result['ordering'])}\` in code and \`${ordering}\` from the environment`,
+    );
+  }
+  fill(result, 'ordering', 'ordering', ENV.ordering, (text) => text);
   const retry = nested(result, 'retry');
   if (retry !== undefined) {
     problems.push(...deployedElsewhere(retry['tiers'], read(ENV.retryTiers), 'retry.tiers', ENV.retryTiers, 'retryTiers: [...]'));

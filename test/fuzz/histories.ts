@@ -2,7 +2,8 @@
  * `npm run fuzz:histories [-- <runs> [<seed>] [--redis]]`: the randomized histories of the engine tests
  * (test/support/history-rig.ts) with many more cases: `<runs>` histories of each shape of `HISTORY_SHAPES`, on the
  * in-memory completion model, or with `--redis` on the real Redis store and committer (needs the local Redis,
- * `npm run local:up`). Shape i runs with seed `<seed> + i`; a failure prints its seed, path, shrunk history and
+ * `npm run local:up`), where the histories also hold `lose` steps: Redis loses its last writes, one key or every key
+ * of the group, and the committer must find the loss and recover from the source log (the model has no loss checks). Shape i runs with seed `<seed> + i`; a failure prints its seed, path, shrunk history and
  * trace, so it can be replayed with the same arguments.
  */
 import { Redis } from 'ioredis';
@@ -26,10 +27,11 @@ async function main(): Promise<void> {
   try {
     for (const [i, [name, shape]] of Object.entries(HISTORY_SHAPES).entries()) {
       const started = performance.now();
-      const stats = await assertHistories({ shape, runs, seed: seed + i }, (spec) =>
+      const stats = await assertHistories({ shape: { ...shape, losses: onRedis }, runs, seed: seed + i }, (spec) =>
         redis === undefined ? runHistory(spec, new ModelBackend(spec.caps)) : runOnRedis(redis, spec));
       total = addStats(total, stats);
-      console.log(`  ${name} (seed ${seed + i}): ${runs} passed in ${((performance.now() - started) / 1000).toFixed(1)} s, ${stats.crashes} crashes, ${stats.copyRuns} copy runs, ${stats.deadLetters} dead letters`);
+      console.log(`  ${name} (seed ${seed + i}): ${runs} passed in ${((performance.now() - started) / 1000).toFixed(1)} s, ${stats.crashes} crashes, ${stats.copyRuns} copy runs, ${stats.deadLetters} dead letters` +
+        (onRedis ? `, ${stats.losses} losses, ${stats.lossesFound} found, ${stats.recoveries} recoveries, ${stats.blindRuns} runs out of order before a loss was found` : ''));
     }
     console.log(`all passed: ${JSON.stringify(total)}`);
   } finally {

@@ -2,8 +2,14 @@ import { Redis } from 'ioredis';
 import {
   assertHistories,
   DEAD_BEFORE_DEAD_LETTER,
+  DONE_BIT_LOST,
   HELD_BEFORE_DEAD_LETTER,
+  HELD_LANE_FLUSHED,
+  HistoryViolation,
   REDRIVEN_HEAD,
+  RELEASE_LOST,
+  RESTORED_BEFORE_RETRY,
+  TRACKED_SET_LOST,
   TWIN_COPIES,
   type HistoryCase,
   type HistoryStats,
@@ -16,6 +22,12 @@ import { REDIS_URL } from './support/stack';
  * block, release, advance and frontier scripts, and the real committer run (`runCommitter`, with its lease, its
  * trim and its readings) committing to an in-memory completion group. Retry and dead-letter copies go to the
  * history's own logs, as the engine's `HandOffSink` port allows: the broker adds nothing the histories check.
+ *
+ * The cases "with Redis losing state" add `lose` steps: Redis loses its last writes (a snapshot restored), one key
+ * or every key of the group; the committer must find the loss through the durable marker in the completion group's
+ * commit metadata (or its other checks), log it, and recover the partition from the history's source log. Checked
+ * besides: G2 against the durable completion group at every commit, lane order for every run after the loss was
+ * found, every record terminal once drained. (The in-memory model has no loss checks: these run on Redis only.)
  */
 jest.setTimeout(240_000);
 
@@ -51,6 +63,29 @@ const cases: Array<HistoryCase & { name: string; reached: Counter[] }> = [
     seed: 2_303,
     reached: ['crashes', 'copyRuns', 'deadLetters', 'refused'],
   },
+  {
+    name: 'key mode, two partitions, with Redis losing state',
+    shape: { orderings: ['key'], partitions: 2, maxRecords: 6, maxSteps: 10, losses: true },
+    runs: 100,
+    seed: 2_404,
+    reached: ['crashes', 'copyRuns', 'drainedRuns', 'deadLetters', 'losses', 'lossesFound', 'recoveries'],
+    examples: [RESTORED_BEFORE_RETRY, RELEASE_LOST, HELD_LANE_FLUSHED, TRACKED_SET_LOST],
+  },
+  {
+    name: 'partition mode, with Redis losing state',
+    shape: { orderings: ['partition'], partitions: 1, maxRecords: 6, maxSteps: 10, losses: true },
+    runs: 60,
+    seed: 2_505,
+    reached: ['crashes', 'copyRuns', 'deadLetters', 'refused', 'losses', 'lossesFound', 'recoveries'],
+    examples: [DONE_BIT_LOST],
+  },
+  {
+    name: 'unordered mode, with Redis losing state',
+    shape: { orderings: ['unordered'], partitions: 1, maxRecords: 6, maxSteps: 10, losses: true },
+    runs: 60,
+    seed: 2_606,
+    reached: ['crashes', 'copyRuns', 'deadLetters', 'losses', 'lossesFound', 'recoveries'],
+  },
 ];
 
 describe('engine histories on the real Redis completion store', () => {
@@ -81,5 +116,55 @@ describe('engine histories on the real Redis completion store', () => {
   it('runs one of two copies of a lane head delivered at once from two tiers', async () => {
     // Handlers that take 20 ms: both claims (Redis round trips) surely come before either run ends.
     await runOnRedis(redis, TWIN_COPIES, { handlerMs: 20 });
+  });
+
+  // Losses the committer did not find (see their comments in test/support/history-rig.ts): an old snapshot whose lane
+  // waits on a head below the committed offset, a copy's release lost, a done bit lost after the trigger moved on.
+  it.each([
+    ['a lane head below the committed offset', RESTORED_BEFORE_RETRY],
+    ['a retrying head whose copy ran before its writes were lost', RELEASE_LOST],
+    ['a done bit lost after the trigger moved past its record', DONE_BIT_LOST],
+  ])('finds and recovers %s', async (_, spec) => {
+    const stats = await runOnRedis(redis, spec);
+    expect(stats).toEqual(expect.objectContaining({ losses: 1, recoveries: 1 }));
+  });
+
+  it('re-drives the heads of a recovered partition after the tracked set was lost too', async () => {
+    const stats = await runOnRedis(redis, TRACKED_SET_LOST);
+    expect(stats).toEqual(expect.objectContaining({ losses: 3, recoveries: 1 }));
+  });
+});
+
+describe('the loss histories catch a committer that cannot find or recover a loss', () => {
+  let redis: Redis;
+  beforeAll(() => {
+    redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 3 });
+  });
+  afterAll(async () => {
+    await redis.quit();
+  });
+
+  it('passes with the durable marker and a recovery that reads the records again', async () => {
+    const stats = await runOnRedis(redis, HELD_LANE_FLUSHED);
+    expect(stats).toEqual(expect.objectContaining({ losses: 1, lossesFound: 1, recoveries: 1 }));
+  });
+
+  it('catches commits that carry no durable marker: the flushed lane is never found', async () => {
+    const failure: unknown = await runOnRedis(redis, HELD_LANE_FLUSHED, {}, {}, { markers: false }).then(() => undefined, (error: unknown) => error);
+    expect(failure).toBeInstanceOf(HistoryViolation);
+    expect(String(failure)).toMatch(/Redis lost every key of the group while partition 0 had a durable marker, and the committer did not find it/);
+  });
+
+  it('catches a recovery that rebuilds the state without reading the records again: G2 against the durable group', async () => {
+    await expect(runOnRedis(redis, HELD_LANE_FLUSHED, {}, {}, { reread: false })).rejects.toThrow(/committed 3 on partition 0 passes 0:1, which is neither done/);
+  });
+
+  it('catches it in random histories too: a recovery that reads nothing loses records', async () => {
+    const c = { shape: { orderings: ['key'], partitions: 1, maxRecords: 6, maxSteps: 10, keys: ['a'], losses: true }, runs: 60, seed: 2_707 } as const;
+    const failure: unknown = await assertHistories(c, (spec) => runOnRedis(redis, spec, {}, spec.caps ?? {}, { reread: false })).then(() => undefined, (error: unknown) => error);
+    // fast-check's report carries the history's own failure as its cause.
+    const cause = (failure as { cause?: unknown } | undefined)?.cause;
+    expect(cause).toBeInstanceOf(HistoryViolation);
+    expect(String(cause)).toMatch(/\(G1\)|\(G2 against the durable completion group\)|never settles/);
   });
 });

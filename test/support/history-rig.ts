@@ -22,6 +22,8 @@ import type { CompletionStore } from '../../src/completion/store';
 import type { AdmitRecord, AdmitResult, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, PartitionRef } from '../../src/completion/types';
 import { Engine, type RecordPath, type EngineTask } from '../../src/engine/engine';
 import type { Clock, CompletionPort, HandOffSink } from '../../src/engine/ports';
+import type { Telemetry } from '../../src/engine/telemetry';
+import type { RecordSource } from '../../src/durability/read-range';
 import type { LanesContext, LanesRecord, RecordHandler } from '../../src/engine/types';
 import { NonRetriableError, RetryLaterError } from '../../src/errors';
 import { decodeKafkaEvent, encodeKafkaEvent, type KafkaBatchResponse, type KafkaRecordInput } from '../../src/event';
@@ -92,7 +94,25 @@ export type Step =
   /** `kafka-lanes rewind` after an incident: the trigger's position moves to the committed offset. */
   | { readonly t: 'rewind'; readonly what: 'source' | 'tiers' }
   /** `kafka-lanes lane release` of every held lane (the `hold` dead-letter policy). */
-  | { readonly t: 'operator' };
+  | { readonly t: 'operator' }
+  | LoseStep;
+
+/**
+ * Redis loses part of the group's state (README, "Durability"), on a backend that can (`HistoryBackend.losses`):
+ * - `writes`: every write since the start of the step `back` steps before this one (a snapshot taken then is
+ *   restored: a failover onto a replica that lagged, an old snapshot loaded);
+ * - `key`: one key of the group, the `pick`-th of its keys in name order (a key evicted, deleted by hand);
+ * - `all`: every key of the group (a flush).
+ * With `uncommitted`, the committer did not run after the step before: the lost writes came after its last commit,
+ * so its durable marker cannot tell them (only counters and retry copies can).
+ */
+export interface LoseStep {
+  readonly t: 'lose';
+  readonly what: 'writes' | 'key' | 'all';
+  readonly back: number;
+  readonly pick: number;
+  readonly uncommitted: boolean;
+}
 
 export interface PlannedFailure {
   readonly p: number;
@@ -132,7 +152,17 @@ export interface HistoryShape {
   readonly maxSteps: number;
   /** The Kafka keys records get (besides null); default `a`, `b`, `c`. One key: long lanes, much parking. */
   readonly keys?: readonly string[];
+  /** Histories may hold `lose` steps (Redis losing state): only for a backend with `losses`. */
+  readonly losses?: boolean;
 }
+
+const loseArb: fc.Arbitrary<LoseStep> = fc.record({
+  t: fc.constant('lose' as const),
+  what: fc.constantFrom('writes' as const, 'writes' as const, 'key' as const, 'all' as const),
+  back: fc.integer({ min: 1, max: 3 }),
+  pick: fc.nat({ max: 1_000 }),
+  uncommitted: fc.boolean(),
+});
 
 /** Faults of an invocation, weighed against 10 for none (the retry function's crash windows are narrower). */
 function faultArb(crashWeight: number, dieWeight: number, maxEvents: number): fc.Arbitrary<Fault> {
@@ -184,6 +214,7 @@ export function historyArb(shape: HistoryShape): fc.Arbitrary<HistorySpec> {
     },
     { weight: 1, arbitrary: fc.record({ t: fc.constant('rewind' as const), what: fc.constantFrom('source' as const, 'tiers' as const) }) },
     { weight: 1, arbitrary: fc.constant({ t: 'operator' as const }) },
+    ...(shape.losses === true ? [{ weight: 2, arbitrary: loseArb }] : []),
   );
   return fc.record({
     ordering: fc.constantFrom(...shape.orderings),
@@ -293,6 +324,104 @@ export const REDRIVEN_HEAD: HistorySpec = {
   ],
 };
 
+/**
+ * Regressions found by the `lose` histories (on the real Redis backend): one record of key `a` fails once (`soon`),
+ * its copy runs and succeeds, the committer commits past it; then Redis is restored to a snapshot from before the
+ * copy ran. The restored lane was blocked on a head below the committed offset, whose copy was consumed, while
+ * frontier, highest and generation all matched the marker: nothing was found and the lane waited for ever. A lane
+ * head below the committed offset is now a loss (`head-below-committed`).
+ */
+export const RESTORED_BEFORE_RETRY: HistorySpec = {
+  ...ONE_LANE,
+  deadLetter: 'release',
+  maxAttempts: 2,
+  keys: [['a']],
+  failures: [{ p: 0, o: 0, attempt: 1, kind: 'soon' }],
+  steps: [
+    { t: 'deliver', partition: 0, back: 0, size: 1, fault: { kind: 'none' } },
+    { t: 'retry', order: 'asc', back: 0, size: 1, advanceMs: 0, fault: { kind: 'none' } },
+    { t: 'lose', what: 'writes', back: 1, pick: 0, uncommitted: false },
+  ],
+};
+
+/**
+ * Like `RESTORED_BEFORE_RETRY`, for a second key, with the loss striking before the committer ran after the copy:
+ * the copy's run and its lane's release are lost, the head is back in its lane with no lease and its copy
+ * consumed. Nothing moved the lane again. A retrying head an hour past its due time is now a loss (`head-overdue`).
+ */
+export const RELEASE_LOST: HistorySpec = {
+  ...RESTORED_BEFORE_RETRY,
+  keys: [['a', 'b']],
+  failures: [{ p: 0, o: 0, attempt: 1, kind: 'soon' }, { p: 0, o: 1, attempt: 1, kind: 'soon' }],
+  steps: [
+    ...RESTORED_BEFORE_RETRY.steps.slice(0, 2),
+    ...RESTORED_BEFORE_RETRY.steps.slice(0, 2),
+    { t: 'lose', what: 'writes', back: 1, pick: 0, uncommitted: true },
+  ],
+};
+
+/**
+ * A regression found by the `lose` histories: partition mode, a window cap of 1; a record runs, its done bit is lost
+ * (a snapshot from before its run restored, before the committer ran), the trigger has moved past it. Its frontier
+ * stayed below the next record, which the window cap refused for ever; not even a stall was reported. A frontier
+ * below where the event source committed is now a loss (`passed-not-done`).
+ */
+export const DONE_BIT_LOST: HistorySpec = {
+  ...ONE_LANE,
+  ordering: 'partition',
+  deadLetter: 'release',
+  maxAttempts: 1,
+  caps: { maxWindow: 1, maxParked: 1 },
+  keys: [['a', 'a']],
+  failures: [],
+  steps: [
+    { t: 'deliver', partition: 0, back: 0, size: 1, fault: { kind: 'crash', after: 1 } },
+    { t: 'deliver', partition: 0, back: 0, size: 1, fault: { kind: 'none' } },
+    { t: 'lose', what: 'writes', back: 1, pick: 0, uncommitted: true },
+  ],
+};
+
+/**
+ * A regression found by the `lose` histories: a partition is recovered (its heads wait for the re-drive), then the
+ * tracked set is lost and nothing is admitted on the partition any more. The committer still found the partition by
+ * its marker, but the re-drive reads the tracked set: the heads' copies were never written. The committer now adds
+ * a partition it found by its marker alone back to the tracked set.
+ */
+export const TRACKED_SET_LOST: HistorySpec = {
+  ...ONE_LANE,
+  deadLetter: 'release',
+  maxAttempts: 2,
+  keys: [['a', 'a', 'a', 'b']],
+  poison: 'a',
+  failures: [{ p: 0, o: 3, attempt: 1, kind: 'later' }],
+  steps: [
+    { t: 'deliver', partition: 0, back: 0, size: 1, fault: { kind: 'none' } },
+    { t: 'deliver', partition: 0, back: 0, size: 3, fault: { kind: 'none' } },
+    { t: 'lose', what: 'writes', back: 1, pick: 0, uncommitted: false },
+    { t: 'retry', order: 'asc', back: 0, size: 1, advanceMs: 0, fault: { kind: 'die', start: 1 } },
+    { t: 'lose', what: 'writes', back: 1, pick: 0, uncommitted: false },
+    { t: 'lose', what: 'key', back: 1, pick: 53, uncommitted: false },
+  ],
+};
+
+/**
+ * For the deliberate breakages: under `hold`, record 0 of key `a` fails for good and holds its lane, records 1 and 2
+ * are parked behind it, the committer commits (its marker) and Redis loses every key. No retry copy exists to
+ * report the loss: only the durable marker finds it, and only a recovery that reads the records again brings
+ * records 1 and 2 back.
+ */
+export const HELD_LANE_FLUSHED: HistorySpec = {
+  ...ONE_LANE,
+  deadLetter: 'hold',
+  maxAttempts: 1,
+  keys: [['a', 'a', 'a']],
+  failures: [{ p: 0, o: 0, attempt: 1, kind: 'fatal' }],
+  steps: [
+    { t: 'deliver', partition: 0, back: 0, size: 3, fault: { kind: 'none' } },
+    { t: 'lose', what: 'all', back: 1, pick: 0, uncommitted: false },
+  ],
+};
+
 // ---- the backends -----------------------------------------------------------------------------------
 
 /** The completion store as the engine and the committer's re-drive see it. */
@@ -315,10 +444,54 @@ export interface HistoryBackend {
   blockedLanes(ref: PartitionRef): Promise<number>;
   /**
    * One committer run without its re-drive: reads every tracked partition's frontier (trimming the bitmap), plans
-   * the commit against what the completion group has, applies it. Returns the committed offset of each
-   * partition, by `tpKey`.
+   * the commit against what the completion group has, applies it; with `losses`, finds lost state and recovers it
+   * through `recovery`. Returns the committed offset of each partition, by `tpKey`, and the losses found.
    */
-  commit(nowMs: number): Promise<Map<string, number>>;
+  commit(nowMs: number, recovery: HistoryRecovery): Promise<CommitOutcome>;
+  /**
+   * The committed offsets are durable (`<group>.lanes` never passes a parked record or a lane head): G2 is then
+   * checked without counting parked records or lane heads handed off as safe.
+   */
+  readonly durable: boolean;
+  /** How Redis loses state, for `lose` steps; `undefined`: the backend cannot. */
+  readonly losses?: LossPort;
+}
+
+/** What a committer run recovers a lost partition with: the history's source log, its sink, its options. */
+export interface HistoryRecovery {
+  readonly source: RecordSource;
+  readonly sink: HandOffSink;
+  readonly options: LanesOptions;
+  readonly telemetry: Telemetry;
+  /** Where each trigger is (what its event source mapping committed), by topic and partition. */
+  readonly delivered: (topics: readonly string[]) => Promise<Array<{ topic: string; partition: number; offset: number }>>;
+}
+
+/** A partition a committer run found lost, and where it was recovered from. */
+export interface LossFound {
+  readonly topic: string;
+  readonly partition: number;
+  readonly reason: string;
+  /** The durable frontier its records were read again from; `undefined`: not recovered (see `error`). */
+  readonly recoveredFrom: number | undefined;
+  readonly error?: string;
+}
+
+export interface CommitOutcome {
+  readonly committed: Map<string, number>;
+  readonly losses: readonly LossFound[];
+}
+
+/** Redis losing state (the `lose` steps). */
+export interface LossPort {
+  /** A copy of every key of the group now. */
+  snapshot(): Promise<unknown>;
+  /** The group's keys become exactly what `snapshot` copied (`undefined`: none at all). */
+  restore(snapshot: unknown): Promise<void>;
+  /** Deletes the `pick`-th key of the group (modulo their number, in name order); returns it and its partition. */
+  loseKey(pick: number): Promise<{ key: string; partition: PartitionRef | undefined } | undefined>;
+  /** Whether the completion group's commit of a partition carries a durable marker. */
+  hasMarker(topic: string, partition: number): boolean;
 }
 
 export const tpKey = (topic: string, partition: number): string => `${topic}-${partition}`;
@@ -413,7 +586,9 @@ export class ModelBackend implements HistoryBackend {
     return this.store.model.partition(ref).lanes.size;
   }
 
-  async commit(nowMs: number): Promise<Map<string, number>> {
+  readonly durable = false;
+
+  async commit(nowMs: number): Promise<CommitOutcome> {
     const refs = await this.store.trackedPartitions(this.group);
     const frontiers = refs.map((ref) => {
       const { model } = this.store.model.partition(ref);
@@ -428,7 +603,7 @@ export class ModelBackend implements HistoryBackend {
     for (const move of plan.moves) this.#committed.set(tpKey(move.topic, move.partition), move.to);
     // The committer trims while it reads: trimming never moves the frontier.
     for (const ref of refs) this.store.model.partition(ref).model.trim();
-    return new Map(this.#committed);
+    return { committed: new Map(this.#committed), losses: [] };
   }
 }
 
@@ -581,8 +756,9 @@ interface LoggedCopy {
 }
 
 const TIERS = ['1s', '1m'] as const;
-/** Longer than any delay a history uses (60 s backoff, 5 s `later`) and any lease (60 s + 30 s). */
-const DRAIN_TICK_MS = 3_600_000;
+/** Longer than any delay a history uses (60 s backoff, 5 s `later`) and any lease (60 s + 30 s); shorter than
+ * `OVERDUE_HEAD_MS` (an hour), so a head whose copy waits in its tier for the next round is not taken as lost. */
+const DRAIN_TICK_MS = 600_000;
 const DRAIN_ROUNDS = 60;
 const RECORD_TIMEOUT_MS = 10;
 const LONG_MS = 60_000;
@@ -704,6 +880,14 @@ export interface HistoryStats {
   readonly refused: number;
   readonly operatorReleases: number;
   readonly redriven: number;
+  /** `lose` steps that took state away, losses the committer found (each logged as an error), partitions recovered. */
+  readonly losses: number;
+  /** `lose` steps not played: a partition had delivered records and no durable marker yet (a known limit). */
+  readonly lossesSkipped: number;
+  readonly lossesFound: number;
+  readonly recoveries: number;
+  /** Runs out of lane order while a loss stood undetected (allowed: the loss is found later). */
+  readonly blindRuns: number;
 }
 
 /** Adds up the stats of many histories. */
@@ -714,7 +898,7 @@ export function addStats(a: HistoryStats, b: HistoryStats): HistoryStats {
 }
 
 export const NO_STATS: HistoryStats = {
-  invocations: 0, crashes: 0, runs: 0, copyRuns: 0, drainedRuns: 0, hangs: 0, copies: 0, deadLetters: 0, redeliveredRuns: 0, refused: 0, operatorReleases: 0, redriven: 0,
+  invocations: 0, crashes: 0, runs: 0, copyRuns: 0, drainedRuns: 0, hangs: 0, copies: 0, deadLetters: 0, redeliveredRuns: 0, refused: 0, operatorReleases: 0, redriven: 0, losses: 0, lossesSkipped: 0, lossesFound: 0, recoveries: 0, blindRuns: 0,
 };
 
 /** A property over one shape: `runs` random histories (the `examples` first) from a fixed seed. */
@@ -777,6 +961,27 @@ class History {
   readonly violations: string[] = [];
   readonly trace: string[] = [];
   readonly handlerMs: number | undefined;
+  // ---- Redis losing state (`lose` steps) ----
+  losses = 0;
+  lossesSkipped = 0;
+  lossesFound = 0;
+  recoveries = 0;
+  /** The group's keys at the start of each step, by step index (for `lose` of `writes`). */
+  readonly #snapshots = new Map<number, unknown>();
+  /** Source partitions that lost state no committer run has found yet: their runs may break lane order. */
+  readonly #undetected = new Set<number>();
+  /** Lane-order breaks seen while their partition's loss stood undetected; each must be found by the end. */
+  readonly #blind: Array<{ p: number; message: string }> = [];
+  #blindRuns = 0;
+  /** Source partitions the next committer run must find lost (every key was lost while they had a marker). */
+  readonly #mustFind = new Set<number>();
+  /** Per source partition, the last recovery: the run sequence then, and the durable frontier it read from. */
+  readonly #recovered = new Map<number, { seq: number; from: number }>();
+  /** What the committer logged as errors, by partition (`tpKey`), since the last committer run. */
+  readonly #lossLog: string[] = [];
+  readonly #telemetry: Telemetry;
+  /** Partitions (`tpKey`) an invocation was given records of. */
+  readonly #delivered = new Set<string>();
 
   constructor(spec: HistorySpec, backend: HistoryBackend, run: RunOptions) {
     this.spec = spec;
@@ -800,6 +1005,16 @@ class History {
       if (!this.failurePlan.has(id)) this.failurePlan.set(id, f.kind);
     }
     this.dupWrites = new Set(spec.dupWrites);
+    // The committer's error log, as an operator reads it: each loss it finds must be there.
+    const logger = new Logger({ logLevel: 'SILENT' });
+    const error = logger.error.bind(logger);
+    logger.error = (input: unknown, ...extra: unknown[]): void => {
+      const fields = extra.find((x): x is { topic: string; partition: number } => typeof x === 'object' && x !== null && 'topic' in x);
+      if (fields !== undefined) this.#lossLog.push(tpKey(fields.topic, fields.partition));
+      error(input as string, ...(extra as []));
+    };
+    this.#telemetry = { logger, metrics: silent.metrics };
+    if (spec.steps.some((step) => step.t === 'lose') && backend.losses === undefined) throw new Error('this backend cannot lose state: a history with `lose` steps needs one that can');
   }
 
   stats(): HistoryStats {
@@ -823,6 +1038,11 @@ class History {
       refused: this.refused,
       operatorReleases: this.operatorReleases,
       redriven: this.redriven,
+      losses: this.losses,
+      lossesSkipped: this.lossesSkipped,
+      lossesFound: this.lossesFound,
+      recoveries: this.recoveries,
+      blindRuns: this.#blindRuns,
     };
   }
 
@@ -870,10 +1090,17 @@ class History {
   // ---- the history ----
 
   async run(): Promise<void> {
+    const snapshots = this.spec.steps.some((step) => step.t === 'lose' && step.what === 'writes');
     for (const [i, step] of this.spec.steps.entries()) {
       this.trace.push(`step ${i}: ${JSON.stringify(step)}`);
-      await this.#step(step);
-      await this.#commitAndCheck();
+      if (snapshots && this.backend.losses !== undefined) {
+        this.#snapshots.set(i, await this.backend.losses.snapshot());
+        this.#snapshots.delete(i - 4);
+      }
+      await this.#step(step, i);
+      const next = this.spec.steps[i + 1];
+      if (next?.t === 'lose' && next.uncommitted) this.trace.push('  (no committer run before the loss)');
+      else await this.#commitAndCheck();
       this.#throwIfViolated(`after step ${i}`);
     }
     this.trace.push('drain');
@@ -886,12 +1113,14 @@ class History {
 
   #throwIfViolated(when: string): void {
     if (this.violations.length === 0) return;
-    const trace = this.trace.length > 150 ? ['…', ...this.trace.slice(-150)] : this.trace;
+    const trace = this.trace.length > 150 && process.env.HISTORY_FULL !== "1" ? ['…', ...this.trace.slice(-150)] : this.trace;
     throw new HistoryViolation(`${when}:\n  ${this.violations.join('\n  ')}\ntrace:\n  ${trace.join('\n  ')}`);
   }
 
-  async #step(step: Step): Promise<void> {
+  async #step(step: Step, index: number): Promise<void> {
     switch (step.t) {
+      case 'lose':
+        return this.#lose(step, index);
       case 'deliver':
         return this.#deliver(step);
       case 'retry':
@@ -915,6 +1144,41 @@ class History {
       case 'operator':
         return this.#releaseHeld();
     }
+  }
+
+  /** Redis loses state: what it lost stands undetected on the partitions it touched until a committer run finds it. */
+  async #lose(step: LoseStep, index: number): Promise<void> {
+    const losses = this.backend.losses!;
+    this.#mustFind.clear();
+    const all = this.sourceLogs.map((_, p) => p);
+    // A known limit (README, "Durability"): before the committer's first commit of a partition nothing durable
+    // tells what Redis held, so a loss then may lose a lane's records (or, on a retry tier, leave its committed
+    // offset behind until its next copy). Such losses are not played.
+    const unmarked = [...this.#delivered].filter((key) => {
+      const cut = key.lastIndexOf('-');
+      return !losses.hasMarker(key.slice(0, cut), Number(key.slice(cut + 1)));
+    });
+    if (unmarked.length > 0) {
+      this.lossesSkipped += 1;
+      this.trace.push(`  (no loss: ${unmarked.join(', ')} have no durable marker yet)`);
+      return;
+    }
+    let touched: number[] = all;
+    if (step.what === 'key') {
+      const lost = await losses.loseKey(step.pick);
+      if (lost === undefined) return;
+      this.trace.push(`  Redis lost ${lost.key}`);
+      touched = lost.partition === undefined ? [] : lost.partition.topic === this.backend.source ? [lost.partition.partition] : [];
+    } else {
+      const snapshot = step.what === 'writes' ? this.#snapshots.get(index - step.back) : undefined;
+      await losses.restore(snapshot);
+      this.trace.push(snapshot === undefined ? '  Redis lost every key of the group' : `  Redis lost every write since the start of step ${index - step.back}`);
+      if (snapshot === undefined) {
+        for (const p of all) if (losses.hasMarker(this.backend.source, p)) this.#mustFind.add(p);
+      }
+    }
+    this.losses += 1;
+    for (const p of touched) this.#undetected.add(p);
   }
 
   /** The operator releases every held lane of the source partitions. */
@@ -1028,6 +1292,7 @@ class History {
     const invocation = (this.#invocations += 1);
     const container = new Container(fault);
     const records = batches.flatMap((b) => b.records);
+    for (const r of records) this.#delivered.add(tpKey(r.topic, r.partition));
     this.trace.push(`  #${invocation} ${kind} ${batches.map((b) => `${b.key}[${b.start},${b.end})`).join(' ')} fault ${JSON.stringify(fault)}`);
     // G7: what was done before the invocation must not run in it.
     const doneBefore = new Set<string>();
@@ -1126,22 +1391,34 @@ class History {
       if (due === undefined || this.clock.now() < due) this.violate(`${what}: ran ${due === undefined ? 'without a due time' : `${due - this.clock.now()} ms before its due time`} (G4)`);
     }
     const lane = this.laneOf(p, o);
+    // While its partition's lost state stands undetected, a record may run out of lane order, and an older attempt
+    // may run again (at-least-once); the loss must be found by the end, or those breaks count (see `#lose`).
+    const blind = this.#undetected.has(p);
+    const order = (message: string): void => {
+      if (!blind) {
+        this.violate(message);
+        return;
+      }
+      this.#blind.push({ p, message });
+      this.#blindRuns += 1;
+      this.trace.push(`  (blind: ${message})`);
+    };
     if (this.laneMode && lane !== undefined) {
       // Key / partition mode: a record starts only after every earlier record of its lane is terminal.
       for (let m = 0; m < o; m += 1) {
         if (this.laneOf(p, m) === lane && !this.laneTerminal(`${p}:${m}`)) {
-          this.violate(`${what}: started while ${p}:${m} of its lane ${lane} is neither done nor dead-lettered${this.spec.deadLetter === 'hold' ? ' and released' : ''}`);
+          order(`${what}: started while ${p}:${m} of its lane ${lane} is neither done nor dead-lettered${this.spec.deadLetter === 'hold' ? ' and released' : ''}`);
         }
       }
       // One record per lane in flight.
       const running = [...(this.inFlight.get(lane) ?? [])];
       if (running.length > 0) {
-        this.violate(`${what}: started while ${running.map((r) => `${r.p}:${r.o} attempt ${r.attempt} via ${r.via}${r.copy === undefined ? '' : ` ${r.copy}`} (#${r.invocation})`).join(', ')} of lane ${lane} is running`);
+        order(`${what}: started while ${running.map((r) => `${r.p}:${r.o} attempt ${r.attempt} via ${r.via}${r.copy === undefined ? '' : ` ${r.copy}`} (#${r.invocation})`).join(', ')} of lane ${lane} is running`);
       }
       // A stale copy (an older attempt, or a head its lane was released past) never runs.
-      if (this.released.has(rk)) this.violate(`${what}: ran after its lane was released past it (stale)`);
+      if (!blind && this.released.has(rk)) this.violate(`${what}: ran after its lane was released past it (stale)`);
       const max = this.maxAttempt.get(rk) ?? 0;
-      if (attempt < max) this.violate(`${what}: ran after attempt ${max} of it had started (stale)`);
+      if (!blind && attempt < max) this.violate(`${what}: ran after attempt ${max} of it had started (stale)`);
     }
     this.maxAttempt.set(rk, Math.max(attempt, this.maxAttempt.get(rk) ?? 0));
   }
@@ -1194,7 +1471,21 @@ class History {
 
   /** A committer run after every step; G2 on every source partition. */
   async #commitAndCheck(): Promise<void> {
-    const committed = await this.backend.commit(this.clock.now());
+    const container = new Container(undefined);
+    const invocation = (this.#invocations += 1);
+    this.#lossLog.length = 0;
+    const { committed, losses } = await this.backend.commit(this.clock.now(), {
+      source: this.#recordSource(),
+      sink: this.#sinkOf(container, invocation),
+      options: this.options,
+      telemetry: this.#telemetry,
+      delivered: async (topics) => [...this.position].flatMap(([key, offset]) => {
+        const cut = key.lastIndexOf('-');
+        const topic = key.slice(0, cut);
+        return topics.includes(topic) ? [{ topic, partition: Number(key.slice(cut + 1)), offset }] : [];
+      }),
+    });
+    this.#afterLosses(losses);
     for (const [key, before] of this.committed) {
       if ((committed.get(key) ?? -1) < before) this.violate(`committed offset of ${key} went back from ${before} to ${String(committed.get(key))} (G2)`);
     }
@@ -1208,12 +1499,61 @@ class History {
       for (let o = 0; o < Math.min(c, log.length); o += 1) {
         const rk = `${p}:${o}`;
         // G2: below the committed offset, every record is terminal or handed off (a retry copy acknowledged, or parked in Redis).
+        // Durable: Redis is no hand-off; a record of a lane is handed off by being terminal (its lane head blocks the commit).
+        if (this.backend.durable) {
+          if (!this.terminal(rk) && !(this.copied.has(rk) && this.laneOf(p, o) === undefined)) {
+            this.violate(`committed ${c} on partition ${p} passes ${rk}, which is neither done, dead-lettered nor an independent record handed off to a retry topic (G2 against the durable completion group)`);
+          }
+          continue;
+        }
         if (!this.terminal(rk) && !this.copied.has(rk) && !parked.has(o)) {
           this.violate(`committed ${c} on partition ${p} passes ${rk}, which is neither done, dead-lettered, handed off to a retry topic nor parked (G2)`);
         }
       }
     }
     this.trace.push(`  committed ${JSON.stringify([...committed])}`);
+  }
+
+  /** The history's source log as a recovery reads it from Kafka. */
+  #recordSource(): RecordSource {
+    const logOf = (topic: string, partition: number): KafkaRecordInput[] =>
+      topic === this.backend.source ? (this.sourceLogs[partition] ?? []) : (this.tierLogs.get(topic) ?? []).map((c) => c.record);
+    return {
+      offsets: async (topic, partition) => ({ low: 0, end: logOf(topic, partition).length }),
+      read: async (topic, partition, from, end) => {
+        const records = logOf(topic, partition).slice(from, end);
+        return records.length === 0 ? [] : decodeKafkaEvent(encodeKafkaEvent({ source: 'SelfManagedKafka', records })).partitions[0]!.records;
+      },
+    };
+  }
+
+  /** What a committer run found lost: logged, and from then on the partition's runs are held to lane order again. */
+  #afterLosses(losses: readonly LossFound[]): void {
+    const found = new Set<number>();
+    for (const loss of losses) {
+      this.lossesFound += 1;
+      const key = tpKey(loss.topic, loss.partition);
+      this.trace.push(`  committer found ${key} lost (${loss.reason})${loss.recoveredFrom === undefined ? `, not recovered: ${String(loss.error)}` : `, recovered from ${loss.recoveredFrom}`}`);
+      if (!this.#lossLog.includes(key)) this.violate(`the committer found ${key} lost (${loss.reason}) but logged no error naming it`);
+      if (loss.topic !== this.backend.source) continue;
+      const p = loss.partition;
+      found.add(p);
+      this.#undetected.delete(p);
+      for (let i = this.#blind.length - 1; i >= 0; i -= 1) if (this.#blind[i]!.p === p) this.#blind.splice(i, 1);
+      if (loss.recoveredFrom === undefined) continue;
+      this.recoveries += 1;
+      const from = loss.recoveredFrom;
+      this.#recovered.set(p, { seq: this.#seq, from });
+      // Every record from the durable frontier on runs again from its first attempt.
+      for (let o = from; o < (this.sourceLogs[p]?.length ?? 0); o += 1) {
+        this.maxAttempt.delete(`${p}:${o}`);
+        this.released.delete(`${p}:${o}`);
+      }
+    }
+    for (const p of this.#mustFind) {
+      if (!found.has(p)) this.violate(`Redis lost every key of the group while partition ${p} had a durable marker, and the committer did not find it`);
+    }
+    this.#mustFind.clear();
   }
 
   async #settled(): Promise<boolean> {
@@ -1225,7 +1565,11 @@ class History {
     return this.tierTopics.every((topic) => (this.committed.get(tpKey(topic, 0)) ?? 0) === (this.tierLogs.get(topic)?.length ?? 0));
   }
 
-  /** Redeliver from the committed offsets and deliver every retry copy until nothing is left. */
+  /**
+   * Deliver what each trigger has not delivered yet, source and tiers, until nothing is left. A trigger goes on
+   * from its own position (the event source never goes back by itself): a record Redis lost after its delivery
+   * comes back only through a recovery.
+   */
   async #drain(): Promise<void> {
     for (let round = 0; round < DRAIN_ROUNDS; round += 1) {
       this.#skew += DRAIN_TICK_MS;
@@ -1235,7 +1579,7 @@ class History {
       if (await this.#settled()) return;
       const source = this.sourceLogs.flatMap((log, p) => {
         const key = tpKey(this.backend.source, p);
-        const start = this.committed.get(key) ?? 0;
+        const start = this.position.get(key) ?? 0;
         return start < log.length ? [{ key, start, end: log.length, records: log.slice(start) }] : [];
       });
       if (source.length > 0) await this.#invoke('processor', source, { kind: 'none' });
@@ -1243,7 +1587,7 @@ class History {
       for (const topic of this.tierTopics) {
         const log = this.tierLogs.get(topic) ?? [];
         const key = tpKey(topic, 0);
-        const start = this.committed.get(key) ?? 0;
+        const start = this.position.get(key) ?? 0;
         if (start < log.length) await this.#invoke('retry', [{ key, start, end: log.length, records: log.slice(start).map((c) => c.record) }], { kind: 'none' });
       }
       if (this.violations.length > 0) return;
@@ -1274,23 +1618,37 @@ class History {
         }
       }
     }
+    // A loss never found, while runs broke lane order meanwhile: order broken for good.
+    for (const { message } of this.#blind) this.violate(`Redis lost state, no committer run found it, and meanwhile ${message}`);
     if (this.laneMode) {
-      // Per lane, first completions in offset order.
+      // Per lane, first completions in offset order; on a recovered partition, from its durable frontier on, the
+      // first completions after the recovery (earlier ones ran before the loss was found: they may repeat).
+      const firstAfter = new Map<string, number>();
+      for (const r of this.runs) {
+        const cut = this.#recovered.get(r.p);
+        if (cut === undefined || r.o < cut.from || r.seq <= cut.seq || r.outcome !== 'ok') continue;
+        if (!firstAfter.has(`${r.p}:${r.o}`)) firstAfter.set(`${r.p}:${r.o}`, r.seq);
+      }
+      const completion = (p: number, o: number): number | undefined => {
+        const cut = this.#recovered.get(p);
+        return cut !== undefined && o >= cut.from ? firstAfter.get(`${p}:${o}`) : this.firstSuccess.get(`${p}:${o}`);
+      };
       for (const [p, log] of this.sourceLogs.entries()) {
+        const cut = this.#recovered.get(p);
         for (let o = 0; o < log.length; o += 1) {
           const lane = this.laneOf(p, o);
-          const at = this.firstSuccess.get(`${p}:${o}`);
-          if (lane === undefined || at === undefined) continue;
+          const at = completion(p, o);
+          if (lane === undefined || at === undefined || (cut !== undefined && o < cut.from)) continue;
           for (let m = 0; m < o; m += 1) {
-            const before = this.firstSuccess.get(`${p}:${m}`);
-            if (this.laneOf(p, m) === lane && before !== undefined && before > at) this.violate(`${p}:${o} completed before ${p}:${m} of its lane ${lane}`);
+            const before = completion(p, m);
+            if (this.laneOf(p, m) === lane && before !== undefined && before > at) this.violate(`${p}:${o} completed before ${p}:${m} of its lane ${lane}${cut === undefined ? '' : ' (after the recovery)'}`);
           }
         }
       }
     }
-    // Without a crash every run is unique: done bits are flushed before an invocation returns, so nothing runs
-    // twice (but a copy the broker stored twice runs twice when its record has no lane: no head to check).
-    if (this.crashes === 0) {
+    // Without a crash (or a loss) every run is unique: done bits are flushed before an invocation returns, so nothing
+    // runs twice (but a copy the broker stored twice runs twice when its record has no lane: no head to check).
+    if (this.crashes === 0 && this.losses === 0) {
       const seen = new Map<string, number>();
       const dups = this.spec.dupWrites.length > 0;
       for (const r of this.runs) {

@@ -14,12 +14,15 @@
   ARGV[1 .. m]  the lane ids whose park lists are given, as HKEYS read them just before
 
   Returns (every value a string, '' when absent)
-    { base, highest, gen, parked, parkedSum, lanes, openLanes, lowestHead, recovering, recoveries, unlisted, lossReported }
+    { base, highest, gen, parked, parkedSum, lanes, openLanes, lowestHead, recovering, recoveries, unlisted, lossReported,
+      oldestDue }
     parkedSum: the lengths of the given park lists added up
     lanes: entries in the lanes hash; openLanes: blockedTotal - freedTotal
     lowestHead: the lowest head offset of a blocked lane ('' when none)
     unlisted: lanes in the hash whose park list was not given (the caller reads again)
     lossReported: when a retry copy reported the partition's state lost (epoch ms; see rebuild-3.lua 'report')
+    oldestDue: the earliest due time of a retrying head without a lease ('' when none): a head long overdue had its
+      copy run while the run's writes were lost
 ]]
 local metaKey, lanesKey = KEYS[1], KEYS[2]
 local meta = redis.call('HMGET', metaKey, 'base', 'highest', 'gen', 'parked', 'blockedTotal', 'freedTotal', 'recovering', 'recoveries', 'lossReported')
@@ -32,12 +35,17 @@ for j = 1, #ARGV do
 end
 
 local entries = redis.call('HGETALL', lanesKey)
-local lowest, count, unlisted = nil, 0, 0
+local lowest, count, unlisted, oldestDue = nil, 0, 0, nil
 for i = 1, #entries, 2 do
   count = count + 1
   if not given[entries[i]] then unlisted = unlisted + 1 end
   local head = tonumber(string.match(entries[i + 1], '^(%d+)|'))
   if head ~= nil and (lowest == nil or head < lowest) then lowest = head end
+  -- headOffset|attempt|state|sinceMs|dueAtMs|reason[|leaseUntilMs|claimCopy|claimUntilMs]
+  local fields = {}
+  for field in string.gmatch(entries[i + 1] .. '|', '([^|]*)|') do fields[#fields + 1] = field end
+  local due, lease = tonumber(fields[5]), tonumber(fields[7] or '') or 0
+  if fields[3] == 'retrying' and lease <= 0 and due ~= nil and (oldestDue == nil or due < oldestDue) then oldestDue = due end
 end
 
 local function str(x) if x == nil or x == false then return '' end return tostring(x) end
@@ -45,5 +53,5 @@ local function fmt(x) if x == nil then return '' end return string.format('%.0f'
 local open = (tonumber(meta[5]) or 0) - (tonumber(meta[6]) or 0)
 return {
   str(meta[1]), str(meta[2]), str(meta[3]), str(meta[4]), fmt(parkedSum), fmt(count), fmt(open), fmt(lowest),
-  str(meta[7]), str(meta[8]), fmt(unlisted), str(meta[9]),
+  str(meta[7]), str(meta[8]), fmt(unlisted), str(meta[9]), fmt(oldestDue),
 }

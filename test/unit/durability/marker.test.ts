@@ -1,5 +1,5 @@
 import type { PartitionAudit } from '../../../src/completion/audit';
-import { decodeMarker, encodeMarker, findLoss, LossReason } from '../../../src/durability/marker';
+import { decodeMarker, encodeMarker, findLoss, LossReason, OVERDUE_HEAD_MS } from '../../../src/durability/marker';
 
 /** A whole state: counters agree with the data, stamped with generation `a1`. */
 function audit(overrides: Partial<PartitionAudit> = {}): PartitionAudit {
@@ -43,6 +43,29 @@ describe('findLoss', () => {
 
   it('finds done bits lost: a frontier below the committed offset', () => {
     expect(findLoss(audit(), 3, { ...MARKED, committed: 5 }, NOW)?.reason).toBe(LossReason.DoneBitsLost);
+  });
+
+  // Found by the randomized histories: a snapshot restored from before a head's retry ran left its lane blocked on
+  // it, with the frontier, highest and generation all matching the marker, and the copy consumed: the lane waited for ever.
+  // Found by the randomized histories: the writes of a copy's successful run (its lane's release) lost, the copy
+  // consumed; the lane stayed blocked on a head that nothing would run again.
+  it('finds a retrying head long overdue, and not one merely late', () => {
+    expect(findLoss(audit({ oldestDueAtMs: NOW - OVERDUE_HEAD_MS - 1 }), 20, MARKED, NOW)?.reason).toBe(LossReason.HeadOverdue);
+    expect(findLoss(audit({ oldestDueAtMs: NOW - OVERDUE_HEAD_MS }), 20, MARKED, NOW)).toBeUndefined();
+  });
+
+  // Found by the randomized histories: a run's done bit lost after the event source moved past its record (and the
+  // window cap refusing the next one): the frontier would wait on it for ever, not even reported as stalled.
+  it('finds done bits lost below where the event source committed, and nothing at or above it', () => {
+    expect(findLoss(audit(), 14, MARKED, NOW, 15)?.reason).toBe(LossReason.PassedNotDone);
+    expect(findLoss(audit(), 15, MARKED, NOW, 15)).toBeUndefined();
+    // Not known (no event source offsets given): nothing judged.
+    expect(findLoss(audit(), 14, MARKED, NOW)).toBeUndefined();
+  });
+
+  it('finds an older state: a lane head below the committed offset', () => {
+    expect(findLoss(audit({ lowestHead: 4 }), 6, { ...MARKED, committed: 5 }, NOW)?.reason).toBe(LossReason.HeadBelowCommitted);
+    expect(findLoss(audit({ lowestHead: 5 }), 6, { ...MARKED, committed: 5 }, NOW)).toBeUndefined();
   });
 
   it('leaves a partition alone while a recovery rebuilds it, and judges it again once the fence expired', () => {

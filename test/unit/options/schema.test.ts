@@ -224,6 +224,17 @@ describe('resolveOptions', () => {
       expect(act).toThrow(message);
     });
 
+    it('reads the ordering the committer rebuilds lanes by from KAFKA_LANES_ORDERING, and refuses another in code', () => {
+      // Act
+      const fromEnv = resolve({ group: 'g' }, { KAFKA_LANES_ORDERING: 'partition' });
+      const sameInCode = resolve({ group: 'g', ordering: 'partition' }, { KAFKA_LANES_ORDERING: 'partition' });
+      const act = (): unknown => resolve({ group: 'g', ordering: 'key' }, { KAFKA_LANES_ORDERING: 'partition' });
+
+      // Assess
+      expect([fromEnv.ordering, sameInCode.ordering]).toEqual(['partition', 'partition']);
+      expect(act).toThrow(/`ordering`: expected the same value in code and in `KAFKA_LANES_ORDERING`.*got `key` in code and `partition` from the environment/);
+    });
+
     it('reads process.env when no environment is passed', () => {
       // Prepare
       const saved = process.env['KAFKA_LANES_GROUP'];
