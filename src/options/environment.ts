@@ -65,7 +65,8 @@ export function withEnvironment(input: unknown, env: Env): WithEnvironment {
     // The committer has no code of the handler: it rebuilds lanes after a loss (README, "Durability") by this value.
     problems.push(
       `Invalid kafka-lanes option \`ordering\`: expected the same value in code and in \`${ENV.ordering}\` (the committer ` +
-        `rebuilds lanes by it after a loss), got \`${String(result['ordering'])}\` in code and \`${ordering}\` from the environment`,
+        `rebuilds lanes by it after a loss; with the serverless plugin, set it in serverless.yml: \`kafkaLanes: { ordering }\`), ` +
+        `got \`${String(result['ordering'])}\` in code and \`${ordering}\` from the environment`,
     );
   }
   fill(result, 'ordering', 'ordering', ENV.ordering, (text) => text);

@@ -60,6 +60,11 @@ export const functionBlockSchema = z.strictObject({
       secret: z.union([z.string().min(1), intrinsic]).optional(),
     })
     .optional(),
+  /**
+   * The handler's `ordering` (default `key`): the committer rebuilds lanes by it when it recovers a partition after
+   * Redis lost its state, so it lives here; a handler whose code says otherwise refuses to start.
+   */
+  ordering: z.enum(['key', 'partition', 'unordered']).optional(),
   /** What the dead-letter topic does to a lane; the committer's re-drive applies it too, so it lives here, not in code. */
   deadLetter: z.strictObject({ policy: z.enum(['release', 'hold']).optional() }).optional(),
   committer: z

@@ -199,6 +199,7 @@ function groupEnvironment(
   environment[ENV.group] = resolved.group;
   environment[ENV.retryTiers] = resolved.tiers.join(',');
   environment[ENV.deadLetterPolicy] = block.deadLetter?.policy ?? DEFAULTS.deadLetter.policy;
+  environment[ENV.ordering] = block.ordering ?? DEFAULTS.ordering;
   // Only a provisioned-mode trigger honours a partial batch response; on demand the invocation must fail.
   environment[ENV.partialBatchResponse] = String(resolved.mode === 'provisioned');
   return environment;

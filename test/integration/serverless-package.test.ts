@@ -80,6 +80,7 @@ describe('serverless package with kafka-lanes/serverless', () => {
       KAFKA_LANES_GROUP: 'orders-svc-dev',
       KAFKA_LANES_RETRY_TIERS: '1s,5s,30s',
       KAFKA_LANES_DEAD_LETTER_POLICY: 'release',
+      KAFKA_LANES_ORDERING: 'key',
       KAFKA_LANES_PARTIAL_BATCH_RESPONSE: 'false',
       // The stack's ElastiCache and MSK cluster, the brokers derived from the cluster, over MSK IAM.
       KAFKA_LANES_REDIS_CLUSTER_NODES: { 'Fn::Sub': '${KafkaLanesRedis.ConfigurationEndPoint.Address}:${KafkaLanesRedis.ConfigurationEndPoint.Port}' },

@@ -77,8 +77,19 @@ describe('planFunction', () => {
       KAFKA_LANES_GROUP: 'orders-svc',
       KAFKA_LANES_RETRY_TIERS: '5s,1m,10m',
       KAFKA_LANES_DEAD_LETTER_POLICY: 'release',
+      KAFKA_LANES_ORDERING: 'key',
       KAFKA_LANES_PARTIAL_BATCH_RESPONSE: partial,
     });
+  });
+
+  it("gives both functions the block's ordering, which the committer's recovery rebuilds lanes by", () => {
+    // Act
+    const { plan, problems } = planFunction(service, 'orders', mskFunction({}), { group: 'orders-svc', ordering: 'partition' });
+
+    // Assess
+    expect(problems).toEqual([]);
+    expect(plan?.environment).toMatchObject({ KAFKA_LANES_ORDERING: 'partition' });
+    expect(plan?.committer?.definition.environment).toMatchObject({ KAFKA_LANES_ORDERING: 'partition' });
   });
 
   it('passes Redis and brokers to the handler and the committer, and schedules the committer', () => {
