@@ -192,6 +192,11 @@ async function commitUnderLease(
   // Fetched under the lease: no other committer run can change these offsets until this run commits.
   const { committed, missing } = await fetchExisting(committer, [...new Set(allTracked.map((ref) => ref.topic))]);
   const tracked = allTracked.filter((ref) => !missing.has(ref.topic));
+  // Read BEFORE the frontiers: the event source commits an offset only after the invocation that ran the records
+  // below it returned, their done bits flushed; done bits only grow, so a frontier read later is at least that
+  // offset unless bits were lost. Read after them, an invocation returning in between would look like a loss.
+  const topics = [...new Set(tracked.map((ref) => ref.topic))];
+  const delivered = new Map(((topics.length > 0 ? await eventSource?.(topics) : undefined) ?? []).map((c) => [partitionId(c), c.offset]));
   // Trimming while reading is safe even if the commit below then fails: trimming drops only done bits
   // below the frontier and never changes the frontier, so the next run reads the same (or a later)
   // frontier and commits it. Nothing below an uncommitted frontier needs its bits: offsets below `base`
@@ -204,9 +209,6 @@ async function commitUnderLease(
     nowMs: now(),
   });
   await saveReadings(store.redis, group, plan.next);
-  // Read after the frontiers: the event source commits only after an invocation returned, its done bits flushed.
-  const topics = [...new Set(tracked.map((ref) => ref.topic))];
-  const delivered = new Map(((topics.length > 0 ? await eventSource?.(topics) : undefined) ?? []).map((c) => [partitionId(c), c.offset]));
   const checks = await checkPartitions(store, tracked, committed, readings.map((r) => r?.frontier), now(), tracked.map((ref) => delivered.get(partitionId(ref))));
   const moves = durableMoves(plan.moves, checks);
   // Found by its marker alone with its state whole: the tracked set was lost. The re-drive reads that set.

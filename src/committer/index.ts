@@ -17,6 +17,7 @@ export {
   type MemberlessOffsetCommitterOptions,
 } from './memberless-committer';
 export { AdminOffsetCommitter, type CommitterAdmin } from './admin-committer';
+export { eventSourcePositions } from './event-source';
 export { ConsumerOffsetCommitter, type ConsumerOffsetCommitterOptions } from './consumer-committer';
 export {
   runCommitter,

@@ -1,7 +1,7 @@
-import { Kafka, logLevel } from 'kafkajs';
+import { Kafka, logLevel, type Admin } from 'kafkajs';
 import type { SecretDeps } from '../connections/secrets';
 import { CompletionStore } from '../completion/store';
-import { MemberlessOffsetCommitter, runCommitter, type CommitterResult } from '../committer';
+import { eventSourcePositions, MemberlessOffsetCommitter, runCommitter, type CommitterResult } from '../committer';
 import { kafkaClientConfig } from '../connections';
 import { resolveOptions } from '../options';
 import { connectRedis } from '../connections/redis';
@@ -47,12 +47,31 @@ export function committerHandler(
   // Brokers (or the MSK cluster ARN), TLS and SASL as for every client of the framework; a scheduled event
   // carries no bootstrap servers, so one of them must be configured. Made at the first run: a SASL secret is read
   // then, once per cold start.
-  let clients: Promise<{ kafka: Kafka; committer: MemberlessOffsetCommitter; sink: HandOffWriter }> | undefined;
-  const makeClients = async (): Promise<{ kafka: Kafka; committer: MemberlessOffsetCommitter; sink: HandOffWriter }> => {
+  type Clients = { kafka: Kafka; committer: MemberlessOffsetCommitter; sink: HandOffWriter; admin: () => Promise<Admin>; closeAdmin: () => Promise<void> };
+  let clients: Promise<Clients> | undefined;
+  const makeClients = async (): Promise<Clients> => {
     const kafka = new Kafka({ ...(await kafkaClientConfig(options.kafka, [], deps)), logLevel: logLevel.ERROR });
     // Re-drive (docs/ARCHITECTURE.md, "The path of a retry copy"): a lane head whose retry function died while holding it gets its copy written
     // again from the payload kept in Redis, with the tiers and dead-letter policy the plugin put in the environment.
-    return { kafka, committer: new MemberlessOffsetCommitter(kafka, options.group), sink: new HandOffWriter(kafka, { deadLetterTopic: deadLetterTopic(options.group) }) };
+    // What the triggers committed in their own groups, read by an admin connected at its first use (kept warm).
+    let admin: Promise<Admin> | undefined;
+    const connectAdmin = (): Promise<Admin> => {
+      if (admin === undefined) {
+        const made = kafka.admin();
+        admin = made.connect().then(() => made);
+        admin.catch(() => (admin = undefined));
+      }
+      return admin;
+    };
+    return {
+      kafka, admin: connectAdmin,
+      closeAdmin: async () => {
+        const connected = await admin?.catch(() => undefined);
+        await connected?.disconnect();
+      },
+      committer: new MemberlessOffsetCommitter(kafka, options.group),
+      sink: new HandOffWriter(kafka, { deadLetterTopic: deadLetterTopic(options.group) }),
+    };
   };
   const run = async (): Promise<CommitterRunSummary> => {
     const telemetry = await telemetryLoad;
@@ -60,10 +79,11 @@ export function committerHandler(
       clients = makeClients();
       clients.catch(() => (clients = undefined));
     }
-    const { kafka, committer, sink } = await clients;
+    const { kafka, committer, sink, admin } = await clients;
     store ??= new CompletionStore(await connectRedis(options, telemetry, deps));
     const result: CommitterResult = await runCommitter({
       store, group: options.group, committer, redrive: { store, options, sink, telemetry },
+      eventSource: eventSourcePositions(admin, options.group),
       recovery: { parts: { redis: store.redis, kafka, options, sink }, telemetry },
     });
     const summary: CommitterRunSummary = {
@@ -86,7 +106,7 @@ export function committerHandler(
     const redis = store?.redis;
     clients = undefined;
     store = undefined;
-    await Promise.all([made?.sink.disconnect(), redis?.quit()]);
+    await Promise.all([made?.sink.disconnect(), made?.closeAdmin(), redis?.quit()]);
   };
   return Object.assign(run, { close });
 }

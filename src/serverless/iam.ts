@@ -81,6 +81,8 @@ export function groupGrants(plan: FunctionPlan, inVpc: boolean): GroupGrants {
       committer.push(
         ...producer,
         ...kafkaCluster(arns, { cluster: [], topics: readTopics, topicActions: ['DescribeTopic', 'ReadData'], groups: [completionGroupId(group)] }),
+        // What the triggers committed in their groups: a frontier below it is a loss of done bits (README, "Durability").
+        { Effect: 'Allow', Action: ['kafka-cluster:DescribeGroup'], Resource: triggerGroups.map(arns.group) },
       );
     }
     if (scram !== undefined) handler.push(...secretReads([scram]));

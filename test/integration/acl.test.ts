@@ -20,7 +20,7 @@ import type { IHeaders, Kafka } from 'kafkajs';
 import { lanes } from '../../src';
 import { ensureTopics } from '../../src/admin';
 import { CompletionStore } from '../../src/completion/store';
-import { MemberlessOffsetCommitter, OffsetFetchRefusedError, runCommitter } from '../../src/committer';
+import { eventSourcePositions, MemberlessOffsetCommitter, OffsetFetchRefusedError, runCommitter } from '../../src/committer';
 import { encodeKafkaEvent, type KafkaRecordInput } from '../../src/event';
 import { readHandOffHeaders } from '../../src/handoff';
 import { groupGrants, mskArns, type Statement } from '../../src/serverless/iam';
@@ -181,7 +181,19 @@ function handlerAs(user: ScramUser, secret?: string) {
 /** One committer run as the committer's user, as the deployed committer does it (a member-less commit). */
 async function commitAs(user: ScramUser) {
   const kafka = broker.kafka(user, 'committer');
-  return runCommitter({ store: new CompletionStore(redis), group, committer: new MemberlessOffsetCommitter(kafka, group, { retries: 1 }) });
+  const admin = kafka.admin();
+  try {
+    return await runCommitter({
+      store: new CompletionStore(redis), group, committer: new MemberlessOffsetCommitter(kafka, group, { retries: 1 }),
+      // What the triggers committed in their own groups, read as the deployed committer reads it.
+      eventSource: eventSourcePositions(async () => {
+        await admin.connect();
+        return admin;
+      }, group),
+    });
+  } finally {
+    await admin.disconnect();
+  }
 }
 
 /** One idempotent, acks=all write (as the hand-off writer and the committer's re-drive make them). */
@@ -323,6 +335,9 @@ function operationFor({ role, index, action }: Removal): { name: string; run: ()
   }
   if (role === 'handler') return { name: "the trigger's read of the source topic in group <group>", run: () => readAs(broker.kafka(USERS.handler, 'trigger'), group, topic, 1) };
   // A refused committer run names its group, whatever was refused (never a topic skipped as deleted).
+  if (!resources.includes(`${group}.lanes`) && action === 'kafka-cluster:DescribeGroup') {
+    return { name: "the committer's read of what the triggers committed in <group>", run: () => commitAs(USERS.committer), names: `DescribeGroup on group ${group}` };
+  }
   return { name: "the committer's commit to <group>.lanes", run: () => commitAs(USERS.committer), names: `${group}.lanes` };
 }
 

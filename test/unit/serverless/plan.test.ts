@@ -175,6 +175,8 @@ describe('groupGrants', () => {
       [['kafka-cluster:DescribeTopic', 'kafka-cluster:WriteData'], [topicArn('g.retry.*'), topicArn('g.dlq')]],
       [['kafka-cluster:DescribeTopic', 'kafka-cluster:ReadData'], [topicArn('orders'), topicArn('g.retry.5s'), topicArn('g.retry.1m')]],
       [['kafka-cluster:DescribeGroup', 'kafka-cluster:AlterGroup'], [groupArn('g.lanes')]],
+      // Read only: what the triggers committed in their groups, checked against the frontiers.
+      [['kafka-cluster:DescribeGroup'], [groupArn('g'), groupArn('g.retry.5s'), groupArn('g.retry.1m')]],
     ]);
     // Only EC2 network interface actions (no resource-level permissions exist for them) are on "*".
     for (const statement of [...grants.handler, ...grants.committer]) {
