@@ -1,7 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
 import { scanKeys } from '../../src/admin/redis-scan';
-import { MemberlessOffsetCommitter, runCommitter, type CommitterResult } from '../../src/committer';
+import { eventSourcePositions, MemberlessOffsetCommitter, runCommitter, type CommitterResult, type RunCommitterOptions } from '../../src/committer';
 import { escapeName, parkKey, partitionKeys, type PartitionRef } from '../../src/completion';
 import { HandOffWriter } from '../../src/handoff';
 import { resolveOptions, type LanesOptionsInput } from '../../src/options';
@@ -95,11 +95,12 @@ function laneOf(key: string): string {
   return Buffer.from(key).toString('base64');
 }
 
-function commit(s: Setup): Promise<CommitterResult> {
+function commit(s: Setup, eventSource?: RunCommitterOptions['eventSource']): Promise<CommitterResult> {
   return runCommitter({
     store: s.processor.store,
     group: s.group,
     committer: new MemberlessOffsetCommitter(createKafka(), s.group),
+    ...(eventSource === undefined ? {} : { eventSource }),
     redrive: { store: s.processor.store, options: s.options, sink: s.writer },
     recovery: { parts: { redis: s.redis, kafka: s.kafka, options: s.options, sink: s.writer } },
   });
@@ -149,6 +150,44 @@ describe.each(redisSetups())('Redis losing state on $name Redis: no record is lo
     const after = await commit(s);
     expect(after.losses).toBeUndefined();
     expect(after.partitions.find((p) => p.topic === s.topic)?.committed).toBe(20);
+  });
+});
+
+describe('done bits lost after the trigger moved past them', () => {
+  it("is found through the trigger's own consumer group, and every record of the partition runs again, A's in order", async () => {
+    // Prepare: the trigger committed the whole batch in its group `<group>` (the invocation returned).
+    const s = await setUp(redisSetups()[0]!.connect);
+    const admin = s.kafka.admin();
+    await admin.connect();
+    try {
+      await admin.setOffsets({ groupId: s.group, topic: s.topic, partitions: [{ partition: 0, offset: String(KEYS.length) }] });
+      const eventSource = eventSourcePositions(() => Promise.resolve(admin), s.group);
+
+      // Act: the done bits are lost (the rest of the state is whole), then the committer runs, without and with
+      // what the trigger committed.
+      s.lost = true;
+      await s.redis.del(partitionKeys(s.ref).bits);
+      const blind = await commit(s);
+      const run = await commit(s, eventSource);
+      await s.feed.feedUntil(
+        (event, context) => s.processor.process(event, context),
+        async () => A_OFFSETS.every((o) => s.runs.some((r) => r.afterLoss && r.offset === o)) && (await s.redis.hlen(partitionKeys(s.ref).lanes)) === 0,
+      );
+
+      // Assess: without the trigger's position the loss is invisible (nothing below the frontier says so); with it,
+      // found and recovered from the durable frontier; every record runs again, A's in order.
+      expect(blind.losses).toBeUndefined();
+      expect(run.losses).toEqual([expect.objectContaining({ topic: s.topic, partition: 0, reason: 'passed-not-done', recovered: expect.objectContaining({ from: 0, to: 20 }) })]);
+      const afterLoss = s.runs.filter((r) => r.afterLoss);
+      expect(new Set(afterLoss.map((r) => r.offset))).toEqual(new Set(KEYS.map((_, offset) => offset)));
+      const aRuns = afterLoss.filter((r) => r.key === 'A').map((r) => r.offset);
+      expect(aRuns).toEqual([...aRuns].sort((x, y) => x - y));
+      const after = await commit(s, eventSource);
+      expect(after.losses).toBeUndefined();
+      expect(after.partitions.find((p) => p.topic === s.topic)?.committed).toBe(20);
+    } finally {
+      await admin.disconnect();
+    }
   });
 });
 
