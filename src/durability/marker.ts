@@ -146,7 +146,8 @@ export function findLoss(audit: PartitionAudit, frontier: number | undefined, du
   if (audit.recoveringUntil !== undefined && audit.recoveringUntil > nowMs) return undefined;
   const { marker, committed } = durable;
   if (audit.lossReported !== undefined) {
-    return { reason: LossReason.Reported, detail: `a retry copy found its lane missing and its origin not known done at ${new Date(audit.lossReported).toISOString()}` };
+    const from = audit.lossReportedFrom === undefined ? '' : ` (origin ${audit.lossReportedFrom})`;
+    return { reason: LossReason.Reported, detail: `a retry copy found its lane missing and its origin not known done${from} at ${new Date(audit.lossReported).toISOString()}` };
   }
   if (!audit.present) {
     return marker === undefined
