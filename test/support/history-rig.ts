@@ -896,6 +896,8 @@ export interface HistoryStats {
   readonly lossesUnmarked: number;
   /** `lose` steps not played: a partition without a durable marker had a lane held by the `hold` policy (a known limit). */
   readonly lossesSkipped: number;
+  /** Recoveries that first moved the completion group back (a first commit had passed lost records). */
+  readonly rewinds: number;
   readonly lossesFound: number;
   readonly recoveries: number;
   /** Runs out of lane order while a loss stood undetected (allowed: the loss is found later). */
@@ -910,7 +912,7 @@ export function addStats(a: HistoryStats, b: HistoryStats): HistoryStats {
 }
 
 export const NO_STATS: HistoryStats = {
-  invocations: 0, crashes: 0, runs: 0, copyRuns: 0, drainedRuns: 0, hangs: 0, copies: 0, deadLetters: 0, redeliveredRuns: 0, refused: 0, operatorReleases: 0, redriven: 0, losses: 0, lossesUnmarked: 0, lossesSkipped: 0, lossesFound: 0, recoveries: 0, blindRuns: 0,
+  invocations: 0, crashes: 0, runs: 0, copyRuns: 0, drainedRuns: 0, hangs: 0, copies: 0, deadLetters: 0, redeliveredRuns: 0, refused: 0, operatorReleases: 0, redriven: 0, losses: 0, lossesUnmarked: 0, lossesSkipped: 0, rewinds: 0, lossesFound: 0, recoveries: 0, blindRuns: 0,
 };
 
 /** A property over one shape: `runs` random histories (the `examples` first) from a fixed seed. */
@@ -977,6 +979,7 @@ class History {
   losses = 0;
   lossesUnmarked = 0;
   lossesSkipped = 0;
+  rewinds = 0;
   lossesFound = 0;
   recoveries = 0;
   /** The group's keys at the start of each step, by step index (for `lose` of `writes`). */
@@ -1062,6 +1065,7 @@ class History {
       losses: this.losses,
       lossesUnmarked: this.lossesUnmarked,
       lossesSkipped: this.lossesSkipped,
+      rewinds: this.rewinds,
       lossesFound: this.lossesFound,
       recoveries: this.recoveries,
       blindRuns: this.#blindRuns,
@@ -1522,6 +1526,7 @@ class History {
       // The one move back: to where a retry copy proved a commit made before any marker passed lost records.
       const rewound = losses.some((loss) => tpKey(loss.topic, loss.partition) === key && loss.rewoundTo === now && this.#unmarkedLoss.has(key));
       if ((now ?? -1) < before && !rewound) this.violate(`committed offset of ${key} went back from ${before} to ${String(now)} (G2)`);
+      if (rewound) this.rewinds += 1;
       if (rewound) this.trace.push(`  committed offset of ${key} moved back from ${before} to ${String(now)}`);
     }
     this.committed = committed;
