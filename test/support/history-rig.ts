@@ -154,6 +154,11 @@ export interface HistoryShape {
   readonly keys?: readonly string[];
   /** Histories may hold `lose` steps (Redis losing state): only for a backend with `losses`. */
   readonly losses?: boolean;
+  /**
+   * Every history opens with the partition's first minute: a delivery, then Redis loses every key or its last
+   * writes before any committer run, so no durable marker exists yet (with `losses`).
+   */
+  readonly firstMinute?: boolean;
 }
 
 const loseArb: fc.Arbitrary<LoseStep> = fc.record({
@@ -236,11 +241,19 @@ export function historyArb(shape: HistoryShape): fc.Arbitrary<HistorySpec> {
       { maxLength: 8 },
     ),
     dupWrites: fc.array(fc.nat({ max: 20 }), { maxLength: 3 }),
-    steps: fc.array(step, { minLength: 1, maxLength: shape.maxSteps }),
+    steps: shape.firstMinute === true
+      ? fc.tuple(deliverArb(shape), fc.constantFrom('all' as const, 'writes' as const), fc.array(step, { minLength: 1, maxLength: shape.maxSteps }))
+        .map(([first, what, rest]): Step[] => [first, { t: 'lose', what, back: 1, pick: 0, uncommitted: true }, ...rest])
+      : fc.array(step, { minLength: 1, maxLength: shape.maxSteps }),
   });
 }
 
 /** The shapes of the unit tests' histories, and of `npm run fuzz:histories`, by name. */
+/** Shapes that hold `lose` steps of their own: run on Redis only. */
+export const LOSS_SHAPES = {
+  'key mode, the first minute': { orderings: ['key'], partitions: 1, maxRecords: 8, maxSteps: 10, keys: ['a', 'b'], losses: true, firstMinute: true },
+} as const satisfies Record<string, HistoryShape>;
+
 export const HISTORY_SHAPES = {
   'key mode, one partition': { orderings: ['key'], partitions: 1, maxRecords: 8, maxSteps: 10 },
   'key mode, one hot key': { orderings: ['key'], partitions: 1, maxRecords: 8, maxSteps: 10, keys: ['a'] },
