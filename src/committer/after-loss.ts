@@ -67,6 +67,12 @@ export async function recoverLost(
       }
       const from = rewind ?? durable.committed;
       const recovered = await recoverPartition(recovery.parts, ref, from, marker?.generation, check.delivered, rewind ?? start.since);
+      if (durable.committed === undefined) {
+        // Nothing committed yet (the first minute): the rebuilt state gets its marker now, at the recovery's start
+        // (Kafka holds nothing below it), so a loss before the next run is found against it, not taken for a new state.
+        const metadata = encodeMarker({ generation: recovered.generation, highest: recovered.from - 1, since: recovered.from });
+        await committer.commit([{ topic: ref.topic, partition: ref.partition, from: undefined, to: recovered.from, metadata }], lease);
+      }
       logger?.warn('partition recovered from Kafka: its records go through the retry path again, in order per lane', { ...recovered });
       outcomes.push({ ...base, recovered, ...(rewind === undefined ? {} : { rewoundTo: rewind }) });
     } catch (error) {

@@ -252,12 +252,15 @@ describe("the partition's first minute: Redis loses its state before the committ
     await until(() => s.feed.pending > 0);
     expect((await s.processor.process(eventOf(s.feed.take()), contextWithin(60_000))).batchItemFailures).toEqual([]);
     const run = await commit(s);
+    const marked = (await new MemberlessOffsetCommitter(createKafka(), s.group).fetchCommitted([s.topic])).find((c) => c.partition === 0);
     await s.feed.feedUntil(
       (event, context) => s.processor.process(event, context),
       async () => A_OFFSETS.every((o) => s.runs.some((r) => r.afterLoss && r.offset === o)) && (await s.redis.hlen(partitionKeys(s.ref).lanes)) === 0,
     );
 
-    // Assess: nothing committed yet, so the recovery reads the partition from its earliest offset.
+    // Assess: nothing committed yet, so the recovery reads the partition from its earliest offset, and commits its
+    // marker there at once: a second loss before the next run is found against it.
+    expect(marked).toEqual(expect.objectContaining({ offset: 0, metadata: expect.stringMatching(/^kl1:[0-9a-f]+:-1:0$/) }));
     expect(run.losses).toEqual([expect.objectContaining({
       topic: s.topic, partition: 0, reason: 'reported-by-retry-copy', committed: undefined, recovered: expect.objectContaining({ from: 0, to: KEYS.length }),
     })]);
