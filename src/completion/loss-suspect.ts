@@ -12,10 +12,11 @@ export const RECOVERY_RECHECK_MS = 30_000;
  * which sets the head's done bit in the same step; so a free lane with the origin unknown to Redis (above its
  * highest admitted offset) or not done says Redis lost writes, as do no state at all, counters that disagree with
  * the data, or a recovery under way. So does an origin below where the state was born (`born`): only an earlier
- * state admitted it, and a state is replaced only by a recovery (which is born no higher than the lowest offset
- * the completion group vouches for, so a copy below that is terminal and never gets here) or by a loss. A loss found here is reported in the partition's `meta` with the origin, so the committer's
- * next run recovers the partition even when its own checks see nothing (writes lost after its last commit), from
- * that origin when a commit made before any marker existed passed it.
+ * state admitted it, and a state is replaced only by a recovery (born no higher than the lowest offset the
+ * completion group vouches for, so a copy below that is terminal and never gets here) or by a loss. A loss found
+ * here is reported in the partition's `meta` with the origin, so the committer's next run recovers the partition
+ * even when its own checks see nothing (writes lost after its last commit), from that origin when a commit made
+ * before any marker existed passed it.
  *
  * @example
  * const why = await lossSuspected(redis, originRef, 41); // 'offset 41 is above the highest admitted, 39'
