@@ -1,7 +1,7 @@
-import type { CommitLease } from './offset-committer';
+import type { CommitLease, OffsetCommitter } from './offset-committer';
 import { METRIC, MetricUnit, type Telemetry } from '../engine/telemetry';
 import type { PartitionCheck } from './durable-moves';
-import type { LossReason } from '../durability/marker';
+import { encodeMarker, recoveryStart, type LossReason } from '../durability/marker';
 import { recoverPartition, type Recovered, type RecoveryParts } from '../durability/recover';
 
 /** What a committer run does about a lost partition: recover it with these parts, log and count on `telemetry`. */
@@ -18,6 +18,11 @@ export interface RecoveryOutcome {
   readonly detail: string;
   /** The durable frontier: records from here on run again. */
   readonly committed: number | undefined;
+  /**
+   * Set when a retry copy proved the committer's first commit (made before any marker existed) passed records that
+   * were not terminal: the completion group was moved back to this offset, and the records run again from it.
+   */
+  readonly rewoundTo?: number;
   readonly recovered?: Recovered;
   /** Why the recovery failed; the next run finds the loss again and retries. */
   readonly error?: string;
@@ -28,15 +33,21 @@ export interface RecoveryOutcome {
  * when `recovery` is given (`PartitionsRecovered`). A failed recovery is logged and left to the next run: the
  * loss is still there to be found, and nothing was committed past it.
  */
-export async function recoverLost(lost: readonly PartitionCheck[], recovery: LossRecovery | undefined, lease: CommitLease): Promise<RecoveryOutcome[]> {
+export async function recoverLost(
+  lost: readonly PartitionCheck[],
+  recovery: LossRecovery | undefined,
+  lease: CommitLease,
+  committer: Pick<OffsetCommitter, 'commit'>,
+): Promise<RecoveryOutcome[]> {
   const outcomes: RecoveryOutcome[] = [];
   const logger = recovery?.telemetry?.logger;
   for (const check of lost) {
     const { ref, loss, durable } = check;
     if (loss === undefined) continue;
+    const start = recoveryStart(durable, check.audit.lossReportedFrom);
     const base = { topic: ref.topic, partition: ref.partition, reason: loss.reason, detail: loss.detail, committed: durable.committed };
     logger?.error('Redis lost part of the completion state of a partition: its records from the durable frontier on will be found again in Kafka and run again', {
-      ...base, affected: `${ref.topic}-${ref.partition} from offset ${String(durable.committed ?? 'the earliest')}`, recovering: recovery !== undefined,
+      ...base, affected: `${ref.topic}-${ref.partition} from offset ${String(start.from ?? 'the earliest')}`, recovering: recovery !== undefined,
     });
     if (recovery === undefined) {
       outcomes.push(base);
@@ -44,9 +55,26 @@ export async function recoverLost(lost: readonly PartitionCheck[], recovery: Los
     }
     try {
       await lease.renew();
-      const recovered = await recoverPartition(recovery.parts, ref, durable.committed, durable.marker?.generation, check.delivered);
+      const { marker } = durable;
+      const rewind = start.rewindTo;
+      if (rewind !== undefined && marker !== undefined) {
+        // Before the rebuild: a loss during the recovery must still find these records above the durable frontier.
+        const metadata = encodeMarker({ ...marker, since: rewind });
+        await committer.commit([{ topic: ref.topic, partition: ref.partition, from: durable.committed, to: rewind, metadata, rewind: true }], lease);
+        logger?.error('a commit made before the partition had a durable marker passed records that were not terminal: the completion group was moved back', {
+          ...base, rewoundTo: rewind,
+        });
+      }
+      const from = rewind ?? durable.committed;
+      const recovered = await recoverPartition(recovery.parts, ref, from, marker?.generation, check.delivered, rewind ?? start.since);
+      if (durable.committed === undefined) {
+        // Nothing committed yet (the first minute): the rebuilt state gets its marker now, at the recovery's start
+        // (Kafka holds nothing below it), so a loss before the next run is found against it, not taken for a new state.
+        const metadata = encodeMarker({ generation: recovered.generation, highest: recovered.from - 1, since: recovered.from });
+        await committer.commit([{ topic: ref.topic, partition: ref.partition, from: undefined, to: recovered.from, metadata }], lease);
+      }
       logger?.warn('partition recovered from Kafka: its records go through the retry path again, in order per lane', { ...recovered });
-      outcomes.push({ ...base, recovered });
+      outcomes.push({ ...base, recovered, ...(rewind === undefined ? {} : { rewoundTo: rewind }) });
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       logger?.error('recovery of a partition failed; the next committer run tries again', { ...base, error: message });

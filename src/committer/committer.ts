@@ -165,7 +165,7 @@ export async function runCommitter(options: RunCommitterOptions): Promise<Commit
     result = committed;
     const lost = checks.filter((check) => check.loss !== undefined);
     // Loaded only when needed: the recovery brings Kafka reading and key scanning with it.
-    if (lost.length > 0) result = { ...result, losses: await (await import('./after-loss')).recoverLost(lost, options.recovery, lease) };
+    if (lost.length > 0) result = { ...result, losses: await (await import('./after-loss')).recoverLost(lost, options.recovery, lease, committer) };
     if (options.redrive !== undefined) result = { ...result, redriven: await redriveExpiredLeases(options.redrive) };
   } catch (error) {
     // The run's own error is the one to report; a lease that cannot be released expires by its TTL.

@@ -58,7 +58,8 @@ export async function checkPartitions(
 
 /**
  * Pure: the moves a run commits to the durable completion group. A parked record or a lane head is not terminal,
- * so no move goes past the lowest head of a blocked lane; every move carries the marker; a partition whose
+ * so no move goes past the lowest head of a blocked lane; every move carries the marker (with where the state was
+ * born: the lowest offset the commits vouch for, see `DurableMarker.since`); a partition whose
  * commits lack its current marker gets one at its committed offset. Partitions with a loss are left alone: the
  * recovery deals with them.
  *
@@ -77,7 +78,7 @@ export function durableMoves(moves: readonly CommitMove[], checks: readonly Part
     // Held back at its committed offset by a blocked lane: only its marker may still need writing (below).
     if (move.from !== undefined && to <= move.from) continue;
     moved.add(partitionId(move));
-    const metadata = check?.generation === undefined ? undefined : encodeMarker({ generation: check.generation, highest: check.audit.highest ?? to - 1 });
+    const metadata = check?.generation === undefined ? undefined : encodeMarker({ generation: check.generation, highest: check.audit.highest ?? to - 1, since: check.audit.born });
     out.push({ topic: move.topic, partition: move.partition, from: move.from, to, ...(metadata === undefined ? {} : { metadata }) });
   }
   for (const check of checks) {
@@ -89,7 +90,7 @@ export function durableMoves(moves: readonly CommitMove[], checks: readonly Part
       partition: check.ref.partition,
       from: committed,
       to: committed,
-      metadata: encodeMarker({ generation: check.generation, highest: check.audit.highest ?? committed - 1 }),
+      metadata: encodeMarker({ generation: check.generation, highest: check.audit.highest ?? committed - 1, since: check.audit.born }),
     });
   }
   return out;

@@ -171,7 +171,8 @@ export function parseFetchedOffsets(fetched: FetchedOffsets): CommittedOffset[] 
 
 /**
  * Checks that every move goes forward and names each partition once, and groups the moves by topic.
- * A move that is not forward is a programming error: the plan never makes one.
+ * A move that is not forward is a programming error: the plan never makes one. The one exception is a `rewind`
+ * with its marker, made by a recovery (`recoverLost`): it may move back.
  */
 export function movesByTopic(moves: readonly CommitMove[]): Map<string, CommitMove[]> {
   const seen = new Set<string>();
@@ -181,7 +182,8 @@ export function movesByTopic(moves: readonly CommitMove[]): Map<string, CommitMo
     if (!Number.isSafeInteger(move.to) || move.to < 0) {
       throw new RangeError(`Expected the move of ${where} to go to a non-negative integer, got ${String(move.to)}`);
     }
-    if (move.from !== undefined && !(move.to > move.from || (move.to === move.from && move.metadata !== undefined))) {
+    const rewind = move.rewind === true && move.from !== undefined && move.to < move.from && move.metadata !== undefined;
+    if (move.from !== undefined && !rewind && !(move.to > move.from || (move.to === move.from && move.metadata !== undefined))) {
       throw new RangeError(`Expected the move of ${where} to go forward, got ${move.from} -> ${move.to}`);
     }
     const id = partitionId(move);

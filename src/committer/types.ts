@@ -41,6 +41,11 @@ export interface CommitMove extends TopicPartition {
    * keeps the offset: `to === from` is allowed then.
    */
   readonly metadata?: string | undefined;
+  /**
+   * A move backwards (`to < from`): made only by a recovery that a retry copy proved a commit untrue (the
+   * committer's first commit of a partition, made before any marker existed, passed records a lost state held).
+   */
+  readonly rewind?: true;
 }
 
 /** Why a partition did not move, or what is worth a look. */

@@ -29,6 +29,13 @@ export interface PartitionAudit {
   readonly lossReported?: number | undefined;
   /** The earliest due time (epoch ms) of a retrying lane head without a lease. */
   readonly oldestDueAtMs?: number | undefined;
+  /**
+   * Where the state was born: the first offset it admitted, or, after a recovery, the lowest offset the completion
+   * group's commits vouch for. Never moved by trimming (`base` is). `undefined`: a state of an older version.
+   */
+  readonly born?: number | undefined;
+  /** The lowest origin a retry copy reported lost, until a recovery rebuilds the state. */
+  readonly lossReportedFrom?: number | undefined;
 }
 
 function optionalNumber(value: unknown): number | undefined {
@@ -48,8 +55,8 @@ export async function auditPartition(redis: RedisClient, ref: PartitionRef, limi
   for (let round = 0; round < 3; round += 1) {
     const lanes = await bounded(redis.hkeys(keys.lanes), 'HKEYS lanes', limits);
     const reply = await runScript(redis, 'audit', { keys: [keys.meta, keys.lanes, ...lanes.map((lane) => parkKey(ref, lane))], argv: lanes }, limits);
-    if (!Array.isArray(reply) || reply.length !== 13) throw new UnexpectedReplyError(`audit ${ref.topic}-${ref.partition}: unexpected reply`);
-    const [base, highest, generation, parked, parkedInLists, count, open, lowest, recovering, recoveries, unlisted, reported, oldestDue] = reply.map(String);
+    if (!Array.isArray(reply) || reply.length !== 15) throw new UnexpectedReplyError(`audit ${ref.topic}-${ref.partition}: unexpected reply`);
+    const [base, highest, generation, parked, parkedInLists, count, open, lowest, recovering, recoveries, unlisted, reported, oldestDue, born, reportedFrom] = reply.map(String);
     if (Number(unlisted) > 0) continue;
     return {
       present: base !== '',
@@ -65,6 +72,8 @@ export async function auditPartition(redis: RedisClient, ref: PartitionRef, limi
       recoveries: Number(recoveries || 0),
       lossReported: optionalNumber(reported),
       oldestDueAtMs: optionalNumber(oldestDue),
+      born: optionalNumber(born),
+      lossReportedFrom: optionalNumber(reportedFrom),
     };
   }
   throw new UnexpectedReplyError(`audit ${ref.topic}-${ref.partition}: lanes kept turning blocked while auditing`);

@@ -178,7 +178,7 @@ export class CompletionStore {
 
   /** Why the partition's state looks lost (README, "Durability"), or `undefined` when it looks whole. */
   lossSuspected(ref: PartitionRef, origin: number): Promise<string | undefined> {
-    return lossSuspected(this.redis, ref, origin, this.limits);
+    return lossSuspected(this.redis, ref, origin, this.limits, this.#now());
   }
 
   /** The head of a blocked lane, or `undefined` when the lane is free: one read, atomic by itself. */

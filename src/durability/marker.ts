@@ -11,6 +11,13 @@ import type { PartitionAudit } from '../completion/audit';
 export interface DurableMarker {
   readonly generation: string;
   readonly highest: number;
+  /**
+   * The lowest offset the commits vouch for: where the first state stamped with a generation was born (the
+   * committer's first commit of the partition stamps it), lowered by a recovery that started below it. Offsets
+   * below it were never seen by a state whose loss a marker could reveal, so a retry copy of one that finds its
+   * lane free reports a loss; the committer then recovers from there (`recoveryStart`). Absent in older markers.
+   */
+  readonly since?: number | undefined;
 }
 
 const PREFIX = 'kl1';
@@ -23,18 +30,54 @@ export function newGeneration(): string {
 /**
  * @example
  * encodeMarker({ generation: '8c1f0a2b3c4d', highest: 41 }); // 'kl1:8c1f0a2b3c4d:41'
+ * encodeMarker({ generation: '8c1f0a2b3c4d', highest: 41, since: 0 }); // 'kl1:8c1f0a2b3c4d:41:0'
  */
 export function encodeMarker(marker: DurableMarker): string {
-  return `${PREFIX}:${marker.generation}:${marker.highest}`;
+  const since = marker.since === undefined ? '' : `:${marker.since}`;
+  return `${PREFIX}:${marker.generation}:${marker.highest}${since}`;
 }
 
 /** The marker in a commit's metadata; `undefined` for none (a commit of an older version, or of someone else). */
 export function decodeMarker(metadata: string | null | undefined): DurableMarker | undefined {
   if (typeof metadata !== 'string') return undefined;
-  const [prefix, generation, highest, ...rest] = metadata.split(':');
+  const [prefix, generation, highest, since, ...rest] = metadata.split(':');
   if (prefix !== PREFIX || rest.length > 0 || generation === undefined || !/^[0-9a-f]{1,32}$/.test(generation)) return undefined;
   const value = Number(highest);
-  return Number.isSafeInteger(value) && value >= -1 ? { generation, highest: value } : undefined;
+  if (!Number.isSafeInteger(value) || value < -1) return undefined;
+  if (since === undefined) return { generation, highest: value };
+  const from = since === '' ? Number.NaN : Number(since);
+  return Number.isSafeInteger(from) && from >= 0 ? { generation, highest: value, since: from } : undefined;
+}
+
+/** Where a recovery reads the records again from, and whether the completion group must first be moved back there. */
+export interface RecoveryStart {
+  /** The first offset read again (`undefined`: the earliest Kafka holds). */
+  readonly from: number | undefined;
+  /** The offset the completion group commits before the rebuild, when a commit passed records that were not terminal. */
+  readonly rewindTo?: number;
+  /** The lowest offset the commits vouch for, when known: the rebuilt state is born at it or at its start, the lower. */
+  readonly since: number | undefined;
+}
+
+/**
+ * Pure: where a recovery starts. Normally at the durable frontier (what the completion group committed). A retry copy
+ * reporting an origin below the marker's `since` proves that the committer's first commit of the partition, made
+ * before any marker existed, passed records an earlier state had admitted and lost: the recovery starts at that
+ * origin, and the completion group is moved back there first (the one move backwards: that commit was not true),
+ * so a loss during the recovery still finds those records. A copy below the committed offset but at or above
+ * `since` is terminal: it moves nothing (no recovery storm from stale copies).
+ *
+ * @example
+ * recoveryStart({ committed: 20, marker: { generation: 'a1', highest: 19, since: 10 } }, 3); // from 3, rewindTo 3
+ */
+export function recoveryStart(durable: DurableView, reportedFrom: number | undefined): RecoveryStart {
+  const { committed, marker } = durable;
+  const since = marker?.since;
+  if (committed !== undefined && since !== undefined && reportedFrom !== undefined && reportedFrom < since && reportedFrom < committed) {
+    return { from: reportedFrom, rewindTo: reportedFrom, since: reportedFrom };
+  }
+  // Commits without `since` (an older version's) do not tell where their guarantee starts: taken as vouching for all.
+  return { from: committed, since: committed !== undefined && since === undefined ? 0 : since };
 }
 
 /** Why a partition's Redis state is judged lost, in the words a log line and `status` use. */
@@ -103,7 +146,8 @@ export function findLoss(audit: PartitionAudit, frontier: number | undefined, du
   if (audit.recoveringUntil !== undefined && audit.recoveringUntil > nowMs) return undefined;
   const { marker, committed } = durable;
   if (audit.lossReported !== undefined) {
-    return { reason: LossReason.Reported, detail: `a retry copy found its lane missing and its origin not known done at ${new Date(audit.lossReported).toISOString()}` };
+    const from = audit.lossReportedFrom === undefined ? '' : ` (origin ${audit.lossReportedFrom})`;
+    return { reason: LossReason.Reported, detail: `a retry copy found its lane missing and its origin not known done${from} at ${new Date(audit.lossReported).toISOString()}` };
   }
   if (!audit.present) {
     return marker === undefined

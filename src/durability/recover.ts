@@ -63,6 +63,10 @@ export interface Recovered {
  * every offset below `delivered` (where its event source mapping committed, when known) done: those copies were
  * handled before their invocation returned.
  *
+ * The rebuilt state is born (`born` in `meta`) at `since`, the lowest offset the completion group's commits vouch
+ * for (the marker's), or at the recovery's start when that is lower or `since` unknown: a retry copy of an origin
+ * below it then tells a loss, one at or above it and below the durable frontier is stale (README, "Durability").
+ *
  * @example
  * const done = await recoverPartition(parts, { group: 'orders', topic: 'orders', partition: 0 }, 20, 'a1b2c3d4e5f6');
  * // done.records === 20: offsets 20..39 were read again and handed to the retry path
@@ -73,6 +77,7 @@ export async function recoverPartition(
   from: number | undefined,
   generation: string = newGeneration(),
   delivered?: number,
+  since?: number,
 ): Promise<Recovered> {
   const { redis, options } = parts;
   const source = 'source' in parts ? parts.source : kafkaRecordSource(parts.kafka);
@@ -93,7 +98,8 @@ export async function recoverPartition(
 
   const parkLists = await scanKeys(redis, `${escapeGlob(partitionTag(ref))}:park:*`);
   const highest = isRetryTopic ? Math.max(start, Math.min(delivered ?? start, end)) - 1 : end - 1;
-  await rebuild(parkLists, ['begin', String(start), String(highest), String(now() + RECOVERY_FENCE_MS)]);
+  const born = since === undefined ? start : Math.min(since, start);
+  await rebuild(parkLists, ['begin', String(start), String(highest), String(now() + RECOVERY_FENCE_MS), String(born)]);
 
   const laneOf = (record: KafkaRecord): string | undefined => {
     try {

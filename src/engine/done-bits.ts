@@ -24,19 +24,28 @@ export class DoneBits {
   /** Offsets whose bits could not be recorded: finished, but they must run again. */
   readonly #lost: (ref: PartitionRef, offsets: readonly number[], error: unknown) => void;
   readonly #pending = new Map<string, { ref: PartitionRef; offsets: number[] }>();
+  /**
+   * Bits set again as a repair (a retry copy's origin, set at its hand-off already): one that cannot be stored is not
+   * a record to redeliver (its origin is in no event of this invocation), e.g. when Redis lost the origin's state.
+   */
+  readonly #again = new Map<string, { ref: PartitionRef; offsets: number[] }>();
   #last: { ref: PartitionRef; offsets: number[] } | undefined = undefined;
   #flushing: Promise<void> = Promise.resolve();
   /** Deletes step results of terminal records; called only after their done bits are stored. */
   readonly #forgetSteps: ((steps: StepsRef[]) => Promise<void>) | undefined;
   /** Step results of records found terminal, deleted once their done bits are flushed. */
   #forget: StepsRef[] = [];
+  /** Told when bits set again as a repair could not be stored (logged, not redelivered). */
+  readonly #repairFailed: ((ref: PartitionRef, offsets: readonly number[], error: unknown) => void) | undefined;
 
   constructor(
     store: CompletionPort,
     lost: (ref: PartitionRef, offsets: readonly number[], error: unknown) => void,
     forgetSteps?: (steps: StepsRef[]) => Promise<void>,
+    repairFailed?: (ref: PartitionRef, offsets: readonly number[], error: unknown) => void,
   ) {
     this.#store = store;
+    this.#repairFailed = repairFailed;
     this.#lost = lost;
     this.#forgetSteps = forgetSteps;
   }
@@ -46,7 +55,14 @@ export class DoneBits {
     if (this.#forgetSteps !== undefined) this.#forget.push(steps);
   }
 
-  add(ref: PartitionRef, offset: number): void {
+  add(ref: PartitionRef, offset: number, again = false): void {
+    if (again) {
+      const key = topicPartitionKey(ref.topic, ref.partition);
+      const pending = this.#again.get(key) ?? { ref, offsets: [] };
+      this.#again.set(key, pending);
+      pending.offsets.push(offset);
+      return;
+    }
     // The same ref object comes again and again (a partition's tasks share it): skip the key then.
     if (ref === this.#last?.ref) {
       if (this.#last.offsets.push(offset) === FLUSH_AT) void this.flush();
@@ -66,16 +82,25 @@ export class DoneBits {
   flush(): Promise<void> {
     this.#flushing = this.#flushing.then(async () => {
       const batches = [...this.#pending.values()].filter((p) => p.offsets.length > 0).map((p) => ({ ref: p.ref, offsets: p.offsets.splice(0) }));
+      const again = [...this.#again.values()].filter((p) => p.offsets.length > 0).map((p) => ({ ref: p.ref, offsets: p.offsets.splice(0).sort((a, b) => a - b) }));
       const forget = this.#forget.splice(0);
       let allMarked = true;
-      await Promise.all(batches.map(async ({ ref, offsets }) => {
-        try {
-          await this.#store.markDone(ref, offsets);
-        } catch (error) {
-          allMarked = false;
-          this.#lost(ref, offsets, error);
-        }
-      }));
+      await Promise.all([
+        ...batches.map(async ({ ref, offsets }) => {
+          try {
+            await this.#store.markDone(ref, offsets);
+          } catch (error) {
+            allMarked = false;
+            this.#lost(ref, offsets, error);
+          }
+        }),
+        ...again.map(async ({ ref, offsets }) => {
+          await this.#store.markDone(ref, offsets).catch((error: unknown) => {
+            allMarked = false;
+            this.#repairFailed?.(ref, offsets, error);
+          });
+        }),
+      ]);
       // A redelivery of a record whose bit was not stored must still find its step results.
       if (forget.length > 0 && allMarked && this.#forgetSteps !== undefined) await this.#forgetSteps(forget);
     });

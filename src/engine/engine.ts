@@ -123,7 +123,11 @@ class Invocation<T extends EngineTask> {
     const forgetSteps = effects === undefined ? undefined : (steps: StepsRef[]): Promise<void> => effects.forgetSteps(steps).catch((error: unknown) => {
       logger.warn('step results of terminal records not deleted: they expire on their own', { count: steps.length, error: describeError(error) });
     });
-    this.#doneBits = new DoneBits(store, redeliver, forgetSteps);
+    this.#doneBits = new DoneBits(store, redeliver, forgetSteps, (ref, offsets, error) => {
+      logger.warn('done bits set again as a repair not stored (the origin partition has no state: the committer deals with a loss)', {
+        partition: topicPartitionKey(ref.topic, ref.partition), offsets: offsets.slice(0, 20), error: describeError(error),
+      });
+    });
     const report = this.#report;
     this.#scope = {
       options,
@@ -144,7 +148,7 @@ class Invocation<T extends EngineTask> {
       },
       drainLane: (partitionKey, lane) => this.#scheduler.drainLane(partitionKey, lane),
       admitted: (partitionKey) => this.#admitted(partitionKey),
-      markDone: (ref, offset) => this.#doneBits.add(ref, offset),
+      markDone: (ref, offset, again) => this.#doneBits.add(ref, offset, again),
       redeliver,
       unreportable: (count) => {
         this.#unreportable += count;

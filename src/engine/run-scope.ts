@@ -52,8 +52,11 @@ export interface RunScope<T extends EngineTask> extends LaneHeadScope {
   drainLane(partitionKey: string, lane: string): T[];
   /** Settles once the partition's whole batch is admitted. */
   admitted(partitionKey: string): Promise<void>;
-  /** The record is terminal or handed off: its done bit goes out with the next flush. */
-  markDone(ref: PartitionRef, offset: number): void;
+  /**
+   * The record is terminal or handed off: its done bit goes out with the next flush. `again`: a repair of a bit set
+   * before (a retry copy's origin); one that cannot be stored is logged, not redelivered.
+   */
+  markDone(ref: PartitionRef, offset: number, again?: boolean): void;
   /**
    * Reports records for redelivery (the partial batch response): they could not be handed off, admitted or
    * recorded. `error` given: logged with them.

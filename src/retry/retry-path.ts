@@ -24,6 +24,16 @@ import { claimUnorderedCopy, copyIdOf, unorderedCopyDone } from './unordered-cop
  * so a crash between any two steps either redelivers the copy (its head check then decides) or leaves a
  * lease for the committer to re-drive.
  */
+/**
+ * The lane is free, or its head lies past the copy's origin: the lane moved on (a release sets the origin's done bit
+ * in the same step), or Redis lost the state that held the origin and a later record made the lane anew. Only then
+ * does a stale-looking copy ask whether the state was lost (`heldForRecovery`); a copy of an older attempt of the
+ * head itself is stale for sure.
+ */
+function movedPast(task: RetryTask, head: LaneHead | undefined): boolean {
+  return head === undefined || head.offset > task.origin.offset;
+}
+
 export class RetryPath implements RecordPath<RetryTask> {
   readonly admit = admitRetryBatch;
 
@@ -55,7 +65,7 @@ export class RetryPath implements RecordPath<RetryTask> {
     if (task.lane === undefined) return true;
     const head = await run.store.laneHead(task.originRef, task.lane);
     if (head !== undefined && head.offset === task.origin.offset && head.attempt === task.attempt && head.state === 'retrying') return true;
-    if (head === undefined && (await heldForRecovery(run, task, (held) => this.#writeBack(run, [held])))) return false;
+    if (movedPast(task, head) && (await heldForRecovery(run, task, (held) => this.#writeBack(run, [held])))) return false;
     this.#stale(run, task, head);
     return false;
   }
@@ -75,7 +85,7 @@ export class RetryPath implements RecordPath<RetryTask> {
     });
     if (claim.status === 'claimed') return true;
     if (claim.status === 'not-head') {
-      if (claim.head === undefined && (await heldForRecovery(run, task, (held) => this.#writeBack(run, [held])))) return false;
+      if (movedPast(task, claim.head) && (await heldForRecovery(run, task, (held) => this.#writeBack(run, [held])))) return false;
       this.#stale(run, task, claim.head);
       return false;
     }

@@ -22,7 +22,7 @@ export async function unorderedCopyDone(inv: RunScope<EngineTask>, task: CopyTas
   if (task.source !== 'copy') return;
   // The origin's done bit again: set at its hand-off, it may have been lost with its process before the flush, and
   // a redelivery of the origin must not run the record again once it is terminal (nor find its steps deleted).
-  inv.markDone(task.originRef, task.origin.offset);
+  inv.markDone(task.originRef, task.origin.offset, true);
   if (inv.effects === undefined) return;
   await inv.effects.claimCopy(task.originRef, task.origin.offset, task.attempt, copyIdOf(task), inv.effectsTtlMs, true);
 }

@@ -29,8 +29,11 @@ import { REDIS_URL, createKafka, createTopic, deleteTopics, redisSetups, uniqueN
 // file's hooks and tests. The AdminOffsetCommitter test waits out a group join (~5 s).
 jest.setTimeout(60_000);
 
-/** The durable marker every commit carries (README, "Durability"): generation and highest admitted offset. */
-const MARKER = expect.stringMatching(/^kl1:[0-9a-f]+:\d+$/) as unknown as string;
+/**
+ * The durable marker every commit carries (README, "Durability"): generation, highest admitted offset, and `since`,
+ * where the state was born (the first offset it admitted).
+ */
+const MARKER = expect.stringMatching(/^kl1:[0-9a-f]+:\d+:\d+$/) as unknown as string;
 
 const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 const records = (offsets: number[]) => offsets.map((offset) => ({ offset }));

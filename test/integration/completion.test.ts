@@ -80,6 +80,27 @@ describe.each(redisSetups())('completion engine on Redis $name', ({ connect }) =
     });
   });
 
+  describe('where a state was born', () => {
+    it('keeps the first offset admitted while base moves on, and a copy below it reports its origin; one above, done, is stale', async () => {
+      // Prepare: a state born at 100, its bitmap started afresh at 110 (everything before done), so base moved.
+      await store.admit(ref, records([100, 101]));
+      await store.markDone(ref, [100, 101]);
+      await store.admit(ref, records([110]));
+      await store.markDone(ref, [110]);
+
+      // Act
+      const stale = await store.lossSuspected(ref, 101);
+      const lost = await store.lossSuspected(ref, 42);
+      await store.lossSuspected(ref, 57);
+      const audit = await store.audit(ref);
+
+      // Assess
+      expect(audit).toEqual(expect.objectContaining({ base: 110, born: 100, lossReportedFrom: 42 }));
+      expect(stale).toBeUndefined();
+      expect(lost).toMatch(/offset 42 is below where the state was born, 100/);
+    });
+  });
+
   describe('admit', () => {
     it('bridges gaps between delivered offsets (compaction, transaction markers)', async () => {
       await store.admit(ref, records([100, 105, 106]));

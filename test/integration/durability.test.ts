@@ -2,7 +2,7 @@ import type { Cluster, Redis } from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
 import { scanKeys } from '../../src/admin/redis-scan';
 import { eventSourcePositions, MemberlessOffsetCommitter, runCommitter, type CommitterResult, type RunCommitterOptions } from '../../src/committer';
-import { escapeName, parkKey, partitionKeys, type PartitionRef } from '../../src/completion';
+import { escapeName, parkKey, partitionKeys, trackedPartitionsKey, type PartitionRef } from '../../src/completion';
 import { HandOffWriter } from '../../src/handoff';
 import { resolveOptions, type LanesOptionsInput } from '../../src/options';
 import { LanesFunction, type LanesRecord } from '../../src/handler/lanes-function';
@@ -46,8 +46,11 @@ afterAll(async () => {
   }));
 });
 
-/** The issue's table, before the loss: A's first record failed once, its lane is blocked and its six followers parked. */
-async function setUp(connect: () => Redis | Cluster): Promise<Setup> {
+/**
+ * The issue's table, before the loss: A's first record failed once, its lane is blocked and its six followers parked.
+ * `committed: false`: no committer run yet (the partition's first minute: no durable marker).
+ */
+async function setUp(connect: () => Redis | Cluster, { committed = true } = {}): Promise<Setup> {
   const group = uniqueName('dgrp');
   const topic = uniqueName('dsrc');
   await createTopic(topic, 1);
@@ -76,9 +79,11 @@ async function setUp(connect: () => Redis | Cluster): Promise<Setup> {
   await produce(topic, KEYS.map((key) => ({ key, value: '{}' })));
   const response = await s.processor.process(eventOf(await fetchRecords(topic, KEYS.length)), contextWithin(60_000));
   expect(response.batchItemFailures).toEqual([]);
-  // A committer run before the loss: the durable group gets its marker, and stops at A's blocked head.
-  const before = await commit(s);
-  expect(before.moves).toEqual([expect.objectContaining({ topic, partition: 0, to: 0 })]);
+  if (committed) {
+    // A committer run before the loss: the durable group gets its marker, and stops at A's blocked head.
+    const before = await commit(s);
+    expect(before.moves).toEqual([expect.objectContaining({ topic, partition: 0, to: 0 })]);
+  }
   expect(await redis.llen(parkKey(s.ref, laneOf('A')))).toBe(6);
   return s;
 }
@@ -188,6 +193,83 @@ describe('done bits lost after the trigger moved past them', () => {
     } finally {
       await admin.disconnect();
     }
+  });
+});
+
+describe("the partition's first minute: Redis loses its state before the committer's first commit", () => {
+  it("a later batch's state lets the first commit pass A's records; A's retry copy reports it, the completion group moves back, A's 7 run in order", async () => {
+    // Prepare: A's head failed, its six followers parked, no committer run yet: no durable marker. Then Redis loses
+    // every key, and a second batch (B and C) makes a new state, born at 20.
+    const s = await setUp(redisSetups()[0]!.connect, { committed: false });
+    s.lost = true;
+    for (const key of await groupKeys(s)) await s.redis.del(key);
+    await produce(s.topic, ['B', 'C', 'B', 'C'].map((key) => ({ key, value: '{}' })));
+    const second = (await fetchRecords(s.topic, KEYS.length + 4)).slice(KEYS.length);
+    expect((await s.processor.process(eventOf(second), contextWithin(60_000))).batchItemFailures).toEqual([]);
+    // Within a minute every process adds the partitions it admits on to the tracked set again (README, "Durability").
+    await s.redis.sadd(trackedPartitionsKey(s.group), `${s.topic}\n0`);
+    const fetchCommitted = async (): Promise<number | undefined> =>
+      (await new MemberlessOffsetCommitter(createKafka(), s.group).fetchCommitted([s.topic])).find((c) => c.partition === 0)?.offset;
+
+    // Act: the committer's first commit (nothing durable to check against), then A's retry copy, then a committer
+    // run, then the copies the recovery re-drives.
+    const first = await commit(s);
+    const passed = await fetchCommitted();
+    await until(() => s.feed.pending > 0);
+    expect((await s.processor.process(eventOf(s.feed.take()), contextWithin(60_000))).batchItemFailures).toEqual([]);
+    const run = await commit(s);
+    const rewound = await fetchCommitted();
+    await s.feed.feedUntil(
+      (event, context) => s.processor.process(event, context),
+      async () => A_OFFSETS.every((o) => s.runs.some((r) => r.afterLoss && r.offset === o)) && (await s.redis.hlen(partitionKeys(s.ref).lanes)) === 0,
+    );
+
+    // Assess: the first commit found nothing and passed A's records (the gap this closes); the copy, older than the
+    // state, reported its origin; the committer moved the completion group back to it and recovered from there.
+    expect(first.losses).toBeUndefined();
+    expect(passed).toBe(KEYS.length + 4);
+    expect(run.losses).toEqual([expect.objectContaining({
+      topic: s.topic, partition: 0, reason: 'reported-by-retry-copy', committed: KEYS.length + 4, rewoundTo: 0,
+      recovered: expect.objectContaining({ from: 0, to: KEYS.length + 4 }),
+    })]);
+    expect(rewound).toBe(0);
+    const aRuns = s.runs.filter((r) => r.afterLoss && r.key === 'A').map((r) => r.offset);
+    expect(new Set(aRuns)).toEqual(new Set(A_OFFSETS));
+    expect(aRuns).toEqual([...aRuns].sort((x, y) => x - y));
+    // Once everything is terminal again the durable group moves on, and a stale copy (the held one) moves nothing back.
+    const after = await commit(s);
+    expect(after.losses).toBeUndefined();
+    expect(await fetchCommitted()).toBe(KEYS.length + 4);
+  });
+
+  it('with no later batch, the copy finds no state, reports it, and the committer recovers from the earliest offset', async () => {
+    // Prepare: as above, without the second batch: no state at all when the copy comes, the tracked set lost too.
+    const s = await setUp(redisSetups()[0]!.connect, { committed: false });
+    s.lost = true;
+    for (const key of await groupKeys(s)) await s.redis.del(key);
+
+    // Act
+    await until(() => s.feed.pending > 0);
+    expect((await s.processor.process(eventOf(s.feed.take()), contextWithin(60_000))).batchItemFailures).toEqual([]);
+    const run = await commit(s);
+    const marked = (await new MemberlessOffsetCommitter(createKafka(), s.group).fetchCommitted([s.topic])).find((c) => c.partition === 0);
+    await s.feed.feedUntil(
+      (event, context) => s.processor.process(event, context),
+      async () => A_OFFSETS.every((o) => s.runs.some((r) => r.afterLoss && r.offset === o)) && (await s.redis.hlen(partitionKeys(s.ref).lanes)) === 0,
+    );
+
+    // Assess: nothing committed yet, so the recovery reads the partition from its earliest offset, and commits its
+    // marker there at once: a second loss before the next run is found against it.
+    expect(marked).toEqual(expect.objectContaining({ offset: 0, metadata: expect.stringMatching(/^kl1:[0-9a-f]+:-1:0$/) }));
+    expect(run.losses).toEqual([expect.objectContaining({
+      topic: s.topic, partition: 0, reason: 'reported-by-retry-copy', committed: undefined, recovered: expect.objectContaining({ from: 0, to: KEYS.length }),
+    })]);
+    const aRuns = s.runs.filter((r) => r.afterLoss && r.key === 'A').map((r) => r.offset);
+    expect(new Set(aRuns)).toEqual(new Set(A_OFFSETS));
+    expect(aRuns).toEqual([...aRuns].sort((x, y) => x - y));
+    const after = await commit(s);
+    expect(after.losses).toBeUndefined();
+    expect(after.partitions.find((p) => p.topic === s.topic)?.committed).toBe(KEYS.length);
   });
 });
 

@@ -6,6 +6,7 @@ import {
   HELD_BEFORE_DEAD_LETTER,
   HELD_LANE_FLUSHED,
   HistoryViolation,
+  LOSS_SHAPES,
   REDRIVEN_HEAD,
   RELEASE_LOST,
   RESTORED_BEFORE_RETRY,
@@ -78,6 +79,15 @@ const cases: Array<HistoryCase & { name: string; reached: Counter[] }> = [
     seed: 2_505,
     reached: ['crashes', 'copyRuns', 'deadLetters', 'refused', 'losses', 'lossesFound', 'recoveries'],
     examples: [DONE_BIT_LOST],
+  },
+  {
+    // Redis loses its state in the partition's first minute, before any durable marker: the committer's first
+    // commit may pass the lost records until a retry copy reports them and the completion group moves back.
+    name: 'key mode, the first minute',
+    shape: LOSS_SHAPES['key mode, the first minute'],
+    runs: 100,
+    seed: 2_606,
+    reached: ['copyRuns', 'losses', 'lossesUnmarked', 'lossesFound', 'recoveries', 'rewinds'],
   },
   {
     name: 'unordered mode, with Redis losing state',

@@ -42,7 +42,7 @@ class MemoryOffsetCommitter implements OffsetCommitter {
       const before = this.offsets.get(key)?.offset;
       // A move that only writes a new durable marker keeps its offset.
       const markerOnly = move.to === before && move.metadata !== undefined;
-      if (move.to <= (before ?? -1) && !markerOnly) throw new RangeError(`backward or empty move ${JSON.stringify(move)} over ${String(before)}`);
+      if (move.to <= (before ?? -1) && !markerOnly && move.rewind !== true) throw new RangeError(`backward or empty move ${JSON.stringify(move)} over ${String(before)}`);
       if (markerOnly && !this.#markers) continue;
       this.offsets.set(key, { topic: move.topic, partition: move.partition, offset: move.to, ...(move.metadata === undefined || !this.#markers ? {} : { metadata: move.metadata }) });
     }
@@ -107,6 +107,7 @@ export class RedisBackend implements HistoryBackend {
       const entry = this.#committer.offsets.get(tpKey(topic, partition));
       return entry !== undefined && (!this.#markers || decodeMarker(entry.metadata) !== undefined);
     },
+    markerSince: (topic: string, partition: number): number | undefined => decodeMarker(this.#committer.offsets.get(tpKey(topic, partition))?.metadata)?.since,
   };
 
   async doneOffsets(ref: PartitionRef, offsets: readonly number[]): Promise<Set<number>> {
@@ -145,7 +146,7 @@ export class RedisBackend implements HistoryBackend {
     return {
       committed: new Map([...this.#committer.offsets].map(([key, c]) => [key, c.offset])),
       losses: (result.losses ?? []).map((loss) => ({
-        topic: loss.topic, partition: loss.partition, reason: loss.reason, recoveredFrom: loss.recovered?.from,
+        topic: loss.topic, partition: loss.partition, reason: loss.reason, recoveredFrom: loss.recovered?.from, rewoundTo: loss.rewoundTo,
         ...(loss.error === undefined ? {} : { error: loss.error }),
       })),
     };

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { MemberlessOffsetCommitter, runCommitter } from '../../committer';
 import { ConfigError } from '../../errors';
-import { decodeMarker } from '../../durability/marker';
+import { decodeMarker, recoveryStart } from '../../durability/marker';
 import { recoverPartition, type Recovered } from '../../durability/recover';
 import { kafkaOptions, redisOptions } from '../connections';
 import { TIERS_OPTION, withOperatorParts, type OperatorFlags } from '../operator-parts';
@@ -48,7 +48,9 @@ export function registerRecover(program: Command): void {
         const committed = await committer.fetchCommitted([...new Set(forced.map((f) => f.topic))]);
         for (const { topic, partition } of forced) {
           const entry = committed.find((c) => c.topic === topic && c.partition === partition);
-          const recovered = await recoverPartition(recoveryParts, { group, topic, partition }, entry?.offset, decodeMarker(entry?.metadata)?.generation);
+          const durable = { committed: entry?.offset, marker: decodeMarker(entry?.metadata) };
+          const { since } = recoveryStart(durable, undefined);
+          const recovered = await recoverPartition(recoveryParts, { group, topic, partition }, entry?.offset, durable.marker?.generation, undefined, since);
           process.stdout.write(`${topic}-${partition}: recovered by request: ${describeRecovered(recovered)}\n`);
         }
       }

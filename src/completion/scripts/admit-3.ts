@@ -15,7 +15,9 @@ export const admit3 = `--[[
 
   KEYS[1]      bits   (string bitmap: bit i = done bit of offset base + i)
   KEYS[2]      meta   (hash: base, highest, epoch, parked, parkedBytes, admitted, duplicates, refused,
-                       recovering: the recovery fence, epoch ms; see rebuild-3.lua)
+                       recovering: the recovery fence, epoch ms; see rebuild-3.lua;
+                       born: the first offset the state admitted when this call made it, never moved by trimming:
+                       a retry copy whose origin lies below it was admitted by an earlier state, see loss-suspect.ts)
   KEYS[3]      lanes  (hash: lane id -> "headOffset|attempt|state|sinceMs|dueAtMs|reason[|leaseUntilMs]")
   KEYS[3 + j]  park list of the j-th lane named in ARGV (j = 1..m), same hash tag
 
@@ -108,6 +110,7 @@ if base == nil then
   if n == 0 then return { 0, '', '', '', '', {} } end
   base = offsets[1]
   highest = base - 1
+  redis.call('HSETNX', metaKey, 'born', fmt(base))
 end
 
 -- Frontier: first clear bit, never beyond highest + 1 (offsets never delivered are not done).

@@ -4,7 +4,8 @@
 
   'fence'   sets the fence alone, before the recovery reads where the partition ends in Kafka.
   'begin'   deletes the partition's state (the keys given) and starts afresh: `base` = the durable frontier,
-            `highest` = the last offset to recover, every done bit clear, the fence set; counts the recovery
+            `highest` = the last offset to recover, `born` = the lowest offset the completion group's commits vouch
+            for (the durable marker's, or the durable frontier), every done bit clear, the fence set; counts the recovery
             (`recoveries`) and stamps when it began (`recoveredAt`, epoch ms of the Redis clock). `admit` refuses every
             record while the fence stands, so no record delivered meanwhile runs ahead of a recovered one.
   'records' takes one chunk of the records, in offset order: the first record of a lane becomes its head
@@ -14,7 +15,9 @@
             caller hands off itself and marks done after the write.
   'end'     lifts the fence and stamps the generation: the partition is whole again.
   'report'  records that a retry copy found the partition's state lost (its lane gone, its origin unknown or not
-            done): the committer's next run recovers the partition even when its own checks see nothing.
+            done, or below where the state was born): the committer's next run recovers the partition even when its
+            own checks see nothing. Keeps the lowest origin reported (`lossReportedFrom`): a copy older than the state
+            tells where the lost records begin when a commit made before any marker existed passed them.
   'stamp'   stamps a first generation on a state that has none (the committer, before its first marker).
 
   KEYS[1]      bits
@@ -23,11 +26,11 @@
   KEYS[3 + j]  'begin': keys to delete (park lists); 'records': park list of the j-th lane named in ARGV
 
   'fence'    ARGV: 'fence', fence until (epoch ms)
-  'begin'    ARGV: 'begin', base, highest, fence until (epoch ms)
+  'begin'    ARGV: 'begin', base, highest, fence until (epoch ms), born
   'records'  ARGV: 'records', now (epoch ms), from, to, m, lane ids (m), then triples:
              offset, lane index j (0: independent record), payload ('' for an independent record)
   'end'      ARGV: 'end', generation
-  'report'   ARGV: 'report', now (epoch ms)
+  'report'   ARGV: 'report', now (epoch ms), origin
   'stamp'    ARGV: 'stamp', generation; returns { 0, the generation the state carries now }
 
   Returns { 0 }; 'records' returns { 0, parked } with how many records were parked (heads included)
@@ -47,13 +50,15 @@ if mode == 'begin' then
   redis.call('DEL', bitsKey, metaKey, lanesKey)
   for i = 4, #KEYS do redis.call('DEL', KEYS[i]) end
   redis.call('HSET', metaKey, 'base', ARGV[2], 'highest', ARGV[3], 'parked', '0', 'parkedBytes', '0',
-    'blockedTotal', '0', 'freedTotal', '0', 'recovering', ARGV[4], 'recoveries', fmt(recoveries + 1),
+    'blockedTotal', '0', 'freedTotal', '0', 'recovering', ARGV[4], 'born', ARGV[5], 'recoveries', fmt(recoveries + 1),
     'recoveredAt', fmt(tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)))
   return { 0 }
 end
 
 if mode == 'report' then
   redis.call('HSETNX', metaKey, 'lossReported', ARGV[2])
+  local from = tonumber(redis.call('HGET', metaKey, 'lossReportedFrom'))
+  if from == nil or tonumber(ARGV[3]) < from then redis.call('HSET', metaKey, 'lossReportedFrom', ARGV[3]) end
   return { 0 }
 end
 

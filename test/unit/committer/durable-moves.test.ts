@@ -37,6 +37,12 @@ describe('durableMoves', () => {
     expect(durableMoves([], [stale])).toEqual([{ topic: 'orders', partition: 0, from: 10, to: 10, metadata: 'kl1:a1:19' }]);
   });
 
+  it('carries where the state was born: the lowest offset the commits vouch for', () => {
+    expect(durableMoves([{ topic: 'orders', partition: 0, from: undefined, to: 20 }], [check({ durable: { committed: undefined, marker: undefined }, audit: { born: 10 } })])).toEqual([
+      { topic: 'orders', partition: 0, from: undefined, to: 20, metadata: 'kl1:a1:19:10' },
+    ]);
+  });
+
   it('leaves a partition with a loss alone: the recovery deals with it', () => {
     const lost = check({ loss: { reason: LossReason.StateMissing, detail: 'gone' } });
     expect(durableMoves([{ topic: 'orders', partition: 0, from: 10, to: 20 }], [lost])).toEqual([]);

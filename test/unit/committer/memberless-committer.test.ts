@@ -117,6 +117,13 @@ describe('offsetCommitRequest', () => {
 
   it('refuses a move that does not go forward', () => {
     expect(() => offsetCommitRequest('g', [move('a', 0, 4, 4)])).toThrow(RangeError);
+    expect(() => offsetCommitRequest('g', [move('a', 0, 4, 2)])).toThrow(RangeError);
+  });
+
+  it('takes a move back only as a rewind with its marker (a recovery proved a first commit untrue)', () => {
+    const rewind = { ...move('a', 0, 4, 2), metadata: 'kl1:ab:9:2', rewind: true as const };
+    expect(() => offsetCommitRequest('g', [rewind])).not.toThrow();
+    expect(() => offsetCommitRequest('g', [{ ...rewind, metadata: undefined }])).toThrow(RangeError);
   });
 });
 

@@ -1,5 +1,5 @@
 import type { PartitionAudit } from '../../../src/completion/audit';
-import { decodeMarker, encodeMarker, findLoss, LossReason, OVERDUE_HEAD_MS } from '../../../src/durability/marker';
+import { decodeMarker, encodeMarker, findLoss, LossReason, OVERDUE_HEAD_MS, recoveryStart } from '../../../src/durability/marker';
 
 /** A whole state: counters agree with the data, stamped with generation `a1`. */
 function audit(overrides: Partial<PartitionAudit> = {}): PartitionAudit {
@@ -18,7 +18,12 @@ describe('the durable marker', () => {
     expect(decodeMarker('kl1:8c1f0a2b3c4d:41')).toEqual({ generation: '8c1f0a2b3c4d', highest: 41 });
   });
 
-  it.each([undefined, null, '', 'someone else', 'kl1:XYZ:4', 'kl1:ab:x', 'kl1:ab:4:5', 'kl2:ab:4'])('reads no marker in %j', (metadata) => {
+  it('encodes and decodes the lowest offset the commits vouch for, when known', () => {
+    expect(encodeMarker({ generation: 'ab', highest: 41, since: 10 })).toBe('kl1:ab:41:10');
+    expect(decodeMarker('kl1:ab:41:10')).toEqual({ generation: 'ab', highest: 41, since: 10 });
+  });
+
+  it.each([undefined, null, '', 'someone else', 'kl1:XYZ:4', 'kl1:ab:x', 'kl1:ab:4:5:6', 'kl1:ab:4:', 'kl1:ab:4:-1', 'kl2:ab:4'])('reads no marker in %j', (metadata) => {
     expect(decodeMarker(metadata)).toBeUndefined();
   });
 });
@@ -71,5 +76,29 @@ describe('findLoss', () => {
   it('leaves a partition alone while a recovery rebuilds it, and judges it again once the fence expired', () => {
     expect(findLoss(audit({ present: false, recoveringUntil: NOW + 1 }), undefined, MARKED, NOW)).toBeUndefined();
     expect(findLoss(audit({ present: false, recoveringUntil: NOW - 1 }), undefined, MARKED, NOW)?.reason).toBe(LossReason.StateMissing);
+  });
+});
+
+describe('recoveryStart', () => {
+  const FIRST = { committed: 20, marker: { generation: 'a1', highest: 19, since: 10 } };
+
+  it('starts at the durable frontier, the rebuilt state vouching for what the marker vouches for', () => {
+    expect(recoveryStart(FIRST, undefined)).toEqual({ from: 20, since: 10 });
+    expect(recoveryStart({ committed: undefined, marker: undefined }, 3)).toEqual({ from: undefined, since: undefined });
+  });
+
+  // The "first minute": a state lost before the committer's first commit, a later batch made a state born at 10,
+  // and the first commit (no marker to check against) passed the lost records; a copy of one of them reports 3.
+  it('moves back to a reported origin below where the commits vouch from', () => {
+    expect(recoveryStart(FIRST, 3)).toEqual({ from: 3, rewindTo: 3, since: 3 });
+  });
+
+  it('never moves back for a copy the commits vouch for: it is terminal (no recovery storm)', () => {
+    expect(recoveryStart(FIRST, 10)).toEqual({ from: 20, since: 10 });
+    expect(recoveryStart(FIRST, 25)).toEqual({ from: 20, since: 10 });
+  });
+
+  it('takes commits of an older version, without `since`, as vouching for every offset below them', () => {
+    expect(recoveryStart({ committed: 20, marker: { generation: 'a1', highest: 19 } }, 3)).toEqual({ from: 20, since: 0 });
   });
 });
