@@ -149,6 +149,9 @@ up_kafka() {
       die "kafka: the broker on $KAFKA_HOST:$KAFKA_PORT runs Kafka $running, not $KAFKA_VERSION; stop it first (npm run local:down)"
     fi
     log "kafka: already up on $KAFKA_HOST:$KAFKA_PORT (Kafka ${running:-version not recorded}, $(elapsed "$t0"))"
+    # This checkout still needs the jars: the integration tests start brokers of their own from them (the ACL
+    # test's SASL broker), also when another checkout's broker answers here.
+    fetch_kafka_jars
     return 0
   fi
   require java openjdk-17-jdk-headless
