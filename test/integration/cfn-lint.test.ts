@@ -7,7 +7,7 @@
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT, serverless, service } from './support/serverless';
+import { ROOT, serverless, service, serviceYml } from './support/serverless';
 
 // The framework's own loader for serverless.yml and `${file(...)}` (CloudFormation tags included).
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -27,24 +27,12 @@ function cfnLint(file: string): Promise<{ errors: boolean; output: string }> {
   });
 }
 
-function yml(functions: string): string {
-  return `service: shop
-configValidationMode: error
-provider:
-  name: aws
-  runtime: nodejs22.x
-  region: eu-west-1
-plugins:
-  - kafka-lanes/serverless
-functions:
-${functions}`;
-}
 
 // Two services of several functions each (one package and one lint per service: each takes a while).
 const MATRIX: ReadonlyArray<[string, string]> = [
   [
     'a self-managed kafka trigger (TLS), MSK triggers with a SCRAM secret (producers on TLS; producers on SCRAM with a Redis AUTH secret), an imported cluster ARN',
-    yml(`  selfManaged:
+    serviceYml(`  selfManaged:
     handler: handler.handler
     events:
       - kafka:
@@ -78,7 +66,7 @@ const MATRIX: ReadonlyArray<[string, string]> = [
   ],
   [
     'MSK IAM in provisioned mode, a cron committer, and the longest names the plugin accepts',
-    yml(`  orders:
+    serviceYml(`  orders:
     handler: handler.handler
     events:
       - msk: { arn: '${ARN}', topic: orders, provisionedPollerConfig: { minimumPollers: 1, maximumPollers: 4 } }

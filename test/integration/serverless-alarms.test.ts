@@ -3,23 +3,16 @@
  * (offline, no AWS credentials), checked by `cfn-lint` (AWS's CloudFormation linter, preinstalled on the CI image).
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { ofType, serverless, service, serviceYml, template, type Resource } from './support/serverless';
 
-const ROOT = join(__dirname, '..', '..');
-const SERVERLESS = join(ROOT, 'node_modules', '.bin', 'serverless');
 const ARN = 'arn:aws:kafka:eu-west-1:123456789012:cluster/shop/abcd-1';
-const NO_AWS = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('AWS_')));
-const ENV = { ...NO_AWS, AWS_SHARED_CREDENTIALS_FILE: '/nonexistent', AWS_CONFIG_FILE: '/nonexistent', AWS_EC2_METADATA_DISABLED: 'true' };
 
-interface Resource {
-  Type: string;
-  Properties: Record<string, unknown>;
-}
-
-function run(command: string, args: string[], cwd: string): Promise<{ code: number; output: string }> {
+/** cfn-lint on `file`: its exit status and what it printed. */
+function lint(file: string): Promise<{ code: number; output: string }> {
   return new Promise((resolve) => {
-    execFile(command, args, { cwd, env: ENV, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+    execFile('cfn-lint', [file], { maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
       resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, output: `${stdout}${stderr}` });
     });
   });
@@ -30,50 +23,30 @@ afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-/**
- * Packages a one-function service with `kafkaLanes`, in a folder of this checkout (test-output/, git-ignored), so
- * `kafka-lanes/serverless` resolves to this checkout's plugin.
- */
+/** Packages a one-function service with `kafkaLanes` (`service()`: a folder of this checkout, so the plugin is this one). */
 async function packaged(kafkaLanes: string): Promise<{ code: number; output: string; dir: string; resources: () => Record<string, Resource> }> {
-  mkdirSync(join(ROOT, 'test-output'), { recursive: true });
-  const dir = mkdtempSync(join(ROOT, 'test-output', 'sls-alarms-'));
-  dirs.push(dir);
-  writeFileSync(join(dir, 'handler.ts'), 'export const handler = async (): Promise<{ batchItemFailures: [] }> => ({ batchItemFailures: [] });\n');
-  writeFileSync(
-    join(dir, 'serverless.yml'),
-    `service: shop
-configValidationMode: error
-provider:
-  name: aws
-  runtime: nodejs22.x
-  region: eu-west-1
-plugins:
-  - kafka-lanes/serverless
-functions:
-  orders:
+  const dir = service(serviceYml(`  orders:
     handler: handler.handler
     events:
       - msk: { arn: '${ARN}', topic: orders }
     kafkaLanes:
       group: orders-svc
-${kafkaLanes}`,
-  );
-  const result = await run(SERVERLESS, ['package', '--package', join(dir, 'out')], dir);
-  return { ...result, dir, resources: () => (JSON.parse(readFileSync(join(dir, 'out', 'cloudformation-template-update-stack.json'), 'utf8')) as { Resources: Record<string, Resource> }).Resources };
+${kafkaLanes}`));
+  dirs.push(dir);
+  const result = await serverless(dir, ['package', '--package', join(dir, 'out')]);
+  return { ...result, dir, resources: () => template(join(dir, 'out')) };
 }
-
-const ofType = (resources: Record<string, Resource>, type: string): Resource[] => Object.values(resources).filter((r) => r.Type === type);
 
 describe('CloudWatch alarms and dashboard of the kafka-lanes plugin', () => {
   it('adds the alarms, a dashboard and an SNS topic by default, in a template cfn-lint accepts', async () => {
     // Act
     const { code, output, dir, resources } = await packaged('');
-    const lint = await run('cfn-lint', [join(dir, 'out', 'cloudformation-template-update-stack.json')], dir);
+    const linted = await lint(join(dir, 'out', 'cloudformation-template-update-stack.json'));
 
     // Assess
     expect({ code, output }).toMatchObject({ code: 0 });
     // cfn-lint's exit status is a bit mask (2 errors, 4 warnings): no error, and no error line.
-    expect({ errors: (lint.code & 2) !== 0, lines: lint.output.split('\n').filter((line) => /^E\d{4}/.test(line)) }).toEqual({ errors: false, lines: [] });
+    expect({ errors: (linted.code & 2) !== 0, lines: linted.output.split('\n').filter((line) => /^E\d{4}/.test(line)) }).toEqual({ errors: false, lines: [] });
     const alarms = ofType(resources(), 'AWS::CloudWatch::Alarm').map((a) => a.Properties);
     expect(alarms.map((a) => [a['AlarmName'], a['Namespace'], a['MetricName'], a['Threshold']])).toEqual([
       ['shop-dev-orders-svc-dead-letters', 'KafkaLanes', 'RecordsDeadLettered', 0],
@@ -107,12 +80,12 @@ describe('CloudWatch alarms and dashboard of the kafka-lanes plugin', () => {
         committedLag: 5000
         dashboard: false
 `);
-    const lint = await run('cfn-lint', [join(dir, 'out', 'cloudformation-template-update-stack.json')], dir);
+    const linted = await lint(join(dir, 'out', 'cloudformation-template-update-stack.json'));
 
     // Assess
     expect({ code, output }).toMatchObject({ code: 0 });
     // cfn-lint's exit status is a bit mask (2 errors, 4 warnings): no error, and no error line.
-    expect({ errors: (lint.code & 2) !== 0, lines: lint.output.split('\n').filter((line) => /^E\d{4}/.test(line)) }).toEqual({ errors: false, lines: [] });
+    expect({ errors: (linted.code & 2) !== 0, lines: linted.output.split('\n').filter((line) => /^E\d{4}/.test(line)) }).toEqual({ errors: false, lines: [] });
     const alarms = Object.fromEntries(ofType(resources(), 'AWS::CloudWatch::Alarm').map((a) => [a.Properties['MetricName'], a.Properties]));
     expect(alarms['RecordsDeadLettered']).toMatchObject({ Threshold: 5, Period: 600, AlarmActions: [topic] });
     expect(alarms['OldestBlockedLaneAge']).toMatchObject({ Threshold: 1_800_000 });

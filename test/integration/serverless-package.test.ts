@@ -6,7 +6,7 @@
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { ofType, ROOT, serverless, service, template } from './support/serverless';
+import { ofType, ROOT, serverless, service, serviceYml, template } from './support/serverless';
 
 const ARN = 'arn:aws:kafka:eu-west-1:123456789012:cluster/shop/abcd-1';
 
@@ -22,19 +22,8 @@ function reachable(file: string, seen = new Set<string>()): string[] {
   return [file, ...specifiers.flatMap((imported) => reachable(imported, seen))];
 }
 
-function yml(fn: string, mode = 'warn'): string {
-  return `service: shop
-configValidationMode: ${mode}
-provider:
-  name: aws
-  runtime: nodejs22.x
-  region: eu-west-1
-plugins:
-  - kafka-lanes/serverless
-functions:
-  orders:
-    handler: handler.handler
-${fn}`;
+function yml(fn: string, mode: 'warn' | 'error' = 'warn'): string {
+  return serviceYml(`  orders:\n    handler: handler.handler\n${fn}`, mode);
 }
 
 const dirs: string[] = [];
@@ -226,7 +215,7 @@ describe('serverless package with kafka-lanes/serverless', () => {
     ['a batch size over 10,000', 'warn', `    events: [{ msk: { arn: '${ARN}', topic: orders, batchSize: 20000 } }]\n    kafkaLanes: {}`, /batchSize: expected an integer from 1 to 10,000, got 20000/],
   ])('fails on %s, naming it', async (_what, mode, fn, message) => {
     // Prepare
-    const dir = service(yml(fn, mode));
+    const dir = service(yml(fn, mode as 'warn' | 'error'));
     dirs.push(dir);
 
     // Act
@@ -254,17 +243,7 @@ describe('serverless package with kafka-lanes/serverless', () => {
       ['scram', `${msk('l')}    kafkaLanes: { kafka: { auth: scram } }`],
       ['plaintoken', `    environment: { KAFKA_LANES_REDIS_AUTH_TOKEN: t0ken }\n${msk('m')}    kafkaLanes: { redis: { url: 'rediss://r.internal:6379', authSecret: 'ssm:/shop/token' } }`],
     ];
-    const dir = service(`service: shop
-configValidationMode: error
-provider:
-  name: aws
-  runtime: nodejs22.x
-  region: eu-west-1
-plugins:
-  - kafka-lanes/serverless
-functions:
-${fns.map(([key, body]) => `  ${key}:\n    handler: handler.handler\n${body}`).join('\n')}
-`);
+    const dir = service(serviceYml(`${fns.map(([key, body]) => `  ${key}:\n    handler: handler.handler\n${body}`).join('\n')}\n`));
     dirs.push(dir);
 
     // Act

@@ -38,6 +38,26 @@ export function ofType(resources: Record<string, Resource>, type: string): Resou
 }
 
 /**
+ * The serverless.yml of a service `shop` (eu-west-1, Node.js 22, the kafka-lanes plugin) whose functions are
+ * `functions`: YAML already indented under `functions:`.
+ *
+ * @example
+ * serviceYml('  orders:\n    handler: handler.handler\n'); // 'service: shop\nconfigValidationMode: error\n...'
+ */
+export function serviceYml(functions: string, validation: 'warn' | 'error' = 'error'): string {
+  return `service: shop
+configValidationMode: ${validation}
+provider:
+  name: aws
+  runtime: nodejs22.x
+  region: eu-west-1
+plugins:
+  - kafka-lanes/serverless
+functions:
+${functions}`;
+}
+
+/**
  * A service of its own in the checkout (`.sls-tmp/`, not `.local/`, which may be a link to another checkout:
  * `kafka-lanes/serverless` must resolve to this one's plugin).
  */
