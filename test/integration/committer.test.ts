@@ -316,6 +316,28 @@ describe.each(redisSetups())('committer on Redis $name', ({ connect }) => {
       expect(await committedOf(group, topic)).toEqual([-1, -1, -1]);
     });
 
+    it("takes an invocation that returns while the run reads for no loss: the trigger's position is read before the frontiers", async () => {
+      // Prepare: 0-4 done; an invocation is running 5-9.
+      const group = uniqueName('grp');
+      const topic = await topicWithRecords(1, 12);
+      const ref: PartitionRef = { group, topic, partition: 0 };
+      await store.admit(ref, records(range(0, 9)));
+      await store.markDone(ref, range(0, 4));
+      await runCommitter({ store, group, committer: new MemberlessOffsetCommitter(kafka, group) });
+
+      // Act: the invocation returns while the run reads what the trigger committed: its bits are stored, then the
+      // trigger commits 10. A frontier read after that position would be older than it (a false loss).
+      const eventSource = async (): Promise<Array<{ topic: string; partition: number; offset: number }>> => {
+        await store.markDone(ref, range(5, 9));
+        return [{ topic, partition: 0, offset: 10 }];
+      };
+      const result = await runCommitter({ store, group, committer: new MemberlessOffsetCommitter(kafka, group), eventSource });
+
+      // Assess
+      expect(result.losses).toBeUndefined();
+      expect(await committedOf(completionGroupId(group), topic)).toEqual([10]);
+    });
+
     it('stops at the first unfinished offset, across bridged gaps, and moves on when it finishes', async () => {
       // Prepare: offsets 101-104 and 107-109 were never delivered (compaction, transaction markers)
       const group = uniqueName('grp');
