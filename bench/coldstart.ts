@@ -10,6 +10,11 @@
  * - a user's own plain esbuild bundle, one CommonJS file, minified (as serverless-esbuild makes it): the same parts
  *   are inside, not evaluated at load but read and parsed; and the same with the AWS SDK left to the runtime.
  *
+ * Each kafka-lanes row is measured twice: built from this repository's source, and as a user has it, from the
+ * installed package (the bench packs it with `npm pack`, installs the tarball into a scratch service under the
+ * system's temporary folder with `npm install --prefer-offline`, and bundles the same handler there, importing
+ * `kafka-lanes`): the package ships ES modules, so its lazy parts stay lazy in the user's bundle.
+ *
  * The "1st call" column is the first invocation's wall time for an event of no records, in the same processes:
  * where the parts loaded at first use (ioredis, Powertools) are paid, and the Redis client is made. It needs the
  * local Redis (`npm run local:up`).
@@ -19,7 +24,7 @@
  *   npm run bench:coldstart -- --cpu-prof   # also: where each kafka-lanes load's CPU time goes, per package (PROFILE_RUNS loads)
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { build, type BuildOptions, type Metafile } from 'esbuild';
@@ -44,18 +49,41 @@ interface Row {
   readonly firstCall: boolean;
 }
 
-const ROWS: readonly Row[] = [
-  { name: 'bare handler, CommonJS', entry: BARE_HANDLER, options: USER_CJS, firstCall: false },
-  { name: 'bare handler, ES module', entry: BARE_HANDLER, options: PLUGIN_ESM, firstCall: false },
-  { name: 'kafka-lanes, serverless plugin (ESM split)', entry: LANES_HANDLER, options: PLUGIN_ESM, firstCall: true },
-  { name: 'kafka-lanes, user CommonJS', entry: LANES_HANDLER, options: USER_CJS, firstCall: true },
-  {
-    name: 'kafka-lanes, user CommonJS, SDK external',
-    entry: LANES_HANDLER,
-    options: { ...USER_CJS, external: ['@aws-sdk/*', '@smithy/*'] },
-    firstCall: true,
-  },
-];
+/** The rows of one way of getting kafka-lanes (the repository's source, the installed package). */
+function lanesRows(label: string, entry: string): Row[] {
+  return [
+    { name: `${label}, serverless plugin (ESM split)`, entry, options: PLUGIN_ESM, firstCall: true },
+    { name: `${label}, user CommonJS`, entry, options: USER_CJS, firstCall: true },
+    {
+      name: `${label}, user CommonJS, SDK external`,
+      entry,
+      options: { ...USER_CJS, external: ['@aws-sdk/*', '@smithy/*'] },
+      firstCall: true,
+    },
+  ];
+}
+
+const ROOT = join(__dirname, '..');
+
+/**
+ * Packs this repository (`npm pack`, which builds it) and installs the tarball into a scratch service in `dir`;
+ * returns the fixture handler written there, importing `kafka-lanes`.
+ */
+function installedHandler(dir: string): string {
+  const service = join(dir, 'service');
+  mkdirSync(service, { recursive: true });
+  const npm = (args: readonly string[], cwd: string): string =>
+    execFileSync('npm', [...args], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  npm(['run', 'build'], ROOT);
+  const packed = JSON.parse(npm(['pack', '--json', '--ignore-scripts', '--pack-destination', dir], ROOT)) as Array<{ filename: string; size: number; entryCount: number }>;
+  const { filename, size, entryCount } = packed[0]!;
+  console.log(`npm pack: ${filename}, ${(size / 1024).toFixed(0)} KiB, ${entryCount} files; installing it into a scratch service`);
+  writeFileSync(join(service, 'package.json'), JSON.stringify({ name: 'coldstart-service', version: '1.0.0', private: true }));
+  npm(['install', '--prefer-offline', '--no-audit', '--no-fund', join(dir, filename)], service);
+  const handler = join(service, 'handler.ts');
+  writeFileSync(handler, readFileSync(LANES_HANDLER, 'utf8').replace(/from '(\.\.\/)+src'/, "from 'kafka-lanes'"));
+  return handler;
+}
 
 /** Bundles `entry` into `dir`; returns the file the runtime loads and the metafile. */
 async function bundle(entry: string, dir: string, options: BuildOptions): Promise<{ file: string; metafile: Metafile }> {
@@ -180,13 +208,19 @@ function profileParts(file: string, dir: string): Map<string, number> {
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'kafka-lanes-coldstart-'));
   try {
+    const ROWS: readonly Row[] = [
+      { name: 'bare handler, CommonJS', entry: BARE_HANDLER, options: USER_CJS, firstCall: false },
+      { name: 'bare handler, ES module', entry: BARE_HANDLER, options: PLUGIN_ESM, firstCall: false },
+      ...lanesRows('repository', LANES_HANDLER),
+      ...(process.env.COLDSTART_INSTALLED === '0' ? [] : lanesRows('installed', installedHandler(dir))),
+    ];
+    const bundled: Array<Row & { file: string; metafile: Metafile }> = [];
+    for (const [index, row] of ROWS.entries()) bundled.push({ ...row, ...(await bundle(row.entry, join(dir, String(index)), row.options)) });
     console.log(`bench:coldstart: median of ${RUNS} fresh processes, node ${process.version}`);
     console.log(
       `${'handler'.padEnd(44)} ${'load ms'.padStart(8)} ${'min'.padStart(6)} ${'CPU ms'.padStart(7)} ${'1st call ms'.padStart(12)} ` +
         `${'KiB read at load'.padStart(17)} ${'KiB bundle'.padStart(11)}`,
     );
-    const bundled: Array<Row & { file: string; metafile: Metafile }> = [];
-    for (const [index, row] of ROWS.entries()) bundled.push({ ...row, ...(await bundle(row.entry, join(dir, String(index)), row.options)) });
     // Round-robin, one load of every row per round: on a shared machine the load changes over a run, and each row
     // then sees the same conditions.
     const loads = bundled.map(() => [] as Array<ReturnType<typeof loadOnce>>);
@@ -202,13 +236,13 @@ async function main(): Promise<void> {
           `${kib(readAtLoad(row.file)).toFixed(0).padStart(17)} ${kib(all).toFixed(0).padStart(11)}`,
       );
     });
-    for (const row of bundled.filter((candidate) => candidate.entry === LANES_HANDLER).slice(0, 2)) {
+    for (const row of bundled.filter((candidate) => candidate.firstCall && candidate.options.format === 'esm')) {
       console.log(`\nlargest parts read at load, ${row.name} (KiB of output):`);
       for (const [name, bytes] of heaviest(row.metafile, new Set(readAtLoad(row.file)), 8)) console.log(`  ${name.padEnd(40)} ${(bytes / 1024).toFixed(0).padStart(6)}`);
     }
     if (process.argv.includes('--cpu-prof')) {
       for (const [index, row] of ROWS.entries()) {
-        if (row.entry !== LANES_HANDLER) continue;
+        if (!row.firstCall) continue;
         // Minified but for whitespace: the same code, with esbuild's comments naming each input.
         const { file } = await bundle(row.entry, join(dir, `profiled-${index}`), {
           ...row.options,

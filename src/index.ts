@@ -11,9 +11,10 @@
  *   await save(record.value, { signal: ctx.signal });
  * });
  */
-export { lanes, type RecordPartOf } from './handler/lanes';
+export { lanes, type LanesHandler, type RecordPartOf } from './handler/lanes';
 export type { LanesContext, LanesRecord, RecordHandler } from './engine/types';
 export type { LanesOptionsInput, Ordering, KeyOf, Deserializer, DeserializerFn, BackoffInput, RetryOptionsInput } from './options';
+export type { LanesOptions, Backoff, RetryOptions, KafkaOptions, RedisOptions, KafkaOptionsInput, RedisOptionsInput, SaslInput } from './options';
 export type { StandardSchemaV1 } from './options/standard-schema';
 export type { KafkaBatchResponse, KafkaHeader } from './event';
 export { LanesError, ConfigError, NonRetriableError, RetryLaterError, DeadlineError, RecordTimeoutError } from './errors';

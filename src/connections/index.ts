@@ -9,7 +9,6 @@ export {
   type MskListener,
 } from './msk';
 export { importKafkaJs, type KafkaJsModule } from './kafkajs';
-export { loadKafkaJs } from './kafkajs-require';
 export { connectRedis, createRedis, importIoRedis, redisConnectionConfig, redisUsesTls, type IoRedisModule, type RedisConnectionConfig } from './redis';
 export {
   awsSecretReader,

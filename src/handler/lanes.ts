@@ -1,4 +1,4 @@
-import middy from '@middy/core';
+import middy, { type MiddyfiedHandler } from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { brokersId, kafkaClientConfig } from '../connections/kafka';
 import { importKafkaJs } from '../connections/kafkajs';
@@ -69,6 +69,22 @@ export type RecordPartOf<O, Name extends 'key' | 'value'> = Name extends keyof O
   : Name extends 'key' ? string | null : unknown;
 
 /**
+ * What `lanes(...)` returns: the Lambda handler to export (a middy handler: add your own middlewares with
+ * `.use()`), with the options resolved at cold start, the record handler it runs, and `close()`.
+ *
+ * @example
+ * export const handler: LanesHandler<Order> = lanes({ value: order }, async (record) => save(record.value));
+ */
+export type LanesHandler<V = unknown, K = string | null> = MiddyfiedHandler<unknown, KafkaBatchResponse, Error, Context> & {
+  /** The options as resolved and validated at cold start. */
+  readonly options: LanesOptions;
+  /** The per-record function given to `lanes` (what `kafka-lanes/testing` runs). */
+  readonly recordHandler: RecordHandler<V, K>;
+  /** Closes the connections (Lambda never needs it; tests and the local emulator do). */
+  close(): Promise<void>;
+};
+
+/**
  * A Kafka-triggered Lambda handler that runs `handler` once per record, concurrently, in the order asked
  * for (per key by default), with retry and dead-letter topics. Options are validated here, once, at cold
  * start; connections open on the first invocation and are reused. The result is a middy handler: add your
@@ -88,7 +104,10 @@ export type RecordPartOf<O, Name extends 'key' | 'value'> = Name extends keyof O
  *   await saveOrder(record.value.id);
  * });
  */
-export function lanes<O extends LanesOptionsInput, V = RecordPartOf<O, 'value'>, K = RecordPartOf<O, 'key'>>(input: O, handler: RecordHandler<V, K>) {
+export function lanes<O extends LanesOptionsInput, V = RecordPartOf<O, 'value'>, K = RecordPartOf<O, 'key'>>(
+  input: O,
+  handler: RecordHandler<V, K>,
+): LanesHandler<V, K> {
   const options = resolveOptions(input);
   const writers = new Map<string, Promise<Writers>>();
   let processor: Promise<LanesFunction> | undefined;
@@ -111,7 +130,6 @@ export function lanes<O extends LanesOptionsInput, V = RecordPartOf<O, 'value'>,
     }
     return (await processor).process(event, context);
   };
-  /** Closes the connections (Lambda never needs it; tests and the local emulator do). */
   const close = async (): Promise<void> => {
     const made = [...writers.values()];
     writers.clear();
@@ -123,5 +141,5 @@ export function lanes<O extends LanesOptionsInput, V = RecordPartOf<O, 'value'>,
     processor = undefined;
     await (await current?.catch(() => undefined))?.store.redis.quit();
   };
-  return Object.assign(middy<unknown, KafkaBatchResponse, Error, Context>(base), { options, close });
+  return Object.assign(middy<unknown, KafkaBatchResponse, Error, Context>(base), { options, recordHandler: handler, close });
 }

@@ -1,6 +1,7 @@
 /** The writer's bookkeeping: callers waiting for outcomes, queued copies, the current producer. */
 import type { Message, PartitionerArgs, Producer } from 'kafkajs';
-import { loadKafkaJs } from '../connections/kafkajs-require';
+import * as KafkaJs from 'kafkajs';
+import { commonJsExports } from '../connections/interop';
 import type { Refusal, Stub } from './refusals';
 import type { HandOffItem, HandOffOutcome } from './types';
 
@@ -54,7 +55,8 @@ export function describeTopics(topics: readonly string[]): string {
  * a duplicate.
  */
 export function copyPartitioner(slotOf: (message: Message) => number): (args: PartitionerArgs) => number {
-  const keyed = loadKafkaJs().Partitioners.DefaultPartitioner();
+  // A static import: this file is reached only through the hand-off writer's `import()`, never at cold start.
+  const keyed = commonJsExports(KafkaJs, 'Partitioners').Partitioners.DefaultPartitioner();
   return (args) => {
     const { message, partitionMetadata } = args;
     if (message.key !== null && message.key !== undefined) return keyed(args);

@@ -71,8 +71,10 @@ export function lambdaBuildOptions(): BuildOptions {
     // The CommonJS packages inside (kafkajs, ioredis) call `require` for Node.js built-ins, which an ES module has
     // not: each file of the bundle gets one.
     banner: { js: "import { createRequire as __klCreateRequire } from 'node:module'; const require = __klCreateRequire(import.meta.url);" },
-    // Whitespace and syntax, not identifiers: class names stay (error names come from them) and so do stack traces.
+    // Whitespace and syntax, not identifiers, so stack traces stay readable; `keepNames` keeps class names when
+    // esbuild renames a class to avoid a clash in the bundle (error names come from them: `lanes-error-class`).
     minifyWhitespace: true,
+    keepNames: true,
     minifySyntax: true,
     sourcemap: true,
     logLevel: 'warning',

@@ -1,7 +1,8 @@
 'use strict';
 // The module osls loads for `plugins: [kafka-lanes/serverless]` (package.json `exports`). The framework runs
-// plain Node.js: in a checkout with tsx installed the TypeScript source is loaded through tsx, so `npm start`
-// needs no build step; an installed package loads its compiled JavaScript.
+// plain Node.js: in a checkout of the repository (the TypeScript source beside this file, tsx installed) the source
+// is loaded through tsx, so `npm start` needs no build step; the installed package has no source (package.json
+// `files`) and loads its compiled JavaScript, dist/serverless.cjs (`npm run build`).
 const { existsSync } = require('node:fs');
 const { join } = require('node:path');
 
@@ -18,5 +19,5 @@ function loadSource() {
   return require(source);
 }
 
-const plugin = loadSource() ?? require(join(__dirname, '..', '..', 'dist', 'src', 'serverless', 'index.js'));
+const plugin = loadSource() ?? require(join(__dirname, '..', '..', 'dist', 'serverless.cjs'));
 module.exports = plugin.KafkaLanesPlugin;

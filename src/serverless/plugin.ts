@@ -279,9 +279,12 @@ export class KafkaLanesPlugin {
     }
   }
 
-  /** The committer's source inside this package: TypeScript in a checkout, JavaScript once built. */
+  /**
+   * The committer's source inside this package: TypeScript in a checkout, the built ES module next to the built
+   * plugin (dist/committer-handler.mjs beside dist/serverless.cjs) in the installed package.
+   */
   #committerEntry(): string {
-    for (const file of ['committer-handler.ts', 'committer-handler.js']) {
+    for (const file of ['committer-handler.ts', 'committer-handler.mjs']) {
       const path = join(__dirname, file);
       if (existsSync(path)) return path;
     }

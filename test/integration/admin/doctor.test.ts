@@ -53,7 +53,7 @@ describe('kafka-lanes doctor on the local stack', () => {
     await admin.setOffsets({ groupId: `${group}.lanes`, topic: source, partitions: [{ partition: 0, offset: '0' }] });
 
     // Act: the process exits 0, or execFile rejects.
-    const { stdout } = await promisify(execFile)('npx', ['tsx', 'src/cli/main.ts', 'doctor', group, '--tiers', '1s,5s', ...connection], {
+    const { stdout } = await promisify(execFile)('npx', ['tsx', 'src/cli/bin.ts', 'doctor', group, '--tiers', '1s,5s', ...connection], {
       cwd: ROOT,
       env: { ...process.env, KAFKA_LANES_TOPICS: source },
     });
