@@ -8,7 +8,7 @@
  */
 import Redis from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
-import { createTelemetry } from '../src/engine/telemetry';
+import { createTelemetry } from '../src/telemetry';
 import { HandOffWriter } from '../src/handoff';
 import { LanesFunction } from '../src/handler/lanes-function';
 import { DEFAULTS, deadLetterTopic, resolveOptions, retryTopics } from '../src/options';

@@ -7,7 +7,7 @@ import type { PartitionRef } from '../completion/types';
 import { completionGroupId } from '../committer/keys';
 import { fetchCommittedOffsets } from '../committer/offset-committer';
 import { deadLetterTopic, retryTopic } from '../options';
-import { partitionKeysPattern, partitionOfKey, scanKeys } from './redis-scan';
+import { partitionKeysPattern, partitionOfKey, scanKeys } from '../completion/redis-scan';
 
 /**
  * `kafka-lanes status <group>`: where every partition of a group stands (docs/ARCHITECTURE.md, "Operating it"), read from

@@ -1,6 +1,6 @@
 import type { Cluster, ClusterOptions, Redis, RedisOptions as IoRedisOptions } from 'ioredis';
 import { defineScripts } from '../completion/scripts';
-import type { Telemetry } from '../engine/telemetry';
+import type { Telemetry } from '../telemetry';
 import type { LanesOptions, RedisOptions } from '../options/lanes-options';
 import { commonJsExports } from './interop';
 import { checkEvictionPolicy } from './eviction-policy';

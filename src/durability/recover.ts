@@ -7,7 +7,7 @@ import { parkPayload } from '../engine/lane-heads';
 import type { HandOffSink } from '../engine/ports';
 import type { KafkaRecord } from '../event';
 import type { HandOffItem } from '../handoff/types';
-import { escapeGlob, scanKeys } from '../admin/redis-scan';
+import { escapeGlob, scanKeys } from '../completion/redis-scan';
 import type { LanesOptions } from '../options/lanes-options';
 import { retryTierOf, retryTopic } from '../options/names';
 import { laneIdOf } from '../engine/lane-id';

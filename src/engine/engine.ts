@@ -15,7 +15,7 @@ import { RecordDeadlines } from './record-deadlines';
 import { RunReport } from './run-report';
 import type { EngineTask, InvocationContext, RecordPath, RunScope } from './run-scope';
 import { LaneScheduler } from './scheduler';
-import type { Telemetry } from './telemetry';
+import type { Telemetry } from '../telemetry';
 import type { RecordHandler } from './types';
 import { effectsTtlMs, type EffectsPort, type StepsRef } from './effects';
 import { isRepeatedOutput, sendOutputs } from './outputs';

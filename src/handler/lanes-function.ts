@@ -10,7 +10,7 @@ import type { LanesOptions } from '../options/lanes-options';
 import { retryTierOf } from '../options/names';
 import { RetryPath } from '../retry/retry-path';
 import { SourcePath } from '../source/source-path';
-import type { Telemetry } from '../engine/telemetry';
+import type { Telemetry } from '../telemetry';
 
 export { BatchNotHandedOffError, DeadlineError, RecordTimeoutError } from '../errors';
 export { quantiles } from '../engine/run-report';

@@ -8,7 +8,7 @@ import { copiesFor } from '../handoff/copies';
 import { readHandOffHeaders } from '../handoff/headers';
 import type { LanesOptions } from '../options/lanes-options';
 import { retryTierOf } from '../options/names';
-import { METRIC, MetricUnit, type Telemetry } from '../engine/telemetry';
+import { METRIC, MetricUnit, type Telemetry } from '../telemetry';
 
 /** The lease a head gets when a re-drive releases a lane onto it: longer than one re-drive takes. */
 export const REDRIVE_LEASE_MS = 60_000;

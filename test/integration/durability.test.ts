@@ -1,12 +1,12 @@
 import type { Cluster, Redis } from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
-import { scanKeys } from '../../src/admin/redis-scan';
+import { scanKeys } from '../../src/completion/redis-scan';
 import { eventSourcePositions, MemberlessOffsetCommitter, runCommitter, type CommitterResult, type RunCommitterOptions } from '../../src/committer';
 import { escapeName, parkKey, partitionKeys, trackedPartitionsKey, type PartitionRef } from '../../src/completion';
 import { HandOffWriter } from '../../src/handoff';
 import { resolveOptions, type LanesOptionsInput } from '../../src/options';
 import { LanesFunction, type LanesRecord } from '../../src/handler/lanes-function';
-import { createTelemetry } from '../../src/engine/telemetry';
+import { createTelemetry } from '../../src/telemetry';
 import { contextWithin, eventOf, fetchRecords, produce } from './support/kafka-events';
 import { RetryFeed } from './support/retry-feed';
 import { runCliCaptured } from './support/cli';

@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import { OutputHeader } from '../../src/engine/effects';
 import { resolveOptions } from '../../src/options';
 import { LanesFunction, type LanesRecord } from '../../src/handler/lanes-function';
-import { createTelemetry } from '../../src/engine/telemetry';
+import { createTelemetry } from '../../src/telemetry';
 import { contextWithin, eventOf, fetchRecords, produce } from './support/kafka-events';
 import { createKafka, createTopic, REDIS_URL, uniqueName } from './support/stack';
 import { spawnWorker } from './support/worker-process';
