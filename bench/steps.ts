@@ -13,7 +13,7 @@
  */
 import Redis from 'ioredis';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
-import type { OutputMessage } from '../src/engine/effects';
+import type { OutputMessage } from '../src/lanes/effects';
 import { HandOffWriter } from '../src/handoff';
 import { OutputWriter } from '../src/effects/output-writer';
 import { DEFAULTS, deadLetterTopic, resolveOptions, retryTopics } from '../src/options';

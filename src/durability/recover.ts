@@ -3,14 +3,14 @@ import { parkKey, partitionKeys, partitionTag, trackedPartitionsKey } from '../c
 import { runScript, type RedisClient } from '../completion/scripts';
 import type { PartitionRef } from '../completion/types';
 import { CompletionStore } from '../completion/store';
-import { parkPayload } from '../engine/lane-heads';
-import type { HandOffSink } from '../engine/ports';
+import { parkPayload } from '../lanes/lane-heads';
+import type { HandOffSink } from '../lanes/ports';
 import type { KafkaRecord } from '../event';
 import type { HandOffItem } from '../handoff/types';
 import { escapeGlob, scanKeys } from '../completion/redis-scan';
 import type { LanesOptions } from '../options/lanes-options';
 import { retryTierOf, retryTopic } from '../options/names';
-import { laneIdOf } from '../engine/lane-id';
+import { laneIdOf } from '../lanes/lane-id';
 import { newGeneration } from './marker';
 import { kafkaRecordSource, type RecordSource } from './read-range';
 

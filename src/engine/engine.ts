@@ -8,8 +8,8 @@ import { readRecordParts } from '../options/deserialize';
 import type { LanesOptions } from '../options/lanes-options';
 import { deadlineSignal } from '../deadline';
 import { DoneBits } from './done-bits';
-import { describeError } from './outcome';
-import { SYSTEM_CLOCK, type Clock, type CompletionPort, type HandOffSink } from './ports';
+import { describeError } from '../lanes/outcome';
+import { SYSTEM_CLOCK, type Clock, type CompletionPort, type HandOffSink } from '../lanes/ports';
 import { RecordContext, isPromiseLike, recordView } from './record-context';
 import { RecordDeadlines } from './record-deadlines';
 import { RunReport } from './run-report';
@@ -17,7 +17,7 @@ import type { EngineTask, InvocationContext, RecordPath, RunScope } from './run-
 import { LaneScheduler } from './scheduler';
 import type { Telemetry } from '../telemetry';
 import type { RecordHandler } from './types';
-import { effectsTtlMs, type EffectsPort, type StepsRef } from './effects';
+import { effectsTtlMs, type EffectsPort, type StepsRef } from '../lanes/effects';
 import { isRepeatedOutput, sendOutputs } from './outputs';
 
 export type { EngineTask, InvocationContext, RecordPath, RunScope } from './run-scope';

@@ -1,8 +1,8 @@
 import type { CompletionStore } from '../completion/store';
 import type { PartitionRef } from '../completion/types';
 import { NotHeadError, StaleAttemptError } from '../completion/errors';
-import { applyDeadLetterPolicy, decodeParked, type LaneHeadScope } from '../engine/lane-heads';
-import type { HandOffSink } from '../engine/ports';
+import { applyDeadLetterPolicy, decodeParked, type LaneHeadScope } from '../lanes/lane-heads';
+import type { HandOffSink } from '../lanes/ports';
 import type { HandOffItem, HandOffOutcome } from '../handoff/types';
 import { copiesFor } from '../handoff/copies';
 import { readHandOffHeaders } from '../handoff/headers';

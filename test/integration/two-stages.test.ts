@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { OutputHeader } from '../../src/engine/effects';
+import { OutputHeader } from '../../src/lanes/effects';
 import { resolveOptions } from '../../src/options';
 import { LanesFunction, type LanesRecord } from '../../src/handler/lanes-function';
 import { createTelemetry } from '../../src/telemetry';

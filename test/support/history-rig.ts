@@ -21,7 +21,7 @@ import type { ParkedRecord } from '../../src/completion/args';
 import type { CompletionStore } from '../../src/completion/store';
 import type { AdmitRecord, AdmitResult, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, PartitionRef } from '../../src/completion/types';
 import { Engine, type RecordPath, type EngineTask } from '../../src/engine/engine';
-import type { Clock, CompletionPort, HandOffSink } from '../../src/engine/ports';
+import type { Clock, CompletionPort, HandOffSink } from '../../src/lanes/ports';
 import type { Telemetry } from '../../src/telemetry';
 import type { RecordSource } from '../../src/durability/read-range';
 import type { LanesContext, LanesRecord, RecordHandler } from '../../src/engine/types';
