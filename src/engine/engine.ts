@@ -18,7 +18,7 @@ import { LaneScheduler } from './scheduler';
 import type { Telemetry } from './telemetry';
 import type { RecordHandler } from './types';
 import { effectsTtlMs, type EffectsPort, type StepsRef } from './effects';
-import { isRepeatedOutput, sendOutputs } from './outputs';
+import { isRepeatedOutput, OutputBatches } from './outputs';
 
 export type { EngineTask, InvocationContext, RecordPath, RunScope } from './run-scope';
 
@@ -74,7 +74,7 @@ class Invocation<T extends EngineTask> {
   readonly #deadlines: RecordDeadlines;
   readonly #doneBits: DoneBits;
   readonly #sink: HandOffSink;
-  readonly #handOffSignal: AbortSignal;
+  readonly #outputs: OutputBatches;
   readonly #report = new RunReport();
   readonly #redelivered: RecordCoordinates[] = [];
   /** Records that could be neither handed off nor named in a partial batch response (no offset). */
@@ -102,7 +102,7 @@ class Invocation<T extends EngineTask> {
     this.#stopStartingAt = this.#startedAt + remaining - margin;
     this.#abortRunningAt = this.#startedAt + remaining - margin / 2;
     // Hand-off writes and Redis calls are given up just before Lambda would freeze the invocation.
-    const handOffSignal = (this.#handOffSignal = deadlineSignal(Math.max(1, remaining - Math.min(250, margin / 4))));
+    const handOffSignal = deadlineSignal(Math.max(1, remaining - Math.min(250, margin / 4)));
     this.#sink = sink;
     const store = parts.store.withLimits({ signal: handOffSignal });
     this.#scheduler = new LaneScheduler(options.concurrency);
@@ -159,6 +159,7 @@ class Invocation<T extends EngineTask> {
         logger.error('unexpected fault handing off at admission', { partition: partitionKey, error: describeError(error) });
       }),
     };
+    this.#outputs = new OutputBatches(this.#scope, sink, handOffSignal);
   }
 
   get #stopped(): boolean {
@@ -328,7 +329,7 @@ class Invocation<T extends EngineTask> {
       if (!failed && effects !== undefined) {
         try {
           // Outputs are acknowledged before the record is done (G3 extended); a send that fails fails the record.
-          await sendOutputs(scope, this.#sink, effects.seal(), this.#handOffSignal);
+          await this.#outputs.send(effects.seal());
         } catch (error) {
           failed = true;
           failure = error;

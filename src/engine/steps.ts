@@ -45,6 +45,8 @@ export class RecordEffects {
   /** The last step started: steps of one record run one after another, in call order, even when started together. */
   #last: Promise<unknown> | undefined = undefined;
   #outputs: OutputMessage[] | undefined;
+  /** `<topic>/<partition>/<offset>` of the first origin, the same in every output's headers. */
+  #origin: string | undefined = undefined;
   #sealed = false;
   /** Steps that ran their function in this run (not those returned from storage). */
   ran = 0;
@@ -136,11 +138,13 @@ export class RecordEffects {
     }
     const outputs = (this.#outputs ??= []);
     const headers: Record<string, string | Buffer> = {};
-    for (const [name, value] of Object.entries(record.headers ?? {})) {
-      if (!name.startsWith('lanes-')) headers[name] = value;
+    if (record.headers !== undefined) {
+      for (const name in record.headers) {
+        if (Object.hasOwn(record.headers, name) && !name.startsWith('lanes-')) headers[name] = record.headers[name]!;
+      }
     }
     headers[OutputHeader.Group] = this.#group;
-    headers[OutputHeader.Origin] = formatFirstOrigin({ topic: this.#at.ref.topic, partition: this.#at.ref.partition, offset: this.#at.offset });
+    headers[OutputHeader.Origin] = (this.#origin ??= formatFirstOrigin({ topic: this.#at.ref.topic, partition: this.#at.ref.partition, offset: this.#at.offset }));
     headers[OutputHeader.Index] = String(outputs.length);
     const { value } = record;
     outputs.push({
