@@ -73,7 +73,6 @@ class Invocation<T extends EngineTask> {
   readonly #stop = new AbortController();
   readonly #deadlines: RecordDeadlines;
   readonly #doneBits: DoneBits;
-  readonly #sink: HandOffSink;
   readonly #outputs: OutputBatches;
   readonly #report = new RunReport();
   readonly #redelivered: RecordCoordinates[] = [];
@@ -103,7 +102,6 @@ class Invocation<T extends EngineTask> {
     this.#abortRunningAt = this.#startedAt + remaining - margin / 2;
     // Hand-off writes and Redis calls are given up just before Lambda would freeze the invocation.
     const handOffSignal = deadlineSignal(Math.max(1, remaining - Math.min(250, margin / 4)));
-    this.#sink = sink;
     const store = parts.store.withLimits({ signal: handOffSignal });
     this.#scheduler = new LaneScheduler(options.concurrency);
     this.#deadlines = new RecordDeadlines(options.recordTimeoutMs, () => new RecordTimeoutError(`record timed out after ${options.recordTimeoutMs} ms`));
