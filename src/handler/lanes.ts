@@ -8,7 +8,7 @@ import type { HandOffWriter } from '../handoff/writer';
 import type { OutputWriter } from '../effects/output-writer';
 import { deadLetterTopic, resolveOptions, type LanesOptionsInput, type LanesOptions, type PartOutput } from '../options';
 import type { LanesFunction, HandOffSink, RecordHandler } from './lanes-function';
-import { importTelemetry } from '../engine/telemetry';
+import { importTelemetry } from '../telemetry';
 
 /** The Kafka writers of one cluster: retry and dead-letter copies, and `ctx.send` outputs. */
 interface Writers {

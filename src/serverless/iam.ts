@@ -81,7 +81,7 @@ export function groupGrants(plan: FunctionPlan, inVpc: boolean): GroupGrants {
       committer.push(
         ...producer,
         ...kafkaCluster(arns, { cluster: [], topics: readTopics, topicActions: ['DescribeTopic', 'ReadData'], groups: [completionGroupId(group)] }),
-        // What the triggers committed in their groups: a frontier below it is a loss of done bits (README, "Durability").
+        // What the triggers committed in their groups: a frontier below it is a loss of done bits (docs/durability.md).
         { Effect: 'Allow', Action: ['kafka-cluster:DescribeGroup'], Resource: triggerGroups.map(arns.group) },
       );
     }
