@@ -8,6 +8,7 @@ import { kafkaErrorOf, messageOf } from '../kafka-errors';
 import { deadLetterTopic, resolveOptions, retryTopic } from '../options';
 import type { KafkaOptions } from '../options/lanes-options';
 import { responseBody, sendResponse, type CustomResourceEvent, type CustomResourceOutcome } from './custom-resource';
+import { BROKERS_ATTRIBUTE } from './topics-resource';
 
 /**
  * The custom resource that makes a group's topics part of its stack (`Custom::KafkaLanesTopics`, one per function
@@ -18,9 +19,6 @@ import { responseBody, sendResponse, type CustomResourceEvent, type CustomResour
  * dead-letter topics, never the source or the outputs) and always answers SUCCESS: a stack is never stuck on it.
  */
 
-export const TOPICS_RESOURCE_TYPE = 'Custom::KafkaLanesTopics';
-/** What `Fn::GetAtt` reads: the brokers, comma-separated, of the listener the group's clients use. */
-export const BROKERS_ATTRIBUTE = 'BootstrapBrokers';
 
 /** The resource's properties as the plugin writes them (CloudFormation hands every scalar over as a string). */
 export interface TopicsResourceProperties {
