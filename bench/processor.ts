@@ -28,7 +28,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { HandOffWriter } from '../src/handoff';
 import { DEFAULTS, deadLetterTopic, resolveOptions, retryTopics } from '../src/options';
 import { LanesFunction, type LanesRecord } from '../src/handler/lanes-function';
-import { createTelemetry } from '../src/engine/telemetry';
+import { createTelemetry } from '../src/telemetry';
 import { eventOf, fetchRecords, produce } from '../test/integration/support/kafka-events';
 import { createKafka, createTopic, uniqueName, KAFKA_BROKERS } from '../test/integration/support/stack';
 import { countCommands, mapToSources, median, percentile, profiled, startClock, summarizeProfile } from './support';

@@ -13,12 +13,12 @@
  */
 import Redis from 'ioredis';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
-import type { OutputMessage } from '../src/engine/effects';
+import type { OutputMessage } from '../src/lanes/effects';
 import { HandOffWriter } from '../src/handoff';
 import { OutputWriter } from '../src/effects/output-writer';
 import { DEFAULTS, deadLetterTopic, resolveOptions, retryTopics } from '../src/options';
 import { LanesFunction, type LanesContext, type LanesRecord } from '../src/handler/lanes-function';
-import { createTelemetry } from '../src/engine/telemetry';
+import { createTelemetry } from '../src/telemetry';
 import { eventOf, fetchRecords, produce } from '../test/integration/support/kafka-events';
 import { createTopic, uniqueName, KAFKA_BROKERS } from '../test/integration/support/stack';
 import { countCommands, median, startClock } from './support';

@@ -48,14 +48,14 @@ export interface RunCommitterOptions {
    */
   readonly redrive?: RedriveOptions;
   /**
-   * What a run does when it finds a partition's Redis state lost (README, "Durability"): the loss is always logged
+   * What a run does when it finds a partition's Redis state lost (docs/durability.md): the loss is always logged
    * and left uncommitted; with this, the partition is recovered from Kafka at once, under the run's lease.
    */
   readonly recovery?: LossRecovery;
   /**
    * What the event source mapping has committed in its own consumer group (`<group>`), by partition: every record
    * below it was done or handed off before its invocation returned, so a frontier below it tells done bits lost
-   * after the event source moved past them (README, "Durability"). Without it such a loss stalls the partition.
+   * after the event source moved past them (docs/durability.md). Without it such a loss stalls the partition.
    */
   readonly eventSource?: (topics: readonly string[]) => Promise<CommittedOffset[]>;
 }

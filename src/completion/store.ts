@@ -29,8 +29,8 @@ import type { AdmitRecord, AdmitResult, HeadAdvance, HeadClaim, HeadClaimRequest
 export const DEFAULT_CALL_TIMEOUT_MS = 5_000;
 
 /**
- * How often a process adds a partition it admits on to the tracked set again: the set may be lost (README,
- * "Durability"), and a partition the committer neither tracks nor holds a marker for would never be committed.
+ * How often a process adds a partition it admits on to the tracked set again: the set may be lost
+ * (docs/durability.md), and a partition the committer neither tracks nor holds a marker for would never be committed.
  */
 export const TRACK_REFRESH_MS = 60_000;
 
@@ -176,7 +176,7 @@ export class CompletionStore {
     return Math.min(...counts);
   }
 
-  /** Why the partition's state looks lost (README, "Durability"), or `undefined` when it looks whole. */
+  /** Why the partition's state looks lost (docs/durability.md), or `undefined` when it looks whole. */
   lossSuspected(ref: PartitionRef, origin: number): Promise<string | undefined> {
     return lossSuspected(this.redis, ref, origin, this.limits, this.#now());
   }

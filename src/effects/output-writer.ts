@@ -4,7 +4,7 @@
  * records whose outputs it carries are done only then (G3 extended to outputs).
  */
 import type { Message, Producer, TopicMessages } from 'kafkajs';
-import type { OutputMessage, OutputSink } from '../engine/effects';
+import type { OutputMessage, OutputSink } from '../lanes/effects';
 import { HandOffError } from '../handoff/errors';
 import { messageOf } from '../kafka-errors';
 import { producerRetry, type ProducerFactory } from '../handoff/writer';

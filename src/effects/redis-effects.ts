@@ -1,4 +1,4 @@
-import type { CopyClaim, EffectsPort, OutputId, StepsRef } from '../engine/effects';
+import type { CopyClaim, EffectsPort, OutputId, StepsRef } from '../lanes/effects';
 import { escapeName } from '../options/names';
 import type { ScriptCall } from '../completion/args';
 import { UnexpectedReplyError } from '../completion/errors';

@@ -6,10 +6,10 @@ import { LanesError } from '../errors';
 import { messageOf } from '../kafka-errors';
 import type { KafkaHeader, RecordCoordinates } from '../event';
 import { deadlineSignal } from '../deadline';
-import { OutputHeader, type OutputId, type OutputMessage } from './effects';
+import { OutputHeader, type OutputId, type OutputMessage } from '../lanes/effects';
 import type { EngineTask, RunScope } from './run-scope';
 import { firstOriginOf, formatFirstOrigin } from './idempotency-key';
-import type { HandOffSink } from './ports';
+import type { HandOffSink } from '../lanes/ports';
 
 /** The outputs of a record could not be produced (retriable: the record runs again, its steps stored). */
 export class OutputsNotSentError extends LanesError {}

@@ -1,7 +1,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { LanesError } from '../errors';
 import type { RecordParts } from '../options/deserialize';
-import type { OutputRecord } from './effects';
+import type { OutputRecord } from '../lanes/effects';
 import { firstOriginOf, idempotencyKeyOf } from './idempotency-key';
 import type { RecordDeadline } from './record-deadlines';
 import type { EngineTask, RunScope } from './run-scope';

@@ -7,8 +7,8 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { PartitionRef } from '../completion/types';
 import type { KafkaRecord, PartitionBatch, RecordCoordinates } from '../event';
 import type { Copies } from '../handoff/copies';
-import type { EffectsPort } from './effects';
-import type { LaneHeadScope } from './lane-heads';
+import type { EffectsPort } from '../lanes/effects';
+import type { LaneHeadScope } from '../lanes/lane-heads';
 import type { CounterName } from './run-report';
 import type { Task } from './scheduler';
 

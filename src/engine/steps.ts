@@ -5,7 +5,7 @@
 import { LanesError, StepNameError, StepResultTooLargeError } from '../errors';
 import type { LanesOptions, StepSerializer } from '../options/lanes-options';
 import { formatFirstOrigin } from './idempotency-key';
-import { OutputHeader, type EffectsPort, type OutputMessage, type OutputRecord, type StepsRef } from './effects';
+import { OutputHeader, type EffectsPort, type OutputMessage, type OutputRecord, type StepsRef } from '../lanes/effects';
 
 // Public, so they live with the other public errors: importing the entry loads no part of the engine.
 export { StepNameError, StepResultTooLargeError } from '../errors';

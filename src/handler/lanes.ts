@@ -10,7 +10,7 @@ import { ConfigError } from '../errors';
 import { ENV } from '../options/constants';
 import { deadLetterTopic, resolveOptions, type LanesOptionsInput, type LanesOptions, type PartOutput } from '../options';
 import type { LanesFunction, HandOffSink, RecordHandler } from './lanes-function';
-import { importTelemetry } from '../engine/telemetry';
+import { importTelemetry } from '../telemetry';
 
 /** The Kafka writers of one cluster: retry and dead-letter copies, and `ctx.send` outputs. */
 interface Writers {

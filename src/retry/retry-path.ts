@@ -1,8 +1,8 @@
 import type { LaneHead } from '../completion/types';
 import { NotHeadError, StaleAttemptError } from '../completion/errors';
 import { sleep } from '../deadline';
-import { applyDeadLetterPolicy, decodeParked, handOffNewHead, parkPayload } from '../engine/lane-heads';
-import { decideFailure, describeError } from '../engine/outcome';
+import { applyDeadLetterPolicy, decodeParked, handOffNewHead, parkPayload } from '../lanes/lane-heads';
+import { decideFailure, describeError } from '../lanes/outcome';
 import { heldForRecovery } from './held-copy';
 import type { RecordPath, RunScope } from '../engine/run-scope';
 import { admitRetryBatch, type RetryTask } from './admit';

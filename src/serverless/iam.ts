@@ -90,7 +90,7 @@ export function groupGrants(plan: FunctionPlan, inVpc: boolean): GroupGrants {
         // The completion group, and the recoveries' reads of a partition again (read-range.ts), each in a group of
         // its own under `<group>.lanes.recover.`: concurrent recoveries never share a group, so never rebalance one another.
         ...kafkaCluster(arns, { cluster: [], topics: readTopics, topicActions: ['DescribeTopic', 'ReadData'], groups: [completionGroupId(group), `${recoveryGroupPrefix(group)}*`] }),
-        // What the triggers committed in their groups: a frontier below it is a loss of done bits (README, "Durability").
+        // What the triggers committed in their groups: a frontier below it is a loss of done bits (docs/durability.md).
         { Effect: 'Allow', Action: ['kafka-cluster:DescribeGroup'], Resource: triggerGroups.map(arns.group) },
       );
       // The topics resource: lists, describes (partitions, configs), creates and, for a declared source, grows the

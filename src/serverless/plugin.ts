@@ -55,7 +55,7 @@ export interface PluginUtils {
 
 const COMMITTER_OUT = 'kafka-lanes/committer';
 const TOPICS_OUT = 'kafka-lanes/topics';
-const OPAQUE_BLOCK = { description: 'kafka-lanes settings, validated by the kafka-lanes plugin (README "Options")' };
+const OPAQUE_BLOCK = { description: 'kafka-lanes settings, validated by the kafka-lanes plugin (docs/options.md)' };
 
 /** The cluster part of an MSK trigger's logical ID, as the framework takes it from the ARN (or `Ref` / import). */
 function mskClusterNameToken(arn: unknown): string {

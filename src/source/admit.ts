@@ -1,8 +1,8 @@
 import type { PartitionRef } from '../completion/types';
 import { deadLetterConflicts, deadLetterMalformed, writeAndMarkDone } from '../engine/dead-letters';
-import { DEFERRED_HEAD, parkPayload } from '../engine/lane-heads';
-import { laneIdOf } from '../engine/lane-id';
-import { describeError, type DeadLetterReason } from '../engine/outcome';
+import { DEFERRED_HEAD, parkPayload } from '../lanes/lane-heads';
+import { laneIdOf } from '../lanes/lane-id';
+import { describeError, type DeadLetterReason } from '../lanes/outcome';
 import type { EngineTask, RunScope } from '../engine/run-scope';
 import { planOffsets, topicPartitionKey, type DecodeFailure, type Delivered, type KafkaRecord, type OffsetSlot, type PartitionBatch, type RecordCoordinates } from '../event';
 import { DeserializationError } from '../options/errors';

@@ -1,5 +1,5 @@
-import { applyDeadLetterPolicy, DEFERRED_HEAD, parkPayload } from '../engine/lane-heads';
-import { decideFailure, describeError, type FailureDecision } from '../engine/outcome';
+import { applyDeadLetterPolicy, DEFERRED_HEAD, parkPayload } from '../lanes/lane-heads';
+import { decideFailure, describeError, type FailureDecision } from '../lanes/outcome';
 import type { RecordPath, RunScope } from '../engine/run-scope';
 import type { HandOffOutcome } from '../handoff/types';
 import { admitSourceBatch, type SourceTask } from './admit';

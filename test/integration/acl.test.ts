@@ -4,7 +4,7 @@
  * IAM access control (support/msk-acls.ts), for one SCRAM user per role, on a second local broker with an
  * authorizer that allows nothing else (support/sasl-broker.ts). Then:
  * - under exactly those ACLs, the stack's topics resource (its Create, Update and Delete), `topics ensure` (as the
- *   operator the README describes), the trigger's reads, the processor's hand-off of a failing record and its
+ *   operator docs/deploy.md describes), the trigger's reads, the processor's hand-off of a failing record and its
  *   `ctx.send` output, the retry function's run of the copy and its dead-letter write, and the committer's commits of
  *   the completion group, its reads of the triggers' positions, its group figures, its re-drive write and a
  *   recovery's reads all succeed;
@@ -54,7 +54,7 @@ const principal = (role: Role): string => `User:${USERS[role].username}`;
 
 /**
  * Granted, yet no operation of Apache Kafka can be shown to need it (each stays in the generated plan, asserted
- * below; the README's IAM section says why).
+ * below; docs/deploy.md, "IAM", says why).
  */
 const NOT_PROVABLE: Readonly<Record<string, string>> = {
   // KIP-679 (Kafka 3.0): an idempotent producer needs WRITE on a topic, no longer IDEMPOTENT_WRITE on the
@@ -92,13 +92,13 @@ const grants = groupGrants(plan!, false);
 const topicsStatements = (forGroup: string, source: string): Statement[] => groupGrants(planOf(forGroup, source, [`${forGroup}-out`]).plan!, false).topics;
 
 /**
- * What the README's deploy section says the operator running `topics ensure` may do, on the topics of the
+ * What the deploy guide (docs/deploy.md) says the operator running `topics ensure` may do, on the topics of the
  * command: the source topic and the group's `<group>.` topics.
  */
 function operatorStatements(forGroup: string, source: string): Statement[] {
-  const readme = readFileSync(join(__dirname, '../../README.md'), 'utf8');
-  const listed = /whose role may create topics \(([^)]*)\)/.exec(readme.replace(/\s+#?\s*/g, ' '))?.[1];
-  if (listed === undefined) throw new Error('README: the deploy section no longer says what the operator may do');
+  const guide = readFileSync(join(__dirname, '../../docs/deploy.md'), 'utf8');
+  const listed = /whose role may create topics \(([^)]*)\)/.exec(guide.replace(/\s+#?\s*/g, ' '))?.[1];
+  if (listed === undefined) throw new Error('docs/deploy.md: the deploy section no longer says what the operator may do');
   const actions = listed.split(',').map((action) => `kafka-cluster:${action.trim().replace(/^kafka-cluster:/, '')}`);
   return [
     { Effect: 'Allow', Action: actions.filter((a) => a === 'kafka-cluster:Connect'), Resource: arns.cluster },
@@ -492,7 +492,7 @@ describe('each granted action is needed: without it, a named operation is refuse
     }
   });
 
-  it('with every grant of the README, topics ensure grows a source topic', async () => {
+  it('with every grant of the deploy guide, topics ensure grows a source topic', async () => {
     // Prepare: a source topic of one partition, and the operator's grants on it.
     const g = uniqueName('acl-op');
     const t = uniqueName('acl-op-src');

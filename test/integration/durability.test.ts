@@ -1,12 +1,12 @@
 import type { Cluster, Redis } from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
-import { scanKeys } from '../../src/admin/redis-scan';
+import { scanKeys } from '../../src/completion/redis-scan';
 import { eventSourcePositions, MemberlessOffsetCommitter, runCommitter, type CommitterResult, type RunCommitterOptions } from '../../src/committer';
 import { escapeName, parkKey, partitionKeys, trackedPartitionsKey, type PartitionRef } from '../../src/completion';
 import { HandOffWriter } from '../../src/handoff';
 import { resolveOptions, type LanesOptionsInput } from '../../src/options';
 import { LanesFunction, type LanesRecord } from '../../src/handler/lanes-function';
-import { createTelemetry } from '../../src/engine/telemetry';
+import { createTelemetry } from '../../src/telemetry';
 import { contextWithin, eventOf, fetchRecords, produce } from './support/kafka-events';
 import { RetryFeed } from './support/retry-feed';
 import { runCliCaptured } from './support/cli';
@@ -206,7 +206,7 @@ describe("the partition's first minute: Redis loses its state before the committ
     await produce(s.topic, ['B', 'C', 'B', 'C'].map((key) => ({ key, value: '{}' })));
     const second = (await fetchRecords(s.topic, KEYS.length + 4)).slice(KEYS.length);
     expect((await s.processor.process(eventOf(second), contextWithin(60_000))).batchItemFailures).toEqual([]);
-    // Within a minute every process adds the partitions it admits on to the tracked set again (README, "Durability").
+    // Within a minute every process adds the partitions it admits on to the tracked set again (docs/durability.md).
     await s.redis.sadd(trackedPartitionsKey(s.group), `${s.topic}\n0`);
     const fetchCommitted = async (): Promise<number | undefined> =>
       (await new MemberlessOffsetCommitter(createKafka(), s.group).fetchCommitted([s.topic])).find((c) => c.partition === 0)?.offset;

@@ -3,7 +3,7 @@ import { Redis, type Cluster } from 'ioredis';
 import { lanes } from '../../src';
 import { RedisEffects, stepsKey, copyKey } from '../../src/effects/redis-effects';
 import { idempotencyCacheClient } from '../../src/effects/powertools-cache';
-import { OutputHeader } from '../../src/engine/effects';
+import { OutputHeader } from '../../src/lanes/effects';
 import { contextWithin, eventOf, fetchRecords, produce } from './support/kafka-events';
 import { createTopic, REDIS_URL, redisSetups, uniqueName } from './support/stack';
 

@@ -21,8 +21,8 @@ import type { ParkedRecord } from '../../src/completion/args';
 import type { CompletionStore } from '../../src/completion/store';
 import type { AdmitRecord, AdmitResult, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, PartitionRef } from '../../src/completion/types';
 import { Engine, type RecordPath, type EngineTask } from '../../src/engine/engine';
-import type { Clock, CompletionPort, HandOffSink } from '../../src/engine/ports';
-import type { Telemetry } from '../../src/engine/telemetry';
+import type { Clock, CompletionPort, HandOffSink } from '../../src/lanes/ports';
+import type { Telemetry } from '../../src/telemetry';
 import type { RecordSource } from '../../src/durability/read-range';
 import type { LanesContext, LanesRecord, RecordHandler } from '../../src/engine/types';
 import { NonRetriableError, RetryLaterError } from '../../src/errors';
@@ -98,7 +98,7 @@ export type Step =
   | LoseStep;
 
 /**
- * Redis loses part of the group's state (README, "Durability"), on a backend that can (`HistoryBackend.losses`):
+ * Redis loses part of the group's state (docs/durability.md), on a backend that can (`HistoryBackend.losses`):
  * - `writes`: every write since the start of the step `back` steps before this one (a snapshot taken then is
  *   restored: a failover onto a replica that lagged, an old snapshot loaded);
  * - `key`: one key of the group, the `pick`-th of its keys in name order (a key evicted, deleted by hand);
@@ -1005,7 +1005,7 @@ class History {
   /**
    * Partitions (`tpKey`) that lost state before their first durable marker: the committer's first commit may pass
    * records the lost state held (nothing durable told it otherwise) below where the marker's commits vouch from,
-   * until a retry copy of one reports it and the recovery moves the completion group back (README, "Durability").
+   * until a retry copy of one reports it and the recovery moves the completion group back (docs/durability.md).
    * With no record after the loss, nothing is there to commit: the completion group stays behind, its records all
    * terminal (checked by G1 at the end).
    */
@@ -1190,14 +1190,14 @@ class History {
     const losses = this.backend.losses!;
     this.#mustFind.clear();
     const all = this.sourceLogs.map((_, p) => p);
-    // A known limit (README, "Durability"): before the committer's first commit of a partition nothing durable
+    // A known limit (docs/durability.md): before the committer's first commit of a partition nothing durable
     // tells what Redis held, so a loss then may lose a lane's records (or, on a retry tier, leave its committed
     // offset behind until its next copy). Such losses are not played.
     const unmarked = [...this.#delivered].filter((key) => {
       const cut = key.lastIndexOf('-');
       return !losses.hasMarker(key.slice(0, cut), Number(key.slice(cut + 1)));
     });
-    // A known limit (README, "Durability"): a lane held by the `hold` policy leaves no retry copy to report a loss, so
+    // A known limit (docs/durability.md): a lane held by the `hold` policy leaves no retry copy to report a loss, so
     // a state lost before the first marker loses the hold (the head is in the dead-letter topic, terminal; later
     // records of its lane run). Such losses are not played.
     const held = this.spec.deadLetter === 'hold' && [...this.deadLetters.keys()].some((rk) => unmarked.includes(tpKey(this.backend.source, Number(rk.split(':')[0]))));
@@ -1620,7 +1620,7 @@ class History {
       // Every record terminal after a first-minute loss, yet a lane may stay blocked: an older snapshot restored on
       // a partition the tracked set no longer names (lost with the rest, and re-added only by an admit a minute
       // later) keeps a head whose run succeeded. Nothing is lost; the next record of that lane re-tracks the partition
-      // and the committer's overdue-head check recovers it (README, "Durability", known limits).
+      // and the committer's overdue-head check recovers it (docs/durability.md, "Recovery, without an operator").
       if (this.#unmarkedLoss.has(key)) continue;
       const ref = { group: this.backend.group, topic: this.backend.source, partition: p };
       if ((await this.backend.blockedLanes(ref)) > 0 || (await this.backend.parkedOffsets(ref, this.storeLanes(p))).size > 0) return false;

@@ -1,6 +1,6 @@
 import { NonRetriableError } from '../../../src/errors';
 import { HandOffHeader } from '../../../src/handoff/headers';
-import { OutputHeader } from '../../../src/engine/effects';
+import { OutputHeader } from '../../../src/lanes/effects';
 import { StepNameError, StepResultTooLargeError } from '../../../src/engine/steps';
 import { idempotencyKeyOf } from '../../../src/engine/idempotency-key';
 import { outputIdOf } from '../../../src/engine/outputs';
