@@ -9,7 +9,7 @@ import { functionRole, groupGrants, type Statement } from './iam';
 import { dropRedundantRoleDependsOn } from './role-depends-on';
 import { planFunction, type FunctionPlan, type FunctionView, type ServiceView } from './plan';
 import { startOfflineTrigger, type OfflineKafkaTrigger } from './offline/trigger';
-import { topicsResource } from './topics-resource';
+import { topicsResource, triggersAfterTopics } from './topics-resource';
 
 /** The parts of the framework's `serverless` object the plugin uses (osls, the Serverless Framework v3 line). */
 export interface Serverless {
@@ -104,7 +104,7 @@ export class KafkaLanesPlugin {
       'before:package:createDeploymentArtifacts': () => this.#bundle('package'),
       'after:package:compileEvents': () => {
         this.#compileResponseTypes();
-        this.#triggersAfterTopics();
+        triggersAfterTopics(this.#serverless.service.provider.compiledCloudFormationTemplate.Resources, this.#topicsResources);
         addAlarms(this.#serverless, this.#plans);
         dropRedundantRoleDependsOn(this.#serverless.service.provider.compiledCloudFormationTemplate.Resources);
       },
@@ -368,19 +368,6 @@ export class KafkaLanesPlugin {
         // Kafka triggers honour a partial batch response only in provisioned mode (and only when asked).
         resource.Properties['FunctionResponseTypes'] = ['ReportBatchItemFailures'];
       }
-    }
-  }
-
-  /** A group's triggers are made once its topics are: a trigger's first poll then finds its topic. */
-  #triggersAfterTopics(): void {
-    const resources = this.#serverless.service.provider.compiledCloudFormationTemplate.Resources as Record<string, { Type: string; Properties: Record<string, unknown>; DependsOn?: string | string[] }>;
-    for (const resource of Object.values(resources)) {
-      if (resource.Type !== 'AWS::Lambda::EventSourceMapping') continue;
-      const target = (resource.Properties['FunctionName'] as { 'Fn::GetAtt'?: unknown[] } | undefined)?.['Fn::GetAtt']?.[0];
-      const topics = typeof target === 'string' ? this.#topicsResources.get(target) : undefined;
-      if (topics === undefined) continue;
-      const after = resource.DependsOn === undefined ? [] : Array.isArray(resource.DependsOn) ? resource.DependsOn : [resource.DependsOn];
-      if (!after.includes(topics)) resource.DependsOn = [...after, topics];
     }
   }
 

@@ -57,3 +57,21 @@ export function topicsResource(plan: FunctionPlan, ids: { functionLogicalId: str
     committerEnvironment: { ...withoutArn, [ENV.brokers]: brokers },
   };
 }
+
+/**
+ * A group's triggers are made once its topics are (`DependsOn` the group's topics resource), so a trigger's first poll
+ * finds its topic. `topicsByFunction`: the topics resource of each handler, by the handler's logical ID.
+ */
+export function triggersAfterTopics(
+  resources: Record<string, { Type: string; Properties: Record<string, unknown>; DependsOn?: string | string[] }>,
+  topicsByFunction: ReadonlyMap<string, string>,
+): void {
+  for (const resource of Object.values(resources)) {
+    if (resource.Type !== 'AWS::Lambda::EventSourceMapping') continue;
+    const target = (resource.Properties['FunctionName'] as { 'Fn::GetAtt'?: unknown[] } | undefined)?.['Fn::GetAtt']?.[0];
+    const topics = typeof target === 'string' ? topicsByFunction.get(target) : undefined;
+    if (topics === undefined) continue;
+    const after = resource.DependsOn === undefined ? [] : Array.isArray(resource.DependsOn) ? resource.DependsOn : [resource.DependsOn];
+    if (!after.includes(topics)) resource.DependsOn = [...after, topics];
+  }
+}
