@@ -65,10 +65,10 @@ export class OutputWriter implements OutputSink {
       for (const output of outputs) {
         let messages = byTopic.get(output.topic);
         if (messages === undefined) byTopic.set(output.topic, (messages = []));
-        messages.push({
-          key: output.key, value: output.value, headers: { ...output.headers },
-          ...(output.partition === undefined ? {} : { partition: output.partition }),
-        });
+        // kafkajs reads the headers only: the output's own object goes as it is.
+        const message: Message = { key: output.key, value: output.value, headers: output.headers as Message['headers'] };
+        if (output.partition !== undefined) message.partition = output.partition;
+        messages.push(message);
       }
     }
     const topicMessages: TopicMessages[] = [...byTopic].map(([topic, messages]) => ({ topic, messages }));

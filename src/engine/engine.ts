@@ -18,7 +18,7 @@ import { LaneScheduler } from './scheduler';
 import type { Telemetry } from '../telemetry';
 import type { RecordHandler } from './types';
 import { effectsTtlMs, type EffectsPort, type StepsRef } from '../lanes/effects';
-import { isRepeatedOutput, sendOutputs } from './outputs';
+import { isRepeatedOutput, OutputBatches } from './outputs';
 
 export type { EngineTask, InvocationContext, RecordPath, RunScope } from './run-scope';
 
@@ -73,8 +73,7 @@ class Invocation<T extends EngineTask> {
   readonly #stop = new AbortController();
   readonly #deadlines: RecordDeadlines;
   readonly #doneBits: DoneBits;
-  readonly #sink: HandOffSink;
-  readonly #handOffSignal: AbortSignal;
+  readonly #outputs: OutputBatches;
   readonly #report = new RunReport();
   readonly #redelivered: RecordCoordinates[] = [];
   /** Records that could be neither handed off nor named in a partial batch response (no offset). */
@@ -102,8 +101,7 @@ class Invocation<T extends EngineTask> {
     this.#stopStartingAt = this.#startedAt + remaining - margin;
     this.#abortRunningAt = this.#startedAt + remaining - margin / 2;
     // Hand-off writes and Redis calls are given up just before Lambda would freeze the invocation.
-    const handOffSignal = (this.#handOffSignal = deadlineSignal(Math.max(1, remaining - Math.min(250, margin / 4))));
-    this.#sink = sink;
+    const handOffSignal = deadlineSignal(Math.max(1, remaining - Math.min(250, margin / 4)));
     const store = parts.store.withLimits({ signal: handOffSignal });
     this.#scheduler = new LaneScheduler(options.concurrency);
     this.#deadlines = new RecordDeadlines(options.recordTimeoutMs, () => new RecordTimeoutError(`record timed out after ${options.recordTimeoutMs} ms`));
@@ -159,6 +157,7 @@ class Invocation<T extends EngineTask> {
         logger.error('unexpected fault handing off at admission', { partition: partitionKey, error: describeError(error) });
       }),
     };
+    this.#outputs = new OutputBatches(this.#scope, sink, handOffSignal);
   }
 
   get #stopped(): boolean {
@@ -328,7 +327,7 @@ class Invocation<T extends EngineTask> {
       if (!failed && effects !== undefined) {
         try {
           // Outputs are acknowledged before the record is done (G3 extended); a send that fails fails the record.
-          await sendOutputs(scope, this.#sink, effects.seal(), this.#handOffSignal);
+          await this.#outputs.send(effects.seal());
         } catch (error) {
           failed = true;
           failure = error;

@@ -29,6 +29,11 @@ export interface EngineTask extends Task {
   readonly attempt: number;
   /** Set when the record cannot run at all (its `keyOf` threw): it fails with this at once. */
   readonly preset?: unknown;
+  /**
+   * The record never ran before: admitted for the first time, above every offset with stored step results of its
+   * partition. Its durable steps start without reading Redis.
+   */
+  readonly fresh?: boolean;
 }
 
 /** What a record path may do within one invocation. */

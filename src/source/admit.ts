@@ -35,11 +35,13 @@ export async function admitSourceBatch(run: RunScope<SourceTask>, batch: Partiti
   // A small batch is admitted in one call: chunks would cost round trips and save little time.
   let size = entries.length <= ADMIT_ONE_CALL ? entries.length : ADMIT_FIRST_CHUNK;
   let tasks: SourceTask[] = [];
+  // Read beside the first admission call (sent before it): where step results are stored up to on this partition.
+  const stepsUpTo = stepsStoredUpTo(run, ref);
   while (from < entries.length) {
     const chunk = entries.slice(from, from + size);
     assignLanes(run, chunk);
     const last = from + chunk.length >= entries.length;
-    const admitted = await admitChunk(run, ref, partitionKey, chunk, from === 0 ? entries : undefined);
+    const admitted = await admitChunk(run, ref, partitionKey, chunk, from === 0 ? entries : undefined, stepsUpTo);
     from += chunk.length;
     size = Math.min(size * 4, ADMIT_MAX_CHUNK);
     if (admitted === undefined) {
@@ -70,6 +72,7 @@ async function admitChunk(
   entries: readonly AdmitEntry[],
   /** The whole batch, given with its first chunk only. */
   batch: readonly AdmitEntry[] | undefined,
+  stepsUpTo: Promise<number | undefined>,
 ): Promise<{ tasks: SourceTask[]; handOffs?: Promise<unknown>; stop: boolean } | undefined> {
   let result;
   try {
@@ -96,10 +99,14 @@ async function admitChunk(
   let conflicts: Array<{ offset: number; versions: readonly Delivered[] }> | undefined;
   let heads: RunnableEntry[] | undefined;
   const { statuses } = result;
+  const storedUpTo = await stepsUpTo;
+  // Above both, a record ran under no state that is kept, and no step result of it is stored.
+  const freshAbove = result.seenUpTo === undefined || storedUpTo === undefined ? Infinity : Math.max(result.seenUpTo, storedUpTo);
   for (let i = 0; i < entries.length; i += 1) {
     const entry = entries[i]!;
     const status = statuses[i];
     if (status === 'run' && entry.record !== undefined) {
+      entry.fresh = entry.offset > freshAbove;
       tasks.push(entry as RunnableEntry);
     } else if (status === 'duplicate') run.count('duplicates');
     else if (status === 'parked') run.count('parked');
@@ -164,6 +171,7 @@ class AdmitEntry {
   readonly attempt = 1;
   lane: string | undefined = undefined;
   preset: unknown = undefined;
+  fresh = false;
   #origin: RecordCoordinates | undefined = undefined;
 
   constructor(partitionKey: string, ref: PartitionRef, offset: number, record: KafkaRecord | undefined, slot?: OffsetSlot) {
@@ -223,6 +231,15 @@ function assignLanes(run: RunScope<SourceTask>, entries: readonly AdmitEntry[]):
       entry.preset = new DeserializationError('key', entry.record, `keyOf threw: ${describeError(error).message}`, { cause: error });
     }
   }
+}
+
+/**
+ * The highest offset of the partition with stored step results (-1: none), or `undefined` when it cannot be known
+ * (no effects store, Redis did not answer): then every record reads its steps.
+ */
+function stepsStoredUpTo(run: RunScope<SourceTask>, ref: PartitionRef): Promise<number | undefined> {
+  const read = run.effects?.stepsStoredUpTo?.(ref);
+  return read === undefined ? Promise.resolve(undefined) : read.catch(() => undefined);
 }
 
 /** Records of a batch not admitted now (refused, or behind a refusal): the event source redelivers them. */

@@ -95,6 +95,7 @@ export class CompletionModelStore implements CompletionPort {
   async admit(ref: PartitionRef, records: readonly AdmitRecord[]): Promise<AdmitResult> {
     this.calls.push('admit');
     const p = this.partition(ref);
+    const seenUpTo = p.model.admittedUpTo;
     const statuses: AdmitStatus[] = [];
     const handoffHeads: LaneHead[] = [];
     const refusedLanes = new Set<string>();
@@ -127,6 +128,7 @@ export class CompletionModelStore implements CompletionPort {
       handoffHeads,
       backPressure: statuses.includes('refused'),
       window: frontier === undefined ? undefined : { base: 0, highest: p.model.admittedUpTo, frontier },
+      seenUpTo,
     };
   }
 
