@@ -1,3 +1,4 @@
+import { isAscii } from 'node:buffer';
 import type { KafkaRecord } from '../event';
 import type { Deserializer, LanesOptions } from './lanes-options';
 import { DeserializationError } from './errors';
@@ -34,7 +35,8 @@ export function deserialize(which: Deserializer, bytes: Buffer | null, record: K
 
   let text: string;
   try {
-    text = utf8.decode(bytes);
+    // ASCII (most keys and JSON values) is UTF-8 as it is, with no byte order mark: read without the decoder's cost.
+    text = isAscii(bytes) ? bytes.toString('latin1') : utf8.decode(bytes);
   } catch (error) {
     throw new DeserializationError(part, record, `${bytes.length} bytes are not valid UTF-8 (${which} deserializer)`, { cause: error });
   }
