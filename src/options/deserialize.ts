@@ -1,4 +1,3 @@
-import { isAscii } from 'node:buffer';
 import type { KafkaRecord } from '../event';
 import type { Deserializer, LanesOptions } from './lanes-options';
 import { DeserializationError } from './errors';
@@ -35,8 +34,7 @@ export function deserialize(which: Deserializer, bytes: Buffer | null, record: K
 
   let text: string;
   try {
-    // ASCII (most keys and JSON values) is UTF-8 as it is, with no byte order mark: read without the decoder's cost.
-    text = isAscii(bytes) ? bytes.toString('latin1') : utf8.decode(bytes);
+    text = utf8.decode(bytes);
   } catch (error) {
     throw new DeserializationError(part, record, `${bytes.length} bytes are not valid UTF-8 (${which} deserializer)`, { cause: error });
   }
