@@ -61,13 +61,23 @@ function recordOf(topic: string, partition: number, message: KafkaMessage): Kafk
  */
 export async function readRange(kafka: Kafka, topic: string, partition: number, from: number, end: number, group: string): Promise<KafkaRecord[]> {
   if (end <= from) return [];
-  const consumer = kafka.consumer({ groupId: `${recoveryGroupPrefix(group)}${randomBytes(6).toString('hex')}`, maxWaitTimeInMs: 200 });
+  // A consumer kafkajs does not restart after a failure it gives up on (a refused group: GROUP_AUTHORIZATION_FAILED):
+  // its crash fails the read, instead of a restart loop the recovery would wait on until the function's timeout.
+  const consumer = kafka.consumer({
+    groupId: `${recoveryGroupPrefix(group)}${randomBytes(6).toString('hex')}`,
+    maxWaitTimeInMs: 200,
+    retry: { restartOnFailure: async () => false },
+  });
   await consumer.connect();
   const records: KafkaRecord[] = [];
   try {
     await consumer.subscribe({ topic, fromBeginning: false });
     await new Promise<void>((resolve, reject) => {
       let idle: NodeJS.Timeout | undefined;
+      consumer.on(consumer.events.CRASH, ({ payload }) => {
+        clearTimeout(idle);
+        reject(payload.error);
+      });
       const settle = (): void => {
         clearTimeout(idle);
         resolve();
@@ -88,8 +98,13 @@ export async function readRange(kafka: Kafka, topic: string, partition: number, 
           if (Number(batch.lastOffset()) >= end - 1) settle();
         },
       }).then(() => {
-        consumer.seek({ topic, partition, offset: String(from) });
-        arm();
+        try {
+          consumer.seek({ topic, partition, offset: String(from) });
+          arm();
+        } catch (error) {
+          // The consumer crashed while starting (its crash rejected the read already).
+          reject(error);
+        }
       }, reject);
     });
   } finally {

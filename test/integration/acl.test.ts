@@ -492,6 +492,28 @@ describe('each granted action is needed: without it, a named operation is refuse
     }
   });
 
+  it("refuses a recovery's read without the committer's grant on `<group>.lanes.recover.*`", async () => {
+    // Prepare: the committer's statements without the recoveries' group prefix
+    const prefix = mskArns(ARN).group(`${group}.lanes.recover.*`);
+    const narrowed = grants.committer.map((statement) =>
+      Array.isArray(statement.Resource) && statement.Resource.includes(prefix) ? { ...statement, Resource: statement.Resource.filter((resource) => resource !== prefix) } : statement,
+    );
+    expect(narrowed).not.toEqual(grants.committer);
+    await setAcls(broker.kafka(broker.admin), principal('committer'), aclsFor(principal('committer'), narrowed));
+    const mark = broker.authorizerMark();
+
+    try {
+      // Act
+      const error = await readRange(broker.kafka(USERS.committer, 'recovery'), topic, 0, 0, 1, group).then(() => undefined, (e: unknown) => e);
+
+      // Assess
+      const denied = broker.deniedSince(mark).filter((line) => line.includes(`Principal = ${principal('committer')} `) && line.includes(`${group}.lanes.recover.`));
+      expect(error !== undefined && (refusalOf(error).endsWith('_AUTHORIZATION_FAILED') || denied.length > 0) ? 'refused' : `${refusalOf(error)}; no denial logged`).toBe('refused');
+    } finally {
+      await setAcls(broker.kafka(broker.admin), principal('committer'), aclsFor(principal('committer'), grants.committer));
+    }
+  });
+
   it('with every grant of the deploy guide, topics ensure grows a source topic', async () => {
     // Prepare: a source topic of one partition, and the operator's grants on it.
     const g = uniqueName('acl-op');
