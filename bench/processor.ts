@@ -19,19 +19,18 @@
  *   npm run bench:processor
  *   RECORDS=2000 NOOP_RECORDS=5000 BASELINE_RECORDS=0 ROUNDS=1 npm run bench:processor      # a quick run
  *   npm run bench:processor -- --cpu-prof   # only the no-op run, in a V8 CPU profile (.cpuprofile + summary)
+ *   PROFILE_LATENCY_MS=10 CONCURRENCY=1000 npm run bench:processor -- --cpu-prof   # the 10 ms run at concurrency 1,000
  */
-import { writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Redis from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
 import { HandOffWriter } from '../src/handoff';
 import { DEFAULTS, deadLetterTopic, resolveOptions, retryTopics } from '../src/options';
 import { LanesFunction, type LanesRecord } from '../src/handler/lanes-function';
-import { createTelemetry } from '../src/engine/telemetry';
+import { createTelemetry } from '../src/telemetry';
 import { eventOf, fetchRecords, produce } from '../test/integration/support/kafka-events';
 import { createKafka, createTopic, uniqueName, KAFKA_BROKERS } from '../test/integration/support/stack';
-import { countCommands, mapToSources, median, percentile, profiled, startClock, summarizeProfile } from './support';
+import { countCommands, median, percentile, printProfile, profiled, startClock, type CpuProfile } from './support';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'ERROR';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
@@ -46,6 +45,7 @@ const CONCURRENCY = (process.env.CONCURRENCY ?? '200,1000').split(',').map(Numbe
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const PROFILE_INTERVAL_US = Number(process.env.PROFILE_INTERVAL_US ?? 100);
 const PROFILE = process.argv.includes('--cpu-prof') || process.argv.includes('--profile');
+const PROFILE_LATENCY_MS = Number(process.env.PROFILE_LATENCY_MS ?? 0);
 const FAILING_KEY = 'k0';
 const ROOT = join(__dirname, '..');
 
@@ -261,46 +261,30 @@ async function prepare(): Promise<{ topic: string; records: Records }> {
   return { topic, records: await fetchRecords(topic, total) };
 }
 
-async function profileNoop(): Promise<void> {
+/** One run in a CPU profile: the no-op handler, or with PROFILE_LATENCY_MS the latency handler of RECORDS records. */
+async function profileOne(): Promise<void> {
   const { records } = await prepare();
   const concurrency = CONCURRENCY[0] ?? 200;
-  let profile: Parameters<typeof summarizeProfile>[0] | undefined;
-  const figures = await runProcessor(records.slice(0, NOOP_RECORDS), {
-    label: `kafka-lanes, concurrency ${concurrency}, no-op handler, profiled`,
+  const latencyMs = PROFILE_LATENCY_MS;
+  let profile: CpuProfile | undefined;
+  const figures = await runProcessor(records.slice(0, latencyMs === 0 ? NOOP_RECORDS : RECORDS), {
+    label: `kafka-lanes, concurrency ${concurrency}, ${latencyMs === 0 ? 'no-op' : `${latencyMs} ms`} handler, profiled`,
     concurrency,
-    latencyMs: 0,
+    latencyMs,
     around: async (loop) => {
       const done = await profiled(PROFILE_INTERVAL_US, loop);
       profile = done.profile;
       return done.result;
     },
   });
-  mapToSources(profile!);
-  const file = join(tmpdir(), `bench-processor-noop-${new Date().toISOString().replace(/[:.]/g, '-')}.cpuprofile`);
-  writeFileSync(file, JSON.stringify(profile));
-  const summary = summarizeProfile(profile!, ROOT);
-  const busy = summary.totalMs - summary.idleMs;
-  const pct = (ms: number, of: number): string => `${((100 * ms) / of).toFixed(1)} %`.padStart(8);
   console.log(`\n${figures.label}: ${integer(figures.records)} records in events of ${integer(BATCH)}, ${KEYS} keys`);
   console.log(`  ${integer(recordsPerSecond(figures))} records/s, ${fixed(1)(cpuPerRecord(figures))} CPU µs/record (profiler on: both worse than unprofiled)`);
   console.log(`  first handler start ms: median ${fixed(1)(median(figures.firstHandlerMs!))}, 1st invocation ${fixed(1)(figures.firstHandlerMs![0]!)}`);
-  console.log(`\nCPU profile (${PROFILE_INTERVAL_US} µs sampling, positions mapped to the .ts sources): ${file}`);
-  console.log(`  ${fixed(0)(summary.totalMs)} ms sampled, ${fixed(0)(busy)} ms busy (on the CPU), ${fixed(0)(summary.idleMs)} ms idle`);
-  console.log(`\nself time by category (the function on top of the stack)        ms  of busy`);
-  for (const [category, ms] of summary.categories) {
-    console.log(`  ${category.padEnd(58)} ${fixed(0)(ms).padStart(6)} ${category.startsWith('idle') ? '      -' : pct(ms, busy)}`);
-  }
-  console.log(`\ntime with a src/ folder anywhere on the stack (its code and all it calls)`);
-  for (const [part, ms] of summary.inclusive) console.log(`  ${part.padEnd(58)} ${fixed(0)(ms).padStart(6)} ${pct(ms, busy)}`);
-  console.log(`\ntop 15 functions by self time (outside src/: the src/ function most of it was called from)`);
-  for (const fn of summary.functions.filter((f) => f.name !== '(idle)').slice(0, 15)) {
-    const from = fn.calledFrom === undefined ? '' : `  <- ${fn.calledFrom}`;
-    console.log(`  ${fixed(0)(fn.ms).padStart(6)} ms ${pct(fn.ms, busy)}  ${fn.name.slice(0, 32).padEnd(32)} ${fn.where}${from}`);
-  }
+  printProfile(profile!, ROOT, `bench-processor-${latencyMs === 0 ? 'noop' : `c${concurrency}-${latencyMs}ms`}`, PROFILE_INTERVAL_US);
 }
 
 async function main(): Promise<void> {
-  if (PROFILE) return profileNoop();
+  if (PROFILE) return profileOne();
   const { topic, records } = await prepare();
   const clean = records.slice(0, RECORDS);
   const concurrency = CONCURRENCY[0] ?? 200;

@@ -16,7 +16,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { readHandOffHeaders, HandOffWriter } from '../src/handoff';
 import { deadLetterTopic, resolveOptions, retryTopics } from '../src/options';
 import { LanesFunction, type LanesRecord } from '../src/handler/lanes-function';
-import { createTelemetry } from '../src/engine/telemetry';
+import { createTelemetry } from '../src/telemetry';
 import { contextWithin, eventOf, fetchRecords, produce } from '../test/integration/support/kafka-events';
 import { RetryFeed } from '../test/integration/support/retry-feed';
 import { createTopic, uniqueName, KAFKA_BROKERS } from '../test/integration/support/stack';

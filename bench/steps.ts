@@ -1,27 +1,33 @@
 /**
- * bench:steps — what durable steps and outputs cost: records/s, process CPU µs per record and Redis calls per record
- * for a handler with 0, 1 and 3 steps per record and one with one output per record (`ctx.send`), on one partition
- * (KEYS keys, key ordering, CONCURRENCY at once), no handler latency, so the figures are the framework's own cost.
- * ROUNDS rounds run every contender once each, interleaved; a column shows the median over its rounds. Every run
- * starts warm (one untimed invocation under another topic name). Needs the local Kafka and Redis.
+ * bench:steps — what durable steps and outputs cost: records/s, process CPU µs per record, Redis calls and output
+ * produce requests per record for a handler with 0, 1 and 3 steps per record and one with one output per record
+ * (`ctx.send`), on one partition (KEYS keys, key ordering, CONCURRENCY at once). Two tables: no handler latency (the
+ * framework's own cost, RECORDS records) and a LATENCY_MS handler (the realistic case, LATENCY_RECORDS records),
+ * each row beside the table's first (no steps, no outputs) measured in the same round: its records/s ratio and its
+ * extra CPU per record. ROUNDS rounds run every contender once each, interleaved; a cell is the median over its
+ * rounds. Every run starts warm (one untimed invocation under another topic name). Needs the local Kafka and Redis.
  *
  *   npm run bench:steps
  *   RECORDS=5000 ROUNDS=1 npm run bench:steps     # a quick run
+ *   LATENCY_MS=0 npm run bench:steps              # the no-latency table only
+ *   npm run bench:steps -- --cpu-prof             # PROFILE_CONTENDER ('1 step') alone in a V8 CPU profile
+ *   PROFILE_CONTENDER='1 output' PROFILE_LATENCY=1 npm run bench:steps -- --cpu-prof   # with the LATENCY_MS handler
  *
  * Redis calls are commands sent (script calls, the step read, deletes): each is one round trip for its record, and
  * calls of records running at once share the connection (ioredis writes them without waiting for replies).
  */
+import { join } from 'node:path';
 import Redis from 'ioredis';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
-import type { OutputMessage } from '../src/engine/effects';
+import type { OutputMessage } from '../src/lanes/effects';
 import { HandOffWriter } from '../src/handoff';
 import { OutputWriter } from '../src/effects/output-writer';
 import { DEFAULTS, deadLetterTopic, resolveOptions, retryTopics } from '../src/options';
 import { LanesFunction, type LanesContext, type LanesRecord } from '../src/handler/lanes-function';
-import { createTelemetry } from '../src/engine/telemetry';
+import { createTelemetry } from '../src/telemetry';
 import { eventOf, fetchRecords, produce } from '../test/integration/support/kafka-events';
 import { createTopic, uniqueName, KAFKA_BROKERS } from '../test/integration/support/stack';
-import { countCommands, median, startClock } from './support';
+import { countCommands, median, printProfile, profiled, startClock, type CpuProfile } from './support';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'ERROR';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
@@ -31,27 +37,54 @@ const BATCH = Number(process.env.BATCH ?? 10_000);
 const KEYS = Number(process.env.KEYS ?? 1_000);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 200);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
+const LATENCY_MS = Number(process.env.LATENCY_MS ?? 10);
+const LATENCY_RECORDS = Number(process.env.LATENCY_RECORDS ?? RECORDS);
+const PROFILE_INTERVAL_US = Number(process.env.PROFILE_INTERVAL_US ?? 100);
+const PROFILE = process.argv.includes('--cpu-prof');
+/** The contender the profile runs (its label). */
+const PROFILE_CONTENDER = process.env.PROFILE_CONTENDER ?? '1 step';
+const ROOT = join(__dirname, '..');
 
 type Handler = (record: LanesRecord, ctx: LanesContext) => Promise<void>;
 
-const CONTENDERS: ReadonlyArray<{ label: string; transactional?: boolean; handler: (out: string) => Handler }> = [
-  { label: 'no steps, no outputs', handler: () => async () => undefined },
-  { label: '1 step', handler: () => async (_r, ctx) => { await ctx.step('a', () => 1); } },
-  {
-    label: '3 steps',
-    handler: () => async (_r, ctx) => {
-      await ctx.step('a', () => 1);
-      await ctx.step('b', () => 'two');
-      await ctx.step('c', () => ({ three: 3 }));
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface Contender {
+  readonly label: string;
+  readonly transactional?: boolean;
+  /** The handler's own work before its steps and outputs (ms); 0: none, the framework's cost alone. */
+  readonly latencyMs: number;
+  readonly handler: (out: string) => Handler;
+}
+
+/** The handlers measured, each with no latency and again with a LATENCY_MS handler (the realistic case). */
+function contenders(latencyMs: number): Contender[] {
+  const wait = latencyMs === 0 ? (): Promise<void> => Promise.resolve() : (): Promise<void> => sleep(latencyMs);
+  const list: Contender[] = [
+    { label: 'no steps, no outputs', latencyMs, handler: () => async () => { await wait(); } },
+    { label: '1 step', latencyMs, handler: () => async (_r, ctx) => { await wait(); await ctx.step('a', () => 1); } },
+    {
+      label: '3 steps',
+      latencyMs,
+      handler: () => async (_r, ctx) => {
+        await wait();
+        await ctx.step('a', () => 1);
+        await ctx.step('b', () => 'two');
+        await ctx.step('c', () => ({ three: 3 }));
+      },
     },
-  },
-  { label: '1 output', handler: (out) => async (r, ctx) => { ctx.send(out, { key: r.rawKey, value: r.rawValue }); } },
-  {
-    label: '1 output, transactions',
-    transactional: true,
-    handler: (out) => async (r, ctx) => { ctx.send(out, { key: r.rawKey, value: r.rawValue }); },
-  },
-];
+    { label: '1 output', latencyMs, handler: (out) => async (r, ctx) => { await wait(); ctx.send(out, { key: r.rawKey, value: r.rawValue }); } },
+  ];
+  if (latencyMs === 0) {
+    list.push({
+      label: '1 output, transactions',
+      latencyMs,
+      transactional: true,
+      handler: (out) => async (r, ctx) => { ctx.send(out, { key: r.rawKey, value: r.rawValue }); },
+    });
+  }
+  return list;
+}
 
 /**
  * The alternative weighed against the idempotent producer: the same coalesced sends, each in a Kafka transaction
@@ -63,6 +96,8 @@ class TransactionalOutputs {
   #queue: Array<{ outputs: readonly OutputMessage[]; resolve: () => void; reject: (e: unknown) => void }> = [];
   #chain: Promise<void> = Promise.resolve();
   #scheduled = false;
+  /** Transactions so far (one send each). */
+  sends = 0;
 
   constructor(kafka: Kafka) {
     this.#producer = kafka.producer({ transactionalId: uniqueName('bench-tx'), idempotent: true, maxInFlightRequests: 1 });
@@ -77,6 +112,7 @@ class TransactionalOutputs {
       this.#chain = this.#chain.then(async () => {
         this.#scheduled = false;
         const batch = this.#queue.splice(0);
+        this.sends += 1;
         try {
           await this.#connected;
           const tx = await this.#producer.transaction();
@@ -100,19 +136,27 @@ interface Figures {
   readonly recordsPerSecond: number;
   readonly cpuPerRecord: number;
   readonly redisPerRecord: number;
+  /** Output produce requests per record (the output writer's sends). */
+  readonly sendsPerRecord: number;
 }
 
-async function run(records: Awaited<ReturnType<typeof fetchRecords>>, handlerOf: (out: string) => Handler, out: string, transactional = false): Promise<Figures> {
+async function run(
+  records: Awaited<ReturnType<typeof fetchRecords>>,
+  contender: Contender,
+  out: string,
+  concurrency: number,
+  around: <T>(loop: () => Promise<T>) => Promise<T> = (loop) => loop(),
+): Promise<Figures> {
   const group = uniqueName('bench');
   await Promise.all([...retryTopics(group, DEFAULTS.retry.tiers).map((t) => t.topic), deadLetterTopic(group)].map((topic) => createTopic(topic, 1)));
   const redis = new Redis('redis://127.0.0.1:6379');
   const commands = countCommands(redis);
   const kafka = new Kafka({ clientId: 'bench', brokers: KAFKA_BROKERS, logLevel: logLevel.NOTHING });
   const handOff = new HandOffWriter(kafka, { deadLetterTopic: deadLetterTopic(group) });
-  const outputs = transactional ? new TransactionalOutputs(kafka) : new OutputWriter(kafka);
+  const outputs = contender.transactional === true ? new TransactionalOutputs(kafka) : new OutputWriter(kafka);
   const sink = { write: handOff.write.bind(handOff), send: outputs.send.bind(outputs) };
-  const options = resolveOptions({ group, concurrency: CONCURRENCY }, {});
-  const processor = new LanesFunction({ options, handler: handlerOf(out) as never, redis, handOff: () => sink, telemetry: createTelemetry(group) });
+  const options = resolveOptions({ group, concurrency }, {});
+  const processor = new LanesFunction({ options, handler: contender.handler(out) as never, redis, handOff: () => sink, telemetry: createTelemetry(group) });
   const events: unknown[] = [];
   for (let i = 0; i < records.length; i += BATCH) events.push(eventOf(records.slice(i, i + BATCH)));
   const context = { getRemainingTimeInMillis: () => 600_000 };
@@ -121,39 +165,97 @@ async function run(records: Awaited<ReturnType<typeof fetchRecords>>, handlerOf:
   const topic = records[0]!.topic;
   await processor.process(JSON.parse(first.replaceAll(`"${topic}`, `"${topic}-warm-up`)), context);
   const before = commands.count;
-  const clock = startClock();
-  for (const event of events) {
-    const response = await processor.process(event, context);
-    if (response.batchItemFailures.length > 0) throw new Error('unexpected failures');
-  }
-  const { seconds, cpuMicros } = clock.stop();
+  const sendsBefore = outputs.sends;
+  const { seconds, cpuMicros } = await around(async () => {
+    const clock = startClock();
+    for (const event of events) {
+      const response = await processor.process(event, context);
+      if (response.batchItemFailures.length > 0) throw new Error('unexpected failures');
+    }
+    return clock.stop();
+  });
   const calls = commands.count - before;
+  const sends = outputs.sends - sendsBefore;
   await Promise.all([handOff.disconnect(), outputs.disconnect()]);
   redis.disconnect();
-  return { recordsPerSecond: records.length / seconds, cpuPerRecord: cpuMicros / records.length, redisPerRecord: calls / records.length };
+  return { recordsPerSecond: records.length / seconds, cpuPerRecord: cpuMicros / records.length, redisPerRecord: calls / records.length, sendsPerRecord: sends / records.length };
 }
 
-async function main(): Promise<void> {
+async function prepare(): Promise<{ records: Awaited<ReturnType<typeof fetchRecords>>; out: string }> {
   const topic = uniqueName('steps-src');
   const out = uniqueName('steps-out');
   await Promise.all([createTopic(topic, 1), createTopic(out, 1)]);
-  for (let i = 0; i < RECORDS; i += 5_000) {
-    await produce(topic, Array.from({ length: Math.min(5_000, RECORDS - i) }, (_, j) => ({ key: `k${(i + j) % KEYS}`, value: `{"n":${i + j}}` })));
+  const total = Math.max(RECORDS, LATENCY_RECORDS);
+  for (let i = 0; i < total; i += 5_000) {
+    await produce(topic, Array.from({ length: Math.min(5_000, total - i) }, (_, j) => ({ key: `k${(i + j) % KEYS}`, value: `{"n":${i + j}}` })));
   }
-  const records = await fetchRecords(topic, RECORDS);
-  const results = CONTENDERS.map(() => [] as Figures[]);
-  for (let round = 0; round < ROUNDS; round += 1) {
-    for (const [i, contender] of CONTENDERS.entries()) results[i]!.push(await run(records, contender.handler, out, contender.transactional));
-  }
-  const cell = (values: number[], digits: number): string => median(values).toFixed(digits).padStart(14);
-  console.log(`bench:steps — ${RECORDS.toLocaleString('en-US')} records, one partition, ${KEYS} keys, concurrency ${CONCURRENCY}, batches of ${BATCH}, no handler latency, median of ${ROUNDS} round(s)`);
-  console.log(`${''.padEnd(24)}${'records/s'.padStart(14)}${'CPU µs/record'.padStart(14)}${'Redis/record'.padStart(14)}`);
-  for (const [i, contender] of CONTENDERS.entries()) {
-    const figures = results[i]!;
-    console.log(`${contender.label.padEnd(24)}${cell(figures.map((f) => f.recordsPerSecond), 0)}${cell(figures.map((f) => f.cpuPerRecord), 1)}${cell(figures.map((f) => f.redisPerRecord), 4)}`);
+  return { records: await fetchRecords(topic, total), out };
+}
+
+/** One contender (PROFILE_CONTENDER, with LATENCY_MS when PROFILE_LATENCY is set) in a V8 CPU profile. */
+async function profileOne(): Promise<void> {
+  const { records, out } = await prepare();
+  const latencyMs = process.env.PROFILE_LATENCY === undefined ? 0 : LATENCY_MS;
+  const contender = contenders(latencyMs).find((c) => c.label === PROFILE_CONTENDER);
+  if (contender === undefined) throw new Error(`PROFILE_CONTENDER: expected one of ${contenders(0).map((c) => `\`${c.label}\``).join(', ')}, got \`${PROFILE_CONTENDER}\``);
+  let profile: CpuProfile | undefined;
+  const figures = await run(records.slice(0, latencyMs === 0 ? RECORDS : LATENCY_RECORDS), contender, out, CONCURRENCY, async (loop) => {
+    const done = await profiled(PROFILE_INTERVAL_US, loop);
+    profile = done.profile;
+    return done.result;
+  });
+  console.log(`bench:steps, profiled: ${contender.label}, ${latencyMs} ms handler, concurrency ${CONCURRENCY}`);
+  console.log(`  ${figures.recordsPerSecond.toFixed(0)} records/s, ${figures.cpuPerRecord.toFixed(1)} CPU µs/record (profiler on: both worse than unprofiled)`);
+  printProfile(profile!, ROOT, `bench-steps-${contender.label.replace(/\W+/g, '-')}`, PROFILE_INTERVAL_US);
+}
+
+/** A contender's figures per round, and each round's ratio to the first contender of its table (no steps, no outputs). */
+interface Column {
+  readonly contender: Contender;
+  readonly rounds: Figures[];
+  readonly ratios: number[];
+  readonly extraCpu: number[];
+}
+
+function printTable(title: string, columns: readonly Column[]): void {
+  const cell = (values: number[], digits: number, width = 14): string => median(values).toFixed(digits).padStart(width);
+  console.log(`\n${title}`);
+  console.log(`${''.padEnd(24)}${'records/s'.padStart(14)}${'÷ no steps'.padStart(12)}${'CPU µs/record'.padStart(14)}${'+ CPU µs'.padStart(10)}${'Redis/record'.padStart(14)}${'sends/record'.padStart(14)}`);
+  for (const { contender, rounds, ratios, extraCpu } of columns) {
+    console.log(
+      `${contender.label.padEnd(24)}${cell(rounds.map((f) => f.recordsPerSecond), 0)}${cell(ratios, 2, 12)}${cell(rounds.map((f) => f.cpuPerRecord), 1)}` +
+        `${cell(extraCpu, 1, 10)}${cell(rounds.map((f) => f.redisPerRecord), 4)}${cell(rounds.map((f) => f.sendsPerRecord), 4)}`,
+    );
   }
 }
 
+async function main(): Promise<void> {
+  if (PROFILE) return profileOne();
+  const { records, out } = await prepare();
+  const tables = [
+    { records: records.slice(0, RECORDS), columns: contenders(0).map((contender): Column => ({ contender, rounds: [], ratios: [], extraCpu: [] })) },
+    ...(LATENCY_MS > 0 && LATENCY_RECORDS > 0
+      ? [{ records: records.slice(0, LATENCY_RECORDS), columns: contenders(LATENCY_MS).map((contender): Column => ({ contender, rounds: [], ratios: [], extraCpu: [] })) }]
+      : []),
+  ];
+  // Contenders interleaved: every round runs each once, so a slower spell of the machine hits all of them.
+  for (let round = 0; round < ROUNDS; round += 1) {
+    for (const { records: measured, columns } of tables) {
+      for (const column of columns) column.rounds.push(await run(measured, column.contender, out, CONCURRENCY));
+      const base = columns[0]!.rounds[round]!;
+      for (const column of columns) {
+        const figures = column.rounds[round]!;
+        column.ratios.push(figures.recordsPerSecond / base.recordsPerSecond);
+        column.extraCpu.push(figures.cpuPerRecord - base.cpuPerRecord);
+      }
+    }
+  }
+  console.log(`bench:steps — one partition, ${KEYS} keys, concurrency ${CONCURRENCY}, batches of ${BATCH}, median of ${ROUNDS} round(s); ratios and extra CPU against the first row of the same round`);
+  printTable(`no handler latency, ${RECORDS.toLocaleString('en-US')} records (the framework's own cost)`, tables[0]!.columns);
+  if (tables[1] !== undefined) {
+    printTable(`${LATENCY_MS} ms handler, ${LATENCY_RECORDS.toLocaleString('en-US')} records (bound: ${(CONCURRENCY / (LATENCY_MS / 1000)).toLocaleString('en-US')} records/s)`, tables[1].columns);
+  }
+}
 main().then(() => process.exit(0), (error: unknown) => {
   console.error(error);
   process.exit(1);

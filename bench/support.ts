@@ -1,6 +1,8 @@
+import { writeFileSync } from 'node:fs';
 import { findSourceMap, type SourceMap } from 'node:module';
 import { Session } from 'node:inspector';
-import { relative, sep } from 'node:path';
+import { tmpdir } from 'node:os';
+import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type Redis from 'ioredis';
 
@@ -204,4 +206,32 @@ export function summarizeProfile(profile: CpuProfile, root: string): ProfileSumm
       return calledFrom === undefined ? { name, where, ms } : { name, where, ms, calledFrom };
     }),
   };
+}
+
+/**
+ * Maps a profile to the sources, writes it to a `.cpuprofile` file under the system's temporary folder (named from
+ * `name`) and prints its summary: self time by category, time by src/ folder, the top functions.
+ *
+ * @example
+ * printProfile(profile, ROOT, 'bench-steps-1-step', 100);
+ */
+export function printProfile(profile: CpuProfile, root: string, name: string, intervalMicros: number, top = 15): void {
+  mapToSources(profile);
+  const file = join(tmpdir(), `${name}-${new Date().toISOString().replace(/[:.]/g, '-')}.cpuprofile`);
+  writeFileSync(file, JSON.stringify(profile));
+  const summary = summarizeProfile(profile, root);
+  const busy = summary.totalMs - summary.idleMs;
+  const ms0 = (ms: number): string => ms.toFixed(0).padStart(6);
+  const pct = (ms: number): string => `${((100 * ms) / busy).toFixed(1)} %`.padStart(8);
+  console.log(`\nCPU profile (${intervalMicros} µs sampling, positions mapped to the .ts sources): ${file}`);
+  console.log(`  ${summary.totalMs.toFixed(0)} ms sampled, ${busy.toFixed(0)} ms busy (on the CPU), ${summary.idleMs.toFixed(0)} ms idle`);
+  console.log(`\nself time by category (the function on top of the stack)        ms  of busy`);
+  for (const [category, ms] of summary.categories) console.log(`  ${category.padEnd(58)} ${ms0(ms)} ${category.startsWith('idle') ? '      -' : pct(ms)}`);
+  console.log(`\ntime with a src/ folder anywhere on the stack (its code and all it calls)`);
+  for (const [part, ms] of summary.inclusive) console.log(`  ${part.padEnd(58)} ${ms0(ms)} ${pct(ms)}`);
+  console.log(`\ntop ${top} functions by self time (outside src/: the src/ function most of it was called from)`);
+  for (const fn of summary.functions.filter((f) => f.name !== '(idle)').slice(0, top)) {
+    const from = fn.calledFrom === undefined ? '' : `  <- ${fn.calledFrom}`;
+    console.log(`  ${ms0(fn.ms)} ms ${pct(fn.ms)}  ${fn.name.slice(0, 32).padEnd(32)} ${fn.where}${from}`);
+  }
 }

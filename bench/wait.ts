@@ -1,5 +1,5 @@
 /**
- * The cost of `redis.waitForReplicas` (README, "Durability"): one `WAIT` per invocation after its last write.
+ * The cost of `redis.waitForReplicas` (docs/durability.md): one `WAIT` per invocation after its last write.
  * Starts a Redis primary and its replica of its own (ports in 6400-6499, stopped at the end), runs the same
  * batches through the processor with and without the wait, and prints both (median of ROUNDS rounds).
  *
@@ -8,7 +8,7 @@
  */
 import Redis from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
-import { createTelemetry } from '../src/engine/telemetry';
+import { createTelemetry } from '../src/telemetry';
 import { HandOffWriter } from '../src/handoff';
 import { LanesFunction } from '../src/handler/lanes-function';
 import { DEFAULTS, deadLetterTopic, resolveOptions, retryTopics } from '../src/options';

@@ -20,7 +20,7 @@ export type { KafkaBatchResponse, KafkaHeader } from './event';
 export { LanesError, ConfigError, NonRetriableError, RetryLaterError, DeadlineError, RecordTimeoutError } from './errors';
 export { DeserializationError } from './options/errors';
 export { SchemaValidationError } from './options/standard-schema';
-export type { OutputRecord } from './engine/effects';
+export type { OutputRecord } from './lanes/effects';
 export type { StepSerializer } from './options/lanes-options';
 export { StepNameError, StepResultTooLargeError } from './errors';
 export { idempotencyCacheClient } from './effects/powertools-cache';

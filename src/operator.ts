@@ -9,7 +9,7 @@
  */
 export { BatchNotHandedOffError } from './errors';
 export type { InvocationContext } from './engine/run-scope';
-export { laneIdOf, PARTITION_LANE, NULL_KEY_LANE } from './engine/lane-id';
+export { laneIdOf, PARTITION_LANE, NULL_KEY_LANE } from './lanes/lane-id';
 export { resolveOptions, OptionsError, parseDuration, retryTopics, deadLetterTopic } from './options';
 export type { LanesOptions, Backoff, RetryOptions } from './options';
 export { completionGroupId, retryTopic } from './options/names';

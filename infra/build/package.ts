@@ -27,6 +27,7 @@ export const ESM_ENTRIES = {
   index: 'src/index.ts',
   operator: 'src/operator.ts',
   'committer-handler': 'src/serverless/committer-handler.ts',
+  'topics-handler': 'src/serverless/topics-handler.ts',
   cli: 'src/cli/bin.ts',
 } as const;
 

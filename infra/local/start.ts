@@ -23,6 +23,7 @@ import { Redis } from 'ioredis';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { resultKeys } from '../../functions/results';
 import { ensureTopics, readStatus, renderStatus } from '../../src/admin';
+import { quietTopicCreation, type TopicCreationWindow } from './kafka-log';
 import { completionGroupId } from '../../src/committer';
 import { startDashboard, type Dashboard } from '../../src/dashboard';
 import { deadLetterTopic } from '../../src/options';
@@ -221,7 +222,9 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
   const settings = settingsFrom(argv, process.env);
   await ensureStack(settings);
   const run = `run-${Date.now().toString(36)}`;
-  const kafka = new Kafka({ clientId: 'kafka-lanes-demo', brokers: settings.brokers.split(','), logLevel: logLevel.ERROR });
+  // Leader elections right after the topics are created are expected and waited out: counted, not printed as errors.
+  const topicCreation: TopicCreationWindow = { expected: false, counted: 0 };
+  const kafka = new Kafka({ clientId: 'kafka-lanes-demo', brokers: settings.brokers.split(','), logLevel: logLevel.ERROR, logCreator: quietTopicCreation(topicCreation) });
   const admin = kafka.admin();
   await admin.connect();
   const redis = new Redis(settings.redisUrl, { maxRetriesPerRequest: 2 });
@@ -233,13 +236,15 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
   const interrupted = new Promise<void>((resolve) => process.once('SIGINT', () => resolve()));
   try {
     // Source, retry-tier and dead-letter topics, created or checked (retention above the longest tier).
+    topicCreation.expected = true;
     const ensured = await ensureTopics(admin, {
       group: settings.group,
       topics: [{ topic: settings.topic, partitions: settings.partitions }],
       tiers: DEMO_TIERS,
       retryPartitions: settings.partitions,
-    });
-    console.log(`topics: ${ensured.topics.map((t) => t.topic).join(', ')}${ensured.actions.length > 0 ? ` (${ensured.actions.length} created or changed)` : ''}`);
+    }).finally(() => (topicCreation.expected = false));
+    const elections = topicCreation.counted > 0 ? `; waited for their leaders (${topicCreation.counted} "not the leader yet" answers)` : '';
+    console.log(`topics: ${ensured.topics.map((t) => t.topic).join(', ')}${ensured.actions.length > 0 ? ` (${ensured.actions.length} created or changed)` : ''}${elections}`);
     console.log(`serverless offline: starting the example service (log: ${logFile})`);
     offline = await startServerlessOffline({
       cwd: ROOT,

@@ -7,7 +7,7 @@
 #
 # Environment:
 #   KAFKA_VERSION        Apache Kafka version of the broker (default: kafka.version in pom.xml, 3.9.1);
-#                        tested: 3.9.1, 4.1.1, 4.4.0 (see README). To switch, `npm run local:down` first.
+#                        tested: 3.9.1, 4.1.1, 4.4.0 (see docs/testing.md). To switch, `npm run local:down` first.
 #   LOCAL_SERVICES       what to start, comma separated (default redis,redis-cluster,kafka)
 #   LOCAL_KAFKA_PORT, LOCAL_KAFKA_CONTROLLER_PORT, LOCAL_KAFKA_DIR
 #                        a second broker beside the usual one (default 9092, 9093, .local/kafka)

@@ -7,6 +7,7 @@ export {
   formatMs,
   parseTopicRequest,
   planDerivedTopics,
+  planOutputTopics,
   planSourceTopics,
   type DerivedTopicsInput,
   type EnsureTopicsOptions,
@@ -32,7 +33,7 @@ export {
   type PartitionStatus,
 } from './status';
 export { applyReset, planReset, renderResetPlan, type ResetPartition, type ResetPlan } from './reset';
-export { escapeGlob, partitionKeysPattern, partitionOfKey, scanKeys, unescapeName } from './redis-scan';
+export { escapeGlob, partitionKeysPattern, partitionOfKey, scanKeys, unescapeName } from '../completion/redis-scan';
 export { CREATE_TOPICS_READY_DEFAULTS, createTopicsReady, notReady, waitForTopicsReady } from './create-topics';
 export type { CreateTopicsReadyOptions, CreateTopicsReadyResult, ReadyAdmin, ReadyTopic, TopicsAdmin } from './create-topics';
 export { TopicsNotReadyError } from './errors';

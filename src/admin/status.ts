@@ -7,7 +7,7 @@ import type { PartitionRef } from '../completion/types';
 import { completionGroupId } from '../committer/keys';
 import { fetchCommittedOffsets } from '../committer/offset-committer';
 import { deadLetterTopic, retryTopic } from '../options';
-import { partitionKeysPattern, partitionOfKey, scanKeys } from './redis-scan';
+import { partitionKeysPattern, partitionOfKey, scanKeys } from '../completion/redis-scan';
 
 /**
  * `kafka-lanes status <group>`: where every partition of a group stands (docs/ARCHITECTURE.md, "Operating it"), read from
@@ -40,7 +40,7 @@ export interface PartitionStatus {
   readonly heldLanes: number;
   /** Records parked behind blocked heads (Redis is their index; the completion group never commits past them). */
   readonly parked: number;
-  /** Times the partition was recovered from Kafka after Redis lost its state (README, "Durability"). */
+  /** Times the partition was recovered from Kafka after Redis lost its state (docs/durability.md). */
   readonly recoveries: number;
   /** When the last recovery began (epoch ms, Redis' clock); `undefined` when none was recorded. */
   readonly lastRecoveredAtMs: number | undefined;

@@ -1,5 +1,5 @@
 import type { CommitLease, OffsetCommitter } from './offset-committer';
-import { METRIC, MetricUnit, type Telemetry } from '../engine/telemetry';
+import { METRIC, MetricUnit, type Telemetry } from '../telemetry';
 import type { PartitionCheck } from './durable-moves';
 import { encodeMarker, recoveryStart, type LossReason } from '../durability/marker';
 import { recoverPartition, type Recovered, type RecoveryParts } from '../durability/recover';

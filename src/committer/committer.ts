@@ -27,7 +27,7 @@ export const COMMITTER_DEFAULTS = {
  */
 export interface RunCommitterOptions {
   /** The completion engine of the group. */
-  readonly store: Pick<CompletionStore, 'redis' | 'trackedPartitions' | 'frontier' | 'audit' | 'stampGeneration'>;
+  readonly store: Pick<CompletionStore, 'redis' | 'trackedPartitions' | 'frontier' | 'audit' | 'stampGeneration' | 'markDurable'>;
   /** The framework's consumer group: the one the completion engine tracks partitions under. */
   readonly group: string;
   /**
@@ -48,14 +48,14 @@ export interface RunCommitterOptions {
    */
   readonly redrive?: RedriveOptions;
   /**
-   * What a run does when it finds a partition's Redis state lost (README, "Durability"): the loss is always logged
+   * What a run does when it finds a partition's Redis state lost (docs/durability.md): the loss is always logged
    * and left uncommitted; with this, the partition is recovered from Kafka at once, under the run's lease.
    */
   readonly recovery?: LossRecovery;
   /**
    * What the event source mapping has committed in its own consumer group (`<group>`), by partition: every record
    * below it was done or handed off before its invocation returned, so a frontier below it tells done bits lost
-   * after the event source moved past them (README, "Durability"). Without it such a loss stalls the partition.
+   * after the event source moved past them (docs/durability.md). Without it such a loss stalls the partition.
    */
   readonly eventSource?: (topics: readonly string[]) => Promise<CommittedOffset[]>;
 }
@@ -235,6 +235,13 @@ async function commitUnderLease(
       throw new CommitNotAppliedError(`commit to ${committer.groupId} did not land on ${list}`);
     }
   }
+
+  // A state whose generation the completion group's marker names (committed now or before) is marked in Redis: its
+  // first minute is over, and a lane the `hold` policy holds needs no watch copy from then on (README, "Durability").
+  const landed = new Set(moves.filter((move) => move.metadata !== undefined).map(partitionId));
+  const unmarked = checks.filter((c) => c.loss === undefined && c.generation !== undefined && c.audit.marked !== c.generation &&
+    (c.durable.marker?.generation === c.generation || landed.has(partitionId(c.ref))));
+  await Promise.all(unmarked.map((c) => store.markDurable(c.ref, c.generation!)));
 
   const nowMs = now();
   const result: CommitterResult = {

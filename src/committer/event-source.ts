@@ -6,7 +6,7 @@ import type { CommittedOffset } from './types';
  * What a group's event source mappings have committed in their own consumer groups, for `runCommitter`'s
  * `eventSource`: the source trigger commits in `<group>` and each retry tier's trigger in `<group>.retry.<tier>` (the
  * plugin names them so). An offset committed there means every record below it was done or handed off before its
- * invocation returned; a frontier below it tells done bits lost (README, "Durability").
+ * invocation returned; a frontier below it tells done bits lost (docs/durability.md).
  *
  * @example
  * runCommitter({ ..., eventSource: eventSourcePositions(() => admin, 'orders') });

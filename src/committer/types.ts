@@ -17,7 +17,7 @@ export interface FrontierInput extends TopicPartition {
  */
 export interface CommittedOffset extends TopicPartition {
   readonly offset: number | undefined;
-  /** The commit's metadata, where the committer keeps its durable marker (README, "Durability"). */
+  /** The commit's metadata, where the committer keeps its durable marker (docs/durability.md). */
   readonly metadata?: string | undefined;
 }
 

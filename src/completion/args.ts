@@ -87,7 +87,7 @@ export interface PayloadsNeeded {
 }
 
 export function parseAdmitReply(reply: unknown, count: number, where: string): AdmitResult | PayloadsNeeded {
-  const [code, statuses, base, highest, frontier, heads] = asArray(reply, where);
+  const [code, statuses, base, highest, frontier, heads, seenUpTo] = asArray(reply, where);
   if (typeof code !== 'number') throw new UnexpectedReplyError(`${where}: reply has no code`);
   if (code < 0) throw scriptError(code, '', where);
   if (code === 2) return { payloadsNeeded: (statuses as unknown[]).map(String) };
@@ -99,6 +99,7 @@ export function parseAdmitReply(reply: unknown, count: number, where: string): A
     handoffHeads: (heads as unknown[] | undefined ?? []).map((head) => parseLaneHead(String(head), where)),
     backPressure: code === 1,
     window: windowOf(base, highest, frontier),
+    seenUpTo: seenUpTo === undefined ? undefined : String(seenUpTo) === '' ? -1 : Number(seenUpTo),
   };
 }
 

@@ -11,9 +11,14 @@ export { escapeName };
  * a `{`, `}` or `:` in a group name (Kafka allows almost anything there) cannot end the tag early or make
  * two different partitions share one tag.
  */
+/** Tags of the refs seen so far: the tasks of a partition share one ref, and its tag is built once. */
+const tags = new WeakMap<PartitionRef, string>();
+
 /** The hash tag shared by every key of one partition. */
 export function partitionTag(ref: PartitionRef): string {
-  return partitionTagOf(ref.group, ref.topic, ref.partition);
+  let tag = tags.get(ref);
+  if (tag === undefined) tags.set(ref, (tag = partitionTagOf(ref.group, ref.topic, ref.partition)));
+  return tag;
 }
 
 export interface PartitionKeys {

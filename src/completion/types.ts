@@ -52,6 +52,11 @@ export interface AdmitResult {
   /** Whether any record was refused at a cap. */
   readonly backPressure: boolean;
   readonly window: PartitionWindow | undefined;
+  /**
+   * The highest offset admitted before this call (-1: the call made the state): a record admitted now above it
+   * never ran under this state. `undefined`: not known (every record may have run before).
+   */
+  readonly seenUpTo?: number | undefined;
 }
 
 /** Where a partition stands: `base` <= `frontier` <= `highest + 1`. */

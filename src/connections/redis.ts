@@ -1,6 +1,6 @@
 import type { Cluster, ClusterOptions, Redis, RedisOptions as IoRedisOptions } from 'ioredis';
 import { defineScripts } from '../completion/scripts';
-import type { Telemetry } from '../engine/telemetry';
+import type { Telemetry } from '../telemetry';
 import type { LanesOptions, RedisOptions } from '../options/lanes-options';
 import { commonJsExports } from './interop';
 import { checkEvictionPolicy } from './eviction-policy';
@@ -107,7 +107,7 @@ export async function connectRedis(options: LanesOptions, telemetry: Telemetry, 
   redis.on('error', (error: Error) => telemetry.logger.warn('Redis connection error', { error: error.message }));
   // Every invocation runs scripts: they are registered with the connection, and so load with the handler.
   defineScripts(redis);
-  // README, "Durability": a Redis that evicts keys would lose completion state silently; refused at start-up.
+  // docs/durability.md: a Redis that evicts keys would lose completion state silently; refused at start-up.
   try {
     await checkEvictionPolicy(redis);
   } catch (error) {

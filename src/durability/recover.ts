@@ -3,14 +3,14 @@ import { parkKey, partitionKeys, partitionTag, trackedPartitionsKey } from '../c
 import { runScript, type RedisClient } from '../completion/scripts';
 import type { PartitionRef } from '../completion/types';
 import { CompletionStore } from '../completion/store';
-import { parkPayload } from '../engine/lane-heads';
-import type { HandOffSink } from '../engine/ports';
+import { parkPayload } from '../lanes/lane-heads';
+import type { HandOffSink } from '../lanes/ports';
 import type { KafkaRecord } from '../event';
 import type { HandOffItem } from '../handoff/types';
-import { escapeGlob, scanKeys } from '../admin/redis-scan';
+import { escapeGlob, scanKeys } from '../completion/redis-scan';
 import type { LanesOptions } from '../options/lanes-options';
 import { retryTierOf, retryTopic } from '../options/names';
-import { laneIdOf } from '../engine/lane-id';
+import { laneIdOf } from '../lanes/lane-id';
 import { newGeneration } from './marker';
 import { kafkaRecordSource, type RecordSource } from './read-range';
 
@@ -50,7 +50,7 @@ export interface Recovered {
 }
 
 /**
- * Recovers a partition whose Redis state was lost (README, "Durability"): every record between the durable
+ * Recovers a partition whose Redis state was lost (docs/durability.md): every record between the durable
  * frontier `from` (what the completion group committed) and the end of the partition is read again from Kafka
  * and goes to the retry path again, in order per lane: the first record of each lane becomes its head (its
  * retry copy is written by the committer's re-drive, `redriveExpiredLeases`, right after), the lane's later
@@ -65,7 +65,7 @@ export interface Recovered {
  *
  * The rebuilt state is born (`born` in `meta`) at `since`, the lowest offset the completion group's commits vouch
  * for (the marker's), or at the recovery's start when that is lower or `since` unknown: a retry copy of an origin
- * below it then tells a loss, one at or above it and below the durable frontier is stale (README, "Durability").
+ * below it then tells a loss, one at or above it and below the durable frontier is stale (docs/durability.md).
  *
  * @example
  * const done = await recoverPartition(parts, { group: 'orders', topic: 'orders', partition: 0 }, 20, 'a1b2c3d4e5f6');
@@ -80,7 +80,7 @@ export async function recoverPartition(
   since?: number,
 ): Promise<Recovered> {
   const { redis, options } = parts;
-  const source = 'source' in parts ? parts.source : kafkaRecordSource(parts.kafka);
+  const source = 'source' in parts ? parts.source : kafkaRecordSource(parts.kafka, ref.group);
   const now = parts.now ?? Date.now;
   const keys = partitionKeys(ref);
   const rebuild = (extra: readonly string[], argv: readonly string[]): Promise<unknown> =>

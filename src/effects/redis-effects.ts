@@ -1,4 +1,4 @@
-import type { CopyClaim, EffectsPort, OutputId, StepsRef } from '../engine/effects';
+import type { CopyClaim, EffectsPort, OutputId, StepsRef } from '../lanes/effects';
 import { escapeName } from '../options/names';
 import type { ScriptCall } from '../completion/args';
 import { UnexpectedReplyError } from '../completion/errors';
@@ -10,6 +10,8 @@ import { TagBatches } from './batches';
 interface StepBatches {
   readonly loads: TagBatches<StepsRef, Map<string, string>>;
   readonly saves: TagBatches<StepSave, string | undefined>;
+  /** Whether a step was read or stored through this store (or a view of it) yet. */
+  used: boolean;
 }
 
 interface StepSave {
@@ -30,6 +32,11 @@ export function stepsKey(at: StepsRef): string {
   return `${partitionTag(at.ref)}:steps:${at.offset}`;
 }
 
+/** string: the highest offset of a partition with stored step results (`save-steps-1.lua`). */
+export function steppedKey(ref: PartitionRef): string {
+  return `${partitionTag(ref)}:stepped`;
+}
+
 /** string: "attempt|copy|state" of an unordered record in the retry path. */
 export function copyKey(ref: PartitionRef, offset: number): string {
   return `${partitionTag(ref)}:copy:${offset}`;
@@ -42,9 +49,20 @@ export function outputClaimKey(group: string, id: OutputId): string {
 
 /** One call storing the step results of several records of one partition (`save-steps-1.lua`). */
 export function saveStepsCall(saves: ReadonlyArray<{ at: StepsRef; name: string; value: string }>, ttlMs: number): ScriptCall {
-  const argv = [String(Math.ceil(ttlMs))];
-  for (const { name, value } of saves) argv.push(name, value);
-  return { keys: saves.map(({ at }) => stepsKey(at)), argv };
+  const keys = new Array<string>(saves.length + 1);
+  const argv = new Array<string>(2 * saves.length + 2);
+  argv[0] = String(Math.ceil(ttlMs));
+  let top = -1;
+  for (let j = 0; j < saves.length; j += 1) {
+    const { at, name, value } = saves[j]!;
+    keys[j + 1] = stepsKey(at);
+    argv[2 * j + 2] = name;
+    argv[2 * j + 3] = value;
+    if (at.offset > top) top = at.offset;
+  }
+  keys[0] = steppedKey(saves[0]!.at.ref);
+  argv[1] = String(top);
+  return { keys, argv };
 }
 
 /** The `save-steps-1.lua` reply: per save, `undefined` (stored) or the result stored before. */
@@ -111,6 +129,7 @@ export class RedisEffects implements EffectsPort {
         const reply = await runScript(redis, 'saveSteps', saveStepsCall(saves, saves[0]!.ttlMs), limits);
         return parseSaveStepsReply(reply, saves.length);
       }),
+      used: false,
     };
   }
 
@@ -119,12 +138,20 @@ export class RedisEffects implements EffectsPort {
     return new RedisEffects(this.redis, { ...this.limits, ...limits }, this.#batches);
   }
 
+  async stepsStoredUpTo(ref: PartitionRef): Promise<number | undefined> {
+    if (!this.#batches.used) return undefined;
+    const stored = await bounded(this.redis.get(steppedKey(ref)), 'steps marker read', this.limits);
+    return stored === null ? -1 : Number(stored);
+  }
+
   loadSteps(at: StepsRef): Promise<ReadonlyMap<string, string>> {
+    this.#batches.used = true;
     return this.#batches.loads.add(partitionTag(at.ref), at);
   }
 
   saveStep(at: StepsRef, name: string, value: string, ttlMs: number): Promise<string | undefined> {
     // One time to live per call: the same options give every record of a function the same one.
+    this.#batches.used = true;
     return this.#batches.saves.add(`${partitionTag(at.ref)}\n${ttlMs}`, { at, name, value, ttlMs });
   }
 

@@ -1,7 +1,7 @@
 import type { PartitionRef } from '../completion/types';
 import { isDecodeFailure, topicPartitionKey, type Delivered, type DecodeFailure } from '../event';
 import type { HandOffItem } from '../handoff/types';
-import { describeError } from './outcome';
+import { describeError } from '../lanes/outcome';
 import type { EngineTask, RunScope } from './run-scope';
 
 /** Writes hand-off copies, then marks their records done; reports them for redelivery if the write fails. */

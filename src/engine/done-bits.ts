@@ -1,7 +1,7 @@
 import type { PartitionRef } from '../completion/types';
 import { topicPartitionKey } from '../event';
-import type { StepsRef } from './effects';
-import type { CompletionPort } from './ports';
+import type { StepsRef } from '../lanes/effects';
+import type { CompletionPort } from '../lanes/ports';
 
 /**
  * A partition's pending done bits are flushed at once when this many wait, not only every `flushIntervalMs`:

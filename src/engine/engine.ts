@@ -8,17 +8,17 @@ import { readRecordParts } from '../options/deserialize';
 import type { LanesOptions } from '../options/lanes-options';
 import { deadlineSignal } from '../deadline';
 import { DoneBits } from './done-bits';
-import { describeError } from './outcome';
-import { SYSTEM_CLOCK, type Clock, type CompletionPort, type HandOffSink } from './ports';
+import { describeError } from '../lanes/outcome';
+import { SYSTEM_CLOCK, type Clock, type CompletionPort, type HandOffSink } from '../lanes/ports';
 import { RecordContext, isPromiseLike, recordView } from './record-context';
 import { RecordDeadlines } from './record-deadlines';
 import { RunReport } from './run-report';
 import type { EngineTask, InvocationContext, RecordPath, RunScope } from './run-scope';
 import { LaneScheduler } from './scheduler';
-import type { Telemetry } from './telemetry';
+import type { Telemetry } from '../telemetry';
 import type { RecordHandler } from './types';
-import { effectsTtlMs, type EffectsPort, type StepsRef } from './effects';
-import { isRepeatedOutput, sendOutputs } from './outputs';
+import { effectsTtlMs, type EffectsPort, type StepsRef } from '../lanes/effects';
+import { isRepeatedOutput, OutputBatches } from './outputs';
 
 export type { EngineTask, InvocationContext, RecordPath, RunScope } from './run-scope';
 
@@ -73,8 +73,7 @@ class Invocation<T extends EngineTask> {
   readonly #stop = new AbortController();
   readonly #deadlines: RecordDeadlines;
   readonly #doneBits: DoneBits;
-  readonly #sink: HandOffSink;
-  readonly #handOffSignal: AbortSignal;
+  readonly #outputs: OutputBatches;
   readonly #report = new RunReport();
   readonly #redelivered: RecordCoordinates[] = [];
   /** Records that could be neither handed off nor named in a partial batch response (no offset). */
@@ -102,8 +101,7 @@ class Invocation<T extends EngineTask> {
     this.#stopStartingAt = this.#startedAt + remaining - margin;
     this.#abortRunningAt = this.#startedAt + remaining - margin / 2;
     // Hand-off writes and Redis calls are given up just before Lambda would freeze the invocation.
-    const handOffSignal = (this.#handOffSignal = deadlineSignal(Math.max(1, remaining - Math.min(250, margin / 4))));
-    this.#sink = sink;
+    const handOffSignal = deadlineSignal(Math.max(1, remaining - Math.min(250, margin / 4)));
     const store = parts.store.withLimits({ signal: handOffSignal });
     this.#scheduler = new LaneScheduler(options.concurrency);
     this.#deadlines = new RecordDeadlines(options.recordTimeoutMs, () => new RecordTimeoutError(`record timed out after ${options.recordTimeoutMs} ms`));
@@ -159,11 +157,11 @@ class Invocation<T extends EngineTask> {
         logger.error('unexpected fault handing off at admission', { partition: partitionKey, error: describeError(error) });
       }),
     };
+    this.#outputs = new OutputBatches(this.#scope, sink, handOffSignal);
   }
 
-  get #stopped(): boolean {
-    return this.#stop.signal.aborted;
-  }
+  /** No record starts any more (a plain field: the signal's getter is costly on the run path of every record). */
+  #stopped = false;
 
   async run(partitions: readonly PartitionBatch[]): Promise<KafkaBatchResponse> {
     const now = (): number => this.#clock.now();
@@ -328,7 +326,7 @@ class Invocation<T extends EngineTask> {
       if (!failed && effects !== undefined) {
         try {
           // Outputs are acknowledged before the record is done (G3 extended); a send that fails fails the record.
-          await sendOutputs(scope, this.#sink, effects.seal(), this.#handOffSignal);
+          await this.#outputs.send(effects.seal());
         } catch (error) {
           failed = true;
           failure = error;
@@ -358,6 +356,7 @@ class Invocation<T extends EngineTask> {
 
   #stopStarting(): void {
     if (this.#stopped) return;
+    this.#stopped = true;
     this.#stop.abort();
     this.#fill();
   }

@@ -3,31 +3,67 @@
  * succeeded and before it is done; a record that is a repeat of another stage's output is skipped.
  */
 import { LanesError } from '../errors';
+import { messageOf } from '../kafka-errors';
 import type { KafkaHeader, RecordCoordinates } from '../event';
 import { deadlineSignal } from '../deadline';
-import { OutputHeader, type OutputId, type OutputMessage } from './effects';
+import { OutputHeader, type OutputId, type OutputMessage } from '../lanes/effects';
 import type { EngineTask, RunScope } from './run-scope';
 import { firstOriginOf, formatFirstOrigin } from './idempotency-key';
-import type { HandOffSink } from './ports';
+import type { HandOffSink } from '../lanes/ports';
 
 /** The outputs of a record could not be produced (retriable: the record runs again, its steps stored). */
 export class OutputsNotSentError extends LanesError {}
 
-/** Produces a record's outputs, bounded by the invocation's hand-off deadline. */
-export async function sendOutputs(
-  inv: RunScope<EngineTask>,
-  sink: HandOffSink,
-  outputs: readonly OutputMessage[],
-  handOffSignal: AbortSignal,
-): Promise<void> {
-  if (outputs.length === 0) return;
-  if (sink.send === undefined) throw new OutputsNotSentError('ctx.send: this engine was given no output producer');
-  try {
-    await sink.send(outputs, { signal: deadlineSignal(undefined, handOffSignal) });
-  } catch (error) {
-    throw new OutputsNotSentError(`${outputs.length} output(s) not acknowledged: the record runs again`, { cause: error, retriable: true });
+/**
+ * Produces the outputs of the records of one invocation that finish together as one send (one produce request per
+ * partition leader), bounded by the invocation's hand-off deadline: each record waits for the broker's
+ * acknowledgement of the send carrying its outputs, and fails with it.
+ *
+ * @example
+ * const outputs = new OutputBatches(scope, sink, handOffSignal);
+ * await outputs.send(effects.seal()); // the record is done only after this
+ */
+export class OutputBatches {
+  readonly #inv: RunScope<EngineTask>;
+  readonly #sink: HandOffSink;
+  readonly #handOffSignal: AbortSignal;
+  #open: { outputs: OutputMessage[]; settled: Promise<void> } | undefined = undefined;
+
+  constructor(inv: RunScope<EngineTask>, sink: HandOffSink, handOffSignal: AbortSignal) {
+    this.#inv = inv;
+    this.#sink = sink;
+    this.#handOffSignal = handOffSignal;
   }
-  inv.count('outputs', outputs.length);
+
+  /** Settles once the broker acknowledged these outputs (and those sent with them). */
+  send(outputs: readonly OutputMessage[]): Promise<void> {
+    if (outputs.length === 0) return Promise.resolve();
+    if (this.#sink.send === undefined) return Promise.reject(new OutputsNotSentError('ctx.send: this engine was given no output producer'));
+    let open = this.#open;
+    if (open === undefined) {
+      const batch: OutputMessage[] = [];
+      // After the current turn's microtasks: every record finishing now has added its outputs by then.
+      const settled = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.#flush(batch));
+      open = this.#open = { outputs: batch, settled };
+    }
+    for (const output of outputs) open.outputs.push(output);
+    return open.settled;
+  }
+
+  async #flush(outputs: readonly OutputMessage[]): Promise<void> {
+    this.#open = undefined;
+    try {
+      await this.#sink.send!(outputs, { signal: deadlineSignal(undefined, this.#handOffSignal) });
+    } catch (error) {
+      // The topics and Kafka's answer in the message: it is what a dead letter and the logs show.
+      const topics = [...new Set(outputs.map((output) => output.topic))].map((topic) => `\`${topic}\``).join(', ');
+      throw new OutputsNotSentError(`${outputs.length} output(s) to ${topics} not acknowledged (${messageOf(error)}): the records that sent them run again`, {
+        cause: error,
+        retriable: true,
+      });
+    }
+    this.#inv.count('outputs', outputs.length);
+  }
 }
 
 /**

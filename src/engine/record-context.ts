@@ -1,7 +1,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { LanesError } from '../errors';
 import type { RecordParts } from '../options/deserialize';
-import type { OutputRecord } from './effects';
+import type { OutputRecord } from '../lanes/effects';
 import { firstOriginOf, idempotencyKeyOf } from './idempotency-key';
 import type { RecordDeadline } from './record-deadlines';
 import type { EngineTask, RunScope } from './run-scope';
@@ -53,9 +53,13 @@ export class RecordContext implements LanesContext {
     const scope = this.#scope;
     const port = scope.effects;
     if (port === undefined) throw new LanesError('ctx.step and ctx.send need the effects store, which this engine was made without');
-    const origin = firstOriginOf(this.#task.record.headers, this.#task.origin);
-    const at = { ref: { group: scope.options.group, topic: origin.topic, partition: origin.partition }, offset: origin.offset };
-    this.effects = new RecordEffects(port, at, scope.options.group, scope.options, scope.effectsTtlMs, () => this.#deadline.signal);
+    const task = this.#task;
+    const origin = firstOriginOf(task.record.headers, task.origin);
+    // A source record's steps live under its own partition: its ref is shared by the partition's tasks.
+    const own = origin === task.origin && task.ref.topic === origin.topic && task.ref.partition === origin.partition;
+    const ref = own ? task.ref : { group: scope.options.group, topic: origin.topic, partition: origin.partition };
+    // Only a record's own first run can skip reading its steps: a replayed dead letter's are another record's.
+    this.effects = new RecordEffects(port, { ref, offset: origin.offset }, scope.options.group, scope.options, scope.effectsTtlMs, this.#deadline, own && task.fresh === true);
     return this.effects;
   }
 }

@@ -1,9 +1,9 @@
 import type { LanesOptions } from '../options/lanes-options';
 import { BatchNotHandedOffError } from '../errors';
-import type { CompletionPort } from './ports';
+import type { CompletionPort } from '../lanes/ports';
 
 /**
- * With `redis.waitForReplicas`, one `WAIT` after the invocation's last Redis write (README, "Durability"): its
+ * With `redis.waitForReplicas`, one `WAIT` after the invocation's last Redis write (docs/durability.md): its
  * hand-offs (parked records, lane heads, done bits) are on that many replicas before the event source moves past
  * them, so a failover loses none of them. Fewer in time fail the invocation: the batch is redelivered.
  */

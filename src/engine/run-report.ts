@@ -1,7 +1,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { PartitionRef } from '../completion/types';
 import { topicPartitionKey } from '../event';
-import { METRIC, MetricUnit, type Telemetry } from './telemetry';
+import { METRIC, MetricUnit, type Telemetry } from '../telemetry';
 
 /** What one invocation counts, each published as the metric of the same idea. */
 export type CounterName =

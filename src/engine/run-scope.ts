@@ -7,8 +7,8 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { PartitionRef } from '../completion/types';
 import type { KafkaRecord, PartitionBatch, RecordCoordinates } from '../event';
 import type { Copies } from '../handoff/copies';
-import type { EffectsPort } from './effects';
-import type { LaneHeadScope } from './lane-heads';
+import type { EffectsPort } from '../lanes/effects';
+import type { LaneHeadScope } from '../lanes/lane-heads';
 import type { CounterName } from './run-report';
 import type { Task } from './scheduler';
 
@@ -29,6 +29,11 @@ export interface EngineTask extends Task {
   readonly attempt: number;
   /** Set when the record cannot run at all (its `keyOf` threw): it fails with this at once. */
   readonly preset?: unknown;
+  /**
+   * The record never ran before: admitted for the first time, above every offset with stored step results of its
+   * partition. Its durable steps start without reading Redis.
+   */
+  readonly fresh?: boolean;
 }
 
 /** What a record path may do within one invocation. */

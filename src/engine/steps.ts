@@ -5,7 +5,7 @@
 import { LanesError, StepNameError, StepResultTooLargeError } from '../errors';
 import type { LanesOptions, StepSerializer } from '../options/lanes-options';
 import { formatFirstOrigin } from './idempotency-key';
-import { OutputHeader, type EffectsPort, type OutputMessage, type OutputRecord, type StepsRef } from './effects';
+import { OutputHeader, type EffectsPort, type OutputMessage, type OutputRecord, type StepsRef } from '../lanes/effects';
 
 // Public, so they live with the other public errors: importing the entry loads no part of the engine.
 export { StepNameError, StepResultTooLargeError } from '../errors';
@@ -22,6 +22,14 @@ export const JSON_STEP_SERIALIZER: StepSerializer = {
   deserialize: (text) => (text === '' ? undefined : JSON.parse(text)),
 };
 
+const NO_STEPS: ReadonlyMap<string, string> = new Map();
+
+/** What a record's steps look at of its deadline: a step does not start once it expired. */
+export interface StepDeadline {
+  readonly expired: boolean;
+  readonly reason: unknown;
+}
+
 /** Turns a step cache hit, a miss run and the outputs into what the engine needs after the handler. */
 export class RecordEffects {
   readonly #port: EffectsPort;
@@ -29,28 +37,34 @@ export class RecordEffects {
   readonly #group: string;
   readonly #options: LanesOptions;
   readonly #ttlMs: number;
-  readonly #signal: () => AbortSignal;
-  #stored: Promise<ReadonlyMap<string, string>> | undefined;
-  readonly #names = new Set<string>();
-  /** Steps of one record run one after another, in call order, even when the handler starts them together. */
-  #chain: Promise<unknown> = Promise.resolve();
+  readonly #deadline: StepDeadline;
+  /** The results stored by earlier runs: read on the first step, none for a record that never ran before. */
+  #stored: ReadonlyMap<string, string> | Promise<ReadonlyMap<string, string>> | undefined;
+  /** Names of the steps of this run, in call order. */
+  readonly #names: string[] = [];
+  /** The last step started: steps of one record run one after another, in call order, even when started together. */
+  #last: Promise<unknown> | undefined = undefined;
   #outputs: OutputMessage[] | undefined;
+  /** `<topic>/<partition>/<offset>` of the first origin, the same in every output's headers. */
+  #origin: string | undefined = undefined;
   #sealed = false;
   /** Steps that ran their function in this run (not those returned from storage). */
   ran = 0;
 
-  constructor(port: EffectsPort, at: StepsRef, group: string, options: LanesOptions, ttlMs: number, signal: () => AbortSignal) {
+  /** `fresh`: the record never ran before, so no result of it is stored (its steps read nothing). */
+  constructor(port: EffectsPort, at: StepsRef, group: string, options: LanesOptions, ttlMs: number, deadline: StepDeadline, fresh = false) {
     this.#port = port;
     this.#at = at;
     this.#group = group;
     this.#options = options;
     this.#ttlMs = ttlMs;
-    this.#signal = signal;
+    this.#deadline = deadline;
+    this.#stored = fresh ? NO_STEPS : undefined;
   }
 
-  /** Whether this record stored or read step results (they are deleted once it is terminal). */
+  /** Whether this record ran, stored or read steps (their results are deleted once it is terminal). */
   get usedSteps(): boolean {
-    return this.#stored !== undefined;
+    return this.#names.length > 0;
   }
 
   get steps(): StepsRef {
@@ -64,24 +78,28 @@ export class RecordEffects {
     if (typeof fn !== 'function') {
       return Promise.reject(new StepNameError(`Expected step \`${name}\` to be given a function, got ${typeof fn}`));
     }
-    if (this.#names.has(name)) {
+    if (this.#names.includes(name)) {
       return Promise.reject(new StepNameError(
         `step \`${name}\` ran twice in one run of a record: step names must be unique within a run (add a suffix, e.g. \`${name}-2\`, for a step repeated in a loop)`,
       ));
     }
-    this.#names.add(name);
-    const run = this.#chain.then(() => this.#run(name, fn));
-    this.#chain = run.catch(() => undefined);
+    this.#names.push(name);
+    const last = this.#last;
+    // The first step starts at once; a later one once the one before settled, whatever its outcome.
+    const next = (): Promise<R> => this.#run(name, fn);
+    const run = last === undefined ? next() : last.then(next, next);
+    this.#last = run;
     return run;
   }
 
   async #run<R>(name: string, fn: () => R | Promise<R>): Promise<R> {
-    const stored = await (this.#stored ??= this.#port.loadSteps(this.#at));
+    let stored = this.#stored;
+    if (stored === undefined) stored = this.#stored = this.#port.loadSteps(this.#at);
+    if (stored instanceof Promise) stored = this.#stored = await stored;
     const serializer = this.#options.steps.serializer ?? JSON_STEP_SERIALIZER;
     const hit = stored.get(name);
     if (hit !== undefined) return this.#read(serializer, name, hit) as R;
-    const signal = this.#signal();
-    if (signal.aborted) throw signal.reason;
+    if (this.#deadline.expired) throw this.#deadline.reason;
     this.ran += 1;
     const result = await fn();
     let text: string;
@@ -91,10 +109,12 @@ export class RecordEffects {
       throw new StepSerializationError(`step \`${name}\`: its result could not be serialized: ${(error as Error)?.message ?? String(error)}`, { cause: error });
     }
     if (typeof text !== 'string') throw new StepSerializationError(`step \`${name}\`: the serializer returned ${typeof text}, not a string`);
-    const bytes = Buffer.byteLength(text, 'utf8');
-    if (bytes > this.#options.steps.maxBytes) {
+    const { maxBytes } = this.#options.steps;
+    // UTF-8 takes at most 3 bytes per UTF-16 unit: most results are measured without encoding them.
+    const bytes = text.length * 3 <= maxBytes ? text.length : Buffer.byteLength(text, 'utf8');
+    if (bytes > maxBytes) {
       throw new StepResultTooLargeError(
-        `step \`${name}\` returned ${bytes} bytes serialized, above \`steps.maxBytes\` (${this.#options.steps.maxBytes}): its result could not be stored, so the step would run again; return something smaller (an id) or raise the limit`,
+        `step \`${name}\` returned ${bytes} bytes serialized, above \`steps.maxBytes\` (${maxBytes}): its result could not be stored, so the step would run again; return something smaller (an id) or raise the limit`,
       );
     }
     const first = await this.#port.saveStep(this.#at, name, text, this.#ttlMs);
@@ -118,11 +138,13 @@ export class RecordEffects {
     }
     const outputs = (this.#outputs ??= []);
     const headers: Record<string, string | Buffer> = {};
-    for (const [name, value] of Object.entries(record.headers ?? {})) {
-      if (!name.startsWith('lanes-')) headers[name] = value;
+    if (record.headers !== undefined) {
+      for (const name in record.headers) {
+        if (Object.hasOwn(record.headers, name) && !name.startsWith('lanes-')) headers[name] = record.headers[name]!;
+      }
     }
     headers[OutputHeader.Group] = this.#group;
-    headers[OutputHeader.Origin] = formatFirstOrigin({ topic: this.#at.ref.topic, partition: this.#at.ref.partition, offset: this.#at.offset });
+    headers[OutputHeader.Origin] = (this.#origin ??= formatFirstOrigin({ topic: this.#at.ref.topic, partition: this.#at.ref.partition, offset: this.#at.offset }));
     headers[OutputHeader.Index] = String(outputs.length);
     const { value } = record;
     outputs.push({

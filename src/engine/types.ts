@@ -1,6 +1,6 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { KafkaHeader, RecordCoordinates, TimestampType } from '../event';
-import type { OutputRecord } from './effects';
+import type { OutputRecord } from '../lanes/effects';
 
 /** What a handler sees of a record: decoded key and value, headers, origin and timestamp. */
 export interface LanesRecord<V = unknown, K = unknown> {

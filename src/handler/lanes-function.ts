@@ -3,19 +3,19 @@ import { CompletionStore } from '../completion';
 import { RedisEffects } from '../effects/redis-effects';
 import { Engine } from '../engine/engine';
 import type { InvocationContext } from '../engine/run-scope';
-import type { HandOffSink } from '../engine/ports';
+import type { HandOffSink } from '../lanes/ports';
 import type { RecordHandler } from '../engine/types';
 import { decodeKafkaEvent, type KafkaBatchResponse, type PartitionBatch } from '../event';
 import type { LanesOptions } from '../options/lanes-options';
 import { retryTierOf } from '../options/names';
 import { RetryPath } from '../retry/retry-path';
 import { SourcePath } from '../source/source-path';
-import type { Telemetry } from '../engine/telemetry';
+import type { Telemetry } from '../telemetry';
 
 export { BatchNotHandedOffError, DeadlineError, RecordTimeoutError } from '../errors';
 export { quantiles } from '../engine/run-report';
 export type { InvocationContext } from '../engine/run-scope';
-export type { HandOffSink } from '../engine/ports';
+export type { HandOffSink } from '../lanes/ports';
 export type { LanesContext, LanesRecord, RecordHandler } from '../engine/types';
 
 export interface LanesFunctionParts {

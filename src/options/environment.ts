@@ -62,7 +62,7 @@ export function withEnvironment(input: unknown, env: Env): WithEnvironment {
   fill(result, 'partialBatchResponse', 'partialBatchResponse', ENV.partialBatchResponse, parseBoolean);
   const ordering = read(ENV.ordering);
   if (result['ordering'] !== undefined && ordering !== undefined && result['ordering'] !== ordering) {
-    // The committer has no code of the handler: it rebuilds lanes after a loss (README, "Durability") by this value.
+    // The committer has no code of the handler: it rebuilds lanes after a loss (docs/durability.md) by this value.
     problems.push(
       `Invalid kafka-lanes option \`ordering\`: expected the same value in code and in \`${ENV.ordering}\` (the committer ` +
         `rebuilds lanes by it after a loss; with the serverless plugin, set it in serverless.yml: \`kafkaLanes: { ordering }\`), ` +

@@ -62,7 +62,7 @@ export interface RedisOptions {
   /**
    * Replicas that must acknowledge an invocation's Redis writes (one `WAIT` per invocation, after its last write)
    * before it returns; fewer in time fail the invocation, so the event source redelivers its batch. Absent or 0:
-   * no wait (README, "Durability").
+   * no wait (docs/durability.md).
    */
   readonly waitForReplicas?: number;
   /** How long that `WAIT` may take, in ms (default 1,000). */

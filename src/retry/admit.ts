@@ -1,7 +1,7 @@
 import type { PartitionRef } from '../completion/types';
 import { deadLetterMalformed, writeAndMarkDone } from '../engine/dead-letters';
-import { laneIdOf } from '../engine/lane-id';
-import { describeError } from '../engine/outcome';
+import { laneIdOf } from '../lanes/lane-id';
+import { describeError } from '../lanes/outcome';
 import type { EngineTask, RunScope } from '../engine/run-scope';
 import { topicPartitionKey, type KafkaRecord, type PartitionBatch, type RecordCoordinates } from '../event';
 import { HEADER_PREFIX, readHandOffHeaders } from '../handoff/headers';

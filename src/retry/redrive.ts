@@ -1,14 +1,14 @@
 import type { CompletionStore } from '../completion/store';
 import type { PartitionRef } from '../completion/types';
 import { NotHeadError, StaleAttemptError } from '../completion/errors';
-import { applyDeadLetterPolicy, decodeParked, type LaneHeadScope } from '../engine/lane-heads';
-import type { HandOffSink } from '../engine/ports';
+import { applyDeadLetterPolicy, decodeParked, type LaneHeadScope } from '../lanes/lane-heads';
+import type { HandOffSink } from '../lanes/ports';
 import type { HandOffItem, HandOffOutcome } from '../handoff/types';
 import { copiesFor } from '../handoff/copies';
 import { readHandOffHeaders } from '../handoff/headers';
 import type { LanesOptions } from '../options/lanes-options';
 import { retryTierOf } from '../options/names';
-import { METRIC, MetricUnit, type Telemetry } from '../engine/telemetry';
+import { METRIC, MetricUnit, type Telemetry } from '../telemetry';
 
 /** The lease a head gets when a re-drive releases a lane onto it: longer than one re-drive takes. */
 export const REDRIVE_LEASE_MS = 60_000;
@@ -91,7 +91,7 @@ async function redriveOne(
   const [outcome] = await scope.write([item]);
   try {
     if (outcome?.status === 'refused') {
-      await applyDeadLetterPolicy(scope, ref, lane, head, outcome);
+      await applyDeadLetterPolicy(scope, ref, lane, head, outcome, record);
       return 'dead-lettered';
     }
     await scope.store.advance(ref, lane, head, { attempt: head.attempt, state: 'retrying', dueAtMs: head.dueAtMs, leaseUntilMs: 0 });

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { durationMs } from '../options/duration';
-import { METRIC } from '../engine/telemetry';
+import { METRIC } from '../telemetry';
 
 /**
  * CloudWatch alarms and a dashboard per group, on the metrics the functions publish (namespace `KafkaLanes`,
- * dimensions `service` = `kafka-lanes` and `group`; see `engine/telemetry.ts`) and on Lambda's own `Errors` of
+ * dimensions `service` = `kafka-lanes` and `group`; see `src/telemetry.ts`) and on Lambda's own `Errors` of
  * the committer. On by default; `alarms: { enabled: false }` in a function's `kafkaLanes` block turns them off.
  *
  * | alarm | metric | fires when |

@@ -5,7 +5,7 @@ import { eventSourcePositions, MemberlessOffsetCommitter, runCommitter, type Com
 import { kafkaClientConfig } from '../connections';
 import { resolveOptions } from '../options';
 import { connectRedis } from '../connections/redis';
-import { importTelemetry } from '../engine/telemetry';
+import { importTelemetry } from '../telemetry';
 import { HandOffWriter } from '../handoff';
 import { deadLetterTopic } from '../options';
 import { publishGroupFigures } from './group-metrics';

@@ -1,7 +1,7 @@
 import type { Kafka } from 'kafkajs';
 import { readGroupFigures } from '../admin/group-figures';
 import type { RedisClient } from '../completion/scripts';
-import { METRIC, MetricUnit, type Telemetry } from '../engine/telemetry';
+import { METRIC, MetricUnit, type Telemetry } from '../telemetry';
 
 /**
  * The committer's run publishes the figures the group's CloudWatch alarms watch (see `alarms.ts`): the oldest

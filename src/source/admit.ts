@@ -1,8 +1,9 @@
 import type { PartitionRef } from '../completion/types';
 import { deadLetterConflicts, deadLetterMalformed, writeAndMarkDone } from '../engine/dead-letters';
-import { DEFERRED_HEAD, parkPayload } from '../engine/lane-heads';
-import { laneIdOf } from '../engine/lane-id';
-import { describeError, type DeadLetterReason } from '../engine/outcome';
+import { DEFERRED_HEAD, parkPayload } from '../lanes/lane-heads';
+import { RECOVERY_RECHECK_MS } from '../completion/loss-suspect';
+import { laneIdOf } from '../lanes/lane-id';
+import { describeError, type DeadLetterReason } from '../lanes/outcome';
 import type { EngineTask, RunScope } from '../engine/run-scope';
 import { planOffsets, topicPartitionKey, type DecodeFailure, type Delivered, type KafkaRecord, type OffsetSlot, type PartitionBatch, type RecordCoordinates } from '../event';
 import { DeserializationError } from '../options/errors';
@@ -35,11 +36,13 @@ export async function admitSourceBatch(run: RunScope<SourceTask>, batch: Partiti
   // A small batch is admitted in one call: chunks would cost round trips and save little time.
   let size = entries.length <= ADMIT_ONE_CALL ? entries.length : ADMIT_FIRST_CHUNK;
   let tasks: SourceTask[] = [];
+  // Read beside the first admission call (sent before it): where step results are stored up to on this partition.
+  const stepsUpTo = stepsStoredUpTo(run, ref);
   while (from < entries.length) {
     const chunk = entries.slice(from, from + size);
     assignLanes(run, chunk);
     const last = from + chunk.length >= entries.length;
-    const admitted = await admitChunk(run, ref, partitionKey, chunk, from === 0 ? entries : undefined);
+    const admitted = await admitChunk(run, ref, partitionKey, chunk, from === 0 ? entries : undefined, stepsUpTo);
     from += chunk.length;
     size = Math.min(size * 4, ADMIT_MAX_CHUNK);
     if (admitted === undefined) {
@@ -70,6 +73,7 @@ async function admitChunk(
   entries: readonly AdmitEntry[],
   /** The whole batch, given with its first chunk only. */
   batch: readonly AdmitEntry[] | undefined,
+  stepsUpTo: Promise<number | undefined>,
 ): Promise<{ tasks: SourceTask[]; handOffs?: Promise<unknown>; stop: boolean } | undefined> {
   let result;
   try {
@@ -96,10 +100,14 @@ async function admitChunk(
   let conflicts: Array<{ offset: number; versions: readonly Delivered[] }> | undefined;
   let heads: RunnableEntry[] | undefined;
   const { statuses } = result;
+  const storedUpTo = await stepsUpTo;
+  // Above both, a record ran under no state that is kept, and no step result of it is stored.
+  const freshAbove = result.seenUpTo === undefined || storedUpTo === undefined ? Infinity : Math.max(result.seenUpTo, storedUpTo);
   for (let i = 0; i < entries.length; i += 1) {
     const entry = entries[i]!;
     const status = statuses[i];
     if (status === 'run' && entry.record !== undefined) {
+      entry.fresh = entry.offset > freshAbove;
       tasks.push(entry as RunnableEntry);
     } else if (status === 'duplicate') run.count('duplicates');
     else if (status === 'parked') run.count('parked');
@@ -132,8 +140,13 @@ async function admitChunk(
     if (head?.reason === DEFERRED_HEAD) return run.copies.deferred(basis, head.attempt, head.dueAtMs);
     return run.copies.retry(basis, { attempt: head?.attempt ?? 1, dueAtMs: head?.dueAtMs ?? now, firstFailureAtMs: now });
   });
+  // A held head dead-lettered again in the partition's first minute gets its watch copy again (`watchHeldHead`).
+  const heldAgain = redelivered.filter((item) => item.kind === 'dead-letter' && item.lane !== undefined);
+  const watches = heldAgain.length > 0 && (await run.store.durablyMarked?.(ref)) === false
+    ? heldAgain.map((item) => run.copies.deferred(item, item.attempt, now + RECOVERY_RECHECK_MS))
+    : [];
   const handOffs = run.guard(Promise.all([
-    writeAndMarkDone(run, ref, redelivered, () => {
+    writeAndMarkDone(run, ref, [...redelivered, ...watches], () => {
       for (const item of redelivered) run.count(item.kind === 'dead-letter' ? 'deadLettered' : item.deferred === true ? 'deferred' : 'retried');
     }),
     deadLetterMalformed(run, ref, malformed ?? []),
@@ -164,6 +177,7 @@ class AdmitEntry {
   readonly attempt = 1;
   lane: string | undefined = undefined;
   preset: unknown = undefined;
+  fresh = false;
   #origin: RecordCoordinates | undefined = undefined;
 
   constructor(partitionKey: string, ref: PartitionRef, offset: number, record: KafkaRecord | undefined, slot?: OffsetSlot) {
@@ -223,6 +237,15 @@ function assignLanes(run: RunScope<SourceTask>, entries: readonly AdmitEntry[]):
       entry.preset = new DeserializationError('key', entry.record, `keyOf threw: ${describeError(error).message}`, { cause: error });
     }
   }
+}
+
+/**
+ * The highest offset of the partition with stored step results (-1: none), or `undefined` when it cannot be known
+ * (no effects store, Redis did not answer): then every record reads its steps.
+ */
+function stepsStoredUpTo(run: RunScope<SourceTask>, ref: PartitionRef): Promise<number | undefined> {
+  const read = run.effects?.stepsStoredUpTo?.(ref);
+  return read === undefined ? Promise.resolve(undefined) : read.catch(() => undefined);
 }
 
 /** Records of a batch not admitted now (refused, or behind a refusal): the event source redelivers them. */

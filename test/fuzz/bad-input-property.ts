@@ -27,10 +27,10 @@ import {
 } from '../../src/event';
 import type { HandOffItem } from '../../src/handoff';
 import { resolveOptions, type LanesOptionsInput } from '../../src/options';
-import { laneIdOf } from '../../src/engine/lane-id';
+import { laneIdOf } from '../../src/lanes/lane-id';
 import type { LanesOptions } from '../../src/options/lanes-options';
 import { LanesFunction, type HandOffSink } from '../../src/handler/lanes-function';
-import { createTelemetry } from '../../src/engine/telemetry';
+import { createTelemetry } from '../../src/telemetry';
 
 type Json = Record<string, unknown>;
 

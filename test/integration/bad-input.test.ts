@@ -7,7 +7,7 @@ import { encodeBase64, type AwsKafkaRecord } from '../../src/event';
 import { HandOffWriter, readHandOffHeaders } from '../../src/handoff';
 import { resolveOptions, type LanesOptionsInput } from '../../src/options';
 import { LanesFunction, type LanesRecord, type RecordHandler } from '../../src/handler/lanes-function';
-import { createTelemetry } from '../../src/engine/telemetry';
+import { createTelemetry } from '../../src/telemetry';
 import { checkEvent, freshTopic, fuzzRig, mutatedEvent, nested } from '../fuzz/bad-input-property';
 import { deleteGroupKeys } from '../fuzz/stack';
 import { contextWithin, eventOf, fetchRecords, produce } from './support/kafka-events';

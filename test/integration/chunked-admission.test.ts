@@ -10,7 +10,7 @@ import { parkKey, partitionKeys, type PartitionRef } from '../../src/completion'
 import { HandOffWriter } from '../../src/handoff';
 import { resolveOptions } from '../../src/options';
 import { LanesFunction, type RecordHandler } from '../../src/handler/lanes-function';
-import { createTelemetry } from '../../src/engine/telemetry';
+import { createTelemetry } from '../../src/telemetry';
 import { contextWithin, eventOf, fetchRecords, produce } from './support/kafka-events';
 import { RetryFeed } from './support/retry-feed';
 import { createKafka, createTopic, deleteTopics, KAFKA_BROKERS, redisSetups, uniqueName } from './support/stack';

@@ -30,7 +30,7 @@ import { REDIS_URL, createKafka, createTopic, deleteTopics, redisSetups, uniqueN
 jest.setTimeout(60_000);
 
 /**
- * The durable marker every commit carries (README, "Durability"): generation, highest admitted offset, and `since`,
+ * The durable marker every commit carries (docs/durability.md): generation, highest admitted offset, and `since`,
  * where the state was born (the first offset it admitted).
  */
 const MARKER = expect.stringMatching(/^kl1:[0-9a-f]+:\d+:\d+$/) as unknown as string;

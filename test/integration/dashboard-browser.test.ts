@@ -1,26 +1,26 @@
 /**
- * The dashboard in a real browser (Debian's chromium driven by playwright-core) on the local Kafka and Redis:
+ * The dashboard in a real browser (chromium driven by playwright-core: see support/browser.ts) on the local Kafka and Redis:
  * failing records block a lane, the page shows it with its key and attempt, a release from the page frees it
  * and the page follows; after Redis loses the group's state the committer's recovery shows on its partition, and a
  * banner shows while a partition is fenced for one; the access token is required. A screenshot of each state is written under
  * test-output/dashboard/ for a person to look at.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { scanKeys } from '../../src/admin/redis-scan';
+import { scanKeys } from '../../src/completion/redis-scan';
 import { MemberlessOffsetCommitter, runCommitter } from '../../src/committer';
 import { escapeName, partitionKeys } from '../../src/completion';
 import { runScript } from '../../src/completion/scripts';
 import { CompletionStore } from '../../src/completion/store';
 import { startDashboard, type Dashboard } from '../../src/dashboard';
-import { createTelemetry } from '../../src/engine/telemetry';
+import { createTelemetry } from '../../src/telemetry';
 import { HandOffWriter } from '../../src/handoff';
 import { resolveOptions, type LanesOptions, type LanesOptionsInput } from '../../src/options';
 import { LanesFunction } from '../../src/handler/lanes-function';
+import { browserLaunchOptions } from './support/browser';
 import { runCliCaptured } from './support/cli';
 import { contextWithin, eventOf, fetchRecords, produce } from './support/kafka-events';
 import { RetryFeed } from './support/retry-feed';
@@ -32,16 +32,6 @@ process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 
 const OUTPUT = join(__dirname, '..', '..', 'test-output', 'dashboard');
 const TIERS = ['1s', '1m'];
-
-/** Debian's chromium (`apt-get install chromium`; .ci/run installs it where missing), or $CHROMIUM_PATH. */
-function chromiumPath(): string {
-  if (process.env['CHROMIUM_PATH']) return process.env['CHROMIUM_PATH'];
-  try {
-    return execFileSync('sh', ['-c', 'command -v chromium || command -v chromium-browser'], { encoding: 'utf8' }).trim().split('\n')[0]!;
-  } catch {
-    throw new Error('Expected a chromium executable on PATH (apt-get install chromium) or $CHROMIUM_PATH, found none');
-  }
-}
 
 describe('kafka-lanes dashboard in a browser', () => {
   const group = uniqueName('dgrp');
@@ -70,12 +60,18 @@ describe('kafka-lanes dashboard in a browser', () => {
       { group, flushIntervalMs: 20, deadLetter: { policy: 'hold' }, retry: { tiers: TIERS, maxAttempts: 2, backoff: { type: 'fixed', delayMs: 200 } } } as LanesOptionsInput,
       {},
     );
+    // Each resource's cleanup is registered as soon as it exists: a set-up failing half-way (no browser, say)
+    // must not leave a dashboard reading Kafka, consumers or connections open, or jest never exits.
     redis = new Redis(REDIS_URL);
+    cleanups.push(async () => redis.disconnect());
     kafka = new Kafka({ clientId: 'dashboard-test', brokers: KAFKA_BROKERS, logLevel: logLevel.NOTHING });
     writer = new HandOffWriter(kafka, { deadLetterTopic: `${group}.dlq` });
+    cleanups.push(() => writer.disconnect());
     const producer = kafka.producer();
+    cleanups.push(() => producer.disconnect());
     await producer.connect();
     const admin = kafka.admin();
+    cleanups.push(() => admin.disconnect());
     await admin.connect();
     processor = new LanesFunction({
       options, redis, handOff: () => writer, telemetry: createTelemetry(group),
@@ -85,22 +81,22 @@ describe('kafka-lanes dashboard in a browser', () => {
       },
     });
     feed = await RetryFeed.start(TIERS.map((t) => `${group}.retry.${t}`));
+    cleanups.push(() => feed.stop());
     dashboard = await startDashboard({
       group, admin, redis, kafka, readEveryMs: 300, log: (line) => logged.push(line),
       operator: { options, store: new CompletionStore(redis), sink: writer, producer },
     });
-    browser = await chromium.launch({ executablePath: chromiumPath(), args: ['--no-sandbox', '--disable-gpu'] });
+    cleanups.push(() => dashboard.close());
+    browser = await chromium.launch(await browserLaunchOptions());
+    cleanups.push(() => browser.close());
     page = await browser.newPage({ viewport: { width: 1400, height: 1100 } });
     // Every action asks first; the operator says yes.
     page.on('dialog', (dialog) => void dialog.accept());
-    cleanups.push(
-      () => browser.close(), () => dashboard.close(), () => feed.stop(), () => writer.disconnect(), () => producer.disconnect(),
-      () => admin.disconnect(), async () => redis.disconnect(),
-    );
   });
 
   afterAll(async () => {
-    for (const cleanup of cleanups) await cleanup().catch(() => undefined);
+    // The last made is closed first: the browser, then the dashboard, then what it reads through.
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
   });
 
   it('refuses a request without the access token', async () => {

@@ -1,9 +1,9 @@
 import type { Context } from 'aws-lambda';
 import { Redis, type Cluster } from 'ioredis';
 import { lanes } from '../../src';
-import { RedisEffects, stepsKey, copyKey } from '../../src/effects/redis-effects';
+import { RedisEffects, steppedKey, stepsKey, copyKey } from '../../src/effects/redis-effects';
 import { idempotencyCacheClient } from '../../src/effects/powertools-cache';
-import { OutputHeader } from '../../src/engine/effects';
+import { OutputHeader } from '../../src/lanes/effects';
 import { contextWithin, eventOf, fetchRecords, produce } from './support/kafka-events';
 import { createTopic, REDIS_URL, redisSetups, uniqueName } from './support/stack';
 
@@ -65,6 +65,24 @@ describe.each(redisSetups())('the exactly-once scripts on $name Redis', ({ conne
     expect(afterLoads).toBe(2);
     expect(calls).toBe(3);
     expect(saved).toEqual([undefined, '"before"', undefined]);
+  });
+
+  it('keeps the highest offset of a partition with stored step results, living as long as they do', async () => {
+    // Prepare
+    const effects = new RedisEffects(redis);
+    const ref = { group: uniqueName('g'), topic: 'orders', partition: 3 };
+    const before = await effects.stepsStoredUpTo(ref);
+
+    // Act
+    await Promise.all([7, 9, 8].map((offset) => effects.saveStep({ ref, offset }, 'charge', '"ch"', 60_000)));
+    const afterFirst = await effects.stepsStoredUpTo(ref);
+    await effects.saveStep({ ref, offset: 4 }, 'charge', '"ch"', 120_000);
+
+    // Assess: not known before any step went through the store; then the highest, never moved down.
+    expect(before).toBeUndefined();
+    expect(afterFirst).toBe(9);
+    expect(await effects.stepsStoredUpTo(ref)).toBe(9);
+    expect(await redis.pttl(steppedKey(ref))).toBeGreaterThan(60_000);
   });
 
   it('lets the first record take an output and refuses a repeat at another offset', async () => {

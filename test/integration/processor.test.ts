@@ -9,7 +9,7 @@ import { NonRetriableError, RetryLaterError } from '../../src/errors';
 import { HandOffWriter, readHandOffHeaders } from '../../src/handoff';
 import { resolveOptions, type LanesOptionsInput } from '../../src/options';
 import { BatchNotHandedOffError, LanesFunction, type LanesRecord, type RecordHandler } from '../../src/handler/lanes-function';
-import { createTelemetry } from '../../src/engine/telemetry';
+import { createTelemetry } from '../../src/telemetry';
 import { contextWithin, eventOf, fetchRecords, produce, type TestMessage } from './support/kafka-events';
 import { createTopic, KAFKA_BROKERS, redisSetups, uniqueName } from './support/stack';
 import { spawnWorker } from './support/worker-process';

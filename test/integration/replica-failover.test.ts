@@ -3,7 +3,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { MemberlessOffsetCommitter, runCommitter } from '../../src/committer';
 import { parkKey, partitionKeys } from '../../src/completion';
 import { connectRedis } from '../../src/connections';
-import { createTelemetry } from '../../src/engine/telemetry';
+import { createTelemetry } from '../../src/telemetry';
 import { HandOffWriter } from '../../src/handoff';
 import { LanesFunction, type LanesRecord } from '../../src/handler/lanes-function';
 import { resolveOptions, type LanesOptionsInput } from '../../src/options';

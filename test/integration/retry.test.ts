@@ -8,7 +8,7 @@ import { parkKey, partitionKeys, type PartitionRef } from '../../src/completion'
 import { HandOffWriter, readHandOffHeaders } from '../../src/handoff';
 import { resolveOptions, type LanesOptionsInput } from '../../src/options';
 import { LanesFunction, type LanesRecord, type RecordHandler } from '../../src/handler/lanes-function';
-import { createTelemetry } from '../../src/engine/telemetry';
+import { createTelemetry } from '../../src/telemetry';
 import { redriveExpiredLeases } from '../../src/retry/redrive';
 import { contextWithin, eventOf, fetchRecords, produce } from './support/kafka-events';
 import { RetryFeed } from './support/retry-feed';

@@ -1,7 +1,7 @@
 import type { ParkedRecord } from '../../src/completion/args';
 import { LaneConflictError, NotHeadError, StaleAttemptError } from '../../src/completion/errors';
 import type { AdmitRecord, AdmitResult, AdmitStatus, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, PartitionRef } from '../../src/completion/types';
-import type { CompletionPort } from '../../src/engine/ports';
+import type { CompletionPort } from '../../src/lanes/ports';
 
 /**
  * A plain in-memory model of one partition's completion state, written from the Redis layout of docs/ARCHITECTURE.md and
@@ -95,6 +95,7 @@ export class CompletionModelStore implements CompletionPort {
   async admit(ref: PartitionRef, records: readonly AdmitRecord[]): Promise<AdmitResult> {
     this.calls.push('admit');
     const p = this.partition(ref);
+    const seenUpTo = p.model.admittedUpTo;
     const statuses: AdmitStatus[] = [];
     const handoffHeads: LaneHead[] = [];
     const refusedLanes = new Set<string>();
@@ -127,6 +128,7 @@ export class CompletionModelStore implements CompletionPort {
       handoffHeads,
       backPressure: statuses.includes('refused'),
       window: frontier === undefined ? undefined : { base: 0, highest: p.model.admittedUpTo, frontier },
+      seenUpTo,
     };
   }
 

@@ -11,8 +11,8 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import fc from 'fast-check';
 import type { PartitionRef } from '../../src/completion/types';
 import { Engine } from '../../src/engine/engine';
-import type { CompletionPort, HandOffSink } from '../../src/engine/ports';
-import type { OutputMessage } from '../../src/engine/effects';
+import type { CompletionPort, HandOffSink } from '../../src/lanes/ports';
+import type { OutputMessage } from '../../src/lanes/effects';
 import type { LanesContext, LanesRecord } from '../../src/engine/types';
 import { decodeKafkaEvent, encodeKafkaEvent, type KafkaRecordInput } from '../../src/event';
 import type { HandOffItem } from '../../src/handoff/types';
@@ -104,6 +104,9 @@ export interface EffectsHistoryResult {
 export async function runEffectsHistory(history: EffectsHistory): Promise<EffectsHistoryResult> {
   const store = new CompletionModelStore();
   const effectsState = new EffectsModel();
+  // Half the histories start on a store that has seen steps (a warm process): records delivered for the first time
+  // then skip reading their steps; the other half read them, as a process's first invocation does.
+  if (history.records.length % 2 === 0) await effectsState.saveStep({ ref: { ...RIG_REF, topic: 'warm-up' }, offset: 0 }, 'warm', '1');
   const outputs: OutputMessage[] = [];
   const copies: Array<{ item: HandOffItem; offset: number }> = [];
   const effects = new Map<string, number>();

@@ -2,16 +2,16 @@
  * The exactly-once state (step results, output claims, unordered copy claims) in memory, with the semantics of
  * the effects scripts, and counters of the calls made: one call is one round trip to Redis.
  */
-import type { CopyClaim, EffectsPort, OutputId, StepsRef } from '../../src/engine/effects';
-import { copyKey, outputClaimKey, stepsKey } from '../../src/effects/redis-effects';
+import type { CopyClaim, EffectsPort, OutputId, StepsRef } from '../../src/lanes/effects';
+import { copyKey, outputClaimKey, steppedKey, stepsKey } from '../../src/effects/redis-effects';
 import type { PartitionRef } from '../../src/completion/types';
-import type { OutputMessage } from '../../src/engine/effects';
+import type { OutputMessage } from '../../src/lanes/effects';
 
 export class EffectsModel implements EffectsPort {
   readonly steps = new Map<string, Map<string, string>>();
   readonly claims = new Map<string, string>();
   readonly copies = new Map<string, { attempt: number; copy: string; state: 'run' | 'done' }>();
-  readonly calls = { loadSteps: 0, saveStep: 0, forgetSteps: 0, claimOutput: 0, claimCopy: 0 };
+  readonly calls = { stepsStoredUpTo: 0, loadSteps: 0, saveStep: 0, forgetSteps: 0, claimOutput: 0, claimCopy: 0 };
   /** Set to make the next calls fail, as an unreachable Redis would. */
   down = false;
 
@@ -24,6 +24,15 @@ export class EffectsModel implements EffectsPort {
     if (this.down) throw new Error('Redis unreachable (model)');
   }
 
+  /** Per partition tag, the highest offset with stored results (the `stepped` marker). */
+  readonly stepped = new Map<string, number>();
+
+  async stepsStoredUpTo(ref: PartitionRef): Promise<number | undefined> {
+    if (this.calls.loadSteps + this.calls.saveStep === 0) return undefined;
+    this.#call('stepsStoredUpTo');
+    return this.stepped.get(steppedKey(ref)) ?? -1;
+  }
+
   async loadSteps(at: StepsRef): Promise<ReadonlyMap<string, string>> {
     this.#call('loadSteps');
     return new Map(this.steps.get(stepsKey(at)) ?? []);
@@ -34,6 +43,8 @@ export class EffectsModel implements EffectsPort {
     const key = stepsKey(at);
     let hash = this.steps.get(key);
     if (hash === undefined) this.steps.set(key, (hash = new Map()));
+    const marker = steppedKey(at.ref);
+    this.stepped.set(marker, Math.max(this.stepped.get(marker) ?? -1, at.offset));
     const stored = hash.get(name);
     if (stored !== undefined) return stored;
     hash.set(name, value);

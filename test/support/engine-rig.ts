@@ -6,7 +6,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { Engine, type InvocationContext } from '../../src/engine/engine';
-import type { HandOffSink } from '../../src/engine/ports';
+import type { HandOffSink } from '../../src/lanes/ports';
 import type { LanesContext, LanesRecord, RecordHandler } from '../../src/engine/types';
 import { decodeKafkaEvent, encodeKafkaEvent, type KafkaBatchResponse, type KafkaRecordInput } from '../../src/event';
 import { handOffMessage } from '../../src/handoff/headers';
@@ -16,7 +16,7 @@ import { SourcePath } from '../../src/source/source-path';
 import { RetryPath } from '../../src/retry/retry-path';
 import { CompletionModelStore } from './completion-model';
 import { OutputLog } from './effects-model';
-import type { EffectsPort, OutputMessage } from '../../src/engine/effects';
+import type { EffectsPort, OutputMessage } from '../../src/lanes/effects';
 
 export const RIG_GROUP = 'grp';
 export const RIG_SOURCE = 'orders';

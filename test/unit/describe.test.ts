@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { boundedText, clip, jsonText, thrownText } from '../../src/describe';
 import { describeValue } from '../../src/errors';
-import { describeError } from '../../src/engine/outcome';
+import { describeError } from '../../src/lanes/outcome';
 
 /** An array nested `depth` levels deep around `inner`, built without recursion. */
 function nested(depth: number, inner: unknown = 1): unknown {

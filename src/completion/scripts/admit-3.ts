@@ -34,7 +34,7 @@ export const admit3 = `--[[
   ARGV[9+m ..]    pairs: record index k (0-based), payload to park; only for records that carry one
 
   Returns
-    { code, statuses, base, highest, frontier, handoffHeads }
+    { code, statuses, base, highest, frontier, handoffHeads, seenUpTo }
     code  0  every record admitted
           1  some records refused (back-pressure)
          -1  STALE_EPOCH: nothing changed
@@ -48,6 +48,8 @@ export const admit3 = `--[[
     A record refused at a cap refuses the later records of its lane in the call, so a lane's records are
     never parked out of order.
     base, highest, frontier: after the call, as strings
+    seenUpTo: the highest offset admitted before this call ('' when the call made the state): a record above it
+      was never admitted by this state, so it cannot have run since (durable steps need not be read for it)
 ]]
 local bitsKey, metaKey, lanesKey = KEYS[1], KEYS[2], KEYS[3]
 local epoch = tonumber(ARGV[1])
@@ -104,6 +106,8 @@ if epoch > storedEpoch then redis.call('HSET', metaKey, 'epoch', fmt(epoch)) end
 
 local base = tonumber(meta[1])
 local highest = tonumber(meta[2])
+local seenUpTo = ''
+if base ~= nil then seenUpTo = fmt(highest) end
 local parked = tonumber(meta[4]) or 0
 local parkedBytes = tonumber(meta[5]) or 0
 if base == nil then
@@ -257,5 +261,5 @@ if trimBytes >= 8192 then
   base = base + trimBytes * 8
   redis.call('HSET', metaKey, 'base', fmt(base))
 end
-return { code, table.concat(statuses), fmt(base), fmt(highest), fmt(f), handoffHeads }
+return { code, table.concat(statuses), fmt(base), fmt(highest), fmt(f), handoffHeads, seenUpTo }
 `;

@@ -3,7 +3,7 @@ import type { GroupStatus } from './api';
 type Partition = GroupStatus['partitions'][number];
 
 /**
- * A partition's recoveries from Kafka after Redis lost its state (README, "Durability"): how many, and when the
+ * A partition's recoveries from Kafka after Redis lost its state (docs/durability.md): how many, and when the
  * last one began. Nothing for a partition never recovered.
  */
 export function RecoveryBadge({ p }: { p: Partition }) {

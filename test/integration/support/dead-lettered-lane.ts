@@ -10,7 +10,7 @@ import { partitionKeys } from '../../../src/completion';
 import { NonRetriableError } from '../../../src/errors';
 import { HandOffWriter } from '../../../src/handoff';
 import { LanesFunction } from '../../../src/handler/lanes-function';
-import { createTelemetry } from '../../../src/engine/telemetry';
+import { createTelemetry } from '../../../src/telemetry';
 import { resolveOptions, type LanesOptions, type LanesOptionsInput } from '../../../src/options';
 import { contextWithin, eventOf, fetchRecords, produce, type TestMessage } from './kafka-events';
 import { RetryFeed } from './retry-feed';

@@ -11,7 +11,7 @@ import { CompletionStore } from '../../../src/completion';
 import { HandOffWriter } from '../../../src/handoff';
 import { resolveOptions, type LanesOptionsInput } from '../../../src/options';
 import { LanesFunction } from '../../../src/handler/lanes-function';
-import { createTelemetry } from '../../../src/engine/telemetry';
+import { createTelemetry } from '../../../src/telemetry';
 import { KAFKA_BROKERS, redisSetups } from './stack';
 
 process.env.POWERTOOLS_LOG_LEVEL = 'ERROR';

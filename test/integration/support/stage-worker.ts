@@ -11,7 +11,7 @@ import { HandOffWriter } from '../../../src/handoff';
 import { OutputWriter } from '../../../src/effects/output-writer';
 import { resolveOptions, type LanesOptionsInput } from '../../../src/options';
 import { LanesFunction, type LanesContext, type LanesRecord } from '../../../src/handler/lanes-function';
-import { createTelemetry } from '../../../src/engine/telemetry';
+import { createTelemetry } from '../../../src/telemetry';
 import { KAFKA_BROKERS, REDIS_URL } from './stack';
 
 /** Stage 1: a step that "charges" the record, then the record's one output, keyed like the record. */

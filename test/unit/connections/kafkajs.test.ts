@@ -43,7 +43,7 @@ describe('what a cold start evaluates', () => {
       const handler = entry.lanes({ group: 'cold-start', redis: { url: 'redis://127.0.0.1:1' } }, async () => {});
       const atLoad = new Map(loads);
       const connections = await import('../../../src/connections');
-      const telemetry = await import('../../../src/engine/telemetry');
+      const telemetry = await import('../../../src/telemetry');
       await Promise.all([connections.importKafkaJs(), connections.importKafkaJs(), connections.importIoRedis(), telemetry.importTelemetry('cold-start')]);
       const kafka = await connections.importKafkaJs();
 

@@ -1,5 +1,5 @@
 import { DoneBits } from '../../../src/engine/done-bits';
-import type { CompletionPort } from '../../../src/engine/ports';
+import type { CompletionPort } from '../../../src/lanes/ports';
 import type { PartitionRef } from '../../../src/completion/types';
 
 const SOURCE: PartitionRef = { group: 'g', topic: 'orders', partition: 0 };

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { OutputHeader } from '../../../src/engine/effects';
+import { OutputHeader } from '../../../src/lanes/effects';
 import { effectsHistoryArb, runEffectsHistory } from '../../support/effects-history';
 
 /**

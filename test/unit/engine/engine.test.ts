@@ -1,7 +1,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { Engine, type InvocationContext } from '../../../src/engine/engine';
-import type { Clock, HandOffSink } from '../../../src/engine/ports';
+import type { Clock, HandOffSink } from '../../../src/lanes/ports';
 import { NonRetriableError } from '../../../src/errors';
 import type { LanesRecord, RecordHandler } from '../../../src/engine/types';
 import { decodeKafkaEvent, encodeKafkaEvent, type KafkaBatchResponse, type KafkaRecordInput } from '../../../src/event';

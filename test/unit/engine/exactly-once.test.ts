@@ -1,6 +1,6 @@
 import { NonRetriableError } from '../../../src/errors';
 import { HandOffHeader } from '../../../src/handoff/headers';
-import { OutputHeader } from '../../../src/engine/effects';
+import { OutputHeader } from '../../../src/lanes/effects';
 import { StepNameError, StepResultTooLargeError } from '../../../src/engine/steps';
 import { idempotencyKeyOf } from '../../../src/engine/idempotency-key';
 import { outputIdOf } from '../../../src/engine/outputs';
@@ -124,6 +124,48 @@ describe('ctx.step', () => {
     expect(effects.calls).toMatchObject({ loadSteps: 1, saveStep: 1, forgetSteps: 1 });
     expect(effects.stepsOf(at(1))).toBeUndefined();
     expect(r.store.partition(RIG_REF).model.isDone(1)).toBe(true);
+  });
+
+  it('reads no steps for a record admitted for the first time, and reads them for a record admitted before', async () => {
+    // Prepare: offset 1 was admitted and ran its step in a process that died before its done bit.
+    const effects = new EffectsModel();
+    const runs: number[] = [];
+    const r = engineRig({}, async (record, ctx) => {
+      await ctx.step('one', () => runs.push(record.origin.offset));
+    }, undefined, effects);
+    await r.deliver([sourceRecord(0, 'a')]);
+    await r.store.admit(RIG_REF, [{ offset: 1 }]);
+    await effects.saveStep(at(1), 'one', '1');
+    const before = { ...effects.calls };
+
+    // Act
+    await r.deliver([sourceRecord(1, 'b'), sourceRecord(2, 'c'), sourceRecord(3, 'd')]);
+
+    // Assess: only offset 1 was read (and found: its step did not run again).
+    expect(runs).toEqual([0, 2, 3]);
+    expect(effects.calls.loadSteps - before.loadSteps).toBe(1);
+    expect([1, 2, 3].every((offset) => r.store.partition(RIG_REF).model.isDone(offset))).toBe(true);
+  });
+
+  it('reads the steps of a record below the stepped marker when the partition\'s completion state was lost', async () => {
+    // Prepare: step results of offsets 5 and 6 are stored; the completion state that admitted them is gone.
+    const effects = new EffectsModel();
+    const runs: number[] = [];
+    const handler = async (record: { origin: { offset: number } }, ctx: { step: (name: string, fn: () => unknown) => Promise<unknown> }): Promise<void> => {
+      await ctx.step('one', () => runs.push(record.origin.offset));
+    };
+    await engineRig({}, handler, undefined, effects).deliver([sourceRecord(0, 'a')]);
+    await effects.saveStep(at(5), 'one', '1');
+    await effects.saveStep(at(6), 'one', '1');
+    const r = engineRig({}, handler, undefined, effects);
+
+    // Act
+    await r.deliver([sourceRecord(5, 'a')]);
+    await r.deliver([sourceRecord(6, 'b'), sourceRecord(7, 'c')]);
+
+    // Assess: 5 and 6 found their results; 7, above the marker and never admitted, ran its step without a read.
+    expect(runs).toEqual([0, 7]);
+    expect(effects.calls.loadSteps).toBe(3);
   });
 
   it('keeps step results of a record in the retry path and of a dead letter (for a replay)', async () => {

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { laneIdOf, NULL_KEY_LANE, PARTITION_LANE } from '../../../src/engine/lane-id';
+import { laneIdOf, NULL_KEY_LANE, PARTITION_LANE } from '../../../src/lanes/lane-id';
 import type { LanesOptions } from '../../../src/options';
 import { kafkaRecord } from './factories';
 

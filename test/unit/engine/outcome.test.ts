@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { LanesError, NonRetriableError, RetryLaterError } from '../../../src/errors';
 import { DeserializationError } from '../../../src/options/errors';
-import { decideFailure, describeError, type FailureDecision } from '../../../src/engine/outcome';
+import { decideFailure, describeError, type FailureDecision } from '../../../src/lanes/outcome';
 import { kafkaRecord } from './factories';
 
 const deserializationError = (): DeserializationError =>

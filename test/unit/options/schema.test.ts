@@ -585,7 +585,7 @@ function exponentialDefaults(): Extract<LanesOptions['retry']['backoff'], { type
   return { type: 'exponential', initialDelayMs: 1_000, multiplier: 2, maxDelayMs: 600_000, jitter: 'full' };
 }
 
-describe('redis.waitForReplicas (README, "Durability")', () => {
+describe('redis.waitForReplicas (docs/durability.md)', () => {
   it('keeps the replicas to wait for and the wait, and leaves both out when not given', () => {
     const options = resolveOptions({ group: 'orders', redis: { waitForReplicas: 1, waitTimeoutMs: 250 } }, {});
     expect(options.redis).toMatchObject({ waitForReplicas: 1, waitTimeoutMs: 250 });

@@ -8,7 +8,7 @@ import {
   SchemaValidationError,
   validatePart,
 } from '../../../src/options';
-import { decideFailure } from '../../../src/engine/outcome';
+import { decideFailure } from '../../../src/lanes/outcome';
 import { kafkaRecord } from '../../support/records';
 
 /** A hand-made Standard Schema, as a library other than zod would give (async when asked). */

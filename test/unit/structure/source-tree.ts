@@ -61,18 +61,76 @@ export function unitOf(file: string): string {
   return rest.length === 0 ? (top ?? file) : `${top}/`;
 }
 
-/** Pairs of units that import each other, each named with one import per direction as evidence. */
-export function mutualImports(imports: readonly SourceImport[]): string[] {
-  const edges = new Map<string, SourceImport>();
+/**
+ * Groups of units that reach each other through imports (the strongly connected components of the unit
+ * graph, Tarjan's algorithm), each named with one import per edge of a cycle through the group as
+ * evidence. A dependency graph that points one way has none, of any length.
+ */
+export function unitCycles(imports: readonly SourceImport[]): string[] {
+  const edges = new Map<string, Map<string, SourceImport>>();
   for (const edge of imports) {
-    const key = `${unitOf(edge.from)} -> ${unitOf(edge.to)}`;
-    if (unitOf(edge.from) !== unitOf(edge.to) && !edges.has(key)) edges.set(key, edge);
+    const from = unitOf(edge.from);
+    const to = unitOf(edge.to);
+    if (from === to) continue;
+    const out = edges.get(from) ?? new Map<string, SourceImport>();
+    if (!out.has(to)) out.set(to, edge);
+    edges.set(from, out);
   }
-  const pairs: string[] = [];
-  for (const [key, edge] of edges) {
-    const [a, b] = key.split(' -> ') as [string, string];
-    const back = edges.get(`${b} -> ${a}`);
-    if (back !== undefined && a < b) pairs.push(`${a} <-> ${b} (${edge.from} imports ${edge.to}; ${back.from} imports ${back.to})`);
-  }
-  return pairs.sort();
+  const next = (unit: string): string[] => [...(edges.get(unit)?.keys() ?? [])].sort();
+  const units = [...new Set([...edges.keys(), ...[...edges.values()].flatMap((out) => [...out.keys()])])].sort();
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const components: string[][] = [];
+  const visit = (unit: string): void => {
+    const own = index.size;
+    index.set(unit, own);
+    low.set(unit, own);
+    stack.push(unit);
+    onStack.add(unit);
+    for (const to of next(unit)) {
+      if (!index.has(to)) visit(to);
+      if (onStack.has(to)) low.set(unit, Math.min(low.get(unit) ?? own, low.get(to) ?? own));
+    }
+    if (low.get(unit) !== own) return;
+    const component: string[] = [];
+    for (let member = stack.pop(); member !== undefined; member = stack.pop()) {
+      onStack.delete(member);
+      component.push(member);
+      if (member === unit) break;
+    }
+    if (component.length > 1) components.push(component.sort());
+  };
+  for (const unit of units) if (!index.has(unit)) visit(unit);
+  return components.map((component) => {
+    const members = new Set(component);
+    const start = component[0] ?? '';
+    // One cycle through the component: a breadth-first search from its first unit back to it.
+    const cameFrom = new Map<string, string>();
+    const queue = [start];
+    let closing: string | undefined;
+    while (queue.length > 0 && closing === undefined) {
+      const unit = queue.shift() ?? start;
+      for (const to of next(unit)) {
+        if (!members.has(to)) continue;
+        if (to === start) {
+          closing = unit;
+          break;
+        }
+        if (!cameFrom.has(to)) {
+          cameFrom.set(to, unit);
+          queue.push(to);
+        }
+      }
+    }
+    const path = [start];
+    for (let unit = closing; unit !== undefined && unit !== start; unit = cameFrom.get(unit)) path.splice(1, 0, unit);
+    const evidence = path.map((unit, i) => {
+      const to = path[(i + 1) % path.length] ?? start;
+      const edge = edges.get(unit)?.get(to);
+      return `${edge?.from ?? unit} imports ${edge?.to ?? to}`;
+    });
+    return `${[...path, start].join(' -> ')} (${evidence.join('; ')})`;
+  });
 }

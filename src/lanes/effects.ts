@@ -36,6 +36,12 @@ export interface EffectsPort {
    * that finished anyway stored it first: every run then goes on with the same result).
    */
   saveStep(at: StepsRef, name: string, value: string, ttlMs: number): Promise<string | undefined>;
+  /**
+   * The highest offset of the partition (first origins) with stored step results (-1: none): no record above it has
+   * any. `undefined` (or no such method): not known, so every record reads its steps; a store that has not seen a
+   * step yet answers that at once, so a function without steps pays no call.
+   */
+  stepsStoredUpTo?(ref: PartitionRef): Promise<number | undefined>;
   /** Deletes the step results of records that are terminal. */
   forgetSteps(at: readonly StepsRef[]): Promise<void>;
   /**

@@ -29,7 +29,7 @@ export const METRIC = {
   writtenBack: 'RetryCopiesWrittenBack',
   /** Lane heads whose lease expired, their copy written again by the committer from Redis. */
   redriven: 'LaneHeadsRedriven',
-  /** Partitions whose Redis state a committer run found lost (README, "Durability"). */
+  /** Partitions whose Redis state a committer run found lost (docs/durability.md). */
   stateLost: 'RedisStateLost',
   /** Partitions recovered from Kafka after a loss. */
   recovered: 'PartitionsRecovered',

@@ -1,7 +1,7 @@
 import { Cluster, type Redis } from 'ioredis';
-import { escapeName } from '../completion/keys';
-import type { RedisClient } from '../completion/scripts';
-import type { PartitionRef } from '../completion/types';
+import { escapeName } from './keys';
+import type { RedisClient } from './scripts';
+import type { PartitionRef } from './types';
 
 /**
  * Finding a group's completion state in Redis without knowing its partitions: SCAN on the group's key prefix,

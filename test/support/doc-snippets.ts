@@ -1,0 +1,168 @@
+/**
+ * The code blocks of README.md and docs/*.md, read the way the snippet tests check them. Pure: text in, blocks out.
+ *
+ * The conventions a document follows (the tests refuse anything else, naming the file and line):
+ * - Every fenced block names its language: `ts`, `yaml`, `json`, `jsonc` (code a user writes, all checked),
+ *   `sh` (commands) or `text` (output, pictures: deliberately not code).
+ * - A block whose first line is a comment naming a path (`// src/orders.ts`, `# serverless.yml`,
+ *   `// tsconfig.json`) is that whole file. The whole files of a document form one project, on top of the
+ *   README's (a document's own file of the same path replaces the README's): its TypeScript files are
+ *   type-checked together, its `serverless.yml` is packaged with them (`serverless package --stage prod`), its
+ *   `tsconfig.json` (the README's for every document without one) gives the compiler options of every check.
+ * - Any other `ts` block is a fragment, type-checked as a module of its own in that project (so it imports what it
+ *   uses). What it assumes of the reader's code (a client, a helper) is declared in a prelude, an HTML comment
+ *   right above the fence that the rendered page does not show:
+ *       <!-- snippet: prelude
+ *       declare const psp: { charge(amount: number): Promise<{ id: string }> };
+ *       -->
+ * - Any other `yaml` block is a fragment: it parses (with the CloudFormation tags). With
+ *   `<!-- snippet: merge serverless.yml -->` right above the fence it is merged into the project's
+ *   `serverless.yml` (objects key by key, anything else replaced) and packaged.
+ * - `json` blocks parse; `jsonc` blocks parse once their comments are taken out.
+ */
+
+export const LANGUAGES = ['ts', 'yaml', 'json', 'jsonc', 'sh', 'text'] as const;
+export type Language = (typeof LANGUAGES)[number];
+
+export interface Snippet {
+  /** The document, relative to the repository: `README.md`, `docs/options.md`. */
+  readonly doc: string;
+  /** The line of the opening fence, 1-based. */
+  readonly line: number;
+  readonly lang: Language;
+  /** The path a whole file names on its first line, or `undefined` for a fragment. */
+  readonly path: string | undefined;
+  /** The block's text, its indentation (a block in a list item) taken out, ending with a newline. */
+  readonly text: string;
+  /** A `ts` fragment's prelude: declarations of what it assumes. */
+  readonly prelude: string | undefined;
+  /** A `yaml` fragment's merge target (`serverless.yml`). */
+  readonly merge: string | undefined;
+}
+
+export interface ReadSnippets {
+  readonly snippets: Snippet[];
+  /** What breaks the conventions, each naming `doc:line`. */
+  readonly problems: string[];
+}
+
+const FENCE = /^(\s*)(`{3,}|~{3,})(.*)$/;
+const PATH_COMMENT: Record<Language, RegExp | undefined> = {
+  ts: /^\/\/ ([\w./-]+\.(?:ts|mts|cts))\s*$/,
+  yaml: /^# ([\w./-]+\.ya?ml)\s*$/,
+  json: undefined, // JSON has no comments: a json block is always an excerpt
+  jsonc: /^\/\/ ([\w./-]+\.json)\s*$/,
+  sh: undefined,
+  text: undefined,
+};
+const DIRECTIVE = /<!--\s*snippet:\s*(prelude|merge)\b([\s\S]*?)-->\s*$/;
+
+/** The fenced blocks of `markdown` (the document `doc`) and what in them breaks the conventions above. */
+export function readSnippets(markdown: string, doc: string): ReadSnippets {
+  const lines = markdown.split('\n');
+  const snippets: Snippet[] = [];
+  const problems: string[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const open = FENCE.exec(lines[i]!);
+    if (open === null) continue;
+    const [, indent = '', fence = '', info = ''] = open;
+    const at = `${doc}:${i + 1}`;
+    const close = lines.findIndex((text, j) => j > i && text.trim() === fence);
+    if (close === -1) {
+      problems.push(`${at}: the block is never closed (expected a line ${fence})`);
+      break;
+    }
+    const body = lines.slice(i + 1, close).map((text) => (text.startsWith(indent) ? text.slice(indent.length) : text.trimStart()));
+    const lang = info.trim().split(/\s+/)[0] ?? '';
+    const directive = directiveAbove(lines, i);
+    const line = i + 1;
+    i = close;
+    if (!(LANGUAGES as readonly string[]).includes(lang)) {
+      problems.push(`${at}: a code block names its language, one of ${LANGUAGES.join(', ')} (\`text\` for what is not code); found "${lang}"`);
+      continue;
+    }
+    const language = lang as Language;
+    const path = PATH_COMMENT[language]?.exec(body[0] ?? '')?.[1];
+    const snippet: Snippet = {
+      doc, line, lang: language, path, text: `${body.join('\n')}\n`,
+      prelude: directive?.kind === 'prelude' ? directive.text : undefined,
+      merge: directive?.kind === 'merge' ? directive.text.trim() : undefined,
+    };
+    if (directive !== undefined) {
+      const wanted = directive.kind === 'prelude' ? 'ts' : 'yaml';
+      if (language !== wanted || path !== undefined) problems.push(`${at}: a \`snippet: ${directive.kind}\` comment belongs above a ${wanted} fragment, not a ${path === undefined ? language : `whole file (${path})`}`);
+      if (directive.kind === 'merge' && snippet.merge !== 'serverless.yml') problems.push(`${at}: \`snippet: merge\` names the file it merges into, serverless.yml; found "${snippet.merge ?? ''}"`);
+    }
+    snippets.push(snippet);
+  }
+  return { snippets, problems };
+}
+
+/** The `<!-- snippet: ... -->` comment that ends on the line right above line `fence`, if any. */
+function directiveAbove(lines: readonly string[], fence: number): { kind: 'prelude' | 'merge'; text: string } | undefined {
+  if (!/-->\s*$/.test(lines[fence - 1] ?? '')) return undefined;
+  let start = fence - 1;
+  while (start >= 0 && !lines[start]!.includes('<!--')) start--;
+  const match = DIRECTIVE.exec(lines.slice(Math.max(start, 0), fence).join('\n'));
+  return match === null ? undefined : { kind: match[1] as 'prelude' | 'merge', text: match[2]!.replace(/^[^\S\n]*\n/, '') };
+}
+
+/** A document's project: its whole files by path, on top of the README's. */
+export function projectFiles(readme: readonly Snippet[], own: readonly Snippet[]): Map<string, Snippet> {
+  const files = new Map<string, Snippet>();
+  for (const snippet of [...readme, ...own]) if (snippet.path !== undefined) files.set(snippet.path, snippet);
+  return files;
+}
+
+/**
+ * The module a `ts` fragment is checked as: its prelude, then its text. Named after where it stands, so a
+ * compiler message points back to it: `snippets/docs-exactly-once.md-72.ts`.
+ */
+export function fragmentModule(snippet: Snippet): { name: string; text: string } {
+  const name = `snippets/${snippet.doc.replace(/[/\\]/g, '-')}-${snippet.line}.ts`;
+  // `export {}` keeps a fragment without imports a module of its own, so two fragments' names never clash.
+  return { name, text: `${snippet.prelude ?? ''}${snippet.text}export {};\n` };
+}
+
+/** JSON with `//` and `/* *\/` comments taken out (outside strings), as tsconfig.json allows. */
+export function stripJsonComments(text: string): string {
+  return text.replace(/("(?:[^"\\]|\\.)*")|\/\/[^\n]*|\/\*[\s\S]*?\*\//g, (match, string: string | undefined) => string ?? '');
+}
+
+/** `base` with `patch` merged in: objects key by key, anything else (lists included) replaced. */
+export function mergeDeep(base: unknown, patch: unknown): unknown {
+  if (!isObject(base) || !isObject(patch)) return patch;
+  const merged: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(patch)) merged[key] = key in base ? mergeDeep(base[key], value) : value;
+  return merged;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/**
+ * The package's public entries mapped to their sources in the checkout: `kafka-lanes` → `src/index.ts` and so on,
+ * from package.json's `exports` (each entry's declarations, `./dist/src/operator.d.ts`, name its source
+ * `src/operator.ts`). Entries without declarations (the serverless plugin, package.json) are left out.
+ */
+export function entrySources(name: string, exports: Record<string, unknown>): Map<string, string> {
+  const entries = new Map<string, string>();
+  for (const [subpath, target] of Object.entries(exports)) {
+    const types = typesOf(target);
+    if (types === undefined) continue;
+    const source = types.replace(/^\.\/(?:dist\/)?(?:src\/)?/, 'src/').replace(/\.d\.[cm]?ts$/, '.ts');
+    entries.set(subpath === '.' ? name : `${name}/${subpath.replace(/^\.\//, '')}`, source);
+  }
+  return entries;
+}
+
+function typesOf(target: unknown): string | undefined {
+  if (!isObject(target)) return undefined;
+  if (typeof target['types'] === 'string') return target['types'];
+  for (const condition of ['import', 'require', 'default']) {
+    const found = typesOf(target[condition]);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}

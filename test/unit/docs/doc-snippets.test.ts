@@ -1,0 +1,156 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { entrySources, fragmentModule, mergeDeep, projectFiles, readSnippets, stripJsonComments } from '../../support/doc-snippets';
+
+// The framework's own YAML loader (js-yaml with the CloudFormation tags), as `serverless package` reads a file.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const parseYaml = require('osls/lib/utils/fs/parse') as (path: string, contents: Buffer) => unknown;
+
+const ROOT = join(__dirname, '..', '..', '..');
+const DOCS = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
+const read = (doc: string): ReturnType<typeof readSnippets> => readSnippets(readFileSync(join(ROOT, doc), 'utf8'), doc);
+
+describe('readSnippets', () => {
+  it('reads each block: its language, the file its first line names, its line and its text without indentation', () => {
+    // Prepare
+    const markdown = ['# A guide', '', '```ts', '// src/orders.ts', 'export const a = 1;', '```', '', '- a list item:', '', '  ```yaml', '  functions:', '    orders: {}', '  ```', ''].join('\n');
+
+    // Act
+    const { snippets, problems } = readSnippets(markdown, 'docs/guide.md');
+
+    // Assess
+    expect(problems).toEqual([]);
+    expect(snippets).toEqual([
+      { doc: 'docs/guide.md', line: 3, lang: 'ts', path: 'src/orders.ts', text: '// src/orders.ts\nexport const a = 1;\n', prelude: undefined, merge: undefined },
+      { doc: 'docs/guide.md', line: 10, lang: 'yaml', path: undefined, text: 'functions:\n  orders: {}\n', prelude: undefined, merge: undefined },
+    ]);
+  });
+
+  it('refuses a block without a language or with one it does not check, and a block never closed, naming the line', () => {
+    // Act
+    const { snippets, problems } = readSnippets('```\nnpm test\n```\n\n```js\nx()\n```\n\n```ts\nlet a = 1;\n', 'README.md');
+
+    // Assess
+    expect(snippets).toEqual([]);
+    expect(problems).toEqual([
+      'README.md:1: a code block names its language, one of ts, yaml, json, jsonc, sh, text (`text` for what is not code); found ""',
+      'README.md:5: a code block names its language, one of ts, yaml, json, jsonc, sh, text (`text` for what is not code); found "js"',
+      'README.md:9: the block is never closed (expected a line ```)',
+    ]);
+  });
+
+  it('gives a ts fragment the prelude above it and a yaml fragment its merge target', () => {
+    // Prepare
+    const markdown = [
+      '<!-- snippet: prelude', 'declare const psp: { charge(n: number): Promise<string> };', '-->', '```ts', 'await psp.charge(1);', '```',
+      '<!-- snippet: merge serverless.yml -->', '```yaml', 'provider: { memorySize: 512 }', '```',
+    ].join('\n');
+
+    // Act
+    const { snippets, problems } = readSnippets(markdown, 'docs/a.md');
+
+    // Assess
+    expect(problems).toEqual([]);
+    expect(snippets.map(({ prelude, merge }) => ({ prelude, merge }))).toEqual([
+      { prelude: 'declare const psp: { charge(n: number): Promise<string> };\n', merge: undefined },
+      { prelude: undefined, merge: 'serverless.yml' },
+    ]);
+    expect(fragmentModule(snippets[0]!)).toEqual({
+      name: 'snippets/docs-a.md-4.ts',
+      text: 'declare const psp: { charge(n: number): Promise<string> };\nawait psp.charge(1);\nexport {};\n',
+    });
+  });
+
+  it('refuses a directive above a block it cannot apply to', () => {
+    // Act
+    const { problems } = readSnippets('<!-- snippet: prelude\ndeclare const a: 1;\n-->\n```yaml\na: 1\n```\n<!-- snippet: merge tsconfig.json -->\n```yaml\na: 1\n```\n', 'docs/a.md');
+
+    // Assess
+    expect(problems).toEqual([
+      'docs/a.md:4: a `snippet: prelude` comment belongs above a ts fragment, not a yaml',
+      'docs/a.md:8: `snippet: merge` names the file it merges into, serverless.yml; found "tsconfig.json"',
+    ]);
+  });
+});
+
+describe('projectFiles', () => {
+  it("takes the README's whole files and lets a document replace one of its own path", () => {
+    // Prepare
+    const readme = readSnippets('```ts\n// src/orders.ts\nexport const a = 1;\n```\n```yaml\n# serverless.yml\nservice: shop\n```\n', 'README.md').snippets;
+    const own = readSnippets('```ts\n// src/orders.ts\nexport const a = 2;\n```\n```ts\nconst fragment = 1;\n```\n', 'docs/a.md').snippets;
+
+    // Act
+    const files = projectFiles(readme, own);
+
+    // Assess
+    expect([...files].map(([path, snippet]) => [path, snippet.doc])).toEqual([['src/orders.ts', 'docs/a.md'], ['serverless.yml', 'README.md']]);
+  });
+});
+
+describe('stripJsonComments, mergeDeep, entrySources', () => {
+  it('takes comments out of JSON but not what looks like one inside a string', () => {
+    expect(JSON.parse(stripJsonComments('// tsconfig.json\n{ "a": "http://x", /* b */ "c": 1 // d\n}'))).toEqual({ a: 'http://x', c: 1 });
+  });
+
+  it('merges objects key by key and replaces anything else', () => {
+    expect(mergeDeep({ a: { b: 1, c: [1] }, d: 1 }, { a: { c: [2], e: 3 } })).toEqual({ a: { b: 1, c: [2], e: 3 }, d: 1 });
+  });
+
+  it("maps each public entry of package.json to its source, whatever the build's layout", () => {
+    // Prepare
+    const exports = {
+      '.': { types: './dist/src/index.d.ts', default: './dist/src/index.js' },
+      './testing': { import: { types: './dist/testing.d.mts', default: './dist/testing.mjs' } },
+      './serverless': './src/serverless/plugin.cjs',
+    };
+
+    // Act
+    const entries = entrySources('kafka-lanes', exports);
+
+    // Assess
+    expect([...entries]).toEqual([['kafka-lanes', 'src/index.ts'], ['kafka-lanes/testing', 'src/testing.ts']]);
+  });
+});
+
+describe("the repository's documents", () => {
+  it.each(DOCS)('%s: every block follows the conventions', (doc) => {
+    expect(read(doc).problems).toEqual([]);
+  });
+
+  it.each(DOCS)('%s: every json block parses, every jsonc block once its comments are out, every yaml block with the CloudFormation tags', (doc) => {
+    // Act
+    const failures = read(doc).snippets.flatMap((snippet) => {
+      try {
+        if (snippet.lang === 'json') JSON.parse(snippet.text);
+        if (snippet.lang === 'jsonc') JSON.parse(stripJsonComments(snippet.text));
+        if (snippet.lang === 'yaml') parseYaml(snippet.path ?? 'snippet.yml', Buffer.from(snippet.text));
+        return [];
+      } catch (error) {
+        return [`${doc}:${snippet.line}: ${(error as Error).message}`];
+      }
+    });
+
+    // Assess
+    expect(failures).toEqual([]);
+  });
+
+  it("the README holds the quick start's files: tsconfig.json, a handler and a serverless.yml", () => {
+    // Act
+    const paths = read('README.md').snippets.flatMap((snippet) => snippet.path ?? []);
+
+    // Assess
+    expect(paths).toEqual(expect.arrayContaining(['tsconfig.json', 'src/orders.ts', 'serverless.yml']));
+  });
+
+  it('maps every public entry of the package to a source file of the checkout', () => {
+    // Prepare
+    const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; exports: Record<string, unknown> };
+
+    // Act
+    const entries = entrySources(manifest.name, manifest.exports);
+
+    // Assess
+    expect(entries.get('kafka-lanes')).toBe('src/index.ts');
+    for (const source of entries.values()) expect(() => readFileSync(join(ROOT, source))).not.toThrow();
+  });
+});
