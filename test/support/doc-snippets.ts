@@ -151,7 +151,7 @@ export function entrySources(name: string, exports: Record<string, unknown>): Ma
   for (const [subpath, target] of Object.entries(exports)) {
     const types = typesOf(target);
     if (types === undefined) continue;
-    const source = types.replace(/^\.\/(?:dist\/)?(?:src\/)?/, 'src/').replace(/\.d\.[cm]?ts$/, '.ts');
+    const source = types.replace(/^\.\/(?:dist\/)?(?:types\/)?(?:src\/)?/, 'src/').replace(/\.d\.[cm]?ts$/, '.ts');
     entries.set(subpath === '.' ? name : `${name}/${subpath.replace(/^\.\//, '')}`, source);
   }
   return entries;
