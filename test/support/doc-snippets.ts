@@ -143,16 +143,25 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 /**
  * The package's public entries mapped to their sources in the checkout: `kafka-lanes` → `src/index.ts` and so on,
- * from package.json's `exports` (each entry's declarations, `./dist/src/operator.d.ts`, name its source
- * `src/operator.ts`). Entries without declarations (the serverless plugin, package.json) are left out.
+ * from package.json's `exports`. Each entry's declarations name its source by their path below the build's folders:
+ * `./dist/types/operator.d.ts`, `./dist/src/operator.d.ts` → the first of `src/types/operator.ts`, `src/operator.ts`,
+ * `src/operator/index.ts` ... that `exists`. Entries without declarations (the serverless plugin, package.json) are left
+ * out; an entry whose source is not found is an error naming it.
  */
-export function entrySources(name: string, exports: Record<string, unknown>): Map<string, string> {
+export function entrySources(name: string, exports: Record<string, unknown>, exists: (path: string) => boolean): Map<string, string> {
   const entries = new Map<string, string>();
   for (const [subpath, target] of Object.entries(exports)) {
     const types = typesOf(target);
     if (types === undefined) continue;
-    const source = types.replace(/^\.\/(?:dist\/)?(?:src\/)?/, 'src/').replace(/\.d\.[cm]?ts$/, '.ts');
-    entries.set(subpath === '.' ? name : `${name}/${subpath.replace(/^\.\//, '')}`, source);
+    const segments = types.replace(/^\.\//, '').replace(/\.d\.[cm]?ts$/, '').split('/');
+    const candidates = segments.flatMap((_, i) => {
+      const rest = segments.slice(i).join('/');
+      return [`src/${rest}.ts`, `src/${rest}/index.ts`];
+    });
+    const source = candidates.find(exists);
+    const entry = subpath === '.' ? name : `${name}/${subpath.replace(/^\.\//, '')}`;
+    if (source === undefined) throw new Error(`package.json exports: no source for ${entry} (its types ${types}); looked for ${candidates.join(', ')}`);
+    entries.set(entry, source);
   }
   return entries;
 }
