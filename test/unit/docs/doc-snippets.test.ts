@@ -1,6 +1,8 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { entrySources, fragmentModule, mergeDeep, projectFiles, readSnippets, stripJsonComments } from '../../support/doc-snippets';
+import {
+  entrySources, fragmentModule, mergeDeep, projectFiles, readSnippets, shellCommands, shellWords, stripJsonComments, unknownInCall, type CommandTree,
+} from '../../support/doc-snippets';
 
 // The framework's own YAML loader (js-yaml with the CloudFormation tags), as `serverless package` reads a file.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -156,5 +158,41 @@ describe("the repository's documents", () => {
 
     // Assess
     expect(entries.get('kafka-lanes')).toBe('src/index.ts');
+  });
+});
+
+describe('shell blocks', () => {
+  const tree: CommandTree = {
+    name: 'kafka-lanes', options: [], commands: [
+      { name: 'topics', options: [], commands: [{ name: 'ensure', options: ['--group', '--topic', '--tiers'], commands: [] }] },
+      { name: 'status', options: ['--json'], commands: [] },
+    ],
+  };
+
+  it('splits a command into words as a shell does, quotes grouped, the comment dropped', () => {
+    expect(shellWords(`npx kafka-lanes produce orders --value '{"a": 1}' --key "c 1"   # one record`)).toEqual(['npx', 'kafka-lanes', 'produce', 'orders', '--value', '{"a": 1}', '--key', 'c 1']);
+    expect(shellWords('# a comment line')).toEqual([]);
+  });
+
+  it('reads a block line by line, a line ending with a backslash going on, each with its line in the document', () => {
+    // Prepare
+    const [block] = readSnippets('text\n\n```sh\n# first\nnpm ci \\\n  --no-audit\nnpm test\n```\n', 'README.md').snippets;
+
+    // Act
+    const commands = shellCommands(block!);
+
+    // Assess
+    expect(commands).toEqual([
+      { doc: 'README.md', line: 5, words: ['npm', 'ci', '--no-audit'] },
+      { doc: 'README.md', line: 7, words: ['npm', 'test'] },
+    ]);
+  });
+
+  it('names the command or option a CLI call uses that the CLI does not know', () => {
+    expect(unknownInCall(tree, ['topics', 'ensure', '--group', '<group>', '--topic=orders:3', '--tiers', '5s'])).toEqual([]);
+    expect(unknownInCall(tree, ['status', 'g', '--watch'])).toEqual(['kafka-lanes status: no option --watch']);
+    expect(unknownInCall(tree, ['topics', 'create'])).toEqual(['kafka-lanes topics: expected one of its commands (ensure), got "create"']);
+    expect(unknownInCall(tree, ['local', 'up'])).toEqual(['kafka-lanes: expected one of its commands (topics, status), got "local"']);
+    expect(unknownInCall(tree, ['--help'])).toEqual([]);
   });
 });
