@@ -45,6 +45,8 @@ export interface TopicsInput {
   /** The source topics; none given is a warning, not a failure (doctor cannot guess them). */
   readonly sources: readonly string[];
   readonly tiers: readonly string[];
+  /** The declared output topics (`kafkaLanes.outputs`): each must exist. */
+  readonly outputs?: readonly string[];
 }
 
 /**
@@ -62,6 +64,12 @@ export function topicChecks(input: TopicsInput, states: ReadonlyMap<string, Topi
     rows.push(state === undefined
       ? { name: `topic ${topic}`, status: 'fail', detail: `source topic \`${topic}\` does not exist` }
       : { name: `topic ${topic}`, status: 'ok', detail: `source, ${state.partitions} partitions` });
+  }
+  for (const topic of input.outputs ?? []) {
+    const state = states.get(topic);
+    rows.push(state === undefined
+      ? { name: `topic ${topic}`, status: 'fail', detail: `output topic \`${topic}\` does not exist (the stack's topics resource or \`topics ensure --output\` creates it): ctx.send to it fails every record` }
+      : { name: `topic ${topic}`, status: 'ok', detail: `output, ${state.partitions} partitions` });
   }
   const tiers = retryTopics(input.group, input.tiers);
   const longest = tiers.reduce((most, tier) => (tier.delayMs > most.delayMs ? tier : most), tiers[0] ?? { tier: '0s', delayMs: 0 });
@@ -103,7 +111,7 @@ export async function checkKafka(admin: Admin, input: TopicsInput & { readonly a
   } catch (error) {
     return [{ name: 'brokers', status: 'fail', detail: `not reachable with ${input.auth}: ${messageOf(error)}` }];
   }
-  const names = [...input.sources, ...retryTopics(input.group, input.tiers).map((tier) => tier.topic), deadLetterTopic(input.group)];
+  const names = [...input.sources, ...(input.outputs ?? []), ...retryTopics(input.group, input.tiers).map((tier) => tier.topic), deadLetterTopic(input.group)];
   let topics: Check[];
   try {
     topics = topicChecks(input, await describeTopics(admin, names));

@@ -7,6 +7,7 @@ export {
   formatMs,
   parseTopicRequest,
   planDerivedTopics,
+  planOutputTopics,
   planSourceTopics,
   type DerivedTopicsInput,
   type EnsureTopicsOptions,

@@ -28,7 +28,7 @@ export interface TopicState {
   readonly cleanupPolicy: string;
 }
 
-export type TopicRole = 'source' | 'retry' | 'dead-letter';
+export type TopicRole = 'source' | 'retry' | 'dead-letter' | 'output';
 
 export type TopicAction =
   | { readonly kind: 'create'; readonly role: TopicRole; readonly topic: string; readonly partitions: number; readonly config: Readonly<Record<string, string>> }
@@ -68,16 +68,16 @@ export const TOPICS_DEFAULTS = {
  * @example
  * parseTopicRequest('orders:6'); // { topic: 'orders', partitions: 6 }
  */
-export function parseTopicRequest(text: string): TopicRequest {
+export function parseTopicRequest(text: string, flag = '--topic'): TopicRequest {
   const cut = text.lastIndexOf(':');
   const topic = cut < 0 ? text : text.slice(0, cut);
   const problem = topicNameProblem(topic);
-  if (problem !== undefined) throw new ConfigError(`Expected a topic name in \`--topic ${text}\`, but ${problem}`);
+  if (problem !== undefined) throw new ConfigError(`Expected a topic name in \`${flag} ${text}\`, but ${problem}`);
   if (cut < 0) return { topic };
   const count = text.slice(cut + 1);
   const partitions = Number(count);
   if (!/^[0-9]+$/.test(count) || !Number.isSafeInteger(partitions) || partitions < 1) {
-    throw new ConfigError(`Expected \`--topic <name>[:<partitions>]\` with a positive integer of partitions, got \`${text}\``);
+    throw new ConfigError(`Expected \`${flag} <name>[:<partitions>]\` with a positive integer of partitions, got \`${text}\``);
   }
   return { topic, partitions };
 }
@@ -107,6 +107,28 @@ export function planSourceTopics(requests: readonly TopicRequest[], existing: Re
           `(ask for ${state.partitions}, or leave the count out to keep it)`,
       );
     }
+  }
+  return { actions, problems };
+}
+
+/**
+ * The declared output topics (`kafkaLanes.outputs`, `--output`): created when missing, with the partitions asked
+ * for or `partitions` (the most of any source), and the broker's defaults for everything else (downstream owns
+ * their settings); an existing one is left as it is, whatever its partitions.
+ */
+export function planOutputTopics(requests: readonly TopicRequest[], existing: ReadonlyMap<string, TopicState>, partitions: number): TopicsPlan {
+  const actions: TopicAction[] = [];
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  for (const request of requests) {
+    if (seen.has(request.topic)) {
+      problems.push(`Output topic \`${request.topic}\` is given twice`);
+      continue;
+    }
+    seen.add(request.topic);
+    const state = existing.get(request.topic);
+    if (state === undefined) actions.push({ kind: 'create', role: 'output', topic: request.topic, partitions: request.partitions ?? partitions, config: {} });
+    else actions.push({ kind: 'ok', role: 'output', topic: request.topic, partitions: state.partitions });
   }
   return { actions, problems };
 }
@@ -197,6 +219,8 @@ export interface EnsureTopicsResult {
 export interface EnsureTopicsOptions {
   readonly group: string;
   readonly topics: readonly TopicRequest[];
+  /** Output topics the handler writes with `ctx.send` (`kafkaLanes.outputs`): created when missing, else left as they are. */
+  readonly outputs?: readonly TopicRequest[];
   /** Retry tiers; default `['5s', '1m', '10m']`. */
   readonly tiers?: readonly string[];
   /** Partitions of created retry and dead-letter topics; default the most of any source topic. */
@@ -231,8 +255,12 @@ export async function ensureTopics(admin: Admin, options: EnsureTopicsOptions): 
   }
   const derivedNames = [...retryTopics(options.group, tiers).map((tier) => tier.topic), deadLetterTopic(options.group)];
   const sourceNames = options.topics.map((request) => request.topic);
+  const outputs = options.outputs ?? [];
+  const outputNames = outputs.map((request) => request.topic);
+  const clash = outputNames.find((name) => sourceNames.includes(name) || derivedNames.includes(name));
+  if (clash !== undefined) throw new ConfigError(`Expected output topics apart from the group's source, retry and dead-letter topics, got \`${clash}\` among both`);
 
-  const before = await describeTopics(admin, [...sourceNames, ...derivedNames]);
+  const before = await describeTopics(admin, [...sourceNames, ...derivedNames, ...outputNames]);
   const sourcePlan = planSourceTopics(options.topics, before);
   if (sourcePlan.problems.length > 0) throw new ConfigError(sourcePlan.problems.join('\n'));
   // Derived topics are planned against the sources as they are once the sources' plan is applied (a source
@@ -240,7 +268,8 @@ export async function ensureTopics(admin: Admin, options: EnsureTopicsOptions): 
   // the existing sources first, so that a problem there changes nothing.
   const existingSources = sourceNames.flatMap((name) => before.get(name) ?? []);
   const early = planDerivedTopics({ group: options.group, tiers, sources: existingSources, ...retryOptions(options) }, before);
-  if (early.problems.length > 0) throw new ConfigError(early.problems.join('\n'));
+  const problems = [...early.problems, ...planOutputTopics(outputs, before, 1).problems];
+  if (problems.length > 0) throw new ConfigError(problems.join('\n'));
 
   await applyPlan(admin, sourcePlan.actions, options);
   const sources = await describeTopics(admin, sourceNames);
@@ -249,10 +278,11 @@ export async function ensureTopics(admin: Admin, options: EnsureTopicsOptions): 
     await describeTopics(admin, derivedNames),
   );
   if (derivedPlan.problems.length > 0) throw new ConfigError(derivedPlan.problems.join('\n'));
-  await applyPlan(admin, derivedPlan.actions, options);
+  const outputPlan = planOutputTopics(outputs, before, options.retryPartitions ?? Math.max(1, ...[...sources.values()].map((source) => source.partitions)));
+  await applyPlan(admin, [...derivedPlan.actions, ...outputPlan.actions], options);
 
-  const after = await describeTopics(admin, [...sourceNames, ...derivedNames]);
-  return { actions: [...sourcePlan.actions, ...derivedPlan.actions], topics: [...after.values()] };
+  const after = await describeTopics(admin, [...sourceNames, ...derivedNames, ...outputNames]);
+  return { actions: [...sourcePlan.actions, ...derivedPlan.actions, ...outputPlan.actions], topics: [...after.values()] };
 }
 
 function retryOptions(options: EnsureTopicsOptions): { partitions?: number; retentionMs?: number } {

@@ -27,7 +27,7 @@ export const COMMITTER_DEFAULTS = {
  */
 export interface RunCommitterOptions {
   /** The completion engine of the group. */
-  readonly store: Pick<CompletionStore, 'redis' | 'trackedPartitions' | 'frontier' | 'audit' | 'stampGeneration'>;
+  readonly store: Pick<CompletionStore, 'redis' | 'trackedPartitions' | 'frontier' | 'audit' | 'stampGeneration' | 'markDurable'>;
   /** The framework's consumer group: the one the completion engine tracks partitions under. */
   readonly group: string;
   /**
@@ -235,6 +235,13 @@ async function commitUnderLease(
       throw new CommitNotAppliedError(`commit to ${committer.groupId} did not land on ${list}`);
     }
   }
+
+  // A state whose generation the completion group's marker names (committed now or before) is marked in Redis: its
+  // first minute is over, and a lane the `hold` policy holds needs no watch copy from then on (README, "Durability").
+  const landed = new Set(moves.filter((move) => move.metadata !== undefined).map(partitionId));
+  const unmarked = checks.filter((c) => c.loss === undefined && c.generation !== undefined && c.audit.marked !== c.generation &&
+    (c.durable.marker?.generation === c.generation || landed.has(partitionId(c.ref))));
+  await Promise.all(unmarked.map((c) => store.markDurable(c.ref, c.generation!)));
 
   const nowMs = now();
   const result: CommitterResult = {

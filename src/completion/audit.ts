@@ -36,6 +36,12 @@ export interface PartitionAudit {
   readonly born?: number | undefined;
   /** The lowest origin a retry copy reported lost, until a recovery rebuilds the state. */
   readonly lossReportedFrom?: number | undefined;
+  /**
+   * The generation the completion group's marker is known to name (set by the committer once its marker landed,
+   * `rebuild-3.lua` 'mark'); `undefined` until then: the partition's first minute, when a lane held by the `hold`
+   * policy keeps a watch copy in the retry path.
+   */
+  readonly marked?: string | undefined;
 }
 
 function optionalNumber(value: unknown): number | undefined {
@@ -55,8 +61,8 @@ export async function auditPartition(redis: RedisClient, ref: PartitionRef, limi
   for (let round = 0; round < 3; round += 1) {
     const lanes = await bounded(redis.hkeys(keys.lanes), 'HKEYS lanes', limits);
     const reply = await runScript(redis, 'audit', { keys: [keys.meta, keys.lanes, ...lanes.map((lane) => parkKey(ref, lane))], argv: lanes }, limits);
-    if (!Array.isArray(reply) || reply.length !== 15) throw new UnexpectedReplyError(`audit ${ref.topic}-${ref.partition}: unexpected reply`);
-    const [base, highest, generation, parked, parkedInLists, count, open, lowest, recovering, recoveries, unlisted, reported, oldestDue, born, reportedFrom] = reply.map(String);
+    if (!Array.isArray(reply) || reply.length !== 16) throw new UnexpectedReplyError(`audit ${ref.topic}-${ref.partition}: unexpected reply`);
+    const [base, highest, generation, parked, parkedInLists, count, open, lowest, recovering, recoveries, unlisted, reported, oldestDue, born, reportedFrom, marked] = reply.map(String);
     if (Number(unlisted) > 0) continue;
     return {
       present: base !== '',
@@ -74,6 +80,7 @@ export async function auditPartition(redis: RedisClient, ref: PartitionRef, limi
       oldestDueAtMs: optionalNumber(oldestDue),
       born: optionalNumber(born),
       lossReportedFrom: optionalNumber(reportedFrom),
+      marked: marked === '' ? undefined : marked,
     };
   }
   throw new UnexpectedReplyError(`audit ${ref.topic}-${ref.partition}: lanes kept turning blocked while auditing`);

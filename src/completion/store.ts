@@ -169,6 +169,25 @@ export class CompletionStore {
     return String((reply as unknown[])[1]);
   }
 
+  /**
+   * Records that the completion group's marker names the state's generation `generation` (the committer, once its
+   * commit landed); `false` when the state carries another one (made again since).
+   */
+  async markDurable(ref: PartitionRef, generation: string): Promise<boolean> {
+    const keys = partitionKeys(ref);
+    const reply = await this.#run('rebuild', { keys: [keys.bits, keys.meta, keys.lanes], argv: ['mark', generation] });
+    return Number((reply as unknown[])[1]) === 1;
+  }
+
+  /**
+   * Whether the completion group is known to hold a marker naming the partition's state (README, "Durability"):
+   * `false` in its first minute, before the committer's first commit of it landed, or when no state exists.
+   */
+  async durablyMarked(ref: PartitionRef): Promise<boolean> {
+    const [generation, marked] = await bounded(this.redis.hmget(partitionKeys(ref).meta, 'gen', 'marked'), 'HMGET marked', this.limits);
+    return generation !== null && generation === marked;
+  }
+
   /** Redis `WAIT` on every master this connection writes to; the fewest replicas that acknowledged. */
   async waitForReplicas(replicas: number, timeoutMs: number): Promise<number> {
     const nodes = 'nodes' in this.redis ? this.redis.nodes('master') : [this.redis];

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Kafka, KafkaMessage } from 'kafkajs';
 import { decodeKafkaEvent, encodeKafkaRecord, type KafkaRecord } from '../event';
+import { recoveryGroupPrefix } from '../options/names';
 
 /**
  * Where a recovery finds a partition's records again: Kafka in every deployment (`kafkaRecordSource`); any other
@@ -17,11 +18,11 @@ export interface RecordSource {
  * The records of Kafka: offsets from the admin API, records through `readRange`.
  *
  * @example
- * const source = kafkaRecordSource(kafka);
+ * const source = kafkaRecordSource(kafka, 'orders');
  * const { low, end } = await source.offsets('orders', 0);
  * const records = await source.read('orders', 0, low, end);
  */
-export function kafkaRecordSource(kafka: Kafka): RecordSource {
+export function kafkaRecordSource(kafka: Kafka, group: string): RecordSource {
   return {
     async offsets(topic, partition) {
       const admin = kafka.admin();
@@ -33,7 +34,7 @@ export function kafkaRecordSource(kafka: Kafka): RecordSource {
         await admin.disconnect();
       }
     },
-    read: (topic, partition, from, end) => readRange(kafka, topic, partition, from, end),
+    read: (topic, partition, from, end) => readRange(kafka, topic, partition, from, end, group),
   };
 }
 
@@ -51,21 +52,32 @@ function recordOf(topic: string, partition: number, message: KafkaMessage): Kafk
 
 /**
  * Reads the records of one partition at offsets `[from, end)` again from Kafka, in offset order, as the event
- * source would have delivered them. A consumer of a throw-away group, seeking to `from`; it commits nothing.
+ * source would have delivered them. A consumer of a throw-away group `<group>.lanes.recover.<random>` (granted by
+ * prefix; one per read, so concurrent reads never rebalance one another), seeking to `from`; it commits nothing.
  * Offsets Kafka no longer has (compaction, transaction markers) are simply absent.
  *
  * @example
- * const records = await readRange(kafka, 'orders', 0, 20, 40); // what was delivered between 20 and 39
+ * const records = await readRange(kafka, 'orders', 0, 20, 40, 'orders-svc'); // what was delivered between 20 and 39
  */
-export async function readRange(kafka: Kafka, topic: string, partition: number, from: number, end: number): Promise<KafkaRecord[]> {
+export async function readRange(kafka: Kafka, topic: string, partition: number, from: number, end: number, group: string): Promise<KafkaRecord[]> {
   if (end <= from) return [];
-  const consumer = kafka.consumer({ groupId: `kafka-lanes-recover-${randomBytes(6).toString('hex')}`, maxWaitTimeInMs: 200 });
+  // A consumer kafkajs does not restart after a failure it gives up on (a refused group: GROUP_AUTHORIZATION_FAILED):
+  // its crash fails the read, instead of a restart loop the recovery would wait on until the function's timeout.
+  const consumer = kafka.consumer({
+    groupId: `${recoveryGroupPrefix(group)}${randomBytes(6).toString('hex')}`,
+    maxWaitTimeInMs: 200,
+    retry: { restartOnFailure: async () => false },
+  });
   await consumer.connect();
   const records: KafkaRecord[] = [];
   try {
     await consumer.subscribe({ topic, fromBeginning: false });
     await new Promise<void>((resolve, reject) => {
       let idle: NodeJS.Timeout | undefined;
+      consumer.on(consumer.events.CRASH, ({ payload }) => {
+        clearTimeout(idle);
+        reject(payload.error);
+      });
       const settle = (): void => {
         clearTimeout(idle);
         resolve();
@@ -86,8 +98,13 @@ export async function readRange(kafka: Kafka, topic: string, partition: number, 
           if (Number(batch.lastOffset()) >= end - 1) settle();
         },
       }).then(() => {
-        consumer.seek({ topic, partition, offset: String(from) });
-        arm();
+        try {
+          consumer.seek({ topic, partition, offset: String(from) });
+          arm();
+        } catch (error) {
+          // The consumer crashed while starting (its crash rejected the read already).
+          reject(error);
+        }
       }, reject);
     });
   } finally {

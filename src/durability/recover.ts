@@ -80,7 +80,7 @@ export async function recoverPartition(
   since?: number,
 ): Promise<Recovered> {
   const { redis, options } = parts;
-  const source = 'source' in parts ? parts.source : kafkaRecordSource(parts.kafka);
+  const source = 'source' in parts ? parts.source : kafkaRecordSource(parts.kafka, ref.group);
   const now = parts.now ?? Date.now;
   const keys = partitionKeys(ref);
   const rebuild = (extra: readonly string[], argv: readonly string[]): Promise<unknown> =>

@@ -6,6 +6,7 @@
 import type { Message, Producer, TopicMessages } from 'kafkajs';
 import type { OutputMessage, OutputSink } from '../lanes/effects';
 import { HandOffError } from '../handoff/errors';
+import { messageOf } from '../kafka-errors';
 import { producerRetry, type ProducerFactory } from '../handoff/writer';
 
 interface Pending {
@@ -81,7 +82,9 @@ export class OutputWriter implements OutputSink {
       // broker that did write it could take different messages with the same numbers for duplicates.
       if (this.#producer === current) this.#producer = undefined;
       current.producer.disconnect().catch(() => undefined);
-      const error = new HandOffError(`outputs to ${[...byTopic.keys()].join(', ')} not acknowledged`, { topics: [...byTopic.keys()], cause });
+      // Kafka's answer, found under kafkajs' retry wrapper (a missing topic: UNKNOWN_TOPIC_OR_PARTITION).
+      const answer = brokerAnswer(cause);
+      const error = new HandOffError(`outputs to ${[...byTopic.keys()].join(', ')} not acknowledged: ${answer}`, { topics: [...byTopic.keys()], cause });
       for (const pending of batch) pending.reject(error);
       return;
     }
@@ -104,6 +107,16 @@ export class OutputWriter implements OutputSink {
     this.#producer = undefined;
     if (current !== undefined) await current.producer.disconnect();
   }
+}
+
+/** The broker's error (kafkajs' name and message) in a failed send, else the failure's own message. */
+function brokerAnswer(cause: unknown): string {
+  for (let error: unknown = cause, depth = 0; depth < 8 && typeof error === 'object' && error !== null; depth++) {
+    const { type, message } = error as { type?: unknown; message?: unknown };
+    if (typeof type === 'string') return `${type} (${String(message)})`;
+    error = (error as { cause?: unknown; originalError?: unknown }).originalError ?? (error as { cause?: unknown }).cause;
+  }
+  return messageOf(cause);
 }
 
 function topicsOf(outputs: readonly OutputMessage[]): string[] {

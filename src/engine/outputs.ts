@@ -3,6 +3,7 @@
  * succeeded and before it is done; a record that is a repeat of another stage's output is skipped.
  */
 import { LanesError } from '../errors';
+import { messageOf } from '../kafka-errors';
 import type { KafkaHeader, RecordCoordinates } from '../event';
 import { deadlineSignal } from '../deadline';
 import { OutputHeader, type OutputId, type OutputMessage } from '../lanes/effects';
@@ -54,7 +55,12 @@ export class OutputBatches {
     try {
       await this.#sink.send!(outputs, { signal: deadlineSignal(undefined, this.#handOffSignal) });
     } catch (error) {
-      throw new OutputsNotSentError(`${outputs.length} output(s) not acknowledged: the records that sent them run again`, { cause: error, retriable: true });
+      // The topics and Kafka's answer in the message: it is what a dead letter and the logs show.
+      const topics = [...new Set(outputs.map((output) => output.topic))].map((topic) => `\`${topic}\``).join(', ');
+      throw new OutputsNotSentError(`${outputs.length} output(s) to ${topics} not acknowledged (${messageOf(error)}): the records that sent them run again`, {
+        cause: error,
+        retriable: true,
+      });
     }
     this.#inv.count('outputs', outputs.length);
   }

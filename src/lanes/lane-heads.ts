@@ -2,7 +2,8 @@ import type { ParkedRecord } from '../completion/args';
 import { jsonText } from '../describe';
 import type { PartitionRef } from '../completion/types';
 import { decodeKafkaEvent, type KafkaRecord } from '../event';
-import type { Copies } from '../handoff/copies';
+import type { Copies, CopyBasis } from '../handoff/copies';
+import { RECOVERY_RECHECK_MS } from '../completion/loss-suspect';
 import type { HandOffItem, HandOffOutcome } from '../handoff/types';
 import type { LanesOptions } from '../options/lanes-options';
 import type { CompletionPort } from './ports';
@@ -62,7 +63,7 @@ export async function handOffNewHead(scope: LaneHeadScope, ref: PartitionRef, la
   const copy = scope.copies.deferred({ record, origin, lane }, attempt);
   const [outcome] = await scope.write([copy]);
   if (outcome?.status === 'refused') {
-    await applyDeadLetterPolicy(scope, ref, lane, { offset: next.offset, attempt }, outcome);
+    await applyDeadLetterPolicy(scope, ref, lane, { offset: next.offset, attempt }, outcome, record);
     return 'dead-lettered';
   }
   await scope.store.advance(ref, lane, { offset: next.offset, attempt }, { attempt, state: 'retrying', dueAtMs: copy.dueAtMs, leaseUntilMs: 0 });
@@ -80,11 +81,28 @@ export async function applyDeadLetterPolicy(
   lane: string,
   head: { offset: number; attempt: number },
   why: { readonly reason: string },
+  record?: KafkaRecord,
 ): Promise<void> {
   if (scope.options.deadLetter.policy === 'hold') {
     await scope.store.advance(ref, lane, head, { attempt: head.attempt, state: 'held', dueAtMs: scope.now(), leaseUntilMs: 0, reason: why.reason });
+    if (record !== undefined) await watchHeldHead(scope, ref, { record, origin: { topic: ref.topic, partition: ref.partition, offset: head.offset }, lane }, head.attempt);
     return;
   }
   const next = await scope.store.release(ref, lane, head.offset, 1, scope.now(), scope.leaseUntilMs);
   if (next !== undefined) await handOffNewHead(scope, ref, lane, next);
+}
+
+/**
+ * The first minute of a held lane (README, "Durability"). A lane the `hold` policy holds has no retry copy: its head
+ * is in the dead-letter topic, its followers live only in Redis. Once the completion group holds the partition's
+ * marker a loss of that state is found against it; before that (until the committer's first commit of the partition
+ * landed) nothing durable would tell, so the held head gets a **watch copy**: a deferred copy of the head in the retry
+ * path, due after `RECOVERY_RECHECK_MS`, that never runs the record while the lane is held. The retry path writes it
+ * back while the lane stays held and the partition unmarked, drops it once marked, and when it finds the lane gone it
+ * reports the loss like any retry copy (`retry/held-copy.ts`), so the committer recovers the partition from the head
+ * on. Costs one copy per held lane per half minute, in the first minute only; nothing on the admission path.
+ */
+export async function watchHeldHead(scope: LaneHeadScope, ref: PartitionRef, basis: CopyBasis, attempt: number): Promise<void> {
+  if (scope.store.durablyMarked === undefined || (await scope.store.durablyMarked(ref))) return;
+  await scope.write([scope.copies.deferred(basis, attempt, scope.now() + RECOVERY_RECHECK_MS)]);
 }

@@ -23,6 +23,11 @@ export interface CompletionPort {
   withLimits(limits: CallLimits): CompletionPort;
   /** Why a partition's state looks lost (docs/durability.md), or `undefined`; a store without the check never suspects. */
   lossSuspected?(ref: PartitionRef, origin: number): Promise<string | undefined>;
+  /**
+   * Whether the completion group is known to hold the partition's durable marker (README, "Durability"); a store
+   * without it has no first minute to watch (the in-memory model loses nothing).
+   */
+  durablyMarked?(ref: PartitionRef): Promise<boolean>;
   /** Redis `WAIT`: how many replicas acknowledged every write made so far (the fewest, on a cluster). */
   waitForReplicas?(replicas: number, timeoutMs: number): Promise<number>;
 }

@@ -77,6 +77,8 @@ export const ENV = {
   partialBatchResponse: 'KAFKA_LANES_PARTIAL_BATCH_RESPONSE',
   /** The handler's ordering, for the committer: a recovery rebuilds lanes as the processor derives them. */
   ordering: 'KAFKA_LANES_ORDERING',
+  /** The declared output topics (`kafkaLanes.outputs`), comma-separated: `ctx.send` to any other fails the record. */
+  outputs: 'KAFKA_LANES_OUTPUTS',
 } as const;
 
 /** SASL mechanisms with a username and password. */

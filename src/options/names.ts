@@ -65,6 +65,17 @@ export function completionGroupId(group: string): string {
 }
 
 /**
+ * The prefix of the consumer groups a recovery reads a partition again in (one per read, with a random suffix, so
+ * concurrent recoveries never join one group): granted as `<group>.lanes.recover.*`.
+ *
+ * @example
+ * recoveryGroupPrefix('orders'); // 'orders.lanes.recover.'
+ */
+export function recoveryGroupPrefix(group: string): string {
+  return `${completionGroupId(group)}.recover.`;
+}
+
+/**
  * The hash tag of a group's own Redis keys (the tracked-partitions set, the committer's lease and readings):
  * one slot per group on Redis Cluster.
  *

@@ -91,7 +91,7 @@ async function redriveOne(
   const [outcome] = await scope.write([item]);
   try {
     if (outcome?.status === 'refused') {
-      await applyDeadLetterPolicy(scope, ref, lane, head, outcome);
+      await applyDeadLetterPolicy(scope, ref, lane, head, outcome, record);
       return 'dead-lettered';
     }
     await scope.store.advance(ref, lane, head, { attempt: head.attempt, state: 'retrying', dueAtMs: head.dueAtMs, leaseUntilMs: 0 });

@@ -4,6 +4,7 @@ import { sleep } from '../deadline';
 import { applyDeadLetterPolicy, decodeParked, handOffNewHead, parkPayload } from '../lanes/lane-heads';
 import { decideFailure, describeError } from '../lanes/outcome';
 import { heldForRecovery } from './held-copy';
+import { RECOVERY_RECHECK_MS } from '../completion/loss-suspect';
 import type { RecordPath, RunScope } from '../engine/run-scope';
 import { admitRetryBatch, type RetryTask } from './admit';
 
@@ -32,6 +33,11 @@ import { claimUnorderedCopy, copyIdOf, unorderedCopyDone } from './unordered-cop
  */
 function movedPast(task: RetryTask, head: LaneHead | undefined): boolean {
   return head === undefined || head.offset > task.origin.offset;
+}
+
+/** The copy's origin is its lane's head, held by the `hold` policy: the copy is that head's watch copy (`watchHeldHead`). */
+function watching(task: RetryTask, head: LaneHead | undefined): boolean {
+  return head !== undefined && head.state === 'held' && head.offset === task.origin.offset;
 }
 
 export class RetryPath implements RecordPath<RetryTask> {
@@ -65,6 +71,8 @@ export class RetryPath implements RecordPath<RetryTask> {
     if (task.lane === undefined) return true;
     const head = await run.store.laneHead(task.originRef, task.lane);
     if (head !== undefined && head.offset === task.origin.offset && head.attempt === task.attempt && head.state === 'retrying') return true;
+    // A watch copy waits for its due time like any copy, then looks again (`#claim`).
+    if (watching(task, head)) return true;
     if (movedPast(task, head) && (await heldForRecovery(run, task, (held) => this.#writeBack(run, [held])))) return false;
     this.#stale(run, task, head);
     return false;
@@ -85,6 +93,7 @@ export class RetryPath implements RecordPath<RetryTask> {
     });
     if (claim.status === 'claimed') return true;
     if (claim.status === 'not-head') {
+      if (watching(task, claim.head)) return this.#watch(run, task);
       if (movedPast(task, claim.head) && (await heldForRecovery(run, task, (held) => this.#writeBack(run, [held])))) return false;
       this.#stale(run, task, claim.head);
       return false;
@@ -94,6 +103,21 @@ export class RetryPath implements RecordPath<RetryTask> {
       origin: task.origin, attempt: task.attempt, claimedUntil: new Date(claim.untilMs).toISOString(),
     });
     await this.#writeBack(run, [{ ...task, writeBack: { ...task.writeBack!, dueAtMs: Math.max(task.dueAtMs, claim.untilMs) } }]);
+    return false;
+  }
+
+  /**
+   * A held head's watch copy, due (README, "Durability"): it never runs the record. Once the completion group holds
+   * the partition's marker a loss is found against it, so the copy is dropped; until then it goes back to its tier
+   * to look again. A lane it finds gone makes it report the loss instead (`#claim`, `heldForRecovery`).
+   */
+  async #watch(run: RunScope<RetryTask>, task: RetryTask): Promise<false> {
+    if ((await run.store.durablyMarked?.(task.originRef)) !== false) {
+      run.logger.info('watch copy of a held lane dropped: the partition has its durable marker', { origin: task.origin, attempt: task.attempt });
+      run.markDone(task.ref, task.offset);
+      return false;
+    }
+    await this.#writeBack(run, [{ ...task, writeBack: { ...task.writeBack!, dueAtMs: run.now() + RECOVERY_RECHECK_MS } }]);
     return false;
   }
 
@@ -207,7 +231,7 @@ export class RetryPath implements RecordPath<RetryTask> {
   /** The head is in the dead-letter topic: `hold` keeps the lane blocked, `release` moves on and drains. */
   async #deadLettered(run: RunScope<RetryTask>, task: RetryTask, head: { offset: number; attempt: number }, why: { reason: string }): Promise<void> {
     if (run.options.deadLetter.policy === 'hold') {
-      await applyDeadLetterPolicy(run, task.originRef, task.lane!, head, why);
+      await applyDeadLetterPolicy(run, task.originRef, task.lane!, head, why, task.record);
       return;
     }
     await this.#releaseAndDrain(run, task);

@@ -76,6 +76,25 @@ export const functionBlockSchema = z.strictObject({
       timeout: z.number().int().min(1).max(900).optional(),
     })
     .optional(),
+  /**
+   * The topics the handler writes with `ctx.send`: its role may write them (`WriteData`, `DescribeTopic`), the stack's
+   * topics resource and `topics ensure` create the missing ones, `doctor` checks them, and a send to any other topic
+   * fails the record, naming it.
+   */
+  outputs: z.array(z.string().min(1).max(249).regex(new RegExp(TOPIC_CHARACTERS), { error: 'topic names of letters, digits, `.`, `_` and `-`' })).max(50).optional(),
+  /** The stack's topics resource (`Custom::KafkaLanesTopics`): what it creates besides the retry, dead-letter and output topics. */
+  topics: z
+    .strictObject({
+      /** The source topic's partitions: the resource creates it with that many, or grows it to them (never shrinks). */
+      partitions: z.number().int().min(1).max(100_000).optional(),
+      /** Partitions of created retry, dead-letter and output topics (default: the source's). */
+      retryPartitions: z.number().int().min(1).max(100_000).optional(),
+      /** Replication factor of created topics (default: the cluster's `default.replication.factor`). */
+      replicationFactor: z.number().int().min(1).max(32_767).optional(),
+      /** `true`: when the resource is removed (the stack deleted, or the group renamed), delete the group's retry and dead-letter topics. */
+      deleteOnRemove: z.boolean().optional(),
+    })
+    .optional(),
   /** CloudWatch alarms and a dashboard of the group (on unless `false`); see `alarms.ts`. */
   alarms: alarmsBlockSchema.optional(),
 });
@@ -146,6 +165,8 @@ export const PLUGIN_DEFAULTS = {
   retryTiers: [...DEFAULTS.retry.tiers] as string[],
   committerSchedule: 'rate(1 minute)',
   committerTimeout: 60,
+  /** Seconds the topics resource's function may take (creating topics and waiting until each partition serves). */
+  topicsTimeout: 300,
   offlineBroker: '127.0.0.1:9092',
   offlineRedis: 'redis://127.0.0.1:6379',
   /** Days the functions' CloudWatch log groups keep their logs, unless `provider.logRetentionInDays` says otherwise. */

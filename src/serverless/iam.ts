@@ -1,5 +1,5 @@
 import { ENV } from '../options/constants';
-import { completionGroupId, deadLetterTopic, retryTopic, retryTopicPrefix } from '../options/names';
+import { completionGroupId, deadLetterTopic, recoveryGroupPrefix, retryTopic, retryTopicPrefix } from '../options/names';
 import { parseSecretRef } from '../options/secret-ref';
 import type { FunctionPlan } from './plan';
 
@@ -15,6 +15,8 @@ export interface Statement {
 export interface GroupGrants {
   readonly handler: Statement[];
   readonly committer: Statement[];
+  /** The topics resource's function: creates and checks the group's topics at deploy time (topics-handler.ts). */
+  readonly topics: Statement[];
 }
 
 /** A CloudFormation value: a string when the cluster ARN is known, else built from the ARN at deploy time. */
@@ -58,18 +60,21 @@ const SECRET_KEYS = ['saslScram512Auth', 'saslScram256Auth', 'saslPlainAuth', 'c
 export function groupGrants(plan: FunctionPlan, inVpc: boolean): GroupGrants {
   const handler: Statement[] = [];
   const committer: Statement[] = [];
+  const topics: Statement[] = [];
   const trigger = 'msk' in plan.source ? { kind: 'msk' as const, settings: plan.source.msk } : { kind: 'kafka' as const, settings: plan.source.kafka };
   const { group } = plan;
   const retryTopics = plan.tiers.map((tier) => retryTopic(group, tier));
   const readTopics = [trigger.settings.topic, ...retryTopics];
   const triggerGroups = [group, ...retryTopics];
   const writes = [`${retryTopicPrefix(group)}*`, deadLetterTopic(group)];
+  const outputs = plan.outputs;
 
   if (trigger.kind === 'msk') {
     const arns = mskArns(trigger.settings.arn);
     const describe = { Effect: 'Allow', Action: ['kafka:DescribeCluster', 'kafka:DescribeClusterV2', 'kafka:GetBootstrapBrokers'], Resource: arns.cluster } as const;
+    // The trigger's (Lambda's MSK execution role permissions); the committer calls no MSK API: its brokers come from
+    // the topics resource, at deploy time (topics-resource.ts).
     handler.push(describe);
-    committer.push({ ...describe, Action: ['kafka:GetBootstrapBrokers'] });
     const scram = trigger.settings['saslScram512'];
     // The trigger authenticates with the function's role unless it has a SCRAM secret.
     if (scram === undefined) {
@@ -78,13 +83,33 @@ export function groupGrants(plan: FunctionPlan, inVpc: boolean): GroupGrants {
     if (plan.auth === 'iam') {
       const producer = kafkaCluster(arns, { cluster: ['Connect', 'WriteDataIdempotently', 'DescribeClusterDynamicConfiguration'], topics: writes, topicActions: ['DescribeTopic', 'WriteData'] });
       handler.push(...producer);
+      // The handler's `ctx.send` outputs, only to the declared topics.
+      if (outputs.length > 0) handler.push({ Effect: 'Allow', Action: ['kafka-cluster:DescribeTopic', 'kafka-cluster:WriteData'], Resource: outputs.map(arns.topic) });
       committer.push(
         ...producer,
-        ...kafkaCluster(arns, { cluster: [], topics: readTopics, topicActions: ['DescribeTopic', 'ReadData'], groups: [completionGroupId(group)] }),
+        // The completion group, and the recoveries' reads of a partition again (read-range.ts), each in a group of
+        // its own under `<group>.lanes.recover.`: concurrent recoveries never share a group, so never rebalance one another.
+        ...kafkaCluster(arns, { cluster: [], topics: readTopics, topicActions: ['DescribeTopic', 'ReadData'], groups: [completionGroupId(group), `${recoveryGroupPrefix(group)}*`] }),
         // What the triggers committed in their groups: a frontier below it is a loss of done bits (docs/durability.md).
         { Effect: 'Allow', Action: ['kafka-cluster:DescribeGroup'], Resource: triggerGroups.map(arns.group) },
       );
+      // The topics resource: lists, describes (partitions, configs), creates and, for a declared source, grows the
+      // group's topics; deletes the retry and dead-letter topics only when `topics.deleteOnRemove` asks it.
+      const owned = [...writes, ...outputs];
+      const sourceGrows = plan.topics.properties['SourcePartitions'] !== undefined;
+      topics.push(
+        { Effect: 'Allow', Action: ['kafka-cluster:Connect'], Resource: arns.cluster },
+        {
+          Effect: 'Allow',
+          Action: ['kafka-cluster:DescribeTopic', 'kafka-cluster:DescribeTopicDynamicConfiguration', 'kafka-cluster:CreateTopic'],
+          Resource: [trigger.settings.topic, ...owned].map(arns.topic),
+        },
+      );
+      if (sourceGrows) topics.push({ Effect: 'Allow', Action: ['kafka-cluster:AlterTopic'], Resource: arns.topic(trigger.settings.topic) });
+      if (plan.topics.properties['DeleteOnRemove'] === 'true') topics.push({ Effect: 'Allow', Action: ['kafka-cluster:DeleteTopic'], Resource: writes.map(arns.topic) });
     }
+    // The topics resource asks MSK for the brokers once, at deploy time, when only the cluster's ARN is known.
+    if (plan.environment[ENV.mskClusterArn] !== undefined) topics.push({ Effect: 'Allow', Action: ['kafka:GetBootstrapBrokers'], Resource: arns.cluster });
     if (scram !== undefined) handler.push(...secretReads([scram]));
   } else {
     const access = (trigger.settings['accessConfigurations'] ?? {}) as Record<string, unknown>;
@@ -95,10 +120,13 @@ export function groupGrants(plan: FunctionPlan, inVpc: boolean): GroupGrants {
   if (trigger.kind === 'msk') handler.push({ Effect: 'Allow', Action: [...ENI_ACTIONS, ...TRIGGER_NETWORK_ACTIONS], Resource: '*' });
   else if (inVpc) handler.push({ Effect: 'Allow', Action: ENI_ACTIONS, Resource: '*' });
   if (inVpc) committer.push({ Effect: 'Allow', Action: ENI_ACTIONS, Resource: '*' });
+  if (inVpc) topics.push({ Effect: 'Allow', Action: ENI_ACTIONS, Resource: '*' });
   const secrets = secretGrants(plan.environment);
   handler.push(...secrets);
   committer.push(...secrets);
-  return { handler: dedupe(handler), committer: dedupe(committer) };
+  // The topics function needs the Kafka credentials only: not the Redis AUTH token.
+  topics.push(...secretGrants({ ...plan.environment, [ENV.redisAuthSecret]: undefined }));
+  return { handler: dedupe(handler), committer: dedupe(committer), topics: dedupe(topics) };
 }
 
 function kafkaCluster(

@@ -63,6 +63,18 @@ export interface FunctionPlan {
    */
   readonly environment: Readonly<Record<string, unknown>>;
   readonly committer: { readonly key: string; readonly definition: FunctionView } | undefined;
+  /** The topics the handler writes with `ctx.send` (`kafkaLanes.outputs`). */
+  readonly outputs: readonly string[];
+  /**
+   * The function behind the group's topics resource (`Custom::KafkaLanesTopics`, see topics-handler.ts) and the
+   * resource's properties. It has the group's environment: the connection, as the other functions of the group.
+   */
+  readonly topics: { readonly key: string; readonly definition: FunctionView; readonly properties: Readonly<Record<string, unknown>> };
+  /**
+   * An MSK trigger's events name the brokers of the listener the group's producers use (the producers authenticate as
+   * the trigger does): the handler takes them from the event; otherwise from the topics resource.
+   */
+  readonly eventBrokers: boolean;
 }
 
 const DEFAULT_TIMEOUT_SECONDS = 6;
@@ -163,8 +175,37 @@ export function planFunction(
             ...(fn.vpc === undefined ? {} : { vpc: fn.vpc }),
           },
         };
-  return { plan: { functionKey, group, tiers, mode, auth: auth.auth, source, retryTriggers, environment, committer }, problems: [] };
+  const outputs = block.outputs ?? [];
+  if (outputs.length > 0) environment[ENV.outputs] = outputs.join(',');
+  const topicsBlock = block.topics ?? {};
+  const topics = {
+    key: topicsKey(functionKey),
+    definition: {
+      name: topicsName(name),
+      description: `kafka-lanes topics of group ${group}: the custom resource that creates them`.slice(0, AWS_LIMITS.descriptionLength),
+      timeout: PLUGIN_DEFAULTS.topicsTimeout,
+      events: [],
+      environment,
+      ...(fn.vpc === undefined ? {} : { vpc: fn.vpc }),
+    },
+    properties: {
+      Group: group,
+      Tiers: [...tiers],
+      Source: settings.topic,
+      ...(topicsBlock.partitions === undefined ? {} : { SourcePartitions: String(topicsBlock.partitions) }),
+      ...(outputs.length === 0 ? {} : { Outputs: [...outputs] }),
+      ...(topicsBlock.retryPartitions === undefined ? {} : { RetryPartitions: String(topicsBlock.retryPartitions) }),
+      ...(topicsBlock.replicationFactor === undefined ? {} : { ReplicationFactor: String(topicsBlock.replicationFactor) }),
+      DeleteOnRemove: String(topicsBlock.deleteOnRemove ?? false),
+    },
+  };
+  const triggerScram = trigger.kind === 'msk' && settings['saslScram512'] !== undefined;
+  const eventBrokers = trigger.kind === 'msk' && (triggerScram ? auth.auth === 'scram' : auth.auth === 'iam');
+  return { plan: { functionKey, group, tiers, mode, auth: auth.auth, source, retryTriggers, environment, committer, outputs, topics, eventBrokers }, problems: [] };
 }
+
+const topicsKey = (functionKey: string): string => `${functionKey}Topics`;
+const topicsName = (name: string): string => `${name}-topics`;
 
 const committerKey = (functionKey: string): string => `${functionKey}Committer`;
 const committerName = (name: string): string => `${name}-committer`;
@@ -232,6 +273,7 @@ function nameProblems(
     const scheduleIssue = schedule === undefined ? undefined : scheduleProblem(schedule);
     if (scheduleIssue !== undefined) problems.push(`${where}.kafkaLanes.committer.schedule: ${scheduleIssue}`);
   }
+  problems.push(lengthProblem(`functions.${topicsKey(functionKey)}.name (the topics function kafka-lanes adds, \`<function name>-topics\`)`, topicsName(name), limits.functionNameLength, 'Lambda function names'));
   for (const tier of tiers) {
     problems.push(lengthProblem(`${where}.kafkaLanes.group (the consumer group of retry tier \`${tier}\`, \`<group>.retry.${tier}\`)`, retryTopic(group, tier), limits.consumerGroupIdLength, 'event source mapping consumer group ids'));
   }

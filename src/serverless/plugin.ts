@@ -9,6 +9,7 @@ import { functionRole, groupGrants, type Statement } from './iam';
 import { dropRedundantRoleDependsOn } from './role-depends-on';
 import { planFunction, type FunctionPlan, type FunctionView, type ServiceView } from './plan';
 import { startOfflineTrigger, type OfflineKafkaTrigger } from './offline/trigger';
+import { topicsResource, triggersAfterTopics } from './topics-resource';
 
 /** The parts of the framework's `serverless` object the plugin uses (osls, the Serverless Framework v3 line). */
 export interface Serverless {
@@ -53,6 +54,7 @@ export interface PluginUtils {
 }
 
 const COMMITTER_OUT = 'kafka-lanes/committer';
+const TOPICS_OUT = 'kafka-lanes/topics';
 const OPAQUE_BLOCK = { description: 'kafka-lanes settings, validated by the kafka-lanes plugin (docs/options.md)' };
 
 /** The cluster part of an MSK trigger's logical ID, as the framework takes it from the ARN (or `Ref` / import). */
@@ -86,6 +88,8 @@ export class KafkaLanesPlugin {
   #custom: CustomBlock = {};
   #trigger: OfflineKafkaTrigger | undefined;
   #bundled = false;
+  /** Each group's topics resource, by the logical ID of its handler function. */
+  readonly #topicsResources = new Map<string, string>();
 
   constructor(serverless: Serverless, _options: Record<string, unknown>, utils?: PluginUtils) {
     this.#serverless = serverless;
@@ -100,6 +104,7 @@ export class KafkaLanesPlugin {
       'before:package:createDeploymentArtifacts': () => this.#bundle('package'),
       'after:package:compileEvents': () => {
         this.#compileResponseTypes();
+        triggersAfterTopics(this.#serverless.service.provider.compiledCloudFormationTemplate.Resources, this.#topicsResources);
         addAlarms(this.#serverless, this.#plans);
         dropRedundantRoleDependsOn(this.#serverless.service.provider.compiledCloudFormationTemplate.Resources);
       },
@@ -180,6 +185,7 @@ export class KafkaLanesPlugin {
         };
       }
     }
+    if (!offline) this.#addTopicsResources(plans);
     if (offline) this.#blankDeployTimeSettings(plans);
     for (const plan of plans.filter((p) => p.mode === 'provisioned')) {
       this.#log.warning(
@@ -191,6 +197,34 @@ export class KafkaLanesPlugin {
     if (plans.length > 0) service.provider.logRetentionInDays ??= PLUGIN_DEFAULTS.logRetentionInDays;
     this.#grantRoles(plans);
     this.#plans = plans;
+  }
+
+  /**
+   * Each group's topics resource and the function behind it (topics-handler.ts), and the brokers it answers given to
+   * the functions that have no event to take them from (topics-resource.ts): not under `serverless offline`, where
+   * no CloudFormation runs.
+   */
+  #addTopicsResources(plans: readonly FunctionPlan[]): void {
+    const { service } = this.#serverless;
+    const naming = this.#serverless.getProvider('aws').naming;
+    const resources = this.#additionalResources();
+    for (const plan of plans) {
+      if (service.functions[plan.topics.key] !== undefined) {
+        this.#fail([`functions.${plan.topics.key}: the name of the topics function kafka-lanes adds for \`${plan.functionKey}\` is taken`]);
+      }
+      const made = topicsResource(plan, {
+        functionLogicalId: naming.getLambdaLogicalId(plan.topics.key),
+        resourceLogicalId: `${naming.getLambdaLogicalId(plan.functionKey).replace(/LambdaFunction$/, '')}KafkaLanesTopics`,
+      });
+      service.functions[plan.topics.key] = { ...plan.topics.definition, handler: `${BUNDLE_DIR}/${TOPICS_OUT}.handler` };
+      resources[made.logicalId] = made.resource;
+      this.#topicsResources.set(naming.getLambdaLogicalId(plan.functionKey), made.logicalId);
+      const fn = service.functions[plan.functionKey]!;
+      fn.environment = { ...fn.environment, ...made.handlerEnvironment };
+      for (const name of made.removed) delete fn.environment[name];
+      const committer = plan.committer === undefined ? undefined : service.functions[plan.committer.key];
+      if (committer !== undefined) committer.environment = made.committerEnvironment;
+    }
   }
 
   /**
@@ -230,6 +264,7 @@ export class KafkaLanesPlugin {
       const grants = groupGrants(plan, (fn.vpc ?? providerVpc) !== undefined);
       const roles: Array<[string, Statement[], boolean]> = [[plan.functionKey, grants.handler, true]];
       if (plan.committer !== undefined) roles.push([plan.committer.key, grants.committer, false]);
+      if (service.functions[plan.topics.key] !== undefined) roles.push([plan.topics.key, grants.topics, false]);
       for (const [key, statements, isHandler] of roles) {
         const target = service.functions[key]!;
         if (typeof iam.role === 'string' || target['role'] !== undefined) {
@@ -279,13 +314,13 @@ export class KafkaLanesPlugin {
     }
   }
 
-  /** The committer's source inside this package: TypeScript in a checkout, JavaScript once built. */
-  #committerEntry(): string {
-    for (const file of ['committer-handler.ts', 'committer-handler.js']) {
+  /** A framework function's source inside this package (the committer's, the topics resource's): TypeScript in a checkout, JavaScript once built. */
+  #entry(module: string): string {
+    for (const file of [`${module}.ts`, `${module}.js`]) {
       const path = join(__dirname, file);
       if (existsSync(path)) return path;
     }
-    throw new Error(`kafka-lanes: committer-handler not found next to ${__filename}`);
+    throw new Error(`kafka-lanes: ${module} not found next to ${__filename}`);
   }
 
   async #bundle(purpose: 'package' | 'offline'): Promise<void> {
@@ -295,12 +330,15 @@ export class KafkaLanesPlugin {
     const servicePath = this.#serverless.serviceDir ?? this.#serverless.config.servicePath;
     const bundleUser = this.#custom.bundle !== false;
     const committerKeys = new Set(this.#plans.flatMap((plan) => (plan.committer === undefined ? [] : [plan.committer.key])));
+    const topicsKeys = new Set(this.#plans.map((plan) => plan.topics.key));
     const entries: BundleEntry[] = [];
     for (const key of service.getAllFunctions()) {
       const fn = service.functions[key]!;
       const runtime = String(fn['runtime'] ?? service.provider.runtime ?? 'nodejs');
       if (committerKeys.has(key)) {
-        entries.push({ key, entryFile: this.#committerEntry(), exportName: 'handler', outName: COMMITTER_OUT });
+        entries.push({ key, entryFile: this.#entry('committer-handler'), exportName: 'handler', outName: COMMITTER_OUT });
+      } else if (topicsKeys.has(key)) {
+        entries.push({ key, entryFile: this.#entry('topics-handler'), exportName: 'handler', outName: TOPICS_OUT });
       } else if (bundleUser && runtime.startsWith('nodejs') && typeof fn.handler === 'string') {
         entries.push({ key, handler: fn.handler });
       }

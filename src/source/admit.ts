@@ -1,6 +1,7 @@
 import type { PartitionRef } from '../completion/types';
 import { deadLetterConflicts, deadLetterMalformed, writeAndMarkDone } from '../engine/dead-letters';
 import { DEFERRED_HEAD, parkPayload } from '../lanes/lane-heads';
+import { RECOVERY_RECHECK_MS } from '../completion/loss-suspect';
 import { laneIdOf } from '../lanes/lane-id';
 import { describeError, type DeadLetterReason } from '../lanes/outcome';
 import type { EngineTask, RunScope } from '../engine/run-scope';
@@ -139,8 +140,13 @@ async function admitChunk(
     if (head?.reason === DEFERRED_HEAD) return run.copies.deferred(basis, head.attempt, head.dueAtMs);
     return run.copies.retry(basis, { attempt: head?.attempt ?? 1, dueAtMs: head?.dueAtMs ?? now, firstFailureAtMs: now });
   });
+  // A held head dead-lettered again in the partition's first minute gets its watch copy again (`watchHeldHead`).
+  const heldAgain = redelivered.filter((item) => item.kind === 'dead-letter' && item.lane !== undefined);
+  const watches = heldAgain.length > 0 && (await run.store.durablyMarked?.(ref)) === false
+    ? heldAgain.map((item) => run.copies.deferred(item, item.attempt, now + RECOVERY_RECHECK_MS))
+    : [];
   const handOffs = run.guard(Promise.all([
-    writeAndMarkDone(run, ref, redelivered, () => {
+    writeAndMarkDone(run, ref, [...redelivered, ...watches], () => {
       for (const item of redelivered) run.count(item.kind === 'dead-letter' ? 'deadLettered' : item.deferred === true ? 'deferred' : 'retried');
     }),
     deadLetterMalformed(run, ref, malformed ?? []),

@@ -1,4 +1,4 @@
-import { applyDeadLetterPolicy, DEFERRED_HEAD, parkPayload } from '../lanes/lane-heads';
+import { applyDeadLetterPolicy, DEFERRED_HEAD, parkPayload, watchHeldHead } from '../lanes/lane-heads';
 import { decideFailure, describeError, type FailureDecision } from '../lanes/outcome';
 import type { RecordPath, RunScope } from '../engine/run-scope';
 import type { HandOffOutcome } from '../handoff/types';
@@ -83,11 +83,15 @@ export class SourcePath implements RecordPath<SourceTask> {
     // still behind it.
     if (parked !== undefined && retrying) await block(parked);
     const [outcome] = await run.write([item]);
-    if (parked !== undefined && !retrying) await block(parked);
+    if (parked !== undefined && !retrying) {
+      await block(parked);
+      // Held in the partition's first minute: a watch copy stands in for the retry copy a held head lacks.
+      await watchHeldHead(run, task.ref, task, task.attempt);
+    }
     if (retrying && outcome?.status === 'refused' && parked !== undefined) {
       // The retry topic refused the copy for good: it is dead-lettered (stripped), so the blocked lane
       // follows the dead-letter policy, as if the record had exhausted its attempts.
-      await applyDeadLetterPolicy(run, task.ref, task.lane!, { offset: task.offset, attempt: task.attempt + 1 }, outcome);
+      await applyDeadLetterPolicy(run, task.ref, task.lane!, { offset: task.offset, attempt: task.attempt + 1 }, outcome, task.record);
     }
     run.count(retrying && outcome?.status !== 'refused' ? 'retried' : 'deadLettered');
     run.markDone(task.ref, task.offset);
@@ -141,7 +145,7 @@ export class SourcePath implements RecordPath<SourceTask> {
       const outcome = outcomes[i];
       if (outcome?.status === 'refused' && task.lane !== undefined) {
         try {
-          await applyDeadLetterPolicy(run, task.ref, task.lane, { offset: task.offset, attempt: task.attempt }, outcome);
+          await applyDeadLetterPolicy(run, task.ref, task.lane, { offset: task.offset, attempt: task.attempt }, outcome, task.record);
         } catch (error) {
           run.redeliver(task.ref, [task.offset], error);
           return;

@@ -33,7 +33,7 @@ async function main(): Promise<void> {
         redis === undefined ? runHistory(spec, new ModelBackend(spec.caps)) : runOnRedis(redis, spec));
       total = addStats(total, stats);
       console.log(`  ${name} (seed ${seed + i}): ${runs} passed in ${((performance.now() - started) / 1000).toFixed(1)} s, ${stats.crashes} crashes, ${stats.copyRuns} copy runs, ${stats.deadLetters} dead letters` +
-        (onRedis ? `, ${stats.losses} losses (${stats.lossesUnmarked} before a first marker, ${stats.lossesSkipped} not played), ${stats.lossesFound} found, ${stats.recoveries} recoveries (${stats.rewinds} moving the completion group back), ${stats.blindRuns} runs out of order before a loss was found` : ''));
+        (onRedis ? `, ${stats.losses} losses (${stats.lossesUnmarked} before a first marker, ${stats.lossesHeld} of them with a lane held), ${stats.lossesHeldMarked} with a lane held after the first marker, ${stats.lanesLost} taking blocked lanes' entries, ${stats.lossesFound} found, ${stats.recoveries} recoveries (${stats.rewinds} moving the completion group back), ${stats.blindRuns} runs out of order before a loss was found` : ''));
     }
     console.log(`all passed: ${JSON.stringify(total)}`);
   } finally {

@@ -3,9 +3,11 @@
  * packaged function (src/serverless/iam.ts) are turned into Kafka ACLs with AWS's action-to-ACL mapping for MSK
  * IAM access control (support/msk-acls.ts), for one SCRAM user per role, on a second local broker with an
  * authorizer that allows nothing else (support/sasl-broker.ts). Then:
- * - under exactly those ACLs, `topics ensure` (as the operator docs/deploy.md describes), the trigger's reads, the
- *   processor's hand-off of a failing record, the retry function's run of the copy and its dead-letter write, and
- *   the committer's commits of the completion group all succeed;
+ * - under exactly those ACLs, the stack's topics resource (its Create, Update and Delete), `topics ensure` (as the
+ *   operator docs/deploy.md describes), the trigger's reads, the processor's hand-off of a failing record and its
+ *   `ctx.send` output, the retry function's run of the copy and its dead-letter write, and the committer's commits of
+ *   the completion group, its reads of the triggers' positions, its group figures, its re-drive write and a
+ *   recovery's reads all succeed;
  * - without any one granted action, a named operation is refused by Kafka, except the actions listed in
  *   `NOT_PROVABLE` (why each, beside it) and those another statement of the same role grants again.
  * The statements' AWS API actions (`kafka:GetBootstrapBrokers`, `ec2:*`, `logs:*`, `secretsmanager:*`) are not
@@ -23,8 +25,13 @@ import { CompletionStore } from '../../src/completion/store';
 import { eventSourcePositions, MemberlessOffsetCommitter, OffsetFetchRefusedError, runCommitter } from '../../src/committer';
 import { encodeKafkaEvent, type KafkaRecordInput } from '../../src/event';
 import { readHandOffHeaders } from '../../src/handoff';
+import { readGroupFigures } from '../../src/admin';
+import { kafkaRecordSource, readRange } from '../../src/durability/read-range';
 import { groupGrants, mskArns, type Statement } from '../../src/serverless/iam';
 import { planFunction } from '../../src/serverless/plan';
+import { topicsResourceHandler } from '../../src/serverless/topics-handler';
+import type { CustomResourceEvent } from '../../src/serverless/custom-resource';
+import { resourceEvent, startResponseServer } from './support/response-url';
 import { contextWithin } from './support/kafka-events';
 import { aclsFor, grantsOf, refusalOf, setAcls } from './support/msk-acls';
 import { startSaslBroker, withAdmin, type SaslBroker, type ScramUser } from './support/sasl-broker';
@@ -35,12 +42,14 @@ jest.setTimeout(180_000);
 process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 
-type Role = 'handler' | 'committer' | 'operator';
+type Role = 'handler' | 'committer' | 'operator' | 'topics';
 const USERS: Readonly<Record<Role, ScramUser>> = {
   handler: { username: 'orders-handler', password: `h-${randomBytes(6).toString('hex')}` },
   committer: { username: 'orders-committer', password: `c-${randomBytes(6).toString('hex')}` },
   operator: { username: 'orders-operator', password: `o-${randomBytes(6).toString('hex')}` },
+  topics: { username: 'orders-topics', password: `t-${randomBytes(6).toString('hex')}` },
 };
+const ROLES = ['handler', 'committer', 'operator', 'topics'] as const;
 const principal = (role: Role): string => `User:${USERS[role].username}`;
 
 /**
@@ -63,15 +72,24 @@ const group = uniqueName('acl');
 const topic = uniqueName('acl-src');
 const retryTopic = `${group}.retry.${TIER}`;
 const dlq = `${group}.dlq`;
+const output = uniqueName('acl-out');
 
-// The plan `serverless package` makes for a function with an MSK trigger (MSK IAM for the producers and the committer).
-const { plan, problems } = planFunction(
-  { service: 'shop', stage: 'dev' },
-  'orders',
-  { handler: 'functions/orders.handler', events: [{ msk: { arn: ARN, topic } }] },
-  { group, retryTiers: [TIER] },
-);
+/**
+ * The plan `serverless package` makes for a function with an MSK trigger (MSK IAM for the producers and the
+ * committer), a declared output and a declared source (the topics resource creates and grows it).
+ */
+function planOf(forGroup: string, source: string, outputs: string[]) {
+  return planFunction(
+    { service: 'shop', stage: 'dev' },
+    'orders',
+    { handler: 'functions/orders.handler', events: [{ msk: { arn: ARN, topic: source } }] },
+    { group: forGroup, retryTiers: [TIER], outputs, topics: { partitions: 1 } },
+  );
+}
+const { plan, problems } = planOf(group, topic, [output]);
 const grants = groupGrants(plan!, false);
+/** The topics resource's statements for another group and source (its cases need fresh names). */
+const topicsStatements = (forGroup: string, source: string): Statement[] => groupGrants(planOf(forGroup, source, [`${forGroup}-out`]).plan!, false).topics;
 
 /**
  * What the deploy guide (docs/deploy.md) says the operator running `topics ensure` may do, on the topics of the
@@ -90,6 +108,23 @@ function operatorStatements(forGroup: string, source: string): Statement[] {
 
 const statementsOf = (role: Role): Statement[] => (role === 'operator' ? operatorStatements(group, topic) : grants[role]);
 
+/** The topics resource's function as the topics user: its request answered to a local stand-in for S3. */
+let answers: Awaited<ReturnType<typeof startResponseServer>>;
+async function resourceAs(user: ScramUser, type: CustomResourceEvent['RequestType'], properties: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const handler = topicsResourceHandler(
+    { KAFKA_LANES_GROUP: String(properties['Group']), KAFKA_LANES_BROKERS: broker.brokers.join(','), KAFKA_LANES_SASL_MECHANISM: 'scram-sha-512', KAFKA_LANES_SASL_USERNAME: user.username, KAFKA_LANES_SASL_PASSWORD: user.password },
+    { log: () => undefined },
+  );
+  const path = `/${uniqueName('answer')}`;
+  await handler(resourceEvent(type, answers.url(path), properties, type === 'Create' ? {} : { PhysicalResourceId: `kafka-lanes-topics:${String(properties['Group'])}` }), { getRemainingTimeInMillis: () => 60_000 });
+  return answers.answers.find((answer) => answer.path === path)!.body;
+}
+/** Its Create, failing with the reason it answered. */
+async function createTopicsAs(user: ScramUser, properties: Record<string, unknown>): Promise<void> {
+  const answer = await resourceAs(user, 'Create', properties);
+  if (answer['Status'] !== 'SUCCESS') throw new Error(String(answer['Reason']));
+}
+
 let broker: SaslBroker;
 let redis: Redis;
 
@@ -97,10 +132,12 @@ beforeAll(async () => {
   expect(problems).toEqual([]);
   broker = await startSaslBroker(Object.values(USERS));
   redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 3 });
-  for (const role of ['handler', 'committer', 'operator'] as const) await setAcls(broker.kafka(broker.admin), principal(role), aclsFor(principal(role), statementsOf(role)));
+  answers = await startResponseServer();
+  for (const role of ROLES) await setAcls(broker.kafka(broker.admin), principal(role), aclsFor(principal(role), statementsOf(role)));
 });
 
 afterAll(async () => {
+  await answers?.close();
   redis?.disconnect();
   await broker?.stop();
 });
@@ -172,8 +209,9 @@ function handlerAs(user: ScramUser, secret?: string) {
         sasl: secret === undefined ? { mechanism: 'scram-sha-512', username: user.username, password: user.password } : { mechanism: 'scram-sha-512', secret },
       },
     },
-    async (record) => {
+    async (record, ctx) => {
       if (String(record.key) === 'bad') throw new Error('refused by the test');
+      if (String(record.key) === 'a') ctx.send(output, { key: 'a', value: { shipped: true } });
     },
   );
 }
@@ -235,15 +273,19 @@ describe('least privilege on a broker with SCRAM users and an authorizer', () =>
     await secrets.close();
   });
 
-  it('runs topics ensure, the processor, the retry function and the committer under exactly the generated grants', async () => {
-    // Act: the operator creates the topics.
+  it('runs the topics resource, topics ensure, the processor, the retry function and the committer under exactly the generated grants', async () => {
+    // Act: the stack's topics resource creates the topics (the declared source, the tier, the dead letters, the
+    // output), and an Update finds them; the operator's `topics ensure` checks them.
+    const properties = plan!.topics.properties;
+    expect(await resourceAs(USERS.topics, 'Create', properties)).toMatchObject({ Status: 'SUCCESS', Data: { BootstrapBrokers: broker.brokers.join(',') } });
+    expect(await resourceAs(USERS.topics, 'Update', properties)).toMatchObject({ Status: 'SUCCESS' });
     await ensureAs(broker.kafka(USERS.operator), group, topic, 1);
     await withAdmin(broker.kafka(broker.admin), async (admin) => {
       const producer = broker.kafka(broker.admin).producer();
       await producer.connect();
       await producer.send({ topic, acks: -1, messages: ['a', 'bad', 'c'].map((key) => ({ key, value: '{}' })) });
       await producer.disconnect();
-      expect((await admin.listTopics()).sort()).toEqual(expect.arrayContaining([topic, retryTopic, dlq]));
+      expect((await admin.listTopics()).sort()).toEqual(expect.arrayContaining([topic, retryTopic, dlq, output]));
     });
 
     // Act: the trigger reads the batch in group <group>; the processor runs it and hands `bad` off.
@@ -273,6 +315,27 @@ describe('least privilege on a broker with SCRAM users and an authorizer', () =>
     expect(await committedOf(retryTopic, [retryTopic])).toEqual({ [`${retryTopic}-0`]: '1' });
     // The committer's re-drive writes a copy to a retry tier.
     await writeAs(broker.kafka(USERS.committer), retryTopic);
+    // Its group figures read the ends of the tracked partitions.
+    await withAdmin(broker.kafka(USERS.committer), async (admin) => {
+      const figures = await readGroupFigures({ group, redis, admin, partitions: run.partitions });
+      expect(figures).toBeDefined();
+    });
+    // A recovery reads the partition's bounds and its records again, in a group of its own under the granted prefix.
+    const source = kafkaRecordSource(broker.kafka(USERS.committer, 'recovery'), group);
+    expect(await source.offsets(topic, 0)).toEqual({ low: 0, end: 3 });
+    expect((await source.read(topic, 0, 0, 3)).map((record) => record.offset)).toEqual([0, 1, 2]);
+    // The handler's output was written (as the handler's user), once.
+    const shipped = await readAs(broker.kafka(broker.admin), uniqueName('acl-check'), output, 1);
+    expect(shipped.map((record) => String(record.key))).toEqual(['a']);
+    // Delete as a stack's deletion sends it: nothing deleted, SUCCESS.
+    expect(await resourceAs(USERS.topics, 'Delete', properties)).toMatchObject({ Status: 'SUCCESS' });
+    await withAdmin(broker.kafka(broker.admin), async (admin) => expect(await admin.listTopics()).toEqual(expect.arrayContaining([topic, retryTopic, dlq, output])));
+  });
+
+  it('reads a range again in one group per read: two concurrent recoveries do not disturb each other', async () => {
+    const kafka = broker.kafka(USERS.committer, 'recovery');
+    const [first, second] = await Promise.all([readRange(kafka, topic, 0, 0, 3, group), readRange(kafka, topic, 0, 1, 3, group)]);
+    expect([first.map((r) => r.offset), second.map((r) => r.offset)]).toEqual([[0, 1, 2], [1, 2]]);
   });
 });
 
@@ -298,7 +361,7 @@ interface Removal {
   readonly action: string;
 }
 
-const removals: Removal[] = (['handler', 'committer', 'operator'] as const).flatMap((role) =>
+const removals: Removal[] = ROLES.flatMap((role) =>
   statementsOf(role).flatMap((statement, index) =>
     statement.Action.filter((action) => action.startsWith('kafka-cluster:')).map((action) => ({ role, index, action })),
   ),
@@ -328,6 +391,21 @@ function operationFor({ role, index, action }: Removal): { name: string; run: ()
       },
     };
   }
+  if (role === 'topics') {
+    const g = uniqueName('acl-cr');
+    const t = uniqueName('acl-cr-src');
+    // Creating takes every action but AlterTopic, which only growing the declared source takes.
+    const grows = action === 'kafka-cluster:AlterTopic';
+    return {
+      name: grows ? "the topics resource's Create growing the declared source" : "the topics resource's Create of the group's topics",
+      run: async () => {
+        if (grows) await ensureAs(broker.kafka(broker.admin), g, t, 1);
+        await setAcls(broker.kafka(broker.admin), principal(role), aclsFor(principal(role), without(topicsStatements(g, t), index, action)));
+        await createTopicsAs(USERS.topics, { ...planOf(g, t, [`${g}-out`]).plan!.topics.properties, SourcePartitions: grows ? '2' : '1' });
+      },
+    };
+  }
+  if (resources.includes(output)) return { name: "the handler's ctx.send to its declared output", run: () => writeAs(broker.kafka(USERS.handler), output) };
   if (resources.includes(`${group}.retry.*`)) {
     return role === 'handler'
       ? { name: "the hand-off's write to <group>.retry.1s", run: () => writeAs(broker.kafka(USERS.handler), retryTopic) }
@@ -371,8 +449,9 @@ describe('each granted action is needed: without it, a named operation is refuse
   it.each(provable.map((r) => ({ ...r, label: `${r.role} without ${r.action} (statement ${r.index}): ${operationFor(r).name}` })))('$label', async (removal) => {
     // Prepare
     const { role, index, action } = removal;
-    // The operator's statements name the topics of one command: its cases set their own ACLs, for fresh names.
-    if (role !== 'operator') await setAcls(broker.kafka(broker.admin), principal(role), aclsFor(principal(role), without(statementsOf(role), index, action)));
+    // The operator's and the topics resource's statements name the topics of one command: their cases set their own
+    // ACLs, for fresh names.
+    if (role !== 'operator' && role !== 'topics') await setAcls(broker.kafka(broker.admin), principal(role), aclsFor(principal(role), without(statementsOf(role), index, action)));
 
     const mark = broker.authorizerMark();
 
@@ -408,6 +487,28 @@ describe('each granted action is needed: without it, a named operation is refuse
       // The retry topic stays describable: the re-drive's write statement grants DescribeTopic on `<group>.retry.*`.
       expect((error as OffsetFetchRefusedError).topics).toEqual([topic]);
       expect(refusalOf(error)).toBe('TOPIC_AUTHORIZATION_FAILED');
+    } finally {
+      await setAcls(broker.kafka(broker.admin), principal('committer'), aclsFor(principal('committer'), grants.committer));
+    }
+  });
+
+  it("refuses a recovery's read without the committer's grant on `<group>.lanes.recover.*`", async () => {
+    // Prepare: the committer's statements without the recoveries' group prefix
+    const prefix = mskArns(ARN).group(`${group}.lanes.recover.*`);
+    const narrowed = grants.committer.map((statement) =>
+      Array.isArray(statement.Resource) && statement.Resource.includes(prefix) ? { ...statement, Resource: statement.Resource.filter((resource) => resource !== prefix) } : statement,
+    );
+    expect(narrowed).not.toEqual(grants.committer);
+    await setAcls(broker.kafka(broker.admin), principal('committer'), aclsFor(principal('committer'), narrowed));
+    const mark = broker.authorizerMark();
+
+    try {
+      // Act
+      const error = await readRange(broker.kafka(USERS.committer, 'recovery'), topic, 0, 0, 1, group).then(() => undefined, (e: unknown) => e);
+
+      // Assess
+      const denied = broker.deniedSince(mark).filter((line) => line.includes(`Principal = ${principal('committer')} `) && line.includes(`${group}.lanes.recover.`));
+      expect(error !== undefined && (refusalOf(error).endsWith('_AUTHORIZATION_FAILED') || denied.length > 0) ? 'refused' : `${refusalOf(error)}; no denial logged`).toBe('refused');
     } finally {
       await setAcls(broker.kafka(broker.admin), principal('committer'), aclsFor(principal('committer'), grants.committer));
     }

@@ -4,6 +4,7 @@ import { scanKeys } from '../../src/completion/redis-scan';
 import { eventSourcePositions, MemberlessOffsetCommitter, runCommitter, type CommitterResult, type RunCommitterOptions } from '../../src/committer';
 import { escapeName, parkKey, partitionKeys, trackedPartitionsKey, type PartitionRef } from '../../src/completion';
 import { HandOffWriter } from '../../src/handoff';
+import { RECOVERY_RECHECK_MS } from '../../src/completion/loss-suspect';
 import { resolveOptions, type LanesOptionsInput } from '../../src/options';
 import { LanesFunction, type LanesRecord } from '../../src/handler/lanes-function';
 import { createTelemetry } from '../../src/telemetry';
@@ -34,6 +35,18 @@ interface Setup {
   /** Every run: key, origin offset, attempt, and whether it started after the loss. */
   runs: Array<{ key: string; offset: number; attempt: number; afterLoss: boolean }>;
   lost: boolean;
+  /** How far the functions' clock runs ahead of the real one: a copy due later is made due by moving it. */
+  skew: number;
+  /** The lane A's records wait in: A's own, or the partition's one lane under `ordering: 'partition'`. */
+  laneA: string;
+}
+
+interface Shape {
+  /** A committer run before the loss (the durable marker exists); `false`: the partition's first minute. */
+  committed?: boolean;
+  /** `deadLetter.policy: 'hold'` with one attempt: A's first record is dead-lettered at once and holds its lane. */
+  hold?: boolean;
+  ordering?: 'key' | 'partition';
 }
 
 const open: Setup[] = [];
@@ -50,21 +63,23 @@ afterAll(async () => {
  * The issue's table, before the loss: A's first record failed once, its lane is blocked and its six followers parked.
  * `committed: false`: no committer run yet (the partition's first minute: no durable marker).
  */
-async function setUp(connect: () => Redis | Cluster, { committed = true } = {}): Promise<Setup> {
+async function setUp(connect: () => Redis | Cluster, { committed = true, hold = false, ordering = 'key' }: Shape = {}): Promise<Setup> {
   const group = uniqueName('dgrp');
   const topic = uniqueName('dsrc');
   await createTopic(topic, 1);
   await Promise.all([...TIERS.map((t) => `${group}.retry.${t}`), `${group}.dlq`].map((t) => createTopic(t, 1)));
   const options = resolveOptions({
-    group, flushIntervalMs: 20, retry: { tiers: TIERS, maxAttempts: 3, backoff: { type: 'fixed', delayMs: 300 } },
+    group, flushIntervalMs: 20, ordering, retry: { tiers: TIERS, maxAttempts: hold ? 1 : 3, backoff: { type: 'fixed', delayMs: 300 } },
+    ...(hold ? { deadLetter: { policy: 'hold' } } : {}),
   } as LanesOptionsInput, {});
   const redis = connect();
   const kafka = new Kafka({ clientId: 'durability-test', brokers: KAFKA_BROKERS, logLevel: logLevel.NOTHING });
   const writer = new HandOffWriter(kafka, { deadLetterTopic: `${group}.dlq` });
-  const s = { group, topic, ref: { group, topic, partition: 0 }, options, redis, kafka, writer, runs: [], lost: false } as unknown as Setup;
+  const laneA = ordering === 'partition' ? '*' : laneOf('A');
+  const s = { group, topic, ref: { group, topic, partition: 0 }, options, redis, kafka, writer, runs: [], lost: false, skew: 0, laneA } as unknown as Setup;
   let failedOnce = false;
   s.processor = new LanesFunction({
-    options, redis, handOff: () => writer, telemetry: createTelemetry(group),
+    options, redis, handOff: () => writer, telemetry: createTelemetry(group), now: () => Date.now() + s.skew,
     handler: (record: LanesRecord, ctx) => {
       s.runs.push({ key: String(record.key), offset: record.origin.offset, attempt: ctx.attempt, afterLoss: s.lost });
       if (record.origin.offset === 0 && !failedOnce) {
@@ -84,7 +99,7 @@ async function setUp(connect: () => Redis | Cluster, { committed = true } = {}):
     const before = await commit(s);
     expect(before.moves).toEqual([expect.objectContaining({ topic, partition: 0, to: 0 })]);
   }
-  expect(await redis.llen(parkKey(s.ref, laneOf('A')))).toBe(6);
+  expect(await redis.llen(parkKey(s.ref, laneA))).toBe(ordering === 'partition' ? KEYS.length - 1 : 6);
   return s;
 }
 
@@ -270,6 +285,65 @@ describe("the partition's first minute: Redis loses its state before the committ
     const after = await commit(s);
     expect(after.losses).toBeUndefined();
     expect(after.partitions.find((p) => p.topic === s.topic)?.committed).toBe(KEYS.length);
+  });
+});
+
+/**
+ * Delivers the retry copies as they arrive and runs the committer after each delivery, as the deployed functions do,
+ * the functions' clock moving half a minute each round (a copy held for a recovery, a watch copy, comes back), until
+ * every record of A ran after the loss and no lane is blocked. Returns the committer runs, in order.
+ */
+async function settle(s: Setup): Promise<CommitterResult[]> {
+  const runs: CommitterResult[] = [];
+  const giveUpAt = Date.now() + 120_000;
+  const done = async (): Promise<boolean> => A_OFFSETS.every((o) => s.runs.some((r) => r.afterLoss && r.offset === o)) && (await s.redis.hlen(partitionKeys(s.ref).lanes)) === 0;
+  while (!(await done())) {
+    if (Date.now() > giveUpAt) throw new Error(`not settled: ${JSON.stringify(s.runs.filter((r) => r.afterLoss))}`);
+    s.skew += RECOVERY_RECHECK_MS;
+    const copies = s.feed.take();
+    if (copies.length > 0) expect((await s.processor.process(eventOf(copies), contextWithin(60_000))).batchItemFailures).toEqual([]);
+    runs.push(await commit(s));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return runs;
+}
+
+const FIRST_MINUTE: Array<[string, Shape, (s: Setup) => Promise<void>]> = [
+  ["`hold`: A's head dead-lettered and held, its 6 followers parked, every key lost, then a later batch", { committed: false, hold: true }, async (s) => {
+    for (const key of await groupKeys(s)) await s.redis.del(key);
+    await produce(s.topic, ['B', 'C', 'B', 'C'].map((key) => ({ key, value: '{}' })));
+    const second = (await fetchRecords(s.topic, KEYS.length + 4)).slice(KEYS.length);
+    expect((await s.processor.process(eventOf(second), contextWithin(60_000))).batchItemFailures).toEqual([]);
+  }],
+  ["`ordering: 'partition'`: the partition's one lane blocked on A's head, the lanes hash lost", { committed: false, ordering: 'partition' }, async (s) => {
+    await s.redis.del(partitionKeys(s.ref).lanes);
+  }],
+  ["`hold`, the marker committed: a held lane after a recovery", { committed: true, hold: true }, async (s) => {
+    for (const key of await groupKeys(s)) await s.redis.del(key);
+  }],
+];
+
+describe("the partition's first minute, and held lanes: every shape the histories play", () => {
+  it.each(FIRST_MINUTE)('%s: found, recovered in one committer run, A\'s records all run again in order', async (_, shape, lose) => {
+    // Prepare
+    const s = await setUp(redisSetups()[0]!.connect, shape);
+
+    // Act: the loss, then the functions as deployed: copies delivered, the committer run after each delivery.
+    s.lost = true;
+    await lose(s);
+    const runs = await settle(s);
+
+    // Assess: one run found the loss and recovered the partition; the records A's lane held (a held head's parked
+    // followers too) all ran after the loss, in order. The recovered head ran again (its hold is not kept: it
+    // succeeded this time, so its lane moved on). No later run found anything.
+    const found = runs.filter((r) => r.losses !== undefined);
+    expect(found).toHaveLength(1);
+    expect(found[0]!.losses).toEqual([expect.objectContaining({ topic: s.topic, partition: 0, recovered: expect.objectContaining({ from: 0 }) })]);
+    const aRuns = s.runs.filter((r) => r.afterLoss && r.key === 'A').map((r) => r.offset);
+    expect(new Set(aRuns)).toEqual(new Set(A_OFFSETS));
+    expect(aRuns).toEqual([...aRuns].sort((x, y) => x - y));
+    const after = await commit(s);
+    expect(after.losses).toBeUndefined();
   });
 });
 

@@ -74,7 +74,6 @@ describe('serverless package with kafka-lanes/serverless', () => {
       // The stack's ElastiCache and MSK cluster, the brokers derived from the cluster, over MSK IAM.
       KAFKA_LANES_REDIS_CLUSTER_NODES: { 'Fn::Sub': '${KafkaLanesRedis.ConfigurationEndPoint.Address}:${KafkaLanesRedis.ConfigurationEndPoint.Port}' },
       KAFKA_LANES_REDIS_TLS: 'true',
-      KAFKA_LANES_MSK_CLUSTER_ARN: { Ref: 'KafkaLanesMsk' },
       KAFKA_LANES_SASL_MECHANISM: 'aws-iam',
       // Where the AUTH token is kept, not the token: the functions read it at cold start.
       KAFKA_LANES_REDIS_AUTH_SECRET: { Ref: 'KafkaLanesRedisAuthSecret' },
@@ -85,12 +84,37 @@ describe('serverless package with kafka-lanes/serverless', () => {
     const committer = functions['kafka-lanes-example-dev-orders-committer']!;
     expect(committer['Handler']).toBe('dist-lambda/kafka-lanes/committer.handler');
     expect(committer['Runtime']).toBe('nodejs22.x');
-    // One resolution of the group's settings: the committer gets exactly the handler's.
+    // No function asks MSK for the brokers at run time: the handler takes them from its events (its producers use the
+    // trigger's IAM listener), the committer from the topics resource, which asked once at deploy time.
+    expect(variables(orders)['KAFKA_LANES_MSK_CLUSTER_ARN']).toBeUndefined();
+    expect(variables(orders)['KAFKA_LANES_BROKERS']).toBeUndefined();
+    expect(variables(committer)['KAFKA_LANES_BROKERS']).toEqual({ 'Fn::GetAtt': ['OrdersKafkaLanesTopics', 'BootstrapBrokers'] });
+    // One resolution of the group's settings: the committer gets exactly the handler's, but for the brokers.
     const groupSettings = (fn: Record<string, unknown>): Record<string, unknown> =>
-      Object.fromEntries(Object.entries(variables(fn)).filter(([name]) => name.startsWith('KAFKA_LANES_')));
+      Object.fromEntries(Object.entries(variables(fn)).filter(([name]) => name.startsWith('KAFKA_LANES_') && name !== 'KAFKA_LANES_BROKERS'));
     expect(groupSettings(committer)).toEqual(groupSettings(orders));
+    // The topics resource, served by a function of the framework in the VPC with the group's settings and the ARN.
+    expect(resources['OrdersKafkaLanesTopics']).toEqual({
+      Type: 'Custom::KafkaLanesTopics',
+      Properties: {
+        ServiceToken: { 'Fn::GetAtt': ['OrdersTopicsLambdaFunction', 'Arn'] },
+        ServiceTimeout: '360',
+        Group: 'orders-svc-dev',
+        Tiers: ['1s', '5s', '30s'],
+        Source: 'orders',
+        DeleteOnRemove: 'false',
+        // The example declares its source's partitions: the resource creates the source too.
+        SourcePartitions: '6',
+      },
+    });
+    const topicsFunction = functions['kafka-lanes-example-dev-orders-topics']!;
+    expect(topicsFunction['Handler']).toBe('dist-lambda/kafka-lanes/topics.handler');
+    expect(topicsFunction['Timeout']).toBe(300);
+    expect(groupSettings(topicsFunction)).toEqual({ ...groupSettings(orders), KAFKA_LANES_MSK_CLUSTER_ARN: { Ref: 'KafkaLanesMsk' } });
+    // The triggers are made once the topics are.
+    for (const mapping of ofType(resources, 'AWS::Lambda::EventSourceMapping')) expect(mapping.DependsOn).toEqual(expect.arrayContaining(['OrdersKafkaLanesTopics']));
     // Both functions in the private subnets, with the functions' security group.
-    for (const fn of [orders, committer]) {
+    for (const fn of [orders, committer, topicsFunction]) {
       expect(fn['VpcConfig']).toMatchObject({ SecurityGroupIds: [{ Ref: 'KafkaLanesFunctionSecurityGroup' }] });
     }
     const [rule] = ofType(resources, 'AWS::Events::Rule');
@@ -107,7 +131,12 @@ describe('serverless package with kafka-lanes/serverless', () => {
     const handlerActions = statementsOf('OrdersKafkaLanesRole').flatMap((statement) => statement.Action);
     const committerActions = statementsOf('OrdersCommitterKafkaLanesRole').flatMap((statement) => statement.Action);
     expect(handlerActions).toEqual(expect.arrayContaining(['kafka-cluster:ReadData', 'kafka-cluster:WriteData', 'kafka-cluster:WriteDataIdempotently', 'kafka:GetBootstrapBrokers', 'ec2:CreateNetworkInterface']));
-    expect(committerActions).toEqual(expect.arrayContaining(['kafka-cluster:AlterGroup', 'kafka-cluster:WriteData', 'kafka:GetBootstrapBrokers']));
+    expect(committerActions).toEqual(expect.arrayContaining(['kafka-cluster:AlterGroup', 'kafka-cluster:WriteData']));
+    expect(committerActions).not.toContain('kafka:GetBootstrapBrokers');
+    // The topics function: creates and checks topics, asks MSK for the brokers once; never reads, writes or deletes.
+    const topicsActions = statementsOf('OrdersTopicsKafkaLanesRole').flatMap((statement) => statement.Action);
+    expect(topicsActions).toEqual(expect.arrayContaining(['kafka-cluster:Connect', 'kafka-cluster:CreateTopic', 'kafka-cluster:DescribeTopic', 'kafka-cluster:DescribeTopicDynamicConfiguration', 'kafka:GetBootstrapBrokers']));
+    for (const action of ['kafka-cluster:ReadData', 'kafka-cluster:WriteData', 'kafka-cluster:DeleteTopic', 'kafka-cluster:AlterGroup']) expect(topicsActions).not.toContain(action);
     expect(committerActions).not.toContain('ec2:DescribeVpcs');
     // Both read the AUTH token's secret, and only it.
     for (const role of ['OrdersKafkaLanesRole', 'OrdersCommitterKafkaLanesRole']) {
@@ -115,20 +144,21 @@ describe('serverless package with kafka-lanes/serverless', () => {
         { Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: { Ref: 'KafkaLanesRedisAuthSecret' } },
       ]);
     }
-    for (const statement of [...statementsOf('OrdersKafkaLanesRole'), ...statementsOf('OrdersCommitterKafkaLanesRole')]) {
+    for (const statement of [...statementsOf('OrdersKafkaLanesRole'), ...statementsOf('OrdersCommitterKafkaLanesRole'), ...statementsOf('OrdersTopicsKafkaLanesRole')]) {
       expect(statement.Action).not.toContain('kafka-cluster:*');
       if (statement.Resource === '*') expect(statement.Action.filter((action) => !action.startsWith('ec2:'))).toEqual([]);
     }
     for (const type of ['AWS::MSK::ServerlessCluster', 'AWS::ElastiCache::ReplicationGroup', 'AWS::EC2::VPC']) expect(ofType(resources, type)).toHaveLength(1);
     const logGroups = ofType(resources, 'AWS::Logs::LogGroup');
-    expect(logGroups.map((group) => group.Properties['RetentionInDays'])).toEqual([30, 30]);
+    expect(logGroups.map((group) => group.Properties['RetentionInDays'])).toEqual([30, 30, 30]);
 
     const zip = readFileSync(join(out, 'kafka-lanes-example.zip')).toString('latin1');
     // ES modules with splitting: each handler's file and the chunks, read when a handler first imports them.
-    const files = ['dist-lambda/functions/orders.mjs', 'dist-lambda/kafka-lanes/committer.mjs', 'dist-lambda/chunks/', 'node_modules/'];
+    const files = ['dist-lambda/functions/orders.mjs', 'dist-lambda/kafka-lanes/committer.mjs', 'dist-lambda/kafka-lanes/topics.mjs', 'dist-lambda/chunks/', 'node_modules/'];
     expect(files.map((file) => [file, zip.includes(file)])).toEqual([
       ['dist-lambda/functions/orders.mjs', true],
       ['dist-lambda/kafka-lanes/committer.mjs', true],
+      ['dist-lambda/kafka-lanes/topics.mjs', true],
       ['dist-lambda/chunks/', true],
       ['node_modules/', false],
     ]);
@@ -185,13 +215,17 @@ describe('serverless package with kafka-lanes/serverless', () => {
       KAFKA_LANES_SASL_MECHANISM: 'scram-sha-512',
       KAFKA_LANES_SASL_SECRET: secret,
       KAFKA_LANES_KAFKA_SSL: 'true',
-      KAFKA_LANES_MSK_CLUSTER_ARN: ARN,
       KAFKA_LANES_REDIS_AUTH_SECRET: 'ssm:/shop/redis-token',
     };
     expect(variables('shop-dev-orders')).toMatchObject(expected);
-    expect(variables('shop-dev-orders-committer')).toMatchObject(expected);
+    expect(variables('shop-dev-orders-committer')).toMatchObject({ ...expected, KAFKA_LANES_BROKERS: { 'Fn::GetAtt': ['OrdersKafkaLanesTopics', 'BootstrapBrokers'] } });
+    // The producers use the trigger's SCRAM listener: the handler takes the brokers from its events.
+    expect(variables('shop-dev-orders')['KAFKA_LANES_BROKERS']).toBeUndefined();
+    // The topics function asks MSK for them once, at deploy time, with the SCRAM secret and without the Redis token.
+    expect(variables('shop-dev-orders-topics')).toMatchObject({ ...expected, KAFKA_LANES_MSK_CLUSTER_ARN: ARN });
     const statementsOf = (role: string): Array<{ Action: string[]; Resource: unknown }> =>
       (resources[role]!.Properties['Policies'] as Array<{ PolicyDocument: { Statement: Array<{ Action: string[]; Resource: unknown }> } }>)[0]!.PolicyDocument.Statement;
+    expect(statementsOf('OrdersTopicsKafkaLanesRole').filter((statement) => statement.Action.includes('ssm:GetParameter'))).toEqual([]);
     for (const role of ['OrdersKafkaLanesRole', 'OrdersCommitterKafkaLanesRole']) {
       const reads = statementsOf(role).filter((statement) => statement.Action.some((action) => action === 'secretsmanager:GetSecretValue' || action === 'ssm:GetParameter'));
       expect(reads).toEqual(

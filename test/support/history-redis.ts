@@ -102,6 +102,7 @@ export class RedisBackend implements HistoryBackend {
       const tag = /^\{kl:[^:]*:([^:]*):(\d+)\}/.exec(key);
       return { key, partition: tag === null ? undefined : { group: this.group, topic: tag[1]!, partition: Number(tag[2]) } };
     },
+    loseLanes: async (ref: PartitionRef): Promise<boolean> => (await this.#redis.del(partitionKeys(ref).lanes)) > 0,
     // A committer that keeps no markers (a breakage) would have written one with every commit.
     hasMarker: (topic: string, partition: number): boolean => {
       const entry = this.#committer.offsets.get(tpKey(topic, partition));

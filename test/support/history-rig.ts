@@ -102,13 +102,14 @@ export type Step =
  * - `writes`: every write since the start of the step `back` steps before this one (a snapshot taken then is
  *   restored: a failover onto a replica that lagged, an old snapshot loaded);
  * - `key`: one key of the group, the `pick`-th of its keys in name order (a key evicted, deleted by hand);
- * - `all`: every key of the group (a flush).
+ * - `all`: every key of the group (a flush);
+ * - `lanes`: the lanes hash of the first source partition alone.
  * With `uncommitted`, the committer did not run after the step before: the lost writes came after its last commit,
  * so its durable marker cannot tell them (only counters and retry copies can).
  */
 export interface LoseStep {
   readonly t: 'lose';
-  readonly what: 'writes' | 'key' | 'all';
+  readonly what: 'writes' | 'key' | 'all' | 'lanes';
   readonly back: number;
   readonly pick: number;
   readonly uncommitted: boolean;
@@ -159,6 +160,12 @@ export interface HistoryShape {
    * writes before any committer run, so no durable marker exists yet (with `losses`).
    */
   readonly firstMinute?: boolean;
+  /** What the first minute's loss takes: every key or the last writes (default), or the lanes hash alone. */
+  readonly firstLoss?: 'lanes';
+  /** Every history runs under the `hold` dead-letter policy (default: either policy). */
+  readonly hold?: boolean;
+  /** Every history has a poison key (every record of it fails every attempt): blocked and held lanes are common. */
+  readonly poison?: boolean;
 }
 
 const loseArb: fc.Arbitrary<LoseStep> = fc.record({
@@ -224,12 +231,12 @@ export function historyArb(shape: HistoryShape): fc.Arbitrary<HistorySpec> {
   return fc.record({
     ordering: fc.constantFrom(...shape.orderings),
     nullKey: fc.constantFrom('independent' as const, 'shared' as const),
-    deadLetter: fc.constantFrom('release' as const, 'hold' as const),
+    deadLetter: shape.hold === true ? fc.constant('hold' as const) : fc.constantFrom('release' as const, 'hold' as const),
     maxAttempts: fc.integer({ min: 1, max: 3 }),
     concurrency: fc.constantFrom(1, 2, 8),
     caps: fc.option(fc.record({ maxWindow: fc.integer({ min: 1, max: 4 }), maxParked: fc.integer({ min: 1, max: 3 }) }), { nil: undefined, freq: 4 }),
     keys: fc.array(fc.array(key, { minLength: 1, maxLength: shape.maxRecords }), { minLength: shape.partitions, maxLength: shape.partitions }),
-    poison: fc.option(fc.constantFrom(...names), { nil: undefined, freq: 4 }),
+    poison: shape.poison === true ? fc.constantFrom(...names) : fc.option(fc.constantFrom(...names), { nil: undefined, freq: 4 }),
     badValues: fc.array(fc.record({ p: fc.nat({ max: shape.partitions - 1 }), o: fc.nat({ max: shape.maxRecords - 1 }) }), { maxLength: 2 }),
     failures: fc.array(
       fc.record({
@@ -242,7 +249,7 @@ export function historyArb(shape: HistoryShape): fc.Arbitrary<HistorySpec> {
     ),
     dupWrites: fc.array(fc.nat({ max: 20 }), { maxLength: 3 }),
     steps: shape.firstMinute === true
-      ? fc.tuple(deliverArb(shape), fc.constantFrom('all' as const, 'writes' as const), fc.array(step, { minLength: 1, maxLength: shape.maxSteps }))
+      ? fc.tuple(deliverArb(shape), shape.firstLoss === 'lanes' ? fc.constant('lanes' as const) : fc.constantFrom('all' as const, 'writes' as const), fc.array(step, { minLength: 1, maxLength: shape.maxSteps }))
         .map(([first, what, rest]): Step[] => [first, { t: 'lose', what, back: 1, pick: 0, uncommitted: true }, ...rest])
       : fc.array(step, { minLength: 1, maxLength: shape.maxSteps }),
   });
@@ -252,6 +259,9 @@ export function historyArb(shape: HistoryShape): fc.Arbitrary<HistorySpec> {
 /** Shapes that hold `lose` steps of their own: run on Redis only. */
 export const LOSS_SHAPES = {
   'key mode, the first minute': { orderings: ['key'], partitions: 1, maxRecords: 8, maxSteps: 10, keys: ['a', 'b'], losses: true, firstMinute: true },
+  'key mode, hold, the first minute': { orderings: ['key'], partitions: 1, maxRecords: 8, maxSteps: 10, keys: ['a', 'b'], losses: true, firstMinute: true, hold: true, poison: true },
+  'partition mode, the lanes hash lost in the first minute': { orderings: ['partition'], partitions: 1, maxRecords: 8, maxSteps: 10, losses: true, firstMinute: true, firstLoss: 'lanes', poison: true },
+  'key mode, hold, held lanes through recoveries': { orderings: ['key'], partitions: 1, maxRecords: 8, maxSteps: 12, keys: ['a', 'b'], losses: true, hold: true, poison: true },
 } as const satisfies Record<string, HistoryShape>;
 
 export const HISTORY_SHAPES = {
@@ -505,6 +515,8 @@ export interface LossPort {
   restore(snapshot: unknown): Promise<void>;
   /** Deletes the `pick`-th key of the group (modulo their number, in name order); returns it and its partition. */
   loseKey(pick: number): Promise<{ key: string; partition: PartitionRef | undefined } | undefined>;
+  /** Deletes the lanes hash of a partition; returns whether it held blocked lanes. */
+  loseLanes(ref: PartitionRef): Promise<boolean>;
   /** Whether the completion group's commit of a partition carries a durable marker. */
   hasMarker(topic: string, partition: number): boolean;
   /** The lowest offset the marker's commits vouch for (`DurableMarker.since`), if known. */
@@ -719,6 +731,13 @@ class ContainerStore implements HistoryStore {
     return this.inner.lossSuspected?.(ref, origin);
   }
 
+  /** Whether the partition's marker is known to have landed (the model has no first minute: always). */
+  async durablyMarked(ref: PartitionRef): Promise<boolean> {
+    if (this.inner.durablyMarked === undefined) return true;
+    this.#gate();
+    return this.inner.durablyMarked(ref);
+  }
+
   async claimHead(ref: PartitionRef, lane: string, expected: { offset: number; attempt: number }, claim: HeadClaimRequest): Promise<HeadClaim> {
     this.#gate();
     return this.inner.claimHead(ref, lane, expected, claim);
@@ -907,8 +926,12 @@ export interface HistoryStats {
   readonly losses: number;
   /** Of `losses`, those played while a partition had delivered records and no durable marker yet (the first minute). */
   readonly lossesUnmarked: number;
-  /** `lose` steps not played: a partition without a durable marker had a lane held by the `hold` policy (a known limit). */
-  readonly lossesSkipped: number;
+  /** Of `lossesUnmarked`, those played while a lane was held by the `hold` policy (its watch copy reports the loss). */
+  readonly lossesHeld: number;
+  /** Losses played while a lane was held and the partition had its durable marker (the hold goes through a recovery). */
+  readonly lossesHeldMarked: number;
+  /** `lanes` losses that took blocked lanes away (the lanes hash was not empty). */
+  readonly lanesLost: number;
   /** Recoveries that first moved the completion group back (a first commit had passed lost records). */
   readonly rewinds: number;
   readonly lossesFound: number;
@@ -925,7 +948,7 @@ export function addStats(a: HistoryStats, b: HistoryStats): HistoryStats {
 }
 
 export const NO_STATS: HistoryStats = {
-  invocations: 0, crashes: 0, runs: 0, copyRuns: 0, drainedRuns: 0, hangs: 0, copies: 0, deadLetters: 0, redeliveredRuns: 0, refused: 0, operatorReleases: 0, redriven: 0, losses: 0, lossesUnmarked: 0, lossesSkipped: 0, rewinds: 0, lossesFound: 0, recoveries: 0, blindRuns: 0,
+  invocations: 0, crashes: 0, runs: 0, copyRuns: 0, drainedRuns: 0, hangs: 0, copies: 0, deadLetters: 0, redeliveredRuns: 0, refused: 0, operatorReleases: 0, redriven: 0, losses: 0, lossesUnmarked: 0, lossesHeld: 0, lossesHeldMarked: 0, lanesLost: 0, rewinds: 0, lossesFound: 0, recoveries: 0, blindRuns: 0,
 };
 
 /** A property over one shape: `runs` random histories (the `examples` first) from a fixed seed. */
@@ -991,7 +1014,9 @@ class History {
   // ---- Redis losing state (`lose` steps) ----
   losses = 0;
   lossesUnmarked = 0;
-  lossesSkipped = 0;
+  lossesHeld = 0;
+  lossesHeldMarked = 0;
+  lanesLost = 0;
   rewinds = 0;
   lossesFound = 0;
   recoveries = 0;
@@ -1077,7 +1102,9 @@ class History {
       redriven: this.redriven,
       losses: this.losses,
       lossesUnmarked: this.lossesUnmarked,
-      lossesSkipped: this.lossesSkipped,
+      lossesHeld: this.lossesHeld,
+      lossesHeldMarked: this.lossesHeldMarked,
+      lanesLost: this.lanesLost,
       rewinds: this.rewinds,
       lossesFound: this.lossesFound,
       recoveries: this.recoveries,
@@ -1190,29 +1217,27 @@ class History {
     const losses = this.backend.losses!;
     this.#mustFind.clear();
     const all = this.sourceLogs.map((_, p) => p);
-    // A known limit (docs/durability.md): before the committer's first commit of a partition nothing durable
-    // tells what Redis held, so a loss then may lose a lane's records (or, on a retry tier, leave its committed
-    // offset behind until its next copy). Such losses are not played.
+    // Before the committer's first commit of a partition no marker tells what Redis held: a loss then is found by a
+    // copy of a lost lane head (a retry, deferred or watch copy) reporting it (docs/durability.md, "The first minute").
     const unmarked = [...this.#delivered].filter((key) => {
       const cut = key.lastIndexOf('-');
       return !losses.hasMarker(key.slice(0, cut), Number(key.slice(cut + 1)));
     });
-    // A known limit (docs/durability.md): a lane held by the `hold` policy leaves no retry copy to report a loss, so
-    // a state lost before the first marker loses the hold (the head is in the dead-letter topic, terminal; later
-    // records of its lane run). Such losses are not played.
-    const held = this.spec.deadLetter === 'hold' && [...this.deadLetters.keys()].some((rk) => unmarked.includes(tpKey(this.backend.source, Number(rk.split(':')[0]))));
-    if (held) {
-      this.lossesSkipped += 1;
-      this.trace.push(`  (no loss: ${unmarked.join(', ')} have no durable marker yet and a lane held)`);
-      return;
-    }
+    const heldOn = this.spec.deadLetter === 'hold' ? [...this.deadLetters.keys()].map((rk) => tpKey(this.backend.source, Number(rk.split(':')[0]))) : [];
+    if (heldOn.some((key) => !unmarked.includes(key))) this.lossesHeldMarked += 1;
     if (unmarked.length > 0) {
       this.lossesUnmarked += 1;
+      if (heldOn.some((key) => unmarked.includes(key))) this.lossesHeld += 1;
       this.trace.push(`  (${unmarked.join(', ')} have no durable marker yet)`);
       for (const key of unmarked) this.#unmarkedLoss.add(key);
     }
     let touched: number[] = all;
-    if (step.what === 'key') {
+    if (step.what === 'lanes') {
+      const ref = { group: this.backend.group, topic: this.backend.source, partition: 0 };
+      if (await losses.loseLanes(ref)) this.lanesLost += 1;
+      this.trace.push('  Redis lost the lanes hash of partition 0');
+      touched = [0];
+    } else if (step.what === 'key') {
       const lost = await losses.loseKey(step.pick);
       if (lost === undefined) return;
       this.trace.push(`  Redis lost ${lost.key}`);

@@ -4,7 +4,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { checkKafka, checkRedis, describeKafkaAuth, describeRedisAuth, renderChecks } from '../../admin';
 import { createRedis, kafkaClientConfig } from '../../connections';
 import { LanesError } from '../../errors';
-import { resolveOptions } from '../../options';
+import { ENV, resolveOptions } from '../../options';
 import { connectionOptions, kafkaOptions, LOCAL_BROKERS, redisOptions, type KafkaFlags, type RedisFlags } from '../connections';
 import { deployedEnvironment, withDeployedEnvironment } from '../env-file';
 import { TIERS_OPTION } from '../operator-parts';
@@ -14,6 +14,7 @@ const TOPICS_ENV = 'KAFKA_LANES_TOPICS';
 
 interface DoctorFlags extends KafkaFlags, RedisFlags {
   readonly topic: string[];
+  readonly output: string[];
   readonly tiers?: string;
   readonly envFile?: string;
 }
@@ -29,7 +30,7 @@ export function registerDoctor(program: Command): void {
       .command('doctor')
       .description(
         "Check a group's deployment with the configuration the functions get (flags, else the KAFKA_LANES_* environment " +
-          'or `--env-file`): brokers reachable with the configured auth, the source, retry and dead-letter topics exist ' +
+          'or `--env-file`): brokers reachable with the configured auth, the source, retry, dead-letter and declared output topics exist ' +
           '(partitions; retention at least the longest tier), the consumer group ids (source, retry tiers, `<group>.lanes`) ' +
           'are used by no other consumer (no committed offsets for other topics, no member subscribed to other topics, ' +
           'no member in `<group>.lanes`), Redis reachable with its TLS and AUTH (PING round trip), its ' +
@@ -37,6 +38,7 @@ export function registerDoctor(program: Command): void {
       )
       .argument('<group>', 'the consumer group of the handler')
       .option('--topic <name>', `a source topic of the group (repeatable; default: $${TOPICS_ENV}, comma separated)`, (text: string, previous: string[]) => [...previous, text], [])
+      .option('--output <name>', `a declared output topic (repeatable; default: $${ENV.outputs}, comma separated, as the plugin sets it)`, (text: string, previous: string[]) => [...previous, text], [])
       .option(...TIERS_OPTION)
       .option(
         '--env-file <path>',
@@ -50,6 +52,7 @@ export function registerDoctor(program: Command): void {
     const tiers = list(flags.tiers);
     const { retry } = resolveOptions({ group, ...(tiers.length === 0 ? {} : { retry: { tiers } }), kafka: { brokers: [...connections.kafka.brokers] } }, env);
     const sources = flags.topic.length > 0 ? flags.topic : list(env[TOPICS_ENV]);
+    const outputs = flags.output.length > 0 ? flags.output : list(env[ENV.outputs]);
 
     // Short timeouts and no retries: a doctor run answers in seconds, whatever is down.
     const kafka = new Kafka({
@@ -70,7 +73,7 @@ export function registerDoctor(program: Command): void {
     redis.on('error', () => undefined);
     try {
       const [kafkaRows, redisRows] = await Promise.all([
-        checkKafka(admin, { group, sources, tiers: retry.tiers, auth: describeKafkaAuth(connections.kafka) }),
+        checkKafka(admin, { group, sources, outputs, tiers: retry.tiers, auth: describeKafkaAuth(connections.kafka) }),
         checkRedis(redis, connections.redis.clusterNodes.length > 0 ? 'cluster' : 'standalone', describeRedisAuth(connections.redis)),
       ]);
       const checks = [...kafkaRows, ...redisRows];

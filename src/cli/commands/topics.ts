@@ -7,6 +7,7 @@ import { kafkaOptions, withAdmin, type KafkaFlags } from '../connections';
 interface EnsureFlags extends KafkaFlags {
   readonly group: string;
   readonly topic: TopicRequest[];
+  readonly output?: TopicRequest[];
   readonly tiers: string;
   readonly retryPartitions?: number;
   readonly retentionMs?: number;
@@ -38,7 +39,7 @@ function describeAction(action: TopicAction): string {
 
 /** `kafka-lanes topics ensure`. */
 export function registerTopics(program: Command): void {
-  const topics = program.command('topics').description("Create or check a group's source, retry and dead-letter topics.");
+  const topics = program.command('topics').description("Create or check a group's source, retry, dead-letter and output topics.");
   kafkaOptions(
     topics
       .command('ensure')
@@ -54,6 +55,11 @@ export function registerTopics(program: Command): void {
           .argParser((text: string, previous: TopicRequest[] | undefined) => [...(previous ?? []), parseTopicRequest(text)])
           .makeOptionMandatory(),
       )
+      .addOption(
+        new Option('--output <name[:partitions]>', 'an output topic the handler writes with ctx.send; created when missing (repeatable)').argParser(
+          (text: string, previous: TopicRequest[] | undefined) => [...(previous ?? []), parseTopicRequest(text, '--output')],
+        ),
+      )
       .option('--tiers <list>', 'retry tiers, ascending durations', DEFAULTS.retry.tiers.join(','))
       .option('--retry-partitions <n>', 'partitions of created retry and dead-letter topics (default: the most of any source)', positiveInteger('--retry-partitions'))
       .option(
@@ -68,6 +74,7 @@ export function registerTopics(program: Command): void {
       ensureTopics(admin, {
         group: flags.group,
         topics: flags.topic,
+        ...(flags.output === undefined ? {} : { outputs: flags.output }),
         tiers,
         ...(flags.retryPartitions === undefined ? {} : { retryPartitions: flags.retryPartitions }),
         ...(flags.retentionMs === undefined ? {} : { retentionMs: flags.retentionMs }),

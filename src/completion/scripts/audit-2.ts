@@ -9,7 +9,7 @@ export const audit2 = `--[[
   heads are not terminal, so the committer never commits past them.
 
   KEYS[1]      meta   (hash: base, highest, gen, parked, blockedTotal, freedTotal, recovering, recoveries, lossReported,
-                       born, lossReportedFrom)
+                       born, lossReportedFrom, marked)
   KEYS[2]      lanes  (hash: lane id -> "headOffset|attempt|state|...")
   KEYS[2 + j]  park list of the j-th lane named in ARGV (j = 1..m), same hash tag
 
@@ -17,7 +17,7 @@ export const audit2 = `--[[
 
   Returns (every value a string, '' when absent)
     { base, highest, gen, parked, parkedSum, lanes, openLanes, lowestHead, recovering, recoveries, unlisted, lossReported,
-      oldestDue, born, lossReportedFrom }
+      oldestDue, born, lossReportedFrom, marked }
     parkedSum: the lengths of the given park lists added up
     lanes: entries in the lanes hash; openLanes: blockedTotal - freedTotal
     lowestHead: the lowest head offset of a blocked lane ('' when none)
@@ -26,10 +26,11 @@ export const audit2 = `--[[
     oldestDue: the earliest due time of a retrying head without a lease ('' when none): a head long overdue had its
       copy run while the run's writes were lost
     born: the first offset the state admitted (or the one a recovery vouched for); lossReportedFrom: the lowest origin
-      a retry copy reported lost (see rebuild-3.lua 'report')
+      a retry copy reported lost (see rebuild-3.lua 'report'); marked: the generation the completion group's marker is
+      known to name (see rebuild-3.lua 'mark')
 ]]
 local metaKey, lanesKey = KEYS[1], KEYS[2]
-local meta = redis.call('HMGET', metaKey, 'base', 'highest', 'gen', 'parked', 'blockedTotal', 'freedTotal', 'recovering', 'recoveries', 'lossReported', 'born', 'lossReportedFrom')
+local meta = redis.call('HMGET', metaKey, 'base', 'highest', 'gen', 'parked', 'blockedTotal', 'freedTotal', 'recovering', 'recoveries', 'lossReported', 'born', 'lossReportedFrom', 'marked')
 
 local given = {}
 local parkedSum = 0
@@ -57,6 +58,6 @@ local function fmt(x) if x == nil then return '' end return string.format('%.0f'
 local open = (tonumber(meta[5]) or 0) - (tonumber(meta[6]) or 0)
 return {
   str(meta[1]), str(meta[2]), str(meta[3]), str(meta[4]), fmt(parkedSum), fmt(count), fmt(open), fmt(lowest),
-  str(meta[7]), str(meta[8]), fmt(unlisted), str(meta[9]), fmt(oldestDue), str(meta[10]), str(meta[11]),
+  str(meta[7]), str(meta[8]), fmt(unlisted), str(meta[9]), fmt(oldestDue), str(meta[10]), str(meta[11]), str(meta[12]),
 }
 `;

@@ -20,6 +20,9 @@ export const rebuild3 = `--[[
             own checks see nothing. Keeps the lowest origin reported (\`lossReportedFrom\`): a copy older than the state
             tells where the lost records begin when a commit made before any marker existed passed them.
   'stamp'   stamps a first generation on a state that has none (the committer, before its first marker).
+  'mark'    records that the completion group holds a marker naming the state's generation (\`marked\`), once the
+            committer knows it landed; nothing when the state carries another generation (made again since). Until
+            then a lane held by the \`hold\` policy keeps a watch copy in the retry path (README, "Durability").
 
   KEYS[1]      bits
   KEYS[2]      meta
@@ -33,6 +36,7 @@ export const rebuild3 = `--[[
   'end'      ARGV: 'end', generation
   'report'   ARGV: 'report', now (epoch ms), origin
   'stamp'    ARGV: 'stamp', generation; returns { 0, the generation the state carries now }
+  'mark'     ARGV: 'mark', generation; returns { 0, 1 when marked, 0 when the state carries another generation }
 
   Returns { 0 }; 'records' returns { 0, parked } with how many records were parked (heads included)
 ]]
@@ -66,6 +70,12 @@ end
 if mode == 'stamp' then
   redis.call('HSETNX', metaKey, 'gen', ARGV[2])
   return { 0, redis.call('HGET', metaKey, 'gen') }
+end
+
+if mode == 'mark' then
+  if redis.call('HGET', metaKey, 'gen') ~= ARGV[2] then return { 0, 0 } end
+  redis.call('HSET', metaKey, 'marked', ARGV[2])
+  return { 0, 1 }
 end
 
 if mode == 'end' then

@@ -3,6 +3,7 @@ import {
   formatMs,
   parseTopicRequest,
   planDerivedTopics,
+  planOutputTopics,
   planSourceTopics,
   RETENTION_HEADROOM_MS,
   type TopicState,
@@ -115,5 +116,28 @@ describe('formatMs', () => {
     [-1, 'forever'],
   ])('%d -> %s', (ms, text) => {
     expect(formatMs(ms)).toBe(text);
+  });
+});
+
+describe('planOutputTopics', () => {
+  it('creates a missing output with the partitions asked for or the default, and leaves an existing one as it is', () => {
+    const plan = planOutputTopics([{ topic: 'shipments' }, { topic: 'invoices', partitions: 2 }, { topic: 'audit' }], new Map([['audit', state('audit', { partitions: 12 })]]), 6);
+    expect(plan).toEqual({
+      actions: [
+        { kind: 'create', role: 'output', topic: 'shipments', partitions: 6, config: {} },
+        { kind: 'create', role: 'output', topic: 'invoices', partitions: 2, config: {} },
+        { kind: 'ok', role: 'output', topic: 'audit', partitions: 12 },
+      ],
+      problems: [],
+    });
+  });
+
+  it('names an output given twice', () => {
+    expect(planOutputTopics([{ topic: 'shipments' }, { topic: 'shipments' }], new Map(), 1).problems).toEqual(['Output topic `shipments` is given twice']);
+  });
+
+  it('reads `--output name[:partitions]`, naming the flag in its message', () => {
+    expect(parseTopicRequest('shipments:4', '--output')).toEqual({ topic: 'shipments', partitions: 4 });
+    expect(() => parseTopicRequest('shipments:0', '--output')).toThrow('Expected `--output <name>[:<partitions>]` with a positive integer of partitions, got `shipments:0`');
   });
 });

@@ -52,6 +52,7 @@ function fakeStore(group: string, frontiers: ReadonlyArray<[topic: string, parti
       lowestHead: undefined, recoveringUntil: undefined, recoveries: 0,
     }),
     stampGeneration: async (_ref: PartitionRef, generation: string) => generation,
+    markDurable: async () => true,
     frontier: async (ref: PartitionRef): Promise<FrontierReading | undefined> => {
       const frontier = byId.get(`${ref.topic}-${ref.partition}`);
       return frontier === undefined ? undefined : { base: 0, frontier, highest: frontier + 5, trimmedBytes: 0 };

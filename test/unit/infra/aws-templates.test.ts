@@ -109,9 +109,22 @@ describe('infra/aws/network.yml', () => {
   });
 
   it('gives the trigger and the functions Lambda, STS and MSK endpoints unless the VPC has its own way out', () => {
-    const endpoints = Object.values(network.Resources).filter((resource) => resource.Type === 'AWS::EC2::VPCEndpoint');
+    const endpoints = Object.values(network.Resources).filter((resource) => resource.Type === 'AWS::EC2::VPCEndpoint' && resource.Properties['VpcEndpointType'] === 'Interface');
     expect(endpoints.map((endpoint) => [endpoint.Condition, endpoint.Properties['ServiceName']])).toEqual(
       ['lambda', 'sts', 'kafka', 'secretsmanager'].map((service) => ['KafkaLanesEndpoints', { 'Fn::Sub': `com.amazonaws.\${AWS::Region}.${service}` }]),
     );
+  });
+
+  it("lets the topics resource's answer reach S3 from a created VPC: a gateway endpoint on the subnets' routes", () => {
+    expect(network.Resources['KafkaLanesS3Endpoint']).toEqual({
+      Type: 'AWS::EC2::VPCEndpoint',
+      Condition: 'KafkaLanesCreateVpc',
+      Properties: {
+        VpcEndpointType: 'Gateway',
+        ServiceName: { 'Fn::Sub': 'com.amazonaws.${AWS::Region}.s3' },
+        VpcId: { Ref: 'KafkaLanesVpc' },
+        RouteTableIds: [{ Ref: 'KafkaLanesRouteTable' }],
+      },
+    });
   });
 });

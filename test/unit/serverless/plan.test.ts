@@ -1,6 +1,7 @@
 import { customBlockSchema, functionBlockSchema, validateBlock } from '../../../src/serverless/config';
 import { groupGrants, type Statement } from '../../../src/serverless/iam';
 import { planFunction, type FunctionView } from '../../../src/serverless/plan';
+import { topicsResource } from '../../../src/serverless/topics-resource';
 
 const ARN = 'arn:aws:kafka:eu-west-1:123456789012:cluster/shop/abcd-1';
 const service = { service: 'shop', stage: 'dev' };
@@ -174,12 +175,21 @@ describe('groupGrants', () => {
       [['kafka-cluster:Connect', 'kafka-cluster:WriteDataIdempotently', 'kafka-cluster:DescribeClusterDynamicConfiguration'], ARN],
       [['kafka-cluster:DescribeTopic', 'kafka-cluster:WriteData'], [topicArn('g.retry.*'), topicArn('g.dlq')]],
       [['kafka-cluster:DescribeTopic', 'kafka-cluster:ReadData'], [topicArn('orders'), topicArn('g.retry.5s'), topicArn('g.retry.1m')]],
-      [['kafka-cluster:DescribeGroup', 'kafka-cluster:AlterGroup'], [groupArn('g.lanes')]],
+      // The completion group, and the recoveries' groups (one per read, under a granted prefix).
+      [['kafka-cluster:DescribeGroup', 'kafka-cluster:AlterGroup'], [groupArn('g.lanes'), groupArn('g.lanes.recover.*')]],
       // Read only: what the triggers committed in their groups, checked against the frontiers.
       [['kafka-cluster:DescribeGroup'], [groupArn('g'), groupArn('g.retry.5s'), groupArn('g.retry.1m')]],
     ]);
+    // The topics resource: describes and creates the group's topics (growing the source only when its partitions are
+    // declared), never reads, writes or deletes.
+    expect(kafka(grants.topics)).toEqual([
+      [['kafka-cluster:Connect'], ARN],
+      [['kafka-cluster:DescribeTopic', 'kafka-cluster:DescribeTopicDynamicConfiguration', 'kafka-cluster:CreateTopic'], [topicArn('orders'), topicArn('g.retry.*'), topicArn('g.dlq')]],
+    ]);
+    expect(grants.topics).toContainEqual({ Effect: 'Allow', Action: ['kafka:GetBootstrapBrokers'], Resource: ARN });
+    expect(grants.committer.flatMap((statement) => statement.Action)).not.toContain('kafka:GetBootstrapBrokers');
     // Only EC2 network interface actions (no resource-level permissions exist for them) are on "*".
-    for (const statement of [...grants.handler, ...grants.committer]) {
+    for (const statement of [...grants.handler, ...grants.committer, ...grants.topics]) {
       if (statement.Resource === '*') expect(statement.Action.every((action) => action.startsWith('ec2:'))).toBe(true);
     }
   });
@@ -197,7 +207,7 @@ describe('groupGrants', () => {
     expect(committer).toContainEqual({
       Effect: 'Allow',
       Action: ['kafka-cluster:DescribeGroup', 'kafka-cluster:AlterGroup'],
-      Resource: [{ 'Fn::Join': ['', [part(0), 'group/', part(1), '/g.lanes']] }],
+      Resource: [{ 'Fn::Join': ['', [part(0), 'group/', part(1), '/g.lanes']] }, { 'Fn::Join': ['', [part(0), 'group/', part(1), '/g.lanes.recover.*']] }],
     });
     expect(plan?.environment['KAFKA_LANES_MSK_CLUSTER_ARN']).toEqual(imported);
   });
@@ -214,5 +224,68 @@ describe('groupGrants', () => {
     expect(handler).toContainEqual({ Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: [secret] });
     expect(handler).toContainEqual(expect.objectContaining({ Action: ['kms:Decrypt'], Condition: { StringLike: { 'kms:ViaService': 'secretsmanager.*.amazonaws.com' } } }));
     expect(handler.flatMap((s) => s.Action).filter((a) => a.startsWith('kafka-cluster:'))).toEqual([]);
+  });
+});
+
+describe('outputs and the topics resource', () => {
+  const topicArn = (name: string): string => `arn:aws:kafka:eu-west-1:123456789012:topic/shop/abcd-1/${name}`;
+  const ids = { functionLogicalId: 'OrdersTopicsLambdaFunction', resourceLogicalId: 'OrdersKafkaLanesTopics' };
+  const brokers = { 'Fn::GetAtt': ['OrdersKafkaLanesTopics', 'BootstrapBrokers'] };
+
+  it('lets the handler write the declared outputs only, and tells it which they are', () => {
+    // Act
+    const { plan } = planFunction(service, 'orders', mskFunction(), { group: 'g', outputs: ['shipments', 'invoices'] });
+    const grants = groupGrants(plan!, false);
+
+    // Assess
+    expect(grants.handler).toContainEqual({ Effect: 'Allow', Action: ['kafka-cluster:DescribeTopic', 'kafka-cluster:WriteData'], Resource: [topicArn('shipments'), topicArn('invoices')] });
+    expect(plan!.environment['KAFKA_LANES_OUTPUTS']).toBe('shipments,invoices');
+    expect(grants.committer.flatMap((s) => (Array.isArray(s.Resource) ? s.Resource : [s.Resource]))).not.toContain(topicArn('shipments'));
+    expect(plan!.topics.properties).toMatchObject({ Outputs: ['shipments', 'invoices'] });
+  });
+
+  it('refuses an output that is not a topic name, naming it', () => {
+    expect(validateBlock(functionBlockSchema, { outputs: ['ship ments'] }, 'functions.orders.kafkaLanes').problems).toEqual([
+      'functions.orders.kafkaLanes.outputs.0: topic names of letters, digits, `.`, `_` and `-`, got "ship ments"',
+    ]);
+  });
+
+  it('grows the source only when its partitions are declared, and deletes retry and dead-letter topics only when asked', () => {
+    // Act
+    const { plan } = planFunction(service, 'orders', mskFunction(), { group: 'g', retryTiers: ['5s'], topics: { partitions: 6, deleteOnRemove: true, replicationFactor: 3 } });
+    const { topics } = groupGrants(plan!, false);
+
+    // Assess
+    expect(plan!.topics.properties).toEqual({ Group: 'g', Tiers: ['5s'], Source: 'orders', SourcePartitions: '6', ReplicationFactor: '3', DeleteOnRemove: 'true' });
+    expect(topics).toContainEqual({ Effect: 'Allow', Action: ['kafka-cluster:AlterTopic'], Resource: topicArn('orders') });
+    expect(topics).toContainEqual({ Effect: 'Allow', Action: ['kafka-cluster:DeleteTopic'], Resource: [topicArn('g.retry.*'), topicArn('g.dlq')] });
+  });
+
+  it('gives the committer the brokers the resource answers, and the handler those of its events when they serve its producers', () => {
+    // Act: producers on the trigger's IAM listener
+    const { plan } = planFunction(service, 'orders', mskFunction(), { group: 'g' });
+    const parts = topicsResource(plan!, ids);
+
+    // Assess
+    expect(parts.resource).toMatchObject({ Type: 'Custom::KafkaLanesTopics', Properties: { ServiceToken: { 'Fn::GetAtt': ['OrdersTopicsLambdaFunction', 'Arn'] }, ServiceTimeout: '360' } });
+    expect(parts.committerEnvironment['KAFKA_LANES_BROKERS']).toEqual(brokers);
+    expect(parts.committerEnvironment['KAFKA_LANES_MSK_CLUSTER_ARN']).toBeUndefined();
+    expect(parts).toMatchObject({ handlerEnvironment: {}, removed: ['KAFKA_LANES_MSK_CLUSTER_ARN'] });
+  });
+
+  it("gives the handler the resource's brokers when its producers use another listener than the trigger's", () => {
+    // Act: the trigger reads with IAM, the producers write over TLS without SASL
+    const { plan } = planFunction(service, 'orders', mskFunction(), { group: 'g', kafka: { auth: 'tls' } });
+
+    // Assess
+    expect(topicsResource(plan!, ids).handlerEnvironment).toEqual({ KAFKA_LANES_BROKERS: brokers });
+  });
+
+  it('changes no environment when the brokers are configured', () => {
+    const { plan } = planFunction(service, 'orders', mskFunction(), { group: 'g', kafka: { brokers: ['b-1.shop:9098'] } });
+    const parts = topicsResource(plan!, ids);
+    expect(parts).toMatchObject({ handlerEnvironment: {}, removed: [] });
+    expect(parts.committerEnvironment['KAFKA_LANES_BROKERS']).toBe('b-1.shop:9098');
+    expect(groupGrants(plan!, false).topics.flatMap((s) => s.Action)).not.toContain('kafka:GetBootstrapBrokers');
   });
 });

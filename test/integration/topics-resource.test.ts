@@ -1,0 +1,180 @@
+/**
+ * The topics custom resource (src/serverless/topics-handler.ts) run as CloudFormation runs it: Create, Update and
+ * Delete requests shaped as AWS documents them, against the local broker, each answered to a local server standing
+ * in for the pre-signed ResponseURL.
+ */
+import { ConfigResourceTypes } from 'kafkajs';
+import { topicsResourceHandler } from '../../src/serverless/topics-handler';
+import { resourceEvent, startResponseServer } from './support/response-url';
+import { createKafka, createTopic, deleteTopics, KAFKA_BROKERS, uniqueName } from './support/stack';
+
+jest.setTimeout(120_000);
+
+const env = { KAFKA_LANES_GROUP: 'unused-by-the-resource', KAFKA_LANES_BROKERS: KAFKA_BROKERS.join(','), KAFKA_LANES_KAFKA_SSL: 'false' };
+const context = { getRemainingTimeInMillis: () => 120_000, logStreamName: '2026/12/03/[$LATEST]abcdef' };
+
+let server: Awaited<ReturnType<typeof startResponseServer>>;
+const created: string[] = [];
+const logs: Array<Record<string, unknown>> = [];
+const handler = topicsResourceHandler(env, { log: (line) => logs.push(line) });
+
+beforeAll(async () => {
+  server = await startResponseServer();
+});
+afterAll(async () => {
+  await server.close();
+  await deleteTopics(created);
+});
+
+async function topicsOf(names: readonly string[]): Promise<Record<string, { partitions: number; retentionMs?: string }>> {
+  const admin = createKafka().admin();
+  await admin.connect();
+  try {
+    const listed = new Set(await admin.listTopics());
+    const present = names.filter((name) => listed.has(name));
+    if (present.length === 0) return {};
+    const metadata = await admin.fetchTopicMetadata({ topics: present });
+    const configs = await admin.describeConfigs({ includeSynonyms: false, resources: present.map((name) => ({ type: ConfigResourceTypes.TOPIC, name, configNames: ['retention.ms'] })) });
+    return Object.fromEntries(
+      metadata.topics.map((topic) => [
+        topic.name,
+        { partitions: topic.partitions.length, retentionMs: configs.resources.find((r) => r.resourceName === topic.name)?.configEntries[0]?.configValue },
+      ]),
+    );
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+describe('the topics custom resource on the local broker', () => {
+  it('creates the source, every tier, the dead-letter topic and the outputs on Create, and answers SUCCESS with the brokers', async () => {
+    // Prepare
+    const group = uniqueName('cr');
+    const source = uniqueName('cr-src');
+    const output = uniqueName('cr-out');
+    const names = [source, `${group}.retry.5s`, `${group}.retry.1m`, `${group}.dlq`, output];
+    created.push(...names);
+    const event = resourceEvent('Create', server.url('/create?X-Amz-Signature=abc'), {
+      Group: group, Tiers: ['5s', '1m'], Source: source, SourcePartitions: '3', Outputs: [output],
+    });
+
+    // Act
+    await handler(event, context);
+
+    // Assess: the answer as AWS documents it, PUT with an empty Content-Type
+    const answer = server.answers.find((a) => a.path === '/create?X-Amz-Signature=abc')!;
+    expect(answer.method).toBe('PUT');
+    expect(answer.headers['content-type']).toBe('');
+    expect(Number(answer.headers['content-length'])).toBe(Buffer.byteLength(answer.raw));
+    expect(answer.body).toEqual({
+      Status: 'SUCCESS',
+      PhysicalResourceId: `kafka-lanes-topics:${group}`,
+      StackId: event.StackId,
+      RequestId: event.RequestId,
+      LogicalResourceId: event.LogicalResourceId,
+      Data: { BootstrapBrokers: KAFKA_BROKERS.join(',') },
+    });
+    const topics = await topicsOf(names);
+    expect(Object.keys(topics).sort()).toEqual([...names].sort());
+    expect(topics[source]!.partitions).toBe(3);
+    // The retry and dead-letter topics as `topics ensure` makes them: as many partitions as the source, kept 7 days.
+    expect(topics[`${group}.retry.1m`]).toEqual({ partitions: 3, retentionMs: String(7 * 24 * 3_600_000) });
+    expect(topics[output]!.partitions).toBe(3);
+  });
+
+  it('on Update, adds a new tier and a new output, grows the source, keeps the physical ID and deletes nothing', async () => {
+    // Prepare
+    const group = uniqueName('cr-up');
+    const source = uniqueName('cr-up-src');
+    const output = uniqueName('cr-up-out');
+    created.push(source, `${group}.retry.5s`, `${group}.retry.10m`, `${group}.dlq`, output);
+    const before = { Group: group, Tiers: ['5s'], Source: source, SourcePartitions: '1' };
+    await handler(resourceEvent('Create', server.url('/up-create'), before), context);
+    const physical = server.answers.find((a) => a.path === '/up-create')!.body['PhysicalResourceId'] as string;
+
+    // Act: 5s dropped, 10m and an output added, source grown
+    const after = { Group: group, Tiers: ['10m'], Source: source, SourcePartitions: '2', Outputs: [output] };
+    await handler(resourceEvent('Update', server.url('/up'), after, { PhysicalResourceId: physical, OldResourceProperties: before }), context);
+
+    // Assess
+    expect(server.answers.find((a) => a.path === '/up')!.body).toMatchObject({ Status: 'SUCCESS', PhysicalResourceId: physical });
+    const topics = await topicsOf([source, `${group}.retry.5s`, `${group}.retry.10m`, `${group}.dlq`, output]);
+    expect(topics[source]!.partitions).toBe(2);
+    // The dropped tier's topic stays: its copies may still be waiting.
+    expect(Object.keys(topics).sort()).toEqual([source, `${group}.retry.5s`, `${group}.retry.10m`, `${group}.dlq`, output].sort());
+  });
+
+  it('answers FAILED naming the topic and what Kafka or the check said, and keeps the physical ID on a failed Update', async () => {
+    // Prepare: a source that does not exist and whose partitions are not declared
+    const group = uniqueName('cr-fail');
+    const missing = uniqueName('cr-missing');
+
+    // Act
+    await handler(resourceEvent('Update', server.url('/fail'), { Group: group, Tiers: ['5s'], Source: missing }, { PhysicalResourceId: 'kafka-lanes-topics:old' }), context);
+
+    // Assess
+    const answer = server.answers.find((a) => a.path === '/fail')!.body;
+    expect(answer['Status']).toBe('FAILED');
+    expect(answer['PhysicalResourceId']).toBe('kafka-lanes-topics:old');
+    expect(answer['Reason']).toContain(`\`${missing}\` does not exist`);
+    expect(answer['Reason']).toContain(group);
+    expect(answer['Reason']).toContain('log stream 2026/12/03/[$LATEST]abcdef');
+    expect(await topicsOf([`${group}.retry.5s`, `${group}.dlq`])).toEqual({});
+  });
+
+  it("answers FAILED with Kafka's own error when the broker refuses a topic's settings", async () => {
+    // Prepare: a replication factor the single local broker cannot give
+    const group = uniqueName('cr-rf');
+    const source = uniqueName('cr-rf-src');
+    await createTopic(source, 1);
+    created.push(source);
+
+    // Act
+    await handler(resourceEvent('Create', server.url('/rf'), { Group: group, Tiers: ['5s'], Source: source, ReplicationFactor: '3' }), context);
+
+    // Assess
+    const answer = server.answers.find((a) => a.path === '/rf')!.body;
+    expect(answer['Status']).toBe('FAILED');
+    expect(answer['Reason']).toMatch(new RegExp(`topic \`${group}\\.(retry\\.5s|dlq)\`: INVALID_REPLICATION_FACTOR`));
+  });
+
+  it('deletes nothing on Delete unless asked, and then only the retry and dead-letter topics; both answer SUCCESS', async () => {
+    // Prepare
+    const group = uniqueName('cr-del');
+    const source = uniqueName('cr-del-src');
+    const output = uniqueName('cr-del-out');
+    const owned = [`${group}.retry.5s`, `${group}.dlq`];
+    created.push(source, output, ...owned);
+    const properties = { Group: group, Tiers: ['5s'], Source: source, SourcePartitions: '1', Outputs: [output] };
+    await handler(resourceEvent('Create', server.url('/del-create'), properties), context);
+    const physical = `kafka-lanes-topics:${group}`;
+
+    // Act: a Delete as the stack's deletion sends it, then one with deleteOnRemove
+    await handler(resourceEvent('Delete', server.url('/del-kept'), properties, { PhysicalResourceId: physical }), context);
+    const kept = await topicsOf([source, output, ...owned]);
+    await handler(resourceEvent('Delete', server.url('/del-asked'), { ...properties, DeleteOnRemove: 'true' }, { PhysicalResourceId: physical }), context);
+
+    // Assess
+    expect(Object.keys(kept).sort()).toEqual([source, output, ...owned].sort());
+    for (const path of ['/del-kept', '/del-asked']) expect(server.answers.find((a) => a.path === path)!.body).toMatchObject({ Status: 'SUCCESS', PhysicalResourceId: physical });
+    // Deletion is asynchronous in Kafka: wait for the metadata to drop them.
+    for (let left = 50; left > 0 && Object.keys(await topicsOf(owned)).length > 0; left--) await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(Object.keys(await topicsOf([source, output, ...owned])).sort()).toEqual([source, output].sort());
+  });
+
+  it('answers Delete SUCCESS at once when the brokers cannot be reached, and Create FAILED', async () => {
+    // Prepare: nothing listens there
+    const unreachable = topicsResourceHandler({ ...env, KAFKA_LANES_BROKERS: '127.0.0.1:1' }, { log: () => undefined });
+    const properties = { Group: uniqueName('cr-down'), Tiers: ['5s'], Source: 'orders' };
+
+    // Act
+    await unreachable(resourceEvent('Delete', server.url('/down-delete'), properties, { PhysicalResourceId: 'kafka-lanes-topics:x' }), context);
+    await unreachable(resourceEvent('Create', server.url('/down-create'), properties), { ...context, getRemainingTimeInMillis: () => 40_000 });
+
+    // Assess
+    expect(server.answers.find((a) => a.path === '/down-delete')!.body['Status']).toBe('SUCCESS');
+    const failed = server.answers.find((a) => a.path === '/down-create')!.body;
+    expect(failed['Status']).toBe('FAILED');
+    expect(failed['Reason']).toMatch(/ECONNREFUSED|Connection error|not done within/);
+  });
+});
