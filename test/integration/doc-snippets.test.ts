@@ -5,7 +5,7 @@
  * fragment merged into one) packages with the real framework. The conventions a document follows, and the parsing
  * of the JSON and YAML blocks, are in test/support/doc-snippets.ts and its unit test.
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import ts from 'typescript';
 import { entrySources, fragmentModule, mergeDeep, projectFiles, readSnippets, stripJsonComments, type Snippet } from '../support/doc-snippets';
@@ -20,7 +20,7 @@ const DOCS = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((name) => n
 const SNIPPETS = new Map(DOCS.map((doc) => [doc, readSnippets(readFileSync(join(ROOT, doc), 'utf8'), doc).snippets]));
 const README = SNIPPETS.get('README.md')!;
 const MANIFEST = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; exports: Record<string, unknown> };
-const ENTRIES = entrySources(MANIFEST.name, MANIFEST.exports);
+const ENTRIES = entrySources(MANIFEST.name, MANIFEST.exports, (path) => existsSync(join(ROOT, path)));
 
 /** Where a file of the scratch projects came from: `docs/options.md:55`. */
 const origins = new Map<string, string>();

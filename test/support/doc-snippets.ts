@@ -143,16 +143,25 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 /**
  * The package's public entries mapped to their sources in the checkout: `kafka-lanes` → `src/index.ts` and so on,
- * from package.json's `exports` (each entry's declarations, `./dist/src/operator.d.ts`, name its source
- * `src/operator.ts`). Entries without declarations (the serverless plugin, package.json) are left out.
+ * from package.json's `exports`. Each entry's declarations name its source by their path below the build's folders:
+ * `./dist/types/operator.d.ts`, `./dist/src/operator.d.ts` → the first of `src/types/operator.ts`, `src/operator.ts`,
+ * `src/operator/index.ts` ... that `exists`. Entries without declarations (the serverless plugin, package.json) are left
+ * out; an entry whose source is not found is an error naming it.
  */
-export function entrySources(name: string, exports: Record<string, unknown>): Map<string, string> {
+export function entrySources(name: string, exports: Record<string, unknown>, exists: (path: string) => boolean): Map<string, string> {
   const entries = new Map<string, string>();
   for (const [subpath, target] of Object.entries(exports)) {
     const types = typesOf(target);
     if (types === undefined) continue;
-    const source = types.replace(/^\.\/(?:dist\/)?(?:types\/)?(?:src\/)?/, 'src/').replace(/\.d\.[cm]?ts$/, '.ts');
-    entries.set(subpath === '.' ? name : `${name}/${subpath.replace(/^\.\//, '')}`, source);
+    const segments = types.replace(/^\.\//, '').replace(/\.d\.[cm]?ts$/, '').split('/');
+    const candidates = segments.flatMap((_, i) => {
+      const rest = segments.slice(i).join('/');
+      return [`src/${rest}.ts`, `src/${rest}/index.ts`];
+    });
+    const source = candidates.find(exists);
+    const entry = subpath === '.' ? name : `${name}/${subpath.replace(/^\.\//, '')}`;
+    if (source === undefined) throw new Error(`package.json exports: no source for ${entry} (its types ${types}); looked for ${candidates.join(', ')}`);
+    entries.set(entry, source);
   }
   return entries;
 }
@@ -165,4 +174,74 @@ function typesOf(target: unknown): string | undefined {
     if (found !== undefined) return found;
   }
   return undefined;
+}
+
+/** A command of a `sh` block: where it stands and its words (quotes taken out, the comment after ` #` dropped). */
+export interface ShellCommand {
+  readonly doc: string;
+  /** The line of the command in the document, 1-based. */
+  readonly line: number;
+  readonly words: string[];
+}
+
+/** The commands of a `sh` block, one per line (a line ending with `\` goes on on the next). Pure. */
+export function shellCommands(snippet: Snippet): ShellCommand[] {
+  const commands: ShellCommand[] = [];
+  const lines = snippet.text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const first = i;
+    let text = lines[i]!;
+    while (text.endsWith('\\') && i + 1 < lines.length) text = `${text.slice(0, -1)} ${lines[++i]!}`;
+    const words = shellWords(text);
+    if (words.length > 0) commands.push({ doc: snippet.doc, line: snippet.line + 1 + first, words });
+  }
+  return commands;
+}
+
+/** `text` split into words as a shell does for plain commands: quotes group, `#` after a space starts a comment. */
+export function shellWords(text: string): string[] {
+  const words: string[] = [];
+  for (const match of text.matchAll(/(?:^|\s)#.*$|'([^']*)'|"((?:[^"\\]|\\.)*)"|(\S+)/g)) {
+    if (match[0].trimStart().startsWith('#')) break;
+    const word = match[1] ?? match[2] ?? match[3];
+    if (word !== undefined) words.push(word);
+  }
+  return words;
+}
+
+/** A CLI as far as a document can name it: its commands and their long options. */
+export interface CommandTree {
+  readonly name: string;
+  readonly options: readonly string[];
+  readonly commands: readonly CommandTree[];
+}
+
+/**
+ * What in a call of the CLI (`args`, after `kafka-lanes`) the CLI does not know: a command that is not one, or an
+ * option (`--flag`, `--flag=value`) that neither the command nor a parent takes. Empty when it knows everything. Pure.
+ *
+ * @example
+ * unknownInCall(tree, ['topics', 'ensure', '--group', 'g', '--tier', '5s']); // ['kafka-lanes topics ensure: no option --tier']
+ */
+export function unknownInCall(tree: CommandTree, args: readonly string[]): string[] {
+  const path: CommandTree[] = [tree];
+  let at = 0;
+  for (; at < args.length; at++) {
+    const next = path[path.length - 1]!.commands.find((command) => command.name === args[at]);
+    if (next === undefined) break;
+    path.push(next);
+  }
+  const command = path[path.length - 1]!;
+  const name = path.map((part) => part.name).join(' ');
+  const rest = args.slice(at);
+  const problems: string[] = [];
+  if (command.commands.length > 0 && !rest.some((arg) => arg === '--help' || arg === '--version')) {
+    problems.push(`${name}: expected one of its commands (${command.commands.map((c) => c.name).join(', ')}), got ${rest[0] === undefined ? 'none' : `"${rest[0]}"`}`);
+  }
+  const known = new Set(['--help', '--version', ...path.flatMap((part) => part.options)]);
+  for (const arg of rest) {
+    const option = /^--[\w-]+/.exec(arg)?.[0];
+    if (option !== undefined && !known.has(option)) problems.push(`${name}: no option ${option}`);
+  }
+  return problems;
 }

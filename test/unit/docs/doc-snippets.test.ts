@@ -1,6 +1,8 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { entrySources, fragmentModule, mergeDeep, projectFiles, readSnippets, stripJsonComments } from '../../support/doc-snippets';
+import {
+  entrySources, fragmentModule, mergeDeep, projectFiles, readSnippets, shellCommands, shellWords, stripJsonComments, unknownInCall, type CommandTree,
+} from '../../support/doc-snippets';
 
 // The framework's own YAML loader (js-yaml with the CloudFormation tags), as `serverless package` reads a file.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -98,17 +100,22 @@ describe('stripJsonComments, mergeDeep, entrySources', () => {
 
   it("maps each public entry of package.json to its source, whatever the build's layout", () => {
     // Prepare
+    const sources = new Set(['src/index.ts', 'src/operator.ts', 'src/testing/index.ts']);
     const exports = {
       '.': { types: './dist/src/index.d.ts', default: './dist/src/index.js' },
-      './testing': { import: { types: './dist/testing.d.mts', default: './dist/testing.mjs' } },
+      './operator': { types: './dist/types/operator.d.ts', import: './dist/operator.mjs' },
+      './testing': { import: { types: './dist/types/testing.d.mts', default: './dist/testing.mjs' } },
       './serverless': './src/serverless/plugin.cjs',
     };
 
     // Act
-    const entries = entrySources('kafka-lanes', exports);
+    const entries = entrySources('kafka-lanes', exports, (path) => sources.has(path));
 
     // Assess
-    expect([...entries]).toEqual([['kafka-lanes', 'src/index.ts'], ['kafka-lanes/testing', 'src/testing.ts']]);
+    expect([...entries]).toEqual([['kafka-lanes', 'src/index.ts'], ['kafka-lanes/operator', 'src/operator.ts'], ['kafka-lanes/testing', 'src/testing/index.ts']]);
+    expect(() => entrySources('kafka-lanes', { './gone': { types: './dist/gone.d.ts' } }, () => false)).toThrow(
+      'package.json exports: no source for kafka-lanes/gone (its types ./dist/gone.d.ts); looked for src/dist/gone.ts, src/dist/gone/index.ts, src/gone.ts, src/gone/index.ts',
+    );
   });
 });
 
@@ -147,10 +154,45 @@ describe("the repository's documents", () => {
     const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; exports: Record<string, unknown> };
 
     // Act
-    const entries = entrySources(manifest.name, manifest.exports);
+    const entries = entrySources(manifest.name, manifest.exports, (path) => existsSync(join(ROOT, path)));
 
     // Assess
     expect(entries.get('kafka-lanes')).toBe('src/index.ts');
-    for (const source of entries.values()) expect(() => readFileSync(join(ROOT, source))).not.toThrow();
+  });
+});
+
+describe('shell blocks', () => {
+  const tree: CommandTree = {
+    name: 'kafka-lanes', options: [], commands: [
+      { name: 'topics', options: [], commands: [{ name: 'ensure', options: ['--group', '--topic', '--tiers'], commands: [] }] },
+      { name: 'status', options: ['--json'], commands: [] },
+    ],
+  };
+
+  it('splits a command into words as a shell does, quotes grouped, the comment dropped', () => {
+    expect(shellWords(`npx kafka-lanes produce orders --value '{"a": 1}' --key "c 1"   # one record`)).toEqual(['npx', 'kafka-lanes', 'produce', 'orders', '--value', '{"a": 1}', '--key', 'c 1']);
+    expect(shellWords('# a comment line')).toEqual([]);
+  });
+
+  it('reads a block line by line, a line ending with a backslash going on, each with its line in the document', () => {
+    // Prepare
+    const [block] = readSnippets('text\n\n```sh\n# first\nnpm ci \\\n  --no-audit\nnpm test\n```\n', 'README.md').snippets;
+
+    // Act
+    const commands = shellCommands(block!);
+
+    // Assess
+    expect(commands).toEqual([
+      { doc: 'README.md', line: 5, words: ['npm', 'ci', '--no-audit'] },
+      { doc: 'README.md', line: 7, words: ['npm', 'test'] },
+    ]);
+  });
+
+  it('names the command or option a CLI call uses that the CLI does not know', () => {
+    expect(unknownInCall(tree, ['topics', 'ensure', '--group', '<group>', '--topic=orders:3', '--tiers', '5s'])).toEqual([]);
+    expect(unknownInCall(tree, ['status', 'g', '--watch'])).toEqual(['kafka-lanes status: no option --watch']);
+    expect(unknownInCall(tree, ['topics', 'create'])).toEqual(['kafka-lanes topics: expected one of its commands (ensure), got "create"']);
+    expect(unknownInCall(tree, ['local', 'up'])).toEqual(['kafka-lanes: expected one of its commands (topics, status), got "local"']);
+    expect(unknownInCall(tree, ['--help'])).toEqual([]);
   });
 });
