@@ -5,6 +5,7 @@ import { BUNDLE_DIR, bundleHandlers, type BundleEntry } from './bundle';
 import { customBlockSchema, functionBlockSchema, PLUGIN_DEFAULTS, validateBlock, type CustomBlock } from './config';
 import { AWS_IAM_MECHANISM, ENV } from '../options/constants';
 import { plaintextSecrets } from './auth';
+import { loopbackEnvironmentProblems } from './checks';
 import { functionRole, groupGrants, type Statement } from './iam';
 import { dropRedundantRoleDependsOn } from './role-depends-on';
 import { planFunction, type FunctionPlan, type FunctionView, type ServiceView } from './plan';
@@ -164,6 +165,11 @@ export class KafkaLanesPlugin {
       const plain = plaintextSecrets(plan.functionKey, { ...providerEnvironment, ...fn.environment }, plan.environment);
       problems.push(...plain.problems);
       if (!offline) plain.warnings.forEach((warning) => this.#log.warning(warning));
+    }
+    // Every variable of every function, the service's own included (the provider's apply to all functions).
+    if (!offline) {
+      problems.push(...loopbackEnvironmentProblems('provider.environment', providerEnvironment));
+      for (const key of service.getAllFunctions()) problems.push(...loopbackEnvironmentProblems(`functions.${key}.environment`, service.functions[key]?.environment));
     }
     if (problems.length > 0) this.#fail(problems);
     if (!offline) this.#warnStackParameters();
