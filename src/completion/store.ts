@@ -71,7 +71,7 @@ export class CompletionStore {
    * The same store with other call limits, e.g. an invocation's deadline signal.
    *
    * @example
-   * const store = processorStore.withLimits({ signal: AbortSignal.timeout(remainingMs - 250) });
+   * const store = store.withLimits({ signal: AbortSignal.timeout(remainingMs - 250) });
    */
   withLimits(limits: CallLimits): CompletionStore {
     const view = new CompletionStore(this.redis, this.caps, { ...this.limits, ...limits }, this.#now);
