@@ -10,7 +10,7 @@ import {
   partitionKeys,
   type PartitionRef,
 } from '../../src/completion';
-import { CompletionModel } from '../support/completion-model';
+import { CompletionModel } from '../../src/testing/completion-model';
 import { redisSetups, uniqueName } from './support/stack';
 
 const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
