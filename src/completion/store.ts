@@ -71,7 +71,7 @@ export class CompletionStore {
    * The same store with other call limits, e.g. an invocation's deadline signal.
    *
    * @example
-   * const store = processorStore.withLimits({ signal: AbortSignal.timeout(remainingMs - 250) });
+   * const store = store.withLimits({ signal: AbortSignal.timeout(remainingMs - 250) });
    */
   withLimits(limits: CallLimits): CompletionStore {
     const view = new CompletionStore(this.redis, this.caps, { ...this.limits, ...limits }, this.#now);
@@ -88,14 +88,21 @@ export class CompletionStore {
    * One script call; a second one, with payloads, only when some record's lane is blocked.
    */
   async admit(ref: PartitionRef, records: readonly AdmitRecord[], epoch = 0): Promise<AdmitResult> {
-    await this.track(ref);
+    const added = await this.track(ref);
     const lanes = new Set<string>();
     // A lane can only become blocked between two calls through another writer of this partition (which
     // the epoch fences): a third round is already a sign of that, a fourth an error.
     for (let round = 0; round < 4; round += 1) {
       const call = admitCall(ref, partitionKeys(ref), records, this.caps, epoch, lanes);
       const result = parseAdmitReply(await this.#run('admit', call), records.length, where('admit', ref));
-      if (!('payloadsNeeded' in result)) return result;
+      if (!('payloadsNeeded' in result)) {
+        // The call made the state: an earlier one of this partition may have been lost with its tracked-set entry
+        // (a flush, an old snapshot) since this process last added it. Added again at once, not a minute later:
+        // before the first marker the tracked set is all that brings the partition to the committer (its audit,
+        // its re-drive of expired leases).
+        if (result.seenUpTo === -1 && !added) await this.track(ref, true);
+        return result;
+      }
       for (const lane of result.payloadsNeeded) lanes.add(lane);
     }
     throw new UnexpectedReplyError(`${where('admit', ref)}: lanes kept turning blocked while admitting`);
@@ -231,13 +238,15 @@ export class CompletionStore {
       .sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1));
   }
 
-  private async track(ref: PartitionRef): Promise<void> {
+  /** Adds the partition to the tracked set unless this process did within `TRACK_REFRESH_MS` (or `force`); says whether it did. */
+  private async track(ref: PartitionRef, force = false): Promise<boolean> {
     const member = `${ref.topic}\n${ref.partition}`;
     const id = `${ref.group}\n${member}`;
     const at = this.#tracked.get(id);
     const now = this.#now();
-    if (at !== undefined && now - at < TRACK_REFRESH_MS) return;
+    if (!force && at !== undefined && now - at < TRACK_REFRESH_MS) return false;
     await bounded(this.redis.sadd(trackedPartitionsKey(ref.group), member), 'SADD tracked partitions', this.limits);
     this.#tracked.set(id, now);
+    return true;
   }
 }

@@ -291,6 +291,7 @@ class Invocation<T extends EngineTask> {
    */
   async #runGuarded(task: T): Promise<void> {
     const scope = this.#scope;
+    let released = false;
     try {
       if (this.#path.prepare !== undefined && !(await this.#path.prepare(scope, task))) return;
       if (this.#options.dedupeOutputs && (await isRepeatedOutput(scope, task))) {
@@ -325,8 +326,16 @@ class Invocation<T extends EngineTask> {
       const effects = ctx?.effects;
       if (!failed && effects !== undefined) {
         try {
+          const outputs = effects.seal();
+          if (outputs.length > 0) {
+            // The handler is over: while the broker acknowledges its outputs, its slot runs another lane's record
+            // (its own lane waits until it is done).
+            released = true;
+            this.#scheduler.release();
+            this.#fill();
+          }
           // Outputs are acknowledged before the record is done (G3 extended); a send that fails fails the record.
-          await this.#outputs.send(effects.seal());
+          await this.#outputs.send(outputs);
         } catch (error) {
           failed = true;
           failure = error;
@@ -349,7 +358,7 @@ class Invocation<T extends EngineTask> {
       }
     } finally {
       this.#running -= 1;
-      this.#scheduler.finish(task);
+      this.#scheduler.finish(task, released);
       this.#fill();
     }
   }

@@ -24,13 +24,13 @@ export class OutputsNotSentError extends LanesError {}
  * await outputs.send(effects.seal()); // the record is done only after this
  */
 export class OutputBatches {
-  readonly #inv: RunScope<EngineTask>;
+  readonly #scope: RunScope<EngineTask>;
   readonly #sink: HandOffSink;
   readonly #handOffSignal: AbortSignal;
   #open: { outputs: OutputMessage[]; settled: Promise<void> } | undefined = undefined;
 
-  constructor(inv: RunScope<EngineTask>, sink: HandOffSink, handOffSignal: AbortSignal) {
-    this.#inv = inv;
+  constructor(scope: RunScope<EngineTask>, sink: HandOffSink, handOffSignal: AbortSignal) {
+    this.#scope = scope;
     this.#sink = sink;
     this.#handOffSignal = handOffSignal;
   }
@@ -62,7 +62,7 @@ export class OutputBatches {
         retriable: true,
       });
     }
-    this.#inv.count('outputs', outputs.length);
+    this.#scope.count('outputs', outputs.length);
   }
 }
 
@@ -97,10 +97,10 @@ function parseOrigin(text: string): RecordCoordinates | undefined {
  * `dedupeOutputs`: takes the output a record carries for that record (its first origin); `true` when another record
  * took it first, so this one is a repeat and is skipped. A record that is not an output is never a repeat.
  */
-export async function isRepeatedOutput(inv: RunScope<EngineTask>, task: EngineTask): Promise<boolean> {
+export async function isRepeatedOutput(scope: RunScope<EngineTask>, task: EngineTask): Promise<boolean> {
   const id = outputIdOf(task.record.headers);
   if (id === undefined) return false;
-  if (inv.effects === undefined) throw new LanesError('dedupeOutputs needs the effects store, which this engine was made without');
+  if (scope.effects === undefined) throw new LanesError('dedupeOutputs needs the effects store, which this engine was made without');
   const runner = formatFirstOrigin(firstOriginOf(task.record.headers, task.origin));
-  return !(await inv.effects.claimOutput(inv.options.group, id, runner, inv.effectsTtlMs));
+  return !(await scope.effects.claimOutput(scope.options.group, id, runner, scope.effectsTtlMs));
 }

@@ -117,9 +117,17 @@ export class LaneScheduler<T extends Task> {
     return undefined;
   }
 
-  /** A started task is finished (terminal or handed off): its lane's next task becomes ready. */
-  finish(task: T): void {
+  /**
+   * A started task no longer runs code of its handler but is not finished (it waits for the broker to acknowledge
+   * its outputs): its slot goes to another task, its lane stays held until `finish`.
+   */
+  release(): void {
     this.#active -= 1;
+  }
+
+  /** A started task is finished (terminal or handed off): its lane's next task becomes ready. `released`: its slot went already. */
+  finish(task: T, released = false): void {
+    if (!released) this.#active -= 1;
     if (task.lane === undefined) return;
     const queues = this.#queues(task.partitionKey);
     const waiting = queues.busy.get(task.lane);

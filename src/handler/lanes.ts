@@ -114,7 +114,7 @@ export function lanes<O extends LanesOptionsInput, V = RecordPartOf<O, 'value'>,
 ): LanesHandler<V, K> {
   const options = resolveOptions(input);
   const writers = new Map<string, Promise<Writers>>();
-  let processor: Promise<LanesFunction> | undefined;
+  let lanesFunction: Promise<LanesFunction> | undefined;
   // Made at the first invocation: the logger, the metrics and the Redis client (ioredis is loaded then, not at
   // cold start). Concurrent first invocations (the local emulator) share one.
   const makeFunction = async (): Promise<LanesFunction> => {
@@ -128,11 +128,11 @@ export function lanes<O extends LanesOptionsInput, V = RecordPartOf<O, 'value'>,
     });
   };
   const base = async (event: unknown, context: Context): Promise<KafkaBatchResponse> => {
-    if (processor === undefined) {
-      processor = makeFunction();
-      processor.catch(() => (processor = undefined));
+    if (lanesFunction === undefined) {
+      lanesFunction = makeFunction();
+      lanesFunction.catch(() => (lanesFunction = undefined));
     }
-    return (await processor).process(event, context);
+    return (await lanesFunction).process(event, context);
   };
   const close = async (): Promise<void> => {
     const made = [...writers.values()];
@@ -141,8 +141,8 @@ export function lanes<O extends LanesOptionsInput, V = RecordPartOf<O, 'value'>,
       const made = await writer.catch(() => undefined);
       await Promise.all([made?.handOff.disconnect(), made?.outputs.disconnect()]);
     }));
-    const current = processor;
-    processor = undefined;
+    const current = lanesFunction;
+    lanesFunction = undefined;
     await (await current?.catch(() => undefined))?.store.redis.quit();
   };
   return Object.assign(middy<unknown, KafkaBatchResponse, Error, Context>(base), { options, recordHandler: handler, close });

@@ -9,7 +9,7 @@ export interface HandOffWriterOptions {
   readonly deadLetterTopic: string;
   /**
    * Longest a `write` may take, from the call until it settles, and longest one send (connect included) may take;
-   * the processor must return before the Lambda deadline. Default 10,000.
+   * the handler must return before the Lambda deadline. Default 10,000.
    */
   readonly timeoutMs?: number;
   /**

@@ -9,7 +9,7 @@ import type { LanesOptions } from '../options/lanes-options';
 import type { CompletionPort } from './ports';
 
 /**
- * What moves a lane head through the retry path outside a handler run: the processor, the retry function,
+ * What moves a lane head through the retry path outside a handler run: the source path, the retry path,
  * the committer's re-drive and the operator commands all hand a new head off the same way.
  */
 export interface LaneHeadScope {

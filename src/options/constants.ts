@@ -75,7 +75,7 @@ export const ENV = {
   retryTiers: 'KAFKA_LANES_RETRY_TIERS',
   deadLetterPolicy: 'KAFKA_LANES_DEAD_LETTER_POLICY',
   partialBatchResponse: 'KAFKA_LANES_PARTIAL_BATCH_RESPONSE',
-  /** The handler's ordering, for the committer: a recovery rebuilds lanes as the processor derives them. */
+  /** The handler's ordering, for the committer: a recovery rebuilds lanes as the source path derives them. */
   ordering: 'KAFKA_LANES_ORDERING',
   /** The declared output topics (`kafkaLanes.outputs`), comma-separated: `ctx.send` to any other fails the record. */
   outputs: 'KAFKA_LANES_OUTPUTS',

@@ -94,7 +94,7 @@ export interface LanesOptions {
   readonly keyOf?: KeyOf;
   /** Records whose lane key is null: each its own lane ('independent') or one shared lane ('shared'). */
   readonly nullKey: 'independent' | 'shared';
-  /** Handlers in flight at once, all partitions of one invocation together. */
+  /** Handlers in flight at once, all partitions of one invocation together (a record waiting only for its outputs' acknowledgement takes none). */
   readonly concurrency: number;
   /** Per-record time limit: `ctx.signal` aborts and the record counts as failed (retriable). */
   readonly recordTimeoutMs: number;

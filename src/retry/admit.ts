@@ -5,6 +5,7 @@ import { describeError } from '../lanes/outcome';
 import type { EngineTask, RunScope } from '../engine/run-scope';
 import { topicPartitionKey, type KafkaRecord, type PartitionBatch, type RecordCoordinates } from '../event';
 import { HEADER_PREFIX, readHandOffHeaders } from '../handoff/headers';
+import type { CopyError, CopyFacts } from '../handoff/copies';
 import type { HandOffItem } from '../handoff/types';
 import { retryTierOf } from '../options/names';
 
@@ -16,7 +17,7 @@ export interface RetryTask extends EngineTask {
   /** The partition of the origin: where the lane, its head and its park list live. */
   readonly originRef: PartitionRef;
   readonly origin: { readonly topic: string; readonly partition: number; readonly offset: number };
-  readonly source: 'copy' | 'drained';
+  readonly from: 'copy' | 'drained';
   /** Not before this (epoch ms, G4). */
   readonly dueAtMs: number;
   readonly firstFailureAtMs: number;
@@ -26,13 +27,10 @@ export interface RetryTask extends EngineTask {
   readonly payload?: string;
 }
 
-/** What a well-formed retry copy's headers say. */
-interface CopyFacts {
+/** What a well-formed retry copy's headers say: its origin and the facts a copy of it is written again with. */
+export interface CopyAsRead extends CopyFacts {
   readonly origin: { topic: string; partition: number; offset: number };
-  readonly attempt: number;
-  readonly dueAtMs: number;
-  readonly firstFailureAtMs: number;
-  readonly error: { name: string; message: string } | undefined;
+  readonly error: CopyError | undefined;
   readonly deferred: boolean;
 }
 
@@ -40,7 +38,7 @@ interface CopyFacts {
  * Reads a retry copy's framework headers; a string says what is wrong with them (the copy is dead-lettered
  * with it as the reason).
  */
-export function copyFacts(record: KafkaRecord, tiers: readonly string[], group: string): CopyFacts | string {
+export function copyFacts(record: KafkaRecord, tiers: readonly string[], group: string): CopyAsRead | string {
   const tier = retryTierOf(group, record.topic);
   if (tier === undefined || !tiers.includes(tier)) {
     return `unknown retry tier \`${tier ?? record.topic}\`: the configured tiers are ${tiers.map((t) => `\`${t}\``).join(', ')}`;
@@ -73,33 +71,33 @@ export function copyFacts(record: KafkaRecord, tiers: readonly string[], group: 
  * Admits one retry partition's batch of copies: each on its own offset (dedupe); a copy whose headers do not
  * say what it is (or whose lane cannot be found) is dead-lettered at once.
  */
-export async function admitRetryBatch(run: RunScope<RetryTask>, batch: PartitionBatch): Promise<{ tasks: RetryTask[]; handOffs: Promise<unknown> }> {
+export async function admitRetryBatch(scope: RunScope<RetryTask>, batch: PartitionBatch): Promise<{ tasks: RetryTask[]; handOffs: Promise<unknown> }> {
   const { topic, partition, records, failures } = batch;
-  const ref: PartitionRef = { group: run.options.group, topic, partition };
+  const ref: PartitionRef = { group: scope.options.group, topic, partition };
   const partitionKey = topicPartitionKey(topic, partition);
-  const unplaced = run.guard(deadLetterMalformed(run, ref, failures.filter((failure) => failure.offset === undefined)), partitionKey);
+  const unplaced = scope.guard(deadLetterMalformed(scope, ref, failures.filter((failure) => failure.offset === undefined)), partitionKey);
   const placedFailures = failures.filter((failure) => failure.offset !== undefined);
   const offsets = [...new Set([...records.map((r) => r.offset), ...placedFailures.map((f) => f.offset!)])].sort((a, b) => a - b);
 
   let result;
   try {
     // The copies' own offsets: the retry topic's frontier and dedupe. Lanes live on the origin partitions.
-    result = await run.store.admit(ref, offsets.map((offset) => ({ offset })));
+    result = await scope.store.admit(ref, offsets.map((offset) => ({ offset })));
   } catch (error) {
-    run.logger.error('cannot admit retry batch: Redis unreachable or refused; the whole partition will be redelivered', {
+    scope.logger.error('cannot admit retry batch: Redis unreachable or refused; the whole partition will be redelivered', {
       partition: partitionKey, error: describeError(error),
     });
-    run.redeliver(ref, offsets);
+    scope.redeliver(ref, offsets);
     return { tasks: [], handOffs: unplaced };
   }
-  if (result.window !== undefined) run.window(ref, result.window);
+  if (result.window !== undefined) scope.window(ref, result.window);
   const status = new Map(offsets.map((offset, i) => [offset, result.statuses[i]]));
   for (const offset of offsets) {
     const s = status.get(offset);
-    if (s === 'duplicate') run.count('duplicates');
+    if (s === 'duplicate') scope.count('duplicates');
     else if (s === 'refused') {
-      run.count('refused');
-      run.redeliver(ref, [offset]);
+      scope.count('refused');
+      scope.redeliver(ref, [offset]);
     }
   }
   const runnable = (offset: number): boolean => status.get(offset) === 'run';
@@ -110,17 +108,17 @@ export async function admitRetryBatch(run: RunScope<RetryTask>, batch: Partition
   for (const record of records) {
     if (!runnable(record.offset) || seen.has(record.offset)) continue;
     seen.add(record.offset);
-    const facts = copyFacts(record, run.options.retry.tiers, run.options.group);
+    const facts = copyFacts(record, scope.options.retry.tiers, scope.options.group);
     if (typeof facts === 'string') {
-      malformed.push(malformedCopy(run, record, facts));
+      malformed.push(malformedCopy(scope, record, facts));
       continue;
     }
-    const originRef: PartitionRef = { group: run.options.group, topic: facts.origin.topic, partition: facts.origin.partition };
+    const originRef: PartitionRef = { group: scope.options.group, topic: facts.origin.topic, partition: facts.origin.partition };
     let lane: string | undefined;
     try {
-      lane = laneIdOf(originalOf(record, facts.origin), run.options);
+      lane = laneIdOf(originalOf(record, facts.origin), scope.options);
     } catch (error) {
-      malformed.push(malformedCopy(run, record, `keyOf threw: ${describeError(error).message}`));
+      malformed.push(malformedCopy(scope, record, `keyOf threw: ${describeError(error).message}`));
       continue;
     }
     tasks.push({
@@ -132,29 +130,29 @@ export async function admitRetryBatch(run: RunScope<RetryTask>, batch: Partition
       record,
       origin: facts.origin,
       attempt: facts.attempt,
-      source: 'copy',
+      from: 'copy',
       dueAtMs: facts.dueAtMs,
       firstFailureAtMs: facts.firstFailureAtMs,
-      writeBack: run.copies.writtenBack({ record, origin: facts.origin, lane }, facts),
+      writeBack: scope.copies.writtenBack({ record, origin: facts.origin, lane }, facts),
     });
   }
-  const handOffs = run.guard(Promise.all([
+  const handOffs = scope.guard(Promise.all([
     unplaced,
-    writeAndMarkDone(run, ref, malformed, () => run.count('deadLettered', malformed.length)),
-    deadLetterMalformed(run, ref, placedFailures.filter((f) => runnable(f.offset!))),
+    writeAndMarkDone(scope, ref, malformed, () => scope.count('deadLettered', malformed.length)),
+    deadLetterMalformed(scope, ref, placedFailures.filter((f) => runnable(f.offset!))),
   ]), partitionKey);
   return { tasks, handOffs };
 }
 
-function malformedCopy(run: RunScope<RetryTask>, record: KafkaRecord, reason: string): HandOffItem {
-  run.logger.error('malformed retry copy: sent to the dead-letter topic', {
+function malformedCopy(scope: RunScope<RetryTask>, record: KafkaRecord, reason: string): HandOffItem {
+  scope.logger.error('malformed retry copy: sent to the dead-letter topic', {
     partition: topicPartitionKey(record.topic, record.partition), offset: record.offset, reason,
   });
   const h = readHandOffHeaders(record.headers);
   const origin = h.originTopic !== undefined && h.originPartition !== undefined
     ? { topic: h.originTopic, partition: h.originPartition, offset: h.originOffset }
     : { topic: record.topic, partition: record.partition, offset: record.offset };
-  return run.copies.deadLetter({ record, origin, lane: h.lane }, h.attempt ?? 0, 'malformed', { name: 'MalformedRetryCopy', message: reason });
+  return scope.copies.deadLetter({ record, origin, lane: h.lane }, h.attempt ?? 0, 'malformed', { name: 'MalformedRetryCopy', message: reason });
 }
 
 

@@ -8,13 +8,13 @@ import { RECOVERY_RECHECK_MS } from '../completion/loss-suspect';
  * which the copy is judged again: its head is back, or it is stale for good). Logged as an error and counted
  * (`RetryCopiesHeldForRecovery`). Returns whether the copy was held.
  */
-export async function heldForRecovery(run: RunScope<RetryTask>, task: RetryTask, writeBack: (task: RetryTask) => Promise<void>): Promise<boolean> {
-  const why = await run.store.lossSuspected?.(task.originRef, task.origin.offset);
+export async function keptForRecovery(scope: RunScope<RetryTask>, task: RetryTask, writeBack: (task: RetryTask) => Promise<void>): Promise<boolean> {
+  const why = await scope.store.lossSuspected?.(task.originRef, task.origin.offset);
   if (why === undefined) return false;
-  run.count('heldForRecovery');
-  run.logger.error("retry copy whose lane is missing while its partition's Redis state looks lost: kept, not dropped; the committer recovers the partition", {
+  scope.count('heldForRecovery');
+  scope.logger.error("retry copy whose lane is missing while its partition's Redis state looks lost: kept, not dropped; the committer recovers the partition", {
     origin: task.origin, attempt: task.attempt, why,
   });
-  await writeBack({ ...task, writeBack: { ...task.writeBack!, dueAtMs: Math.max(task.dueAtMs, run.now() + RECOVERY_RECHECK_MS) } });
+  await writeBack({ ...task, writeBack: { ...task.writeBack!, dueAtMs: Math.max(task.dueAtMs, scope.now() + RECOVERY_RECHECK_MS) } });
   return true;
 }

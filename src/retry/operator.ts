@@ -91,7 +91,7 @@ export interface ReplayFilter {
   readonly originTopic?: string;
   readonly lane?: string;
   /** Dead letters written at or after this (epoch ms). */
-  readonly since?: number;
+  readonly sinceMs?: number;
 }
 
 /**
@@ -168,7 +168,7 @@ export async function replayDeadLetters(
     const at = { partition: letter.record.partition, offset: letter.record.offset };
     if (filter.originTopic !== undefined && letter.origin.topic !== filter.originTopic) continue;
     if (filter.lane !== undefined && letter.lane !== filter.lane) continue;
-    if (filter.since !== undefined && letter.record.timestamp < filter.since) continue;
+    if (filter.sinceMs !== undefined && letter.record.timestamp < filter.sinceMs) continue;
     if (letter.origin.offset === undefined || letter.reason === 'malformed' || letter.reason === 'duplicate-offset') {
       actions.push({ deadLetter: at, origin: letter.origin, action: 'skipped', detail: `not replayable (reason ${letter.reason ?? 'unknown'}): the record as received is in its value` });
       continue;

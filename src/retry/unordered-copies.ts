@@ -7,24 +7,24 @@ import type { PartitionRef } from '../completion/types';
 
 interface CopyTask extends EngineTask {
   readonly originRef: PartitionRef;
-  readonly source: 'copy' | 'drained';
+  readonly from: 'copy' | 'drained';
 }
 
 /** `true`: the copy took its attempt and runs; `false`: the record is terminal, a later attempt ran, or a twin ran. */
-export async function claimUnorderedCopy(inv: RunScope<EngineTask>, task: CopyTask): Promise<boolean> {
-  if (inv.effects === undefined || task.source !== 'copy') return true;
-  const claim = await inv.effects.claimCopy(task.originRef, task.origin.offset, task.attempt, copyIdOf(task), inv.effectsTtlMs, false);
+export async function claimUnorderedCopy(scope: RunScope<EngineTask>, task: CopyTask): Promise<boolean> {
+  if (scope.effects === undefined || task.from !== 'copy') return true;
+  const claim = await scope.effects.claimCopy(task.originRef, task.origin.offset, task.attempt, copyIdOf(task), scope.effectsTtlMs, false);
   return claim === 'claimed';
 }
 
 /** The copy succeeded: the record is terminal, and a later copy of any attempt does nothing. */
-export async function unorderedCopyDone(inv: RunScope<EngineTask>, task: CopyTask): Promise<void> {
-  if (task.source !== 'copy') return;
+export async function unorderedCopyDone(scope: RunScope<EngineTask>, task: CopyTask): Promise<void> {
+  if (task.from !== 'copy') return;
   // The origin's done bit again: set at its hand-off, it may have been lost with its process before the flush, and
   // a redelivery of the origin must not run the record again once it is terminal (nor find its steps deleted).
-  inv.markDone(task.originRef, task.origin.offset, true);
-  if (inv.effects === undefined) return;
-  await inv.effects.claimCopy(task.originRef, task.origin.offset, task.attempt, copyIdOf(task), inv.effectsTtlMs, true);
+  scope.markDone(task.originRef, task.origin.offset, true);
+  if (scope.effects === undefined) return;
+  await scope.effects.claimCopy(task.originRef, task.origin.offset, task.attempt, copyIdOf(task), scope.effectsTtlMs, true);
 }
 
 /** A retry copy's own place, `topic:partition:offset`: what names the copy that took a claim. */

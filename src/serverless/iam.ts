@@ -26,7 +26,7 @@ type Value = string | Record<string, unknown>;
  * MSK resource ARNs derived from a cluster ARN `arn:<partition>:kafka:<region>:<account>:cluster/<name>/<uuid>`:
  * its topics are `...:topic/<name>/<uuid>/<topic>` and its groups `...:group/<name>/<uuid>/<group>` (MSK IAM
  * access control's resource types). A cluster ARN known only at deploy time (`Ref`, `Fn::ImportValue`) is cut
- * by CloudFormation (`Fn::Split` on `cluster/`), so even then no grant falls back to `"*"`.
+ * by CloudFormation (`Fn::Split` on `:cluster/`), so even then no grant falls back to `"*"`.
  */
 export function mskArns(cluster: unknown): { cluster: Value; topic(name: string): Value; group(name: string): Value } {
   if (typeof cluster === 'string') {
@@ -36,8 +36,9 @@ export function mskArns(cluster: unknown): { cluster: Value; topic(name: string)
       return { cluster, topic: (name) => `${prefix}topic/${rest}/${name}`, group: (name) => `${prefix}group/${rest}/${name}` };
     }
   }
-  const part = (index: number): Record<string, unknown> => ({ 'Fn::Select': [index, { 'Fn::Split': ['cluster/', cluster] }] });
-  const arn = (kind: string, name: string): Value => ({ 'Fn::Join': ['', [part(0), `${kind}/`, part(1), `/${name}`]] });
+  // On `:cluster/`, not `cluster/`: a cluster named `orders-cluster` has `cluster/` in its name too.
+  const part = (index: number): Record<string, unknown> => ({ 'Fn::Select': [index, { 'Fn::Split': [':cluster/', cluster] }] });
+  const arn = (kind: string, name: string): Value => ({ 'Fn::Join': ['', [part(0), `:${kind}/`, part(1), `/${name}`]] });
   return { cluster: cluster as Value, topic: (name) => arn('topic', name), group: (name) => arn('group', name) };
 }
 

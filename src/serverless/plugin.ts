@@ -5,6 +5,7 @@ import { BUNDLE_DIR, bundleHandlers, type BundleEntry } from './bundle';
 import { customBlockSchema, functionBlockSchema, PLUGIN_DEFAULTS, validateBlock, type CustomBlock } from './config';
 import { AWS_IAM_MECHANISM, ENV } from '../options/constants';
 import { plaintextSecrets } from './auth';
+import { loopbackEnvironmentProblems } from './checks';
 import { functionRole, groupGrants, type Statement } from './iam';
 import { dropRedundantRoleDependsOn } from './role-depends-on';
 import { planFunction, type FunctionPlan, type FunctionView, type ServiceView } from './plan';
@@ -31,6 +32,7 @@ export interface Serverless {
       runtime?: string;
       timeout?: number;
       logRetentionInDays?: number;
+      stackParameters?: Array<{ ParameterKey?: string }>;
       iam?: { role?: string | { statements?: Array<Record<string, unknown>>; managedPolicies?: unknown[]; permissionsBoundary?: unknown } };
       compiledCloudFormationTemplate: { Resources: Record<string, { Type: string; Properties: Record<string, unknown> }> };
     };
@@ -164,7 +166,13 @@ export class KafkaLanesPlugin {
       problems.push(...plain.problems);
       if (!offline) plain.warnings.forEach((warning) => this.#log.warning(warning));
     }
+    // Every variable of every function, the service's own included (the provider's apply to all functions).
+    if (!offline) {
+      problems.push(...loopbackEnvironmentProblems('provider.environment', providerEnvironment));
+      for (const key of service.getAllFunctions()) problems.push(...loopbackEnvironmentProblems(`functions.${key}.environment`, service.functions[key]?.environment));
+    }
     if (problems.length > 0) this.#fail(problems);
+    if (!offline) this.#warnStackParameters();
 
     for (const plan of plans) {
       const fn = service.functions[plan.functionKey]!;
@@ -197,6 +205,22 @@ export class KafkaLanesPlugin {
     if (plans.length > 0) service.provider.logRetentionInDays ??= PLUGIN_DEFAULTS.logRetentionInDays;
     this.#grantRoles(plans);
     this.#plans = plans;
+  }
+
+  /**
+   * The framework sends `provider.stackParameters` with every stack request, the one that creates a new stack from
+   * its core template (the deployment bucket only, no `Parameters`) included: CloudFormation refuses a parameter
+   * its template does not declare, so the first deploy of a stage would fail where updates work.
+   */
+  #warnStackParameters(): void {
+    const keys = (this.#serverless.service.provider.stackParameters ?? []).map((parameter) => String(parameter.ParameterKey));
+    if (keys.length === 0) return;
+    this.#log.warning(
+      `kafka-lanes: provider.stackParameters (${keys.join(', ')}) are sent with the request that creates the stack too, whose ` +
+        'template (the deployment bucket only) declares no parameter: CloudFormation refuses it, so the first deploy of a ' +
+        "stage fails (updates of an existing stack work). Give the values as the parameters' Default under `resources:` " +
+        'instead (a `${param:...}` per stage), as the example service does (docs/deploy.md, "Deploying to AWS")',
+    );
   }
 
   /**

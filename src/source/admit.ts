@@ -19,14 +19,14 @@ export const RECREATED_TOPIC_GAP = 10_000;
  * skipped, records of blocked lanes parked); hands off at once what needs no run (malformed records,
  * conflicting versions of an offset, a blocked lane's head redelivered).
  */
-export async function admitSourceBatch(run: RunScope<SourceTask>, batch: PartitionBatch): Promise<{ tasks: SourceTask[]; handOffs: Promise<unknown> }> {
+export async function admitSourceBatch(scope: RunScope<SourceTask>, batch: PartitionBatch): Promise<{ tasks: SourceTask[]; handOffs: Promise<unknown> }> {
   const { topic, partition } = batch;
-  const ref: PartitionRef = { group: run.options.group, topic, partition };
+  const ref: PartitionRef = { group: scope.options.group, topic, partition };
   const partitionKey = topicPartitionKey(topic, partition);
-  const { entries, unplaced, duplicates } = admitEntries(run, batch, partitionKey, ref);
-  run.count('duplicates', duplicates);
+  const { entries, unplaced, duplicates } = admitEntries(scope, batch, partitionKey, ref);
+  scope.count('duplicates', duplicates);
   // A malformed record with an unreadable offset cannot get a done bit: dead-letter it and go on.
-  const handOffs: Array<Promise<unknown>> = [run.guard(deadLetterMalformed(run, ref, unplaced), partitionKey)];
+  const handOffs: Array<Promise<unknown>> = [scope.guard(deadLetterMalformed(scope, ref, unplaced), partitionKey)];
 
   // One atomic script call per chunk, in offset order: the records of the first (small) chunk start
   // while the later ones are admitted. Order per lane holds: a lane's records are queued behind its
@@ -37,25 +37,25 @@ export async function admitSourceBatch(run: RunScope<SourceTask>, batch: Partiti
   let size = entries.length <= ADMIT_ONE_CALL ? entries.length : ADMIT_FIRST_CHUNK;
   let tasks: SourceTask[] = [];
   // Read beside the first admission call (sent before it): where step results are stored up to on this partition.
-  const stepsUpTo = stepsStoredUpTo(run, ref);
+  const stepsUpTo = stepsStoredUpTo(scope, ref);
   while (from < entries.length) {
     const chunk = entries.slice(from, from + size);
-    assignLanes(run, chunk);
+    assignLanes(scope, chunk);
     const last = from + chunk.length >= entries.length;
-    const admitted = await admitChunk(run, ref, partitionKey, chunk, from === 0 ? entries : undefined, stepsUpTo);
+    const admitted = await admitChunk(scope, ref, partitionKey, chunk, from === 0 ? entries : undefined, stepsUpTo);
     from += chunk.length;
     size = Math.min(size * 4, ADMIT_MAX_CHUNK);
     if (admitted === undefined) {
       // Redis refused or back-pressure: the rest of the batch is not admitted now; the event source
       // redelivers it (a later record of a lane must not run while an earlier one was refused).
-      refuseRest(run, ref, entries.slice(from));
+      refuseRest(scope, ref, entries.slice(from));
       break;
     }
     if (admitted.handOffs !== undefined) handOffs.push(admitted.handOffs);
     if (last) tasks = admitted.tasks;
-    else run.enqueue(admitted.tasks);
+    else scope.enqueue(admitted.tasks);
     if (admitted.stop) {
-      refuseRest(run, ref, entries.slice(from));
+      refuseRest(scope, ref, entries.slice(from));
       break;
     }
   }
@@ -67,7 +67,7 @@ export async function admitSourceBatch(run: RunScope<SourceTask>, batch: Partiti
  * admitted in this invocation (back-pressure); `undefined` when Redis could not be reached.
  */
 async function admitChunk(
-  run: RunScope<SourceTask>,
+  scope: RunScope<SourceTask>,
   ref: PartitionRef,
   partitionKey: string,
   entries: readonly AdmitEntry[],
@@ -77,21 +77,21 @@ async function admitChunk(
 ): Promise<{ tasks: SourceTask[]; handOffs?: Promise<unknown>; stop: boolean } | undefined> {
   let result;
   try {
-    result = await run.store.admit(ref, entries);
+    result = await scope.store.admit(ref, entries);
   } catch (error) {
-    run.logger.error('cannot admit batch: Redis unreachable or refused; the whole partition will be redelivered', {
+    scope.logger.error('cannot admit batch: Redis unreachable or refused; the whole partition will be redelivered', {
       partition: partitionKey, error: describeError(error),
     });
-    run.redeliver(ref, entries.map((entry) => entry.offset));
+    scope.redeliver(ref, entries.map((entry) => entry.offset));
     return undefined;
   }
   if (result.window !== undefined) {
-    run.window(ref, result.window);
-    if (batch !== undefined) warnIfRecreated(run, partitionKey, batch, result.window);
+    scope.window(ref, result.window);
+    if (batch !== undefined) warnIfRecreated(scope, partitionKey, batch, result.window);
   }
   if (result.backPressure) {
-    run.logger.warn('back-pressure: records refused at the window or parked cap; the event source will redeliver them', {
-      partition: partitionKey, caps: run.options.caps, window: result.window,
+    scope.logger.warn('back-pressure: records refused at the window or parked cap; the event source will redeliver them', {
+      partition: partitionKey, caps: scope.options.caps, window: result.window,
     });
   }
 
@@ -109,11 +109,11 @@ async function admitChunk(
     if (status === 'run' && entry.record !== undefined) {
       entry.fresh = entry.offset > freshAbove;
       tasks.push(entry as RunnableEntry);
-    } else if (status === 'duplicate') run.count('duplicates');
-    else if (status === 'parked') run.count('parked');
+    } else if (status === 'duplicate') scope.count('duplicates');
+    else if (status === 'parked') scope.count('parked');
     else if (status === 'refused') {
-      run.count('refused');
-      run.redeliver(ref, [entry.offset]);
+      scope.count('refused');
+      scope.redeliver(ref, [entry.offset]);
     } else if (entry.conflict !== undefined) {
       (conflicts ??= []).push({ offset: entry.offset, versions: entry.conflict });
     } else if (entry.failure !== undefined) {
@@ -123,7 +123,7 @@ async function admitChunk(
     }
   }
   if (malformed === undefined && conflicts === undefined && heads === undefined) return { tasks, stop: result.backPressure };
-  const now = run.now();
+  const now = scope.now();
   // The head of a blocked lane, redelivered before its hand-off was known to complete: hand it off again
   // as Redis recorded it (a held head to the dead-letter topic, a retrying one with its attempt and due
   // time); the retry function drops whichever copy is no longer the lane's head.
@@ -131,26 +131,26 @@ async function admitChunk(
   const redelivered = (heads ?? []).map(({ record, lane }) => {
     const head = headEntries.next().value;
     if (head?.state === 'held') {
-      return run.copies.deadLetter({ record, origin: originOfRecord(record), lane }, head.attempt, (head.reason || 'non-retriable') as DeadLetterReason, {
+      return scope.copies.deadLetter({ record, origin: originOfRecord(record), lane }, head.attempt, (head.reason || 'non-retriable') as DeadLetterReason, {
         name: 'HeldLane', message: 'dead-lettered again: the first dead-letter write was not known to complete',
       });
     }
     const basis = { record, origin: originOfRecord(record), lane };
     // A head blocked at the deadline never ran: it goes on as deferred (attempt unchanged), as it first did.
-    if (head?.reason === DEFERRED_HEAD) return run.copies.deferred(basis, head.attempt, head.dueAtMs);
-    return run.copies.retry(basis, { attempt: head?.attempt ?? 1, dueAtMs: head?.dueAtMs ?? now, firstFailureAtMs: now });
+    if (head?.reason === DEFERRED_HEAD) return scope.copies.deferred(basis, head.attempt, head.dueAtMs);
+    return scope.copies.retry(basis, { attempt: head?.attempt ?? 1, dueAtMs: head?.dueAtMs ?? now, firstFailureAtMs: now });
   });
   // A held head dead-lettered again in the partition's first minute gets its watch copy again (`watchHeldHead`).
   const heldAgain = redelivered.filter((item) => item.kind === 'dead-letter' && item.lane !== undefined);
-  const watches = heldAgain.length > 0 && (await run.store.durablyMarked?.(ref)) === false
-    ? heldAgain.map((item) => run.copies.deferred(item, item.attempt, now + RECOVERY_RECHECK_MS))
+  const watches = heldAgain.length > 0 && (await scope.store.durablyMarked?.(ref)) === false
+    ? heldAgain.map((item) => scope.copies.deferred(item, item.attempt, now + RECOVERY_RECHECK_MS))
     : [];
-  const handOffs = run.guard(Promise.all([
-    writeAndMarkDone(run, ref, [...redelivered, ...watches], () => {
-      for (const item of redelivered) run.count(item.kind === 'dead-letter' ? 'deadLettered' : item.deferred === true ? 'deferred' : 'retried');
+  const handOffs = scope.guard(Promise.all([
+    writeAndMarkDone(scope, ref, [...redelivered, ...watches], () => {
+      for (const item of redelivered) scope.count(item.kind === 'dead-letter' ? 'deadLettered' : item.deferred === true ? 'deferred' : 'retried');
     }),
-    deadLetterMalformed(run, ref, malformed ?? []),
-    deadLetterConflicts(run, ref, conflicts ?? []),
+    deadLetterMalformed(scope, ref, malformed ?? []),
+    deadLetterConflicts(scope, ref, conflicts ?? []),
   ]), partitionKey);
   return { tasks, handOffs, stop: result.backPressure };
 }
@@ -208,7 +208,7 @@ type RunnableEntry = AdmitEntry & { readonly record: KafkaRecord };
  * failures and with strictly ascending offsets (every batch AWS sends) skips that work.
  */
 function admitEntries(
-  run: RunScope<SourceTask>,
+  scope: RunScope<SourceTask>,
   batch: PartitionBatch,
   partitionKey: string,
   ref: PartitionRef,
@@ -227,11 +227,11 @@ function admitEntries(
 }
 
 /** The lanes of a chunk's records, found just before it is admitted (the first chunk need not wait for the rest). */
-function assignLanes(run: RunScope<SourceTask>, entries: readonly AdmitEntry[]): void {
+function assignLanes(scope: RunScope<SourceTask>, entries: readonly AdmitEntry[]): void {
   for (const entry of entries) {
     if (entry.record === undefined) continue;
     try {
-      entry.lane = laneIdOf(entry.record, run.options);
+      entry.lane = laneIdOf(entry.record, scope.options);
     } catch (error) {
       // Without its lane the record cannot run in order: it is dead-lettered like an unreadable key.
       entry.preset = new DeserializationError('key', entry.record, `keyOf threw: ${describeError(error).message}`, { cause: error });
@@ -243,15 +243,15 @@ function assignLanes(run: RunScope<SourceTask>, entries: readonly AdmitEntry[]):
  * The highest offset of the partition with stored step results (-1: none), or `undefined` when it cannot be known
  * (no effects store, Redis did not answer): then every record reads its steps.
  */
-function stepsStoredUpTo(run: RunScope<SourceTask>, ref: PartitionRef): Promise<number | undefined> {
-  const read = run.effects?.stepsStoredUpTo?.(ref);
+function stepsStoredUpTo(scope: RunScope<SourceTask>, ref: PartitionRef): Promise<number | undefined> {
+  const read = scope.effects?.stepsStoredUpTo?.(ref);
   return read === undefined ? Promise.resolve(undefined) : read.catch(() => undefined);
 }
 
 /** Records of a batch not admitted now (refused, or behind a refusal): the event source redelivers them. */
-function refuseRest(run: RunScope<SourceTask>, ref: PartitionRef, rest: readonly AdmitEntry[]): void {
-  run.count('refused', rest.length);
-  run.redeliver(ref, rest.map((entry) => entry.offset));
+function refuseRest(scope: RunScope<SourceTask>, ref: PartitionRef, rest: readonly AdmitEntry[]): void {
+  scope.count('refused', rest.length);
+  scope.redeliver(ref, rest.map((entry) => entry.offset));
 }
 
 function originOfRecord(record: KafkaRecord): { topic: string; partition: number; offset: number } {
@@ -263,7 +263,7 @@ function originOfRecord(record: KafkaRecord): { topic: string; partition: number
  * be skipped as done, silently. A batch wholly below `base` while `highest` is far above it says so loudly.
  */
 function warnIfRecreated(
-  run: RunScope<SourceTask>,
+  scope: RunScope<SourceTask>,
   partition: string,
   batch: readonly AdmitEntry[],
   window: { base: number; highest: number },
@@ -271,7 +271,7 @@ function warnIfRecreated(
   if (batch.length === 0) return;
   const last = batch[batch.length - 1]!.offset;
   if (last < window.base && window.highest - last > Math.max(RECREATED_TOPIC_GAP, 10 * batch.length)) {
-    run.logger.error(
+    scope.logger.error(
       'batch wholly below the stored base while the highest delivered offset is far above it: was the topic deleted and created again? Its records are skipped as done; run `kafka-lanes reset` for this topic if so',
       { partition, batchFrom: batch[0]!.offset, batchTo: last, base: window.base, highest: window.highest },
     );

@@ -14,31 +14,31 @@ export { ADMIT_FIRST_CHUNK, ADMIT_MAX_CHUNK, ADMIT_ONE_CALL, RECREATED_TOPIC_GAP
 export class SourcePath implements RecordPath<SourceTask> {
   readonly admit = admitSourceBatch;
 
-  succeeded(run: RunScope<SourceTask>, task: SourceTask): void {
-    run.markDone(task.ref, task.offset);
-    run.count('done');
+  succeeded(scope: RunScope<SourceTask>, task: SourceTask): void {
+    scope.markDone(task.ref, task.offset);
+    scope.count('done');
   }
 
   /** A failed attempt: block the lane and hand the record to the retry topic, or dead-letter it. */
-  async failed(run: RunScope<SourceTask>, task: SourceTask, error: unknown): Promise<void> {
-    const decision = decideFailure(error, task.attempt, run.options.retry.maxAttempts);
-    const blocksLane = task.lane !== undefined && (decision.action === 'retry' || run.options.deadLetter.policy === 'hold');
+  async failed(scope: RunScope<SourceTask>, task: SourceTask, error: unknown): Promise<void> {
+    const decision = decideFailure(error, task.attempt, scope.options.retry.maxAttempts);
+    const blocksLane = task.lane !== undefined && (decision.action === 'retry' || scope.options.deadLetter.policy === 'hold');
     // Taken before any await: the lane's later records must not start once its head failed.
-    const parked = blocksLane ? run.drainLane(task.partitionKey, task.lane!) : [];
+    const parked = blocksLane ? scope.drainLane(task.partitionKey, task.lane!) : [];
     if (task.lane !== undefined) {
       // Records of the lane in chunks still being admitted queue behind this head (it has not finished):
       // once the whole batch is admitted, they are parked with the others.
-      await run.admitted(task.partitionKey);
-      if (blocksLane) parked.push(...run.drainLane(task.partitionKey, task.lane));
+      await scope.admitted(task.partitionKey);
+      if (blocksLane) parked.push(...scope.drainLane(task.partitionKey, task.lane));
     }
     try {
-      await this.#handOff(run, task, error, decision, blocksLane ? parked : undefined);
+      await this.#handOff(scope, task, error, decision, blocksLane ? parked : undefined);
     } catch (handOffError) {
       // Not handed off: the record goes back to the event source, and so does every record waiting behind
       // it in its lane (parked ones were drained above; under `release` they still wait in the scheduler),
       // or they would run before it.
-      const waiting = task.lane === undefined ? [] : run.drainLane(task.partitionKey, task.lane);
-      run.redeliver(task.ref, [task.offset, ...parked.map((p) => p.offset), ...waiting.map((w) => w.offset)], handOffError);
+      const waiting = task.lane === undefined ? [] : scope.drainLane(task.partitionKey, task.lane);
+      scope.redeliver(task.ref, [task.offset, ...parked.map((p) => p.offset), ...waiting.map((w) => w.offset)], handOffError);
     }
   }
 
@@ -47,19 +47,19 @@ export class SourcePath implements RecordPath<SourceTask> {
    * lane blocks, the lane's head and its parked followers are recorded in Redis before a retry copy is written
    * and after a dead letter is. Throws when the record could not be handed off.
    */
-  async #handOff(run: RunScope<SourceTask>, task: SourceTask, error: unknown, decision: FailureDecision, parked: SourceTask[] | undefined): Promise<void> {
-    const now = run.now();
+  async #handOff(scope: RunScope<SourceTask>, task: SourceTask, error: unknown, decision: FailureDecision, parked: SourceTask[] | undefined): Promise<void> {
+    const now = scope.now();
     const described = describeError(error);
-    run.logger.warn('record failed', {
+    scope.logger.warn('record failed', {
       partition: task.partitionKey, offset: task.offset, attempt: task.attempt, error: described,
       decision: decision.action, ...(decision.action === 'dead-letter' ? { reason: decision.reason } : {}),
     });
     const retrying = decision.action === 'retry';
     const item = retrying
-      ? run.copies.afterFailure(task, task.attempt, now, described, decision.delayMs)
-      : run.copies.deadLetter(task, task.attempt, decision.reason, described);
+      ? scope.copies.afterFailure(task, task.attempt, now, described, decision.delayMs)
+      : scope.copies.deadLetter(task, task.attempt, decision.reason, described);
     const block = async (followers: SourceTask[]): Promise<void> => {
-      await run.store.block(
+      await scope.store.block(
         task.ref,
         {
           lane: task.lane!,
@@ -71,7 +71,7 @@ export class SourcePath implements RecordPath<SourceTask> {
         },
         followers.map((p) => ({ offset: p.offset, payload: parkPayload(p.record) })),
       );
-      run.count('parked', followers.length);
+      scope.count('parked', followers.length);
       // From here the followers are parked and done: only the head itself is left to hand off.
       followers.length = 0;
     };
@@ -82,23 +82,23 @@ export class SourcePath implements RecordPath<SourceTask> {
     // after the write and before the block redelivers the record: it runs again (at-least-once), its followers
     // still behind it.
     if (parked !== undefined && retrying) await block(parked);
-    const [outcome] = await run.write([item]);
+    const [outcome] = await scope.write([item]);
     if (parked !== undefined && !retrying) {
       await block(parked);
       // Held in the partition's first minute: a watch copy stands in for the retry copy a held head lacks.
-      await watchHeldHead(run, task.ref, task, task.attempt);
+      await watchHeldHead(scope, task.ref, task, task.attempt);
     }
     if (retrying && outcome?.status === 'refused' && parked !== undefined) {
       // The retry topic refused the copy for good: it is dead-lettered (stripped), so the blocked lane
       // follows the dead-letter policy, as if the record had exhausted its attempts.
-      await applyDeadLetterPolicy(run, task.ref, task.lane!, { offset: task.offset, attempt: task.attempt + 1 }, outcome, task.record);
+      await applyDeadLetterPolicy(scope, task.ref, task.lane!, { offset: task.offset, attempt: task.attempt + 1 }, outcome, task.record);
     }
-    run.count(retrying && outcome?.status !== 'refused' ? 'retried' : 'deadLettered');
-    run.markDone(task.ref, task.offset);
+    scope.count(retrying && outcome?.status !== 'refused' ? 'retried' : 'deadLettered');
+    scope.markDone(task.ref, task.offset);
   }
 
   /** The deadline came: hand every record not started off to the retry path, attempt unchanged. */
-  async deferUnstarted(run: RunScope<SourceTask>, unstarted: SourceTask[]): Promise<void> {
+  async deferUnstarted(scope: RunScope<SourceTask>, unstarted: SourceTask[]): Promise<void> {
     const heads: SourceTask[] = [];
     const followers = new Map<string, SourceTask[]>();
     for (const task of unstarted) {
@@ -119,41 +119,41 @@ export class SourcePath implements RecordPath<SourceTask> {
       if (head.lane === undefined) return true;
       const parked = followers.get(`${head.partitionKey}\n${head.lane}`) ?? [];
       try {
-        await run.store.block(
+        await scope.store.block(
           head.ref,
           { lane: head.lane, offset: head.offset, attempt: head.attempt, state: 'retrying', reason: DEFERRED_HEAD },
           parked.map((p) => ({ offset: p.offset, payload: parkPayload(p.record) })),
         );
-        run.count('parked', parked.length);
+        scope.count('parked', parked.length);
         return true;
       } catch (error) {
-        run.redeliver(head.ref, [head.offset, ...parked.map((p) => p.offset)], error);
+        scope.redeliver(head.ref, [head.offset, ...parked.map((p) => p.offset)], error);
         return false;
       }
     }));
     const deferred = heads.filter((_, i) => blocked[i]);
     if (deferred.length === 0) return;
-    const items = deferred.map((task) => run.copies.deferred(task, task.attempt));
+    const items = deferred.map((task) => scope.copies.deferred(task, task.attempt));
     let outcomes: readonly HandOffOutcome[];
     try {
-      outcomes = await run.write(items);
+      outcomes = await scope.write(items);
     } catch (error) {
-      for (const task of deferred) run.redeliver(task.ref, [task.offset], error);
+      for (const task of deferred) scope.redeliver(task.ref, [task.offset], error);
       return;
     }
     await Promise.all(deferred.map(async (task, i) => {
       const outcome = outcomes[i];
       if (outcome?.status === 'refused' && task.lane !== undefined) {
         try {
-          await applyDeadLetterPolicy(run, task.ref, task.lane, { offset: task.offset, attempt: task.attempt }, outcome, task.record);
+          await applyDeadLetterPolicy(scope, task.ref, task.lane, { offset: task.offset, attempt: task.attempt }, outcome, task.record);
         } catch (error) {
-          run.redeliver(task.ref, [task.offset], error);
+          scope.redeliver(task.ref, [task.offset], error);
           return;
         }
       }
-      run.count(outcome?.status === 'refused' ? 'deadLettered' : 'deferred');
-      run.markDone(task.ref, task.offset);
+      scope.count(outcome?.status === 'refused' ? 'deadLettered' : 'deferred');
+      scope.markDone(task.ref, task.offset);
     }));
-    run.logger.info('deadline near: records not started were handed off to the retry topic', { deferred: deferred.length });
+    scope.logger.info('deadline near: records not started were handed off to the retry topic', { deferred: deferred.length });
   }
 }

@@ -10,6 +10,7 @@ import {
   REDRIVEN_HEAD,
   RELEASE_LOST,
   RESTORED_BEFORE_RETRY,
+  STATE_REMADE_UNTRACKED,
   TRACKED_SET_LOST,
   TWIN_COPIES,
   type HistoryCase,
@@ -142,6 +143,11 @@ describe('engine histories on the real Redis completion store', () => {
   it('re-drives the heads of a recovered partition after the tracked set was lost too', async () => {
     const stats = await runOnRedis(redis, TRACKED_SET_LOST);
     expect(stats).toEqual(expect.objectContaining({ losses: 3, recoveries: 1 }));
+  });
+
+  it('re-drives a lane head whose partition lost its state and tracked-set entry before the first commit', async () => {
+    const stats = await runOnRedis(redis, STATE_REMADE_UNTRACKED);
+    expect(stats).toEqual(expect.objectContaining({ losses: 1, lossesUnmarked: 1, redriven: 1, deadLetters: 2 }));
   });
 });
 

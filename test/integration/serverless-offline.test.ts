@@ -5,7 +5,7 @@
  * again on error, partial batch responses in provisioned mode), and a kafka-lanes handler keeps per-key
  * order, dead-letters poison and has its completion group committed to the end offsets.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import type { Admin, Producer } from 'kafkajs';
@@ -21,6 +21,7 @@ const SERVICE = join(__dirname, '..', 'fixtures', 'offline-service');
 const ARN = 'arn:aws:kafka:eu-west-1:123456789012:cluster/test/abcd-1';
 
 const run = uniqueName('kl-offline');
+const logFile = join(SERVICE, '..', '..', '..', '.local', `${run}.log`);
 const rawTopic = uniqueName('kl-raw');
 const partialTopic = uniqueName('kl-partial');
 const orderedTopic = uniqueName('kl-ordered');
@@ -80,7 +81,7 @@ beforeAll(async () => {
   mkdirSync(join(SERVICE, '..', '..', '..', '.local'), { recursive: true });
   offline = await startServerlessOffline({
     cwd: SERVICE,
-    logFile: join(SERVICE, '..', '..', '..', '.local', `${run}.log`),
+    logFile,
     env: {
       KL_TEST_RUN: run,
       KL_TEST_LAMBDA_PORT: String(await freePort()),
@@ -237,6 +238,10 @@ describe('serverless offline with the kafka-lanes trigger', () => {
     );
     const dead = await admin.fetchTopicOffsets(deadLetterTopic(group));
     expect(dead.reduce((n, p) => n + Number(p.high), 0)).toBe(1);
+    // The committer ran (it committed the completion group) without a line: no run summary, no metric line of its own.
+    const log = readFileSync(logFile, 'utf8');
+    expect(log).not.toContain('"message":"committer run"');
+    expect(log).not.toContain('"LaneHeadsRedriven"');
   });
 
   it('sends failures through the retry tiers to success or, attempts exhausted, to the dead-letter topic, in per-key order', async () => {

@@ -276,8 +276,11 @@ describe('serverless package with kafka-lanes/serverless', () => {
       ['longcommittername', `    name: ${'n'.repeat(60)}\n${msk('k')}    kafkaLanes: {}`],
       ['scram', `${msk('l')}    kafkaLanes: { kafka: { auth: scram } }`],
       ['plaintoken', `    environment: { KAFKA_LANES_REDIS_AUTH_TOKEN: t0ken }\n${msk('m')}    kafkaLanes: { redis: { url: 'rediss://r.internal:6379', authSecret: 'ssm:/shop/token' } }`],
+      // Any variable of any function, the framework's or not.
+      ['recorder', `    environment: { DEMO_RESULTS_REDIS_URL: 'redis://127.0.0.1:6379', DEMO_LATENCY_MS: '20' }`],
     ];
-    const dir = service(serviceYml(`${fns.map(([key, body]) => `  ${key}:\n    handler: handler.handler\n${body}`).join('\n')}\n`));
+    const yml = serviceYml(`${fns.map(([key, body]) => `  ${key}:\n    handler: handler.handler\n${body}`).join('\n')}\n`);
+    const dir = service(yml.replace('  region: eu-west-1\n', "  region: eu-west-1\n  environment: { PAYMENTS_URL: 'http://localhost:8080/charge' }\n"));
     dirs.push(dir);
 
     // Act
@@ -300,6 +303,8 @@ describe('serverless package with kafka-lanes/serverless', () => {
       'functions.longcommitternameCommitter.name (the committer kafka-lanes adds, `<function name>-committer`): expected at most 64 characters (Lambda function names), got 70',
       'functions.scram.kafkaLanes.kafka.secret: expected the Secrets Manager secret holding the SCRAM username and password of the producers and the committer (`kafka.auth: scram`; the trigger has no `saslScram512` to take it from), got none',
       'functions.plaintoken.environment.KAFKA_LANES_REDIS_AUTH_TOKEN: expected no plain value beside `kafkaLanes.redis.authSecret` (the functions read it from there), got one',
+      'provider.environment.PAYMENTS_URL: expected an address a deployed function can reach, got `http://localhost:8080/charge` (a loopback address)',
+      'functions.recorder.environment.DEMO_RESULTS_REDIS_URL: expected an address a deployed function can reach, got `redis://127.0.0.1:6379` (a loopback address)',
     ];
     expect(expected.filter((message) => !output.includes(message))).toEqual([]);
   });

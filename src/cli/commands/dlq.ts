@@ -47,7 +47,7 @@ export function registerDlq(program: Command): void {
       const actions = await replayDeadLetters(parts, letters, {
         ...(flags.originTopic === undefined ? {} : { originTopic: flags.originTopic }),
         ...(flags.lane === undefined ? {} : { lane: flags.lane }),
-        ...(since === undefined ? {} : { since }),
+        ...(since === undefined ? {} : { sinceMs: since }),
       }, parts.producer, flags.dryRun === true);
       for (const a of actions) {
         process.stdout.write(`${topic}-${a.deadLetter.partition}@${a.deadLetter.offset} (origin ${a.origin.topic}-${a.origin.partition}@${a.origin.offset ?? '?'}): ${a.action}: ${a.detail}\n`);

@@ -3,6 +3,7 @@ import { registerDashboard } from './dashboard';
 import { registerDlq } from './dlq';
 import { registerDoctor } from './doctor';
 import { registerLane } from './lane';
+import { registerLocal } from './local';
 import { registerRecover } from './recover';
 import { registerReset } from './reset';
 import { registerStatus } from './status';
@@ -21,4 +22,5 @@ export const COMMANDS: readonly RegisterCommand[] = [
   registerDashboard,
   registerRecover,
   registerDoctor,
+  registerLocal,
 ];

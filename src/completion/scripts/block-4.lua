@@ -1,6 +1,6 @@
 --[[
   Block a lane: make a record the head of its lane in the retry path, and park the lane's later records
-  of the same batch (docs/ARCHITECTURE.md, "The path of a record"). Called by the partition's processor BEFORE the head is
+  of the same batch (docs/ARCHITECTURE.md, "The path of a record"). Called by the source path BEFORE the head is
   written to the retry topic, so the retry function always finds the head it is given; the head's own
   done bit is set by a later mark, after the retry write is acknowledged (G3). Parked records get their
   done bits here, in the same atomic step as the park write.

@@ -245,8 +245,9 @@ export async function startOfflineTrigger(options: StartOfflineTriggerOptions): 
       if (source !== undefined && fn.environment?.[ENV.brokers] === undefined) fn.environment = { ...fn.environment, [ENV.brokers]: source.brokers.join(',') };
     }
   }
-  const lambda = options.lambda ?? (await createLambda(serverless));
   const committers = plans.flatMap((plan) => (plan.committer === undefined ? [] : [plan.committer.key]));
+  quietCommitters(serverless, committers);
+  const lambda = options.lambda ?? (await createLambda(serverless));
   // The emulator runs the committers on its short interval; serverless-offline's minute schedule would repeat it.
   for (const key of committers) {
     for (const event of serverless.service.getFunction(key).events ?? []) {
@@ -259,6 +260,22 @@ export async function startOfflineTrigger(options: StartOfflineTriggerOptions): 
   if (options.holdExit) holdExitUntilStopped(trigger);
   else for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void trigger.stop());
   return trigger;
+}
+
+/** The environment of a committer under `serverless offline` without `--verbose`: Powertools' own switches. */
+export const QUIET_COMMITTER_ENV: Readonly<Record<string, string>> = { POWERTOOLS_METRICS_DISABLED: 'true', POWERTOOLS_LOG_LEVEL: 'WARN' };
+
+/**
+ * Idle, each committer run would print its CloudWatch metric lines and its run summary every interval. Locally the
+ * metric lines mean nothing and the summary is noise: unless `serverless offline start --verbose`, the committers
+ * print warnings and errors only (a loss found, a failed run). A function's own setting of these variables wins.
+ */
+export function quietCommitters(serverless: Pick<OfflineServerless, 'service' | 'processedInput'>, committers: readonly string[]): void {
+  if (serverless.processedInput?.options?.['verbose'] === true) return;
+  for (const key of committers) {
+    const fn = serverless.service.getFunction(key) as { environment?: Record<string, unknown> };
+    fn.environment = { ...QUIET_COMMITTER_ENV, ...fn.environment };
+  }
 }
 
 function holdExitUntilStopped(trigger: OfflineKafkaTrigger): void {

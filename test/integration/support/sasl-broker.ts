@@ -2,7 +2,7 @@
  * A second local Kafka broker with authentication and an authorizer, for the least-privilege proof
  * (test/integration/acl.test.ts): KRaft combined mode, a SASL_PLAINTEXT listener taking SCRAM-SHA-512 only,
  * Kafka's StandardAuthorizer with `allow.everyone.if.no.acl.found=false`, so a principal may do exactly what
- * its ACLs allow. It runs from the jars infra/local/up.sh fetched (.local/kafka-libs/<version>), on free ports
+ * its ACLs allow. It runs from the jars `npm run local:up` fetched (.local/kafka-libs/<version>), on free ports
  * of its own and a data directory under .local/ removed when it stops; the usual broker on 9092 is untouched.
  *
  * The SCRAM users are written into the storage when it is formatted (`kafka-storage format --add-scram`), so
@@ -14,6 +14,7 @@ import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, rm
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
+import { KAFKA_DEFAULT_VERSION } from '../../../src/cli/local/files';
 
 const REPO = resolve(__dirname, '../../..');
 const LIBS_ROOT = join(REPO, '.local', 'kafka-libs');
@@ -55,15 +56,14 @@ async function freePort(): Promise<number> {
 }
 
 /**
- * The jars of the Kafka version the usual local broker runs (`KAFKA_VERSION`, else what up.sh recorded in
- * .local/kafka/version, else the version pinned in infra/local/pom.xml), as up.sh fetched them.
+ * The jars of the Kafka version the usual local broker runs (`KAFKA_VERSION`, else what `local up` recorded in
+ * .local/kafka/version, else the local stack's default version), as `npm run local:up` fetched them.
  */
 function kafkaClasspath(): string {
   const recorded = join(REPO, '.local', 'kafka', 'version');
-  const pinned = /<kafka\.version>([^<]+)<\/kafka\.version>/.exec(readFileSync(join(REPO, 'infra', 'local', 'pom.xml'), 'utf8'))?.[1];
-  const version = process.env['KAFKA_VERSION'] ?? (existsSync(recorded) ? readFileSync(recorded, 'utf8').trim() : pinned);
+  const version = process.env['KAFKA_VERSION'] ?? (existsSync(recorded) ? readFileSync(recorded, 'utf8').trim() : KAFKA_DEFAULT_VERSION);
   const dir = join(LIBS_ROOT, version ?? '');
-  if (version === undefined || !existsSync(dir)) throw new Error(`No Kafka ${String(version)} jars in ${LIBS_ROOT}: run \`npm run local:up\` (infra/local/up.sh fetches them)`);
+  if (!existsSync(dir)) throw new Error(`No Kafka ${String(version)} jars in ${LIBS_ROOT}: run \`npm run local:up\` (it fetches them)`);
   return readdirSync(dir).filter((name) => name.endsWith('.jar')).map((name) => join(dir, name)).join(':');
 }
 

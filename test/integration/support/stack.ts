@@ -1,5 +1,5 @@
 /**
- * The local stack the integration tests talk to (`npm run local:up`, see infra/local/up.sh):
+ * The local stack the integration tests talk to (`npm run local:up`, `kafka-lanes local up` in src/cli/local/stack.ts):
  * Kafka on 127.0.0.1:9092, Redis on 127.0.0.1:6379 and a 3-master Redis Cluster on 127.0.0.1:7000-7002.
  *
  * Tests share one stack, so each test names its own topics, groups and keys with `uniqueName` and
@@ -10,7 +10,7 @@ import { Cluster, Redis } from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
 import { createTopicsReady } from '../../../src/admin';
 
-// `LOCAL_KAFKA_PORT` (as for infra/local/up.sh) runs the suite against a second broker, e.g. another Kafka version.
+// `LOCAL_KAFKA_PORT` (as for `npm run local:up`) runs the suite against a second broker, e.g. another Kafka version.
 export const KAFKA_BROKERS = [`127.0.0.1:${process.env['LOCAL_KAFKA_PORT'] ?? '9092'}`];
 export const REDIS_URL = 'redis://127.0.0.1:6379';
 export const REDIS_CLUSTER_NODES = [

@@ -261,6 +261,31 @@ describe('ctx.send', () => {
     expect(r.sink.outputs.sent.map((o) => o.value)).toEqual(['attempt 2']);
   });
 
+  it('gives the slot of a record waiting for its outputs\' acknowledgement to another key, not to a record of its own key', async () => {
+    // Prepare
+    const effects = new EffectsModel();
+    const events: string[] = [];
+    const r = engineRig({ concurrency: 1 }, async (record, ctx) => {
+      events.push(`start ${record.offset}`);
+      if (record.offset === 0) ctx.send('receipts', { value: 'r0' });
+    }, undefined, effects);
+    const send = r.sink.send.bind(r.sink);
+    r.sink.send = async (outputs) => {
+      // Acknowledged only once another record had the chance to start.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      events.push('ack 0');
+      return send(outputs);
+    };
+
+    // Act
+    const response = await r.deliver([sourceRecord(0, 'a'), sourceRecord(1, 'b'), sourceRecord(2, 'a')]);
+
+    // Assess
+    expect(response.batchItemFailures).toEqual([]);
+    expect(events).toEqual(['start 0', 'start 1', 'ack 0', 'start 2']);
+    expect([0, 1, 2].map((offset) => r.store.partition(RIG_REF).model.isDone(offset))).toEqual([true, true, true]);
+  });
+
   it('fails the record when its outputs are not acknowledged, and sends them when it runs again', async () => {
     // Prepare
     const effects = new EffectsModel();

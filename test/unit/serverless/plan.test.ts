@@ -203,11 +203,11 @@ describe('groupGrants', () => {
     const { committer } = groupGrants(plan!, false);
 
     // Assess
-    const part = (index: number): unknown => ({ 'Fn::Select': [index, { 'Fn::Split': ['cluster/', imported] }] });
+    const part = (index: number): unknown => ({ 'Fn::Select': [index, { 'Fn::Split': [':cluster/', imported] }] });
     expect(committer).toContainEqual({
       Effect: 'Allow',
       Action: ['kafka-cluster:DescribeGroup', 'kafka-cluster:AlterGroup'],
-      Resource: [{ 'Fn::Join': ['', [part(0), 'group/', part(1), '/g.lanes']] }, { 'Fn::Join': ['', [part(0), 'group/', part(1), '/g.lanes.recover.*']] }],
+      Resource: [{ 'Fn::Join': ['', [part(0), ':group/', part(1), '/g.lanes']] }, { 'Fn::Join': ['', [part(0), ':group/', part(1), '/g.lanes.recover.*']] }],
     });
     expect(plan?.environment['KAFKA_LANES_MSK_CLUSTER_ARN']).toEqual(imported);
   });
