@@ -7,7 +7,7 @@ import { messageOf } from '../kafka-errors';
 import type { KafkaHeader, RecordCoordinates } from '../event';
 import { deadlineSignal } from '../deadline';
 import { OutputHeader, type OutputId, type OutputMessage } from '../lanes/effects';
-import type { EngineTask, RunScope } from './run-scope';
+import type { EngineTask, ScopeFigures, ScopeGiven } from './run-scope';
 import { firstOriginOf, formatFirstOrigin } from './idempotency-key';
 import type { HandOffSink } from '../lanes/ports';
 
@@ -24,12 +24,12 @@ export class OutputsNotSentError extends LanesError {}
  * await outputs.send(effects.seal()); // the record is done only after this
  */
 export class OutputBatches {
-  readonly #scope: RunScope<EngineTask>;
+  readonly #scope: ScopeFigures;
   readonly #sink: HandOffSink;
   readonly #handOffSignal: AbortSignal;
   #open: { outputs: OutputMessage[]; settled: Promise<void> } | undefined = undefined;
 
-  constructor(scope: RunScope<EngineTask>, sink: HandOffSink, handOffSignal: AbortSignal) {
+  constructor(scope: ScopeFigures, sink: HandOffSink, handOffSignal: AbortSignal) {
     this.#scope = scope;
     this.#sink = sink;
     this.#handOffSignal = handOffSignal;
@@ -97,7 +97,7 @@ function parseOrigin(text: string): RecordCoordinates | undefined {
  * `dedupeOutputs`: takes the output a record carries for that record (its first origin); `true` when another record
  * took it first, so this one is a repeat and is skipped. A record that is not an output is never a repeat.
  */
-export async function isRepeatedOutput(scope: RunScope<EngineTask>, task: EngineTask): Promise<boolean> {
+export async function isRepeatedOutput(scope: ScopeGiven, task: EngineTask): Promise<boolean> {
   const id = outputIdOf(task.record.headers);
   if (id === undefined) return false;
   if (scope.effects === undefined) throw new LanesError('dedupeOutputs needs the effects store, which this engine was made without');

@@ -12,7 +12,13 @@ import type { OutputMessage } from './effects';
 /** The completion state the engine needs: done bits, lanes and park lists of each partition (docs/ARCHITECTURE.md, "Redis layout"). */
 export interface CompletionPort {
   admit(ref: PartitionRef, records: readonly AdmitRecord[], epoch?: number): Promise<AdmitResult>;
-  markDone(ref: PartitionRef, offsets: readonly number[], epoch?: number): Promise<number>;
+  /**
+   * Sets done bits. `steps` (a store with `forgetsSteps`): offsets of records of the partition (their first origin)
+   * whose step results go in the same call, once the bits are set.
+   */
+  markDone(ref: PartitionRef, offsets: readonly number[], epoch?: number, steps?: readonly number[]): Promise<number>;
+  /** `markDone` deletes the step results it is given; without it they go through `EffectsPort.forgetSteps`. */
+  readonly forgetsSteps?: boolean;
   block(ref: PartitionRef, head: NewLaneHead, parked?: readonly ParkedRecord[], epoch?: number, nowMs?: number): Promise<number>;
   release(ref: PartitionRef, lane: string, expectedHeadOffset: number, nextAttempt?: number, nowMs?: number, leaseUntilMs?: number): Promise<ParkedRecord | undefined>;
   advance(ref: PartitionRef, lane: string, expected: { offset: number; attempt: number }, next: HeadAdvance): Promise<void>;

@@ -1,4 +1,4 @@
-import type { RunScope } from '../engine/run-scope';
+import type { ScopeFigures, ScopeGiven } from '../engine/run-scope';
 import type { RetryTask } from './admit';
 import { RECOVERY_RECHECK_MS } from '../completion/loss-suspect';
 
@@ -8,7 +8,7 @@ import { RECOVERY_RECHECK_MS } from '../completion/loss-suspect';
  * which the copy is judged again: its head is back, or it is stale for good). Logged as an error and counted
  * (`RetryCopiesHeldForRecovery`). Returns whether the copy was held.
  */
-export async function keptForRecovery(scope: RunScope<RetryTask>, task: RetryTask, writeBack: (task: RetryTask) => Promise<void>): Promise<boolean> {
+export async function keptForRecovery(scope: ScopeGiven & ScopeFigures, task: RetryTask, writeBack: (task: RetryTask) => Promise<void>): Promise<boolean> {
   const why = await scope.store.lossSuspected?.(task.originRef, task.origin.offset);
   if (why === undefined) return false;
   scope.count('heldForRecovery');

@@ -106,6 +106,7 @@ export class KafkaLanesPlugin {
       'before:package:createDeploymentArtifacts': () => this.#bundle('package'),
       'after:package:compileEvents': () => {
         this.#compileResponseTypes();
+        this.#keepZeroBatchingWindows();
         triggersAfterTopics(this.#serverless.service.provider.compiledCloudFormationTemplate.Resources, this.#topicsResources);
         addAlarms(this.#serverless, this.#plans);
         dropRedundantRoleDependsOn(this.#serverless.service.provider.compiledCloudFormationTemplate.Resources);
@@ -380,6 +381,28 @@ export class KafkaLanesPlugin {
       // Source maps stay on disk for local debugging: Node.js reads none without --enable-source-maps.
       pkg.patterns = ['!**', `${BUNDLE_DIR}/**`, `!${BUNDLE_DIR}/**/*.map`, ...(pkg.patterns ?? [])];
       pkg.excludeDevDependencies = false;
+    }
+  }
+
+  /**
+   * The framework writes `MaximumBatchingWindowInSeconds` only for a truthy `maximumBatchingWindow`, so `0` would
+   * become AWS's default for Kafka event sources (500 ms): every trigger given `0` gets it written, the retry
+   * tiers' included.
+   */
+  #keepZeroBatchingWindows(): void {
+    const { service } = this.#serverless;
+    const naming = this.#serverless.getProvider('aws').naming;
+    const resources = service.provider.compiledCloudFormationTemplate.Resources;
+    for (const key of service.getAllFunctions()) {
+      for (const event of service.functions[key]?.events ?? []) {
+        const msk = (event as { msk?: { arn?: unknown; topic: string; maximumBatchingWindow?: number } }).msk;
+        const kafka = (event as { kafka?: { topic: string; maximumBatchingWindow?: number } }).kafka;
+        if ((msk ?? kafka)?.maximumBatchingWindow !== 0) continue;
+        const logicalId =
+          msk !== undefined ? naming.getMSKEventLogicalId(key, mskClusterNameToken(msk.arn), msk.topic) : naming.getKafkaEventLogicalId(key, kafka!.topic);
+        const resource = resources[logicalId];
+        if (resource !== undefined) resource.Properties['MaximumBatchingWindowInSeconds'] = 0;
+      }
     }
   }
 

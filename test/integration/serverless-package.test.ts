@@ -308,4 +308,41 @@ describe('serverless package with kafka-lanes/serverless', () => {
     ];
     expect(expected.filter((message) => !output.includes(message))).toEqual([]);
   });
+
+  it('keeps maximumBatchingWindow: 0 on every trigger it is given to (the framework drops a 0, and AWS would batch for 500 ms)', async () => {
+    // Prepare
+    const dir = service(
+      serviceYml(`  orders:
+    handler: handler.handler
+    events:
+      - msk: { arn: '${ARN}', topic: orders, maximumBatchingWindow: 0 }
+    kafkaLanes: { group: shop-orders, retryTiers: [5s, 1m], redis: { url: 'rediss://redis.internal:6379' } }
+  payouts:
+    handler: handler.handler
+    events:
+      - kafka: { topic: payouts, maximumBatchingWindow: 0, bootstrapServers: [b-1.kafka.internal:9094], accessConfigurations: { vpcSubnet: [subnet-0123456789abcdef0], vpcSecurityGroup: [sg-0123456789abcdef0] } }
+  refunds:
+    handler: handler.handler
+    events:
+      - msk: { arn: '${ARN}', topic: refunds, maximumBatchingWindow: 2 }`),
+    );
+    dirs.push(dir);
+
+    // Act
+    const packaged = await serverless(dir, ['package']);
+
+    // Assess: the source and both retry tiers of orders, the plain kafka trigger; 2 s stays 2 s.
+    expect({ code: packaged.code, output: packaged.code === 0 ? '' : packaged.output }).toEqual({ code: 0, output: '' });
+    const windows = ofType(template(join(dir, '.serverless')), 'AWS::Lambda::EventSourceMapping').map((mapping) => [
+      (mapping.Properties['Topics'] as string[])[0],
+      mapping.Properties['MaximumBatchingWindowInSeconds'],
+    ]);
+    expect(windows.sort()).toEqual([
+      ['orders', 0],
+      ['payouts', 0],
+      ['refunds', 2],
+      ['shop-orders.retry.1m', 0],
+      ['shop-orders.retry.5s', 0],
+    ]);
+  });
 });

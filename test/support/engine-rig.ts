@@ -15,7 +15,7 @@ import { resolveOptions, type LanesOptionsInput } from '../../src/options';
 import { SourcePath } from '../../src/source/source-path';
 import { RetryPath } from '../../src/retry/retry-path';
 import { CompletionModelStore } from '../../src/testing/completion-model';
-import { OutputLog } from '../../src/testing/effects-model';
+import { EffectsModel, OutputLog } from '../../src/testing/effects-model';
 import type { EffectsPort, OutputMessage } from '../../src/lanes/effects';
 
 export { copyRecord };
@@ -96,6 +96,8 @@ export function engineRig(
     ...input,
   } as LanesOptionsInput, {});
   const sink = new RecordingSink();
+  // One Redis holds both: the done-bit call deletes step results.
+  if (effects instanceof EffectsModel) store.stepResults = effects.steps;
   const runs: RigRun[] = [];
   const logger = new Logger({ logLevel: 'SILENT' });
   const metrics = new Metrics({ namespace: 'test', serviceName: 'test' });
