@@ -58,15 +58,17 @@ function handOffFactory(options: LanesOptions, writers: Map<string, Promise<Writ
   };
   return (bootstrapServers) => ({
     write: async (items, writeOptions) => (await writerFor(bootstrapServers)).handOff.write(items, writeOptions),
-    send: async (outputs, sendOptions) => {
-      const stray = declared === undefined ? undefined : outputs.find((output) => !declared.has(output.topic));
-      if (stray !== undefined) {
-        throw new ConfigError(
-          `Expected ctx.send to a declared output topic (kafkaLanes.outputs: ${[...declared!].map((topic) => `\`${topic}\``).join(', ')}), got \`${stray.topic}\`: ` +
-            "declare it, so that the function's role may write it and the stack creates it",
-        );
-      }
-      return (await writerFor(bootstrapServers)).outputs.send(outputs, sendOptions);
+    send: async (records, sendOptions) => {
+      // A record with an output to an undeclared topic fails alone, naming it; the others are sent.
+      const strays = declared === undefined ? undefined : records.map((outputs) => outputs.find((output) => !declared.has(output.topic)));
+      if (strays === undefined || strays.every((stray) => stray === undefined)) return (await writerFor(bootstrapServers)).outputs.send(records, sendOptions);
+      const declaredOnes = records.filter((_, i) => strays[i] === undefined);
+      const sent = declaredOnes.length === 0 ? [] : await (await writerFor(bootstrapServers)).outputs.send(declaredOnes, sendOptions);
+      let next = 0;
+      return strays.map((stray) => (stray === undefined ? sent[next++] : new ConfigError(
+        `Expected ctx.send to a declared output topic (kafkaLanes.outputs: ${[...declared!].map((topic) => `\`${topic}\``).join(', ')}), got \`${stray.topic}\`: ` +
+          "declare it, so that the function's role may write it and the stack creates it",
+      )));
     },
   });
 }
