@@ -1,7 +1,7 @@
 /**
  * The ports of a record's exactly-once effects (`ctx.step`, `ctx.send`, output dedupe, unordered copy claims), and
  * how long their state lives. The Redis effects store and the output writer implement them in production; the
- * in-memory model of test/support in unit tests.
+ * in-memory model of src/testing in unit tests and in `kafka-lanes/testing`.
  */
 import type { CallLimits } from '../completion/scripts';
 import type { PartitionRef } from '../completion/types';

@@ -1,6 +1,6 @@
 /**
  * The ports of the engine (an engine takes ports, not clients). The Redis completion store and the
- * Kafka hand-off writer implement them in production; the in-memory model of test/support implements them in
+ * Kafka hand-off writer implement them in production; the in-memory models of src/testing implement them in
  * unit tests, so ordering, deadline and hand-off logic is tested without a broker.
  */
 import type { CallLimits } from '../completion/scripts';

@@ -5,7 +5,7 @@ import { StepNameError, StepResultTooLargeError } from '../../../src/engine/step
 import { idempotencyKeyOf } from '../../../src/engine/idempotency-key';
 import { outputIdOf } from '../../../src/engine/outputs';
 import { copyRecord, drainRetries, engineRig, RIG_GROUP, RIG_REF, RIG_SOURCE, sourceRecord } from '../../support/engine-rig';
-import { EffectsModel } from '../../support/effects-model';
+import { EffectsModel } from '../../../src/testing/effects-model';
 import type { KafkaRecordInput } from '../../../src/event';
 
 const at = (offset: number) => ({ ref: RIG_REF, offset });

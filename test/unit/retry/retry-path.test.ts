@@ -5,7 +5,7 @@
 import { RECOVERY_RECHECK_MS } from '../../../src/completion/loss-suspect';
 import { parkPayload } from '../../../src/lanes/lane-heads';
 import { RetryPath, type RetryTask } from '../../../src/retry/retry-path';
-import { CompletionModelStore } from '../../support/completion-model';
+import { CompletionModelStore } from '../../../src/testing/completion-model';
 import { copyRecord } from '../../support/engine-rig';
 import { batchOf, fakeScope, laneOf, record, SOURCE_REF, T0, type FakeScope } from '../../support/fake-scope';
 

@@ -2,10 +2,10 @@
  * The exactly-once state (step results, output claims, unordered copy claims) in memory, with the semantics of
  * the effects scripts, and counters of the calls made: one call is one round trip to Redis.
  */
-import type { CopyClaim, EffectsPort, OutputId, StepsRef } from '../../src/lanes/effects';
-import { copyKey, outputClaimKey, steppedKey, stepsKey } from '../../src/effects/redis-effects';
-import type { PartitionRef } from '../../src/completion/types';
-import type { OutputMessage } from '../../src/lanes/effects';
+import type { CopyClaim, EffectsPort, OutputId, StepsRef } from '../lanes/effects';
+import { copyKey, outputClaimKey, steppedKey, stepsKey } from '../effects/redis-effects';
+import type { PartitionRef } from '../completion/types';
+import type { OutputMessage } from '../lanes/effects';
 
 export class EffectsModel implements EffectsPort {
   readonly steps = new Map<string, Map<string, string>>();
