@@ -25,3 +25,31 @@ export function checkDeclaredOutputs(declared: ReadonlySet<string> | undefined, 
       "declare it, so that the function's role may write it and the stack creates it",
   );
 }
+
+/**
+ * Sends the outputs of records finishing together (one list per record) through `send`, except a record with an
+ * output to a topic that is not declared: it fails alone, with `checkDeclaredOutputs`' error; one outcome per record.
+ *
+ * @example
+ * await sendDeclared(new Set(['paid']), [[{ topic: 'paid' }], [{ topic: 'typo' }]], send); // [undefined, ConfigError]
+ */
+export async function sendDeclared<O extends { readonly topic: string }>(
+  declared: ReadonlySet<string> | undefined,
+  records: ReadonlyArray<readonly O[]>,
+  send: (records: ReadonlyArray<readonly O[]>) => Promise<ReadonlyArray<Error | undefined>>,
+): Promise<ReadonlyArray<Error | undefined>> {
+  if (declared === undefined) return send(records);
+  const refusals = records.map((outputs): Error | undefined => {
+    try {
+      checkDeclaredOutputs(declared, outputs);
+      return undefined;
+    } catch (error) {
+      return error as Error;
+    }
+  });
+  if (refusals.every((refusal) => refusal === undefined)) return send(records);
+  const declaredOnes = records.filter((_, i) => refusals[i] === undefined);
+  const sent = declaredOnes.length === 0 ? [] : await send(declaredOnes);
+  let next = 0;
+  return refusals.map((refusal) => refusal ?? sent[next++]);
+}

@@ -9,7 +9,7 @@ import type { OutputWriter } from '../effects/output-writer';
 import { deadLetterTopic, resolveOptions, type LanesOptionsInput, type LanesOptions, type PartOutput } from '../options';
 import type { LanesFunction, HandOffSink, RecordHandler } from './lanes-function';
 import { importTelemetry } from '../telemetry';
-import { checkDeclaredOutputs, declaredOutputs } from './declared-outputs';
+import { declaredOutputs, sendDeclared } from './declared-outputs';
 
 /** The Kafka writers of one cluster: retry and dead-letter copies, and `ctx.send` outputs. */
 interface Writers {
@@ -57,9 +57,9 @@ function handOffFactory(options: LanesOptions, writers: Map<string, Promise<Writ
   };
   return (bootstrapServers) => ({
     write: async (items, writeOptions) => (await writerFor(bootstrapServers)).handOff.write(items, writeOptions),
-    send: async (outputs, sendOptions) => {
-      checkDeclaredOutputs(declared, outputs);
-      return (await writerFor(bootstrapServers)).outputs.send(outputs, sendOptions);
+    send: async (records, sendOptions) => {
+      const { outputs } = await writerFor(bootstrapServers);
+      return sendDeclared(declared, records, (declaredOnes) => outputs.send(declaredOnes, sendOptions));
     },
   });
 }

@@ -46,8 +46,12 @@ export interface HandOffSink {
    * would outlive the invocation.
    */
   write(items: readonly HandOffItem[], options?: { signal?: AbortSignal }): Promise<readonly HandOffOutcome[]>;
-  /** Produces a record's `ctx.send` outputs; resolves once every one is acknowledged (acks=all). */
-  send?(outputs: readonly OutputMessage[], options?: { signal?: AbortSignal }): Promise<void>;
+  /**
+   * Produces the `ctx.send` outputs of records finishing together, one list per record (acks=all). One outcome per
+   * record, in order: `undefined` once every output of it is acknowledged, else why not; a record whose outputs
+   * were acknowledged is not failed by another's. A rejection fails them all.
+   */
+  send?(records: ReadonlyArray<readonly OutputMessage[]>, options?: { signal?: AbortSignal }): Promise<ReadonlyArray<Error | undefined>>;
 }
 
 /** Epoch milliseconds. Timers stay real: a clock only moves the engine's idea of "now". */

@@ -80,13 +80,22 @@ export class EffectsModel implements EffectsPort {
   }
 }
 
-/** Outputs as a broker would keep them: every send acknowledged (or failed while `failing`). */
+/**
+ * Outputs as a broker would keep them: every send acknowledged, or failed while `failing`; a record with an output to
+ * one of `missingTopics` is not acknowledged (its other outputs are not written), the others are.
+ */
 export class OutputLog {
   readonly sent: OutputMessage[] = [];
   failing = false;
+  readonly missingTopics = new Set<string>();
 
-  async send(outputs: readonly OutputMessage[]): Promise<void> {
+  async send(records: ReadonlyArray<readonly OutputMessage[]>): Promise<ReadonlyArray<Error | undefined>> {
     if (this.failing) throw new Error('broker unreachable (model)');
-    this.sent.push(...outputs);
+    return records.map((outputs) => {
+      const missing = outputs.find((output) => this.missingTopics.has(output.topic));
+      if (missing !== undefined) return new Error(`UNKNOWN_TOPIC_OR_PARTITION (model): \`${missing.topic}\``);
+      this.sent.push(...outputs);
+      return undefined;
+    });
   }
 }

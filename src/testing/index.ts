@@ -17,7 +17,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { LanesContext, LanesRecord, RecordHandler } from '../engine/types';
 import { decodeKafkaEvent, encodeKafkaEvent, type KafkaBatchResponse, type KafkaRecordInput } from '../event';
-import { checkDeclaredOutputs } from '../handler/declared-outputs';
+import { sendDeclared } from '../handler/declared-outputs';
 import { LanesCore } from '../handler/lanes-core';
 import type { LanesHandler } from '../handler/lanes';
 import type { HandOffItem, HandOffOutcome } from '../handoff/types';
@@ -107,9 +107,8 @@ export function testLanes<V, K>(handler: Pick<LanesHandler<V, K>, 'options' | 'r
       }
       return items.map(() => ({ status: 'written' }));
     },
-    send: async (messages: readonly OutputMessage[]): Promise<void> => {
-      checkDeclaredOutputs(declared, messages);
-      for (const message of messages) {
+    send: (records: ReadonlyArray<readonly OutputMessage[]>): Promise<ReadonlyArray<Error | undefined>> => sendDeclared(declared, records, async (declaredOnes) => {
+      for (const message of declaredOnes.flat()) {
         const headers = Object.fromEntries(Object.entries(message.headers).map(([name, value]) => [name, text(value)!]));
         const [originTopic = '', originPartition = '', originOffset = ''] = (headers['lanes-output-origin'] ?? '').split('/');
         const rawValue = bytesOf(message.value);
@@ -119,7 +118,8 @@ export function testLanes<V, K>(handler: Pick<LanesHandler<V, K>, 'options' | 'r
           origin: { topic: originTopic, partition: Number(originPartition), offset: Number(originOffset) },
         });
       }
-    },
+      return declaredOnes.map(() => undefined);
+    }),
   };
 
   const recordHandler = handler.recordHandler as RecordHandler;

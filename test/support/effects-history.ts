@@ -170,8 +170,9 @@ export async function runEffectsHistory(history: EffectsHistory): Promise<Effect
         return items.map(() => ({ status: 'written' as const }));
       }),
       send: (sent) => gate.pass(async () => {
-        outputs.push(...sent);
+        outputs.push(...sent.flat());
         gate.event();
+        return sent.map(() => undefined);
       }),
     };
     const handler = async (record: LanesRecord, ctx: LanesContext): Promise<void> => {

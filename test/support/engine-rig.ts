@@ -33,8 +33,8 @@ export class RecordingSink implements HandOffSink {
   readonly items: HandOffItem[] = [];
   readonly outputs = new OutputLog();
 
-  send(outputs: readonly OutputMessage[]): Promise<void> {
-    return this.outputs.send(outputs);
+  send(records: ReadonlyArray<readonly OutputMessage[]>): Promise<ReadonlyArray<Error | undefined>> {
+    return this.outputs.send(records);
   }
 
   async write(items: readonly HandOffItem[]): Promise<HandOffOutcome[]> {
