@@ -5,8 +5,8 @@ import { BUNDLE_DIR, bundleHandlers, type BundleEntry } from './bundle';
 import { customBlockSchema, functionBlockSchema, PLUGIN_DEFAULTS, validateBlock, type CustomBlock } from './config';
 import { AWS_IAM_MECHANISM, ENV } from '../options/constants';
 import { plaintextSecrets } from './auth';
-import { loopbackEnvironmentProblems } from './checks';
-import { functionRole, groupGrants, type Statement } from './iam';
+import { loopbackEnvironmentProblems, mskServerlessRegionWarning } from './checks';
+import { functionRole, groupGrants, rolePolicyLength, ROLE_POLICY_LIMIT, type Statement } from './iam';
 import { dropRedundantRoleDependsOn } from './role-depends-on';
 import { planFunction, type FunctionPlan, type FunctionView, type ServiceView } from './plan';
 import { startOfflineTrigger, type OfflineKafkaTrigger } from './offline/trigger';
@@ -173,7 +173,14 @@ export class KafkaLanesPlugin {
       for (const key of service.getAllFunctions()) problems.push(...loopbackEnvironmentProblems(`functions.${key}.environment`, service.functions[key]?.environment));
     }
     if (problems.length > 0) this.#fail(problems);
-    if (!offline) this.#warnStackParameters();
+    if (!offline) {
+      this.#warnStackParameters();
+      const declared = (service as unknown as { resources?: unknown }).resources;
+      const fragments = (Array.isArray(declared) ? declared : [declared]) as Array<{ Resources?: Record<string, { Type?: unknown }> } | undefined>;
+      const resources = Object.assign({}, ...fragments.map((fragment) => fragment?.Resources ?? {})) as Record<string, { Type?: unknown }>;
+      const regionWarning = mskServerlessRegionWarning(provider.getRegion(), resources);
+      if (regionWarning !== undefined) this.#log.warning(`kafka-lanes: ${regionWarning}`);
+    }
 
     for (const plan of plans) {
       const fn = service.functions[plan.functionKey]!;
@@ -284,27 +291,49 @@ export class KafkaLanesPlugin {
     const iam = service.provider.iam ?? {};
     const providerVpc = (service.provider as { vpc?: unknown }).vpc;
     const resources = this.#additionalResources();
+    const provider = this.#serverless.getProvider('aws');
+    const problems: string[] = [];
     for (const plan of plans) {
       const fn = service.functions[plan.functionKey]!;
-      const grants = groupGrants(plan, (fn.vpc ?? providerVpc) !== undefined);
-      const roles: Array<[string, Statement[], boolean]> = [[plan.functionKey, grants.handler, true]];
-      if (plan.committer !== undefined) roles.push([plan.committer.key, grants.committer, false]);
-      if (service.functions[plan.topics.key] !== undefined) roles.push([plan.topics.key, grants.topics, false]);
-      for (const [key, statements, isHandler] of roles) {
-        const target = service.functions[key]!;
-        if (typeof iam.role === 'string' || target['role'] !== undefined) {
-          this.#log.warning(`kafka-lanes: functions.${key} has a role of its own (${typeof iam.role === 'string' ? 'provider.iam.role' : 'role'}); give it ${JSON.stringify(statements)}`);
+      const made = (compact: boolean): Array<{ key: string; logicalId: string; role: ReturnType<typeof functionRole> }> => {
+        const grants = groupGrants(plan, (fn.vpc ?? providerVpc) !== undefined, compact);
+        const roles: Array<[string, Statement[], boolean]> = [[plan.functionKey, grants.handler, true]];
+        if (plan.committer !== undefined) roles.push([plan.committer.key, grants.committer, false]);
+        if (service.functions[plan.topics.key] !== undefined) roles.push([plan.topics.key, grants.topics, false]);
+        const out: Array<{ key: string; logicalId: string; role: ReturnType<typeof functionRole> }> = [];
+        for (const [key, statements, isHandler] of roles) {
+          const target = service.functions[key]!;
+          if (typeof iam.role === 'string' || target['role'] !== undefined) {
+            if (!compact) this.#log.warning(`kafka-lanes: functions.${key} has a role of its own (${typeof iam.role === 'string' ? 'provider.iam.role' : 'role'}); give it ${JSON.stringify(statements)}`);
+            continue;
+          }
+          const own = isHandler && typeof iam.role === 'object' ? iam.role : undefined;
+          const role = functionRole(String(target.name ?? `${service.service}-${provider.getStage()}-${key}`), [...statements, ...((own?.statements ?? []) as unknown as Statement[])], {
+            ...(own?.managedPolicies === undefined ? {} : { managedPolicyArns: own.managedPolicies }),
+            ...(own?.permissionsBoundary === undefined ? {} : { permissionsBoundary: own.permissionsBoundary }),
+          });
+          out.push({ key, logicalId: `${provider.naming.getLambdaLogicalId(key).replace(/LambdaFunction$/, '')}KafkaLanesRole`, role });
+        }
+        return out;
+      };
+      // IAM refuses a role whose inline policies pass its size quota: with one ARN per retry tier first, else with
+      // the tiers under one wildcard, else refused at package time rather than by CloudFormation half-way.
+      let roles = made(false);
+      if (roles.some(({ role }) => rolePolicyLength(role) > ROLE_POLICY_LIMIT)) roles = made(true);
+      for (const { key, logicalId, role } of roles) {
+        const length = rolePolicyLength(role);
+        if (length > ROLE_POLICY_LIMIT) {
+          problems.push(
+            `functions.${key}: expected a role policy of at most ${ROLE_POLICY_LIMIT} characters (IAM's quota on a role's inline policies), ` +
+              `got up to ${length} with the retry tiers under one wildcard: fewer retry tiers or outputs, a shorter group, or fewer statements in provider.iam.role`,
+          );
           continue;
         }
-        const logicalId = `${this.#serverless.getProvider('aws').naming.getLambdaLogicalId(key).replace(/LambdaFunction$/, '')}KafkaLanesRole`;
-        const own = isHandler && typeof iam.role === 'object' ? iam.role : undefined;
-        resources[logicalId] = functionRole(String(target.name ?? `${service.service}-${this.#serverless.getProvider('aws').getStage()}-${key}`), [...statements, ...((own?.statements ?? []) as unknown as Statement[])], {
-          ...(own?.managedPolicies === undefined ? {} : { managedPolicyArns: own.managedPolicies }),
-          ...(own?.permissionsBoundary === undefined ? {} : { permissionsBoundary: own.permissionsBoundary }),
-        });
-        target['role'] = logicalId;
+        resources[logicalId] = role;
+        service.functions[key]!['role'] = logicalId;
       }
     }
+    if (problems.length > 0) this.#fail(problems);
   }
 
   /** `resources.Resources` of serverless.yml, where the framework merges what the plugin adds into the template. */

@@ -11,7 +11,7 @@ import {
   type PartitionRef,
 } from '../../src/completion';
 import { stepsKey } from '../../src/completion/keys';
-import { CompletionModel } from '../support/completion-model';
+import { CompletionModel } from '../../src/testing/completion-model';
 import { redisSetups, uniqueName } from './support/stack';
 
 const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);

@@ -7,6 +7,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { ofType, ROOT, serverless, service, serviceYml, template } from './support/serverless';
+import { rolePolicyLength, ROLE_POLICY_LIMIT } from '../../src/serverless/iam';
 
 const ARN = 'arn:aws:kafka:eu-west-1:123456789012:cluster/shop/abcd-1';
 
@@ -344,5 +345,57 @@ describe('serverless package with kafka-lanes/serverless', () => {
       ['shop-orders.retry.1m', 0],
       ['shop-orders.retry.5s', 0],
     ]);
+  });
+
+  it('keeps every role under IAM\'s policy size quota: 20 retry tiers of a 64-character group under one wildcard, and refuses what no wildcard fits', async () => {
+    // Prepare: the largest a group's grants get (an imported ARN counts at its longest), and a service beyond any.
+    const group = 'g'.repeat(64);
+    const tiers = Array.from({ length: 20 }, (_unused, index) => `${index + 1}m`);
+    const many = (prefix: string): string => `[${Array.from({ length: 50 }, (_unused, index) => `${prefix}-${String(index).padStart(2, '0')}-${'o'.repeat(200)}`).join(', ')}]`;
+    const fits = service(
+      serviceYml(`  orders:
+    handler: handler.handler
+    events:
+      - msk: { arn: { 'Fn::ImportValue': shop-kafka-arn }, topic: orders }
+    kafkaLanes: { group: ${group}, retryTiers: [${tiers.join(', ')}], redis: { url: 'rediss://redis.internal:6379', authSecret: shop/redis-auth } }`),
+    );
+    const beyond = service(
+      serviceYml(`  orders:
+    handler: handler.handler
+    events:
+      - msk: { arn: '${ARN}', topic: orders }
+    kafkaLanes: { group: ${group}, outputs: ${many('out')}, redis: { url: 'rediss://redis.internal:6379' } }`),
+    );
+    dirs.push(fits, beyond);
+
+    // Act
+    const [packaged, refused] = await Promise.all([serverless(fits, ['package']), serverless(beyond, ['package'])]);
+
+    // Assess
+    expect({ code: packaged.code, output: packaged.code === 0 ? '' : packaged.output }).toEqual({ code: 0, output: '' });
+    const roles = ofType(template(join(fits, '.serverless')), 'AWS::IAM::Role');
+    expect(roles.length).toBe(3);
+    for (const role of roles) expect(rolePolicyLength(role)).toBeLessThanOrEqual(ROLE_POLICY_LIMIT);
+    const resources = JSON.stringify(roles.map((role) => role.Properties['Policies']));
+    expect(resources).toContain(`/${group}.retry.*`);
+    expect(resources).not.toContain(`/${group}.retry.20m`);
+    expect(refused.code).not.toBe(0);
+    expect(refused.output).toMatch(/functions\.orders: expected a role policy of at most 10240 characters \(IAM's quota on a role's inline policies\), got up to [0-9]+ with the retry tiers under one wildcard/);
+  });
+
+  it('warns when the example would create MSK Serverless in a region AWS does not offer it in, and not with a provisioned cluster', async () => {
+    // Prepare
+    mkdirSync(join(ROOT, '.sls-tmp'), { recursive: true });
+    const outs = [0, 1].map(() => mkdtempSync(join(ROOT, '.sls-tmp', 'region-')));
+    dirs.push(...outs);
+
+    // Act: one after the other (both bundle into the checkout's dist-lambda/).
+    const serverlessCluster = await serverless(ROOT, ['package', '--stage', 'prod', '--package', outs[0]!], { AWS_REGION: 'sa-east-1' });
+    const provisioned = await serverless(ROOT, ['package', '--stage', 'prod', '--package', outs[1]!, '--param', 'msk=provisioned'], { AWS_REGION: 'sa-east-1' });
+
+    // Assess
+    expect([serverlessCluster.code, provisioned.code]).toEqual([0, 0]);
+    expect(serverlessCluster.output).toContain("resources.KafkaLanesMsk: MSK Serverless is not offered in `sa-east-1` according to AWS's MSK developer guide");
+    expect(provisioned.output).not.toContain('MSK Serverless is not offered');
   });
 });

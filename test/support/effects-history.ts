@@ -19,8 +19,8 @@ import type { HandOffItem } from '../../src/handoff/types';
 import { resolveOptions } from '../../src/options';
 import { SourcePath } from '../../src/source/source-path';
 import { RetryPath } from '../../src/retry/retry-path';
-import { CompletionModelStore } from './completion-model';
-import { EffectsModel } from './effects-model';
+import { CompletionModelStore } from '../../src/testing/completion-model';
+import { EffectsModel } from '../../src/testing/effects-model';
 import { copyRecord, RIG_GROUP, RIG_REF, sourceRecord, within } from './engine-rig';
 
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
@@ -170,8 +170,9 @@ export async function runEffectsHistory(history: EffectsHistory): Promise<Effect
         return items.map(() => ({ status: 'written' as const }));
       }),
       send: (sent) => gate.pass(async () => {
-        outputs.push(...sent);
+        outputs.push(...sent.flat());
         gate.event();
+        return sent.map(() => undefined);
       }),
     };
     const handler = async (record: LanesRecord, ctx: LanesContext): Promise<void> => {

@@ -13,7 +13,7 @@ import { copiesFor } from '../../src/handoff/copies';
 import type { HandOffItem, HandOffOutcome } from '../../src/handoff/types';
 import type { CompletionPort } from '../../src/lanes/ports';
 import { resolveOptions, type LanesOptionsInput } from '../../src/options';
-import { CompletionModelStore } from './completion-model';
+import { CompletionModelStore } from '../../src/testing/completion-model';
 
 export const SCOPE_GROUP = 'grp';
 /** The source partition of the records a test makes (`record`, `batchOf`). */

@@ -35,7 +35,7 @@ import { SourcePath } from '../../src/source/source-path';
 import { RetryPath } from '../../src/retry/retry-path';
 import { releaseHeldLane } from '../../src/retry/operator';
 import { redriveExpiredLeases } from '../../src/retry/redrive';
-import { CompletionModelStore } from './completion-model';
+import { CompletionModelStore } from '../../src/testing/completion-model';
 import { copyRecord, within } from './engine-rig';
 
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';

@@ -5,7 +5,7 @@
 import { RECOVERY_RECHECK_MS } from '../../../src/completion/loss-suspect';
 import { parkPayload } from '../../../src/lanes/lane-heads';
 import { RetryPath, type RetryTask } from '../../../src/retry/retry-path';
-import { CompletionModelStore } from '../../support/completion-model';
+import { CompletionModelStore } from '../../../src/testing/completion-model';
 import { copyRecord } from '../../support/engine-rig';
 import { batchOf, fakeScope, laneOf, record, SOURCE_REF, T0, type FakeScope } from '../../support/fake-scope';
 
@@ -67,7 +67,7 @@ describe('the retry path: before a copy runs', () => {
   it("keeps a copy whose lane is gone while its partition's state looks lost: written back for the recheck, not dropped", async () => {
     const scope = fakeScope<RetryTask>({}, new CompletionModelStore(), { lossSuspected: async () => 'meta missing' });
     expect(await path.prepare(scope, await copy(scope, 'a', 0, 2))).toBe(false);
-    expect(scope.counts.get('heldForRecovery')).toBe(1);
+    expect(scope.counts.get('keptForRecovery')).toBe(1);
     expect(scope.counts.get('stale')).toBeUndefined();
     expect(scope.written).toEqual([expect.objectContaining({ attempt: 2, dueAtMs: T0 + RECOVERY_RECHECK_MS })]);
   });

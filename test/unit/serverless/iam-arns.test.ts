@@ -1,4 +1,4 @@
-import { mskArns } from '../../../src/serverless/iam';
+import { mergeStatements, mskArns, rolePolicyLength } from '../../../src/serverless/iam';
 
 const CLUSTER = 'arn:aws:kafka:eu-west-1:123456789012:cluster/orders-cluster/0a1b2c3d-4e5f-6789-abcd-ef0123456789-s1';
 const TOPIC = 'arn:aws:kafka:eu-west-1:123456789012:topic/orders-cluster/0a1b2c3d-4e5f-6789-abcd-ef0123456789-s1/orders';
@@ -56,5 +56,52 @@ describe('mskArns', () => {
   it('writes them at package time for an ARN given as text', () => {
     const arns = mskArns(CLUSTER);
     expect({ topic: arns.topic('orders'), group: arns.group('orders-svc.lanes'), cluster: arns.cluster }).toEqual({ topic: TOPIC, group: GROUP, cluster: CLUSTER });
+  });
+});
+
+describe('mergeStatements', () => {
+  it('merges the actions on one resource, then the resources of one action set; conditions stay apart', () => {
+    // Prepare
+    const viaSecretsManager = { StringEquals: { 'kms:ViaService': 'secretsmanager.eu-west-1.amazonaws.com' } };
+
+    // Act
+    const merged = mergeStatements([
+      { Effect: 'Allow', Action: ['kafka-cluster:Connect', 'kafka-cluster:DescribeClusterDynamicConfiguration'], Resource: CLUSTER },
+      { Effect: 'Allow', Action: ['kafka-cluster:Connect', 'kafka-cluster:WriteDataIdempotently'], Resource: CLUSTER },
+      { Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: ['arn:aws:secretsmanager:eu-west-1:123456789012:secret:a'] },
+      { Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:b' },
+      { Effect: 'Allow', Action: ['kms:Decrypt'], Resource: 'arn:aws:kms:eu-west-1:123456789012:key/*', Condition: viaSecretsManager },
+      { Effect: 'Allow', Action: ['kms:Decrypt'], Resource: 'arn:aws:kms:eu-west-1:123456789012:key/*' },
+      { Effect: 'Allow', Action: ['ec2:DescribeVpcs'], Resource: '*' },
+      { Effect: 'Allow', Action: ['ec2:DescribeVpcs'], Resource: 'arn:aws:ec2:eu-west-1:123456789012:vpc/vpc-1' },
+    ]);
+
+    // Assess
+    expect(merged).toEqual([
+      { Effect: 'Allow', Action: ['kafka-cluster:Connect', 'kafka-cluster:DescribeClusterDynamicConfiguration', 'kafka-cluster:WriteDataIdempotently'], Resource: CLUSTER },
+      {
+        Effect: 'Allow',
+        Action: ['secretsmanager:GetSecretValue'],
+        Resource: ['arn:aws:secretsmanager:eu-west-1:123456789012:secret:a', 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:b'],
+      },
+      { Effect: 'Allow', Action: ['kms:Decrypt'], Resource: 'arn:aws:kms:eu-west-1:123456789012:key/*', Condition: viaSecretsManager },
+      { Effect: 'Allow', Action: ['kms:Decrypt'], Resource: 'arn:aws:kms:eu-west-1:123456789012:key/*' },
+      { Effect: 'Allow', Action: ['ec2:DescribeVpcs'], Resource: '*' },
+    ]);
+  });
+});
+
+describe('rolePolicyLength', () => {
+  it('counts a policy without white space, values known at deploy time at their longest', () => {
+    // Prepare
+    const document = { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: ['kafka-cluster:Connect'], Resource: { Ref: 'KafkaLanesMsk' } }] };
+    const literal = { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: ['kafka-cluster:Connect'], Resource: CLUSTER }] };
+
+    // Act
+    const [byRef, byText] = [document, literal].map((policy) => rolePolicyLength({ Properties: { Policies: [{ PolicyName: 'p', PolicyDocument: policy }] } }));
+
+    // Assess
+    expect(byText).toBe(JSON.stringify(literal).length);
+    expect(byRef).toBeGreaterThan(byText!);
   });
 });

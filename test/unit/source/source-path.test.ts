@@ -4,7 +4,7 @@
  */
 import { RECOVERY_RECHECK_MS } from '../../../src/completion/loss-suspect';
 import { SourcePath, type SourceTask } from '../../../src/source/source-path';
-import { CompletionModelStore } from '../../support/completion-model';
+import { CompletionModelStore } from '../../../src/testing/completion-model';
 import { fakeScope, laneOf, record, REFUSED, SOURCE_REF, T0, type FakeScope } from '../../support/fake-scope';
 
 const path = new SourcePath();

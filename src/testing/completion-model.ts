@@ -1,8 +1,8 @@
-import type { ParkedRecord } from '../../src/completion/args';
-import { LaneConflictError, NotHeadError, StaleAttemptError } from '../../src/completion/errors';
-import type { AdmitRecord, AdmitResult, AdmitStatus, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, PartitionRef } from '../../src/completion/types';
-import type { CompletionPort } from '../../src/lanes/ports';
-import { stepsKey } from '../../src/completion/keys';
+import type { ParkedRecord } from '../completion/args';
+import { LaneConflictError, NotHeadError, StaleAttemptError } from '../completion/errors';
+import type { AdmitRecord, AdmitResult, AdmitStatus, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, PartitionRef } from '../completion/types';
+import type { CompletionPort } from '../lanes/ports';
+import { stepsKey } from '../completion/keys';
 
 /**
  * A plain in-memory model of one partition's completion state, written from the Redis layout of docs/ARCHITECTURE.md and
