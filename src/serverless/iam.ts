@@ -145,13 +145,23 @@ function kafkaCluster(
   return statements;
 }
 
-/** A trigger's secrets: read by the event source mapping with the function's role, decrypted through Secrets Manager. */
+/**
+ * A trigger's secrets: read by the event source mapping with the function's role, decrypted through Secrets Manager
+ * only, with a key of the secret's account and region (the stack's for a secret known at deploy time).
+ */
 function secretReads(secrets: readonly unknown[]): Statement[] {
-  return [
-    { Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: [...secrets] },
-    // The secret's KMS key is not known here: decryption is allowed only on Secrets Manager's behalf.
-    { Effect: 'Allow', Action: ['kms:Decrypt'], Resource: '*', Condition: { StringLike: { 'kms:ViaService': 'secretsmanager.*.amazonaws.com' } } },
-  ];
+  const decrypts = secrets.map((secret): Statement => {
+    const arn = typeof secret === 'string' ? /^arn:[^:]+:[^:]+:([^:]*):([0-9]*):/.exec(secret) : null;
+    const region = arn?.[1] || '${AWS::Region}';
+    const account = arn?.[2] || '${AWS::AccountId}';
+    return {
+      Effect: 'Allow',
+      Action: ['kms:Decrypt'],
+      Resource: { 'Fn::Sub': `arn:\${AWS::Partition}:kms:${region}:${account}:key/*` },
+      Condition: { StringEquals: { 'kms:ViaService': subIfNeeded(`secretsmanager.${region}.amazonaws.com`) } },
+    };
+  });
+  return [{ Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: [...secrets] }, ...dedupe(decrypts)];
 }
 
 /**
