@@ -1,7 +1,8 @@
 import type { CommitLease, OffsetCommitter } from './offset-committer';
 import { METRIC, MetricUnit, type Telemetry } from '../telemetry';
 import type { PartitionCheck } from './durable-moves';
-import { encodeMarker, recoveryStart, type LossReason } from '../durability/marker';
+import type { LossReason } from '../durability/loss';
+import { encodeMarker, recoveryStart } from '../durability/marker';
 import { recoverPartition, type Recovered, type RecoveryParts } from '../durability/recover';
 
 /** What a committer run does about a lost partition: recover it with these parts, log and count on `telemetry`. */

@@ -3,7 +3,8 @@ import type { PartitionRef } from '../completion/types';
 import type { CommitMove, CommittedOffset } from './types';
 import { partitionId } from './plan';
 import type { PartitionAudit } from '../completion/audit';
-import { decodeMarker, encodeMarker, findLoss, newGeneration, type DurableView, type Loss } from '../durability/marker';
+import { findLoss, type Loss } from '../durability/loss';
+import { decodeMarker, encodeMarker, newGeneration, type DurableView } from '../durability/marker';
 
 /** One partition as a committer run finds it: its audit, what Kafka holds, and the loss found, if any. */
 export interface PartitionCheck {

@@ -1,44 +1,40 @@
+import { auditPartition, type PartitionAudit } from './audit';
 import { partitionKeys } from './keys';
-import { trackPartitions } from './tracked';
 import { bounded, runScript, type CallLimits, type RedisClient } from './scripts';
+import { trackPartitions } from './tracked';
 import type { PartitionRef } from './types';
-import { auditPartition } from './audit';
 
 /** A retry copy held for a suspected loss comes back to look again after this long (a committer run is due by then). */
 export const RECOVERY_RECHECK_MS = 30_000;
 
+/** What a retry copy whose lane is free reads to judge whether the state was lost (`findCopyLoss` in `durability/`). */
+export interface OriginState {
+  readonly audit: PartitionAudit;
+  /** The origin's done bit, when the state has one for it (at or above `base`). */
+  readonly originDone: boolean | undefined;
+}
+
 /**
- * Why a partition's Redis state looks lost, judged by a retry copy whose lane is free, or `undefined` when the copy
- * is simply stale. Asked on that rare path only. A keyed copy's lane leaves the lanes hash only through a release,
- * which sets the head's done bit in the same step; so a free lane with the origin unknown to Redis (above its
- * highest admitted offset) or not done says Redis lost writes, as do no state at all, counters that disagree with
- * the data, or a recovery under way. So does an origin below where the state was born (`born`): only an earlier
- * state admitted it, and a state is replaced only by a recovery (born no higher than the lowest offset the
- * completion group vouches for, so a copy below that is terminal and never gets here) or by a loss. A loss found
- * here is reported in the partition's `meta` with the origin, so the committer's next run recovers the partition
- * even when its own checks see nothing (writes lost after its last commit), from that origin when a commit made
- * before any marker existed passed it.
+ * The partition's audit and the origin's done bit. Asked on a rare path only: a retry copy that found its lane free.
  *
  * @example
- * const why = await lossSuspected(redis, originRef, 41); // 'offset 41 is above the highest admitted, 39'
+ * const { audit, originDone } = await readOriginState(redis, originRef, 41);
  */
-export async function lossSuspected(redis: RedisClient, ref: PartitionRef, origin: number, limits: CallLimits = {}, nowMs = Date.now()): Promise<string | undefined> {
+export async function readOriginState(redis: RedisClient, ref: PartitionRef, origin: number, limits: CallLimits = {}): Promise<OriginState> {
   const audit = await auditPartition(redis, ref, limits);
-  if (audit.recoveringUntil !== undefined && audit.recoveringUntil > nowMs) return 'a recovery is rebuilding the partition';
-  let why: string | undefined;
-  if (!audit.present) why = 'no state for the partition';
-  else if (audit.born !== undefined && origin < audit.born) why = `offset ${origin} is below where the state was born, ${audit.born}: an earlier state admitted it and was lost`;
-  else if (audit.highest !== undefined && origin > audit.highest) why = `offset ${origin} is above the highest admitted, ${audit.highest}`;
-  else if (audit.parked !== audit.parkedInLists) why = `${audit.parked} records counted parked, ${audit.parkedInLists} in the park lists`;
-  else if (audit.openLanes !== audit.lanes) why = `${audit.openLanes} lanes counted blocked, ${audit.lanes} in the lanes hash`;
-  else if (audit.base !== undefined && origin >= audit.base) {
-    const bit = await bounded(redis.getbit(partitionKeys(ref).bits, origin - audit.base), 'GETBIT origin', limits);
-    if (bit === 0) why = `offset ${origin} is not done while its lane is free`;
-  }
-  if (why === undefined) return undefined;
+  if (!audit.present || audit.base === undefined || origin < audit.base) return { audit, originDone: undefined };
+  const bit = await bounded(redis.getbit(partitionKeys(ref).bits, origin - audit.base), 'GETBIT origin', limits);
+  return { audit, originDone: bit === 1 };
+}
+
+/**
+ * Reports a loss a retry copy found in the partition's `meta`, with its origin (the lowest is kept), so the
+ * committer's next run recovers the partition even when its own checks see nothing (writes lost after its last
+ * commit), from that origin when a commit made before any marker existed passed it. The tracked set may be gone with
+ * the rest: the partition is added again, so the committer finds it.
+ */
+export async function reportLoss(redis: RedisClient, ref: PartitionRef, origin: number, limits: CallLimits = {}, nowMs = Date.now()): Promise<void> {
   const keys = partitionKeys(ref);
   await runScript(redis, 'rebuild', { keys: [keys.bits, keys.meta, keys.lanes], argv: ['report', String(nowMs), String(origin)] }, limits);
-  // The tracked set may be gone with the rest: the committer must find the partition to recover it.
   await trackPartitions(redis, [ref], limits);
-  return why;
 }

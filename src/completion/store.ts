@@ -21,7 +21,7 @@ import {
   type ScriptCall,
 } from './args';
 import { UnexpectedReplyError } from './errors';
-import { lossSuspected } from './loss-suspect';
+import { readOriginState, reportLoss, type OriginState } from './loss-suspect';
 import { trackedMember, trackedRef, trackPartitions } from './tracked';
 import { auditPartition, type PartitionAudit } from './audit';
 import { parkKey, partitionKeys, stepsKey, trackedPartitionsKey } from './keys';
@@ -221,9 +221,14 @@ export class CompletionStore {
     return Math.min(...counts);
   }
 
-  /** Why the partition's state looks lost (docs/durability.md), or `undefined` when it looks whole. */
-  lossSuspected(ref: PartitionRef, origin: number): Promise<string | undefined> {
-    return lossSuspected(this.redis, ref, origin, this.limits, this.#now());
+  /** What a retry copy whose lane is free reads to judge a loss: the partition's audit and its origin's done bit. */
+  originState(ref: PartitionRef, origin: number): Promise<OriginState> {
+    return readOriginState(this.redis, ref, origin, this.limits);
+  }
+
+  /** Reports a loss a retry copy found (its origin) in the partition's `meta`, for the committer to recover it. */
+  reportLoss(ref: PartitionRef, origin: number): Promise<void> {
+    return reportLoss(this.redis, ref, origin, this.limits, this.#now());
   }
 
   /** The head of a blocked lane, or `undefined` when the lane is free: one read, atomic by itself. */

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import type { PartitionAudit } from '../completion/audit';
 
 /**
  * The durable marker: what the committer writes into the commit metadata of the completion group
@@ -80,106 +79,8 @@ export function recoveryStart(durable: DurableView, reportedFrom: number | undef
   return { from: committed, since: committed !== undefined && since === undefined ? 0 : since };
 }
 
-/** Why a partition's Redis state is judged lost, in the words a log line and `status` use. */
-export const LossReason = {
-  /** The partition's `meta` is gone while Kafka's completion group carries a marker. */
-  StateMissing: 'state-missing',
-  /** The partition's `meta` was made again since (no generation, or another one): younger than the marker. */
-  YoungerState: 'younger-state',
-  /** Redis' highest admitted offset is below the one the marker recorded: its last writes were lost. */
-  OlderState: 'older-state',
-  /** The frontier is below the committed offset: done bits were lost. */
-  DoneBitsLost: 'done-bits-lost',
-  /**
-   * A blocked lane's head lies below the committed offset: the committer never commits past a lane head, so the
-   * state is older than the last commit (a snapshot restored, writes after it lost), and that lane would wait for
-   * ever on a head whose retry copy was already consumed.
-   */
-  HeadBelowCommitted: 'head-below-committed',
-  /**
-   * A retrying lane head without a lease was due more than `OVERDUE_HEAD_MS` ago: its copy ran, and what the run
-   * wrote (the head's release or next attempt) was lost, so nothing will ever move the lane again.
-   */
-  HeadOverdue: 'head-overdue',
-  /**
-   * The frontier is below what the event source mapping committed in its own consumer group: every record below
-   * that was done or handed off before its invocation returned, so done bits were lost after the event source
-   * moved past them, and nothing would ever deliver those records again.
-   */
-  PassedNotDone: 'passed-not-done',
-  /** The `parked` count disagrees with the park lists of the blocked lanes: a park list was lost. */
-  ParkListsLost: 'park-lists-lost',
-  /** The lanes hash holds fewer (or more) lanes than were blocked and not freed: lane entries were lost. */
-  LanesLost: 'lanes-lost',
-  /** A retry copy found its lane gone while its origin was unknown to Redis or not done: writes were lost. */
-  Reported: 'reported-by-retry-copy',
-} as const;
-export type LossReason = (typeof LossReason)[keyof typeof LossReason];
-
-/**
- * How long past its due time a retrying head (no lease) may wait before the committer takes its lane as lost. Far
- * longer than any healthy retry path takes to deliver a due copy; a retry function down that long makes its
- * partitions recover (at-least-once), which is what it takes to move them again.
- */
-export const OVERDUE_HEAD_MS = 60 * 60_000;
-
-export interface Loss {
-  readonly reason: LossReason;
-  readonly detail: string;
-}
-
 /** What Kafka's completion group holds for a partition: its committed offset and marker, if any. */
 export interface DurableView {
   readonly committed: number | undefined;
   readonly marker: DurableMarker | undefined;
-}
-
-/**
- * Pure: whether a partition's Redis state was lost, judged from its audit, its frontier, what the completion
- * group holds and, when known, what the event source mapping committed (`delivered`). A partition under recovery (its fence standing) is not judged: the recovery is rebuilding it.
- *
- * @example
- * findLoss({ ...audit, present: false }, undefined, { committed: 20, marker: { generation: 'a1', highest: 19 } });
- * // { reason: 'state-missing', detail: '...' }
- */
-export function findLoss(audit: PartitionAudit, frontier: number | undefined, durable: DurableView, nowMs: number, delivered?: number): Loss | undefined {
-  if (audit.recoveringUntil !== undefined && audit.recoveringUntil > nowMs) return undefined;
-  const { marker, committed } = durable;
-  if (audit.lossReported !== undefined) {
-    const from = audit.lossReportedFrom === undefined ? '' : ` (origin ${audit.lossReportedFrom})`;
-    return { reason: LossReason.Reported, detail: `a retry copy found its lane missing and its origin not known done${from} at ${new Date(audit.lossReported).toISOString()}` };
-  }
-  if (!audit.present) {
-    return marker === undefined
-      ? undefined
-      : { reason: LossReason.StateMissing, detail: `no state in Redis; the completion group has committed ${String(committed)} (generation ${marker.generation})` };
-  }
-  if (marker !== undefined && audit.generation !== marker.generation) {
-    return {
-      reason: LossReason.YoungerState,
-      detail: `Redis holds generation ${audit.generation ?? 'none'}, the completion group ${marker.generation}: the state was made again since`,
-    };
-  }
-  if (marker !== undefined && audit.highest !== undefined && audit.highest < marker.highest) {
-    return { reason: LossReason.OlderState, detail: `Redis has admitted up to ${audit.highest}, the completion group saw ${marker.highest}` };
-  }
-  if (committed !== undefined && frontier !== undefined && frontier < committed) {
-    return { reason: LossReason.DoneBitsLost, detail: `frontier ${frontier} is below the committed ${committed}` };
-  }
-  if (committed !== undefined && audit.lowestHead !== undefined && audit.lowestHead < committed) {
-    return { reason: LossReason.HeadBelowCommitted, detail: `a lane is blocked on offset ${audit.lowestHead}, below the committed ${committed}: the state is older than the last commit` };
-  }
-  if (audit.oldestDueAtMs !== undefined && nowMs - audit.oldestDueAtMs > OVERDUE_HEAD_MS) {
-    return { reason: LossReason.HeadOverdue, detail: `a retrying lane head was due at ${new Date(audit.oldestDueAtMs).toISOString()} and has not moved since` };
-  }
-  if (delivered !== undefined && frontier !== undefined && frontier < delivered) {
-    return { reason: LossReason.PassedNotDone, detail: `frontier ${frontier} is below ${delivered}, where the event source committed: done bits were lost` };
-  }
-  if (audit.parked !== audit.parkedInLists) {
-    return { reason: LossReason.ParkListsLost, detail: `${audit.parked} records counted parked, ${audit.parkedInLists} in the park lists of the blocked lanes` };
-  }
-  if (audit.openLanes !== audit.lanes) {
-    return { reason: LossReason.LanesLost, detail: `${audit.openLanes} lanes blocked and not freed, ${audit.lanes} in the lanes hash` };
-  }
-  return undefined;
 }

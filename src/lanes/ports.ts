@@ -6,6 +6,7 @@
 import type { CallLimits } from '../completion/scripts';
 import type { AdmitRecord, AdmitResult, CopyClaim, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, PartitionRef } from '../completion/types';
 import type { ParkedRecord } from '../completion/args';
+import type { OriginState } from '../completion/loss-suspect';
 import type { HandOffItem, HandOffOutcome, OutputMessage } from '../handoff/types';
 
 /** The completion state the engine needs: done bits, lanes and park lists of each partition (docs/ARCHITECTURE.md, "Redis layout"). */
@@ -33,8 +34,13 @@ export interface CompletionPort {
   claimCopy?(origin: PartitionRef, offset: number, attempt: number, copy: string, ttlMs: number, done: boolean): Promise<CopyClaim>;
   /** The same store with other call limits (an invocation's deadline signal). */
   withLimits(limits: CallLimits): CompletionPort;
-  /** Why a partition's state looks lost (docs/durability.md), or `undefined`; a store without the check never suspects. */
-  lossSuspected?(ref: PartitionRef, origin: number): Promise<string | undefined>;
+  /**
+   * What a retry copy whose lane is free reads to judge whether the partition's state was lost (`findCopyLoss`): its
+   * audit and the origin's done bit. A store without it never suspects a loss.
+   */
+  originState?(ref: PartitionRef, origin: number): Promise<OriginState>;
+  /** Reports a loss a retry copy found, with its origin, in the partition's `meta`: the committer's next run recovers it. */
+  reportLoss?(ref: PartitionRef, origin: number): Promise<void>;
   /**
    * Whether the completion group is known to hold the partition's durable marker (README, "Durability"); a store
    * without it has no first minute to watch (the in-memory model loses nothing).

@@ -1,6 +1,7 @@
 import type { ScopeFigures, ScopeGiven } from '../engine/run-scope';
 import type { RetryTask } from './admit';
 import { RECOVERY_RECHECK_MS } from '../completion/loss-suspect';
+import { suspectLoss } from '../durability/loss';
 
 /**
  * A retry copy whose lane is free is stale only if its origin's state is whole. When Redis lost it, the copy is
@@ -9,11 +10,11 @@ import { RECOVERY_RECHECK_MS } from '../completion/loss-suspect';
  * (`RetryCopiesHeldForRecovery`). Returns whether the copy was kept.
  */
 export async function keptForRecovery(scope: ScopeGiven & ScopeFigures, task: RetryTask, writeBack: (task: RetryTask) => Promise<void>): Promise<boolean> {
-  const why = await scope.store.lossSuspected?.(task.originRef, task.origin.offset);
-  if (why === undefined) return false;
+  const loss = await suspectLoss(scope.store, task.originRef, task.origin.offset, scope.now());
+  if (loss === undefined) return false;
   scope.count('keptForRecovery');
   scope.logger.error("retry copy whose lane is missing while its partition's Redis state looks lost: kept, not dropped; the committer recovers the partition", {
-    origin: task.origin, attempt: task.attempt, why,
+    origin: task.origin, attempt: task.attempt, reason: loss.reason, why: loss.detail,
   });
   await writeBack({ ...task, writeBack: { ...task.writeBack!, dueAtMs: Math.max(task.dueAtMs, scope.now() + RECOVERY_RECHECK_MS) } });
   return true;

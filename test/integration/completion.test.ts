@@ -13,6 +13,7 @@ import {
 import { stepsKey } from '../../src/completion/keys';
 import { CompletionModel } from '../../src/testing/completion-model';
 import { redisSetups, uniqueName } from './support/stack';
+import { suspectLoss } from '../../src/durability/loss';
 
 const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 const records = (offsets: number[]) => offsets.map((offset) => ({ offset }));
@@ -105,9 +106,9 @@ describe.each(redisSetups())('completion engine on Redis $name', ({ connect }) =
       await store.markDone(ref, [110]);
 
       // Act
-      const stale = await store.lossSuspected(ref, 101);
-      const lost = await store.lossSuspected(ref, 42);
-      await store.lossSuspected(ref, 57);
+      const stale = (await suspectLoss(store, ref, 101, Date.now()))?.detail;
+      const lost = (await suspectLoss(store, ref, 42, Date.now()))?.detail;
+      await suspectLoss(store, ref, 57, Date.now());
       const audit = await store.audit(ref);
 
       // Assess

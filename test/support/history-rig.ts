@@ -21,6 +21,7 @@ import type { ParkedRecord } from '../../src/completion/args';
 import type { CompletionStore } from '../../src/completion/store';
 import type { AdmitRecord, AdmitResult, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, PartitionRef } from '../../src/completion/types';
 import { Engine, type RecordPath, type EngineTask } from '../../src/engine/engine';
+import type { OriginState } from '../../src/completion/loss-suspect';
 import type { Clock, CompletionPort, HandOffSink } from '../../src/lanes/ports';
 import type { Telemetry } from '../../src/telemetry';
 import type { RecordSource } from '../../src/durability/read-range';
@@ -706,6 +707,12 @@ class Container {
   }
 }
 
+/** The model's answer to a retry copy's loss check: a state that is whole (the model loses nothing). */
+const WHOLE_STATE: OriginState = {
+  audit: { present: true, base: undefined, highest: undefined, generation: undefined, parked: 0, parkedInLists: 0, lanes: 0, openLanes: 0, lowestHead: undefined, recoveringUntil: undefined, recoveries: 0 },
+  originDone: undefined,
+};
+
 /** The store as one container sees it: every call is an event; calls after its death fail and change nothing. */
 class ContainerStore implements HistoryStore {
   constructor(
@@ -750,10 +757,19 @@ class ContainerStore implements HistoryStore {
     return this.inner.laneHead(ref, lane);
   }
 
-  /** A retry copy finding its lane free asks whether the state was lost (the model has no such check). */
-  async lossSuspected(ref: PartitionRef, origin: number): Promise<string | undefined> {
+  /**
+   * A retry copy finding its lane free reads what it judges a loss by, one step of the history. The model has no such
+   * reading: it answers a whole state (it loses nothing).
+   */
+  async originState(ref: PartitionRef, origin: number): Promise<OriginState> {
     this.#gate();
-    return this.inner.lossSuspected?.(ref, origin);
+    return this.inner.originState?.(ref, origin) ?? WHOLE_STATE;
+  }
+
+  /** Part of the copy's loss check, gated with `originState` (one step, as the check was). */
+  get reportLoss(): CompletionPort['reportLoss'] {
+    const inner = this.inner;
+    return inner.reportLoss === undefined ? undefined : (ref, origin) => inner.reportLoss!(ref, origin);
   }
 
   /** Whether the partition's marker is known to have landed (the model has no first minute: always). */

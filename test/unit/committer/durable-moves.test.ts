@@ -1,6 +1,6 @@
 import type { PartitionAudit } from '../../../src/completion/audit';
 import { durableMoves, partitionsToCheck, type PartitionCheck } from '../../../src/committer/durable-moves';
-import { LossReason } from '../../../src/durability/marker';
+import { LossReason } from '../../../src/durability/loss';
 
 function check(overrides: Omit<Partial<PartitionCheck>, 'audit'> & { audit?: Partial<PartitionAudit> } = {}): PartitionCheck {
   const { audit, ...rest } = overrides;

@@ -1,5 +1,6 @@
 import type { PartitionAudit } from '../../../src/completion/audit';
-import { decodeMarker, encodeMarker, findLoss, LossReason, OVERDUE_HEAD_MS, recoveryStart } from '../../../src/durability/marker';
+import { findLoss, LossReason, OVERDUE_HEAD_MS } from '../../../src/durability/loss';
+import { decodeMarker, encodeMarker, recoveryStart } from '../../../src/durability/marker';
 
 /** A whole state: counters agree with the data, stamped with generation `a1`. */
 function audit(overrides: Partial<PartitionAudit> = {}): PartitionAudit {

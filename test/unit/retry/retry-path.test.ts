@@ -25,6 +25,9 @@ async function copy(scope: FakeScope<RetryTask>, key: string, offset: number, at
   return tasks[0]!;
 }
 
+/** A partition state with nothing missing (its counts agree), born at 0 and admitted up to 10. */
+const WHOLE_AUDIT = { present: true, base: 0, highest: 10, born: 0, generation: 'a1', parked: 0, parkedInLists: 0, lanes: 0, openLanes: 0, lowestHead: undefined, recoveringUntil: undefined, recoveries: 0 };
+
 const head = (scope: FakeScope<RetryTask>, key: string) => scope.model.partition(SOURCE_REF).lanes.get(laneOf(key));
 
 describe('the retry path: before a copy runs', () => {
@@ -65,7 +68,7 @@ describe('the retry path: before a copy runs', () => {
   });
 
   it("keeps a copy whose lane is gone while its partition's state looks lost: written back for the recheck, not dropped", async () => {
-    const scope = fakeScope<RetryTask>({}, new CompletionModelStore(), { lossSuspected: async () => 'meta missing' });
+    const scope = fakeScope<RetryTask>({}, new CompletionModelStore(), { originState: async () => ({ audit: WHOLE_AUDIT, originDone: false }) });
     expect(await path.prepare(scope, await copy(scope, 'a', 0, 2))).toBe(false);
     expect(scope.counts.get('keptForRecovery')).toBe(1);
     expect(scope.counts.get('stale')).toBeUndefined();
@@ -73,7 +76,7 @@ describe('the retry path: before a copy runs', () => {
   });
 
   it('drops a copy whose lane is gone when nothing looks lost: its lane moved on', async () => {
-    const scope = fakeScope<RetryTask>({}, new CompletionModelStore(), { lossSuspected: async () => undefined });
+    const scope = fakeScope<RetryTask>({}, new CompletionModelStore(), { originState: async () => ({ audit: WHOLE_AUDIT, originDone: true }) });
     expect(await path.prepare(scope, await copy(scope, 'a', 0, 2))).toBe(false);
     expect(scope.counts.get('stale')).toBe(1);
     expect(scope.written).toEqual([]);

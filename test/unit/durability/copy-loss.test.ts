@@ -1,0 +1,42 @@
+import type { PartitionAudit } from '../../../src/completion/audit';
+import { findCopyLoss, LossReason, suspectLoss } from '../../../src/durability/loss';
+
+const NOW = 1_750_000_000_000;
+/** A whole state: born at 10, admitted up to 50, its counts agreeing with its data. */
+const WHOLE: PartitionAudit = {
+  present: true, base: 10, highest: 50, born: 10, generation: 'a1', parked: 2, parkedInLists: 2, lanes: 1, openLanes: 1,
+  lowestHead: 20, recoveringUntil: undefined, recoveries: 0,
+};
+
+describe('the loss judge, asked by a retry copy whose lane is free', () => {
+  it.each([
+    ['no state', { ...WHOLE, present: false }, 30, undefined, LossReason.StateMissing],
+    ['an origin below where the state was born', WHOLE, 3, undefined, LossReason.BornAfterOrigin],
+    ['an origin above the highest admitted', WHOLE, 51, undefined, LossReason.OriginUnknown],
+    ['a park list lost', { ...WHOLE, parkedInLists: 1 }, 30, true, LossReason.ParkListsLost],
+    ['a lane entry lost', { ...WHOLE, lanes: 0 }, 30, true, LossReason.LanesLost],
+    ['its origin not done', WHOLE, 30, false, LossReason.OriginNotDone],
+    ['a recovery under way', { ...WHOLE, recoveringUntil: NOW + 1 }, 30, true, LossReason.Recovering],
+  ] as const)('finds %s', (_, audit, origin, originDone, reason) => {
+    expect(findCopyLoss(audit, origin, originDone, NOW)?.reason).toBe(reason);
+  });
+
+  it('finds nothing when the origin is done in a whole state: the copy is stale', () => {
+    expect(findCopyLoss(WHOLE, 30, true, NOW)).toBeUndefined();
+    expect(findCopyLoss({ ...WHOLE, recoveringUntil: NOW - 1 }, 30, true, NOW)).toBeUndefined();
+  });
+
+  it('reports what it finds, except a recovery under way, and nothing when the state is whole', async () => {
+    const reported: number[] = [];
+    const store = (audit: PartitionAudit, originDone: boolean | undefined) => ({
+      originState: async () => ({ audit, originDone }),
+      reportLoss: async (_ref: unknown, origin: number) => void reported.push(origin),
+    });
+    const ref = { group: 'g', topic: 'orders', partition: 0 };
+    await suspectLoss(store(WHOLE, false), ref, 30, NOW);
+    await suspectLoss(store({ ...WHOLE, recoveringUntil: NOW + 1 }, true), ref, 31, NOW);
+    await suspectLoss(store(WHOLE, true), ref, 32, NOW);
+    expect(reported).toEqual([30]);
+    expect(await suspectLoss({}, ref, 33, NOW)).toBeUndefined();
+  });
+});
