@@ -104,9 +104,9 @@ class TransactionalOutputs {
     this.#connected = this.#producer.connect();
   }
 
-  send(outputs: readonly OutputMessage[]): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.#queue.push({ outputs, resolve, reject });
+  send(records: ReadonlyArray<readonly OutputMessage[]>): Promise<ReadonlyArray<Error | undefined>> {
+    return new Promise<void>((resolve, reject) => {
+      this.#queue.push({ outputs: records.flat(), resolve, reject });
       if (this.#scheduled) return;
       this.#scheduled = true;
       this.#chain = this.#chain.then(async () => {
@@ -124,7 +124,7 @@ class TransactionalOutputs {
           for (const b of batch) b.reject(error);
         }
       });
-    });
+    }).then(() => records.map(() => undefined));
   }
 
   disconnect(): Promise<void> {

@@ -34,7 +34,7 @@ export const METRIC = {
   /** Partitions recovered from Kafka after a loss. */
   recovered: 'PartitionsRecovered',
   /** Retry copies whose lane entry was missing while their origin's state looked lost: kept, not dropped as stale. */
-  heldForRecovery: 'RetryCopiesHeldForRecovery',
+  keptForRecovery: 'RetryCopiesHeldForRecovery',
   handlerLatency: 'HandlerLatency',
   batchDuration: 'BatchDuration',
   frontier: 'Frontier',

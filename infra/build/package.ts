@@ -26,6 +26,7 @@ const DIST = join(ROOT, 'dist');
 export const ESM_ENTRIES = {
   index: 'src/index.ts',
   operator: 'src/operator.ts',
+  testing: 'src/testing/index.ts',
   'committer-handler': 'src/serverless/committer-handler.ts',
   'topics-handler': 'src/serverless/topics-handler.ts',
   cli: 'src/cli/bin.ts',
@@ -56,7 +57,7 @@ const commonJsNames: Plugin = {
 };
 
 /** The entries users `require` (jest): output name (dist/<name>.cjs) -> source. */
-const COMMONJS_ENTRIES = { index: 'src/index', operator: 'src/operator' } as const;
+const COMMONJS_ENTRIES = { index: 'src/index', operator: 'src/operator', testing: 'src/testing/index' } as const;
 
 /** Every package external but `bundled`. */
 function externalBut(bundled: readonly string[]): Plugin {
@@ -98,16 +99,18 @@ async function main(): Promise<void> {
   });
   await build({ ...COMMON, entryPoints: { serverless: 'src/serverless/index.ts' }, outdir: DIST, format: 'cjs', outExtension: { '.js': '.cjs' } });
   // For `require` (jest, which runs CommonJS): one file with every entry's exports, so the entries share one copy of
-  // the error classes (`instanceof` holds across them); @middy/core, an ES module only, is inside.
+  // the error classes (`instanceof` holds across them); @middy/core, an ES module only, is inside. Each entry is a
+  // getter that `require`s it: esbuild evaluates a required module at its first `require`, so requiring one entry
+  // evaluates only the modules it imports (`kafka-lanes/testing` loads neither kafkajs nor ioredis).
   const entries = Object.keys(COMMONJS_ENTRIES);
   await build({
     ...COMMON,
     packages: undefined,
     plugins: [externalBut(['@middy/core'])],
     stdin: {
-      contents: entries.map((name) => `export * as ${name} from './${COMMONJS_ENTRIES[name as keyof typeof COMMONJS_ENTRIES]}';`).join('\n'),
+      contents: `module.exports = {\n${entries.map((name) => `  get ${name}() { return require('./${COMMONJS_ENTRIES[name as keyof typeof COMMONJS_ENTRIES]}'); },`).join('\n')}\n};\n`,
       resolveDir: ROOT,
-      loader: 'ts',
+      loader: 'js',
       sourcefile: 'kafka-lanes.ts',
     },
     outfile: join(DIST, 'kafka-lanes.cjs'),

@@ -104,11 +104,12 @@ export function parseAdmitReply(reply: unknown, count: number, where: string): A
 }
 
 /** Offsets in any order, sent sorted as one string of distances (see `mark-2.lua`). */
-export function markCall(keys: PartitionKeys, offsets: readonly number[], epoch: number): ScriptCall {
+/** `stepKeys`: the step results of records of the partition (same hash tag) deleted once the bits are set. */
+export function markCall(keys: PartitionKeys, offsets: readonly number[], epoch: number, stepKeys: readonly string[] = []): ScriptCall {
   const sorted = Float64Array.from(offsets).sort();
   let text = '';
   for (let i = 0; i < sorted.length; i += 1) text += i === 0 ? String(sorted[0]) : ` ${sorted[i]! - sorted[i - 1]!}`;
-  return { keys: [keys.bits, keys.meta], argv: [String(epoch), text] };
+  return { keys: stepKeys.length === 0 ? [keys.bits, keys.meta] : [keys.bits, keys.meta, ...stepKeys], argv: [String(epoch), text] };
 }
 
 /** Returns how many done bits were newly set. */

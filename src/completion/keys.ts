@@ -35,6 +35,11 @@ export function partitionKeys(ref: PartitionRef): PartitionKeys {
   return { bits: `${tag}:bits`, meta: `${tag}:meta`, lanes: `${tag}:lanes` };
 }
 
+/** hash: step name -> serialized result, of one record (the step results of `ctx.step`, under its first origin's tag). */
+export function stepsKey(at: { readonly ref: PartitionRef; readonly offset: number }): string {
+  return `${partitionTag(at.ref)}:steps:${at.offset}`;
+}
+
 /** The park list of one lane: its parked records in offset order. */
 export function parkKey(ref: PartitionRef, lane: string): string {
   return `${partitionTag(ref)}:park:${lane}`;

@@ -21,7 +21,7 @@ import {
 import { UnexpectedReplyError } from './errors';
 import { lossSuspected } from './loss-suspect';
 import { auditPartition, type PartitionAudit } from './audit';
-import { parkKey, partitionKeys, trackedPartitionsKey } from './keys';
+import { parkKey, partitionKeys, stepsKey, trackedPartitionsKey } from './keys';
 import { bounded, runScript, type CallLimits, type RedisClient, type ScriptName } from './scripts';
 import type { AdmitRecord, AdmitResult, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, PartitionCaps, PartitionRef } from './types';
 
@@ -108,10 +108,16 @@ export class CompletionStore {
     throw new UnexpectedReplyError(`${where('admit', ref)}: lanes kept turning blocked while admitting`);
   }
 
-  /** Sets done bits; returns how many were newly set. */
-  async markDone(ref: PartitionRef, offsets: readonly number[], epoch = 0): Promise<number> {
+  /** `markDone` deletes the step results it is given, in its own call. */
+  readonly forgetsSteps = true;
+
+  /**
+   * Sets done bits; returns how many were newly set. `steps`: offsets of records of this partition (their first
+   * origin) whose step results are deleted in the same call, once the bits are set.
+   */
+  async markDone(ref: PartitionRef, offsets: readonly number[], epoch = 0, steps: readonly number[] = []): Promise<number> {
     if (offsets.length === 0) return 0;
-    const call = markCall(partitionKeys(ref), offsets, epoch);
+    const call = markCall(partitionKeys(ref), offsets, epoch, steps.map((offset) => stepsKey({ ref, offset })));
     return parseMarkReply(await this.#run('mark', call), where('mark', ref));
   }
 

@@ -8,6 +8,8 @@ import type { HandOffSink } from '../lanes/ports';
 import type { KafkaRecord } from '../event';
 import type { HandOffItem } from '../handoff/types';
 import { escapeGlob, scanKeys } from '../completion/redis-scan';
+import { NotHeadError, StaleAttemptError } from '../completion/errors';
+import { copiesFor } from '../handoff/copies';
 import type { LanesOptions } from '../options/lanes-options';
 import { retryTierOf, retryTopic } from '../options/names';
 import { laneIdOf } from '../lanes/lane-id';
@@ -45,6 +47,8 @@ export interface Recovered {
   readonly lanes: number;
   /** Records without a lane, written to the first retry tier at once. */
   readonly independent: number;
+  /** Lane heads whose retry copies the recovery wrote, due at once (the rest are left to the re-drive). */
+  readonly heads: number;
   /** The generation the partition carries now. */
   readonly generation: string;
 }
@@ -53,7 +57,8 @@ export interface Recovered {
  * Recovers a partition whose Redis state was lost (docs/durability.md): every record between the durable
  * frontier `from` (what the completion group committed) and the end of the partition is read again from Kafka
  * and goes to the retry path again, in order per lane: the first record of each lane becomes its head (its
- * retry copy is written by the committer's re-drive, `redriveExpiredLeases`, right after), the lane's later
+ * retry copy, due at once, is written by the recovery itself once the state is rebuilt; a copy not written is left
+ * to the committer's re-drive, `redriveExpiredLeases`), the lane's later
  * records are parked behind it, and records without a lane are written to the first retry tier. While the
  * partition is rebuilt its fence makes `admit` refuse new records (the event source redelivers them), so none
  * runs ahead of a recovered one. Records that were terminal already run again: at-least-once.
@@ -110,6 +115,8 @@ export async function recoverPartition(
     }
   };
   const lanes = new Set<string>();
+  /** Each lane's first record: its head once rebuilt. */
+  const heads = new Map<string, KafkaRecord>();
   const independent: KafkaRecord[] = [];
   let covered = start - 1;
   for (let i = 0; i < records.length; i += REBUILD_CHUNK) {
@@ -126,6 +133,7 @@ export async function recoverPartition(
         continue;
       }
       lanes.add(lane);
+      if (!heads.has(lane)) heads.set(lane, record);
       let j = index.get(lane);
       if (j === undefined) {
         chunkLanes.push(lane);
@@ -163,6 +171,7 @@ export async function recoverPartition(
   await rebuild([], ['end', generation]);
   // The tracked set may have been lost with the rest: the committer and the re-drive find the partition again.
   await redis.sadd(trackedPartitionsKey(ref.group), `${ref.topic}\n${ref.partition}`);
+  const handedOff = await handOffHeads(parts, ref, heads);
   return {
     topic: ref.topic,
     partition: ref.partition,
@@ -171,6 +180,31 @@ export async function recoverPartition(
     records: records.length,
     lanes: lanes.size,
     independent: independent.length,
+    heads: handedOff,
     generation,
   };
+}
+
+/**
+ * The recovered lane heads' retry copies, due at once, written by the recovery itself: the recovery is decided, so
+ * nothing waits for a later re-drive (or a committer run without one). Each head's lease (already expired) is taken
+ * off once its copy is written; a head whose copy was not written (the broker refused it, or this run dies first)
+ * keeps it, and the committer's re-drive writes that copy (dead-lettering a refused one under the lane's policy).
+ */
+async function handOffHeads(parts: RecoveryParts, ref: PartitionRef, heads: ReadonlyMap<string, KafkaRecord>): Promise<number> {
+  if (heads.size === 0) return 0;
+  const now = parts.now ?? Date.now;
+  const copies = copiesFor(parts.options, now);
+  const at = now();
+  const list = [...heads].map(([lane, record]) => ({ lane, record, item: copies.deferred({ record, origin: { topic: ref.topic, partition: ref.partition, offset: record.offset }, lane }, 1, at) }));
+  const outcomes = await parts.sink.write(list.map((head) => head.item));
+  const store = new CompletionStore(parts.redis);
+  const written = list.filter((_, i) => outcomes[i]?.status === 'written');
+  await Promise.all(written.map(async ({ lane, record, item }) => {
+    await store.advance(ref, lane, { offset: record.offset, attempt: 1 }, { attempt: 1, state: 'retrying', dueAtMs: item.dueAtMs, leaseUntilMs: 0 }).catch((error: unknown) => {
+      // Its copy ran already and moved the lane on: the lease went with the old head.
+      if (!(error instanceof NotHeadError || error instanceof StaleAttemptError)) throw error;
+    });
+  }));
+  return written.length;
 }

@@ -1,7 +1,8 @@
 /**
  * Produces the outputs of `ctx.send` through one idempotent kafkajs producer, acks=all, coalescing the outputs of
  * records that finish in the same tick into one send. A send settles only on the broker's acknowledgement: the
- * records whose outputs it carries are done only then (G3 extended to outputs).
+ * records whose outputs it carries are done only then (G3 extended to outputs); a failed send fails only the records
+ * with an output to a topic that was not acknowledged.
  */
 import type { Message, Producer, TopicMessages } from 'kafkajs';
 import type { OutputMessage, OutputSink } from '../lanes/effects';
@@ -10,15 +11,16 @@ import { messageOf } from '../kafka-errors';
 import { producerRetry, type ProducerFactory } from '../handoff/writer';
 
 interface Pending {
-  readonly outputs: readonly OutputMessage[];
-  readonly resolve: () => void;
+  /** One list per record. */
+  readonly records: ReadonlyArray<readonly OutputMessage[]>;
+  readonly resolve: (outcomes: ReadonlyArray<Error | undefined>) => void;
   readonly reject: (error: unknown) => void;
 }
 
 /**
  * @example
  * const writer = new OutputWriter(new Kafka({ brokers }), 8_000);
- * await writer.send([{ topic: 'receipts', key: 'o-1', value: '{"ok":true}', headers: {} }]);
+ * await writer.send([[{ topic: 'receipts', key: 'o-1', value: '{"ok":true}', headers: {} }]]); // [undefined]
  */
 export class OutputWriter implements OutputSink {
   readonly #kafka: ProducerFactory;
@@ -36,17 +38,17 @@ export class OutputWriter implements OutputSink {
     this.#timeoutMs = timeoutMs;
   }
 
-  send(outputs: readonly OutputMessage[], options: { signal?: AbortSignal } = {}): Promise<void> {
-    if (outputs.length === 0) return Promise.resolve();
+  send(records: ReadonlyArray<readonly OutputMessage[]>, options: { signal?: AbortSignal } = {}): Promise<ReadonlyArray<Error | undefined>> {
+    if (records.length === 0) return Promise.resolve([]);
     const { signal } = options;
-    if (signal?.aborted === true) return Promise.reject(new HandOffError('outputs not sent: aborted before the send', { topics: topicsOf(outputs), cause: signal.reason }));
-    return new Promise<void>((resolve, reject) => {
-      const onAbort = (): void => reject(new HandOffError('outputs not acknowledged in time: aborted', { topics: topicsOf(outputs), cause: signal?.reason }));
+    if (signal?.aborted === true) return Promise.reject(new HandOffError('outputs not sent: aborted before the send', { topics: topicsOf(records), cause: signal.reason }));
+    return new Promise<ReadonlyArray<Error | undefined>>((resolve, reject) => {
+      const onAbort = (): void => reject(new HandOffError('outputs not acknowledged in time: aborted', { topics: topicsOf(records), cause: signal?.reason }));
       signal?.addEventListener('abort', onAbort, { once: true });
       const done = (): void => signal?.removeEventListener('abort', onAbort);
       this.#queue.push({
-        outputs,
-        resolve: () => { done(); resolve(); },
+        records,
+        resolve: (outcomes) => { done(); resolve(outcomes); },
         reject: (error) => { done(); reject(error); },
       });
       if (!this.#scheduled) {
@@ -61,34 +63,51 @@ export class OutputWriter implements OutputSink {
     const batch = this.#queue.splice(0);
     if (batch.length === 0) return;
     const byTopic = new Map<string, Message[]>();
-    for (const { outputs } of batch) {
-      for (const output of outputs) {
-        let messages = byTopic.get(output.topic);
-        if (messages === undefined) byTopic.set(output.topic, (messages = []));
-        // kafkajs reads the headers only: the output's own object goes as it is.
-        const message: Message = { key: output.key, value: output.value, headers: output.headers as Message['headers'] };
-        if (output.partition !== undefined) message.partition = output.partition;
-        messages.push(message);
+    for (const { records } of batch) for (const outputs of records) for (const output of outputs) messagesOf(byTopic, output.topic).push(kafkaMessage(output));
+    const error = await this.#sendBatch(byTopic);
+    if (error === undefined) {
+      for (const pending of batch) pending.resolve(pending.records.map(() => undefined));
+      return;
+    }
+    // One topic: nothing tells its records apart, they all failed. Several: each topic again on its own (a fresh
+    // producer), so a record is failed only by a topic of its own (a missing one fails before anything is written;
+    // a topic written the first time gets copies with the same identity headers, which dedupeOutputs drops).
+    const failed = new Map<string, Error>();
+    if (byTopic.size === 1) failed.set(byTopic.keys().next().value!, error);
+    else {
+      for (const [topic, messages] of byTopic) {
+        const alone = await this.#sendBatch(new Map([[topic, messages]]));
+        if (alone !== undefined) failed.set(topic, alone);
       }
     }
+    for (const pending of batch) {
+      pending.resolve(pending.records.map((outputs) => {
+        for (const output of outputs) {
+          const cause = failed.get(output.topic);
+          if (cause !== undefined) return cause;
+        }
+        return undefined;
+      }));
+    }
+  }
+
+  /** One `sendBatch`: `undefined` once acknowledged, else the error naming the topics and the broker's answer. */
+  async #sendBatch(byTopic: ReadonlyMap<string, Message[]>): Promise<HandOffError | undefined> {
     const topicMessages: TopicMessages[] = [...byTopic].map(([topic, messages]) => ({ topic, messages }));
     const current = this.#current();
     this.sends += 1;
     try {
       await current.connected;
       await current.producer.sendBatch({ topicMessages, acks: -1, timeout: this.#timeoutMs });
+      return undefined;
     } catch (cause) {
       // A new producer id for the next send: kafkajs rolls sequence numbers back after a failed send, and a
       // broker that did write it could take different messages with the same numbers for duplicates.
       if (this.#producer === current) this.#producer = undefined;
       current.producer.disconnect().catch(() => undefined);
       // Kafka's answer, found under kafkajs' retry wrapper (a missing topic: UNKNOWN_TOPIC_OR_PARTITION).
-      const answer = brokerAnswer(cause);
-      const error = new HandOffError(`outputs to ${[...byTopic.keys()].join(', ')} not acknowledged: ${answer}`, { topics: [...byTopic.keys()], cause });
-      for (const pending of batch) pending.reject(error);
-      return;
+      return new HandOffError(`outputs to ${[...byTopic.keys()].join(', ')} not acknowledged: ${brokerAnswer(cause)}`, { topics: [...byTopic.keys()], cause });
     }
-    for (const pending of batch) pending.resolve();
   }
 
   #current(): { producer: Producer; connected: Promise<void> } {
@@ -119,6 +138,19 @@ function brokerAnswer(cause: unknown): string {
   return messageOf(cause);
 }
 
-function topicsOf(outputs: readonly OutputMessage[]): string[] {
-  return [...new Set(outputs.map((output) => output.topic))];
+function topicsOf(records: ReadonlyArray<readonly OutputMessage[]>): string[] {
+  return [...new Set(records.flatMap((outputs) => outputs.map((output) => output.topic)))];
+}
+
+function messagesOf(byTopic: Map<string, Message[]>, topic: string): Message[] {
+  let messages = byTopic.get(topic);
+  if (messages === undefined) byTopic.set(topic, (messages = []));
+  return messages;
+}
+
+function kafkaMessage(output: OutputMessage): Message {
+  // kafkajs reads the headers only: the output's own object goes as it is.
+  const message: Message = { key: output.key, value: output.value, headers: output.headers as Message['headers'] };
+  if (output.partition !== undefined) message.partition = output.partition;
+  return message;
 }

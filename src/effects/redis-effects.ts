@@ -2,7 +2,7 @@ import type { CopyClaim, EffectsPort, OutputId, StepsRef } from '../lanes/effect
 import { escapeName } from '../options/names';
 import type { ScriptCall } from '../completion/args';
 import { UnexpectedReplyError } from '../completion/errors';
-import { partitionTag } from '../completion/keys';
+import { partitionTag, stepsKey } from '../completion/keys';
 import { bounded, runScript, type CallLimits, type RedisClient } from '../completion/scripts';
 import type { PartitionRef } from '../completion/types';
 import { TagBatches } from './batches';
@@ -27,10 +27,7 @@ interface StepSave {
  * so the repeats of one output meet in one slot whichever partition of the topic they landed in.
  */
 
-/** hash: step name -> serialized result, of one record. */
-export function stepsKey(at: StepsRef): string {
-  return `${partitionTag(at.ref)}:steps:${at.offset}`;
-}
+export { stepsKey };
 
 /** string: the highest offset of a partition with stored step results (`save-steps-1.lua`). */
 export function steppedKey(ref: PartitionRef): string {

@@ -2,10 +2,13 @@ import type { PartitionRef } from '../completion/types';
 import { isDecodeFailure, topicPartitionKey, type Delivered, type DecodeFailure } from '../event';
 import type { HandOffItem } from '../handoff/types';
 import { describeError } from '../lanes/outcome';
-import type { EngineTask, RunScope } from './run-scope';
+import type { ScopeFigures, ScopeGiven, ScopeSettling } from './run-scope';
+
+/** What dead-lettering at admission needs of a run scope. */
+type DeadLetterScope = ScopeGiven & ScopeSettling & ScopeFigures;
 
 /** Writes hand-off copies, then marks their records done; reports them for redelivery if the write fails. */
-export async function writeAndMarkDone<T extends EngineTask>(scope: RunScope<T>, ref: PartitionRef, items: readonly HandOffItem[], count: () => void): Promise<void> {
+export async function writeAndMarkDone(scope: DeadLetterScope, ref: PartitionRef, items: readonly HandOffItem[], count: () => void): Promise<void> {
   if (items.length === 0) return;
   try {
     await scope.write(items);
@@ -21,7 +24,7 @@ export async function writeAndMarkDone<T extends EngineTask>(scope: RunScope<T>,
  * Dead-letters records the event decoder could not read, with the reason, as one write. The copy's value
  * is the record's JSON as received. Those with a known offset are marked done once written.
  */
-export async function deadLetterMalformed<T extends EngineTask>(scope: RunScope<T>, ref: PartitionRef, failures: readonly DecodeFailure[]): Promise<void> {
+export async function deadLetterMalformed(scope: DeadLetterScope, ref: PartitionRef, failures: readonly DecodeFailure[]): Promise<void> {
   if (failures.length === 0) return;
   const items = failures.map((failure): HandOffItem => {
     scope.logger.error('malformed record: sent to the dead-letter topic', {
@@ -50,8 +53,8 @@ export async function deadLetterMalformed<T extends EngineTask>(scope: RunScope<
  * Dead-letters every version of offsets delivered more than once with differing contents, as one write;
  * each offset is marked done only once all its versions are acknowledged (a crash before loses none).
  */
-export async function deadLetterConflicts<T extends EngineTask>(
-  scope: RunScope<T>,
+export async function deadLetterConflicts(
+  scope: DeadLetterScope,
   ref: PartitionRef,
   conflicts: ReadonlyArray<{ offset: number; versions: readonly Delivered[] }>,
 ): Promise<void> {

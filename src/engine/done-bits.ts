@@ -83,12 +83,16 @@ export class DoneBits {
     this.#flushing = this.#flushing.then(async () => {
       const batches = [...this.#pending.values()].filter((p) => p.offsets.length > 0).map((p) => ({ ref: p.ref, offsets: p.offsets.splice(0) }));
       const again = [...this.#again.values()].filter((p) => p.offsets.length > 0).map((p) => ({ ref: p.ref, offsets: p.offsets.splice(0).sort((a, b) => a - b) }));
-      const forget = this.#forget.splice(0);
+      let forget = this.#forget.splice(0);
+      // Step results of records whose bits this flush sets go in the same call as the bits, where the store can.
+      const riding = forget.length > 0 && this.#store.forgetsSteps === true ? ridingSteps(batches, forget) : undefined;
+      if (riding !== undefined) forget = riding.rest;
       let allMarked = true;
       await Promise.all([
-        ...batches.map(async ({ ref, offsets }) => {
+        ...batches.map(async ({ ref, offsets }, i) => {
           try {
-            await this.#store.markDone(ref, offsets);
+            const steps = riding?.steps[i];
+            await (steps === undefined ? this.#store.markDone(ref, offsets) : this.#store.markDone(ref, offsets, 0, steps));
           } catch (error) {
             allMarked = false;
             this.#lost(ref, offsets, error);
@@ -106,4 +110,24 @@ export class DoneBits {
     });
     return this.#flushing;
   }
+}
+
+/**
+ * Splits step results to delete: those of records whose done bits a batch sets and whose steps live under that
+ * batch's partition (a source record's own) go with it (`steps[i]` for `batches[i]`); the rest (a retry copy's,
+ * under its origin's partition) are deleted on their own once every bit is stored.
+ */
+function ridingSteps(
+  batches: ReadonlyArray<{ ref: PartitionRef; offsets: readonly number[] }>,
+  forget: readonly StepsRef[],
+): { steps: Array<number[] | undefined>; rest: StepsRef[] } {
+  const steps: Array<number[] | undefined> = batches.map(() => undefined);
+  const rest: StepsRef[] = [];
+  const marking = batches.map(({ offsets }) => new Set(offsets));
+  for (const one of forget) {
+    const i = batches.findIndex(({ ref }) => ref === one.ref || (ref.group === one.ref.group && ref.topic === one.ref.topic && ref.partition === one.ref.partition));
+    if (i >= 0 && marking[i]!.has(one.offset)) (steps[i] ??= []).push(one.offset);
+    else rest.push(one);
+  }
+  return { steps, rest };
 }

@@ -7,7 +7,7 @@ import { messageOf } from '../kafka-errors';
 import type { KafkaHeader, RecordCoordinates } from '../event';
 import { deadlineSignal } from '../deadline';
 import { OutputHeader, type OutputId, type OutputMessage } from '../lanes/effects';
-import type { EngineTask, RunScope } from './run-scope';
+import type { EngineTask, ScopeFigures, ScopeGiven } from './run-scope';
 import { firstOriginOf, formatFirstOrigin } from './idempotency-key';
 import type { HandOffSink } from '../lanes/ports';
 
@@ -17,53 +17,65 @@ export class OutputsNotSentError extends LanesError {}
 /**
  * Produces the outputs of the records of one invocation that finish together as one send (one produce request per
  * partition leader), bounded by the invocation's hand-off deadline: each record waits for the broker's
- * acknowledgement of the send carrying its outputs, and fails with it.
+ * acknowledgement of its own outputs, and fails only if they were not acknowledged.
  *
  * @example
  * const outputs = new OutputBatches(scope, sink, handOffSignal);
  * await outputs.send(effects.seal()); // the record is done only after this
  */
 export class OutputBatches {
-  readonly #scope: RunScope<EngineTask>;
+  readonly #scope: ScopeFigures;
   readonly #sink: HandOffSink;
   readonly #handOffSignal: AbortSignal;
-  #open: { outputs: OutputMessage[]; settled: Promise<void> } | undefined = undefined;
+  #open: { records: Array<readonly OutputMessage[]>; settled: Promise<ReadonlyArray<Error | undefined>> } | undefined = undefined;
 
-  constructor(scope: RunScope<EngineTask>, sink: HandOffSink, handOffSignal: AbortSignal) {
+  constructor(scope: ScopeFigures, sink: HandOffSink, handOffSignal: AbortSignal) {
     this.#scope = scope;
     this.#sink = sink;
     this.#handOffSignal = handOffSignal;
   }
 
-  /** Settles once the broker acknowledged these outputs (and those sent with them). */
+  /** Settles once the broker acknowledged these outputs (of one record); rejects if it did not. */
   send(outputs: readonly OutputMessage[]): Promise<void> {
     if (outputs.length === 0) return Promise.resolve();
     if (this.#sink.send === undefined) return Promise.reject(new OutputsNotSentError('ctx.send: this engine was given no output producer'));
     let open = this.#open;
     if (open === undefined) {
-      const batch: OutputMessage[] = [];
+      const records: Array<readonly OutputMessage[]> = [];
       // After the current turn's microtasks: every record finishing now has added its outputs by then.
-      const settled = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.#flush(batch));
-      open = this.#open = { outputs: batch, settled };
+      const settled = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.#flush(records));
+      open = this.#open = { records, settled };
     }
-    for (const output of outputs) open.outputs.push(output);
-    return open.settled;
+    const i = open.records.push(outputs) - 1;
+    return open.settled.then((outcomes) => {
+      const error = outcomes[i];
+      if (error !== undefined) throw notSent(outputs, error);
+    });
   }
 
-  async #flush(outputs: readonly OutputMessage[]): Promise<void> {
+  async #flush(records: ReadonlyArray<readonly OutputMessage[]>): Promise<ReadonlyArray<Error | undefined>> {
     this.#open = undefined;
+    let outcomes: ReadonlyArray<Error | undefined>;
     try {
-      await this.#sink.send!(outputs, { signal: deadlineSignal(undefined, this.#handOffSignal) });
+      outcomes = await this.#sink.send!(records, { signal: deadlineSignal(undefined, this.#handOffSignal) });
     } catch (error) {
-      // The topics and Kafka's answer in the message: it is what a dead letter and the logs show.
-      const topics = [...new Set(outputs.map((output) => output.topic))].map((topic) => `\`${topic}\``).join(', ');
-      throw new OutputsNotSentError(`${outputs.length} output(s) to ${topics} not acknowledged (${messageOf(error)}): the records that sent them run again`, {
-        cause: error,
-        retriable: true,
-      });
+      const failed = error instanceof Error ? error : new Error(String(error));
+      return records.map(() => failed);
     }
-    this.#scope.count('outputs', outputs.length);
+    let sent = 0;
+    for (let i = 0; i < records.length; i += 1) if (outcomes[i] === undefined) sent += records[i]!.length;
+    this.#scope.count('outputs', sent);
+    return outcomes;
   }
+}
+
+/** A record's outputs not acknowledged: the topics and Kafka's answer in the message (what a dead letter and the logs show). */
+function notSent(outputs: readonly OutputMessage[], error: Error): OutputsNotSentError {
+  const topics = [...new Set(outputs.map((output) => output.topic))].map((topic) => `\`${topic}\``).join(', ');
+  return new OutputsNotSentError(`${outputs.length} output(s) to ${topics} not acknowledged (${messageOf(error)}): the record runs again`, {
+    cause: error,
+    retriable: true,
+  });
 }
 
 /**
@@ -97,7 +109,7 @@ function parseOrigin(text: string): RecordCoordinates | undefined {
  * `dedupeOutputs`: takes the output a record carries for that record (its first origin); `true` when another record
  * took it first, so this one is a repeat and is skipped. A record that is not an output is never a repeat.
  */
-export async function isRepeatedOutput(scope: RunScope<EngineTask>, task: EngineTask): Promise<boolean> {
+export async function isRepeatedOutput(scope: ScopeGiven, task: EngineTask): Promise<boolean> {
   const id = outputIdOf(task.record.headers);
   if (id === undefined) return false;
   if (scope.effects === undefined) throw new LanesError('dedupeOutputs needs the effects store, which this engine was made without');

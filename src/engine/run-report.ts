@@ -17,7 +17,7 @@ export type CounterName =
   | 'stale'
   | 'twins'
   | 'outputs'
-  | 'heldForRecovery'
+  | 'keptForRecovery'
   | 'writtenBack';
 
 const COUNTER_METRIC: Record<CounterName, string> = {
@@ -33,12 +33,12 @@ const COUNTER_METRIC: Record<CounterName, string> = {
   stale: METRIC.stale,
   twins: METRIC.twins,
   outputs: METRIC.outputs,
-  heldForRecovery: METRIC.heldForRecovery,
+  keptForRecovery: METRIC.keptForRecovery,
   writtenBack: METRIC.writtenBack,
 };
 
 /** The counters every batch line has always carried; these others only when they happened. */
-const OPTIONAL_COUNTERS: ReadonlySet<CounterName> = new Set(['refusedByBroker', 'stale', 'twins', 'heldForRecovery', 'writtenBack', 'outputs']);
+const OPTIONAL_COUNTERS: ReadonlySet<CounterName> = new Set(['refusedByBroker', 'stale', 'twins', 'keptForRecovery', 'writtenBack', 'outputs']);
 
 /**
  * The figures of one invocation (counters, handler run times, where each partition stands), published once

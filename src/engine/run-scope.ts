@@ -6,7 +6,6 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { PartitionRef } from '../completion/types';
 import type { KafkaRecord, PartitionBatch, RecordCoordinates } from '../event';
-import type { Copies } from '../handoff/copies';
 import type { EffectsPort } from '../lanes/effects';
 import type { LaneHeadScope } from '../lanes/lane-heads';
 import type { CounterName } from './run-report';
@@ -36,27 +35,46 @@ export interface EngineTask extends Task {
   readonly fresh?: boolean;
 }
 
-/** What a record path may do within one invocation. */
-export interface RunScope<T extends EngineTask> extends LaneHeadScope {
+/**
+ * What a record path may do within one invocation, grouped by what it is for. A helper names only the groups it
+ * uses (a test's fake scope then needs no more than those); a record path gets them all.
+ */
+export interface RunScope<T extends EngineTask> extends ScopeGiven, ScopeTime, ScopeLanes<T>, ScopeSettling, ScopeFigures {}
+
+/**
+ * What the invocation was given: the options, the ports it writes through and how copies are built (with the
+ * clock and the hand-off write of `LaneHeadScope`: what moves a lane head outside a run), and its logger.
+ */
+export interface ScopeGiven extends LaneHeadScope {
   readonly logger: Logger;
   /** Step results, output dedupe and unordered copy claims, bounded like `store`; absent: refused. */
   readonly effects: EffectsPort | undefined;
   /** How long step results and claims are kept. */
   readonly effectsTtlMs: number;
-  /** Builds every hand-off copy of this invocation. */
-  readonly copies: Copies;
+}
+
+/** The invocation's deadlines (besides `now` and the lease of `LaneHeadScope`). */
+export interface ScopeTime {
   /** No record starts after this (epoch ms). */
   readonly stopStartingAt: number;
   /** Running records are aborted at this point (epoch ms). */
   readonly abortRunningAt: number;
   /** Aborts when no record may start any more (waits for due times end there). */
   readonly stopSignal: AbortSignal;
+}
+
+/** The lane scheduler of the invocation: what is queued behind a lane's running head. */
+export interface ScopeLanes<T extends EngineTask> {
   /** Schedules more tasks (an admitted chunk, a lane's next head); they start as soon as their lane is free. */
   enqueue(tasks: readonly T[]): void;
   /** Removes and returns the not-started tasks of a lane. */
   drainLane(partitionKey: string, lane: string): T[];
   /** Settles once the partition's whole batch is admitted. */
   admitted(partitionKey: string): Promise<void>;
+}
+
+/** How a delivered record ends in this invocation: done, or back to the event source. */
+export interface ScopeSettling {
   /**
    * The record is terminal or handed off: its done bit goes out with the next flush. `again`: a repair of a bit set
    * before (a retry copy's origin); one that cannot be stored is logged, not redelivered.
@@ -69,14 +87,18 @@ export interface RunScope<T extends EngineTask> extends LaneHeadScope {
   redeliver(ref: PartitionRef, offsets: readonly number[], error?: unknown): void;
   /** Records the event source cannot be told about (no readable offset): the invocation fails instead. */
   unreportable(count: number): void;
-  count(name: CounterName, by?: number): void;
-  /** Where a partition stands after its admission, for the frontier metrics. */
-  window(ref: PartitionRef, window: { frontier: number; highest: number }): void;
   /**
    * Keeps a fault of ours in work started at admission from ending the process with an unhandled rejection:
    * those hand-offs are awaited only after the runs, long after they may fail. Each reports its own failures.
    */
   guard(work: Promise<unknown>, partitionKey: string): Promise<void>;
+}
+
+/** The run report's figures. */
+export interface ScopeFigures {
+  count(name: CounterName, by?: number): void;
+  /** Where a partition stands after its admission, for the frontier metrics. */
+  window(ref: PartitionRef, window: { frontier: number; highest: number }): void;
 }
 
 /**

@@ -6,11 +6,10 @@ import { connectRedis } from '../connections/redis';
 import type { KafkaBatchResponse } from '../event';
 import type { HandOffWriter } from '../handoff/writer';
 import type { OutputWriter } from '../effects/output-writer';
-import { ConfigError } from '../errors';
-import { ENV } from '../options/constants';
 import { deadLetterTopic, resolveOptions, type LanesOptionsInput, type LanesOptions, type PartOutput } from '../options';
 import type { LanesFunction, HandOffSink, RecordHandler } from './lanes-function';
 import { importTelemetry } from '../telemetry';
+import { declaredOutputs, sendDeclared } from './declared-outputs';
 
 /** The Kafka writers of one cluster: retry and dead-letter copies, and `ctx.send` outputs. */
 interface Writers {
@@ -58,26 +57,11 @@ function handOffFactory(options: LanesOptions, writers: Map<string, Promise<Writ
   };
   return (bootstrapServers) => ({
     write: async (items, writeOptions) => (await writerFor(bootstrapServers)).handOff.write(items, writeOptions),
-    send: async (outputs, sendOptions) => {
-      const stray = declared === undefined ? undefined : outputs.find((output) => !declared.has(output.topic));
-      if (stray !== undefined) {
-        throw new ConfigError(
-          `Expected ctx.send to a declared output topic (kafkaLanes.outputs: ${[...declared!].map((topic) => `\`${topic}\``).join(', ')}), got \`${stray.topic}\`: ` +
-            "declare it, so that the function's role may write it and the stack creates it",
-        );
-      }
-      return (await writerFor(bootstrapServers)).outputs.send(outputs, sendOptions);
+    send: async (records, sendOptions) => {
+      const { outputs } = await writerFor(bootstrapServers);
+      return sendDeclared(declared, records, (declaredOnes) => outputs.send(declaredOnes, sendOptions));
     },
   });
-}
-
-/**
- * The output topics the plugin declared (`kafkaLanes.outputs`, as KAFKA_LANES_OUTPUTS): `ctx.send` to any other fails
- * the record, naming it. Unset (a handler used without the plugin): any topic.
- */
-function declaredOutputs(env: Readonly<Record<string, string | undefined>>): ReadonlySet<string> | undefined {
-  const listed = env[ENV.outputs]?.split(',').map((topic) => topic.trim()).filter((topic) => topic !== '');
-  return listed === undefined || listed.length === 0 ? undefined : new Set(listed);
 }
 
 /**

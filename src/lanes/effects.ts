@@ -1,7 +1,7 @@
 /**
  * The ports of a record's exactly-once effects (`ctx.step`, `ctx.send`, output dedupe, unordered copy claims), and
  * how long their state lives. The Redis effects store and the output writer implement them in production; the
- * in-memory model of test/support in unit tests.
+ * in-memory model of src/testing in unit tests and in `kafka-lanes/testing`.
  */
 import type { CallLimits } from '../completion/scripts';
 import type { PartitionRef } from '../completion/types';
@@ -77,9 +77,12 @@ export interface OutputMessage {
   readonly partition?: number;
 }
 
-/** Produces outputs (the idempotent producer, acks=all); resolves once the broker acknowledged every one. */
+/**
+ * Produces outputs (the idempotent producer, acks=all), one list per record: one outcome per record, `undefined` once
+ * the broker acknowledged all of its outputs, else why not.
+ */
 export interface OutputSink {
-  send(outputs: readonly OutputMessage[], options?: { signal?: AbortSignal }): Promise<void>;
+  send(records: ReadonlyArray<readonly OutputMessage[]>, options?: { signal?: AbortSignal }): Promise<ReadonlyArray<Error | undefined>>;
 }
 
 /** The headers that identify an output; a stage with `dedupeOutputs` reads them. */

@@ -99,7 +99,7 @@ export async function applyDeadLetterPolicy(
  * landed) nothing durable would tell, so the held head gets a **watch copy**: a deferred copy of the head in the retry
  * path, due after `RECOVERY_RECHECK_MS`, that never runs the record while the lane is held. The retry path writes it
  * back while the lane stays held and the partition unmarked, drops it once marked, and when it finds the lane gone it
- * reports the loss like any retry copy (`retry/held-copy.ts`), so the committer recovers the partition from the head
+ * reports the loss like any retry copy (`retry/kept-for-recovery.ts`), so the committer recovers the partition from the head
  * on. Costs one copy per held lane per half minute, in the first minute only; nothing on the admission path.
  */
 export async function watchHeldHead(scope: LaneHeadScope, ref: PartitionRef, basis: CopyBasis, attempt: number): Promise<void> {

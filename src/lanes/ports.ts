@@ -1,6 +1,6 @@
 /**
  * The ports of the engine (an engine takes ports, not clients). The Redis completion store and the
- * Kafka hand-off writer implement them in production; the in-memory model of test/support implements them in
+ * Kafka hand-off writer implement them in production; the in-memory models of src/testing implement them in
  * unit tests, so ordering, deadline and hand-off logic is tested without a broker.
  */
 import type { CallLimits } from '../completion/scripts';
@@ -12,7 +12,13 @@ import type { OutputMessage } from './effects';
 /** The completion state the engine needs: done bits, lanes and park lists of each partition (docs/ARCHITECTURE.md, "Redis layout"). */
 export interface CompletionPort {
   admit(ref: PartitionRef, records: readonly AdmitRecord[], epoch?: number): Promise<AdmitResult>;
-  markDone(ref: PartitionRef, offsets: readonly number[], epoch?: number): Promise<number>;
+  /**
+   * Sets done bits. `steps` (a store with `forgetsSteps`): offsets of records of the partition (their first origin)
+   * whose step results go in the same call, once the bits are set.
+   */
+  markDone(ref: PartitionRef, offsets: readonly number[], epoch?: number, steps?: readonly number[]): Promise<number>;
+  /** `markDone` deletes the step results it is given; without it they go through `EffectsPort.forgetSteps`. */
+  readonly forgetsSteps?: boolean;
   block(ref: PartitionRef, head: NewLaneHead, parked?: readonly ParkedRecord[], epoch?: number, nowMs?: number): Promise<number>;
   release(ref: PartitionRef, lane: string, expectedHeadOffset: number, nextAttempt?: number, nowMs?: number, leaseUntilMs?: number): Promise<ParkedRecord | undefined>;
   advance(ref: PartitionRef, lane: string, expected: { offset: number; attempt: number }, next: HeadAdvance): Promise<void>;
@@ -40,8 +46,12 @@ export interface HandOffSink {
    * would outlive the invocation.
    */
   write(items: readonly HandOffItem[], options?: { signal?: AbortSignal }): Promise<readonly HandOffOutcome[]>;
-  /** Produces a record's `ctx.send` outputs; resolves once every one is acknowledged (acks=all). */
-  send?(outputs: readonly OutputMessage[], options?: { signal?: AbortSignal }): Promise<void>;
+  /**
+   * Produces the `ctx.send` outputs of records finishing together, one list per record (acks=all). One outcome per
+   * record, in order: `undefined` once every output of it is acknowledged, else why not; a record whose outputs
+   * were acknowledged is not failed by another's. A rejection fails them all.
+   */
+  send?(records: ReadonlyArray<readonly OutputMessage[]>, options?: { signal?: AbortSignal }): Promise<ReadonlyArray<Error | undefined>>;
 }
 
 /** Epoch milliseconds. Timers stay real: a clock only moves the engine's idea of "now". */

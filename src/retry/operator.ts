@@ -4,7 +4,7 @@ import type { PartitionRef } from '../completion/types';
 import { LanesError } from '../errors';
 import { handOffNewHead, parkPayload, type LaneHeadScope } from '../lanes/lane-heads';
 import { laneIdOf } from '../lanes/lane-id';
-import type { HandOffSink } from '../lanes/ports';
+import type { CompletionPort, HandOffSink } from '../lanes/ports';
 import { decodeKafkaEvent, encodeKafkaRecord, type KafkaRecord } from '../event';
 import { copiesFor } from '../handoff/copies';
 import { HEADER_PREFIX, readHandOffHeaders } from '../handoff/headers';
@@ -31,7 +31,10 @@ export interface OperatorParts {
   readonly now?: () => number;
 }
 
-function scopeOf(parts: OperatorParts): LaneHeadScope {
+/** What a lane command needs: any completion store (the in-memory model of `kafka-lanes/testing` too). */
+export type LaneOperatorParts = Omit<OperatorParts, 'store'> & { readonly store: CompletionPort };
+
+function scopeOf(parts: LaneOperatorParts): LaneHeadScope {
   const now = parts.now ?? Date.now;
   const { options } = parts;
   return {
@@ -53,7 +56,7 @@ function scopeOf(parts: OperatorParts): LaneHeadScope {
  * const result = await releaseHeldLane(parts, { group: 'orders', topic: 'orders', partition: 3 }, 'Y3VzdC00Mg==');
  * // { skipped: 41, next: 57 }
  */
-export async function releaseHeldLane(parts: OperatorParts, ref: PartitionRef, lane: string): Promise<{ skipped: number; next: number | undefined }> {
+export async function releaseHeldLane(parts: LaneOperatorParts, ref: PartitionRef, lane: string): Promise<{ skipped: number; next: number | undefined }> {
   const head = await parts.store.laneHead(ref, lane);
   if (head === undefined) throw new LaneStateError(`lane \`${lane}\` of ${ref.topic}-${ref.partition} is not blocked: nothing to release`);
   if (head.state !== 'held') {

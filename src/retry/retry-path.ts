@@ -3,7 +3,7 @@ import { NotHeadError, StaleAttemptError } from '../completion/errors';
 import { sleep } from '../deadline';
 import { applyDeadLetterPolicy, decodeParked, handOffNewHead, parkPayload } from '../lanes/lane-heads';
 import { decideFailure, describeError } from '../lanes/outcome';
-import { keptForRecovery } from './held-copy';
+import { keptForRecovery } from './kept-for-recovery';
 import { RECOVERY_RECHECK_MS } from '../completion/loss-suspect';
 import type { RecordPath, RunScope } from '../engine/run-scope';
 import { admitRetryBatch, type RetryTask } from './admit';

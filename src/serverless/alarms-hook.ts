@@ -1,4 +1,4 @@
-import { planAlarms } from './alarms';
+import { ALARM_TOPIC_ID, planAlarms } from './alarms';
 import { functionBlockSchema } from './config';
 import type { FunctionPlan } from './plan';
 import type { Serverless } from './plugin';
@@ -11,9 +11,7 @@ export function addAlarms(serverless: Serverless, plans: readonly FunctionPlan[]
   for (const plan of plans) {
     const fn = service.functions[plan.functionKey];
     const block = functionBlockSchema.safeParse(fn?.kafkaLanes ?? {});
-    Object.assign(
-      resources,
-      planAlarms({
+    const planned = planAlarms({
         service: service.service,
         stage,
         functionKey: plan.functionKey,
@@ -21,7 +19,14 @@ export function addAlarms(serverless: Serverless, plans: readonly FunctionPlan[]
         functionName: String(fn?.['name'] ?? `${service.service}-${stage}-${plan.functionKey}`),
         committerName: plan.committer === undefined ? undefined : String(plan.committer.definition['name']),
         block: block.success ? block.data.alarms : undefined,
-      }),
-    );
+    });
+    // One topic per service: every group's e-mail subscriptions on it, once each.
+    const before = resources[ALARM_TOPIC_ID]?.Properties['Subscription'] as Array<{ Endpoint: string }> | undefined;
+    const topic = planned[ALARM_TOPIC_ID];
+    if (before !== undefined && topic !== undefined) {
+      const added = ((topic.Properties['Subscription'] ?? []) as Array<{ Endpoint: string }>).filter((entry) => !before.some((known) => known.Endpoint === entry.Endpoint));
+      topic.Properties['Subscription'] = [...before, ...added];
+    }
+    Object.assign(resources, planned);
   }
 }

@@ -30,11 +30,17 @@ const age = z.string().regex(/^[1-9][0-9]*(ms|s|m|h)$/, { error: 'a duration lik
 const count = z.number().int().min(0);
 
 /** The `alarms:` entry of a function's `kafkaLanes` block. */
-export const alarmsBlockSchema = z.strictObject({
+export const alarmsBlockSchema = z
+  .strictObject({
   /** `false` turns the group's alarms and dashboard off. */
   enabled: z.boolean().optional(),
   /** An existing SNS topic to notify; default: a topic created for the service. */
   notify: z.string().regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_.-]+$/, { error: 'an SNS topic ARN' }).optional(),
+  /**
+   * E-mail addresses subscribed to the topic the stack creates (each confirms the subscription from the mail SNS
+   * sends); without one, or a `notify` topic, the alarms notify no one.
+   */
+  email: z.union([z.email({ error: 'an e-mail address' }), z.array(z.email({ error: 'an e-mail address' })).min(1).max(10)]).optional(),
   /** Period of the counting alarms (default `5m`). */
   period: minutes.optional(),
   /** Alarm when a lane is blocked longer than this (default `15m`). */
@@ -49,7 +55,11 @@ export const alarmsBlockSchema = z.strictObject({
   committerErrors: count.optional(),
   /** A CloudWatch dashboard of the group (default `true`). */
   dashboard: z.boolean().optional(),
-});
+  })
+  .refine((block) => block.email === undefined || block.notify === undefined, {
+    error: 'expected `email` only with the topic the stack creates, not beside `notify` (subscribe to your own topic where it is managed)',
+    path: ['email'],
+  });
 export type AlarmsBlock = z.infer<typeof alarmsBlockSchema>;
 
 export const ALARM_DEFAULTS = {
@@ -79,6 +89,40 @@ export interface CfnResource {
 
 /** The name of the SNS topic resource the alarms notify when no `notify` topic is given (one per service). */
 export const ALARM_TOPIC_ID = 'KafkaLanesAlarmTopic';
+/** The KMS key that encrypts that topic. */
+export const ALARM_KEY_ID = 'KafkaLanesAlarmKey';
+
+/**
+ * The alarm topic, encrypted at rest with a key of its own: CloudWatch publishes to an encrypted topic only when the
+ * key's policy lets its service principal use the key, which the AWS managed key `alias/aws/sns` does not (its
+ * policy cannot be changed). The account keeps the key's administration (IAM policies decide who else may use it).
+ */
+function alarmTopicResources(service: string, emails: readonly string[]): Record<string, CfnResource> {
+  return {
+    [ALARM_KEY_ID]: {
+      Type: 'AWS::KMS::Key',
+      Properties: {
+        Description: `kafka-lanes alarm topic of ${service}`,
+        EnableKeyRotation: true,
+        KeyPolicy: {
+          Version: '2012-10-17',
+          Statement: [
+            { Sid: 'Account', Effect: 'Allow', Principal: { AWS: { 'Fn::Sub': 'arn:${AWS::Partition}:iam::${AWS::AccountId}:root' } }, Action: 'kms:*', Resource: '*' },
+            { Sid: 'CloudWatchAlarms', Effect: 'Allow', Principal: { Service: 'cloudwatch.amazonaws.com' }, Action: ['kms:Decrypt', 'kms:GenerateDataKey*'], Resource: '*' },
+          ],
+        },
+      },
+    },
+    [ALARM_TOPIC_ID]: {
+      Type: 'AWS::SNS::Topic',
+      Properties: {
+        DisplayName: `kafka-lanes alarms of ${service}`,
+        KmsMasterKeyId: { Ref: ALARM_KEY_ID },
+        ...(emails.length === 0 ? {} : { Subscription: emails.map((address) => ({ Protocol: 'email', Endpoint: address })) }),
+      },
+    },
+  };
+}
 
 function logicalPart(text: string): string {
   const part = text.replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase());
@@ -139,7 +183,10 @@ export function planAlarms(input: AlarmsInput): Record<string, CfnResource> {
       Threshold: settings.committerErrors, ...counter,
     });
   }
-  if (settings.notify === undefined) resources[ALARM_TOPIC_ID] = { Type: 'AWS::SNS::Topic', Properties: { DisplayName: `kafka-lanes alarms of ${input.service}` } };
+  if (settings.notify === undefined) {
+    const emails = settings.email === undefined ? [] : Array.isArray(settings.email) ? settings.email : [settings.email];
+    Object.assign(resources, alarmTopicResources(input.service, emails));
+  }
   if (settings.dashboard !== false) {
     const alarmIds = Object.keys(resources).filter((id) => id.endsWith('Alarm'));
     resources[`${prefix}Dashboard`] = {

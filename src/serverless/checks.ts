@@ -130,3 +130,46 @@ export function lengthProblem(setting: string, value: string, limit: number, wha
   if (value.length <= limit) return undefined;
   return `${setting}: expected at most ${limit} characters (${what}), got ${value.length}: \`${value}\``;
 }
+
+/** The hosts a setting's text names: URLs (`scheme://host...`), `host:port` entries and bare host names, in any list. */
+function hostsIn(text: string): string[] {
+  const hosts: string[] = [];
+  for (const token of text.split(/[\s,;]+/).filter((part) => part !== '')) {
+    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(token)) {
+      try {
+        hosts.push(new URL(token).hostname);
+      } catch {
+        // Not a URL after all: nothing to check.
+      }
+      continue;
+    }
+    const hostPort = /^(\[[^\]]+\]|[^:/]+):[0-9]+$/.exec(token);
+    hosts.push(hostPort === null ? token : hostPort[1]!);
+  }
+  return hosts;
+}
+
+/**
+ * Environment variables of a deployed function whose value names a loopback address (a URL, a `host:port` list
+ * or a bare host), each named by the setting that gives it: outside `serverless offline` nothing listens there,
+ * so the function would fail or wait at its first call. Values known only at deploy time (CloudFormation
+ * functions) are not strings and pass.
+ *
+ * @example
+ * loopbackEnvironmentProblems('functions.orders.environment', { DEMO_RESULTS_REDIS_URL: 'redis://127.0.0.1:6379', DEMO_LATENCY_MS: '20' });
+ * // ['functions.orders.environment.DEMO_RESULTS_REDIS_URL: expected an address a deployed function can reach, got `redis://127.0.0.1:6379` (a loopback address) ...']
+ */
+export function loopbackEnvironmentProblems(where: string, environment: Readonly<Record<string, unknown>> | undefined): string[] {
+  const problems: string[] = [];
+  for (const [name, value] of Object.entries(environment ?? {})) {
+    if (typeof value !== 'string') continue;
+    const loopback = hostsIn(value).some((host) => localOrPlaceholderHost(host) === 'a loopback address');
+    if (loopback) {
+      problems.push(
+        `${where}.${name}: expected an address a deployed function can reach, got \`${value}\` (a loopback address); ` +
+          'the local stack is for `serverless offline` (custom.kafkaLanes.offline), where the functions get its addresses',
+      );
+    }
+  }
+  return problems;
+}

@@ -26,7 +26,7 @@ type Value = string | Record<string, unknown>;
  * MSK resource ARNs derived from a cluster ARN `arn:<partition>:kafka:<region>:<account>:cluster/<name>/<uuid>`:
  * its topics are `...:topic/<name>/<uuid>/<topic>` and its groups `...:group/<name>/<uuid>/<group>` (MSK IAM
  * access control's resource types). A cluster ARN known only at deploy time (`Ref`, `Fn::ImportValue`) is cut
- * by CloudFormation (`Fn::Split` on `cluster/`), so even then no grant falls back to `"*"`.
+ * by CloudFormation (`Fn::Split` on `:cluster/`), so even then no grant falls back to `"*"`.
  */
 export function mskArns(cluster: unknown): { cluster: Value; topic(name: string): Value; group(name: string): Value } {
   if (typeof cluster === 'string') {
@@ -36,8 +36,9 @@ export function mskArns(cluster: unknown): { cluster: Value; topic(name: string)
       return { cluster, topic: (name) => `${prefix}topic/${rest}/${name}`, group: (name) => `${prefix}group/${rest}/${name}` };
     }
   }
-  const part = (index: number): Record<string, unknown> => ({ 'Fn::Select': [index, { 'Fn::Split': ['cluster/', cluster] }] });
-  const arn = (kind: string, name: string): Value => ({ 'Fn::Join': ['', [part(0), `${kind}/`, part(1), `/${name}`]] });
+  // On `:cluster/`, not `cluster/`: a cluster named `orders-cluster` has `cluster/` in its name too.
+  const part = (index: number): Record<string, unknown> => ({ 'Fn::Select': [index, { 'Fn::Split': [':cluster/', cluster] }] });
+  const arn = (kind: string, name: string): Value => ({ 'Fn::Join': ['', [part(0), `:${kind}/`, part(1), `/${name}`]] });
   return { cluster: cluster as Value, topic: (name) => arn('topic', name), group: (name) => arn('group', name) };
 }
 
@@ -48,7 +49,7 @@ const TRIGGER_NETWORK_ACTIONS = ['ec2:DescribeVpcs', 'ec2:DescribeSubnets', 'ec2
 const SECRET_KEYS = ['saslScram512Auth', 'saslScram256Auth', 'saslPlainAuth', 'clientCertificateTlsAuth', 'serverRootCaCertificate'];
 
 /**
- * Least-privilege grants of one group, per function. The handler role: the trigger's reads (its source topic
+ * Least-privilege grants of one group, per function (`compact`: the retry tiers under one wildcard, see below). The handler role: the trigger's reads (its source topic
  * and its retry topics, in their consumer groups `<group>` and `<group>.retry.<tier>`, with the cluster's
  * connect and dynamic-configuration reads MSK IAM asks of a consumer) and the hand-off producer's writes
  * (`<group>.retry.*` and `<group>.dlq`, idempotently). The committer role: offset commits to `<group>.lanes` for
@@ -57,13 +58,15 @@ const SECRET_KEYS = ['saslScram512Auth', 'saslScram256Auth', 'saslPlainAuth', 'c
  * @example
  * groupGrants(plan).committer; // [{ Action: ['kafka-cluster:Connect', ...], Resource: 'arn:aws:kafka:...:cluster/shop/abcd-1' }, ...]
  */
-export function groupGrants(plan: FunctionPlan, inVpc: boolean): GroupGrants {
+export function groupGrants(plan: FunctionPlan, inVpc: boolean, compact = false): GroupGrants {
   const handler: Statement[] = [];
   const committer: Statement[] = [];
   const topics: Statement[] = [];
   const trigger = 'msk' in plan.source ? { kind: 'msk' as const, settings: plan.source.msk } : { kind: 'kafka' as const, settings: plan.source.kafka };
   const { group } = plan;
-  const retryTopics = plan.tiers.map((tier) => retryTopic(group, tier));
+  // Compact: the retry tiers' topics and consumer groups as one ARN wildcard each, `<group>.retry.*` (MSK IAM
+  // resource ARNs take `*`), for a role whose policy would pass IAM's size quota with one ARN per tier.
+  const retryTopics = compact && plan.tiers.length > 0 ? [`${retryTopicPrefix(group)}*`] : plan.tiers.map((tier) => retryTopic(group, tier));
   const readTopics = [trigger.settings.topic, ...retryTopics];
   const triggerGroups = [group, ...retryTopics];
   const writes = [`${retryTopicPrefix(group)}*`, deadLetterTopic(group)];
@@ -142,13 +145,23 @@ function kafkaCluster(
   return statements;
 }
 
-/** A trigger's secrets: read by the event source mapping with the function's role, decrypted through Secrets Manager. */
+/**
+ * A trigger's secrets: read by the event source mapping with the function's role, decrypted through Secrets Manager
+ * only, with a key of the secret's account and region (the stack's for a secret known at deploy time).
+ */
 function secretReads(secrets: readonly unknown[]): Statement[] {
-  return [
-    { Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: [...secrets] },
-    // The secret's KMS key is not known here: decryption is allowed only on Secrets Manager's behalf.
-    { Effect: 'Allow', Action: ['kms:Decrypt'], Resource: '*', Condition: { StringLike: { 'kms:ViaService': 'secretsmanager.*.amazonaws.com' } } },
-  ];
+  const decrypts = secrets.map((secret): Statement => {
+    const arn = typeof secret === 'string' ? /^arn:[^:]+:[^:]+:([^:]*):([0-9]*):/.exec(secret) : null;
+    const region = arn?.[1] || '${AWS::Region}';
+    const account = arn?.[2] || '${AWS::AccountId}';
+    return {
+      Effect: 'Allow',
+      Action: ['kms:Decrypt'],
+      Resource: { 'Fn::Sub': `arn:\${AWS::Partition}:kms:${region}:${account}:key/*` },
+      Condition: { StringEquals: { 'kms:ViaService': subIfNeeded(`secretsmanager.${region}.amazonaws.com`) } },
+    };
+  });
+  return [{ Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: [...secrets] }, ...dedupe(decrypts)];
 }
 
 /**
@@ -226,7 +239,7 @@ export function functionRole(
           PolicyName: 'kafka-lanes',
           PolicyDocument: {
             Version: '2012-10-17',
-            Statement: [{ Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: [logGroup] }, ...statements],
+            Statement: mergeStatements([{ Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: [logGroup] }, ...statements]),
           },
         },
       ],
@@ -234,4 +247,95 @@ export function functionRole(
       ...(extra.permissionsBoundary === undefined ? {} : { PermissionsBoundary: extra.permissionsBoundary }),
     },
   };
+}
+
+/**
+ * Statements merged where IAM reads them the same: one statement per resource (and condition) with the union of
+ * their actions, then one per action set with the union of their resources. What each grants stays the same.
+ *
+ * @example
+ * mergeStatements([{ Effect: 'Allow', Action: ['a:X'], Resource: 'r' }, { Effect: 'Allow', Action: ['a:Y'], Resource: 'r' }]);
+ * // [{ Effect: 'Allow', Action: ['a:X', 'a:Y'], Resource: 'r' }]
+ */
+export function mergeStatements(statements: readonly Statement[]): Statement[] {
+  const byResource = new Map<string, { Effect: 'Allow'; Action: string[]; Resource: unknown; Condition?: Record<string, unknown> }>();
+  for (const statement of statements) {
+    const key = JSON.stringify([statement.Resource, statement.Condition ?? null]);
+    const seen = byResource.get(key);
+    if (seen === undefined) byResource.set(key, { ...statement, Action: [...statement.Action] });
+    else for (const action of statement.Action) if (!seen.Action.includes(action)) seen.Action.push(action);
+  }
+  const byActions = new Map<string, { Effect: 'Allow'; Action: string[]; Resource: unknown; Condition?: Record<string, unknown> }>();
+  for (const statement of byResource.values()) {
+    const key = JSON.stringify([[...statement.Action].sort(), statement.Condition ?? null]);
+    const seen = byActions.get(key);
+    if (seen === undefined) {
+      byActions.set(key, statement);
+      continue;
+    }
+    const resources = (value: unknown): unknown[] => (Array.isArray(value) ? value : [value]);
+    const merged = [...resources(seen.Resource)];
+    for (const resource of resources(statement.Resource)) if (!merged.some((known) => JSON.stringify(known) === JSON.stringify(resource))) merged.push(resource);
+    // `"*"` covers every other resource of the same actions.
+    seen.Resource = merged.includes('*') ? '*' : merged.length === 1 ? merged[0] : merged;
+  }
+  return [...byActions.values()];
+}
+
+/** IAM's quota on the inline policies of one role, summed, white space not counted (IAM user guide, "IAM and AWS STS quotas"). */
+export const ROLE_POLICY_LIMIT = 10_240;
+
+// The longest values CloudFormation could put in at deploy time: a policy that fits with them fits with any.
+const PSEUDO_STAND_INS: Record<string, string> = {
+  'AWS::Partition': 'aws-iso-b',
+  'AWS::Region': 'ap-southeast-5',
+  'AWS::AccountId': '123456789012',
+  'AWS::StackName': 's'.repeat(128),
+  'AWS::URLSuffix': 'amazonaws.com.cn',
+};
+/** An MSK cluster ARN with the longest name MSK accepts (64) and a cluster UUID with its suffix. */
+const LONGEST_CLUSTER_ARN = `arn:aws-iso-b:kafka:ap-southeast-5:123456789012:cluster/${'c'.repeat(64)}/${'0'.repeat(36)}-25`;
+
+function standIn(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(standIn);
+  if (typeof value !== 'object' || value === null) return value;
+  const entries = Object.entries(value);
+  const [name, args] = entries[0] ?? [];
+  if (entries.length !== 1 || name === undefined || !(name === 'Ref' || name.startsWith('Fn::'))) {
+    return Object.fromEntries(entries.map(([key, inner]) => [key, standIn(inner)]));
+  }
+  switch (name) {
+    case 'Fn::Sub': {
+      const text = Array.isArray(args) ? String(args[0]) : String(args);
+      return text.replace(/\$\{([^}]+)\}/g, (_match, variable: string) => PSEUDO_STAND_INS[variable] ?? LONGEST_CLUSTER_ARN);
+    }
+    case 'Fn::Join': {
+      const [separator, list] = args as [string, unknown];
+      const parts = standIn(list);
+      return Array.isArray(parts) ? parts.map(String).join(separator) : String(parts);
+    }
+    case 'Fn::Split': {
+      const [separator, text] = args as [string, unknown];
+      return String(standIn(text)).split(separator);
+    }
+    case 'Fn::Select': {
+      const [index, list] = args as [number, unknown];
+      const items = standIn(list);
+      return Array.isArray(items) ? items[Number(index)] : items;
+    }
+    case 'Ref':
+      return PSEUDO_STAND_INS[String(args)] ?? LONGEST_CLUSTER_ARN;
+    default:
+      // Fn::ImportValue, Fn::GetAtt, Fn::If...: an ARN at most as long as the longest cluster's.
+      return LONGEST_CLUSTER_ARN;
+  }
+}
+
+/**
+ * The size IAM counts for a role's inline policies, at most: values known only at deploy time are counted at the
+ * longest they could be (partition, region, stack name, a cluster ARN of a 64-character name).
+ */
+export function rolePolicyLength(role: { Properties: Record<string, unknown> }): number {
+  const policies = (role.Properties['Policies'] ?? []) as Array<{ PolicyDocument: unknown }>;
+  return policies.reduce((sum, policy) => sum + JSON.stringify(standIn(policy.PolicyDocument)).replace(/\s/g, '').length, 0);
 }

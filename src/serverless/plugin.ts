@@ -5,7 +5,8 @@ import { BUNDLE_DIR, bundleHandlers, type BundleEntry } from './bundle';
 import { customBlockSchema, functionBlockSchema, PLUGIN_DEFAULTS, validateBlock, type CustomBlock } from './config';
 import { AWS_IAM_MECHANISM, ENV } from '../options/constants';
 import { plaintextSecrets } from './auth';
-import { functionRole, groupGrants, type Statement } from './iam';
+import { loopbackEnvironmentProblems } from './checks';
+import { functionRole, groupGrants, rolePolicyLength, ROLE_POLICY_LIMIT, type Statement } from './iam';
 import { dropRedundantRoleDependsOn } from './role-depends-on';
 import { planFunction, type FunctionPlan, type FunctionView, type ServiceView } from './plan';
 import { startOfflineTrigger, type OfflineKafkaTrigger } from './offline/trigger';
@@ -105,6 +106,7 @@ export class KafkaLanesPlugin {
       'before:package:createDeploymentArtifacts': () => this.#bundle('package'),
       'after:package:compileEvents': () => {
         this.#compileResponseTypes();
+        this.#keepZeroBatchingWindows();
         triggersAfterTopics(this.#serverless.service.provider.compiledCloudFormationTemplate.Resources, this.#topicsResources);
         addAlarms(this.#serverless, this.#plans);
         dropRedundantRoleDependsOn(this.#serverless.service.provider.compiledCloudFormationTemplate.Resources);
@@ -164,6 +166,11 @@ export class KafkaLanesPlugin {
       const plain = plaintextSecrets(plan.functionKey, { ...providerEnvironment, ...fn.environment }, plan.environment);
       problems.push(...plain.problems);
       if (!offline) plain.warnings.forEach((warning) => this.#log.warning(warning));
+    }
+    // Every variable of every function, the service's own included (the provider's apply to all functions).
+    if (!offline) {
+      problems.push(...loopbackEnvironmentProblems('provider.environment', providerEnvironment));
+      for (const key of service.getAllFunctions()) problems.push(...loopbackEnvironmentProblems(`functions.${key}.environment`, service.functions[key]?.environment));
     }
     if (problems.length > 0) this.#fail(problems);
     if (!offline) this.#warnStackParameters();
@@ -277,27 +284,49 @@ export class KafkaLanesPlugin {
     const iam = service.provider.iam ?? {};
     const providerVpc = (service.provider as { vpc?: unknown }).vpc;
     const resources = this.#additionalResources();
+    const provider = this.#serverless.getProvider('aws');
+    const problems: string[] = [];
     for (const plan of plans) {
       const fn = service.functions[plan.functionKey]!;
-      const grants = groupGrants(plan, (fn.vpc ?? providerVpc) !== undefined);
-      const roles: Array<[string, Statement[], boolean]> = [[plan.functionKey, grants.handler, true]];
-      if (plan.committer !== undefined) roles.push([plan.committer.key, grants.committer, false]);
-      if (service.functions[plan.topics.key] !== undefined) roles.push([plan.topics.key, grants.topics, false]);
-      for (const [key, statements, isHandler] of roles) {
-        const target = service.functions[key]!;
-        if (typeof iam.role === 'string' || target['role'] !== undefined) {
-          this.#log.warning(`kafka-lanes: functions.${key} has a role of its own (${typeof iam.role === 'string' ? 'provider.iam.role' : 'role'}); give it ${JSON.stringify(statements)}`);
+      const made = (compact: boolean): Array<{ key: string; logicalId: string; role: ReturnType<typeof functionRole> }> => {
+        const grants = groupGrants(plan, (fn.vpc ?? providerVpc) !== undefined, compact);
+        const roles: Array<[string, Statement[], boolean]> = [[plan.functionKey, grants.handler, true]];
+        if (plan.committer !== undefined) roles.push([plan.committer.key, grants.committer, false]);
+        if (service.functions[plan.topics.key] !== undefined) roles.push([plan.topics.key, grants.topics, false]);
+        const out: Array<{ key: string; logicalId: string; role: ReturnType<typeof functionRole> }> = [];
+        for (const [key, statements, isHandler] of roles) {
+          const target = service.functions[key]!;
+          if (typeof iam.role === 'string' || target['role'] !== undefined) {
+            if (!compact) this.#log.warning(`kafka-lanes: functions.${key} has a role of its own (${typeof iam.role === 'string' ? 'provider.iam.role' : 'role'}); give it ${JSON.stringify(statements)}`);
+            continue;
+          }
+          const own = isHandler && typeof iam.role === 'object' ? iam.role : undefined;
+          const role = functionRole(String(target.name ?? `${service.service}-${provider.getStage()}-${key}`), [...statements, ...((own?.statements ?? []) as unknown as Statement[])], {
+            ...(own?.managedPolicies === undefined ? {} : { managedPolicyArns: own.managedPolicies }),
+            ...(own?.permissionsBoundary === undefined ? {} : { permissionsBoundary: own.permissionsBoundary }),
+          });
+          out.push({ key, logicalId: `${provider.naming.getLambdaLogicalId(key).replace(/LambdaFunction$/, '')}KafkaLanesRole`, role });
+        }
+        return out;
+      };
+      // IAM refuses a role whose inline policies pass its size quota: with one ARN per retry tier first, else with
+      // the tiers under one wildcard, else refused at package time rather than by CloudFormation half-way.
+      let roles = made(false);
+      if (roles.some(({ role }) => rolePolicyLength(role) > ROLE_POLICY_LIMIT)) roles = made(true);
+      for (const { key, logicalId, role } of roles) {
+        const length = rolePolicyLength(role);
+        if (length > ROLE_POLICY_LIMIT) {
+          problems.push(
+            `functions.${key}: expected a role policy of at most ${ROLE_POLICY_LIMIT} characters (IAM's quota on a role's inline policies), ` +
+              `got up to ${length} with the retry tiers under one wildcard: fewer retry tiers or outputs, a shorter group, or fewer statements in provider.iam.role`,
+          );
           continue;
         }
-        const logicalId = `${this.#serverless.getProvider('aws').naming.getLambdaLogicalId(key).replace(/LambdaFunction$/, '')}KafkaLanesRole`;
-        const own = isHandler && typeof iam.role === 'object' ? iam.role : undefined;
-        resources[logicalId] = functionRole(String(target.name ?? `${service.service}-${this.#serverless.getProvider('aws').getStage()}-${key}`), [...statements, ...((own?.statements ?? []) as unknown as Statement[])], {
-          ...(own?.managedPolicies === undefined ? {} : { managedPolicyArns: own.managedPolicies }),
-          ...(own?.permissionsBoundary === undefined ? {} : { permissionsBoundary: own.permissionsBoundary }),
-        });
-        target['role'] = logicalId;
+        resources[logicalId] = role;
+        service.functions[key]!['role'] = logicalId;
       }
     }
+    if (problems.length > 0) this.#fail(problems);
   }
 
   /** `resources.Resources` of serverless.yml, where the framework merges what the plugin adds into the template. */
@@ -374,6 +403,28 @@ export class KafkaLanesPlugin {
       // Source maps stay on disk for local debugging: Node.js reads none without --enable-source-maps.
       pkg.patterns = ['!**', `${BUNDLE_DIR}/**`, `!${BUNDLE_DIR}/**/*.map`, ...(pkg.patterns ?? [])];
       pkg.excludeDevDependencies = false;
+    }
+  }
+
+  /**
+   * The framework writes `MaximumBatchingWindowInSeconds` only for a truthy `maximumBatchingWindow`, so `0` would
+   * become AWS's default for Kafka event sources (500 ms): every trigger given `0` gets it written, the retry
+   * tiers' included.
+   */
+  #keepZeroBatchingWindows(): void {
+    const { service } = this.#serverless;
+    const naming = this.#serverless.getProvider('aws').naming;
+    const resources = service.provider.compiledCloudFormationTemplate.Resources;
+    for (const key of service.getAllFunctions()) {
+      for (const event of service.functions[key]?.events ?? []) {
+        const msk = (event as { msk?: { arn?: unknown; topic: string; maximumBatchingWindow?: number } }).msk;
+        const kafka = (event as { kafka?: { topic: string; maximumBatchingWindow?: number } }).kafka;
+        if ((msk ?? kafka)?.maximumBatchingWindow !== 0) continue;
+        const logicalId =
+          msk !== undefined ? naming.getMSKEventLogicalId(key, mskClusterNameToken(msk.arn), msk.topic) : naming.getKafkaEventLogicalId(key, kafka!.topic);
+        const resource = resources[logicalId];
+        if (resource !== undefined) resource.Properties['MaximumBatchingWindowInSeconds'] = 0;
+      }
     }
   }
 

@@ -11,7 +11,7 @@
 import { Redis } from 'ioredis';
 import { REDIS_URL } from '../integration/support/stack';
 import { runOnRedis } from '../support/history-redis';
-import { addStats, assertHistories, HISTORY_SHAPES, LOSS_SHAPES, ModelBackend, NO_STATS, runHistory } from '../support/history-rig';
+import { addStats, assertHistories, HISTORY_SHAPES, LOSS_SHAPES, ModelBackend, NO_STATS, runHistory, type RecoveryTime } from '../support/history-rig';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
 
@@ -37,22 +37,42 @@ async function main(): Promise<void> {
   const redis = onRedis ? new Redis(REDIS_URL, { maxRetriesPerRequest: 3 }) : undefined;
   console.log(`history fuzz: ${runs} histories of each of ${played.length} shapes on ${onRedis ? 'real Redis' : 'the in-memory model'}, seed ${seed}`);
   let total = NO_STATS;
+  const allTimes: RecoveryTime[] = [];
   try {
     for (const [i, [name, shape]] of played) {
       const started = performance.now();
+      const times: RecoveryTime[] = [];
       const stats = await assertHistories({ shape: { ...shape, losses: onRedis }, runs, seed: seed + i, path }, (spec) =>
-        redis === undefined ? runHistory(spec, new ModelBackend(spec.caps)) : runOnRedis(redis, spec));
+        redis === undefined ? runHistory(spec, new ModelBackend(spec.caps)) : runOnRedis(redis, spec, { recoveryTimes: times }));
       total = addStats(total, stats);
       console.log(`  ${name} (seed ${seed + i}): ${runs} passed in ${((performance.now() - started) / 1000).toFixed(1)} s, ${stats.crashes} crashes, ${stats.copyRuns} copy runs, ${stats.deadLetters} dead letters` +
         (onRedis ? `, ${stats.losses} losses (${stats.lossesUnmarked} before a first marker, ${stats.lossesHeld} of them with a lane held), ${stats.lossesHeldMarked} with a lane held after the first marker, ${stats.lanesLost} taking blocked lanes' entries, ${stats.lossesFound} found, ${stats.recoveries} recoveries (${stats.rewinds} moving the completion group back), ${stats.blindRuns} runs out of order before a loss was found` : ''));
+      if (times.length > 0) console.log(`    ${recoveryFigures(times)}`);
+      allTimes.push(...times);
     }
+    if (allTimes.length > 0) console.log(`all shapes: ${recoveryFigures(allTimes)}`);
     console.log(`all passed: ${JSON.stringify(total)}`);
   } finally {
     await redis?.quit();
   }
 }
 
+/** Median, 95th percentile and maximum of the recoveries' times (history clock: a drain round moves it 10 minutes). */
+function recoveryFigures(times: readonly RecoveryTime[]): string {
+  const figures = (values: readonly number[], unit: (x: number) => string): string => {
+    const sorted = [...values].sort((a, b) => a - b);
+    const at = (q: number): number => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
+    return `median ${unit(at(0.5))}, p95 ${unit(at(0.95))}, max ${unit(sorted[sorted.length - 1]!)}`;
+  };
+  const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+  return `${times.length} recoveries whose records all ran again: loss to last recovered record ${figures(times.map((t) => t.sinceLossMs), seconds)}; ` +
+    `found to last ${figures(times.map((t) => t.sinceFoundMs), seconds)}; committer runs after the finding ${figures(times.map((t) => t.committerRuns), String)}`;
+}
+
 main().catch((error: unknown) => {
   console.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
+  // fast-check's report carries the history's own failure (what broke, and the trace) as its cause.
+  const cause = (error as { cause?: unknown }).cause;
+  if (cause !== undefined) console.error(cause instanceof Error ? cause.message : String(cause));
   process.exitCode = 1;
 });

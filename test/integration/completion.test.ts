@@ -10,7 +10,8 @@ import {
   partitionKeys,
   type PartitionRef,
 } from '../../src/completion';
-import { CompletionModel } from '../support/completion-model';
+import { stepsKey } from '../../src/completion/keys';
+import { CompletionModel } from '../../src/testing/completion-model';
 import { redisSetups, uniqueName } from './support/stack';
 
 const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
@@ -59,6 +60,21 @@ describe.each(redisSetups())('completion engine on Redis $name', ({ connect }) =
       await store.admit(ref, records([0, 1]));
       await expect(store.markDone(ref, [0, 5])).rejects.toBeInstanceOf(NotAdmittedError);
       expect((await store.frontier(ref))?.frontier).toBe(0);
+    });
+
+    it('deletes the step results given with the bits in the same call, and none when the call is refused', async () => {
+      await store.admit(ref, records(range(0, 2)));
+      const steps = (offset: number) => stepsKey({ ref, offset });
+      for (let offset = 0; offset <= 1_500; offset += 1) await redis.hset(steps(offset), 'charge', `ch-${offset}`);
+
+      await expect(store.markDone(ref, [0, 5], 0, [0])).rejects.toBeInstanceOf(NotAdmittedError);
+      const afterRefused = await redis.exists(steps(0));
+      // More keys than one UNLINK of the script takes.
+      await store.markDone(ref, [0, 1], 0, range(0, 1_500));
+
+      expect(afterRefused).toBe(1);
+      expect((await store.frontier(ref))?.frontier).toBe(2);
+      expect(await Promise.all([0, 750, 1_500].map((offset) => redis.exists(steps(offset))))).toEqual([0, 0, 0]);
     });
 
     it('counts only newly set bits, so replaying a mark is harmless', async () => {

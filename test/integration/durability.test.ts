@@ -339,6 +339,10 @@ describe("the partition's first minute, and held lanes: every shape the historie
     const found = runs.filter((r) => r.losses !== undefined);
     expect(found).toHaveLength(1);
     expect(found[0]!.losses).toEqual([expect.objectContaining({ topic: s.topic, partition: 0, recovered: expect.objectContaining({ from: 0 }) })]);
+    // The recovery wrote every recovered head's copy itself, due at once: its run's re-drive had nothing left to write.
+    const { recovered } = found[0]!.losses![0]!;
+    expect(recovered!.heads).toBe(recovered!.lanes);
+    expect(found[0]!.redriven).toEqual([]);
     const aRuns = s.runs.filter((r) => r.afterLoss && r.key === 'A').map((r) => r.offset);
     expect(new Set(aRuns)).toEqual(new Set(A_OFFSETS));
     expect(aRuns).toEqual([...aRuns].sort((x, y) => x - y));

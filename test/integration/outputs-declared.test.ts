@@ -61,4 +61,33 @@ describe('ctx.send to a topic that cannot take the output', () => {
     // Assess
     expect(dead.message).toContain(`Expected ctx.send to a declared output topic (kafkaLanes.outputs: \`shipments\`, \`invoices\`), got \`${undeclared}\``);
   });
+
+  it('fails only the record whose output went to the missing topic: the others sent with it are done, their outputs written', async () => {
+    // Prepare: three records finishing together, their outputs in one send; the second's topic is missing
+    const group = uniqueName('out-part');
+    const topic = uniqueName('out-part-src');
+    const out = uniqueName('out-part-out');
+    const missing = uniqueName('out-part-missing');
+    await Promise.all([createTopic(topic, 1), createTopic(out, 1), createTopic(`${group}.retry.5s`, 1), createTopic(`${group}.dlq`, 1)]);
+    const handler = lanes({ group, redis: { url: REDIS_URL }, retry: { tiers: ['5s'], maxAttempts: 1 } }, async (record, ctx) => {
+      ctx.send(record.offset === 1 ? missing : out, { key: String(record.key), value: { offset: record.offset } });
+    });
+    try {
+      await produce(topic, [{ key: 'a', value: '{}' }, { key: 'b', value: '{}' }, { key: 'c', value: '{}' }]);
+      const records = await fetchRecords(topic, 3);
+
+      // Act
+      const response = await handler(eventOf(records), contextWithin(60_000) as unknown as Context);
+      const written = await fetchRecords(out, 2);
+      const [dead] = await fetchRecords(`${group}.dlq`, 1);
+
+      // Assess
+      expect(response).toEqual({ batchItemFailures: [] });
+      expect(written.map((record) => String(record.key)).sort()).toEqual(['a', 'c']);
+      expect(String(dead!.key)).toBe('b');
+      expect(readHandOffHeaders(dead!.headers ?? []).errorMessage).toContain(`\`${missing}\``);
+    } finally {
+      await handler.close();
+    }
+  });
 });

@@ -94,6 +94,19 @@ describe('CloudWatch alarms and dashboard of the kafka-lanes plugin', () => {
     expect(ofType(resources(), 'AWS::CloudWatch::Dashboard')).toEqual([]);
   });
 
+  it('encrypts the topic it creates with a key CloudWatch may use, subscribes the e-mail given, and passes cfn-lint', async () => {
+    // Act
+    const { code, output, dir, resources } = await packaged('      alarms:\n        email: ops@shop.io\n');
+    const linted = await lint(join(dir, 'out', 'cloudformation-template-update-stack.json'));
+
+    // Assess
+    expect({ code, output }).toMatchObject({ code: 0 });
+    expect({ errors: (linted.code & 2) !== 0, lines: linted.output.split('\n').filter((line) => /^E\d{4}/.test(line)) }).toEqual({ errors: false, lines: [] });
+    const [topic] = ofType(resources(), 'AWS::SNS::Topic');
+    expect(topic?.Properties).toMatchObject({ KmsMasterKeyId: { Ref: 'KafkaLanesAlarmKey' }, Subscription: [{ Protocol: 'email', Endpoint: 'ops@shop.io' }] });
+    expect(ofType(resources(), 'AWS::KMS::Key')).toHaveLength(1);
+  });
+
   it('adds nothing with `alarms: { enabled: false }`', async () => {
     const { code, resources } = await packaged('      alarms:\n        enabled: false\n');
     expect(code).toBe(0);

@@ -7,6 +7,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { ofType, ROOT, serverless, service, serviceYml, template } from './support/serverless';
+import { rolePolicyLength, ROLE_POLICY_LIMIT } from '../../src/serverless/iam';
 
 const ARN = 'arn:aws:kafka:eu-west-1:123456789012:cluster/shop/abcd-1';
 
@@ -276,8 +277,11 @@ describe('serverless package with kafka-lanes/serverless', () => {
       ['longcommittername', `    name: ${'n'.repeat(60)}\n${msk('k')}    kafkaLanes: {}`],
       ['scram', `${msk('l')}    kafkaLanes: { kafka: { auth: scram } }`],
       ['plaintoken', `    environment: { KAFKA_LANES_REDIS_AUTH_TOKEN: t0ken }\n${msk('m')}    kafkaLanes: { redis: { url: 'rediss://r.internal:6379', authSecret: 'ssm:/shop/token' } }`],
+      // Any variable of any function, the framework's or not.
+      ['recorder', `    environment: { DEMO_RESULTS_REDIS_URL: 'redis://127.0.0.1:6379', DEMO_LATENCY_MS: '20' }`],
     ];
-    const dir = service(serviceYml(`${fns.map(([key, body]) => `  ${key}:\n    handler: handler.handler\n${body}`).join('\n')}\n`));
+    const yml = serviceYml(`${fns.map(([key, body]) => `  ${key}:\n    handler: handler.handler\n${body}`).join('\n')}\n`);
+    const dir = service(yml.replace('  region: eu-west-1\n', "  region: eu-west-1\n  environment: { PAYMENTS_URL: 'http://localhost:8080/charge' }\n"));
     dirs.push(dir);
 
     // Act
@@ -300,7 +304,82 @@ describe('serverless package with kafka-lanes/serverless', () => {
       'functions.longcommitternameCommitter.name (the committer kafka-lanes adds, `<function name>-committer`): expected at most 64 characters (Lambda function names), got 70',
       'functions.scram.kafkaLanes.kafka.secret: expected the Secrets Manager secret holding the SCRAM username and password of the producers and the committer (`kafka.auth: scram`; the trigger has no `saslScram512` to take it from), got none',
       'functions.plaintoken.environment.KAFKA_LANES_REDIS_AUTH_TOKEN: expected no plain value beside `kafkaLanes.redis.authSecret` (the functions read it from there), got one',
+      'provider.environment.PAYMENTS_URL: expected an address a deployed function can reach, got `http://localhost:8080/charge` (a loopback address)',
+      'functions.recorder.environment.DEMO_RESULTS_REDIS_URL: expected an address a deployed function can reach, got `redis://127.0.0.1:6379` (a loopback address)',
     ];
     expect(expected.filter((message) => !output.includes(message))).toEqual([]);
+  });
+
+  it('keeps maximumBatchingWindow: 0 on every trigger it is given to (the framework drops a 0, and AWS would batch for 500 ms)', async () => {
+    // Prepare
+    const dir = service(
+      serviceYml(`  orders:
+    handler: handler.handler
+    events:
+      - msk: { arn: '${ARN}', topic: orders, maximumBatchingWindow: 0 }
+    kafkaLanes: { group: shop-orders, retryTiers: [5s, 1m], redis: { url: 'rediss://redis.internal:6379' } }
+  payouts:
+    handler: handler.handler
+    events:
+      - kafka: { topic: payouts, maximumBatchingWindow: 0, bootstrapServers: [b-1.kafka.internal:9094], accessConfigurations: { vpcSubnet: [subnet-0123456789abcdef0], vpcSecurityGroup: [sg-0123456789abcdef0] } }
+  refunds:
+    handler: handler.handler
+    events:
+      - msk: { arn: '${ARN}', topic: refunds, maximumBatchingWindow: 2 }`),
+    );
+    dirs.push(dir);
+
+    // Act
+    const packaged = await serverless(dir, ['package']);
+
+    // Assess: the source and both retry tiers of orders, the plain kafka trigger; 2 s stays 2 s.
+    expect({ code: packaged.code, output: packaged.code === 0 ? '' : packaged.output }).toEqual({ code: 0, output: '' });
+    const windows = ofType(template(join(dir, '.serverless')), 'AWS::Lambda::EventSourceMapping').map((mapping) => [
+      (mapping.Properties['Topics'] as string[])[0],
+      mapping.Properties['MaximumBatchingWindowInSeconds'],
+    ]);
+    expect(windows.sort()).toEqual([
+      ['orders', 0],
+      ['payouts', 0],
+      ['refunds', 2],
+      ['shop-orders.retry.1m', 0],
+      ['shop-orders.retry.5s', 0],
+    ]);
+  });
+
+  it('keeps every role under IAM\'s policy size quota: 20 retry tiers of a 64-character group under one wildcard, and refuses what no wildcard fits', async () => {
+    // Prepare: the largest a group's grants get (an imported ARN counts at its longest), and a service beyond any.
+    const group = 'g'.repeat(64);
+    const tiers = Array.from({ length: 20 }, (_unused, index) => `${index + 1}m`);
+    const many = (prefix: string): string => `[${Array.from({ length: 50 }, (_unused, index) => `${prefix}-${String(index).padStart(2, '0')}-${'o'.repeat(200)}`).join(', ')}]`;
+    const fits = service(
+      serviceYml(`  orders:
+    handler: handler.handler
+    events:
+      - msk: { arn: { 'Fn::ImportValue': shop-kafka-arn }, topic: orders }
+    kafkaLanes: { group: ${group}, retryTiers: [${tiers.join(', ')}], redis: { url: 'rediss://redis.internal:6379', authSecret: shop/redis-auth } }`),
+    );
+    const beyond = service(
+      serviceYml(`  orders:
+    handler: handler.handler
+    events:
+      - msk: { arn: '${ARN}', topic: orders }
+    kafkaLanes: { group: ${group}, outputs: ${many('out')}, redis: { url: 'rediss://redis.internal:6379' } }`),
+    );
+    dirs.push(fits, beyond);
+
+    // Act
+    const [packaged, refused] = await Promise.all([serverless(fits, ['package']), serverless(beyond, ['package'])]);
+
+    // Assess
+    expect({ code: packaged.code, output: packaged.code === 0 ? '' : packaged.output }).toEqual({ code: 0, output: '' });
+    const roles = ofType(template(join(fits, '.serverless')), 'AWS::IAM::Role');
+    expect(roles.length).toBe(3);
+    for (const role of roles) expect(rolePolicyLength(role)).toBeLessThanOrEqual(ROLE_POLICY_LIMIT);
+    const resources = JSON.stringify(roles.map((role) => role.Properties['Policies']));
+    expect(resources).toContain(`/${group}.retry.*`);
+    expect(resources).not.toContain(`/${group}.retry.20m`);
+    expect(refused.code).not.toBe(0);
+    expect(refused.output).toMatch(/functions\.orders: expected a role policy of at most 10240 characters \(IAM's quota on a role's inline policies\), got up to [0-9]+ with the retry tiers under one wildcard/);
   });
 });

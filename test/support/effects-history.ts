@@ -19,8 +19,8 @@ import type { HandOffItem } from '../../src/handoff/types';
 import { resolveOptions } from '../../src/options';
 import { SourcePath } from '../../src/source/source-path';
 import { RetryPath } from '../../src/retry/retry-path';
-import { CompletionModelStore } from './completion-model';
-import { EffectsModel } from './effects-model';
+import { CompletionModelStore } from '../../src/testing/completion-model';
+import { EffectsModel } from '../../src/testing/effects-model';
 import { copyRecord, RIG_GROUP, RIG_REF, sourceRecord, within } from './engine-rig';
 
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
@@ -104,6 +104,7 @@ export interface EffectsHistoryResult {
 export async function runEffectsHistory(history: EffectsHistory): Promise<EffectsHistoryResult> {
   const store = new CompletionModelStore();
   const effectsState = new EffectsModel();
+  store.stepResults = effectsState.steps;
   // Half the histories start on a store that has seen steps (a warm process): records delivered for the first time
   // then skip reading their steps; the other half read them, as a process's first invocation does.
   if (history.records.length % 2 === 0) await effectsState.saveStep({ ref: { ...RIG_REF, topic: 'warm-up' }, offset: 0 }, 'warm', '1');
@@ -169,8 +170,9 @@ export async function runEffectsHistory(history: EffectsHistory): Promise<Effect
         return items.map(() => ({ status: 'written' as const }));
       }),
       send: (sent) => gate.pass(async () => {
-        outputs.push(...sent);
+        outputs.push(...sent.flat());
         gate.event();
+        return sent.map(() => undefined);
       }),
     };
     const handler = async (record: LanesRecord, ctx: LanesContext): Promise<void> => {

@@ -9,14 +9,16 @@ import { Engine, type InvocationContext } from '../../src/engine/engine';
 import type { HandOffSink } from '../../src/lanes/ports';
 import type { LanesContext, LanesRecord, RecordHandler } from '../../src/engine/types';
 import { decodeKafkaEvent, encodeKafkaEvent, type KafkaBatchResponse, type KafkaRecordInput } from '../../src/event';
-import { handOffMessage } from '../../src/handoff/headers';
+import { copyRecord } from '../../src/testing/retry-copies';
 import type { HandOffItem, HandOffOutcome } from '../../src/handoff/types';
 import { resolveOptions, type LanesOptionsInput } from '../../src/options';
 import { SourcePath } from '../../src/source/source-path';
 import { RetryPath } from '../../src/retry/retry-path';
-import { CompletionModelStore } from './completion-model';
-import { OutputLog } from './effects-model';
+import { CompletionModelStore } from '../../src/testing/completion-model';
+import { EffectsModel, OutputLog } from '../../src/testing/effects-model';
 import type { EffectsPort, OutputMessage } from '../../src/lanes/effects';
+
+export { copyRecord };
 
 export const RIG_GROUP = 'grp';
 export const RIG_SOURCE = 'orders';
@@ -31,8 +33,8 @@ export class RecordingSink implements HandOffSink {
   readonly items: HandOffItem[] = [];
   readonly outputs = new OutputLog();
 
-  send(outputs: readonly OutputMessage[]): Promise<void> {
-    return this.outputs.send(outputs);
+  send(records: ReadonlyArray<readonly OutputMessage[]>): Promise<ReadonlyArray<Error | undefined>> {
+    return this.outputs.send(records);
   }
 
   async write(items: readonly HandOffItem[]): Promise<HandOffOutcome[]> {
@@ -94,6 +96,8 @@ export function engineRig(
     ...input,
   } as LanesOptionsInput, {});
   const sink = new RecordingSink();
+  // One Redis holds both: the done-bit call deletes step results.
+  if (effects instanceof EffectsModel) store.stepResults = effects.steps;
   const runs: RigRun[] = [];
   const logger = new Logger({ logLevel: 'SILENT' });
   const metrics = new Metrics({ namespace: 'test', serviceName: 'test' });
@@ -118,19 +122,6 @@ export function engineRig(
       const decoded = decodeKafkaEvent(encodeKafkaEvent({ source: 'SelfManagedKafka', records }));
       return engine.run(new RetryPath(), decoded.partitions, sink, within(remainingMs));
     },
-  };
-}
-
-/** A retry copy as the broker would hand it back: its message written to `item.topic`, partition 0. */
-export function copyRecord(item: HandOffItem, offset: number): KafkaRecordInput {
-  const message = handOffMessage(item);
-  const headers = Object.entries(message.headers ?? {}).flatMap(([name, value]) =>
-    (Array.isArray(value) ? value : [value]).map((one) => ({ name, value: Buffer.from(one as string | Buffer) })));
-  return {
-    topic: item.topic, partition: 0, offset, timestamp: Date.now(),
-    key: message.key === null || message.key === undefined ? null : Buffer.from(message.key),
-    value: message.value === null ? null : Buffer.from(message.value),
-    headers,
   };
 }
 

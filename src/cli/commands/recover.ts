@@ -41,6 +41,7 @@ export function registerRecover(program: Command): void {
       .option(...TIERS_OPTION),
   )).action(async (group: string, flags: RecoverFlags) => {
     const forced = (flags.partition ?? []).map(parsePartition);
+    let handedOff = 0;
     await withOperatorParts(group, flags, async (parts) => {
       const committer = new MemberlessOffsetCommitter(parts.kafka, group);
       const recoveryParts = { redis: parts.store.redis, kafka: parts.kafka, options: parts.options, sink: parts.sink };
@@ -52,6 +53,7 @@ export function registerRecover(program: Command): void {
           const { since } = recoveryStart(durable, undefined);
           const recovered = await recoverPartition(recoveryParts, { group, topic, partition }, entry?.offset, durable.marker?.generation, undefined, since);
           process.stdout.write(`${topic}-${partition}: recovered by request: ${describeRecovered(recovered)}\n`);
+          handedOff += recovered.heads;
         }
       }
       const result = await runCommitter({
@@ -67,7 +69,8 @@ export function registerRecover(program: Command): void {
           (loss.recovered !== undefined ? `recovered: ${describeRecovered(loss.recovered)}\n` : `NOT recovered: ${loss.error ?? 'no recovery'}\n`));
       }
       if ((result.losses ?? []).length === 0 && forced.length === 0) process.stdout.write(`no loss found in ${result.partitions.length} partition(s) of ${group}\n`);
-      process.stdout.write(`lane heads handed to the retry path: ${result.redriven?.length ?? 0}; commits: ${result.moves.map((m) => `${m.topic}-${m.partition} ${String(m.from)} -> ${m.to}`).join(', ') || 'none'}\n`);
+      handedOff += (result.losses ?? []).reduce((n, loss) => n + (loss.recovered?.heads ?? 0), 0) + (result.redriven?.length ?? 0);
+      process.stdout.write(`lane heads handed to the retry path: ${handedOff}; commits: ${result.moves.map((m) => `${m.topic}-${m.partition} ${String(m.from)} -> ${m.to}`).join(', ') || 'none'}\n`);
     });
   });
 }

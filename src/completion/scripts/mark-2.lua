@@ -6,6 +6,8 @@
 
   KEYS[1]  bits
   KEYS[2]  meta
+  KEYS[3..] step results (hashes) of records of the partition now terminal: deleted once the bits are set, in the
+            same call (a redelivery of a record whose bit is not stored still finds them)
 
   ARGV[1]  epoch: lower than the stored epoch -> STALE_EPOCH, higher -> stored
   ARGV[2]  the offsets, ascending, as one string: the first, then each one's distance from the one before,
@@ -67,4 +69,6 @@ while i <= count do
     i = j + 1
   end
 end
+-- In slices: unpack passes its values on Lua's stack, which holds some thousands.
+for k = 3, #KEYS, 1000 do redis.call('UNLINK', unpack(KEYS, k, math.min(k + 999, #KEYS))) end
 return { 0, newlySet }

@@ -1,4 +1,4 @@
-import { escapeName, parkKey, partitionKeys, partitionTag } from '../../../src/completion/keys';
+import { escapeName, parkKey, partitionKeys, partitionTag, stepsKey } from '../../../src/completion/keys';
 import {
   admitCall,
   blockCall,
@@ -161,5 +161,12 @@ describe('markCall', () => {
   it('sends the epoch then the offsets sorted, as one string of distances', () => {
     expect(markCall(partitionKeys(ref), [2, 1e12, 1], 4).argv).toEqual(['4', '1 1 999999999998']);
     expect(markCall(partitionKeys(ref), [2 ** 53 - 1, 5], 0).argv).toEqual(['0', `5 ${2 ** 53 - 6}`]);
+  });
+
+  it('passes the step results to delete as keys after bits and meta, all under the partition\'s tag', () => {
+    const keys = partitionKeys(ref);
+    const call = markCall(keys, [3, 4], 0, [stepsKey({ ref, offset: 3 }), stepsKey({ ref, offset: 4 })]);
+    expect(call.keys).toEqual([keys.bits, keys.meta, stepsKey({ ref, offset: 3 }), stepsKey({ ref, offset: 4 })]);
+    expect(new Set(call.keys.map((key) => key.slice(0, key.indexOf('}') + 1))).size).toBe(1);
   });
 });

@@ -8,7 +8,7 @@ import type { AdmitRecord, AdmitResult, PartitionRef } from '../../../src/comple
 import type { KafkaBatchResponse } from '../../../src/event';
 import { NonRetriableError } from '../../../src/errors';
 import type { LanesOptionsInput } from '../../../src/options';
-import { CompletionModelStore } from '../../support/completion-model';
+import { CompletionModelStore } from '../../../src/testing/completion-model';
 import { drainRetries, engineRig, laneOf, offsetsByKey, RIG_REF, sourceRecords, type Rig } from '../../support/engine-rig';
 
 const COUNT = 3_000;

@@ -6,11 +6,12 @@ import { NonRetriableError } from '../../../src/errors';
 import type { LanesRecord, RecordHandler } from '../../../src/engine/types';
 import { decodeKafkaEvent, encodeKafkaEvent, type KafkaBatchResponse, type KafkaRecordInput } from '../../../src/event';
 import { handOffMessage, readHandOffHeaders } from '../../../src/handoff/headers';
+import { copyRecord } from '../../../src/testing/retry-copies';
 import type { HandOffItem, HandOffOutcome } from '../../../src/handoff/types';
 import { resolveOptions, type LanesOptionsInput } from '../../../src/options';
 import { SourcePath } from '../../../src/source/source-path';
 import { RetryPath } from '../../../src/retry/retry-path';
-import { CompletionModelStore } from '../../support/completion-model';
+import { CompletionModelStore } from '../../../src/testing/completion-model';
 
 const GROUP = 'grp';
 const SOURCE = 'orders';
@@ -87,19 +88,6 @@ function rig(input: Partial<LanesOptionsInput>, handler: (record: LanesRecord, a
       const decoded = decodeKafkaEvent(encodeKafkaEvent({ source: 'SelfManagedKafka', records }));
       return engine.run(new RetryPath(), decoded.partitions, sink, within(remainingMs));
     },
-  };
-}
-
-/** A retry copy as the broker would hand it back: its message written to `item.topic`, partition 0. */
-function copyRecord(item: HandOffItem, offset: number): KafkaRecordInput {
-  const message = handOffMessage(item);
-  const headers = Object.entries(message.headers ?? {}).flatMap(([name, value]) =>
-    (Array.isArray(value) ? value : [value]).map((one) => ({ name, value: Buffer.from(one as string | Buffer) })));
-  return {
-    topic: item.topic, partition: 0, offset, timestamp: Date.now(),
-    key: message.key === null || message.key === undefined ? null : Buffer.from(message.key),
-    value: message.value === null ? null : Buffer.from(message.value),
-    headers,
   };
 }
 

@@ -5,7 +5,7 @@ import { StepNameError, StepResultTooLargeError } from '../../../src/engine/step
 import { idempotencyKeyOf } from '../../../src/engine/idempotency-key';
 import { outputIdOf } from '../../../src/engine/outputs';
 import { copyRecord, drainRetries, engineRig, RIG_GROUP, RIG_REF, RIG_SOURCE, sourceRecord } from '../../support/engine-rig';
-import { EffectsModel } from '../../support/effects-model';
+import { EffectsModel } from '../../../src/testing/effects-model';
 import type { KafkaRecordInput } from '../../../src/event';
 
 const at = (offset: number) => ({ ref: RIG_REF, offset });
@@ -30,6 +30,9 @@ describe('ctx.step', () => {
     expect(charges).toBe(1);
     expect(results).toEqual([{ id: 'ch_1' }, { id: 'ch_1' }]);
     expect(r.runs.map((run) => run.attempt)).toEqual([1, 2]);
+    // Done on a retry copy: its steps live under the source partition, not the copy's, and go in a call of their own.
+    expect(effects.stepsOf(at(0))).toBeUndefined();
+    expect(effects.calls.forgetSteps).toBe(1);
   });
 
   it('runs the steps of one record one after another, in call order, even when started together', async () => {
@@ -107,7 +110,7 @@ describe('ctx.step', () => {
     expect(seen).toEqual(['42', '42']);
   });
 
-  it('costs a handler without steps nothing, and deletes step results once the record is done', async () => {
+  it('costs a handler without steps nothing, and deletes step results in the call that stores the done bit', async () => {
     // Prepare
     const effects = new EffectsModel();
     const r = engineRig({}, async (record, ctx) => {
@@ -121,8 +124,9 @@ describe('ctx.step', () => {
 
     // Assess
     expect(afterPlain).toBe(0);
-    expect(effects.calls).toMatchObject({ loadSteps: 1, saveStep: 1, forgetSteps: 1 });
+    expect(effects.calls).toMatchObject({ loadSteps: 1, saveStep: 1, forgetSteps: 0 });
     expect(effects.stepsOf(at(1))).toBeUndefined();
+    expect(r.store.calls.filter((call) => call === 'mark')).toHaveLength(2);
     expect(r.store.partition(RIG_REF).model.isDone(1)).toBe(true);
   });
 
@@ -283,6 +287,30 @@ describe('ctx.send', () => {
     // Assess
     expect(response.batchItemFailures).toEqual([]);
     expect(events).toEqual(['start 0', 'start 1', 'ack 0', 'start 2']);
+    expect([0, 1, 2].map((offset) => r.store.partition(RIG_REF).model.isDone(offset))).toEqual([true, true, true]);
+  });
+
+  it('fails only the record whose outputs were not acknowledged when records finishing together send together', async () => {
+    // Prepare
+    const effects = new EffectsModel();
+    const r = engineRig({}, async (record, ctx) => {
+      ctx.send(record.offset === 1 ? 'missing' : 'receipts', { value: `r${record.offset}` });
+    }, undefined, effects);
+    r.sink.outputs.missingTopics.add('missing');
+    const sends: number[] = [];
+    const send = r.sink.send.bind(r.sink);
+    r.sink.send = (records) => {
+      sends.push(records.length);
+      return send(records);
+    };
+
+    // Act
+    await r.deliver([sourceRecord(0, 'a'), sourceRecord(1, 'b'), sourceRecord(2, 'c')]);
+
+    // Assess
+    expect(sends).toEqual([3]);
+    expect(r.sink.outputs.sent.map((o) => o.value)).toEqual(['r0', 'r2']);
+    expect(r.sink.items.filter((item) => item.kind === 'retry').map((item) => item.origin.offset)).toEqual([1]);
     expect([0, 1, 2].map((offset) => r.store.partition(RIG_REF).model.isDone(offset))).toEqual([true, true, true]);
   });
 

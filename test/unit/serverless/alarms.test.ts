@@ -13,7 +13,7 @@ describe('planAlarms', () => {
     // Assess
     expect(Object.keys(resources)).toEqual([
       'KafkaLanesOrderEventsDeadLettersAlarm', 'KafkaLanesOrderEventsRefusedByBrokerAlarm', 'KafkaLanesOrderEventsOldestBlockedLaneAlarm',
-      'KafkaLanesOrderEventsCommittedLagAlarm', 'KafkaLanesOrderEventsCommitterErrorsAlarm', 'KafkaLanesAlarmTopic', 'KafkaLanesOrderEventsDashboard',
+      'KafkaLanesOrderEventsCommittedLagAlarm', 'KafkaLanesOrderEventsCommitterErrorsAlarm', 'KafkaLanesAlarmKey', 'KafkaLanesAlarmTopic', 'KafkaLanesOrderEventsDashboard',
     ]);
     expect(resources['KafkaLanesOrderEventsDeadLettersAlarm']?.Properties).toEqual({
       AlarmName: 'shop-prod-orders-svc-dead-letters',
@@ -34,7 +34,25 @@ describe('planAlarms', () => {
 
   it('leaves out what reads the committer when the committer is off', () => {
     const resources = planAlarms({ ...input, committerName: undefined, block: { dashboard: false } });
-    expect(Object.keys(resources)).toEqual(['KafkaLanesOrderEventsDeadLettersAlarm', 'KafkaLanesOrderEventsRefusedByBrokerAlarm', 'KafkaLanesAlarmTopic']);
+    expect(Object.keys(resources)).toEqual(['KafkaLanesOrderEventsDeadLettersAlarm', 'KafkaLanesOrderEventsRefusedByBrokerAlarm', 'KafkaLanesAlarmKey', 'KafkaLanesAlarmTopic']);
+  });
+
+  it('encrypts the topic with a key CloudWatch may use, and subscribes the e-mail addresses given', () => {
+    // Act
+    const resources = planAlarms({ ...input, block: { email: ['ops@shop.io', 'oncall@shop.io'] } });
+
+    // Assess
+    expect(resources['KafkaLanesAlarmTopic']?.Properties).toEqual({
+      DisplayName: 'kafka-lanes alarms of shop',
+      KmsMasterKeyId: { Ref: 'KafkaLanesAlarmKey' },
+      Subscription: [
+        { Protocol: 'email', Endpoint: 'ops@shop.io' },
+        { Protocol: 'email', Endpoint: 'oncall@shop.io' },
+      ],
+    });
+    const policy = resources['KafkaLanesAlarmKey']?.Properties['KeyPolicy'] as { Statement: Array<{ Principal: unknown; Action: unknown }> };
+    expect(policy.Statement).toContainEqual(expect.objectContaining({ Principal: { Service: 'cloudwatch.amazonaws.com' }, Action: ['kms:Decrypt', 'kms:GenerateDataKey*'] }));
+    expect(planAlarms({ ...input, block: { email: 'ops@shop.io' } })['KafkaLanesAlarmTopic']?.Properties['Subscription']).toEqual([{ Protocol: 'email', Endpoint: 'ops@shop.io' }]);
   });
 
   it('plans nothing when turned off', () => {
@@ -56,6 +74,8 @@ describe('the alarms block', () => {
     [{ period: '25h' }, 'a whole number of minutes'],
     [{ oldestBlockedLane: '500ms' }, 'at least `1s`'],
     [{ notify: 'ops-pager' }, 'an SNS topic ARN'],
+    [{ email: 'ops-pager' }, 'an e-mail address'],
+    [{ email: 'ops@shop.io', notify: 'arn:aws:sns:eu-west-1:123456789012:ops' }, 'expected `email` only with the topic the stack creates'],
     [{ deadLetters: -1 }, ''],
   ])('refuses %j', (block, message) => {
     const parsed = alarmsBlockSchema.safeParse(block);

@@ -1,4 +1,4 @@
-import { clusterRegionProblem, endpointProblems, lengthProblem, scheduleProblem, tierOrderProblems } from '../../../src/serverless/checks';
+import { clusterRegionProblem, endpointProblems, lengthProblem, loopbackEnvironmentProblems, scheduleProblem, tierOrderProblems } from '../../../src/serverless/checks';
 
 describe('scheduleProblem', () => {
   it.each(['rate(1 minute)', 'rate(5 minutes)', 'rate(1 hour)', 'rate(2 days)', 'cron(0/5 * * * ? *)', 'cron(0 12 ? * MON-FRI *)'])('accepts %s', (expression) => {
@@ -66,5 +66,38 @@ describe('clusterRegionProblem and lengthProblem', () => {
   it('names the limit and the length', () => {
     expect(lengthProblem('name', 'x'.repeat(65), 64, 'Lambda function names')).toBe(`name: expected at most 64 characters (Lambda function names), got 65: \`${'x'.repeat(65)}\``);
     expect(lengthProblem('name', 'x'.repeat(64), 64, 'Lambda function names')).toBeUndefined();
+  });
+});
+
+describe('loopbackEnvironmentProblems', () => {
+  it('names every variable whose value reaches a loopback address: a URL, a host:port list, a bare host', () => {
+    // Act
+    const problems = loopbackEnvironmentProblems('functions.orders.environment', {
+      DEMO_RESULTS_REDIS_URL: 'redis://127.0.0.1:6379',
+      PAYMENTS_URL: 'http://localhost:8080/charge',
+      PEERS: 'b-1.internal:9092,[::1]:9092',
+      CACHE_HOST: '127.0.0.53',
+      DEMO_LATENCY_MS: '20',
+      TABLE: 'orders-prod',
+      API: 'https://payments.internal/v1',
+      CLUSTER: { 'Fn::GetAtt': ['KafkaLanesRedis', 'ConfigurationEndPoint.Address'] },
+    });
+
+    // Assess
+    expect(problems.map((problem) => problem.split(':')[0])).toEqual([
+      'functions.orders.environment.DEMO_RESULTS_REDIS_URL',
+      'functions.orders.environment.PAYMENTS_URL',
+      'functions.orders.environment.PEERS',
+      'functions.orders.environment.CACHE_HOST',
+    ]);
+    expect(problems[0]).toBe(
+      'functions.orders.environment.DEMO_RESULTS_REDIS_URL: expected an address a deployed function can reach, got `redis://127.0.0.1:6379` (a loopback address); ' +
+        'the local stack is for `serverless offline` (custom.kafkaLanes.offline), where the functions get its addresses',
+    );
+  });
+
+  it('accepts an environment without one, and none at all', () => {
+    expect(loopbackEnvironmentProblems('provider.environment', { LOG_LEVEL: 'info', RATE: '0.5', URL: 'https://localhost.example.org/x' })).toEqual([]);
+    expect(loopbackEnvironmentProblems('provider.environment', undefined)).toEqual([]);
   });
 });

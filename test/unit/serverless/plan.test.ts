@@ -203,11 +203,11 @@ describe('groupGrants', () => {
     const { committer } = groupGrants(plan!, false);
 
     // Assess
-    const part = (index: number): unknown => ({ 'Fn::Select': [index, { 'Fn::Split': ['cluster/', imported] }] });
+    const part = (index: number): unknown => ({ 'Fn::Select': [index, { 'Fn::Split': [':cluster/', imported] }] });
     expect(committer).toContainEqual({
       Effect: 'Allow',
       Action: ['kafka-cluster:DescribeGroup', 'kafka-cluster:AlterGroup'],
-      Resource: [{ 'Fn::Join': ['', [part(0), 'group/', part(1), '/g.lanes']] }, { 'Fn::Join': ['', [part(0), 'group/', part(1), '/g.lanes.recover.*']] }],
+      Resource: [{ 'Fn::Join': ['', [part(0), ':group/', part(1), '/g.lanes']] }, { 'Fn::Join': ['', [part(0), ':group/', part(1), '/g.lanes.recover.*']] }],
     });
     expect(plan?.environment['KAFKA_LANES_MSK_CLUSTER_ARN']).toEqual(imported);
   });
@@ -222,7 +222,13 @@ describe('groupGrants', () => {
 
     // Assess
     expect(handler).toContainEqual({ Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: [secret] });
-    expect(handler).toContainEqual(expect.objectContaining({ Action: ['kms:Decrypt'], Condition: { StringLike: { 'kms:ViaService': 'secretsmanager.*.amazonaws.com' } } }));
+    expect(handler).toContainEqual({
+      Effect: 'Allow',
+      Action: ['kms:Decrypt'],
+      Resource: { 'Fn::Sub': 'arn:${AWS::Partition}:kms:eu-west-1:123456789012:key/*' },
+      Condition: { StringEquals: { 'kms:ViaService': 'secretsmanager.eu-west-1.amazonaws.com' } },
+    });
+    expect(handler.filter((statement) => statement.Resource === '*' && statement.Condition === undefined).flatMap((statement) => statement.Action)).not.toContain('kms:Decrypt');
     expect(handler.flatMap((s) => s.Action).filter((a) => a.startsWith('kafka-cluster:'))).toEqual([]);
   });
 });

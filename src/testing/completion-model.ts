@@ -1,7 +1,8 @@
-import type { ParkedRecord } from '../../src/completion/args';
-import { LaneConflictError, NotHeadError, StaleAttemptError } from '../../src/completion/errors';
-import type { AdmitRecord, AdmitResult, AdmitStatus, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, PartitionRef } from '../../src/completion/types';
-import type { CompletionPort } from '../../src/lanes/ports';
+import type { ParkedRecord } from '../completion/args';
+import { LaneConflictError, NotHeadError, StaleAttemptError } from '../completion/errors';
+import type { AdmitRecord, AdmitResult, AdmitStatus, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, PartitionRef } from '../completion/types';
+import type { CompletionPort } from '../lanes/ports';
+import { stepsKey } from '../completion/keys';
 
 /**
  * A plain in-memory model of one partition's completion state, written from the Redis layout of docs/ARCHITECTURE.md and
@@ -75,6 +76,15 @@ export class CompletionModelStore implements CompletionPort {
   readonly partitions = new Map<string, { model: CompletionModel; lanes: Map<string, LaneHead>; park: Map<string, ParkedRecord[]> }>();
   /** Script calls made, by name: what a Redis store would have sent. */
   readonly calls: string[] = [];
+  /**
+   * The step results in the same Redis (an `EffectsModel`'s): once set, `markDone` deletes the step results it is
+   * given in the same call, as the Redis store does.
+   */
+  stepResults: Map<string, unknown> | undefined = undefined;
+
+  get forgetsSteps(): boolean {
+    return this.stepResults !== undefined;
+  }
 
   constructor(private readonly maxWindow = 1_000_000) {}
 
@@ -132,9 +142,10 @@ export class CompletionModelStore implements CompletionPort {
     };
   }
 
-  async markDone(ref: PartitionRef, offsets: readonly number[]): Promise<number> {
+  async markDone(ref: PartitionRef, offsets: readonly number[], _epoch = 0, steps: readonly number[] = []): Promise<number> {
     this.calls.push('mark');
     this.partition(ref).model.mark([...offsets]);
+    for (const offset of steps) this.stepResults!.delete(stepsKey({ ref, offset }));
     return offsets.length;
   }
 

@@ -2,10 +2,10 @@
  * The exactly-once state (step results, output claims, unordered copy claims) in memory, with the semantics of
  * the effects scripts, and counters of the calls made: one call is one round trip to Redis.
  */
-import type { CopyClaim, EffectsPort, OutputId, StepsRef } from '../../src/lanes/effects';
-import { copyKey, outputClaimKey, steppedKey, stepsKey } from '../../src/effects/redis-effects';
-import type { PartitionRef } from '../../src/completion/types';
-import type { OutputMessage } from '../../src/lanes/effects';
+import type { CopyClaim, EffectsPort, OutputId, StepsRef } from '../lanes/effects';
+import { copyKey, outputClaimKey, steppedKey, stepsKey } from '../effects/redis-effects';
+import type { PartitionRef } from '../completion/types';
+import type { OutputMessage } from '../lanes/effects';
 
 export class EffectsModel implements EffectsPort {
   readonly steps = new Map<string, Map<string, string>>();
@@ -80,13 +80,22 @@ export class EffectsModel implements EffectsPort {
   }
 }
 
-/** Outputs as a broker would keep them: every send acknowledged (or failed while `failing`). */
+/**
+ * Outputs as a broker would keep them: every send acknowledged, or failed while `failing`; a record with an output to
+ * one of `missingTopics` is not acknowledged (its other outputs are not written), the others are.
+ */
 export class OutputLog {
   readonly sent: OutputMessage[] = [];
   failing = false;
+  readonly missingTopics = new Set<string>();
 
-  async send(outputs: readonly OutputMessage[]): Promise<void> {
+  async send(records: ReadonlyArray<readonly OutputMessage[]>): Promise<ReadonlyArray<Error | undefined>> {
     if (this.failing) throw new Error('broker unreachable (model)');
-    this.sent.push(...outputs);
+    return records.map((outputs) => {
+      const missing = outputs.find((output) => this.missingTopics.has(output.topic));
+      if (missing !== undefined) return new Error(`UNKNOWN_TOPIC_OR_PARTITION (model): \`${missing.topic}\``);
+      this.sent.push(...outputs);
+      return undefined;
+    });
   }
 }

@@ -1,0 +1,77 @@
+import { Engine } from '../engine/engine';
+import type { InvocationContext } from '../engine/run-scope';
+import type { RecordHandler } from '../engine/types';
+import { decodeKafkaEvent, type KafkaBatchResponse, type PartitionBatch } from '../event';
+import type { EffectsPort } from '../lanes/effects';
+import type { CompletionPort, HandOffSink } from '../lanes/ports';
+import type { LanesOptions } from '../options/lanes-options';
+import { retryTierOf } from '../options/names';
+import { RetryPath } from '../retry/retry-path';
+import { SourcePath } from '../source/source-path';
+import type { Telemetry } from '../telemetry';
+
+/** What `LanesCore` runs on: the engine's ports, not clients. */
+export interface LanesCoreParts {
+  readonly options: LanesOptions;
+  readonly handler: RecordHandler;
+  /** The completion state (the Redis completion store in production, the in-memory model in tests). */
+  readonly store: CompletionPort;
+  /** Step results, output claims and unordered copy claims; without it `ctx.step` and `ctx.send` are refused. */
+  readonly effects?: EffectsPort;
+  /** The hand-off writer for an event's brokers (`options.kafka.brokers` win when set). */
+  readonly handOff: (bootstrapServers: readonly string[]) => HandOffSink;
+  readonly telemetry: Telemetry;
+  readonly now?: () => number;
+}
+
+/**
+ * The Lambda function `lanes()` builds, in both its roles, on its ports: an event of the group's source topics runs
+ * the source record path, an event of its retry tiers (`<group>.retry.<tier>`) the retry copy path, on one engine
+ * (scheduler, per-lane running, timeouts, hand-off, flushing). `LanesFunction` puts it on Redis and Kafka;
+ * `kafka-lanes/testing` on the in-memory models.
+ *
+ * @example
+ * const core = new LanesCore({ options, handler, store: new CompletionModelStore(), handOff: () => sink, telemetry });
+ * await core.process(event, { getRemainingTimeInMillis: () => 60_000 });
+ */
+export class LanesCore {
+  readonly engine: Engine;
+  readonly #handOff: LanesCoreParts['handOff'];
+  readonly #group: string;
+  readonly #source = new SourcePath();
+  readonly #retry = new RetryPath();
+
+  constructor(parts: LanesCoreParts) {
+    this.#handOff = parts.handOff;
+    this.#group = parts.options.group;
+    this.engine = new Engine({
+      options: parts.options,
+      handler: parts.handler,
+      store: parts.store,
+      telemetry: parts.telemetry,
+      ...(parts.effects === undefined ? {} : { effects: parts.effects }),
+      ...(parts.now === undefined ? {} : { clock: { now: parts.now } }),
+    });
+  }
+
+  /** Processes one Kafka trigger event; throws only for a malformed event or when nothing can be reported. */
+  async process(event: unknown, context: InvocationContext): Promise<KafkaBatchResponse> {
+    const decoded = decodeKafkaEvent(event);
+    const sink = this.#handOff(decoded.bootstrapServers);
+    const sources: PartitionBatch[] = [];
+    const retries: PartitionBatch[] = [];
+    for (const batch of decoded.partitions) (retryTierOf(this.#group, batch.topic) === undefined ? sources : retries).push(batch);
+    if (retries.length === 0) return this.engine.run(this.#source, sources, sink, context);
+    if (sources.length === 0) return this.engine.run(this.#retry, retries, sink, context);
+    // One event source never mixes them; should an emulator do it, both halves run side by side.
+    const settled = await Promise.allSettled([
+      this.engine.run(this.#source, sources, sink, context),
+      this.engine.run(this.#retry, retries, sink, context),
+    ]);
+    const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
+    return {
+      batchItemFailures: settled.flatMap((s) => (s.status === 'fulfilled' ? s.value.batchItemFailures : [])),
+    };
+  }
+}

@@ -1,0 +1,45 @@
+/**
+ * The README's handler test ("Test your handler", `test/orders.test.ts`) runs here, against the README's handler
+ * (`src/orders.ts`), as a user's project has them: both files are written into a scratch project and the test file is
+ * loaded into this jest file, so its `it` runs as one of this file's tests. It imports `vitest`, which this repository
+ * does not install: the names it uses are jest's own globals (as the snippet type-check declares them, from `@jest/globals`). `kafka-lanes` and `kafka-lanes/testing` are the package's sources.
+ */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { projectFiles, readSnippets } from '../support/doc-snippets';
+import { ROOT } from './support/serverless';
+
+const readme = readSnippets(readFileSync(join(ROOT, 'README.md'), 'utf8'), 'README.md').snippets;
+const files = projectFiles(readme, []);
+const TEST = 'test/orders.test.ts';
+const HANDLER = 'src/orders.ts';
+
+mkdirSync(join(ROOT, '.sls-tmp'), { recursive: true });
+const project = mkdtempSync(join(ROOT, '.sls-tmp', 'readme-test-'));
+for (const path of [TEST, HANDLER]) {
+  const file = files.get(path);
+  if (file === undefined) throw new Error(`README.md: expected a whole file \`// ${path}\` (the handler and its test, "Test your handler")`);
+  mkdirSync(dirname(join(project, path)), { recursive: true });
+  writeFileSync(join(project, path), file.text);
+}
+
+const group = process.env.KAFKA_LANES_GROUP;
+afterAll(() => {
+  rmSync(project, { recursive: true, force: true });
+  if (group === undefined) delete process.env.KAFKA_LANES_GROUP;
+  else process.env.KAFKA_LANES_GROUP = group;
+});
+
+describe("the README's handler test", () => {
+  it('tests the README handler through kafka-lanes/testing', () => {
+    expect(files.get(TEST)!.text).toMatch(/from 'kafka-lanes\/testing'/);
+    expect(files.get(TEST)!.text).toMatch(/import\('\.\.\/src\/orders'\)/);
+  });
+
+  jest.doMock('vitest', () => ({ afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, test, vi: jest }), { virtual: true });
+  jest.doMock('kafka-lanes', () => jest.requireActual(join(ROOT, 'src')), { virtual: true });
+  jest.doMock('kafka-lanes/testing', () => jest.requireActual(join(ROOT, 'src', 'testing')), { virtual: true });
+  // Its `it` runs here, with its own name: loaded while this file's tests are collected, so a `require`.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  require(join(project, TEST));
+});
