@@ -1,10 +1,11 @@
 /**
  * The path a user takes, from the README alone: the package built and packed (`npm run build`, `npm pack`), a new
  * project outside this repository, the README's install block run line by line (the packed tarball in place of
- * `kafka-lanes`), the README's whole files written (tsconfig.json, the handler, serverless.yml, ...), `tsc`,
- * `serverless package`, then the README's "Run it locally" block: `kafka-lanes local up`, `kafka-lanes topics ensure`
- * and `serverless offline start` against the local stack, with orders produced and their outputs and dead letters
- * read back. A wrong snippet, dependency or `files` entry fails here.
+ * `kafka-lanes`), the README's whole files written (tsconfig.json, the handler, its test, serverless.yml), `tsc`,
+ * the handler's test (`vitest run`), the README's deploy command as `serverless package`, then the README's "Run it
+ * locally" block: `kafka-lanes local up`, `kafka-lanes topics ensure` and `serverless offline start` against the
+ * local stack, with orders produced and their outputs and dead letters read back. A wrong snippet, dependency or
+ * `files` entry fails here.
  *
  * Only the topic and group names of the README's files and commands are changed (each test run has its own, checked
  * to be found), and the offline servers get free ports.
@@ -156,15 +157,17 @@ describe("the consumer's path: the README in a new project, with the packed pack
       expectOk(await run('npx', ['vitest', 'run'], project), 'npx vitest run');
       lap('vitest ran');
     }
-    // The README's deploy block, first line: `npx serverless package --stage prod` (no AWS call, no credentials).
-    const [packageCommand] = block('npx', 'serverless', 'package');
-    const packaged = await run('npx', packageCommand!.words.slice(1), project, {
+    // The README's deploy command with `package` for `deploy`: everything `deploy` does before it calls AWS
+    // (`npx serverless package --stage prod`), without credentials.
+    const deploy = block('npx', 'serverless', 'deploy').find(({ words }) => words[2] === 'deploy')!;
+    const packageCommand = { ...deploy, words: deploy.words.map((word, i) => (i === 2 ? 'package' : word)) };
+    const packaged = await run('npx', packageCommand.words.slice(1), project, {
       ...Object.fromEntries(Object.entries(NPM_ENV).filter(([name]) => !name.startsWith('AWS_'))),
       AWS_SHARED_CREDENTIALS_FILE: '/nonexistent',
       AWS_CONFIG_FILE: '/nonexistent',
       AWS_EC2_METADATA_DISABLED: 'true',
     });
-    expectOk(packaged, `README.md:${packageCommand!.line}: ${packageCommand!.words.join(' ')}`);
+    expectOk(packaged, `README.md:${packageCommand.line} (its deploy command): ${packageCommand.words.join(' ')}`);
     expect(existsSync(join(project, '.serverless', 'cloudformation-template-update-stack.json'))).toBe(true);
     lap('packaged');
 
