@@ -3,7 +3,7 @@ import { redriveExpiredLeases, type RedriveOptions, type Redriven } from '../ret
 import { checkPartitions, durableMoves, partitionsToCheck, type PartitionCheck } from './durable-moves';
 import type { LossRecovery, RecoveryOutcome } from './after-loss';
 import { ConfigError, describeValue } from '../errors';
-import { trackedPartitionsKey } from '../completion/keys';
+import { trackPartitions } from '../completion/tracked';
 import { CommitNotAppliedError, TopicMissingError } from './errors';
 import { CommitterLease } from './lease';
 import { movesByTopic, type OffsetCommitter } from './offset-committer';
@@ -214,7 +214,7 @@ async function commitUnderLease(
   // Found by its marker alone with its state whole: the tracked set was lost. The re-drive reads that set.
   const known = new Set(trackedSet.map(partitionId));
   const untracked = checks.filter((c) => c.audit.present && c.loss === undefined && !known.has(partitionId(c.ref)));
-  if (untracked.length > 0) await store.redis.sadd(trackedPartitionsKey(group), ...untracked.map((c) => `${c.ref.topic}\n${c.ref.partition}`));
+  await trackPartitions(store.redis, untracked.map((c) => c.ref));
 
   const byTopic = movesByTopic(moves);
   if (moves.length > 0) {

@@ -1,4 +1,5 @@
-import { partitionKeys, trackedPartitionsKey } from './keys';
+import { partitionKeys } from './keys';
+import { trackPartitions } from './tracked';
 import { bounded, runScript, type CallLimits, type RedisClient } from './scripts';
 import type { PartitionRef } from './types';
 import { auditPartition } from './audit';
@@ -38,6 +39,6 @@ export async function lossSuspected(redis: RedisClient, ref: PartitionRef, origi
   const keys = partitionKeys(ref);
   await runScript(redis, 'rebuild', { keys: [keys.bits, keys.meta, keys.lanes], argv: ['report', String(nowMs), String(origin)] }, limits);
   // The tracked set may be gone with the rest: the committer must find the partition to recover it.
-  await bounded(redis.sadd(trackedPartitionsKey(ref.group), `${ref.topic}\n${ref.partition}`), 'SADD tracked partitions', limits);
+  await trackPartitions(redis, [ref], limits);
   return why;
 }

@@ -20,6 +20,7 @@ import {
 } from './args';
 import { UnexpectedReplyError } from './errors';
 import { lossSuspected } from './loss-suspect';
+import { trackedMember, trackedRef, trackPartitions } from './tracked';
 import { auditPartition, type PartitionAudit } from './audit';
 import { parkKey, partitionKeys, stepsKey, trackedPartitionsKey } from './keys';
 import { bounded, runScript, type CallLimits, type RedisClient, type ScriptName } from './scripts';
@@ -237,21 +238,17 @@ export class CompletionStore {
   async trackedPartitions(group: string): Promise<PartitionRef[]> {
     const members = await bounded(this.redis.smembers(trackedPartitionsKey(group)), 'SMEMBERS tracked partitions', this.limits);
     return members
-      .map((member) => {
-        const cut = member.lastIndexOf('\n');
-        return { group, topic: member.slice(0, cut), partition: Number(member.slice(cut + 1)) };
-      })
+      .map((member) => trackedRef(group, member))
       .sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1));
   }
 
   /** Adds the partition to the tracked set unless this process did within `TRACK_REFRESH_MS` (or `force`); says whether it did. */
   private async track(ref: PartitionRef, force = false): Promise<boolean> {
-    const member = `${ref.topic}\n${ref.partition}`;
-    const id = `${ref.group}\n${member}`;
+    const id = `${ref.group}\n${trackedMember(ref)}`;
     const at = this.#tracked.get(id);
     const now = this.#now();
     if (!force && at !== undefined && now - at < TRACK_REFRESH_MS) return false;
-    await bounded(this.redis.sadd(trackedPartitionsKey(ref.group), member), 'SADD tracked partitions', this.limits);
+    await trackPartitions(this.redis, [ref], this.limits);
     this.#tracked.set(id, now);
     return true;
   }

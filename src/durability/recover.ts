@@ -1,17 +1,17 @@
 import type { Kafka } from 'kafkajs';
-import { parkKey, partitionKeys, partitionTag, trackedPartitionsKey } from '../completion/keys';
+import { parkKey, partitionKeys, partitionTag } from '../completion/keys';
+import { trackPartitions } from '../completion/tracked';
 import { runScript, type RedisClient } from '../completion/scripts';
 import type { PartitionRef } from '../completion/types';
 import { CompletionStore } from '../completion/store';
 import { parkPayload } from '../lanes/lane-heads';
 import type { HandOffSink } from '../lanes/ports';
 import type { KafkaRecord } from '../event';
-import type { HandOffItem } from '../handoff/types';
 import { escapeGlob, scanKeys } from '../completion/redis-scan';
 import { NotHeadError, StaleAttemptError } from '../completion/errors';
 import { copiesFor } from '../handoff/copies';
 import type { LanesOptions } from '../options/lanes-options';
-import { retryTierOf, retryTopic } from '../options/names';
+import { retryTierOf } from '../options/names';
 import { laneIdOf } from '../lanes/lane-id';
 import { newGeneration } from './marker';
 import { kafkaRecordSource, type RecordSource } from './read-range';
@@ -155,22 +155,14 @@ export async function recoverPartition(
 
   if (independent.length > 0) {
     const at = now();
-    const items: HandOffItem[] = independent.map((record) => ({
-      record,
-      origin: { topic: ref.topic, partition: ref.partition, offset: record.offset },
-      kind: 'retry',
-      topic: retryTopic(options.group, options.retry.tiers[0]!),
-      attempt: 1,
-      dueAtMs: at,
-      firstFailureAtMs: at,
-      deferred: true,
-    }));
+    const copies = copiesFor(options, now);
+    const items = independent.map((record) => copies.deferred({ record, origin: { topic: ref.topic, partition: ref.partition, offset: record.offset } }, 1, at));
     await parts.sink.write(items);
     await new CompletionStore(redis).markDone(ref, independent.map((record) => record.offset));
   }
   await rebuild([], ['end', generation]);
   // The tracked set may have been lost with the rest: the committer and the re-drive find the partition again.
-  await redis.sadd(trackedPartitionsKey(ref.group), `${ref.topic}\n${ref.partition}`);
+  await trackPartitions(redis, [ref]);
   const handedOff = await handOffHeads(parts, ref, heads);
   return {
     topic: ref.topic,

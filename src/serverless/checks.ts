@@ -173,3 +173,33 @@ export function loopbackEnvironmentProblems(where: string, environment: Readonly
   }
   return problems;
 }
+
+/**
+ * The regions where MSK Serverless is offered, as AWS's MSK developer guide lists them ("What is MSK Serverless?",
+ * `/msk/latest/developerguide/serverless.html`, at the time of writing). A region AWS adds later is missing here:
+ * the check warns, it does not refuse.
+ */
+export const MSK_SERVERLESS_REGIONS: readonly string[] = [
+  'us-east-1', 'us-east-2', 'us-west-2', 'ca-central-1',
+  'ap-south-1', 'ap-southeast-1', 'ap-southeast-2', 'ap-northeast-1', 'ap-northeast-2',
+  'eu-central-1', 'eu-north-1', 'eu-west-1', 'eu-west-2', 'eu-west-3',
+];
+
+/**
+ * A warning when the stack creates an MSK Serverless cluster (`AWS::MSK::ServerlessCluster`) in a region the list
+ * above does not name, else `undefined`.
+ *
+ * @example
+ * mskServerlessRegionWarning('sa-east-1', { KafkaLanesMsk: { Type: 'AWS::MSK::ServerlessCluster' } });
+ * // 'resources.KafkaLanesMsk: MSK Serverless is not offered in `sa-east-1` according to ...'
+ */
+export function mskServerlessRegionWarning(region: string | undefined, resources: Readonly<Record<string, { Type?: unknown }>>): string | undefined {
+  if (region === undefined || MSK_SERVERLESS_REGIONS.includes(region)) return undefined;
+  const clusters = Object.entries(resources).filter(([, resource]) => resource.Type === 'AWS::MSK::ServerlessCluster').map(([id]) => id);
+  if (clusters.length === 0) return undefined;
+  return (
+    `resources.${clusters.join(', resources.')}: MSK Serverless is not offered in \`${region}\` according to AWS's MSK developer guide ` +
+    `("What is MSK Serverless?", which names ${MSK_SERVERLESS_REGIONS.join(', ')}): CloudFormation would fail to create the cluster. ` +
+    'Deploy to one of those regions, or use a provisioned cluster (the example: --param msk=provisioned)'
+  );
+}

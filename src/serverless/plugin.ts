@@ -5,7 +5,7 @@ import { BUNDLE_DIR, bundleHandlers, type BundleEntry } from './bundle';
 import { customBlockSchema, functionBlockSchema, PLUGIN_DEFAULTS, validateBlock, type CustomBlock } from './config';
 import { AWS_IAM_MECHANISM, ENV } from '../options/constants';
 import { plaintextSecrets } from './auth';
-import { loopbackEnvironmentProblems } from './checks';
+import { loopbackEnvironmentProblems, mskServerlessRegionWarning } from './checks';
 import { functionRole, groupGrants, rolePolicyLength, ROLE_POLICY_LIMIT, type Statement } from './iam';
 import { dropRedundantRoleDependsOn } from './role-depends-on';
 import { planFunction, type FunctionPlan, type FunctionView, type ServiceView } from './plan';
@@ -173,7 +173,14 @@ export class KafkaLanesPlugin {
       for (const key of service.getAllFunctions()) problems.push(...loopbackEnvironmentProblems(`functions.${key}.environment`, service.functions[key]?.environment));
     }
     if (problems.length > 0) this.#fail(problems);
-    if (!offline) this.#warnStackParameters();
+    if (!offline) {
+      this.#warnStackParameters();
+      const declared = (service as unknown as { resources?: unknown }).resources;
+      const fragments = (Array.isArray(declared) ? declared : [declared]) as Array<{ Resources?: Record<string, { Type?: unknown }> } | undefined>;
+      const resources = Object.assign({}, ...fragments.map((fragment) => fragment?.Resources ?? {})) as Record<string, { Type?: unknown }>;
+      const regionWarning = mskServerlessRegionWarning(provider.getRegion(), resources);
+      if (regionWarning !== undefined) this.#log.warning(`kafka-lanes: ${regionWarning}`);
+    }
 
     for (const plan of plans) {
       const fn = service.functions[plan.functionKey]!;

@@ -1,8 +1,8 @@
 /**
  * Every template kafka-lanes produces passes the CloudFormation linter (`cfn-lint`, which knows each resource's
- * schema and AWS's limits): the example as `serverless package` builds it (MSK Serverless and provisioned), a
- * matrix of services (self-managed `kafka` trigger, SCRAM trigger, MSK IAM, an imported cluster ARN, the longest
- * names the plugin accepts), and infra/aws/ on its own.
+ * schema and AWS's limits): the example as `serverless package` builds it (MSK Serverless, provisioned, an existing
+ * VPC), a matrix of services (self-managed `kafka` trigger, SCRAM trigger, MSK IAM, an imported cluster ARN, the
+ * longest names the plugin accepts, 20 retry tiers of a 64-character group), and infra/aws/ on its own.
  */
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -83,6 +83,19 @@ const MATRIX: ReadonlyArray<[string, string]> = [
       - msk: { arn: '${ARN}', topic: ${'t'.repeat(200)} }
     kafkaLanes: { group: ${'g'.repeat(70)}, retryTiers: [5s, 1m, 10m], redis: { url: 'rediss://redis.internal:6379' } }`),
   ],
+  [
+    'the most retry tiers (20) of a 64-character group on an imported cluster ARN, outputs and an e-mailed alarm topic',
+    serviceYml(`  orders:
+    handler: handler.handler
+    events:
+      - msk: { arn: { 'Fn::ImportValue': shop-kafka-arn }, topic: orders, maximumBatchingWindow: 0 }
+    kafkaLanes:
+      group: ${'g'.repeat(64)}
+      retryTiers: [${Array.from({ length: 20 }, (_unused, index) => `${index + 1}m`).join(', ')}]
+      outputs: [orders-paid, orders-refused]
+      redis: { url: 'rediss://redis.internal:6379', authSecret: shop/redis-auth }
+      alarms: { email: ops@shop.io }`),
+  ],
 ];
 
 const dirs: string[] = [];
@@ -94,6 +107,10 @@ describe('cfn-lint', () => {
   it.each([
     ['the example (MSK Serverless)', []],
     ['the example (provisioned MSK)', ['--param', 'msk=provisioned']],
+    [
+      'the example in an existing VPC (no endpoints of its own)',
+      ['--param', 'vpcId=vpc-0123456789abcdef0', '--param', 'subnetIds=subnet-0123456789abcdef0,subnet-0fedcba9876543210', '--param', 'createEndpoints=false'],
+    ],
   ])('accepts %s as serverless package builds it', async (_what, args) => {
     // Prepare
     mkdirSync(join(ROOT, '.sls-tmp'), { recursive: true });

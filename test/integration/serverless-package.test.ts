@@ -382,4 +382,20 @@ describe('serverless package with kafka-lanes/serverless', () => {
     expect(refused.code).not.toBe(0);
     expect(refused.output).toMatch(/functions\.orders: expected a role policy of at most 10240 characters \(IAM's quota on a role's inline policies\), got up to [0-9]+ with the retry tiers under one wildcard/);
   });
+
+  it('warns when the example would create MSK Serverless in a region AWS does not offer it in, and not with a provisioned cluster', async () => {
+    // Prepare
+    mkdirSync(join(ROOT, '.sls-tmp'), { recursive: true });
+    const outs = [0, 1].map(() => mkdtempSync(join(ROOT, '.sls-tmp', 'region-')));
+    dirs.push(...outs);
+
+    // Act: one after the other (both bundle into the checkout's dist-lambda/).
+    const serverlessCluster = await serverless(ROOT, ['package', '--stage', 'prod', '--package', outs[0]!], { AWS_REGION: 'sa-east-1' });
+    const provisioned = await serverless(ROOT, ['package', '--stage', 'prod', '--package', outs[1]!, '--param', 'msk=provisioned'], { AWS_REGION: 'sa-east-1' });
+
+    // Assess
+    expect([serverlessCluster.code, provisioned.code]).toEqual([0, 0]);
+    expect(serverlessCluster.output).toContain("resources.KafkaLanesMsk: MSK Serverless is not offered in `sa-east-1` according to AWS's MSK developer guide");
+    expect(provisioned.output).not.toContain('MSK Serverless is not offered');
+  });
 });

@@ -1,4 +1,4 @@
-import { clusterRegionProblem, endpointProblems, lengthProblem, loopbackEnvironmentProblems, scheduleProblem, tierOrderProblems } from '../../../src/serverless/checks';
+import { clusterRegionProblem, endpointProblems, lengthProblem, loopbackEnvironmentProblems, mskServerlessRegionWarning, scheduleProblem, tierOrderProblems } from '../../../src/serverless/checks';
 
 describe('scheduleProblem', () => {
   it.each(['rate(1 minute)', 'rate(5 minutes)', 'rate(1 hour)', 'rate(2 days)', 'cron(0/5 * * * ? *)', 'cron(0 12 ? * MON-FRI *)'])('accepts %s', (expression) => {
@@ -99,5 +99,19 @@ describe('loopbackEnvironmentProblems', () => {
   it('accepts an environment without one, and none at all', () => {
     expect(loopbackEnvironmentProblems('provider.environment', { LOG_LEVEL: 'info', RATE: '0.5', URL: 'https://localhost.example.org/x' })).toEqual([]);
     expect(loopbackEnvironmentProblems('provider.environment', undefined)).toEqual([]);
+  });
+});
+
+describe('mskServerlessRegionWarning', () => {
+  const stack = { KafkaLanesMsk: { Type: 'AWS::MSK::ServerlessCluster' }, KafkaLanesRedis: { Type: 'AWS::ElastiCache::ReplicationGroup' } };
+
+  it('warns about an MSK Serverless cluster in a region the MSK guide does not list, naming the resource and the region', () => {
+    expect(mskServerlessRegionWarning('sa-east-1', stack)).toMatch(/^resources\.KafkaLanesMsk: MSK Serverless is not offered in `sa-east-1` according to AWS's MSK developer guide/);
+  });
+
+  it('says nothing in a listed region, without a serverless cluster, or without a region', () => {
+    expect(mskServerlessRegionWarning('eu-west-1', stack)).toBeUndefined();
+    expect(mskServerlessRegionWarning('sa-east-1', { KafkaLanesMsk: { Type: 'AWS::MSK::Cluster' } })).toBeUndefined();
+    expect(mskServerlessRegionWarning(undefined, stack)).toBeUndefined();
   });
 });

@@ -80,7 +80,7 @@ describe('the claims of docs/ARCHITECTURE.md', () => {
   });
 
   it('"copies.ts builds every copy": the files that write out a retry copy or a dead letter', () => {
-    expect(filesWhere(buildsCopy)).toEqual(['durability/recover.ts', 'handoff/copies.ts', 'handoff/refusals.ts']);
+    expect(filesWhere(buildsCopy)).toEqual(['handoff/copies.ts', 'handoff/refusals.ts']);
   });
 
   it('"takes ports, not clients": the runtime, the lane rules and the record paths import no Redis or Kafka client', () => {

@@ -1,12 +1,12 @@
 /**
  * The README's handler test ("Test your handler", `test/orders.test.ts`) runs here, against the README's handler
- * (`src/orders.ts`), as a user's project has them: both files are written into a scratch project and the test file is
- * loaded into this jest file, so its `it` runs as one of this file's tests. It imports `vitest`, which this repository
+ * (`src/orders.ts`), as a user's project has them, and so do the tests of docs/testing.md: the files are written into a
+ * scratch project and each test file is loaded into this jest file, so its `it`s run as this file's tests. It imports `vitest`, which this repository
  * does not install: the names it uses are jest's own globals (as the snippet type-check declares them, from `@jest/globals`). `kafka-lanes` and `kafka-lanes/testing` are the package's sources.
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { projectFiles, readSnippets } from '../support/doc-snippets';
+import { fragmentModule, projectFiles, readSnippets } from '../support/doc-snippets';
 import { ROOT } from './support/serverless';
 
 const readme = readSnippets(readFileSync(join(ROOT, 'README.md'), 'utf8'), 'README.md').snippets;
@@ -15,13 +15,23 @@ const TEST = 'test/orders.test.ts';
 const HANDLER = 'src/orders.ts';
 
 mkdirSync(join(ROOT, '.sls-tmp'), { recursive: true });
-const project = mkdtempSync(join(ROOT, '.sls-tmp', 'readme-test-'));
+const project = mkdtempSync(join(ROOT, '.sls-tmp', 'handler-tests-'));
 for (const path of [TEST, HANDLER]) {
   const file = files.get(path);
   if (file === undefined) throw new Error(`README.md: expected a whole file \`// ${path}\` (the handler and its test, "Test your handler")`);
   mkdirSync(dirname(join(project, path)), { recursive: true });
   writeFileSync(join(project, path), file.text);
 }
+
+/** The tests of docs/testing.md: its TypeScript blocks that use `kafka-lanes/testing`, each a module of its own. */
+const guide = readSnippets(readFileSync(join(ROOT, 'docs', 'testing.md'), 'utf8'), 'docs/testing.md').snippets
+  .filter((snippet) => snippet.lang === 'ts' && snippet.path === undefined && snippet.text.includes("from 'kafka-lanes/testing'"))
+  .map((snippet) => {
+    const { name, text } = fragmentModule(snippet);
+    mkdirSync(dirname(join(project, name)), { recursive: true });
+    writeFileSync(join(project, name), text);
+    return name;
+  });
 
 const group = process.env.KAFKA_LANES_GROUP;
 afterAll(() => {
@@ -30,16 +40,30 @@ afterAll(() => {
   else process.env.KAFKA_LANES_GROUP = group;
 });
 
+jest.doMock('vitest', () => ({ afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, test, vi: jest }), { virtual: true });
+jest.doMock('kafka-lanes', () => jest.requireActual(join(ROOT, 'src')), { virtual: true });
+jest.doMock('kafka-lanes/testing', () => jest.requireActual(join(ROOT, 'src', 'testing')), { virtual: true });
+
 describe("the README's handler test", () => {
   it('tests the README handler through kafka-lanes/testing', () => {
     expect(files.get(TEST)!.text).toMatch(/from 'kafka-lanes\/testing'/);
     expect(files.get(TEST)!.text).toMatch(/import\('\.\.\/src\/orders'\)/);
   });
 
-  jest.doMock('vitest', () => ({ afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, test, vi: jest }), { virtual: true });
-  jest.doMock('kafka-lanes', () => jest.requireActual(join(ROOT, 'src')), { virtual: true });
-  jest.doMock('kafka-lanes/testing', () => jest.requireActual(join(ROOT, 'src', 'testing')), { virtual: true });
   // Its `it` runs here, with its own name: loaded while this file's tests are collected, so a `require`.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   require(join(project, TEST));
+});
+
+describe('the tests of docs/testing.md', () => {
+  it('are found', () => {
+    expect(guide.length).toBeGreaterThanOrEqual(4);
+  });
+
+  for (const name of guide) {
+    describe(name, () => {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      require(join(project, name));
+    });
+  }
 });
