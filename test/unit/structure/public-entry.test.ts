@@ -167,3 +167,13 @@ describe('the operator entry, kafka-lanes/operator', () => {
     ]));
   });
 });
+
+describe('the testing entry, kafka-lanes/testing', () => {
+  it('exports testLanes, what it takes and shows, and the in-memory models: a new name is a deliberate change of this list', async () => {
+    expect(exportedNames('testing/index.ts')).toEqual([
+      'CompletionModel', 'CompletionModelStore', 'EffectsModel', 'LanesTest', 'OutputLog', 'TestDeadLetter', 'TestError', 'TestHeldLane',
+      'TestLanesOptions', 'TestOrigin', 'TestOutput', 'TestRecord', 'TestRetry', 'TestRun', 'TestStep',
+    ]);
+    expect(Object.keys(await import('../../../src/testing')).sort()).toEqual(['CompletionModel', 'CompletionModelStore', 'EffectsModel', 'OutputLog', 'testLanes']);
+  });
+});
