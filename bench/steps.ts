@@ -21,7 +21,7 @@ import Redis from 'ioredis';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
 import type { OutputMessage } from '../src/lanes/effects';
 import { HandOffWriter } from '../src/handoff';
-import { OutputWriter } from '../src/effects/output-writer';
+import { OutputWriter } from '../src/handoff/output-writer';
 import { DEFAULTS, deadLetterTopic, resolveOptions, retryTopics } from '../src/options';
 import { LanesFunction, type LanesContext, type LanesRecord } from '../src/handler/lanes-function';
 import { createTelemetry } from '../src/telemetry';

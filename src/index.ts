@@ -23,4 +23,4 @@ export { SchemaValidationError } from './options/standard-schema';
 export type { OutputRecord } from './lanes/effects';
 export type { StepSerializer } from './options/lanes-options';
 export { StepNameError, StepResultTooLargeError } from './errors';
-export { idempotencyCacheClient } from './effects/powertools-cache';
+export { idempotencyCacheClient } from './connections/powertools-cache';

@@ -1,7 +1,7 @@
 import { trackedPartitionsKey } from '../completion/keys';
 import type { RedisClient } from '../completion/scripts';
 import { CompletionStore } from '../completion/store';
-import { committerReadingsKey } from '../committer/keys';
+import { committerReadingsKey } from '../completion/keys';
 import { partitionKeysPattern, partitionOfKey, scanKeys } from '../completion/redis-scan';
 import { readPartition, type RedisPartition } from './status';
 

@@ -4,7 +4,7 @@ import { parkKey, partitionKeys, trackedPartitionsKey } from '../completion/keys
 import type { RedisClient } from '../completion/scripts';
 import { CompletionStore } from '../completion/store';
 import type { PartitionRef } from '../completion/types';
-import { completionGroupId } from '../committer/keys';
+import { completionGroupId } from '../options/names';
 import { fetchCommittedOffsets } from '../committer/offset-committer';
 import { deadLetterTopic, retryTopic } from '../options';
 import { partitionKeysPattern, partitionOfKey, scanKeys } from '../completion/redis-scan';

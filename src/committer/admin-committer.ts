@@ -1,5 +1,5 @@
 import type { Admin } from 'kafkajs';
-import { completionGroupId } from './keys';
+import { completionGroupId } from '../options/names';
 import { fetchCommittedOffsets, movesByTopic, type CommitLease, type OffsetCommitter } from './offset-committer';
 import type { CommitMove, CommittedOffset } from './types';
 

@@ -1,7 +1,8 @@
 export * from './types';
 export * from './errors';
 export { planCommit, parseCommittedOffset, partitionId, type PlanInput } from './plan';
-export { committerLeaseKey, committerReadingsKey, completionGroupId } from './keys';
+export { committerLeaseKey, committerReadingsKey } from '../completion/keys';
+export { completionGroupId } from '../options/names';
 export { CommitterLease } from './lease';
 export {
   type OffsetCommitter,

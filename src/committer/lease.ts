@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { runScript, type RedisClient } from '../completion/scripts';
 import { describeValue } from '../errors';
 import { LeaseLostError } from './errors';
-import { committerLeaseKey } from './keys';
+import { committerLeaseKey } from '../completion/keys';
 
 /**
  * A per-group lease that serializes committer runs. Kafka's offset commit is not compare-and-set, so two

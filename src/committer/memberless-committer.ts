@@ -15,7 +15,7 @@ import {
   type OffsetCommitAck,
   type OffsetCommitRequest,
 } from './kafkajs-internals';
-import { completionGroupId } from './keys';
+import { completionGroupId } from '../options/names';
 import { explainAbsentTopics, movesByTopic, parseFetchedOffsets, throwIfRefused, type CommitLease, type OffsetCommitter } from './offset-committer';
 import { partitionId } from './plan';
 import type { CommitMove, CommittedOffset } from './types';

@@ -1,6 +1,6 @@
 import type { RedisClient } from '../completion/scripts';
 import { CorruptStateError } from './errors';
-import { committerReadingsKey } from './keys';
+import { committerReadingsKey } from '../completion/keys';
 import { partitionId } from './plan';
 import type { PreviousReading } from './types';
 

@@ -1,5 +1,5 @@
 import type { AdmitRecord, AdmitResult, AdmitStatus, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, PartitionCaps, PartitionWindow } from './types';
-import { parkKey, type PartitionKeys } from './keys';
+import { copyKey, parkKey, type PartitionKeys } from './keys';
 import type { PartitionRef } from './types';
 import { scriptError, UnexpectedReplyError } from './errors';
 
@@ -282,4 +282,17 @@ function asArray(reply: unknown, where: string): unknown[] {
 
 function unexpected(c: string, where: string): never {
   throw new UnexpectedReplyError(`${where}: unknown status '${c}'`);
+}
+
+/** `claim-copy-1.lua`: unordered mode's claim of a retry copy by (origin, attempt), or `done` once it succeeded. */
+export function claimCopyCall(ref: PartitionRef, offset: number, attempt: number, copy: string, ttlMs: number, done: boolean): ScriptCall {
+  return { keys: [copyKey(ref, offset)], argv: [String(attempt), copy, String(Math.ceil(ttlMs)), done ? 'done' : 'claim'] };
+}
+
+/** `{ 0 }` or `{ 1, value }` of the effects scripts: `undefined` or the value. */
+export function parseTakenReply(reply: unknown, what: string): string | undefined {
+  if (!Array.isArray(reply) || (reply[0] !== 0 && reply[0] !== 1)) throw new UnexpectedReplyError(`${what}: unexpected reply ${JSON.stringify(reply)}`);
+  if (reply[0] === 0) return undefined;
+  const value: unknown = reply[1];
+  return Buffer.isBuffer(value) ? value.toString('utf8') : String(value);
 }

@@ -1,5 +1,5 @@
 import { escapeName, groupTag, partitionTagOf } from '../options/names';
-import type { PartitionRef } from './types';
+import type { OutputId, PartitionRef } from './types';
 
 export { escapeName };
 
@@ -45,10 +45,42 @@ export function parkKey(ref: PartitionRef, lane: string): string {
   return `${partitionTag(ref)}:park:${lane}`;
 }
 
+/** string: the highest offset of a partition with stored step results (`save-steps-1.lua`). */
+export function steppedKey(ref: PartitionRef): string {
+  return `${partitionTag(ref)}:stepped`;
+}
+
+/** string: "attempt|copy|state" of an unordered record in the retry path, by origin offset (`claim-copy-1.lua`). */
+export function copyKey(ref: PartitionRef, offset: number): string {
+  return `${partitionTag(ref)}:copy:${offset}`;
+}
+
+/**
+ * string: the record (its first origin) that took an output of another stage (`dedupeOutputs`), under a tag of the
+ * output's own origin, so the repeats of one output meet in one slot whichever partition of the topic they landed in.
+ */
+export function outputClaimKey(group: string, id: OutputId): string {
+  return `{kl:${escapeName(group)}:out:${escapeName(id.group)}:${escapeName(id.origin.topic)}:${id.origin.partition}}:${id.origin.offset}:${id.index}`;
+}
+
 /**
  * The set of partitions a group tracks (`<topic>\n<partition>` members), read by the committer. It has a
  * hash tag of its own: it is written once per partition per process, never inside a partition's script.
  */
 export function trackedPartitionsKey(group: string): string {
   return `${groupTag(group)}:partitions`;
+}
+
+/*
+ * The committer's two keys carry the group's own hash tag `{kl:<group>}` (the one of the tracked-partitions set), so
+ * on Redis Cluster they live in one slot with it.
+ */
+/** string: the token of the committer run holding the group's lease (`SET NX PX`), if any. */
+export function committerLeaseKey(group: string): string {
+  return `${groupTag(group)}:committer`;
+}
+
+/** hash: `<topic>\n<partition>` -> what the previous committer run saw (see `encodeReading`). */
+export function committerReadingsKey(group: string): string {
+  return `${groupTag(group)}:committer:readings`;
 }

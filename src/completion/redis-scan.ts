@@ -1,5 +1,5 @@
 import { Cluster, type Redis } from 'ioredis';
-import { escapeName } from './keys';
+import { escapeName, partitionTag } from './keys';
 import type { RedisClient } from './scripts';
 import type { PartitionRef } from './types';
 
@@ -24,6 +24,16 @@ export function partitionKeysPattern(group: string, topic?: string, partition?: 
   const g = escapeGlob(escapeName(group));
   if (topic === undefined) return `{kl:${g}:*:*}:*`;
   return `{kl:${g}:${escapeGlob(escapeName(topic))}:${partition === undefined ? '*' : String(partition)}}:*`;
+}
+
+/**
+ * The pattern of a partition's park lists, for a recovery to find the ones a lost state left behind.
+ *
+ * @example
+ * parkKeysPattern({ group: 'orders-svc', topic: 'orders', partition: 3 }); // '{kl:orders-svc:orders:3}:park:*'
+ */
+export function parkKeysPattern(ref: PartitionRef): string {
+  return `${escapeGlob(partitionTag(ref))}:park:*`;
 }
 
 /** Inverse of `escapeName`. */

@@ -3,6 +3,8 @@ import {
   advanceCall,
   claimCall,
   parseClaimReply,
+  claimCopyCall,
+  parseTakenReply,
   parseAdvanceReply,
   parseLaneHead,
   blockCall,
@@ -24,7 +26,7 @@ import { trackedMember, trackedRef, trackPartitions } from './tracked';
 import { auditPartition, type PartitionAudit } from './audit';
 import { parkKey, partitionKeys, stepsKey, trackedPartitionsKey } from './keys';
 import { bounded, runScript, type CallLimits, type RedisClient, type ScriptName } from './scripts';
-import type { AdmitRecord, AdmitResult, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, PartitionCaps, PartitionRef } from './types';
+import type { AdmitRecord, AdmitResult, CopyClaim, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, PartitionCaps, PartitionRef } from './types';
 
 /** A 125 KB bitmap, 100,000 parked records, 64 MiB of parked payloads per partition. */
 export const DEFAULT_CALL_TIMEOUT_MS = 5_000;
@@ -169,6 +171,16 @@ export class CompletionStore {
   async claimHead(ref: PartitionRef, lane: string, expected: { offset: number; attempt: number }, claim: HeadClaimRequest): Promise<HeadClaim> {
     const call = claimCall(partitionKeys(ref), lane, expected, claim);
     return parseClaimReply(await this.#run('claim', call), where('claim', ref), lane);
+  }
+
+  /**
+   * Unordered mode's check before a retry copy runs, by (origin, attempt): `stale` when the record is terminal, a
+   * later attempt ran, or another copy of this attempt ran; otherwise the attempt is taken by this copy. `done`
+   * records the record as terminal after its copy succeeded.
+   */
+  async claimCopy(origin: PartitionRef, offset: number, attempt: number, copy: string, ttlMs: number, done: boolean): Promise<CopyClaim> {
+    const reply = await this.#run('claimCopy', claimCopyCall(origin, offset, attempt, copy, ttlMs, done));
+    return parseTakenReply(reply, 'claimCopy') === undefined ? 'claimed' : 'stale';
   }
 
   /** The partition's state as `audit-2.lua` reads it: counters against data, lowest lane head, generation. */

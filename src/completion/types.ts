@@ -1,3 +1,5 @@
+import type { RecordCoordinates } from '../event';
+
 /** One partition of one topic, as seen by one consumer group: the unit the completion engine tracks. */
 export interface PartitionRef {
   readonly group: string;
@@ -119,3 +121,21 @@ export interface HeadAdvance {
   /** The head's payload, kept first in its park list while a lease is set (sent only with a lease). */
   readonly payload?: string;
 }
+
+/** Where one record's step results live (`ctx.step`): its first origin's partition (the hash tag) and offset. */
+export interface StepsRef {
+  readonly ref: PartitionRef;
+  readonly offset: number;
+}
+
+/** The identity of an output another kafka-lanes stage sent (its `lanes-output-*` headers). */
+export interface OutputId {
+  /** The group of the stage that sent it. */
+  readonly group: string;
+  /** The first origin of the record whose handler sent it. */
+  readonly origin: RecordCoordinates;
+  /** Its place among that record's outputs, from 0. */
+  readonly index: number;
+}
+
+export type CopyClaim = 'claimed' | 'stale';

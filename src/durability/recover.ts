@@ -1,5 +1,5 @@
 import type { Kafka } from 'kafkajs';
-import { parkKey, partitionKeys, partitionTag } from '../completion/keys';
+import { parkKey, partitionKeys } from '../completion/keys';
 import { trackPartitions } from '../completion/tracked';
 import { runScript, type RedisClient } from '../completion/scripts';
 import type { PartitionRef } from '../completion/types';
@@ -7,7 +7,7 @@ import { CompletionStore } from '../completion/store';
 import { parkPayload } from '../lanes/lane-heads';
 import type { HandOffSink } from '../lanes/ports';
 import type { KafkaRecord } from '../event';
-import { escapeGlob, scanKeys } from '../completion/redis-scan';
+import { parkKeysPattern, scanKeys } from '../completion/redis-scan';
 import { NotHeadError, StaleAttemptError } from '../completion/errors';
 import { copiesFor } from '../handoff/copies';
 import type { LanesOptions } from '../options/lanes-options';
@@ -101,7 +101,7 @@ export async function recoverPartition(
   const isRetryTopic = retryTierOf(options.group, ref.topic) !== undefined;
   const records = isRetryTopic ? [] : await source.read(ref.topic, ref.partition, start, end);
 
-  const parkLists = await scanKeys(redis, `${escapeGlob(partitionTag(ref))}:park:*`);
+  const parkLists = await scanKeys(redis, parkKeysPattern(ref));
   const highest = isRetryTopic ? Math.max(start, Math.min(delivered ?? start, end)) - 1 : end - 1;
   const born = since === undefined ? start : Math.min(since, start);
   await rebuild(parkLists, ['begin', String(start), String(highest), String(now() + RECOVERY_FENCE_MS), String(born)]);

@@ -28,7 +28,7 @@ export interface EngineParts {
   readonly store: CompletionPort;
   readonly telemetry: Telemetry;
   readonly clock?: Clock;
-  /** Step results, output dedupe and unordered copy claims; without it `ctx.step` and `dedupeOutputs` are refused. */
+  /** Step results and output dedupe; without it `ctx.step` and `dedupeOutputs` are refused. */
   readonly effects?: EffectsPort;
 }
 

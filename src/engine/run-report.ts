@@ -94,6 +94,7 @@ export class RunReport {
 /** At most `count` values, evenly spaced through the sorted values (all of them when there are fewer). */
 export function quantiles(values: readonly number[], count: number): number[] {
   if (values.length <= count) return [...values];
-  const sorted = [...values].sort((a, b) => a - b);
+  // A typed array sorts numerically in native code: no comparator called per comparison, no boxed numbers.
+  const sorted = Float64Array.from(values).sort();
   return Array.from({ length: count }, (_, i) => sorted[Math.round((i * (sorted.length - 1)) / (count - 1))]!);
 }

@@ -47,9 +47,9 @@ export interface RunScope<T extends EngineTask> extends ScopeGiven, ScopeTime, S
  */
 export interface ScopeGiven extends LaneHeadScope {
   readonly logger: Logger;
-  /** Step results, output dedupe and unordered copy claims, bounded like `store`; absent: refused. */
+  /** Step results and output dedupe, bounded like `store`; absent: refused. */
   readonly effects: EffectsPort | undefined;
-  /** How long step results and claims are kept. */
+  /** How long step results, output claims and copy claims are kept. */
   readonly effectsTtlMs: number;
 }
 

@@ -16,7 +16,7 @@ export interface LanesCoreParts {
   readonly handler: RecordHandler;
   /** The completion state (the Redis completion store in production, the in-memory model in tests). */
   readonly store: CompletionPort;
-  /** Step results, output claims and unordered copy claims; without it `ctx.step` and `ctx.send` are refused. */
+  /** Step results and output claims; without it `ctx.step` and `ctx.send` are refused. */
   readonly effects?: EffectsPort;
   /** The hand-off writer for an event's brokers (`options.kafka.brokers` win when set). */
   readonly handOff: (bootstrapServers: readonly string[]) => HandOffSink;

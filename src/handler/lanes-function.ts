@@ -1,6 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 import { CompletionStore } from '../completion';
-import { RedisEffects } from '../effects/redis-effects';
+import { RedisEffects } from '../completion/effects-store';
 import type { HandOffSink } from '../lanes/ports';
 import type { RecordHandler } from '../engine/types';
 import type { LanesOptions } from '../options/lanes-options';

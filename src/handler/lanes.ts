@@ -5,7 +5,7 @@ import { importKafkaJs } from '../connections/kafkajs';
 import { connectRedis } from '../connections/redis';
 import type { KafkaBatchResponse } from '../event';
 import type { HandOffWriter } from '../handoff/writer';
-import type { OutputWriter } from '../effects/output-writer';
+import type { OutputWriter } from '../handoff/output-writer';
 import { deadLetterTopic, resolveOptions, type LanesOptionsInput, type LanesOptions, type PartOutput } from '../options';
 import type { LanesFunction, HandOffSink, RecordHandler } from './lanes-function';
 import { importTelemetry } from '../telemetry';
@@ -27,7 +27,7 @@ function handOffFactory(options: LanesOptions, writers: Map<string, Promise<Writ
     const [{ Kafka, logLevel }, { HandOffWriter, HAND_OFF_WRITER_DEFAULTS, producerRetry }, { OutputWriter }] = await Promise.all([
       importKafkaJs(),
       import('../handoff/writer'),
-      import('../effects/output-writer'),
+      import('../handoff/output-writer'),
     ]);
     const kafka = new Kafka({
       // Brokers, TLS and SASL (MSK IAM included) for every client the framework opens: src/connections.

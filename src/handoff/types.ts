@@ -92,3 +92,20 @@ export type HandOffOutcome =
       readonly reason: RefusalReason;
       readonly error: { readonly name: string; readonly message: string };
     };
+
+/** One output as produced: its topic and the message with its `lanes-output-*` headers. */
+export interface OutputMessage {
+  readonly topic: string;
+  readonly key: string | Buffer | null;
+  readonly value: string | Buffer | null;
+  readonly headers: Readonly<Record<string, string | Buffer>>;
+  readonly partition?: number;
+}
+
+/**
+ * Produces outputs (the idempotent producer, acks=all), one list per record: one outcome per record, `undefined` once
+ * the broker acknowledged all of its outputs, else why not.
+ */
+export interface OutputSink {
+  send(records: ReadonlyArray<readonly OutputMessage[]>, options?: { signal?: AbortSignal }): Promise<ReadonlyArray<Error | undefined>>;
+}

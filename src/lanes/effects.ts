@@ -1,31 +1,14 @@
 /**
- * The ports of a record's exactly-once effects (`ctx.step`, `ctx.send`, output dedupe, unordered copy claims), and
+ * The ports of a record's exactly-once effects (`ctx.step`, `ctx.send`, output dedupe), and
  * how long their state lives. The Redis effects store and the output writer implement them in production; the
  * in-memory model of src/testing in unit tests and in `kafka-lanes/testing`.
  */
 import type { CallLimits } from '../completion/scripts';
-import type { PartitionRef } from '../completion/types';
-import type { RecordCoordinates } from '../event';
+import type { OutputId, PartitionRef, StepsRef } from '../completion/types';
 import type { LanesOptions } from '../options/lanes-options';
 import { durationMs } from '../options/duration';
 
-/** Where one record's step results live: its first origin's partition (the hash tag) and offset. */
-export interface StepsRef {
-  readonly ref: PartitionRef;
-  readonly offset: number;
-}
-
-/** The identity of an output another kafka-lanes stage sent (its `lanes-output-*` headers). */
-export interface OutputId {
-  /** The group of the stage that sent it. */
-  readonly group: string;
-  /** The first origin of the record whose handler sent it. */
-  readonly origin: RecordCoordinates;
-  /** Its place among that record's outputs, from 0. */
-  readonly index: number;
-}
-
-export type CopyClaim = 'claimed' | 'stale';
+export type { CopyClaim, OutputId, StepsRef } from '../completion/types';
 
 /** The Redis state of steps, output dedupe and unordered retry copies. Every call is safe to repeat. */
 export interface EffectsPort {
@@ -49,12 +32,6 @@ export interface EffectsPort {
    * takes it again (a run of the same record), `false` when another record took it (a repeat: skip it).
    */
   claimOutput(group: string, id: OutputId, runner: string, ttlMs: number): Promise<boolean>;
-  /**
-   * Unordered mode's check before a retry copy runs, by (origin, attempt): `stale` when the record is terminal, a
-   * later attempt ran, or another copy of this attempt ran; otherwise the attempt is taken by this copy. `done`
-   * records the record as terminal after its copy succeeded.
-   */
-  claimCopy(origin: PartitionRef, offset: number, attempt: number, copy: string, ttlMs: number, done: boolean): Promise<CopyClaim>;
   /** The same store with other call limits (an invocation's deadline signal). */
   withLimits?(limits: CallLimits): EffectsPort;
 }
@@ -68,22 +45,7 @@ export interface OutputRecord {
   readonly partition?: number;
 }
 
-/** One output as produced: its topic and the message with its `lanes-output-*` headers. */
-export interface OutputMessage {
-  readonly topic: string;
-  readonly key: string | Buffer | null;
-  readonly value: string | Buffer | null;
-  readonly headers: Readonly<Record<string, string | Buffer>>;
-  readonly partition?: number;
-}
-
-/**
- * Produces outputs (the idempotent producer, acks=all), one list per record: one outcome per record, `undefined` once
- * the broker acknowledged all of its outputs, else why not.
- */
-export interface OutputSink {
-  send(records: ReadonlyArray<readonly OutputMessage[]>, options?: { signal?: AbortSignal }): Promise<ReadonlyArray<Error | undefined>>;
-}
+export type { OutputMessage, OutputSink } from '../handoff/types';
 
 /** The headers that identify an output; a stage with `dedupeOutputs` reads them. */
 export const OutputHeader = {

@@ -4,10 +4,9 @@
  * unit tests, so ordering, deadline and hand-off logic is tested without a broker.
  */
 import type { CallLimits } from '../completion/scripts';
-import type { AdmitRecord, AdmitResult, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, PartitionRef } from '../completion/types';
+import type { AdmitRecord, AdmitResult, CopyClaim, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, PartitionRef } from '../completion/types';
 import type { ParkedRecord } from '../completion/args';
-import type { HandOffItem, HandOffOutcome } from '../handoff/types';
-import type { OutputMessage } from './effects';
+import type { HandOffItem, HandOffOutcome, OutputMessage } from '../handoff/types';
 
 /** The completion state the engine needs: done bits, lanes and park lists of each partition (docs/ARCHITECTURE.md, "Redis layout"). */
 export interface CompletionPort {
@@ -25,6 +24,13 @@ export interface CompletionPort {
   laneHead(ref: PartitionRef, lane: string): Promise<LaneHead | undefined>;
   /** The retry function's head check before a copy runs: check and take in one step (`claim-1.lua`). */
   claimHead(ref: PartitionRef, lane: string, expected: { offset: number; attempt: number }, claim: HeadClaimRequest): Promise<HeadClaim>;
+  /**
+   * Unordered mode's check before a retry copy runs, by (origin, attempt), a record without a lane having no head to
+   * check: `stale` when the record is terminal, a later attempt ran, or another copy of this attempt ran; otherwise the
+   * attempt is taken by this copy. `done` records the record as terminal after its copy succeeded. A store without it
+   * runs every copy.
+   */
+  claimCopy?(origin: PartitionRef, offset: number, attempt: number, copy: string, ttlMs: number, done: boolean): Promise<CopyClaim>;
   /** The same store with other call limits (an invocation's deadline signal). */
   withLimits(limits: CallLimits): CompletionPort;
   /** Why a partition's state looks lost (docs/durability.md), or `undefined`; a store without the check never suspects. */

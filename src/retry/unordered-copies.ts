@@ -12,8 +12,8 @@ interface CopyTask extends EngineTask {
 
 /** `true`: the copy took its attempt and runs; `false`: the record is terminal, a later attempt ran, or a twin ran. */
 export async function claimUnorderedCopy(scope: ScopeGiven, task: CopyTask): Promise<boolean> {
-  if (scope.effects === undefined || task.from !== 'copy') return true;
-  const claim = await scope.effects.claimCopy(task.originRef, task.origin.offset, task.attempt, copyIdOf(task), scope.effectsTtlMs, false);
+  if (scope.store.claimCopy === undefined || task.from !== 'copy') return true;
+  const claim = await scope.store.claimCopy(task.originRef, task.origin.offset, task.attempt, copyIdOf(task), scope.effectsTtlMs, false);
   return claim === 'claimed';
 }
 
@@ -23,8 +23,7 @@ export async function unorderedCopyDone(scope: ScopeGiven & ScopeSettling, task:
   // The origin's done bit again: set at its hand-off, it may have been lost with its process before the flush, and
   // a redelivery of the origin must not run the record again once it is terminal (nor find its steps deleted).
   scope.markDone(task.originRef, task.origin.offset, true);
-  if (scope.effects === undefined) return;
-  await scope.effects.claimCopy(task.originRef, task.origin.offset, task.attempt, copyIdOf(task), scope.effectsTtlMs, true);
+  await scope.store.claimCopy?.(task.originRef, task.origin.offset, task.attempt, copyIdOf(task), scope.effectsTtlMs, true);
 }
 
 /** A retry copy's own place, `topic:partition:offset`: what names the copy that took a claim. */

@@ -1,8 +1,8 @@
 import type { ParkedRecord } from '../completion/args';
 import { LaneConflictError, NotHeadError, StaleAttemptError } from '../completion/errors';
-import type { AdmitRecord, AdmitResult, AdmitStatus, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, PartitionRef } from '../completion/types';
+import type { AdmitRecord, AdmitResult, AdmitStatus, CopyClaim, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, PartitionRef } from '../completion/types';
 import type { CompletionPort } from '../lanes/ports';
-import { stepsKey } from '../completion/keys';
+import { copyKey, stepsKey } from '../completion/keys';
 
 /**
  * A plain in-memory model of one partition's completion state, written from the Redis layout of docs/ARCHITECTURE.md and
@@ -210,6 +210,20 @@ export class CompletionModelStore implements CompletionPort {
   }
 
   readonly #claims = new WeakMap<LaneHead, { copy: string; untilMs: number }>();
+
+  /** As `claim-copy-1.lua`: unordered mode's claim of a retry copy by (origin, attempt). */
+  async claimCopy(ref: PartitionRef, offset: number, attempt: number, copy: string, _ttlMs: number, done: boolean): Promise<CopyClaim> {
+    this.calls.push('claimCopy');
+    const key = copyKey(ref, offset);
+    const entry = this.copies.get(key);
+    if (!done && entry !== undefined && (entry.state === 'done' || entry.attempt > attempt || (entry.attempt === attempt && entry.copy !== copy))) return 'stale';
+    this.copies.set(key, { attempt, copy, state: done ? 'done' : 'run' });
+    return 'claimed';
+  }
+
+  /** Unordered mode's copy entries (`claimCopy`), by key. */
+  readonly copies = new Map<string, { attempt: number; copy: string; state: 'run' | 'done' }>();
+
 
   #parkList(p: { park: Map<string, ParkedRecord[]> }, lane: string): ParkedRecord[] {
     let list = p.park.get(lane);

@@ -2,16 +2,15 @@
  * The exactly-once state (step results, output claims, unordered copy claims) in memory, with the semantics of
  * the effects scripts, and counters of the calls made: one call is one round trip to Redis.
  */
-import type { CopyClaim, EffectsPort, OutputId, StepsRef } from '../lanes/effects';
-import { copyKey, outputClaimKey, steppedKey, stepsKey } from '../effects/redis-effects';
+import type { EffectsPort, OutputId, StepsRef } from '../lanes/effects';
+import { outputClaimKey, steppedKey, stepsKey } from '../completion/keys';
 import type { PartitionRef } from '../completion/types';
 import type { OutputMessage } from '../lanes/effects';
 
 export class EffectsModel implements EffectsPort {
   readonly steps = new Map<string, Map<string, string>>();
   readonly claims = new Map<string, string>();
-  readonly copies = new Map<string, { attempt: number; copy: string; state: 'run' | 'done' }>();
-  readonly calls = { stepsStoredUpTo: 0, loadSteps: 0, saveStep: 0, forgetSteps: 0, claimOutput: 0, claimCopy: 0 };
+  readonly calls = { stepsStoredUpTo: 0, loadSteps: 0, saveStep: 0, forgetSteps: 0, claimOutput: 0 };
   /** Set to make the next calls fail, as an unreachable Redis would. */
   down = false;
 
@@ -65,14 +64,6 @@ export class EffectsModel implements EffectsPort {
     return true;
   }
 
-  async claimCopy(ref: PartitionRef, offset: number, attempt: number, copy: string, _ttlMs: number, done: boolean): Promise<CopyClaim> {
-    this.#call('claimCopy');
-    const key = copyKey(ref, offset);
-    const entry = this.copies.get(key);
-    if (!done && entry !== undefined && (entry.state === 'done' || entry.attempt > attempt || (entry.attempt === attempt && entry.copy !== copy))) return 'stale';
-    this.copies.set(key, { attempt, copy, state: done ? 'done' : 'run' });
-    return 'claimed';
-  }
 
   /** The step results stored for one record. */
   stepsOf(at: StepsRef): ReadonlyMap<string, string> | undefined {

@@ -1,8 +1,10 @@
 import type { Context } from 'aws-lambda';
 import { Redis, type Cluster } from 'ioredis';
 import { lanes } from '../../src';
-import { RedisEffects, steppedKey, stepsKey, copyKey } from '../../src/effects/redis-effects';
-import { idempotencyCacheClient } from '../../src/effects/powertools-cache';
+import { RedisEffects } from '../../src/completion/effects-store';
+import { steppedKey, stepsKey, copyKey } from '../../src/completion/keys';
+import { CompletionStore } from '../../src/completion/store';
+import { idempotencyCacheClient } from '../../src/connections/powertools-cache';
 import { OutputHeader } from '../../src/lanes/effects';
 import { contextWithin, eventOf, fetchRecords, produce } from './support/kafka-events';
 import { createTopic, REDIS_URL, redisSetups, uniqueName } from './support/stack';
@@ -102,18 +104,18 @@ describe.each(redisSetups())('the exactly-once scripts on $name Redis', ({ conne
 
   it('runs one copy per (origin, attempt) and none after the record is terminal', async () => {
     // Prepare
-    const effects = new RedisEffects(redis);
+    const store = new CompletionStore(redis);
     const ref = { group: uniqueName('g'), topic: 'orders', partition: 0 };
 
     // Act
     const results = [
-      await effects.claimCopy(ref, 5, 2, 'r:0:1', 60_000, false),
-      await effects.claimCopy(ref, 5, 2, 'r:0:1', 60_000, false), // its own redelivery
-      await effects.claimCopy(ref, 5, 2, 'r:0:2', 60_000, false), // a twin
-      await effects.claimCopy(ref, 5, 3, 'r:0:3', 60_000, false), // the next attempt
-      await effects.claimCopy(ref, 5, 2, 'r:0:4', 60_000, false), // an older attempt, late
-      await effects.claimCopy(ref, 5, 3, 'r:0:3', 60_000, true), // succeeded
-      await effects.claimCopy(ref, 5, 3, 'r:0:3', 60_000, false), // redelivered after its success
+      await store.claimCopy(ref, 5, 2, 'r:0:1', 60_000, false),
+      await store.claimCopy(ref, 5, 2, 'r:0:1', 60_000, false), // its own redelivery
+      await store.claimCopy(ref, 5, 2, 'r:0:2', 60_000, false), // a twin
+      await store.claimCopy(ref, 5, 3, 'r:0:3', 60_000, false), // the next attempt
+      await store.claimCopy(ref, 5, 2, 'r:0:4', 60_000, false), // an older attempt, late
+      await store.claimCopy(ref, 5, 3, 'r:0:3', 60_000, true), // succeeded
+      await store.claimCopy(ref, 5, 3, 'r:0:3', 60_000, false), // redelivered after its success
     ];
 
     // Assess

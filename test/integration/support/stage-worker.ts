@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
 import { HandOffWriter } from '../../../src/handoff';
-import { OutputWriter } from '../../../src/effects/output-writer';
+import { OutputWriter } from '../../../src/handoff/output-writer';
 import { resolveOptions, type LanesOptionsInput } from '../../../src/options';
 import { LanesFunction, type LanesContext, type LanesRecord } from '../../../src/handler/lanes-function';
 import { createTelemetry } from '../../../src/telemetry';

@@ -1,4 +1,5 @@
-import { committerLeaseKey, committerReadingsKey, completionGroupId } from '../../../src/committer/keys';
+import { committerLeaseKey, committerReadingsKey } from '../../../src/completion/keys';
+import { completionGroupId } from '../../../src/options/names';
 import { decodeReadings, encodeReadings } from '../../../src/committer/state';
 import { CorruptStateError } from '../../../src/committer/errors';
 import { trackedPartitionsKey } from '../../../src/completion/keys';

@@ -1,6 +1,6 @@
 import { runCommitter, type RunCommitterOptions } from '../../../src/committer/committer';
 import { LeaseLostError, TopicMissingError } from '../../../src/committer/errors';
-import { committerLeaseKey } from '../../../src/committer/keys';
+import { committerLeaseKey } from '../../../src/completion/keys';
 import type { OffsetCommitter } from '../../../src/committer/offset-committer';
 import { PlanReasonCode, type CommitMove, type CommittedOffset } from '../../../src/committer/types';
 import type { FrontierReading, PartitionRef } from '../../../src/completion';

@@ -70,11 +70,8 @@ describe('the claims of docs/ARCHITECTURE.md', () => {
 
   it('"Key names are built only in ...": the files that build a Redis key name or a hash tag', () => {
     expect(filesWhere(buildsKeyName)).toEqual([
-      'committer/keys.ts',
       'completion/keys.ts',
       'completion/redis-scan.ts',
-      'durability/recover.ts',
-      'effects/redis-effects.ts',
       'options/names.ts',
     ]);
   });

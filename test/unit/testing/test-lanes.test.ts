@@ -228,6 +228,26 @@ describe('testLanes', () => {
     expect(() => u.assertOrder()).toThrow("`ordering: 'unordered'` promises no order to assert");
   });
 
+  it('reports a lane whose runs overlapped: a batch redelivered while its first delivery still runs', async () => {
+    // Prepare: the first run waits until the redelivery has started its own.
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let started = 0;
+    const handler = lanes({ group: 'g', value: 'json' }, async () => {
+      started += 1;
+      if (started === 1) await gate;
+      else release();
+    });
+    const t = testLanes(handler, { topic: 'orders' });
+
+    // Act: two invocations of one batch at once (Lambda redelivering a batch it thinks timed out).
+    await Promise.all([t.deliver({ key: 'a', value: 1, offset: 0 }), t.deliver({ key: 'a', value: 1, offset: 0 })]);
+
+    // Assess
+    expect(t.order('a')).toEqual([0, 0]);
+    expect(() => t.assertOrder()).toThrow('orders-0 key `a`: offset 0 started while an earlier run of the lane was still running');
+  });
+
   it('gives up settling after `maxRounds` retry invocations, naming a copy still pending', async () => {
     // Prepare
     const handler = lanes({ group: 'g', value: 'json', retry: { maxAttempts: 10 } }, async () => {

@@ -5,10 +5,10 @@
  * with an output to a topic that was not acknowledged.
  */
 import type { Message, Producer, TopicMessages } from 'kafkajs';
-import type { OutputMessage, OutputSink } from '../lanes/effects';
-import { HandOffError } from '../handoff/errors';
+import type { OutputMessage, OutputSink } from './types';
+import { HandOffError } from './errors';
 import { messageOf } from '../kafka-errors';
-import { producerRetry, type ProducerFactory } from '../handoff/writer';
+import { producerRetry, type ProducerFactory } from './writer';
 
 interface Pending {
   /** One list per record. */

@@ -1,11 +1,9 @@
-import type { CopyClaim, EffectsPort, OutputId, StepsRef } from '../lanes/effects';
-import { escapeName } from '../options/names';
-import type { ScriptCall } from '../completion/args';
-import { UnexpectedReplyError } from '../completion/errors';
-import { partitionTag, stepsKey } from '../completion/keys';
-import { bounded, runScript, type CallLimits, type RedisClient } from '../completion/scripts';
-import type { PartitionRef } from '../completion/types';
-import { TagBatches } from './batches';
+import { parseTakenReply, type ScriptCall } from './args';
+import { UnexpectedReplyError } from './errors';
+import { outputClaimKey, partitionTag, steppedKey, stepsKey } from './keys';
+import { bounded, runScript, type CallLimits, type RedisClient } from './scripts';
+import type { OutputId, PartitionRef, StepsRef } from './types';
+import { TagBatches } from './tag-batches';
 
 interface StepBatches {
   readonly loads: TagBatches<StepsRef, Map<string, string>>;
@@ -19,29 +17,6 @@ interface StepSave {
   readonly name: string;
   readonly value: string;
   readonly ttlMs: number;
-}
-
-/*
- * Key names of the exactly-once state. Step results and copy entries live under their record's first-origin
- * partition tag (one slot with its done bits and lanes); an output claim under a tag of the output's own origin,
- * so the repeats of one output meet in one slot whichever partition of the topic they landed in.
- */
-
-export { stepsKey };
-
-/** string: the highest offset of a partition with stored step results (`save-steps-1.lua`). */
-export function steppedKey(ref: PartitionRef): string {
-  return `${partitionTag(ref)}:stepped`;
-}
-
-/** string: "attempt|copy|state" of an unordered record in the retry path. */
-export function copyKey(ref: PartitionRef, offset: number): string {
-  return `${partitionTag(ref)}:copy:${offset}`;
-}
-
-/** string: the record (its first origin) that took an output of another stage (`dedupeOutputs`). */
-export function outputClaimKey(group: string, id: OutputId): string {
-  return `{kl:${escapeName(group)}:out:${escapeName(id.group)}:${escapeName(id.origin.topic)}:${id.origin.partition}}:${id.origin.offset}:${id.index}`;
 }
 
 /** One call storing the step results of several records of one partition (`save-steps-1.lua`). */
@@ -87,17 +62,6 @@ export function claimOutputCall(group: string, id: OutputId, runner: string, ttl
   return { keys: [outputClaimKey(group, id)], argv: [runner, String(Math.ceil(ttlMs))] };
 }
 
-export function claimCopyCall(ref: PartitionRef, offset: number, attempt: number, copy: string, ttlMs: number, done: boolean): ScriptCall {
-  return { keys: [copyKey(ref, offset)], argv: [String(attempt), copy, String(Math.ceil(ttlMs)), done ? 'done' : 'claim'] };
-}
-
-/** `{ 0 }` or `{ 1, value }` of the effects scripts: `undefined` or the value. */
-export function parseTakenReply(reply: unknown, what: string): string | undefined {
-  if (!Array.isArray(reply) || (reply[0] !== 0 && reply[0] !== 1)) throw new UnexpectedReplyError(`${what}: unexpected reply ${JSON.stringify(reply)}`);
-  if (reply[0] === 0) return undefined;
-  const value: unknown = reply[1];
-  return Buffer.isBuffer(value) ? value.toString('utf8') : String(value);
-}
 
 /**
  * The exactly-once state in the group's Redis, every mutation one script (safe to repeat). Step results are read
@@ -108,7 +72,7 @@ export function parseTakenReply(reply: unknown, what: string): string | undefine
  * const effects = new RedisEffects(redis);
  * await effects.saveStep({ ref, offset: 41 }, 'charge', '{"id":"ch_1"}', 86_400_000);
  */
-export class RedisEffects implements EffectsPort {
+export class RedisEffects {
   readonly redis: RedisClient;
   readonly limits: CallLimits;
   readonly #batches: StepBatches;
@@ -167,10 +131,5 @@ export class RedisEffects implements EffectsPort {
   async claimOutput(group: string, id: OutputId, runner: string, ttlMs: number): Promise<boolean> {
     const reply = await runScript(this.redis, 'claimOutput', claimOutputCall(group, id, runner, ttlMs), this.limits);
     return parseTakenReply(reply, 'claimOutput') === undefined;
-  }
-
-  async claimCopy(ref: PartitionRef, offset: number, attempt: number, copy: string, ttlMs: number, done: boolean): Promise<CopyClaim> {
-    const reply = await runScript(this.redis, 'claimCopy', claimCopyCall(ref, offset, attempt, copy, ttlMs, done), this.limits);
-    return parseTakenReply(reply, 'claimCopy') === undefined ? 'claimed' : 'stale';
   }
 }
