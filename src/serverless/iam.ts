@@ -109,6 +109,8 @@ export function groupGrants(plan: FunctionPlan, inVpc: boolean, compact = false)
         },
       );
       if (sourceGrows) topics.push({ Effect: 'Allow', Action: ['kafka-cluster:AlterTopic'], Resource: arns.topic(trigger.settings.topic) });
+      // An update that drops a retry tier first reads how far its trigger got (topics-handler.ts): group offsets.
+      topics.push({ Effect: 'Allow', Action: ['kafka-cluster:DescribeGroup'], Resource: arns.group(`${retryTopicPrefix(group)}*`) });
       if (plan.topics.properties['DeleteOnRemove'] === 'true') topics.push({ Effect: 'Allow', Action: ['kafka-cluster:DeleteTopic'], Resource: writes.map(arns.topic) });
     }
     // The topics resource asks MSK for the brokers once, at deploy time, when only the cluster's ARN is known.

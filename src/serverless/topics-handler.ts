@@ -175,6 +175,10 @@ export function topicsResourceHandler(
     const request = ensureRequest(properties);
     const id = topicsPhysicalId(request.group);
     const { kafka, brokers } = await connect();
+    if (event.RequestType === 'Update') {
+      const dropped = names('Tiers', event.OldResourceProperties?.['Tiers']).filter((tier) => !(request.tiers ?? []).includes(tier));
+      if (dropped.length > 0) await withAdmin(kafka, (admin) => refuseStrandedTiers(admin, request.group, dropped));
+    }
     const result = await withAdmin(kafka, (admin) =>
       ensureTopics(admin, { ...request, readyTimeoutMs: Math.max(1_000, Math.min(TOPICS_DEFAULTS.readyTimeoutMs, budgetMs)) }),
     );
@@ -202,6 +206,33 @@ export function topicsResourceHandler(
     await sendResponse(event.ResponseURL, responseBody(event, outcome));
     return outcome;
   };
+}
+
+/**
+ * A retry tier dropped (or renamed: dropped and added) by an update loses its trigger: copies still waiting in its
+ * topic would never run, and their lanes stay blocked. The update is refused while any is waiting, naming the tier,
+ * the topic and the count; once the tier's trigger has read them all, the same update goes through. A check that
+ * cannot be made (a refused group read, a broker error) fails the update with Kafka's answer, as any other.
+ */
+async function refuseStrandedTiers(admin: Admin, group: string, tiers: readonly string[]): Promise<void> {
+  const waiting: string[] = [];
+  for (const tier of tiers) {
+    const topic = retryTopic(group, tier);
+    if (!(await admin.listTopics()).includes(topic)) continue;
+    const [ends, [committed]] = await Promise.all([admin.fetchTopicOffsets(topic), admin.fetchOffsets({ groupId: topic, topics: [topic] })]);
+    const read = new Map((committed?.partitions ?? []).map((p) => [p.partition, Number(p.offset)]));
+    const count = ends.reduce((sum, p) => {
+      const from = Math.max(read.get(p.partition) ?? -1, Number(p.low));
+      return sum + Math.max(0, Number(p.high) - from);
+    }, 0);
+    if (count > 0) waiting.push(`retry tier \`${tier}\`: ${count} record(s) in \`${topic}\` its trigger (consumer group \`${topic}\`) has not read`);
+  }
+  if (waiting.length > 0) {
+    throw new ConfigError(
+      `retry tiers dropped or renamed while records wait in them, which would never run without their trigger: ${waiting.join('; ')}. ` +
+        'Keep the tier until its trigger has read them (its lag is 0), then drop it',
+    );
+  }
 }
 
 // Built on the first request so that importing this module (tests, the plugin) reads no environment.

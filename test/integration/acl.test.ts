@@ -110,13 +110,19 @@ const statementsOf = (role: Role): Statement[] => (role === 'operator' ? operato
 
 /** The topics resource's function as the topics user: its request answered to a local stand-in for S3. */
 let answers: Awaited<ReturnType<typeof startResponseServer>>;
-async function resourceAs(user: ScramUser, type: CustomResourceEvent['RequestType'], properties: Record<string, unknown>): Promise<Record<string, unknown>> {
+async function resourceAs(
+  user: ScramUser,
+  type: CustomResourceEvent['RequestType'],
+  properties: Record<string, unknown>,
+  old?: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
   const handler = topicsResourceHandler(
     { KAFKA_LANES_GROUP: String(properties['Group']), KAFKA_LANES_BROKERS: broker.brokers.join(','), KAFKA_LANES_SASL_MECHANISM: 'scram-sha-512', KAFKA_LANES_SASL_USERNAME: user.username, KAFKA_LANES_SASL_PASSWORD: user.password },
     { log: () => undefined },
   );
   const path = `/${uniqueName('answer')}`;
-  await handler(resourceEvent(type, answers.url(path), properties, type === 'Create' ? {} : { PhysicalResourceId: `kafka-lanes-topics:${String(properties['Group'])}` }), { getRemainingTimeInMillis: () => 60_000 });
+  const physical = { PhysicalResourceId: `kafka-lanes-topics:${String(properties['Group'])}`, ...(old === undefined ? {} : { OldResourceProperties: old }) };
+  await handler(resourceEvent(type, answers.url(path), properties, type === 'Create' ? {} : physical), { getRemainingTimeInMillis: () => 60_000 });
   return answers.answers.find((answer) => answer.path === path)!.body;
 }
 /** Its Create, failing with the reason it answered. */
@@ -279,6 +285,8 @@ describe('least privilege on a broker with SCRAM users and an authorizer', () =>
     const properties = plan!.topics.properties;
     expect(await resourceAs(USERS.topics, 'Create', properties)).toMatchObject({ Status: 'SUCCESS', Data: { BootstrapBrokers: broker.brokers.join(',') } });
     expect(await resourceAs(USERS.topics, 'Update', properties)).toMatchObject({ Status: 'SUCCESS' });
+    // An Update renaming the tier reads how far its trigger got before it lets the old tier go (nothing waits there yet).
+    expect(await resourceAs(USERS.topics, 'Update', { ...properties, Tiers: ['2h'] }, properties)).toMatchObject({ Status: 'SUCCESS' });
     await ensureAs(broker.kafka(USERS.operator), group, topic, 1);
     await withAdmin(broker.kafka(broker.admin), async (admin) => {
       const producer = broker.kafka(broker.admin).producer();
@@ -388,6 +396,22 @@ function operationFor({ role, index, action }: Removal): { name: string; run: ()
         if (grows) await ensureAs(broker.kafka(broker.admin), g, t, 1);
         await setAcls(broker.kafka(broker.admin), principal(role), aclsFor(principal(role), without(operatorStatements(g, t), index, action)));
         await ensureAs(broker.kafka(USERS.operator), g, t, grows ? 2 : 1);
+      },
+    };
+  }
+  if (role === 'topics' && action === 'kafka-cluster:DescribeGroup') {
+    const g = uniqueName('acl-cr');
+    const t = uniqueName('acl-cr-src');
+    // An Update that drops a tier first reads how far the tier's trigger got (its group's offsets).
+    return {
+      name: "the topics resource's Update dropping a retry tier",
+      run: async () => {
+        const created = { ...planOf(g, t, [`${g}-out`]).plan!.topics.properties, SourcePartitions: '1' };
+        await setAcls(broker.kafka(broker.admin), principal(role), aclsFor(principal(role), topicsStatements(g, t)));
+        await createTopicsAs(USERS.topics, created);
+        await setAcls(broker.kafka(broker.admin), principal(role), aclsFor(principal(role), without(topicsStatements(g, t), index, action)));
+        const answer = await resourceAs(USERS.topics, 'Update', { ...created, Tiers: ['2h'] }, created);
+        if (answer['Status'] !== 'SUCCESS') throw new Error(String(answer['Reason']));
       },
     };
   }

@@ -103,8 +103,15 @@ describe('the first deploy of a stage', () => {
     ['a created VPC', [], { KafkaLanesVpcId: '', KafkaLanesSubnetIds: '', KafkaLanesCreateEndpoints: 'true' }],
     [
       'an existing VPC',
-      ['--param', 'vpcId=vpc-0123456789abcdef0', '--param', 'subnetIds=subnet-0a,subnet-0b', '--param', 'createEndpoints=false'],
-      { KafkaLanesVpcId: 'vpc-0123456789abcdef0', KafkaLanesSubnetIds: 'subnet-0a,subnet-0b', KafkaLanesCreateEndpoints: 'false' },
+      ['--param', 'vpcId=vpc-0123456789abcdef0', '--param', 'subnetIds=subnet-0a,subnet-0b', '--param', 'lambdaEndpoint=false', '--param', 'stsEndpoint=false'],
+      {
+        KafkaLanesVpcId: 'vpc-0123456789abcdef0',
+        KafkaLanesSubnetIds: 'subnet-0a,subnet-0b',
+        KafkaLanesCreateEndpoints: 'true',
+        KafkaLanesCreateLambdaEndpoint: 'false',
+        KafkaLanesCreateStsEndpoint: 'false',
+        KafkaLanesCreateMskEndpoint: 'true',
+      },
     ],
   ])('sends the example\'s create and update requests only parameters their templates declare (%s)', async (_what, args, defaults) => {
     // Prepare

@@ -104,6 +104,32 @@ describe('the topics custom resource on the local broker', () => {
     expect(Object.keys(topics).sort()).toEqual([source, `${group}.retry.5s`, `${group}.retry.10m`, `${group}.dlq`, output].sort());
   });
 
+  it('refuses an Update that drops a retry tier while records wait in it, naming the tier, the topic and the count', async () => {
+    // Prepare: tiers 5s and 1m; one copy waits in the 1m tier, which its trigger has not read.
+    const group = uniqueName('cr-drop');
+    const source = uniqueName('cr-drop-src');
+    created.push(source, `${group}.retry.5s`, `${group}.retry.1m`, `${group}.dlq`);
+    const before = { Group: group, Tiers: ['5s', '1m'], Source: source, SourcePartitions: '1' };
+    await handler(resourceEvent('Create', server.url('/drop-create'), before), context);
+    const physical = server.answers.find((a) => a.path === '/drop-create')!.body['PhysicalResourceId'] as string;
+    const producer = createKafka().producer();
+    await producer.connect();
+    await producer.send({ topic: `${group}.retry.1m`, messages: [{ key: 'c-1', value: 'a copy waiting for its retry' }] });
+    await producer.disconnect();
+
+    // Act: 1m dropped (the waiting copy would never run), then 5s dropped (nothing waits there)
+    const dropsWaiting = { Group: group, Tiers: ['5s'], Source: source, SourcePartitions: '1' };
+    await handler(resourceEvent('Update', server.url('/drop-1m'), dropsWaiting, { PhysicalResourceId: physical, OldResourceProperties: before }), context);
+    const dropsEmpty = { Group: group, Tiers: ['1m'], Source: source, SourcePartitions: '1' };
+    await handler(resourceEvent('Update', server.url('/drop-5s'), dropsEmpty, { PhysicalResourceId: physical, OldResourceProperties: before }), context);
+
+    // Assess
+    const refused = server.answers.find((a) => a.path === '/drop-1m')!.body;
+    expect(refused).toMatchObject({ Status: 'FAILED', PhysicalResourceId: physical });
+    expect(refused['Reason']).toContain(`retry tier \`1m\`: 1 record(s) in \`${group}.retry.1m\` its trigger (consumer group \`${group}.retry.1m\`) has not read`);
+    expect(server.answers.find((a) => a.path === '/drop-5s')!.body).toMatchObject({ Status: 'SUCCESS', PhysicalResourceId: physical });
+  });
+
   it('answers FAILED naming the topic and what Kafka or the check said, and keeps the physical ID on a failed Update', async () => {
     // Prepare: a source that does not exist and whose partitions are not declared
     const group = uniqueName('cr-fail');

@@ -245,3 +245,53 @@ export function unknownInCall(tree: CommandTree, args: readonly string[]): strin
   }
   return problems;
 }
+
+/**
+ * The commands a document shows outside its `sh` blocks: inline code spans that start with `npx kafka-lanes ` or
+ * `npm ` (`npm run local:up`), each with its line. Fenced blocks are left to `shellCommands`. Pure.
+ */
+export function inlineCommands(markdown: string, doc: string): ShellCommand[] {
+  const commands: ShellCommand[] = [];
+  let fence: string | undefined;
+  markdown.split('\n').forEach((text, i) => {
+    const open = FENCE.exec(text);
+    if (open !== null) {
+      if (fence === undefined) fence = open[2];
+      else if (text.trim() === fence) fence = undefined;
+      return;
+    }
+    if (fence !== undefined) return;
+    for (const match of text.matchAll(/`([^`]+)`/g)) {
+      const span = match[1]!;
+      if (/^(npx kafka-lanes|npm) /.test(span)) commands.push({ doc, line: i + 1, words: shellWords(span) });
+    }
+  });
+  return commands;
+}
+
+/** npm's own commands a document may show (everything else after `npm` is a package script). */
+const NPM_COMMANDS = new Set(['ci', 'install', 'i', 'pack', 'pkg', 'publish', 'init', 'exec', 'view', 'ls', 'cache', 'config', 'uninstall', 'update', 'audit']);
+
+/**
+ * What in a command a document shows does not exist: a package script `npm run <name>` (or `npm start`, `npm test`)
+ * that `scripts` lacks, or for `npx kafka-lanes <args>` and `npm run cli -- <args>` what `unknownInCall` finds.
+ * Any other command is not judged. Pure.
+ *
+ * @example
+ * unknownInCommand(tree, { start: '...' }, ['npm', 'run', 'local:up']); // ['npm run local:up: no such script in package.json']
+ */
+export function unknownInCommand(tree: CommandTree, scripts: Readonly<Record<string, string>>, words: readonly string[]): string[] {
+  const [tool, first, second] = words;
+  // The tool named without arguments (`npx kafka-lanes`, `npm run cli --`, `npm run`) is a name in prose, not a call.
+  const call = (args: readonly string[]) => (args.length === 0 ? [] : unknownInCall(tree, args));
+  if (tool === 'npx' && first === tree.name) return call(words.slice(2));
+  if (tool !== 'npm' || first === undefined || NPM_COMMANDS.has(first) || (first === 'run' && second === undefined)) return [];
+  const script = first === 'run' || first === 'run-script' ? second : first === 'start' || first === 'test' ? first : undefined;
+  if (script === undefined) return [`${words.join(' ')}: not an npm command this check knows (${[...NPM_COMMANDS].join(', ')}, run, start, test)`];
+  if (!(script in scripts)) return [`npm run ${script}: no such script in package.json`];
+  if (script === 'cli') {
+    const dashes = words.indexOf('--');
+    return call(dashes === -1 ? [] : words.slice(dashes + 1));
+  }
+  return [];
+}

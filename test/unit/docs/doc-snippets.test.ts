@@ -1,8 +1,11 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  entrySources, fragmentModule, mergeDeep, projectFiles, readSnippets, shellCommands, shellWords, stripJsonComments, unknownInCall, type CommandTree,
+  entrySources, fragmentModule, inlineCommands, mergeDeep, projectFiles, readSnippets, shellCommands, shellWords, stripJsonComments, unknownInCall,
+  unknownInCommand, type CommandTree,
 } from '../../support/doc-snippets';
+import type { Command } from 'commander';
+import { buildProgram } from '../../../src/cli/main';
 
 // The framework's own YAML loader (js-yaml with the CloudFormation tags), as `serverless package` reads a file.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -194,5 +197,56 @@ describe('shell blocks', () => {
     expect(unknownInCall(tree, ['topics', 'create'])).toEqual(['kafka-lanes topics: expected one of its commands (ensure), got "create"']);
     expect(unknownInCall(tree, ['local', 'up'])).toEqual(['kafka-lanes: expected one of its commands (topics, status), got "local"']);
     expect(unknownInCall(tree, ['--help'])).toEqual([]);
+  });
+});
+
+describe('the commands the documents show', () => {
+  const tree: CommandTree = {
+    name: 'kafka-lanes', options: [], commands: [{ name: 'local', options: [], commands: [{ name: 'up', options: ['--kafka-port'], commands: [] }] }],
+  };
+  const scripts = { start: 'tsx start.ts', test: 'jest', cli: 'tsx src/cli/bin.ts', 'local:up': 'tsx src/cli/bin.ts local up' };
+
+  it('finds the npx kafka-lanes and npm commands of inline code, outside fenced blocks, with their lines', () => {
+    // Act
+    const commands = inlineCommands('Run `npx kafka-lanes local up` then `npm run local:up`; `kafka-lanes status` alone is prose.\n```sh\nnpm run gone\n```\n`npm test`\n', 'README.md');
+
+    // Assess
+    expect(commands).toEqual([
+      { doc: 'README.md', line: 1, words: ['npx', 'kafka-lanes', 'local', 'up'] },
+      { doc: 'README.md', line: 1, words: ['npm', 'run', 'local:up'] },
+      { doc: 'README.md', line: 5, words: ['npm', 'test'] },
+    ]);
+  });
+
+  it('names a package script that does not exist and a CLI command or option that does not, through npx or npm run cli', () => {
+    expect(unknownInCommand(tree, scripts, ['npm', 'run', 'local:up'])).toEqual([]);
+    expect(unknownInCommand(tree, scripts, ['npm', 'start', '--', '--records', '200'])).toEqual([]);
+    expect(unknownInCommand(tree, scripts, ['npm', 'ci'])).toEqual([]);
+    expect(unknownInCommand(tree, scripts, ['npm', 'run', 'local:start'])).toEqual(['npm run local:start: no such script in package.json']);
+    expect(unknownInCommand(tree, scripts, ['npx', 'kafka-lanes', 'local', 'up', '--redis-port', '1'])).toEqual(['kafka-lanes local up: no option --redis-port']);
+    expect(unknownInCommand(tree, scripts, ['npm', 'run', 'cli', '--', 'local', 'start'])).toEqual(['kafka-lanes local: expected one of its commands (up), got "start"']);
+    expect(unknownInCommand(tree, scripts, ['npm', 'frobnicate'])).toEqual([expect.stringMatching(/^npm frobnicate: not an npm command this check knows/)]);
+  });
+
+  it.each([...DOCS, 'CHANGELOG.md'])('%s: every `npx kafka-lanes …` and `npm …` command names a real CLI command and option, or package script', (doc) => {
+    // Prepare: the CLI as it is built, and the package's scripts.
+    const toTree = (command: Command): CommandTree => ({
+      name: command.name(),
+      options: command.options.flatMap((option) => option.long ?? []),
+      commands: command.commands.map(toTree),
+    });
+    const cli = toTree(buildProgram());
+    const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    const markdown = readFileSync(join(ROOT, doc), 'utf8');
+
+    // Act
+    const commands = [
+      ...readSnippets(markdown, doc).snippets.filter((snippet) => snippet.lang === 'sh').flatMap(shellCommands),
+      ...inlineCommands(markdown, doc),
+    ];
+    const problems = commands.flatMap(({ line, words }) => unknownInCommand(cli, manifest.scripts, words).map((problem) => `${doc}:${line}: ${problem}`));
+
+    // Assess
+    expect(problems).toEqual([]);
   });
 });

@@ -181,10 +181,11 @@ describe('groupGrants', () => {
       [['kafka-cluster:DescribeGroup'], [groupArn('g'), groupArn('g.retry.5s'), groupArn('g.retry.1m')]],
     ]);
     // The topics resource: describes and creates the group's topics (growing the source only when its partitions are
-    // declared), never reads, writes or deletes.
+    // declared), reads how far a dropped tier's trigger got, never reads records, writes or deletes.
     expect(kafka(grants.topics)).toEqual([
       [['kafka-cluster:Connect'], ARN],
       [['kafka-cluster:DescribeTopic', 'kafka-cluster:DescribeTopicDynamicConfiguration', 'kafka-cluster:CreateTopic'], [topicArn('orders'), topicArn('g.retry.*'), topicArn('g.dlq')]],
+      [['kafka-cluster:DescribeGroup'], groupArn('g.retry.*')],
     ]);
     expect(grants.topics).toContainEqual({ Effect: 'Allow', Action: ['kafka:GetBootstrapBrokers'], Resource: ARN });
     expect(grants.committer.flatMap((statement) => statement.Action)).not.toContain('kafka:GetBootstrapBrokers');
