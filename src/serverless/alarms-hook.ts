@@ -1,7 +1,7 @@
 import { ALARM_TOPIC_ID, planAlarms } from './alarms';
 import { functionBlockSchema } from './config';
 import type { FunctionPlan } from './plan';
-import type { Serverless } from './plugin';
+import type { Serverless } from './framework';
 
 /** Adds every planned group's alarms and dashboard to the packaged template (the blocks were validated at `initialize`). */
 export function addAlarms(serverless: Serverless, plans: readonly FunctionPlan[]): void {

@@ -3,7 +3,8 @@
  * pure planning of what a `kafkaLanes:` block adds, the esbuild step, the committer's Lambda handler and the
  * offline Kafka trigger.
  */
-export { KafkaLanesPlugin, type Serverless, type PluginUtils } from './plugin';
+export { KafkaLanesPlugin } from './plugin';
+export type { Serverless, PluginUtils } from './framework';
 export { functionBlockSchema, customBlockSchema, validateBlock, PLUGIN_DEFAULTS, AWS_LIMITS } from './config';
 export type { FunctionBlock, CustomBlock } from './config';
 export { planFunction, triggerOf, type FunctionPlan, type TriggerEvent, type TriggerSettings } from './plan';

@@ -8,63 +8,14 @@ import { plaintextSecrets } from './auth';
 import { loopbackEnvironmentProblems, mskServerlessRegionWarning } from './checks';
 import { functionRole, groupGrants, rolePolicyLength, ROLE_POLICY_LIMIT, type Statement } from './iam';
 import { dropRedundantRoleDependsOn } from './role-depends-on';
-import { planFunction, type FunctionPlan, type FunctionView, type ServiceView } from './plan';
+import { compileResponseTypes, keepZeroBatchingWindows, mskClusterNameToken, type PluginUtils, type Serverless } from './framework';
+import { planFunction, type FunctionPlan, type ServiceView } from './plan';
 import { startOfflineTrigger, type OfflineKafkaTrigger } from './offline/trigger';
 import { topicsResource, triggersAfterTopics } from './topics-resource';
-
-/** The parts of the framework's `serverless` object the plugin uses (osls, the Serverless Framework v3 line). */
-export interface Serverless {
-  readonly serviceDir?: string;
-  readonly config: { readonly servicePath: string };
-  readonly classes: { readonly Error: new (message: string, code?: string) => Error };
-  readonly configSchemaHandler: {
-    defineFunctionProperties(provider: string, schema: Record<string, unknown>): void;
-    defineCustomProperties(schema: Record<string, unknown>): void;
-  };
-  readonly service: {
-    service: string;
-    custom?: Record<string, unknown>;
-    package?: { patterns?: string[]; excludeDevDependencies?: boolean; individually?: boolean };
-    provider: {
-      name: string;
-      stage?: string;
-      region?: string;
-      runtime?: string;
-      timeout?: number;
-      logRetentionInDays?: number;
-      stackParameters?: Array<{ ParameterKey?: string }>;
-      iam?: { role?: string | { statements?: Array<Record<string, unknown>>; managedPolicies?: unknown[]; permissionsBoundary?: unknown } };
-      compiledCloudFormationTemplate: { Resources: Record<string, { Type: string; Properties: Record<string, unknown> }> };
-    };
-    functions: Record<string, FunctionView>;
-    getAllFunctions(): string[];
-  };
-  readonly processedInput?: { readonly commands?: readonly string[] };
-  getProvider(name: string): {
-    naming: {
-      getLambdaLogicalId(functionKey: string): string;
-      getMSKEventLogicalId(functionKey: string, clusterName: string, topic: string): string;
-      getKafkaEventLogicalId(functionKey: string, topic: string): string;
-    };
-    getStage(): string;
-    getRegion(): string;
-  };
-}
-
-export interface PluginUtils {
-  readonly log: { notice(message: string): void; warning(message: string): void; info(message: string): void };
-}
 
 const COMMITTER_OUT = 'kafka-lanes/committer';
 const TOPICS_OUT = 'kafka-lanes/topics';
 const OPAQUE_BLOCK = { description: 'kafka-lanes settings, validated by the kafka-lanes plugin (docs/options.md)' };
-
-/** The cluster part of an MSK trigger's logical ID, as the framework takes it from the ARN (or `Ref` / import). */
-function mskClusterNameToken(arn: unknown): string {
-  if (typeof arn === 'string') return arn.split('/')[1] ?? '';
-  const intrinsic = (arn ?? {}) as Record<string, unknown>;
-  return String(intrinsic['Fn::ImportValue'] ?? intrinsic['Ref'] ?? '');
-}
 
 /**
  * The serverless plugin `kafka-lanes/serverless`. For every function with a `kafkaLanes:` block (validated
@@ -105,8 +56,8 @@ export class KafkaLanesPlugin {
       initialize: () => this.#initialize(),
       'before:package:createDeploymentArtifacts': () => this.#bundle('package'),
       'after:package:compileEvents': () => {
-        this.#compileResponseTypes();
-        this.#keepZeroBatchingWindows();
+        compileResponseTypes(this.#serverless, this.#plans);
+        keepZeroBatchingWindows(this.#serverless);
         triggersAfterTopics(this.#serverless.service.provider.compiledCloudFormationTemplate.Resources, this.#topicsResources);
         addAlarms(this.#serverless, this.#plans);
         dropRedundantRoleDependsOn(this.#serverless.service.provider.compiledCloudFormationTemplate.Resources);
@@ -410,44 +361,6 @@ export class KafkaLanesPlugin {
       // Source maps stay on disk for local debugging: Node.js reads none without --enable-source-maps.
       pkg.patterns = ['!**', `${BUNDLE_DIR}/**`, `!${BUNDLE_DIR}/**/*.map`, ...(pkg.patterns ?? [])];
       pkg.excludeDevDependencies = false;
-    }
-  }
-
-  /**
-   * The framework writes `MaximumBatchingWindowInSeconds` only for a truthy `maximumBatchingWindow`, so `0` would
-   * become AWS's default for Kafka event sources (500 ms): every trigger given `0` gets it written, the retry
-   * tiers' included.
-   */
-  #keepZeroBatchingWindows(): void {
-    const { service } = this.#serverless;
-    const naming = this.#serverless.getProvider('aws').naming;
-    const resources = service.provider.compiledCloudFormationTemplate.Resources;
-    for (const key of service.getAllFunctions()) {
-      for (const event of service.functions[key]?.events ?? []) {
-        const msk = (event as { msk?: { arn?: unknown; topic: string; maximumBatchingWindow?: number } }).msk;
-        const kafka = (event as { kafka?: { topic: string; maximumBatchingWindow?: number } }).kafka;
-        if ((msk ?? kafka)?.maximumBatchingWindow !== 0) continue;
-        const logicalId =
-          msk !== undefined ? naming.getMSKEventLogicalId(key, mskClusterNameToken(msk.arn), msk.topic) : naming.getKafkaEventLogicalId(key, kafka!.topic);
-        const resource = resources[logicalId];
-        if (resource !== undefined) resource.Properties['MaximumBatchingWindowInSeconds'] = 0;
-      }
-    }
-  }
-
-  #compileResponseTypes(): void {
-    const provider = this.#serverless.getProvider('aws');
-    const resources = this.#serverless.service.provider.compiledCloudFormationTemplate.Resources;
-    for (const plan of this.#plans) {
-      if (plan.mode !== 'provisioned') continue;
-      const logicalId = provider.naming.getLambdaLogicalId(plan.functionKey);
-      for (const resource of Object.values(resources)) {
-        if (resource.Type !== 'AWS::Lambda::EventSourceMapping') continue;
-        const target = resource.Properties['FunctionName'] as { 'Fn::GetAtt'?: unknown[] } | undefined;
-        if (target?.['Fn::GetAtt']?.[0] !== logicalId) continue;
-        // Kafka triggers honour a partial batch response only in provisioned mode (and only when asked).
-        resource.Properties['FunctionResponseTypes'] = ['ReportBatchItemFailures'];
-      }
     }
   }
 

@@ -1,0 +1,94 @@
+/**
+ * The Serverless Framework as the plugin sees it: the parts of its `serverless` object the plugin uses, and the
+ * passes the plugin makes over the template the framework compiled.
+ */
+import type { FunctionPlan, FunctionView } from './plan';
+
+/** The parts of the framework's `serverless` object the plugin uses (osls, the Serverless Framework v3 line). */
+export interface Serverless {
+  readonly serviceDir?: string;
+  readonly config: { readonly servicePath: string };
+  readonly classes: { readonly Error: new (message: string, code?: string) => Error };
+  readonly configSchemaHandler: {
+    defineFunctionProperties(provider: string, schema: Record<string, unknown>): void;
+    defineCustomProperties(schema: Record<string, unknown>): void;
+  };
+  readonly service: {
+    service: string;
+    custom?: Record<string, unknown>;
+    package?: { patterns?: string[]; excludeDevDependencies?: boolean; individually?: boolean };
+    provider: {
+      name: string;
+      stage?: string;
+      region?: string;
+      runtime?: string;
+      timeout?: number;
+      logRetentionInDays?: number;
+      stackParameters?: Array<{ ParameterKey?: string }>;
+      iam?: { role?: string | { statements?: Array<Record<string, unknown>>; managedPolicies?: unknown[]; permissionsBoundary?: unknown } };
+      compiledCloudFormationTemplate: { Resources: Record<string, { Type: string; Properties: Record<string, unknown> }> };
+    };
+    functions: Record<string, FunctionView>;
+    getAllFunctions(): string[];
+  };
+  readonly processedInput?: { readonly commands?: readonly string[] };
+  getProvider(name: string): {
+    naming: {
+      getLambdaLogicalId(functionKey: string): string;
+      getMSKEventLogicalId(functionKey: string, clusterName: string, topic: string): string;
+      getKafkaEventLogicalId(functionKey: string, topic: string): string;
+    };
+    getStage(): string;
+    getRegion(): string;
+  };
+}
+
+export interface PluginUtils {
+  readonly log: { notice(message: string): void; warning(message: string): void; info(message: string): void };
+}
+
+/** The cluster part of an MSK trigger's logical ID, as the framework takes it from the ARN (or `Ref` / import). */
+export function mskClusterNameToken(arn: unknown): string {
+  if (typeof arn === 'string') return arn.split('/')[1] ?? '';
+  const intrinsic = (arn ?? {}) as Record<string, unknown>;
+  return String(intrinsic['Fn::ImportValue'] ?? intrinsic['Ref'] ?? '');
+}
+
+/**
+ * The framework writes `MaximumBatchingWindowInSeconds` only for a truthy `maximumBatchingWindow`, so `0` would
+ * become AWS's default for Kafka event sources (500 ms): every trigger given `0` gets it written, the retry
+ * tiers' included.
+ */
+export function keepZeroBatchingWindows(serverless: Serverless): void {
+  const { service } = serverless;
+  const naming = serverless.getProvider('aws').naming;
+  const resources = service.provider.compiledCloudFormationTemplate.Resources;
+  for (const key of service.getAllFunctions()) {
+    for (const event of service.functions[key]?.events ?? []) {
+      const msk = (event as { msk?: { arn?: unknown; topic: string; maximumBatchingWindow?: number } }).msk;
+      const kafka = (event as { kafka?: { topic: string; maximumBatchingWindow?: number } }).kafka;
+      if ((msk ?? kafka)?.maximumBatchingWindow !== 0) continue;
+      const logicalId =
+        msk !== undefined ? naming.getMSKEventLogicalId(key, mskClusterNameToken(msk.arn), msk.topic) : naming.getKafkaEventLogicalId(key, kafka!.topic);
+      const resource = resources[logicalId];
+      if (resource !== undefined) resource.Properties['MaximumBatchingWindowInSeconds'] = 0;
+    }
+  }
+}
+
+/** A provisioned-mode group's triggers report partial batch failures (the only mode where Kafka triggers honour them). */
+export function compileResponseTypes(serverless: Serverless, plans: readonly FunctionPlan[]): void {
+  const provider = serverless.getProvider('aws');
+  const resources = serverless.service.provider.compiledCloudFormationTemplate.Resources;
+  for (const plan of plans) {
+    if (plan.mode !== 'provisioned') continue;
+    const logicalId = provider.naming.getLambdaLogicalId(plan.functionKey);
+    for (const resource of Object.values(resources)) {
+      if (resource.Type !== 'AWS::Lambda::EventSourceMapping') continue;
+      const target = resource.Properties['FunctionName'] as { 'Fn::GetAtt'?: unknown[] } | undefined;
+      if (target?.['Fn::GetAtt']?.[0] !== logicalId) continue;
+      resource.Properties['FunctionResponseTypes'] = ['ReportBatchItemFailures'];
+    }
+  }
+}
+
