@@ -4,10 +4,10 @@ import { decodeKafkaEvent, encodeKafkaRecord, type KafkaRecord } from '../event'
 import { recoveryGroupPrefix } from '../options/names';
 
 /**
- * Where a recovery finds a partition's records again: Kafka in every deployment (`kafkaRecordSource`); any other
+ * Where a recovery finds a partition's records again: Kafka in every deployment (`kafkaRecordLog`); any other
  * log that holds the same records at the same offsets will do (a test's in-memory log).
  */
-export interface RecordSource {
+export interface RecordLog {
   /** The earliest offset the partition still holds and its end (the next offset to be written). */
   offsets(topic: string, partition: number): Promise<{ readonly low: number; readonly end: number }>;
   /** The records at offsets `[from, end)`, in offset order; offsets the log no longer has are absent. */
@@ -18,11 +18,11 @@ export interface RecordSource {
  * The records of Kafka: offsets from the admin API, records through `readRange`.
  *
  * @example
- * const source = kafkaRecordSource(kafka, 'orders');
- * const { low, end } = await source.offsets('orders', 0);
- * const records = await source.read('orders', 0, low, end);
+ * const log = kafkaRecordLog(kafka, 'orders');
+ * const { low, end } = await log.offsets('orders', 0);
+ * const records = await log.read('orders', 0, low, end);
  */
-export function kafkaRecordSource(kafka: Kafka, group: string): RecordSource {
+export function kafkaRecordLog(kafka: Kafka, group: string): RecordLog {
   return {
     async offsets(topic, partition) {
       const admin = kafka.admin();

@@ -14,7 +14,7 @@ import type { LanesOptions } from '../options/lanes-options';
 import { retryTierOf } from '../options/names';
 import { laneIdOf } from '../lanes/lane-id';
 import { newGeneration } from './marker';
-import { kafkaRecordSource, type RecordSource } from './read-range';
+import { kafkaRecordLog, type RecordLog } from './read-range';
 
 /** How long `admit` refuses a partition's records while it is rebuilt; a recovery that dies lifts it by expiry. */
 export const RECOVERY_FENCE_MS = 5 * 60_000;
@@ -30,8 +30,8 @@ interface RecoveryBase {
   readonly now?: () => number;
 }
 
-/** What a recovery needs: Redis, the handler's options, a sink, and where the records are read again (Kafka, or a `RecordSource`). */
-export type RecoveryParts = RecoveryBase & ({ readonly kafka: Kafka } | { readonly source: RecordSource });
+/** What a recovery needs: Redis, the handler's options, a sink, and where the records are read again (Kafka, or a `RecordLog`). */
+export type RecoveryParts = RecoveryBase & ({ readonly kafka: Kafka } | { readonly log: RecordLog });
 
 /** What one recovery did. */
 export interface Recovered {
@@ -85,7 +85,7 @@ export async function recoverPartition(
   since?: number,
 ): Promise<Recovered> {
   const { redis, options } = parts;
-  const source = 'source' in parts ? parts.source : kafkaRecordSource(parts.kafka, ref.group);
+  const log = 'log' in parts ? parts.log : kafkaRecordLog(parts.kafka, ref.group);
   const now = parts.now ?? Date.now;
   const keys = partitionKeys(ref);
   const rebuild = (extra: readonly string[], argv: readonly string[]): Promise<unknown> =>
@@ -94,12 +94,12 @@ export async function recoverPartition(
   // The fence first: from here no record of the partition is admitted, so the end read next bounds every record
   // the event source delivered before the rebuild.
   await rebuild([], ['fence', String(now() + RECOVERY_FENCE_MS)]);
-  const { low, end } = await source.offsets(ref.topic, ref.partition);
+  const { low, end } = await log.offsets(ref.topic, ref.partition);
   // A durable frontier beyond the end of the partition: the topic was deleted and created again (`kafka-lanes reset`
   // removed its state): its records are all new, read from the start.
   const start = from === undefined || from > end ? low : Math.max(from, low);
   const isRetryTopic = retryTierOf(options.group, ref.topic) !== undefined;
-  const records = isRetryTopic ? [] : await source.read(ref.topic, ref.partition, start, end);
+  const records = isRetryTopic ? [] : await log.read(ref.topic, ref.partition, start, end);
 
   const parkLists = await scanKeys(redis, parkKeysPattern(ref));
   const highest = isRetryTopic ? Math.max(start, Math.min(delivered ?? start, end)) - 1 : end - 1;

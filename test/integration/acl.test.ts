@@ -26,7 +26,7 @@ import { eventSourcePositions, MemberlessOffsetCommitter, OffsetFetchRefusedErro
 import { encodeKafkaEvent, type KafkaRecordInput } from '../../src/event';
 import { readHandOffHeaders } from '../../src/handoff';
 import { readGroupFigures } from '../../src/admin';
-import { kafkaRecordSource, readRange } from '../../src/durability/read-range';
+import { kafkaRecordLog, readRange } from '../../src/durability/read-range';
 import { groupGrants, mskArns, type Statement } from '../../src/serverless/iam';
 import { planFunction } from '../../src/serverless/plan';
 import { topicsResourceHandler } from '../../src/serverless/topics-handler';
@@ -329,7 +329,7 @@ describe('least privilege on a broker with SCRAM users and an authorizer', () =>
       expect(figures).toBeDefined();
     });
     // A recovery reads the partition's bounds and its records again, in a group of its own under the granted prefix.
-    const source = kafkaRecordSource(broker.kafka(USERS.committer, 'recovery'), group);
+    const source = kafkaRecordLog(broker.kafka(USERS.committer, 'recovery'), group);
     expect(await source.offsets(topic, 0)).toEqual({ low: 0, end: 3 });
     expect((await source.read(topic, 0, 0, 3)).map((record) => record.offset)).toEqual([0, 1, 2]);
     // The handler's output was written (as the handler's user), once.

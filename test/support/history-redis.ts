@@ -11,7 +11,7 @@ import type { CommitMove, CommittedOffset } from '../../src/committer/types';
 import { CompletionStore, parkKey, partitionKeys, type PartitionCaps, type PartitionRef } from '../../src/completion';
 import { completionGroupId, escapeName } from '../../src/options/names';
 import { uniqueName } from '../integration/support/stack';
-import type { RecordSource } from '../../src/durability/read-range';
+import type { RecordLog } from '../../src/durability/read-range';
 import { decodeMarker } from '../../src/durability/marker';
 import { runHistory, tpKey, type CommitOutcome, type HistoryBackend, type HistoryRecovery, type HistorySpec, type HistoryStats, type LossPort, type RunOptions } from './history-rig';
 
@@ -133,14 +133,14 @@ export class RedisBackend implements HistoryBackend {
 
   async commit(nowMs: number, recovery: HistoryRecovery): Promise<CommitOutcome> {
     this.#nowMs = nowMs;
-    const source: RecordSource = this.#reread ? recovery.source : { offsets: recovery.source.offsets, read: async () => [] };
+    const log: RecordLog = this.#reread ? recovery.source : { offsets: recovery.source.offsets, read: async () => [] };
     const result = await runCommitter({
       store: this.store,
       group: this.group,
       committer: this.#committer,
       now: () => nowMs,
       eventSource: recovery.delivered,
-      recovery: { parts: { redis: this.#redis, source, sink: recovery.sink, options: recovery.options, now: () => nowMs }, telemetry: recovery.telemetry },
+      recovery: { parts: { redis: this.#redis, log, sink: recovery.sink, options: recovery.options, now: () => nowMs }, telemetry: recovery.telemetry },
     });
     if (process.env.HISTORY_DEBUG === "1") console.log(JSON.stringify(result.partitions), JSON.stringify(result.losses), JSON.stringify(await Promise.all((await this.store.trackedPartitions(this.group)).map((r) => this.store.audit(r)))));
     if (result.skipped !== undefined) throw new Error(`committer run skipped: ${result.skipped}`);

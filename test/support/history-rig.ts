@@ -24,7 +24,7 @@ import { Engine, type RecordPath, type EngineTask } from '../../src/engine/engin
 import type { OriginState } from '../../src/completion/loss-suspect';
 import type { Clock, CompletionPort, HandOffSink } from '../../src/lanes/ports';
 import type { Telemetry } from '../../src/telemetry';
-import type { RecordSource } from '../../src/durability/read-range';
+import type { RecordLog } from '../../src/durability/read-range';
 import type { LanesContext, LanesRecord, RecordHandler } from '../../src/engine/types';
 import { NonRetriableError, RetryLaterError } from '../../src/errors';
 import { decodeKafkaEvent, encodeKafkaEvent, type KafkaBatchResponse, type KafkaRecordInput } from '../../src/event';
@@ -508,7 +508,7 @@ export interface HistoryBackend {
 
 /** What a committer run recovers a lost partition with: the history's source log, its sink, its options. */
 export interface HistoryRecovery {
-  readonly source: RecordSource;
+  readonly source: RecordLog;
   readonly sink: HandOffSink;
   readonly options: LanesOptions;
   readonly telemetry: Telemetry;
@@ -1623,7 +1623,7 @@ class History {
     this.#lossLog.length = 0;
     this.#commits += 1;
     const { committed, losses } = await this.backend.commit(this.clock.now(), {
-      source: this.#recordSource(),
+      source: this.#recordLog(),
       sink: this.#sinkOf(container, invocation),
       options: this.options,
       telemetry: this.#telemetry,
@@ -1671,7 +1671,7 @@ class History {
   }
 
   /** The history's source log as a recovery reads it from Kafka. */
-  #recordSource(): RecordSource {
+  #recordLog(): RecordLog {
     const logOf = (topic: string, partition: number): KafkaRecordInput[] =>
       topic === this.backend.source ? (this.sourceLogs[partition] ?? []) : (this.tierLogs.get(topic) ?? []).map((c) => c.record);
     return {
