@@ -2,7 +2,8 @@ import type { CommitLease, OffsetCommitter } from './offset-committer';
 import { METRIC, MetricUnit, type Telemetry } from '../telemetry';
 import type { PartitionCheck } from './durable-moves';
 import type { LossReason } from '../durability/loss';
-import { encodeMarker, recoveryStart } from '../durability/marker';
+import { recoveryStart } from '../durability/first-minute';
+import { encodeMarker } from '../durability/marker';
 import { recoverPartition, type Recovered, type RecoveryParts } from '../durability/recover';
 
 /** What a committer run does about a lost partition: recover it with these parts, log and count on `telemetry`. */

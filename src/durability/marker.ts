@@ -48,37 +48,6 @@ export function decodeMarker(metadata: string | null | undefined): DurableMarker
   return Number.isSafeInteger(from) && from >= 0 ? { generation, highest: value, since: from } : undefined;
 }
 
-/** Where a recovery reads the records again from, and whether the completion group must first be moved back there. */
-export interface RecoveryStart {
-  /** The first offset read again (`undefined`: the earliest Kafka holds). */
-  readonly from: number | undefined;
-  /** The offset the completion group commits before the rebuild, when a commit passed records that were not terminal. */
-  readonly rewindTo?: number;
-  /** The lowest offset the commits vouch for, when known: the rebuilt state is born at it or at its start, the lower. */
-  readonly since: number | undefined;
-}
-
-/**
- * Pure: where a recovery starts. Normally at the durable frontier (what the completion group committed). A retry copy
- * reporting an origin below the marker's `since` proves that the committer's first commit of the partition, made
- * before any marker existed, passed records an earlier state had admitted and lost: the recovery starts at that
- * origin, and the completion group is moved back there first (the one move backwards: that commit was not true),
- * so a loss during the recovery still finds those records. A copy below the committed offset but at or above
- * `since` is terminal: it moves nothing (no recovery storm from stale copies).
- *
- * @example
- * recoveryStart({ committed: 20, marker: { generation: 'a1', highest: 19, since: 10 } }, 3); // from 3, rewindTo 3
- */
-export function recoveryStart(durable: DurableView, reportedFrom: number | undefined): RecoveryStart {
-  const { committed, marker } = durable;
-  const since = marker?.since;
-  if (committed !== undefined && since !== undefined && reportedFrom !== undefined && reportedFrom < since && reportedFrom < committed) {
-    return { from: reportedFrom, rewindTo: reportedFrom, since: reportedFrom };
-  }
-  // Commits without `since` (an older version's) do not tell where their guarantee starts: taken as vouching for all.
-  return { from: committed, since: committed !== undefined && since === undefined ? 0 : since };
-}
-
 /** What Kafka's completion group holds for a partition: its committed offset and marker, if any. */
 export interface DurableView {
   readonly committed: number | undefined;

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { MemberlessOffsetCommitter, runCommitter } from '../../committer';
 import { ConfigError } from '../../errors';
-import { decodeMarker, recoveryStart } from '../../durability/marker';
+import { recoveryStart } from '../../durability/first-minute';
+import { decodeMarker } from '../../durability/marker';
 import { recoverPartition, type Recovered } from '../../durability/recover';
 import { kafkaOptions, redisOptions } from '../connections';
 import { TIERS_OPTION, withOperatorParts, type OperatorFlags } from '../operator-parts';

@@ -1,6 +1,7 @@
 import type { PartitionAudit } from '../../../src/completion/audit';
 import { findLoss, LossReason, OVERDUE_HEAD_MS } from '../../../src/durability/loss';
-import { decodeMarker, encodeMarker, recoveryStart } from '../../../src/durability/marker';
+import { recoveryStart } from '../../../src/durability/first-minute';
+import { decodeMarker, encodeMarker } from '../../../src/durability/marker';
 
 /** A whole state: counters agree with the data, stamped with generation `a1`. */
 function audit(overrides: Partial<PartitionAudit> = {}): PartitionAudit {
