@@ -53,7 +53,11 @@ export type GetBootstrapBrokers = (arn: string, region: string) => Promise<GetBo
 const getBootstrapBrokersFromAws: GetBootstrapBrokers = async (arn, region) => {
   // Loaded on first use: only functions configured with an ARN pay for the SDK client at cold start.
   const { KafkaClient, GetBootstrapBrokersCommand } = commonJsExports(await import('@aws-sdk/client-kafka'), 'KafkaClient');
-  const client = new KafkaClient({ region });
+  // The dual-stack endpoint (kafka-api.<region>.api.aws): the one MSK's interface VPC endpoint
+  // `aws.api.<region>.kafka-api` serves (infra/aws/network.yml), and reachable through a NAT gateway all the same.
+  // An endpoint given in the environment (an emulator) is used as given: the SDK refuses it beside dual-stack.
+  const endpointGiven = process.env['AWS_ENDPOINT_URL_KAFKA'] !== undefined || process.env['AWS_ENDPOINT_URL'] !== undefined;
+  const client = new KafkaClient({ region, useDualstackEndpoint: !endpointGiven });
   try {
     return await client.send(new GetBootstrapBrokersCommand({ ClusterArn: arn }));
   } finally {
