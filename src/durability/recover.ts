@@ -1,13 +1,12 @@
 import type { Kafka } from 'kafkajs';
-import { parkKey, partitionKeys } from '../completion/keys';
 import { trackPartitions } from '../completion/tracked';
-import { runScript, type RedisClient } from '../completion/scripts';
+import type { RedisClient } from '../completion/scripts';
+import { PartitionRebuild } from '../completion/rebuild';
 import type { PartitionRef } from '../completion/types';
 import { CompletionStore } from '../completion/store';
 import { parkPayload } from '../lanes/lane-heads';
 import type { HandOffSink } from '../lanes/ports';
 import type { KafkaRecord } from '../event';
-import { parkKeysPattern, scanKeys } from '../completion/redis-scan';
 import { NotHeadError, StaleAttemptError } from '../completion/errors';
 import { copiesFor } from '../handoff/copies';
 import type { LanesOptions } from '../options/lanes-options';
@@ -23,7 +22,7 @@ export const REBUILD_CHUNK = 1_000;
 
 interface RecoveryBase {
   readonly redis: RedisClient;
-  /** The handler's options: group, ordering (lanes are derived as the processor derives them), retry tiers. */
+  /** The handler's options: group, ordering (lanes are derived as the source path derives them), retry tiers. */
   readonly options: LanesOptions;
   /** Where independent records (no lane) are handed off to the retry path. */
   readonly sink: HandOffSink;
@@ -87,13 +86,11 @@ export async function recoverPartition(
   const { redis, options } = parts;
   const log = 'log' in parts ? parts.log : kafkaRecordLog(parts.kafka, ref.group);
   const now = parts.now ?? Date.now;
-  const keys = partitionKeys(ref);
-  const rebuild = (extra: readonly string[], argv: readonly string[]): Promise<unknown> =>
-    runScript(redis, 'rebuild', { keys: [keys.bits, keys.meta, keys.lanes, ...extra], argv: [...argv] });
+  const rebuild = new PartitionRebuild(redis, ref);
 
   // The fence first: from here no record of the partition is admitted, so the end read next bounds every record
   // the event source delivered before the rebuild.
-  await rebuild([], ['fence', String(now() + RECOVERY_FENCE_MS)]);
+  await rebuild.fence(now() + RECOVERY_FENCE_MS);
   const { low, end } = await log.offsets(ref.topic, ref.partition);
   // A durable frontier beyond the end of the partition: the topic was deleted and created again (`kafka-lanes reset`
   // removed its state): its records are all new, read from the start.
@@ -101,16 +98,15 @@ export async function recoverPartition(
   const isRetryTopic = retryTierOf(options.group, ref.topic) !== undefined;
   const records = isRetryTopic ? [] : await log.read(ref.topic, ref.partition, start, end);
 
-  const parkLists = await scanKeys(redis, parkKeysPattern(ref));
   const highest = isRetryTopic ? Math.max(start, Math.min(delivered ?? start, end)) - 1 : end - 1;
   const born = since === undefined ? start : Math.min(since, start);
-  await rebuild(parkLists, ['begin', String(start), String(highest), String(now() + RECOVERY_FENCE_MS), String(born)]);
+  await rebuild.begin(start, highest, now() + RECOVERY_FENCE_MS, born);
 
   const laneOf = (record: KafkaRecord): string | undefined => {
     try {
       return laneIdOf(record, options);
     } catch {
-      // A key `keyOf` cannot read runs on its own, as the processor dead-letters it on its own.
+      // A key `keyOf` cannot read runs on its own, as the source path dead-letters it on its own.
       return undefined;
     }
   };
@@ -143,14 +139,12 @@ export async function recoverPartition(
       triples.push(String(record.offset), String(j), parkPayload(record));
     }
     const to = last ? highest : chunk[chunk.length - 1]!.offset;
-    await rebuild(chunkLanes.map((lane) => parkKey(ref, lane)), [
-      'records', String(now()), String(covered + 1), String(to), String(chunkLanes.length), ...chunkLanes, ...triples,
-    ]);
+    await rebuild.records(now(), covered + 1, to, chunkLanes, triples);
     covered = to;
   }
   if (covered < highest) {
     // Offsets after the last record Kafka still has (markers): nothing to hand off, done.
-    await rebuild([], ['records', String(now()), String(covered + 1), String(highest), '0']);
+    await rebuild.records(now(), covered + 1, highest, [], []);
   }
 
   if (independent.length > 0) {
@@ -160,7 +154,7 @@ export async function recoverPartition(
     await parts.sink.write(items);
     await new CompletionStore(redis).markDone(ref, independent.map((record) => record.offset));
   }
-  await rebuild([], ['end', generation]);
+  await rebuild.end(generation);
   // The tracked set may have been lost with the rest: the committer and the re-drive find the partition again.
   await trackPartitions(redis, [ref]);
   const handedOff = await handOffHeads(parts, ref, heads);

@@ -1,0 +1,53 @@
+import { parkKey, partitionKeys } from './keys';
+import { parkKeysPattern, scanKeys } from './redis-scan';
+import { runScript, type RedisClient } from './scripts';
+import type { PartitionRef } from './types';
+
+/**
+ * The steps of a recovery's rebuild of one partition (`rebuild-3.lua`), one method each, so a recovery builds no key
+ * name and no script argument itself: `fence` (no record admitted from here), `begin` (the state afresh at the durable
+ * frontier, the park lists a lost state left behind dropped), `records` (heads and parked records, a chunk at a time),
+ * `end` (the fence lifted with a new generation).
+ *
+ * @example
+ * const rebuild = new PartitionRebuild(redis, ref);
+ * await rebuild.fence(Date.now() + 60_000);
+ */
+export class PartitionRebuild {
+  readonly #redis: RedisClient;
+  readonly #ref: PartitionRef;
+
+  constructor(redis: RedisClient, ref: PartitionRef) {
+    this.#redis = redis;
+    this.#ref = ref;
+  }
+
+  #run(extra: readonly string[], argv: readonly string[]): Promise<unknown> {
+    const keys = partitionKeys(this.#ref);
+    return runScript(this.#redis, 'rebuild', { keys: [keys.bits, keys.meta, keys.lanes, ...extra], argv: [...argv] });
+  }
+
+  /** From here `admit` refuses the partition's records, until `untilMs` or the rebuild's end. */
+  async fence(untilMs: number): Promise<void> {
+    await this.#run([], ['fence', String(untilMs)]);
+  }
+
+  /** The state afresh: `start` its base, `highest` its highest admitted offset, born at `born`; old park lists gone. */
+  async begin(start: number, highest: number, fenceUntilMs: number, born: number): Promise<void> {
+    const parkLists = await scanKeys(this.#redis, parkKeysPattern(this.#ref));
+    await this.#run(parkLists, ['begin', String(start), String(highest), String(fenceUntilMs), String(born)]);
+  }
+
+  /**
+   * The offsets `[from, to]`: `records` holds (offset, lane index from 1 or 0 for none, payload) triples of the records
+   * Kafka still has, each lane's first one its head, the rest parked; the offsets between them are done.
+   */
+  async records(nowMs: number, from: number, to: number, lanes: readonly string[], triples: readonly string[]): Promise<void> {
+    await this.#run(lanes.map((lane) => parkKey(this.#ref, lane)), ['records', String(nowMs), String(from), String(to), String(lanes.length), ...lanes, ...triples]);
+  }
+
+  /** The fence lifted, the state stamped with `generation`. */
+  async end(generation: string): Promise<void> {
+    await this.#run([], ['end', generation]);
+  }
+}
