@@ -108,11 +108,21 @@ describe('infra/aws/network.yml', () => {
     ]);
   });
 
-  it('gives the trigger and the functions Lambda, STS and MSK endpoints unless the VPC has its own way out', () => {
+  it('gives the trigger and the functions Lambda, STS and MSK endpoints unless the VPC has its own way out, each one switchable', () => {
     const endpoints = Object.values(network.Resources).filter((resource) => resource.Type === 'AWS::EC2::VPCEndpoint' && resource.Properties['VpcEndpointType'] === 'Interface');
-    expect(endpoints.map((endpoint) => [endpoint.Condition, endpoint.Properties['ServiceName']])).toEqual(
-      ['lambda', 'sts', 'kafka', 'secretsmanager'].map((service) => ['KafkaLanesEndpoints', { 'Fn::Sub': `com.amazonaws.\${AWS::Region}.${service}` }]),
-    );
+    expect(endpoints.map((endpoint) => [endpoint.Condition, endpoint.Properties['ServiceName']])).toEqual([
+      ['KafkaLanesLambdaEndpointWanted', { 'Fn::Sub': 'com.amazonaws.${AWS::Region}.lambda' }],
+      ['KafkaLanesStsEndpointWanted', { 'Fn::Sub': 'com.amazonaws.${AWS::Region}.sts' }],
+      // MSK's dual-stack API endpoint: com.amazonaws.<region>.kafka takes no new connections.
+      ['KafkaLanesMskEndpointWanted', { 'Fn::Sub': 'aws.api.${AWS::Region}.kafka-api' }],
+      ['KafkaLanesSecretsManagerEndpointWanted', { 'Fn::Sub': 'com.amazonaws.${AWS::Region}.secretsmanager' }],
+    ]);
+    for (const [service, parameter] of [['Lambda', 'KafkaLanesCreateLambdaEndpoint'], ['Sts', 'KafkaLanesCreateStsEndpoint'], ['Msk', 'KafkaLanesCreateMskEndpoint'], ['SecretsManager', 'KafkaLanesCreateSecretsManagerEndpoint']]) {
+      // Wanted only when endpoints are wanted at all (no NAT of the VPC's own) and this one is not switched off.
+      expect(network.Conditions[`KafkaLanes${service}EndpointWanted`]).toEqual({
+        'Fn::And': [{ Condition: 'KafkaLanesEndpoints' }, { 'Fn::Equals': [{ Ref: parameter }, 'true'] }],
+      });
+    }
   });
 
   it("lets the topics resource's answer reach S3 from a created VPC: a gateway endpoint on the subnets' routes", () => {
