@@ -12,12 +12,12 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Admin } from 'kafkajs';
 import { readSnippets, shellCommands, type ShellCommand, type Snippet } from '../support/doc-snippets';
 import { createKafka, deleteTopics, uniqueName } from './support/stack';
+import { freePort } from '../../infra/local/demo/offline-process';
 
 jest.setTimeout(1_200_000);
 
@@ -49,16 +49,6 @@ function expectOk(result: Run, what: string): void {
   if (result.code !== 0) throw new Error(`${what} exited with ${result.code}:\n${result.output.slice(-6_000)}`);
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 /** The README's `sh` block holding a command that starts with `words`. */
 function block(...words: string[]): ShellCommand[] {

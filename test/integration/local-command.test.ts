@@ -4,11 +4,11 @@
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Redis } from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
+import { freePort } from '../../infra/local/demo/offline-process';
 
 const ROOT = join(__dirname, '..', '..');
 const TSX = join(ROOT, 'node_modules', '.bin', 'tsx');
@@ -32,16 +32,6 @@ function which(command: string): string {
   return execFileSync('sh', ['-c', `command -v ${command}`], { encoding: 'utf8' }).trim();
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 describe('kafka-lanes local', () => {
   const project = mkdtempSync(join(tmpdir(), 'kafka-lanes-local-'));

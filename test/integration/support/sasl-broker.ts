@@ -11,10 +11,10 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { KAFKA_DEFAULT_VERSION } from '../../../src/cli/local/files';
+import { freePort } from '../../../infra/local/demo/offline-process';
 
 const REPO = resolve(__dirname, '../../..');
 const LIBS_ROOT = join(REPO, '.local', 'kafka-libs');
@@ -43,17 +43,6 @@ export interface SaslBroker {
   stop(): Promise<void>;
 }
 
-/** A TCP port nothing listens on now (the OS's choice). */
-async function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address !== null ? done(address.port) : fail(new Error('no port'))));
-    });
-  });
-}
 
 /**
  * The jars of the Kafka version the usual local broker runs (`KAFKA_VERSION`, else what `local up` recorded in
