@@ -1,6 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 import type { ScriptCall } from './args';
-import { deadlineSignal, untilAborted } from '../deadline';
+import { withinDeadline } from '../deadline';
 import { RedisCallAbortedError } from './errors';
 import * as lua from './scripts/lua';
 
@@ -13,7 +13,7 @@ export type RedisClient = Redis | Cluster;
  * text alone (comments, a definition moved into `scripts/lib/`) needs no bump: Redis keys a script by its
  * SHA, so old and new texts load side by side, and they do the same thing.
  */
-export const SCRIPTS_VERSION = 11;
+export const SCRIPTS_VERSION = 12;
 
 /**
  * The one registry of every Redis script of the framework, completion and committer alike. The `.lua`
@@ -82,10 +82,7 @@ export function runScript(redis: RedisClient, name: ScriptName, call: ScriptCall
  */
 export function bounded<T>(work: Promise<T>, what: string, { timeoutMs, signal }: CallLimits): Promise<T> {
   if (timeoutMs === undefined && signal === undefined) return work;
-  const limit = deadlineSignal(timeoutMs, signal);
-  return untilAborted(work, limit, () =>
-    new RedisCallAbortedError(
-      signal?.aborted === true ? `${what}: given up, the invocation's deadline is near` : `${what}: no answer from Redis within ${timeoutMs} ms`,
-    ),
+  return withinDeadline(work, timeoutMs, signal, (timedOut) =>
+    new RedisCallAbortedError(timedOut ? `${what}: no answer from Redis within ${timeoutMs} ms` : `${what}: given up, the invocation's deadline is near`),
   );
 }
