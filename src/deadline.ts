@@ -1,6 +1,7 @@
 /**
  * The one deadline helper: every time limit of the framework (a Redis call, a hand-off write, a record's
- * run, the invocation's hard stop) is an `AbortSignal` built here on `AbortSignal.any`.
+ * run, the invocation's hard stop) is built here: an `AbortSignal` on `AbortSignal.any`, or, for the many short
+ * calls of the record path, `withinDeadline` (shared timers, one listener per signal).
  *
  * Each bounded piece of work gets a signal of its own, derived from the shared ones: `AbortSignal.any`
  * links it to its parents without adding an event listener to them, so hundreds of concurrent calls
@@ -47,6 +48,129 @@ export function untilAborted<T>(work: PromiseLike<T>, signal: AbortSignal, reaso
       },
       (error: unknown) => {
         signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+/** A call bounded by `withinDeadline`, until it settles or is given up. */
+interface Bounded {
+  settled: boolean;
+  readonly dueAt: number;
+  readonly giveUp: (timedOut: boolean) => void;
+}
+
+/**
+ * The bounded calls of one time limit, in the order they started (so in deadline order): one timer, set for the
+ * first call still running, gives up every call whose time passed.
+ */
+class TimeLimitQueue {
+  readonly #queue: Bounded[] = [];
+  #head = 0;
+  #timer: NodeJS.Timeout | undefined = undefined;
+
+  add(call: Bounded): void {
+    while (this.#head < this.#queue.length && this.#queue[this.#head]!.settled) this.#head += 1;
+    if (this.#head > 1_024 && this.#head * 2 > this.#queue.length) {
+      this.#queue.splice(0, this.#head);
+      this.#head = 0;
+    }
+    this.#queue.push(call);
+    if (this.#timer === undefined) this.#arm(call.dueAt);
+  }
+
+  #arm(at: number): void {
+    // +1: a timer may fire a fraction of a millisecond early by performance.now(). Unref'd, as AbortSignal.timeout's.
+    this.#timer = setTimeout(() => this.#fire(), Math.max(0, Math.ceil(at - performance.now())) + 1);
+    this.#timer.unref();
+  }
+
+  #fire(): void {
+    this.#timer = undefined;
+    const now = performance.now();
+    while (this.#head < this.#queue.length) {
+      const call = this.#queue[this.#head]!;
+      if (!call.settled && call.dueAt > now) break;
+      this.#head += 1;
+      if (!call.settled) call.giveUp(true);
+    }
+    if (this.#head === this.#queue.length) {
+      this.#queue.length = 0;
+      this.#head = 0;
+    } else {
+      this.#arm(this.#queue[this.#head]!.dueAt);
+    }
+  }
+}
+
+const timeLimits = new Map<number, TimeLimitQueue>();
+/** The calls each signal bounds, given up together by its one listener. */
+const signalled = new WeakMap<AbortSignal, Set<Bounded>>();
+
+/**
+ * Settles like `work`, unless `timeoutMs` passes or `signal` aborts first: then rejects with `reason(timedOut)`.
+ * What `untilAborted(work, deadlineSignal(timeoutMs, signal), …)` does, for the many short calls of the record path
+ * (every Redis call): a call gets no signal, timer or listener of its own (`AbortSignal.timeout` and
+ * `AbortSignal.any` per call cost more than the call). The calls of one time limit share one timer, and a signal
+ * gets one listener for every call it bounds. The work itself goes on; its late outcome is ignored.
+ *
+ * @example
+ * await withinDeadline(redis.get(key), 5_000, invocationSignal, (timedOut) => new Error(timedOut ? 'no answer' : 'stopped'));
+ */
+export function withinDeadline<T>(
+  work: Promise<T>,
+  timeoutMs: number | undefined,
+  signal: AbortSignal | undefined,
+  reason: (timedOut: boolean) => unknown,
+): Promise<T> {
+  if (signal?.aborted === true) {
+    // A rejection of the abandoned work must not surface as unhandled.
+    work.then(undefined, () => undefined);
+    return Promise.reject(reason(false));
+  }
+  // Node's timers fire at once above 2^31-1 ms: a longer limit is no limit at all here.
+  const limit = timeoutMs !== undefined && timeoutMs < 2_147_483_647 ? Math.max(0, Math.ceil(timeoutMs)) : undefined;
+  if (limit === undefined && signal === undefined) return work;
+  return new Promise<T>((resolve, reject) => {
+    let calls: Set<Bounded> | undefined;
+    const call: Bounded = {
+      settled: false,
+      dueAt: limit === undefined ? Infinity : performance.now() + limit,
+      giveUp: (timedOut) => {
+        if (call.settled) return;
+        call.settled = true;
+        calls?.delete(call);
+        reject(reason(timedOut));
+      },
+    };
+    if (limit !== undefined) {
+      let queue = timeLimits.get(limit);
+      if (queue === undefined) timeLimits.set(limit, (queue = new TimeLimitQueue()));
+      queue.add(call);
+    }
+    if (signal !== undefined) {
+      calls = signalled.get(signal);
+      if (calls === undefined) {
+        const bounded = new Set<Bounded>();
+        signalled.set(signal, (calls = bounded));
+        signal.addEventListener('abort', () => {
+          for (const one of [...bounded]) one.giveUp(false);
+        }, { once: true });
+      }
+      calls.add(call);
+    }
+    work.then(
+      (value) => {
+        if (call.settled) return;
+        call.settled = true;
+        calls?.delete(call);
+        resolve(value);
+      },
+      (error: unknown) => {
+        if (call.settled) return;
+        call.settled = true;
+        calls?.delete(call);
         reject(error);
       },
     );

@@ -333,9 +333,9 @@ class Invocation<T extends EngineTask> {
             released = true;
             this.#scheduler.release();
             this.#fill();
+            // Outputs are acknowledged before the record is done (G3 extended); a send that fails fails the record.
+            await this.#outputs.send(outputs);
           }
-          // Outputs are acknowledged before the record is done (G3 extended); a send that fails fails the record.
-          await this.#outputs.send(outputs);
         } catch (error) {
           failed = true;
           failure = error;
