@@ -54,11 +54,44 @@ export function untilAborted<T>(work: PromiseLike<T>, signal: AbortSignal, reaso
   });
 }
 
-/** A call bounded by `withinDeadline`, until it settles or is given up. */
-interface Bounded {
-  settled: boolean;
+/**
+ * A call bounded by `withinDeadline`, until it settles or is given up. A class, not closures: one is made per Redis
+ * call, and a bundle keeping function names would name every closure made.
+ */
+class BoundedCall<T> {
+  settled = false;
   readonly dueAt: number;
-  readonly giveUp: (timedOut: boolean) => void;
+  readonly #resolve: (value: T) => void;
+  readonly #reject: (error: unknown) => void;
+  readonly #reason: (timedOut: boolean) => unknown;
+  /** The calls of the signal bounding this one (none without a signal). */
+  calls: Set<BoundedCall<unknown>> | undefined = undefined;
+
+  constructor(dueAt: number, resolve: (value: T) => void, reject: (error: unknown) => void, reason: (timedOut: boolean) => unknown) {
+    this.dueAt = dueAt;
+    this.#resolve = resolve;
+    this.#reject = reject;
+    this.#reason = reason;
+  }
+
+  answered(value: T): void {
+    if (this.#settle()) this.#resolve(value);
+  }
+
+  failed(error: unknown): void {
+    if (this.#settle()) this.#reject(error);
+  }
+
+  giveUp(timedOut: boolean): void {
+    if (this.#settle()) this.#reject(this.#reason(timedOut));
+  }
+
+  #settle(): boolean {
+    if (this.settled) return false;
+    this.settled = true;
+    this.calls?.delete(this as BoundedCall<unknown>);
+    return true;
+  }
 }
 
 /**
@@ -66,11 +99,11 @@ interface Bounded {
  * first call still running, gives up every call whose time passed.
  */
 class TimeLimitQueue {
-  readonly #queue: Bounded[] = [];
+  readonly #queue: Array<BoundedCall<unknown>> = [];
   #head = 0;
   #timer: NodeJS.Timeout | undefined = undefined;
 
-  add(call: Bounded): void {
+  add(call: BoundedCall<unknown>): void {
     while (this.#head < this.#queue.length && this.#queue[this.#head]!.settled) this.#head += 1;
     if (this.#head > 1_024 && this.#head * 2 > this.#queue.length) {
       this.#queue.splice(0, this.#head);
@@ -93,7 +126,7 @@ class TimeLimitQueue {
       const call = this.#queue[this.#head]!;
       if (!call.settled && call.dueAt > now) break;
       this.#head += 1;
-      if (!call.settled) call.giveUp(true);
+      call.giveUp(true);
     }
     if (this.#head === this.#queue.length) {
       this.#queue.length = 0;
@@ -106,7 +139,19 @@ class TimeLimitQueue {
 
 const timeLimits = new Map<number, TimeLimitQueue>();
 /** The calls each signal bounds, given up together by its one listener. */
-const signalled = new WeakMap<AbortSignal, Set<Bounded>>();
+const signalled = new WeakMap<AbortSignal, Set<BoundedCall<unknown>>>();
+
+function callsOf(signal: AbortSignal): Set<BoundedCall<unknown>> {
+  let calls = signalled.get(signal);
+  if (calls === undefined) {
+    const bounded = new Set<BoundedCall<unknown>>();
+    signalled.set(signal, (calls = bounded));
+    signal.addEventListener('abort', () => {
+      for (const one of [...bounded]) one.giveUp(false);
+    }, { once: true });
+  }
+  return calls;
+}
 
 /**
  * Settles like `work`, unless `timeoutMs` passes or `signal` aborts first: then rejects with `reason(timedOut)`.
@@ -133,47 +178,14 @@ export function withinDeadline<T>(
   const limit = timeoutMs !== undefined && timeoutMs < 2_147_483_647 ? Math.max(0, Math.ceil(timeoutMs)) : undefined;
   if (limit === undefined && signal === undefined) return work;
   return new Promise<T>((resolve, reject) => {
-    let calls: Set<Bounded> | undefined;
-    const call: Bounded = {
-      settled: false,
-      dueAt: limit === undefined ? Infinity : performance.now() + limit,
-      giveUp: (timedOut) => {
-        if (call.settled) return;
-        call.settled = true;
-        calls?.delete(call);
-        reject(reason(timedOut));
-      },
-    };
+    const call = new BoundedCall<T>(limit === undefined ? Infinity : performance.now() + limit, resolve, reject, reason);
     if (limit !== undefined) {
       let queue = timeLimits.get(limit);
       if (queue === undefined) timeLimits.set(limit, (queue = new TimeLimitQueue()));
-      queue.add(call);
+      queue.add(call as BoundedCall<unknown>);
     }
-    if (signal !== undefined) {
-      calls = signalled.get(signal);
-      if (calls === undefined) {
-        const bounded = new Set<Bounded>();
-        signalled.set(signal, (calls = bounded));
-        signal.addEventListener('abort', () => {
-          for (const one of [...bounded]) one.giveUp(false);
-        }, { once: true });
-      }
-      calls.add(call);
-    }
-    work.then(
-      (value) => {
-        if (call.settled) return;
-        call.settled = true;
-        calls?.delete(call);
-        resolve(value);
-      },
-      (error: unknown) => {
-        if (call.settled) return;
-        call.settled = true;
-        calls?.delete(call);
-        reject(error);
-      },
-    );
+    if (signal !== undefined) (call.calls = callsOf(signal)).add(call as BoundedCall<unknown>);
+    work.then((value) => call.answered(value), (error: unknown) => call.failed(error));
   });
 }
 

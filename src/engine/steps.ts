@@ -85,9 +85,9 @@ export class RecordEffects {
     }
     this.#names.push(name);
     const last = this.#last;
-    // The first step starts at once; a later one once the one before settled, whatever its outcome.
-    const next = (): Promise<R> => this.#run(name, fn);
-    const run = last === undefined ? next() : last.then(next, next);
+    // The first step starts at once; a later one once the one before settled, whatever its outcome. (No named
+    // closure: a bundle keeping names would name it on every call.)
+    const run = last === undefined ? this.#run(name, fn) : last.then(() => this.#run(name, fn), () => this.#run(name, fn));
     this.#last = run;
     return run;
   }
