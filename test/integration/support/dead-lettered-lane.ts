@@ -76,7 +76,9 @@ export function deadLetteredLanes(): { start(input: DeadLetteredLaneInput): Prom
           if (broken && record.origin.offset === 0) throw new NonRetriableError('broken until fixed');
         },
       });
-      const feed = await RetryFeed.start(OPERATOR_TIERS.map((t) => `${group}.retry.${t}`));
+      // The held head's watch copy (due half a minute on) is in the first retry event: a short invocation writes it
+      // back after a second instead of waiting for it most of a minute.
+      const feed = await RetryFeed.start(OPERATOR_TIERS.map((t) => `${group}.retry.${t}`), { invocationMs: options.deadlineMarginMs + 1_000 });
       cleanups.push(async () => {
         await feed.stop();
         await writer.disconnect();

@@ -19,20 +19,32 @@ function headersOf(headers: IHeaders | undefined): Array<{ name: string; value: 
   return out;
 }
 
+export interface RetryFeedOptions {
+  /**
+   * The remaining time each delivery gives the function, as Lambda's context tells it (default 60 s). The retry
+   * function waits for a copy not due yet until its deadline (less `deadlineMarginMs`) before it writes the copy
+   * back, so an event holding a copy due far later (a held lane's watch copy, due half a minute on) lasts this
+   * long less the margin: a feed that will see such copies gives shorter invocations.
+   */
+  readonly invocationMs?: number;
+}
+
 export class RetryFeed {
   readonly #queue: KafkaRecordInput[] = [];
   readonly #consumer: Consumer;
+  readonly #invocationMs: number;
   /** Every record read, in arrival order. */
   readonly seen: KafkaRecordInput[] = [];
 
-  private constructor(consumer: Consumer) {
+  private constructor(consumer: Consumer, invocationMs: number) {
     this.#consumer = consumer;
+    this.#invocationMs = invocationMs;
   }
 
   /** Starts reading `topics` from the beginning; resolves once the consumer has joined its group. */
-  static async start(topics: readonly string[]): Promise<RetryFeed> {
+  static async start(topics: readonly string[], { invocationMs = 60_000 }: RetryFeedOptions = {}): Promise<RetryFeed> {
     const consumer = createKafka().consumer({ groupId: uniqueName('feed'), maxWaitTimeInMs: 50 });
-    const feed = new RetryFeed(consumer);
+    const feed = new RetryFeed(consumer, invocationMs);
     await consumer.connect();
     for (const topic of topics) await consumer.subscribe({ topic, fromBeginning: true });
     const joined = new Promise<void>((resolve) => consumer.on(consumer.events.GROUP_JOIN, () => resolve()));
@@ -76,7 +88,7 @@ export class RetryFeed {
         await new Promise((resolve) => setTimeout(resolve, 50));
         continue;
       }
-      const response = await process(eventOf(records), contextWithin(60_000));
+      const response = await process(eventOf(records), contextWithin(this.#invocationMs));
       if (response.batchItemFailures.length > 0) throw new Error(`retry batch not handed off: ${JSON.stringify(response.batchItemFailures)}`);
     }
   }

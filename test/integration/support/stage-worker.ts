@@ -62,4 +62,5 @@ async function main(): Promise<void> {
   process.exit(0);
 }
 
-if (process.argv[1]?.endsWith('stage-worker.ts')) void main();
+// Run as a worker (its bundle, `stage-worker.cjs`: support/worker-process.ts), not when the test imports the handler.
+if (/[/\\]stage-worker\.(ts|cjs)$/.test(process.argv[1] ?? '')) void main();
