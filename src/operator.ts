@@ -1,8 +1,10 @@
 /**
  * kafka-lanes/operator: what the CLI, the dashboard and an operator's own scripts use beside a handler: the
  * options resolver and the names it derives, the lane id, the completion store, the committer (member-less, the
- * AWS topology) and the errors a run of it may end with, the hand-off headers, the operator commands (`dlq
- * replay`, `lane release`, re-drive), the topic, status and reset tools and the dashboard. A handler needs none of
+ * AWS topology) and the errors a run of it may end with, the hand-off headers and writer (the sink the operator
+ * commands, the re-drive and a recovery write through), the operator commands (`dlq replay`, `lane release`,
+ * re-drive), the topic, status and reset tools and the dashboard: every argument of its functions can be made
+ * from it, kafkajs and ioredis. A handler needs none of
  * it: `kafka-lanes` itself exports what a handler author uses. Tests import the parts they drive from their
  * modules.
  *
@@ -13,9 +15,10 @@ export { laneIdOf, PARTITION_LANE, NULL_KEY_LANE } from './lanes/lane-id';
 export { resolveOptions, OptionsError, retryTopics, deadLetterTopic } from './options';
 export type { LanesOptions } from './options';
 export { completionGroupId, retryTopic } from './options/names';
-export type { KafkaRecord, RecordCoordinates } from './event';
+export type { KafkaRecord } from './event';
 export { CompletionStore } from './completion';
 export { HandOffError } from './handoff/errors';
+export { HandOffWriter } from './handoff/writer';
 export { HandOffHeader, readHandOffHeaders, originOf } from './handoff/headers';
 export type { HandOffHeaders } from './handoff/types';
 export {
@@ -34,6 +37,6 @@ export type { DeadLetter, OperatorParts, ReplayAction, ReplayFilter } from './re
 export { redriveExpiredLeases, type Redriven, type RedriveOptions } from './retry/redrive';
 export { ensureTopics, readStatus, renderStatus, planReset, applyReset, TopicsNotReadyError } from './admin';
 export type { EnsureTopicsOptions, EnsureTopicsResult, GroupStatus, PartitionStatus, ResetPlan } from './admin';
-export { describeLane, readBlockedLanes, readGroupFigures } from './admin';
-export type { BlockedLane, GroupFigures, LanesPage, LanesQuery } from './admin';
+export { readBlockedLanes } from './admin';
+export type { BlockedLane, LanesPage, LanesQuery } from './admin';
 export { startDashboard, type Dashboard, type DashboardOptions } from './dashboard';

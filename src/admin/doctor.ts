@@ -1,6 +1,6 @@
 import type { Admin } from 'kafkajs';
 import type { RedisClient } from '../completion/scripts';
-import { evictionProblem, policyOfInfo } from '../connections/eviction-policy';
+import { evictionProblem, pingRedis, readClusterInfo, readEvictionPolicies } from '../completion/redis-server';
 import { redisUsesTls } from '../connections/redis';
 import { deadLetterTopic, retryTopics } from '../options';
 import type { KafkaOptions, RedisOptions } from '../options/lanes-options';
@@ -161,7 +161,7 @@ export async function checkRedis(redis: RedisClient, configured: 'cluster' | 'st
   try {
     for (let i = 0; i < PINGS; i += 1) {
       const start = performance.now();
-      await redis.ping();
+      await pingRedis(redis);
       rounds.push(performance.now() - start);
     }
   } catch (error) {
@@ -171,10 +171,9 @@ export async function checkRedis(redis: RedisClient, configured: 'cluster' | 'st
   const rows: Check[] = [{ name: 'redis', status: 'ok', detail: `PING round trip ${median.toFixed(1)} ms (median of ${PINGS}) with ${auth}` }];
   try {
     // Every master of a cluster holds state; the worst policy among them decides.
-    const nodes: RedisClient[] = 'nodes' in redis ? redis.nodes('master') : [redis];
-    const policies = await Promise.all(nodes.map(async (node) => evictionCheck(policyOfInfo(await node.info('memory')))));
+    const policies = (await readEvictionPolicies(redis)).map(evictionCheck);
     rows.push(policies.reduce((worst, row) => (RANK[row.status] > RANK[worst.status] ? row : worst)));
-    rows.push(clusterModeCheck(configured, await redis.info('cluster')));
+    rows.push(clusterModeCheck(configured, await readClusterInfo(redis)));
   } catch (error) {
     rows.push({ name: 'redis INFO', status: 'warn', detail: `not readable (an ACL without INFO?): ${messageOf(error)}` });
   }

@@ -20,7 +20,6 @@ export {
 } from './topics';
 export {
   describeLane,
-  findPartitions,
   readBlockedLanes,
   readStatus,
   renderStatus,
@@ -33,7 +32,7 @@ export {
   type PartitionStatus,
 } from './status';
 export { applyReset, planReset, renderResetPlan, type ResetPartition, type ResetPlan } from './reset';
-export { escapeGlob, partitionKeysPattern, partitionOfKey, scanKeys, unescapeName } from '../completion/redis-scan';
+export { escapeGlob, findPartitions, partitionKeysPattern, partitionOfKey, scanKeys, unescapeName } from '../completion/redis-scan';
 export { CREATE_TOPICS_READY_DEFAULTS, createTopicsReady, notReady, waitForTopicsReady } from './create-topics';
 export type { CreateTopicsReadyOptions, CreateTopicsReadyResult, ReadyAdmin, ReadyTopic, TopicsAdmin } from './create-topics';
 export { TopicsNotReadyError } from './errors';

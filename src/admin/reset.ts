@@ -1,8 +1,9 @@
-import { trackedPartitionsKey } from '../completion/keys';
 import type { RedisClient } from '../completion/scripts';
 import { CompletionStore } from '../completion/store';
-import { committerReadingsKey } from '../completion/keys';
+import { committerReadingFields, dropCommitterReadings } from '../completion/committer-state';
+import { deletePartitionKeys } from '../completion/group-state';
 import { partitionKeysPattern, partitionOfKey, scanKeys } from '../completion/redis-scan';
+import { readTrackedMembers, untrackMembers } from '../completion/tracked';
 import { readPartition, type RedisPartition } from './status';
 
 /**
@@ -53,8 +54,8 @@ export async function planReset(
     const cut = member.lastIndexOf('\n');
     return member.slice(0, cut) === topic && (partition === undefined || member.slice(cut + 1) === String(partition));
   };
-  const trackedMembers = (await redis.smembers(trackedPartitionsKey(group))).filter(belongs).sort();
-  const readingFields = (await redis.hkeys(committerReadingsKey(group))).filter(belongs).sort();
+  const trackedMembers = (await readTrackedMembers(redis, group)).filter(belongs).sort();
+  const readingFields = (await committerReadingFields(redis, group)).filter(belongs).sort();
   const store = new CompletionStore(redis);
   const partitions: ResetPartition[] = [];
   for (const [number, keys] of [...byPartition].sort(([a], [b]) => a - b)) {
@@ -66,12 +67,9 @@ export async function planReset(
 /** Deletes what the plan lists; returns the number of keys deleted. */
 export async function applyReset(redis: RedisClient, plan: ResetPlan): Promise<number> {
   let deleted = 0;
-  for (const { keys } of plan.partitions) {
-    // One DEL per partition: its keys share a hash slot, so this works on a Cluster too.
-    if (keys.length > 0) deleted += await redis.del(...keys);
-  }
-  if (plan.trackedMembers.length > 0) await redis.srem(trackedPartitionsKey(plan.group), ...plan.trackedMembers);
-  if (plan.readingFields.length > 0) await redis.hdel(committerReadingsKey(plan.group), ...plan.readingFields);
+  for (const { keys } of plan.partitions) deleted += await deletePartitionKeys(redis, keys);
+  await untrackMembers(redis, plan.group, plan.trackedMembers);
+  await dropCommitterReadings(redis, plan.group, plan.readingFields);
   return deleted;
 }
 

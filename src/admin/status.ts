@@ -1,13 +1,13 @@
 import type { Admin } from 'kafkajs';
 import { parseLaneHead } from '../completion/args';
-import { parkKey, partitionKeys, trackedPartitionsKey } from '../completion/keys';
+import { readLaneEntries, readParkList, readRecoveryFacts } from '../completion/group-state';
 import type { RedisClient } from '../completion/scripts';
 import { CompletionStore } from '../completion/store';
 import type { PartitionRef } from '../completion/types';
 import { completionGroupId } from '../options/names';
 import { fetchCommittedOffsets } from '../committer/offset-committer';
 import { deadLetterTopic, retryTopic } from '../options';
-import { partitionKeysPattern, partitionOfKey, scanKeys } from '../completion/redis-scan';
+import { findPartitions } from '../completion/redis-scan';
 
 /**
  * `kafka-lanes status <group>`: where every partition of a group stands (docs/ARCHITECTURE.md, "Operating it"), read from
@@ -129,32 +129,12 @@ export async function readStatus({ group, admin, redis }: { group: string; admin
   };
 }
 
-/** The partitions a group has completion state for: its tracked set and a SCAN of its keys (on every master). */
-export async function findPartitions(redis: RedisClient, group: string): Promise<PartitionRef[]> {
-  const found = new Map<string, PartitionRef>();
-  for (const member of await redis.smembers(trackedPartitionsKey(group))) {
-    const cut = member.lastIndexOf('\n');
-    const partition = Number(member.slice(cut + 1));
-    if (cut > 0 && Number.isSafeInteger(partition)) found.set(member, { group, topic: member.slice(0, cut), partition });
-  }
-  for (const key of await scanKeys(redis, partitionKeysPattern(group))) {
-    const ref = partitionOfKey(group, key);
-    if (ref !== undefined) found.set(`${ref.topic}\n${ref.partition}`, ref);
-  }
-  return [...found.values()];
-}
-
 export type RedisPartition = Pick<PartitionStatus, 'frontier' | 'highest' | 'window' | 'blockedLanes' | 'heldLanes' | 'parked' | 'recoveries' | 'lastRecoveredAtMs' | 'recovering'>;
 
 /** What Redis holds for one partition: frontier, window, blocked and held lanes, parked records. */
 export async function readPartition(store: CompletionStore, redis: RedisClient, ref: PartitionRef): Promise<RedisPartition> {
-  const keys = partitionKeys(ref);
   // The frontier script with `trim` off only reads; one atomic reading of base, highest and the bits.
-  const [reading, heads, meta] = await Promise.all([
-    store.frontier(ref, { trim: false }),
-    redis.hgetall(keys.lanes),
-    redis.hmget(keys.meta, 'parked', 'recoveries', 'recovering', 'recoveredAt'),
-  ]);
+  const [reading, heads, facts] = await Promise.all([store.frontier(ref, { trim: false }), readLaneEntries(redis, ref), readRecoveryFacts(redis, ref)]);
   let held = 0;
   for (const [lane, entry] of Object.entries(heads)) {
     try {
@@ -169,10 +149,10 @@ export async function readPartition(store: CompletionStore, redis: RedisClient, 
     window: reading === undefined ? undefined : reading.highest + 1 - reading.frontier,
     blockedLanes: Object.keys(heads).length,
     heldLanes: held,
-    parked: Number(meta[0] ?? 0),
-    recoveries: Number(meta[1] ?? 0),
-    lastRecoveredAtMs: meta[3] ? Number(meta[3]) : undefined,
-    recovering: Number(meta[2] ?? 0) > Date.now(),
+    parked: facts.parked,
+    recoveries: facts.recoveries,
+    lastRecoveredAtMs: facts.recoveredAtMs,
+    recovering: facts.fenceUntilMs > Date.now(),
   };
 }
 
@@ -268,7 +248,7 @@ export async function readBlockedLanes({
     (ref) => (query.topic === undefined || ref.topic === query.topic) && (query.partition === undefined || ref.partition === query.partition),
   );
   const all: BlockedLane[] = [];
-  const heads = await Promise.all(refs.map((ref) => redis.hgetall(partitionKeys(ref).lanes)));
+  const heads = await Promise.all(refs.map((ref) => readLaneEntries(redis, ref)));
   for (const [index, ref] of refs.entries()) {
     for (const [lane, entry] of Object.entries(heads[index] ?? {})) {
       let head;
@@ -296,9 +276,7 @@ export async function readBlockedLanes({
 
 /** Records parked behind a lane's head: its park list, less the head where it is kept first in that list. */
 async function parkedBehind(redis: RedisClient, group: string, lane: BlockedLane): Promise<number> {
-  const key = parkKey({ group, topic: lane.topic, partition: lane.partition }, lane.lane);
-  const [length, first] = await Promise.all([redis.llen(key), redis.lindex(key, 0)]);
-  const firstOffset = first === null ? undefined : Number(first.slice(0, first.indexOf(':')));
+  const { length, firstOffset } = await readParkList(redis, { group, topic: lane.topic, partition: lane.partition }, lane.lane);
   return firstOffset === lane.headOffset ? length - 1 : length;
 }
 

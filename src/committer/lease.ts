@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { runScript, type RedisClient } from '../completion/scripts';
+import type { RedisClient } from '../completion/scripts';
+import { extendCommitterLease, releaseCommitterLease, takeCommitterLease } from '../completion/committer-state';
 import { describeValue } from '../errors';
 import { LeaseLostError } from './errors';
 import { committerLeaseKey } from '../completion/keys';
@@ -28,13 +29,15 @@ export class CommitterLease {
   readonly token: string;
   readonly ttlMs: number;
   readonly #redis: RedisClient;
+  readonly #group: string;
   readonly #now: () => number;
   // A conservative local view of the expiry: measured from before the request that set the TTL was sent.
   #heldUntilMs: number;
 
-  private constructor(redis: RedisClient, key: string, token: string, ttlMs: number, now: () => number, heldUntilMs: number) {
+  private constructor(redis: RedisClient, group: string, token: string, ttlMs: number, now: () => number, heldUntilMs: number) {
     this.#redis = redis;
-    this.key = key;
+    this.#group = group;
+    this.key = committerLeaseKey(group);
     this.token = token;
     this.ttlMs = ttlMs;
     this.#now = now;
@@ -51,12 +54,10 @@ export class CommitterLease {
     if (!Number.isSafeInteger(ttlMs) || ttlMs < 1) {
       throw new RangeError(`Expected \`ttlMs\` to be a positive integer, got ${describeValue(ttlMs)}`);
     }
-    const key = committerLeaseKey(group);
     const token = randomUUID();
     const sentAt = now();
-    const reply = await redis.set(key, token, 'PX', ttlMs, 'NX');
-    if (reply !== 'OK') return undefined;
-    return new CommitterLease(redis, key, token, ttlMs, now, sentAt + ttlMs);
+    if (!(await takeCommitterLease(redis, group, token, ttlMs))) return undefined;
+    return new CommitterLease(redis, group, token, ttlMs, now, sentAt + ttlMs);
   }
 
   /** Milliseconds the lease is certainly still held for (0 once it may have expired). */
@@ -67,8 +68,7 @@ export class CommitterLease {
   /** Extends the lease to a full time to live again; throws `LeaseLostError` if this run no longer holds it. */
   async renew(): Promise<void> {
     const sentAt = this.#now();
-    const reply = await runScript(this.#redis, 'extendLease', { keys: [this.key], argv: [this.token, String(this.ttlMs)] });
-    if (Number(reply) !== 1) {
+    if (!(await extendCommitterLease(this.#redis, this.#group, this.token, this.ttlMs))) {
       throw new LeaseLostError(`committer lease ${this.key} was lost (expired or taken by another run)`);
     }
     this.#heldUntilMs = sentAt + this.ttlMs;
@@ -89,8 +89,8 @@ export class CommitterLease {
 
   /** Releases the lease if this run still holds it; returns whether it did. */
   async release(): Promise<boolean> {
-    const reply = await runScript(this.#redis, 'releaseLease', { keys: [this.key], argv: [this.token] });
+    const released = await releaseCommitterLease(this.#redis, this.#group, this.token);
     this.#heldUntilMs = 0;
-    return Number(reply) === 1;
+    return released;
   }
 }

@@ -1,4 +1,5 @@
 import type { RedisClient } from '../completion/scripts';
+import { readCommitterReadings, writeCommitterReadings } from '../completion/committer-state';
 import { CorruptStateError } from './errors';
 import { committerReadingsKey } from '../completion/keys';
 import { partitionId } from './plan';
@@ -42,11 +43,10 @@ export function decodeReadings(hash: Record<string, string>, where: string): Pre
 }
 
 export async function loadReadings(redis: RedisClient, group: string): Promise<PreviousReading[]> {
-  const key = committerReadingsKey(group);
-  return decodeReadings(await redis.hgetall(key), key);
+  return decodeReadings(await readCommitterReadings(redis, group), committerReadingsKey(group));
 }
 
 export async function saveReadings(redis: RedisClient, group: string, readings: readonly PreviousReading[]): Promise<void> {
   if (readings.length === 0) return;
-  await redis.hset(committerReadingsKey(group), encodeReadings(readings));
+  await writeCommitterReadings(redis, group, encodeReadings(readings));
 }

@@ -38,7 +38,7 @@ export interface PartitionAudit {
   readonly lossReportedFrom?: number | undefined;
   /**
    * The generation the completion group's marker is known to name (set by the committer once its marker landed,
-   * `rebuild-3.lua` 'mark'); `undefined` until then: the partition's first minute, when a lane held by the `hold`
+   * `set-marked-1.lua`); `undefined` until then: the partition's first minute, when a lane held by the `hold`
    * policy keeps a watch copy in the retry path.
    */
   readonly marked?: string | undefined;

@@ -34,7 +34,6 @@ export async function readOriginState(redis: RedisClient, ref: PartitionRef, ori
  * the rest: the partition is added again, so the committer finds it.
  */
 export async function reportLoss(redis: RedisClient, ref: PartitionRef, origin: number, limits: CallLimits = {}, nowMs = Date.now()): Promise<void> {
-  const keys = partitionKeys(ref);
-  await runScript(redis, 'rebuild', { keys: [keys.bits, keys.meta, keys.lanes], argv: ['report', String(nowMs), String(origin)] }, limits);
+  await runScript(redis, 'reportLoss', { keys: [partitionKeys(ref).meta], argv: [String(nowMs), String(origin)] }, limits);
   await trackPartitions(redis, [ref], limits);
 }

@@ -4,10 +4,10 @@ import { runScript, type RedisClient } from './scripts';
 import type { PartitionRef } from './types';
 
 /**
- * The steps of a recovery's rebuild of one partition (`rebuild-3.lua`), one method each, so a recovery builds no key
- * name and no script argument itself: `fence` (no record admitted from here), `begin` (the state afresh at the durable
- * frontier, the park lists a lost state left behind dropped), `records` (heads and parked records, a chunk at a time),
- * `end` (the fence lifted with a new generation).
+ * The steps of a recovery's rebuild of one partition, one method and one script each (`rebuild-<step>-<keys>.lua`), so
+ * a recovery builds no key name and no script argument itself: `fence` (no record admitted from here), `begin` (the
+ * state afresh at the durable frontier, the park lists a lost state left behind dropped), `records` (heads and parked
+ * records, a chunk at a time), `end` (the fence lifted with a new generation).
  *
  * @example
  * const rebuild = new PartitionRebuild(redis, ref);
@@ -22,20 +22,26 @@ export class PartitionRebuild {
     this.#ref = ref;
   }
 
-  #run(extra: readonly string[], argv: readonly string[]): Promise<unknown> {
+  /** A step on the partition's `meta` alone. */
+  #onMeta(script: 'rebuildFence' | 'rebuildEnd', argv: readonly string[]): Promise<unknown> {
+    return runScript(this.#redis, script, { keys: [partitionKeys(this.#ref).meta], argv: [...argv] });
+  }
+
+  /** A step on the whole state: bits, `meta`, lanes, and the park lists given. */
+  #onState(script: 'rebuildBegin' | 'rebuildRecords', parkLists: readonly string[], argv: readonly string[]): Promise<unknown> {
     const keys = partitionKeys(this.#ref);
-    return runScript(this.#redis, 'rebuild', { keys: [keys.bits, keys.meta, keys.lanes, ...extra], argv: [...argv] });
+    return runScript(this.#redis, script, { keys: [keys.bits, keys.meta, keys.lanes, ...parkLists], argv: [...argv] });
   }
 
   /** From here `admit` refuses the partition's records, until `untilMs` or the rebuild's end. */
   async fence(untilMs: number): Promise<void> {
-    await this.#run([], ['fence', String(untilMs)]);
+    await this.#onMeta('rebuildFence', [String(untilMs)]);
   }
 
   /** The state afresh: `start` its base, `highest` its highest admitted offset, born at `born`; old park lists gone. */
   async begin(start: number, highest: number, fenceUntilMs: number, born: number): Promise<void> {
     const parkLists = await scanKeys(this.#redis, parkKeysPattern(this.#ref));
-    await this.#run(parkLists, ['begin', String(start), String(highest), String(fenceUntilMs), String(born)]);
+    await this.#onState('rebuildBegin', parkLists, [String(start), String(highest), String(fenceUntilMs), String(born)]);
   }
 
   /**
@@ -43,11 +49,12 @@ export class PartitionRebuild {
    * Kafka still has, each lane's first one its head, the rest parked; the offsets between them are done.
    */
   async records(nowMs: number, from: number, to: number, lanes: readonly string[], triples: readonly string[]): Promise<void> {
-    await this.#run(lanes.map((lane) => parkKey(this.#ref, lane)), ['records', String(nowMs), String(from), String(to), String(lanes.length), ...lanes, ...triples]);
+    const parkLists = lanes.map((lane) => parkKey(this.#ref, lane));
+    await this.#onState('rebuildRecords', parkLists, [String(nowMs), String(from), String(to), String(lanes.length), ...lanes, ...triples]);
   }
 
   /** The fence lifted, the state stamped with `generation`. */
   async end(generation: string): Promise<void> {
-    await this.#run([], ['end', generation]);
+    await this.#onMeta('rebuildEnd', [generation]);
   }
 }

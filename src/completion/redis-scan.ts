@@ -1,6 +1,7 @@
 import { Cluster, type Redis } from 'ioredis';
 import { escapeName, partitionTag } from './keys';
 import type { RedisClient } from './scripts';
+import { readTrackedMembers } from './tracked';
 import type { PartitionRef } from './types';
 
 /**
@@ -82,4 +83,19 @@ export async function scanKeys(redis: RedisClient, pattern: string): Promise<str
     } while (cursor !== '0');
   }
   return [...keys].sort();
+}
+
+/** The partitions a group has completion state for: its tracked set and a SCAN of its keys (on every master). */
+export async function findPartitions(redis: RedisClient, group: string): Promise<PartitionRef[]> {
+  const found = new Map<string, PartitionRef>();
+  for (const member of await readTrackedMembers(redis, group)) {
+    const cut = member.lastIndexOf('\n');
+    const partition = Number(member.slice(cut + 1));
+    if (cut > 0 && Number.isSafeInteger(partition)) found.set(member, { group, topic: member.slice(0, cut), partition });
+  }
+  for (const key of await scanKeys(redis, partitionKeysPattern(group))) {
+    const ref = partitionOfKey(group, key);
+    if (ref !== undefined) found.set(`${ref.topic}\n${ref.partition}`, ref);
+  }
+  return [...found.values()];
 }

@@ -36,7 +36,13 @@ const SCRIPTS = {
   extendLease: lua.extendLease1,
   releaseLease: lua.releaseLease1,
   audit: lua.audit2,
-  rebuild: lua.rebuild3,
+  reportLoss: lua.reportLoss1,
+  stampGeneration: lua.stampGeneration1,
+  setMarked: lua.setMarked1,
+  rebuildFence: lua.rebuildFence1,
+  rebuildBegin: lua.rebuildBegin3,
+  rebuildRecords: lua.rebuildRecords3,
+  rebuildEnd: lua.rebuildEnd1,
 } as const satisfies Record<string, string>;
 export type ScriptName = keyof typeof SCRIPTS;
 

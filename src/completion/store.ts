@@ -190,8 +190,7 @@ export class CompletionStore {
 
   /** Stamps a first generation on a partition's state; returns the one it carries now. */
   async stampGeneration(ref: PartitionRef, generation: string): Promise<string> {
-    const keys = partitionKeys(ref);
-    const reply = await this.#run('rebuild', { keys: [keys.bits, keys.meta, keys.lanes], argv: ['stamp', generation] });
+    const reply = await this.#run('stampGeneration', { keys: [partitionKeys(ref).meta], argv: [generation] });
     return String((reply as unknown[])[1]);
   }
 
@@ -200,8 +199,7 @@ export class CompletionStore {
    * commit landed); `false` when the state carries another one (made again since).
    */
   async markDurable(ref: PartitionRef, generation: string): Promise<boolean> {
-    const keys = partitionKeys(ref);
-    const reply = await this.#run('rebuild', { keys: [keys.bits, keys.meta, keys.lanes], argv: ['mark', generation] });
+    const reply = await this.#run('setMarked', { keys: [partitionKeys(ref).meta], argv: [generation] });
     return Number((reply as unknown[])[1]) === 1;
   }
 

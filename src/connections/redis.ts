@@ -3,7 +3,7 @@ import { defineScripts } from '../completion/scripts';
 import type { Telemetry } from '../telemetry';
 import type { LanesOptions, RedisOptions } from '../options/lanes-options';
 import { commonJsExports } from './interop';
-import { checkEvictionPolicy } from './eviction-policy';
+import { checkEvictionPolicy } from '../completion/redis-server';
 import { withRedisSecret, type SecretDeps } from './secrets';
 
 /** The ioredis module's exports. */

@@ -13,7 +13,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { scanKeys } from '../../src/completion/redis-scan';
 import { MemberlessOffsetCommitter, runCommitter } from '../../src/committer';
 import { escapeName, partitionKeys } from '../../src/completion';
-import { runScript } from '../../src/completion/scripts';
+import { PartitionRebuild } from '../../src/completion/rebuild';
 import { CompletionStore } from '../../src/completion/store';
 import { startDashboard, type Dashboard } from '../../src/dashboard';
 import { createTelemetry } from '../../src/telemetry';
@@ -211,8 +211,7 @@ describe('kafka-lanes dashboard in a browser', () => {
     await page.screenshot({ path: join(OUTPUT, '4-recovered.png'), fullPage: true });
 
     // Act: a recovery's first step, its fence, on the partition: records are refused until the recovery ends.
-    const keys = partitionKeys({ group, topic, partition: 0 });
-    await runScript(redis, 'rebuild', { keys: [keys.bits, keys.meta, keys.lanes], argv: ['fence', String(Date.now() + 120_000)] });
+    await new PartitionRebuild(redis, { group, topic, partition: 0 }).fence(Date.now() + 120_000);
 
     // Assess
     const banner = page.getByTestId('recovering');

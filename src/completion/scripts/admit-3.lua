@@ -14,7 +14,7 @@
 
   KEYS[1]      bits   (string bitmap: bit i = done bit of offset base + i)
   KEYS[2]      meta   (hash: base, highest, epoch, parked, parkedBytes, admitted, duplicates, refused,
-                       recovering: the recovery fence, epoch ms; see rebuild-3.lua;
+                       recovering: the recovery fence, epoch ms; see rebuild-fence-1.lua;
                        born: the first offset the state admitted when this call made it, never moved by trimming:
                        a retry copy whose origin lies below it was admitted by an earlier state, see loss-suspect.ts)
   KEYS[3]      lanes  (hash: lane id -> "headOffset|attempt|state|sinceMs|dueAtMs|reason[|leaseUntilMs]")

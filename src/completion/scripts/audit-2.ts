@@ -22,12 +22,12 @@ export const audit2 = `--[[
     lanes: entries in the lanes hash; openLanes: blockedTotal - freedTotal
     lowestHead: the lowest head offset of a blocked lane ('' when none)
     unlisted: lanes in the hash whose park list was not given (the caller reads again)
-    lossReported: when a retry copy reported the partition's state lost (epoch ms; see rebuild-3.lua 'report')
+    lossReported: when a retry copy reported the partition's state lost (epoch ms; see report-loss-1.lua)
     oldestDue: the earliest due time of a retrying head without a lease ('' when none): a head long overdue had its
       copy run while the run's writes were lost
     born: the first offset the state admitted (or the one a recovery vouched for); lossReportedFrom: the lowest origin
-      a retry copy reported lost (see rebuild-3.lua 'report'); marked: the generation the completion group's marker is
-      known to name (see rebuild-3.lua 'mark')
+      a retry copy reported lost (see report-loss-1.lua); marked: the generation the completion group's marker is
+      known to name (see set-marked-1.lua)
 ]]
 local metaKey, lanesKey = KEYS[1], KEYS[2]
 local meta = redis.call('HMGET', metaKey, 'base', 'highest', 'gen', 'parked', 'blockedTotal', 'freedTotal', 'recovering', 'recoveries', 'lossReported', 'born', 'lossReportedFrom', 'marked')

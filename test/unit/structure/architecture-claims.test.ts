@@ -1,10 +1,10 @@
 /**
  * The claims of docs/ARCHITECTURE.md that code can check: where Redis key names are built, where copies are built,
- * and that the runtime and the record paths are given ports, never clients. A claim that stops being true fails
- * here, naming the file, so the document and the code change together.
+ * which files talk to Redis, and that the runtime and the record paths are given ports, never clients. A claim that
+ * stops being true fails here, naming the file, so the document and the code change together.
  */
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import ts from 'typescript';
 import { SRC, sourceFiles } from './source-tree';
 
@@ -62,10 +62,91 @@ function buildsCopy(node: ts.Node): boolean {
   );
 }
 
+/**
+ * The methods of an ioredis client that send a command to Redis: every command of its `RedisCommander` declaration,
+ * read from the installed ioredis, and the ways to send commands of one's own or many at once. A connection's life
+ * (`connect`, `quit`, `disconnect`, its events) is not talking to Redis: `connections/` makes clients, and whoever
+ * made one closes it.
+ */
+const COMMANDS: ReadonlySet<string> = (() => {
+  const file = join(dirname(require.resolve('ioredis')), 'utils', 'RedisCommander.d.ts');
+  const declared = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.ES2022);
+  const names = new Set(['call', 'callBuffer', 'sendCommand', 'pipeline', 'multi', 'scanStream', 'sscanStream', 'hscanStream', 'zscanStream']);
+  for (const statement of declared.statements) {
+    if (!ts.isInterfaceDeclaration(statement) || statement.name.text !== 'RedisCommander') continue;
+    for (const member of statement.members) if (ts.isMethodSignature(member) && ts.isIdentifier(member.name)) names.add(member.name.text);
+  }
+  names.delete('quit');
+  return names;
+})();
+
+/** The ioredis types a client value is declared with, directly or through our own alias. */
+const CLIENT_TYPES = new Set(['RedisClient', 'Redis', 'Cluster']);
+
+/** Whether a type annotation names a client (`RedisClient`, `Redis | Cluster`, `RedisClient[]`, `Array<Redis>`). */
+function namesClient(type: ts.TypeNode): boolean {
+  if (ts.isTypeReferenceNode(type) && ts.isIdentifier(type.typeName) && CLIENT_TYPES.has(type.typeName.text)) return true;
+  let found = false;
+  ts.forEachChild(type, (child) => {
+    if (!found && ts.isTypeNode(child) && namesClient(child)) found = true;
+  });
+  return found;
+}
+
+/**
+ * The names a client goes by anywhere in `src/`: every parameter, property, variable or field declared with a client
+ * type (`redis`, `#redis`, `nodes`), and what a `for ... of` over such a name calls each element.
+ */
+const CLIENT_NAMES: ReadonlySet<string> = (() => {
+  const names = new Set<string>();
+  const visit = (node: ts.Node): void => {
+    if ((ts.isParameter(node) || ts.isPropertySignature(node) || ts.isPropertyDeclaration(node) || ts.isVariableDeclaration(node)) &&
+      node.type !== undefined && namesClient(node.type) && (ts.isIdentifier(node.name) || ts.isPrivateIdentifier(node.name))) {
+      names.add(node.name.text);
+    }
+    ts.forEachChild(node, visit);
+  };
+  for (const { source } of parsed) visit(source);
+  const elements = (node: ts.Node): void => {
+    if (ts.isForOfStatement(node) && ts.isIdentifier(node.expression) && names.has(node.expression.text) && ts.isVariableDeclarationList(node.initializer)) {
+      for (const declaration of node.initializer.declarations) if (ts.isIdentifier(declaration.name)) names.add(declaration.name.text);
+    }
+    ts.forEachChild(node, elements);
+  };
+  for (const { source } of parsed) elements(source);
+  return names;
+})();
+
+/** The name an expression ends with: `redis`, `this.#redis`, `parts.redis`, `store.redis` all end with a client's. */
+function lastName(node: ts.Expression): string | undefined {
+  if (ts.isIdentifier(node)) return node.text;
+  if (ts.isPropertyAccessExpression(node)) return node.name.text;
+  return undefined;
+}
+
+/** A Redis command sent: `runScript(...)`, or a command method called on a client (`redis.hgetall(key)`). */
+function talksToRedis(node: ts.Node): boolean {
+  if (!ts.isCallExpression(node)) return false;
+  if (ts.isIdentifier(node.expression)) return node.expression.text === 'runScript';
+  if (!ts.isPropertyAccessExpression(node.expression) || !COMMANDS.has(node.expression.name.text)) return false;
+  const receiver = lastName(node.expression.expression);
+  return receiver !== undefined && CLIENT_NAMES.has(receiver);
+}
+
 describe('the claims of docs/ARCHITECTURE.md', () => {
   it('finds what it checks (a check that saw nothing would pass every tree)', () => {
     expect(filesWhere(buildsKeyName)).toContain('completion/keys.ts');
     expect(filesWhere(buildsCopy)).toContain('handoff/copies.ts');
+    expect(['hgetall', 'set', 'info', 'call'].filter((command) => COMMANDS.has(command))).toEqual(['hgetall', 'set', 'info', 'call']);
+    expect(filesWhere(talksToRedis)).toEqual(expect.arrayContaining(['completion/store.ts', 'completion/committer-state.ts', 'completion/redis-scan.ts']));
+  });
+
+  it('"completion/ is the only code that talks to Redis": the files outside it that send a Redis command', () => {
+    expect(filesWhere(talksToRedis).filter((file) => !file.startsWith('completion/'))).toEqual([
+      // The public entry's adapter of a connection to Powertools Idempotency's cache client: the user's own
+      // idempotency records, under keys Powertools names, none of the framework's state.
+      'connections/powertools-cache.ts',
+    ]);
   });
 
   it('"Key names are built only in ...": the files that build a Redis key name or a hash tag', () => {

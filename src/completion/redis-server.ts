@@ -1,5 +1,11 @@
 import type { Cluster, Redis } from 'ioredis';
 import { ConfigError } from '../errors';
+import type { RedisClient } from './scripts';
+
+/**
+ * What the framework asks the Redis server rather than its state: its eviction policy (a start-up guard of the
+ * completion state, and a row of `kafka-lanes doctor`), its cluster mode and a PING's round trip (`doctor`).
+ */
 
 /**
  * Pure: what is wrong with a Redis `maxmemory-policy` for kafka-lanes, or `undefined` when nothing is. An
@@ -43,4 +49,20 @@ export async function checkEvictionPolicy(redis: Redis | Cluster): Promise<void>
     const problem = evictionProblem(policyOfInfo(info));
     if (problem !== undefined) throw new ConfigError(problem);
   }
+}
+
+/** One PING (`doctor` times a few). */
+export async function pingRedis(redis: RedisClient): Promise<void> {
+  await redis.ping();
+}
+
+/** The `maxmemory-policy` of every master (every master of a cluster holds state), one `INFO memory` each. */
+export function readEvictionPolicies(redis: RedisClient): Promise<Array<string | undefined>> {
+  const nodes: RedisClient[] = 'nodes' in redis ? redis.nodes('master') : [redis];
+  return Promise.all(nodes.map(async (node) => policyOfInfo(await node.info('memory'))));
+}
+
+/** `INFO cluster` as the server answers it. */
+export function readClusterInfo(redis: RedisClient): Promise<string> {
+  return redis.info('cluster');
 }

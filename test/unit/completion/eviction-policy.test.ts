@@ -1,4 +1,4 @@
-import { evictionProblem, policyOfInfo } from '../../../src/connections/eviction-policy';
+import { evictionProblem, policyOfInfo } from '../../../src/completion/redis-server';
 
 describe('the maxmemory-policy check', () => {
   it.each(['allkeys-lru', 'allkeys-lfu', 'allkeys-random'])('refuses %s, naming it and what to set instead', (policy) => {
