@@ -1,26 +1,34 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { buildSync } from 'esbuild';
 
 const NODE_MODULES = resolve(__dirname, '..', '..', '..', 'node_modules');
-const bundles = new Map<string, string>();
+const built = new Set<string>();
 
 /**
  * The worker and the repository's sources it imports, bundled once per test file into one CommonJS file; packages
  * stay outside it and load from the repository's node_modules (`NODE_PATH`). Node then starts it in well under a
  * second, where tsx's loader spends seconds resolving and transforming the sources module by module at every start.
+ * One file per worker script, replaced whole (a rename), so runs never leave one behind or read
+ * half of one.
  */
 function bundleOf(script: string): string {
-  let outfile = bundles.get(script);
-  if (outfile === undefined) {
-    const dir = mkdtempSync(join(tmpdir(), 'kl-worker-'));
-    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
-    outfile = join(dir, `${basename(script, '.ts')}.cjs`);
+  // The worker keeps its name (stage-worker.ts checks it), in a folder named by its path's hash.
+  const dir = join(tmpdir(), 'kl-workers', createHash('sha256').update(script).digest('hex').slice(0, 12));
+  const outfile = join(dir, `${basename(script, '.ts')}.cjs`);
+  if (!built.has(outfile)) {
     // keepNames: error classes name themselves with `new.target.name`, which bundling must not rename.
-    buildSync({ entryPoints: [script], outfile, bundle: true, packages: 'external', platform: 'node', format: 'cjs', target: 'node22', keepNames: true, logLevel: 'error' });
-    bundles.set(script, outfile);
+    const { outputFiles } = buildSync({
+      entryPoints: [script], outfile, write: false, bundle: true, packages: 'external', platform: 'node', format: 'cjs', target: 'node22', keepNames: true, logLevel: 'error',
+    });
+    mkdirSync(dir, { recursive: true });
+    const partial = `${outfile}.${process.pid}`;
+    writeFileSync(partial, outputFiles[0]!.contents);
+    renameSync(partial, outfile);
+    built.add(outfile);
   }
   return outfile;
 }
