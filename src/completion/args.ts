@@ -103,29 +103,13 @@ export function parseAdmitReply(reply: unknown, count: number, where: string): A
   };
 }
 
-/**
- * Offsets in any order, sent sorted as one string of distances (see `mark-2.lua`). `stepBlocks`: step blocks of the
- * partition (same hash tag) and the offsets whose results are deleted from each once the bits are set.
- */
-export function markCall(
-  keys: PartitionKeys,
-  offsets: readonly number[],
-  epoch: number,
-  stepBlocks: ReadonlyArray<{ readonly key: string; readonly offsets: readonly number[] }> = [],
-): ScriptCall {
-  if (stepBlocks.length === 0) return { keys: [keys.bits, keys.meta], argv: [String(epoch), packOffsets(offsets)] };
-  return {
-    keys: [keys.bits, keys.meta, ...stepBlocks.map((block) => block.key)],
-    argv: [String(epoch), packOffsets(offsets), ...stepBlocks.map((block) => packOffsets(block.offsets))],
-  };
-}
-
-/** Offsets ascending as one text: the first, then each one's distance from the one before ("41 1 1 5"). */
-export function packOffsets(offsets: readonly number[]): string {
+/** Offsets in any order, sent sorted as one string of distances (see `mark-2.lua`). */
+/** `stepKeys`: the step results of records of the partition (same hash tag) deleted once the bits are set. */
+export function markCall(keys: PartitionKeys, offsets: readonly number[], epoch: number, stepKeys: readonly string[] = []): ScriptCall {
   const sorted = Float64Array.from(offsets).sort();
   let text = '';
   for (let i = 0; i < sorted.length; i += 1) text += i === 0 ? String(sorted[0]) : ` ${sorted[i]! - sorted[i - 1]!}`;
-  return text;
+  return { keys: stepKeys.length === 0 ? [keys.bits, keys.meta] : [keys.bits, keys.meta, ...stepKeys], argv: [String(epoch), text] };
 }
 
 /** Returns how many done bits were newly set. */

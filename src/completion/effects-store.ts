@@ -1,6 +1,6 @@
 import { parseTakenReply, type ScriptCall } from './args';
 import { UnexpectedReplyError } from './errors';
-import { outputClaimKey, partitionTag, STEP_BLOCK, stepBlockKey, stepBlocksOf, steppedKey, stepsKey } from './keys';
+import { outputClaimKey, partitionTag, steppedKey, stepsKey } from './keys';
 import { bounded, runScript, type CallLimits, type RedisClient } from './scripts';
 import type { OutputId, PartitionRef, StepsRef } from './types';
 import { TagBatches } from './tag-batches';
@@ -21,78 +21,35 @@ interface StepSave {
 
 /** One call storing the step results of several records of one partition (`save-steps-1.lua`). */
 export function saveStepsCall(saves: ReadonlyArray<{ at: StepsRef; name: string; value: string }>, ttlMs: number): ScriptCall {
-  const keys = [steppedKey(saves[0]!.at.ref)];
-  // The block of each save's offset, by its index in KEYS (1-based): a call's records are mostly in one block.
-  const blocks = new Map<number, number>();
-  const flat = new Array<string | number>(4 * saves.length);
+  const keys = new Array<string>(saves.length + 1);
+  const argv = new Array<string>(2 * saves.length + 2);
+  argv[0] = String(Math.ceil(ttlMs));
   let top = -1;
   for (let j = 0; j < saves.length; j += 1) {
     const { at, name, value } = saves[j]!;
-    const block = Math.floor(at.offset / STEP_BLOCK);
-    let index = blocks.get(block);
-    if (index === undefined) {
-      index = keys.push(stepBlockKey(at.ref, block));
-      blocks.set(block, index);
-    }
-    flat[4 * j] = index;
-    flat[4 * j + 1] = String(at.offset);
-    flat[4 * j + 2] = wellFormed(name);
-    flat[4 * j + 3] = wellFormed(value);
+    keys[j + 1] = stepsKey(at);
+    argv[2 * j + 2] = name;
+    argv[2 * j + 3] = value;
     if (at.offset > top) top = at.offset;
   }
-  return { keys, argv: [String(Math.ceil(ttlMs)), String(top), JSON.stringify(flat)] };
-}
-
-/**
- * Text the script's JSON decoder takes: a lone surrogate (not UTF-16 text) becomes U+FFFD, as it would in the UTF-8
- * sent to Redis anyway.
- */
-function wellFormed(text: string): string {
-  const unicode = text as unknown as { isWellFormed(): boolean; toWellFormed(): string };
-  return unicode.isWellFormed() ? text : unicode.toWellFormed();
+  keys[0] = steppedKey(saves[0]!.at.ref);
+  argv[1] = String(top);
+  return { keys, argv };
 }
 
 /** The `save-steps-1.lua` reply: per save, `undefined` (stored) or the result stored before. */
 export function parseSaveStepsReply(reply: unknown, count: number): Array<string | undefined> {
-  if (!Array.isArray(reply) || reply.length % 2 !== 0) throw new UnexpectedReplyError(`saveSteps: unexpected reply ${JSON.stringify(reply)}`);
-  const results = new Array<string | undefined>(count).fill(undefined);
-  for (let i = 0; i < reply.length; i += 2) {
-    const position = Number(reply[i]);
-    if (!(position >= 1 && position <= count)) throw new UnexpectedReplyError(`saveSteps: unexpected reply ${JSON.stringify(reply)}`);
-    results[position - 1] = textOf(reply[i + 1]);
-  }
-  return results;
+  if (!Array.isArray(reply) || reply.length !== count) throw new UnexpectedReplyError(`saveSteps: unexpected reply ${JSON.stringify(reply)}`);
+  return reply.map((one: unknown) => (Array.isArray(one) ? textOf(one[0]) : undefined));
 }
 
-/** One call reading the step results of several records of one partition (`load-steps-1.lua`). */
-export function loadStepsCall(at: readonly StepsRef[]): ScriptCall {
-  const keys = new Array<string>(2 * at.length);
-  const argv = new Array<string>(at.length);
-  for (let j = 0; j < at.length; j += 1) {
-    const one = at[j]!;
-    keys[2 * j] = stepBlockKey(one.ref, Math.floor(one.offset / STEP_BLOCK));
-    keys[2 * j + 1] = stepsKey(one);
-    argv[j] = String(one.offset);
-  }
-  return { keys, argv };
-}
-
-/** The `load-steps-1.lua` reply: per record, its stored results (its block's field first, then its own hash's). */
+/** The `load-steps-1.lua` reply: per record, its stored results. */
 export function parseLoadStepsReply(reply: unknown, count: number): Array<Map<string, string>> {
   if (!Array.isArray(reply) || reply.length !== count) throw new UnexpectedReplyError(`loadSteps: unexpected reply ${JSON.stringify(reply)}`);
-  return reply.map((entry: unknown) => {
-    const list = Array.isArray(entry) ? entry : [];
+  return reply.map((flat: unknown) => {
     const map = new Map<string, string>();
-    const field = list.length > 0 ? textOf(list[0]) : '';
-    if (field !== '') {
-      const parsed = JSON.parse(field) as unknown;
-      if (typeof parsed !== 'object' || parsed === null) throw new UnexpectedReplyError(`loadSteps: unexpected stored steps ${field}`);
-      for (const [name, value] of Object.entries(parsed)) map.set(name, String(value));
-    }
-    for (let i = 1; i + 1 < list.length; i += 2) {
-      const name = textOf(list[i]);
-      if (!map.has(name)) map.set(name, textOf(list[i + 1]));
-    }
+    const list = Array.isArray(flat) ? flat : [];
+    for (let i = 0; i + 1 < list.length; i += 2) map.set(textOf(list[i]), textOf(list[i + 1]));
     return map;
   });
 }
@@ -107,9 +64,9 @@ export function claimOutputCall(group: string, id: OutputId, runner: string, ttl
 
 
 /**
- * The exactly-once state in the group's Redis, every mutation one script or command (safe to repeat). Step results
- * are read once per record (its field of its step block) and stored once per step; reads and stores made in one turn
- * of the event loop go as one call per partition, so the records running at once share their round trips.
+ * The exactly-once state in the group's Redis, every mutation one script (safe to repeat). Step results are read
+ * once per record (a hash) and stored once per step; reads, stores and deletes made in one turn of the event loop
+ * go as one call per partition, so the records running at once share their round trips.
  *
  * @example
  * const effects = new RedisEffects(redis);
@@ -126,7 +83,7 @@ export class RedisEffects {
     // Shared by every invocation of one store: the batches' calls carry the store's own limits.
     this.#batches = batches ?? {
       loads: new TagBatches(async (at) => {
-        const reply = await runScript(redis, 'loadSteps', loadStepsCall(at), limits);
+        const reply = await runScript(redis, 'loadSteps', { keys: at.map(stepsKey), argv: [] }, limits);
         return parseLoadStepsReply(reply, at.length);
       }),
       saves: new TagBatches(async (saves) => {
@@ -162,19 +119,15 @@ export class RedisEffects {
   }
 
   async forgetSteps(at: readonly StepsRef[]): Promise<void> {
-    // One HDEL per step block: the blocks of one partition share its slot (a cluster refuses keys of several slots).
-    const byTag = new Map<string, StepsRef[]>();
+    // One UNLINK per partition: the keys of one partition share its slot (a cluster refuses keys of several slots).
+    const byTag = new Map<string, string[]>();
     for (const one of at) {
       const tag = partitionTag(one.ref);
-      const list = byTag.get(tag);
-      if (list === undefined) byTag.set(tag, [one]);
-      else list.push(one);
+      const keys = byTag.get(tag);
+      if (keys === undefined) byTag.set(tag, [stepsKey(one)]);
+      else keys.push(stepsKey(one));
     }
-    const deletes = [...byTag.values()].flatMap((list) =>
-      stepBlocksOf(list[0]!.ref, list.map((one) => one.offset)).map(({ key, offsets }) =>
-        bounded(this.redis.hdel(key, ...offsets.map(String)), 'steps delete', this.limits)),
-    );
-    await Promise.all(deletes);
+    await Promise.all([...byTag.values()].map((keys) => bounded(this.redis.unlink(...keys), 'steps delete', this.limits)));
   }
 
   async claimOutput(group: string, id: OutputId, runner: string, ttlMs: number): Promise<boolean> {

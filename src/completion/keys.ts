@@ -35,38 +35,7 @@ export function partitionKeys(ref: PartitionRef): PartitionKeys {
   return { bits: `${tag}:bits`, meta: `${tag}:meta`, lanes: `${tag}:lanes` };
 }
 
-/** How many offsets of a partition share one step block (`stepBlockKey`). */
-export const STEP_BLOCK = 1_024;
-
-/**
- * hash: offset -> JSON object of step name -> serialized result, the step results of `ctx.step` of the records of
- * one block of STEP_BLOCK offsets (`block`: an offset divided by it, rounded down), under their first origin's tag.
- */
-export function stepBlockKey(ref: PartitionRef, block: number): string {
-  return `${partitionTag(ref)}:stepblock:${block}`;
-}
-
-/** Offsets grouped by their step block (`stepBlockKey`), e.g. to delete their results. */
-export function stepBlocksOf(ref: PartitionRef, offsets: readonly number[]): Array<{ key: string; offsets: number[] }> {
-  const blocks = new Map<number, number[]>();
-  for (const offset of offsets) {
-    const block = Math.floor(offset / STEP_BLOCK);
-    const list = blocks.get(block);
-    if (list === undefined) blocks.set(block, [offset]);
-    else list.push(offset);
-  }
-  return [...blocks].map(([block, list]) => ({ key: stepBlockKey(ref, block), offsets: list }));
-}
-
-/** The step block of an offset and its field there. */
-export function stepsAt(at: { readonly ref: PartitionRef; readonly offset: number }): { readonly key: string; readonly field: string } {
-  return { key: stepBlockKey(at.ref, Math.floor(at.offset / STEP_BLOCK)), field: String(at.offset) };
-}
-
-/**
- * hash: step name -> serialized result, of one record: where scripts version 11 stored step results, still read
- * (never written) until they expire; the in-memory models key a record's results by it.
- */
+/** hash: step name -> serialized result, of one record (the step results of `ctx.step`, under its first origin's tag). */
 export function stepsKey(at: { readonly ref: PartitionRef; readonly offset: number }): string {
   return `${partitionTag(at.ref)}:steps:${at.offset}`;
 }

@@ -24,7 +24,7 @@ import { UnexpectedReplyError } from './errors';
 import { readOriginState, reportLoss, type OriginState } from './loss-suspect';
 import { trackedMember, trackedRef, trackPartitions } from './tracked';
 import { auditPartition, type PartitionAudit } from './audit';
-import { parkKey, partitionKeys, stepBlocksOf, trackedPartitionsKey } from './keys';
+import { parkKey, partitionKeys, stepsKey, trackedPartitionsKey } from './keys';
 import { bounded, runScript, type CallLimits, type RedisClient, type ScriptName } from './scripts';
 import type { AdmitRecord, AdmitResult, CopyClaim, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, PartitionCaps, PartitionRef } from './types';
 
@@ -120,7 +120,7 @@ export class CompletionStore {
    */
   async markDone(ref: PartitionRef, offsets: readonly number[], epoch = 0, steps: readonly number[] = []): Promise<number> {
     if (offsets.length === 0) return 0;
-    const call = markCall(partitionKeys(ref), offsets, epoch, steps.length === 0 ? [] : stepBlocksOf(ref, steps));
+    const call = markCall(partitionKeys(ref), offsets, epoch, steps.map((offset) => stepsKey({ ref, offset })));
     return parseMarkReply(await this.#run('mark', call), where('mark', ref));
   }
 
@@ -268,4 +268,3 @@ export class CompletionStore {
     return true;
   }
 }
-

@@ -3,20 +3,12 @@
   `ctx.step` at about the same time share the round trip. A read, in a script only to take many keys of one slot at
   once on Redis Cluster too.
 
-  A record's results are its field in its step block (see `save-steps`). Until the hashes of one record each
-  (`steps:<offset>`, scripts version 11) have expired, a record's results stored there are read too: a record that
-  ran before an upgrade keeps its completed steps.
+  KEYS[j]  (j = 1..n) steps (hash: step name -> serialized result) of a record, all under one partition's hash tag
 
-  KEYS[2j-1]  (j = 1..n) the step block of record j (hash: offset -> JSON object of step name -> result)
-  KEYS[2j]    the record's own hash of scripts version 11 (step name -> result)
-  ARGV[j]     record j's offset (its field in its block)
-
-  Returns one entry per record: { its field's JSON text, or '' when none, then the flat HGETALL of its own hash }.
+  Returns one entry per KEYS[j]: the flat HGETALL reply (name, result, name, result, ...), empty when none.
 ]]
 local replies = {}
-for j = 1, #ARGV do
-  local reply = redis.call('HGETALL', KEYS[2 * j])
-  table.insert(reply, 1, redis.call('HGET', KEYS[2 * j - 1], ARGV[j]) or '')
-  replies[j] = reply
+for j = 1, #KEYS do
+  replies[j] = redis.call('HGETALL', KEYS[j])
 end
 return replies

@@ -7,13 +7,12 @@ export const mark2 = `--[[
 
   KEYS[1]  bits
   KEYS[2]  meta
-  KEYS[3..] step blocks (hashes) holding results of records of the partition now terminal: their fields are deleted
-            once the bits are set, in the same call (a redelivery of a record whose bit is not stored still finds them)
+  KEYS[3..] step results (hashes) of records of the partition now terminal: deleted once the bits are set, in the
+            same call (a redelivery of a record whose bit is not stored still finds them)
 
   ARGV[1]  epoch: lower than the stored epoch -> STALE_EPOCH, higher -> stored
   ARGV[2]  the offsets, ascending, as one string: the first, then each one's distance from the one before,
            separated by spaces ("41 1 1 5"; a distance of 0 repeats an offset)
-  ARGV[k]  (k = 3..) the offsets whose fields to delete from KEYS[k], in the same form
 
   Returns
     { 0, newlySet }  done bits set (newlySet: how many were not set before)
@@ -106,15 +105,7 @@ while i <= count do
     i = j + 1
   end
 end
-for k = 3, #KEYS do
-  local fields, n, f = {}, 0, 0
-  for d in string.gmatch(ARGV[k] or '', '%d+') do
-    n = n + 1
-    if n == 1 then f = tonumber(d) else f = f + tonumber(d) end
-    fields[n] = string.format('%.0f', f)
-  end
-  -- In slices: unpack passes its values on Lua's stack, which holds some thousands.
-  for s = 1, n, 1000 do redis.call('HDEL', KEYS[k], unpack(fields, s, math.min(s + 999, n))) end
-end
+-- In slices: unpack passes its values on Lua's stack, which holds some thousands.
+for k = 3, #KEYS, 1000 do redis.call('UNLINK', unpack(KEYS, k, math.min(k + 999, #KEYS))) end
 return { 0, newlySet }
 `;

@@ -4,29 +4,24 @@ export const saveSteps1 = `--[[
   step that completed at about the same time (the steps of records running at once share the round trip), each
   unless a result of that step is stored already.
 
-  A partition's step results live in hashes of STEP_BLOCK (1,024) offsets each (\`stepblock:<offset / 1024>\`), one
-  field per record (its offset) holding a JSON object of step name -> serialized result. A block lives as long as
-  the whole retry path plus the replay horizon after the last store into it; a record's field is deleted once the
-  record is terminal (by \`mark\`, or by the retry path for a copy).
-
   A run of a record cut off by its deadline goes on detached and may finish a step after the next run of the record
   stored the same step: the first result stored is kept, and the later run is handed it, so every run of the record
-  goes on with one result.
+  goes on with one result. A record's hash lives as long as its whole retry path plus the replay horizon; every
+  store renews that.
 
   The partition's marker keeps the highest offset with stored results, as long as any of them lives: admission
   tells a record above it (and above every offset admitted before) that it has no stored results to read.
 
   KEYS[1]      stepped (string: the highest offset of the partition with stored step results)
-  KEYS[2..]    step blocks (hash: offset -> JSON object of step name -> result), all under one partition's hash tag
+  KEYS[1 + j]  (j = 1..n) steps (hash: step name -> serialized result) of a record, all under one partition's hash tag
 
-  ARGV[1]      time to live (ms)
-  ARGV[2]      the highest offset among the records of the call
-  ARGV[3]      the saves, a JSON array, four entries per save: the index of its block in KEYS, the record's offset
-               (a decimal string), the step name, the serialized result
+  ARGV[1]          time to live (ms)
+  ARGV[2]          the highest offset among the records of KEYS
+  ARGV[2j+1], [2j+2] step name and serialized result for KEYS[1 + j]
 
-  Returns a flat list, two entries per save whose step had a result stored already (by another run, nothing
-  changed then but the time to live): the save's position in the call (1-based), the result stored. Empty when
-  every result was stored.
+  Returns one entry per KEYS[1 + j]:
+    0                stored
+    { result }       a result was stored already (by another run): nothing changed but the time to live
 ]]
 local ttl = ARGV[1]
 local top = tonumber(ARGV[2])
@@ -36,25 +31,16 @@ if marked == nil or top > marked then
 else
   redis.call('PEXPIRE', KEYS[1], ttl)
 end
-local saves = cjson.decode(ARGV[3])
 local replies = {}
-for i = 1, #saves, 4 do
-  local key, field, name, value = KEYS[saves[i]], saves[i + 1], saves[i + 2], saves[i + 3]
-  local text = redis.call('HGET', key, field)
-  if not text then
-    redis.call('HSET', key, field, cjson.encode({ [name] = value }))
+for j = 1, #KEYS - 1 do
+  local key, name, value = KEYS[j + 1], ARGV[2 * j + 1], ARGV[2 * j + 2]
+  local stored = redis.call('HSETNX', key, name, value)
+  redis.call('PEXPIRE', key, ttl)
+  if stored == 1 then
+    replies[j] = 0
   else
-    local steps = cjson.decode(text)
-    local stored = steps[name]
-    if stored == nil then
-      steps[name] = value
-      redis.call('HSET', key, field, cjson.encode(steps))
-    else
-      replies[#replies + 1] = (i + 3) / 4
-      replies[#replies + 1] = stored
-    end
+    replies[j] = { redis.call('HGET', key, name) }
   end
 end
-for k = 2, #KEYS do redis.call('PEXPIRE', KEYS[k], ttl) end
 return replies
 `;

@@ -1,4 +1,4 @@
-import { escapeName, parkKey, partitionKeys, partitionTag, STEP_BLOCK, stepBlockKey, stepBlocksOf, stepsAt, stepsKey } from '../../../src/completion/keys';
+import { escapeName, parkKey, partitionKeys, partitionTag, stepsKey } from '../../../src/completion/keys';
 import {
   admitCall,
   blockCall,
@@ -163,20 +163,10 @@ describe('markCall', () => {
     expect(markCall(partitionKeys(ref), [2 ** 53 - 1, 5], 0).argv).toEqual(['0', `5 ${2 ** 53 - 6}`]);
   });
 
-  it('passes the step blocks to delete from as keys after bits and meta, each with its offsets, all under the partition\'s tag', () => {
+  it('passes the step results to delete as keys after bits and meta, all under the partition\'s tag', () => {
     const keys = partitionKeys(ref);
-    const call = markCall(keys, [3, 4, 1_030], 0, stepBlocksOf(ref, [4, 1_030, 3]));
-    expect(call.keys).toEqual([keys.bits, keys.meta, stepBlockKey(ref, 0), stepBlockKey(ref, 1)]);
-    expect(call.argv).toEqual(['0', '3 1 1026', '3 1', '1030']);
+    const call = markCall(keys, [3, 4], 0, [stepsKey({ ref, offset: 3 }), stepsKey({ ref, offset: 4 })]);
+    expect(call.keys).toEqual([keys.bits, keys.meta, stepsKey({ ref, offset: 3 }), stepsKey({ ref, offset: 4 })]);
     expect(new Set(call.keys.map((key) => key.slice(0, key.indexOf('}') + 1))).size).toBe(1);
-  });
-});
-
-describe('step blocks', () => {
-  it('puts STEP_BLOCK offsets in one block, a record\'s results in its offset\'s field', () => {
-    expect(stepsAt({ ref, offset: 1_023 })).toEqual({ key: stepBlockKey(ref, 0), field: '1023' });
-    expect(stepsAt({ ref, offset: STEP_BLOCK })).toEqual({ key: stepBlockKey(ref, 1), field: String(STEP_BLOCK) });
-    expect(stepBlockKey(ref, 7).startsWith(partitionTag(ref))).toBe(true);
-    expect(stepBlockKey(ref, 0)).not.toBe(stepsKey({ ref, offset: 0 }));
   });
 });
