@@ -61,9 +61,11 @@ export function untilAborted<T>(work: PromiseLike<T>, signal: AbortSignal, reaso
 class BoundedCall<T> {
   settled = false;
   readonly dueAt: number;
-  readonly #resolve: (value: T) => void;
-  readonly #reject: (error: unknown) => void;
-  readonly #reason: (timedOut: boolean) => unknown;
+  // Dropped once settled: a settled call may wait in its time limit's queue until the queue's head is due, and must
+  // not keep its answer (an admission's reply can be large) alive meanwhile.
+  #resolve: ((value: T) => void) | undefined;
+  #reject: ((error: unknown) => void) | undefined;
+  #reason: ((timedOut: boolean) => unknown) | undefined;
   /** The calls of the signal bounding this one (none without a signal). */
   calls: Set<BoundedCall<unknown>> | undefined = undefined;
 
@@ -75,22 +77,27 @@ class BoundedCall<T> {
   }
 
   answered(value: T): void {
-    if (this.#settle()) this.#resolve(value);
+    this.#settle()?.resolve(value);
   }
 
   failed(error: unknown): void {
-    if (this.#settle()) this.#reject(error);
+    this.#settle()?.reject(error);
   }
 
   giveUp(timedOut: boolean): void {
-    if (this.#settle()) this.#reject(this.#reason(timedOut));
+    const settled = this.#settle();
+    settled?.reject(settled.reason(timedOut));
   }
 
-  #settle(): boolean {
-    if (this.settled) return false;
+  /** The callbacks of a call settling now; `undefined` once it settled. */
+  #settle(): { resolve: (value: T) => void; reject: (error: unknown) => void; reason: (timedOut: boolean) => unknown } | undefined {
+    if (this.settled) return undefined;
     this.settled = true;
     this.calls?.delete(this as BoundedCall<unknown>);
-    return true;
+    this.calls = undefined;
+    const settled = { resolve: this.#resolve!, reject: this.#reject!, reason: this.#reason! };
+    this.#resolve = this.#reject = this.#reason = undefined;
+    return settled;
   }
 }
 
