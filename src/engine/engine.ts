@@ -1,7 +1,7 @@
 import type { PartitionRef } from '../completion/types';
 import { BatchNotHandedOffError, DeadlineError, RecordTimeoutError } from '../errors';
 import { awaitReplicas } from './replicas';
-import { batchItemFailures, topicPartitionKey, type KafkaBatchResponse, type PartitionBatch, type RecordCoordinates } from '../event';
+import { batchItemFailures, batchSize, topicPartitionKey, type KafkaBatchResponse, type PartitionBatch, type RecordCoordinates } from '../event';
 import { copiesFor } from '../handoff/copies';
 import type { HandOffItem, HandOffOutcome } from '../handoff/types';
 import { readRecordParts } from '../options/deserialize';
@@ -177,7 +177,7 @@ class Invocation<T extends EngineTask> {
       const idle = this.#idle();
       this.#admitting = partitions.length;
       const admitted = Promise.all(partitions.map((batch) => {
-        this.#report.count('recordsIn', batch.records.length + batch.failures.length);
+        this.#report.count('recordsIn', batchSize(batch));
         return this.#admit(batch);
       }));
       this.#fill();
