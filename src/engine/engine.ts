@@ -1,13 +1,13 @@
 import type { PartitionRef } from '../completion/types';
-import { BatchNotHandedOffError, DeadlineError, RecordTimeoutError } from '../errors';
+import { DeadlineError, RecordTimeoutError } from '../errors';
 import { awaitReplicas } from './replicas';
-import { batchItemFailures, batchSize, topicPartitionKey, type KafkaBatchResponse, type PartitionBatch, type RecordCoordinates } from '../event';
+import { batchSize, topicPartitionKey, type KafkaBatchResponse, type PartitionBatch, type RecordCoordinates } from '../event';
 import { copiesFor } from '../handoff/copies';
-import type { HandOffItem, HandOffOutcome } from '../handoff/types';
 import { readRecordParts } from '../options/deserialize';
 import type { LanesOptions } from '../options/lanes-options';
 import { deadlineSignal } from '../deadline';
 import { DoneBits } from './done-bits';
+import { batchResponse, writeHandOffs } from './invocation-edges';
 import { describeError } from '../lanes/outcome';
 import { SYSTEM_CLOCK, type Clock, type CompletionPort, type HandOffSink } from '../lanes/ports';
 import { RecordContext, isPromiseLike, recordView } from './record-context';
@@ -143,7 +143,7 @@ class Invocation<T extends EngineTask> {
       abortRunningAt: this.#abortRunningAt,
       stopSignal: this.#stop.signal,
       now,
-      write: (items) => this.#write(sink, handOffSignal, items),
+      write: (items) => writeHandOffs(sink, handOffSignal, items, report, logger),
       enqueue: (tasks) => {
         this.#scheduler.add(tasks);
         this.#fill();
@@ -203,26 +203,7 @@ class Invocation<T extends EngineTask> {
     await this.#doneBits.flush();
     await awaitReplicas(this.#scope.store, this.#options);
     this.#report.publish(this.#parts.telemetry, this.#scope.logger, now() - this.#startedAt, this.#redelivered.length);
-    return this.#response();
-  }
-
-  #response(): KafkaBatchResponse {
-    const failures = this.#redelivered;
-    if (this.#unreportable > 0) {
-      // A partial batch response cannot name a record without an offset: only a failed invocation makes
-      // the event source deliver the batch again.
-      throw new BatchNotHandedOffError(
-        `${this.#unreportable} malformed record(s) without a readable offset could not be dead-lettered; failing the invocation so the event source redelivers the batch`,
-        { retriable: true },
-      );
-    }
-    if (failures.length > 0 && !this.#options.partialBatchResponse) {
-      throw new BatchNotHandedOffError(
-        `${failures.length} record(s) could not be handed off (first: ${topicPartitionKey(failures[0]!.topic, failures[0]!.partition)}@${failures[0]!.offset}); failing the invocation so the event source redelivers the batch`,
-        { retriable: true },
-      );
-    }
-    return batchItemFailures(failures);
+    return batchResponse(this.#redelivered, this.#unreportable, this.#options.partialBatchResponse);
   }
 
   /** Admits one partition's batch (a path may enqueue early chunks itself) and waits for its hand-offs. */
@@ -324,22 +305,17 @@ class Invocation<T extends EngineTask> {
           throw deadline.reason;
         }
         if (isPromiseLike(run)) {
-          // Awaited alone, without a promise racing it (that cost about 1.5 µs per record): a handler that ignores
-          // its signal cannot hold the invocation past the record's deadline, as the deadline's expiry settles the
-          // record as failed (`#expired`) and the handler goes on detached (at-least-once allows it); its late
-          // outcome is ignored here.
+          // Awaited alone (no promise racing it: 1.5 µs per record). A handler that ignores its signal cannot hold
+          // the invocation: its deadline's expiry fails the record (`#expired`), the handler goes on detached
+          // (at-least-once allows it) and its late outcome is ignored here.
           deadline.handOver();
           await run;
-          if (deadline.expired) {
-            expired = true;
-            return;
-          }
+          expired = deadline.expired;
+          if (expired) return;
         }
       } catch (error) {
-        if (deadline.expired && deadline.handedOver) {
-          expired = true;
-          return;
-        }
+        expired = deadline.expired && deadline.handedOver;
+        if (expired) return;
         failed = true;
         failure = error;
       } finally {
@@ -419,24 +395,5 @@ class Invocation<T extends EngineTask> {
     this.#stopped = true;
     this.#stop.abort();
     this.#fill();
-  }
-
-  /**
-   * Writes hand-off copies, bounded by the invocation's deadline; one outcome per item. A copy the broker
-   * refused for good was dead-lettered stripped by the writer: it is logged and counted here.
-   */
-  async #write(sink: HandOffSink, handOffSignal: AbortSignal, items: readonly HandOffItem[]): Promise<readonly HandOffOutcome[]> {
-    if (items.length === 0) return [];
-    // A signal of its own per write: hundreds of writes never pile listeners on the invocation's signal.
-    const outcomes = await sink.write(items, { signal: deadlineSignal(undefined, handOffSignal) });
-    outcomes.forEach((outcome, i) => {
-      if (outcome.status !== 'refused') return;
-      const item = items[i]!;
-      this.#report.count('refusedByBroker');
-      this.#scope.logger.error('the broker refused a hand-off copy for good: a dead-letter copy without its value was written instead', {
-        topic: item.topic, origin: item.origin, attempt: item.attempt, reason: outcome.reason, error: outcome.error,
-      });
-    });
-    return outcomes;
   }
 }
