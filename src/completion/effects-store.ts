@@ -5,6 +5,13 @@ import { bounded, runScript, type CallLimits, type RedisClient } from './scripts
 import type { OutputId, PartitionRef, StepsRef } from './types';
 import { TagBatches } from './tag-batches';
 
+/**
+ * The most records one step read or store call carries. The records of a turn go out as several calls at once, so
+ * those of the first call go on while Redis runs the rest. Chosen with `npm run bench:steps` (docs/performance.md,
+ * "Fourth pass"): 16 gave the best no-latency step rates of 4, 8, 16, 32, 64 and one call for all.
+ */
+export const STEPS_PER_CALL = 16;
+
 interface StepBatches {
   readonly loads: TagBatches<StepsRef, Map<string, string>>;
   readonly saves: TagBatches<StepSave, string | undefined>;
@@ -65,8 +72,9 @@ export function claimOutputCall(group: string, id: OutputId, runner: string, ttl
 
 /**
  * The exactly-once state in the group's Redis, every mutation one script (safe to repeat). Step results are read
- * once per record (a hash) and stored once per step; reads, stores and deletes made in one turn of the event loop
- * go as one call per partition, so the records running at once share their round trips.
+ * once per record (a hash) and stored once per step; reads and stores made in one turn of the event loop go as calls
+ * of up to `STEPS_PER_CALL` records per partition, deletes as one call per partition, so the records running at once
+ * share their round trips.
  *
  * @example
  * const effects = new RedisEffects(redis);
@@ -85,14 +93,14 @@ export class RedisEffects {
       loads: new TagBatches(async (at) => {
         const reply = await runScript(redis, 'loadSteps', { keys: at.map(stepsKey), argv: [] }, limits);
         return parseLoadStepsReply(reply, at.length);
-      }),
+      }, STEPS_PER_CALL),
       saves: new TagBatches(async (saves) => {
         // One time to live per call, the longest asked (the same options give every record of a function the same).
         let ttlMs = 0;
         for (const save of saves) if (save.ttlMs > ttlMs) ttlMs = save.ttlMs;
         const reply = await runScript(redis, 'saveSteps', saveStepsCall(saves, ttlMs), limits);
         return parseSaveStepsReply(reply, saves.length);
-      }),
+      }, STEPS_PER_CALL),
       used: false,
     };
   }

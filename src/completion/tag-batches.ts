@@ -1,15 +1,24 @@
 /**
- * Gathers calls made in one turn of the event loop and runs them as one call per hash tag: the records that reach a
- * step at about the same time (those started together, those whose steps finished together) share one round trip.
+ * Gathers calls made in one turn of the event loop and runs them as calls per hash tag of at most `maxPerCall`
+ * items each: the records that reach a step at about the same time (those started together, those whose steps
+ * finished together) share round trips.
+ *
+ * Why a cap: one call of everything gathered makes every record wait for the whole call (Redis runs it, then its
+ * reply comes back in one piece), and meanwhile this process has nothing to do. Several smaller calls of the same
+ * turn go out together: the records of the first go on while Redis runs the next, so this process and Redis work
+ * side by side instead of in turn.
  */
 export class TagBatches<I, O> {
   readonly #run: (items: readonly I[]) => Promise<readonly O[]>;
-  #pending = new Map<string, Array<{ item: I; resolve: (value: O) => void; reject: (error: unknown) => void }>>();
+  readonly #maxPerCall: number;
+  #pending = new Map<string, Array<Entry<I, O>>>();
   #scheduled = false;
 
-  /** `run` gets the items of one tag and answers one result per item, in order. */
-  constructor(run: (items: readonly I[]) => Promise<readonly O[]>) {
+  /** `run` gets at most `maxPerCall` items of one tag and answers one result per item, in order. */
+  constructor(run: (items: readonly I[]) => Promise<readonly O[]>, maxPerCall = Number.POSITIVE_INFINITY) {
+    if (!(maxPerCall >= 1)) throw new RangeError(`Expected maxPerCall to be at least 1, got ${maxPerCall}`);
     this.#run = run;
+    this.#maxPerCall = maxPerCall;
   }
 
   add(tag: string, item: I): Promise<O> {
@@ -29,11 +38,29 @@ export class TagBatches<I, O> {
     this.#scheduled = false;
     const pending = this.#pending;
     this.#pending = new Map();
+    const max = this.#maxPerCall;
     for (const queue of pending.values()) {
-      this.#run(queue.map((entry) => entry.item)).then(
-        (results) => queue.forEach((entry, i) => entry.resolve(results[i]!)),
-        (error: unknown) => queue.forEach((entry) => entry.reject(error)),
-      );
+      if (queue.length <= max) this.#call(queue);
+      else for (let from = 0; from < queue.length; from += max) this.#call(queue.slice(from, from + max));
     }
   }
+
+  #call(entries: ReadonlyArray<Entry<I, O>>): void {
+    const items = new Array<I>(entries.length);
+    for (let i = 0; i < entries.length; i += 1) items[i] = entries[i]!.item;
+    this.#run(items).then(
+      (results) => {
+        for (let i = 0; i < entries.length; i += 1) entries[i]!.resolve(results[i]!);
+      },
+      (error: unknown) => {
+        for (const entry of entries) entry.reject(error);
+      },
+    );
+  }
+}
+
+interface Entry<I, O> {
+  readonly item: I;
+  readonly resolve: (value: O) => void;
+  readonly reject: (error: unknown) => void;
 }
