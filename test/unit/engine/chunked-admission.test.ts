@@ -387,7 +387,7 @@ describe('chunked admission of a large batch (engine on the in-memory completion
   });
 
   it('dead-letters malformed records of every chunk with their reason, and runs every other record once, in order per lane', async () => {
-    // Prepare: records that cannot be decoded in the first, second and last chunks (256, 1,024, then the rest).
+    // Prepare: records that cannot be decoded in the first, second and last chunks (256, 512, 1,024, then the rest).
     const r = engineRig({ concurrency: 50 }, (record) => work(record.origin.offset));
     const malformed = [5, 300, 1_500, 2_999];
     const event = encodeKafkaEvent({ source: 'SelfManagedKafka', records: RECORDS });
