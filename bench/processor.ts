@@ -63,6 +63,10 @@ interface Figures {
   readonly bound?: number;
   /** Per invocation, ms from just before `processor.process` to the first handler call. */
   readonly firstHandlerMs?: readonly number[];
+  /** Per invocation (handlers with latency), ms from just before `processor.process` to the last handler's end. */
+  readonly lastHandlerMs?: readonly number[];
+  /** Per invocation, ms from just before `processor.process` to its return. */
+  readonly invocationMs?: readonly number[];
   /** Completion times (ms from the start of their invocation) of the records of every key but FAILING_KEY, ascending. */
   readonly otherKeysDone?: readonly number[];
 }
@@ -96,15 +100,21 @@ async function runProcessor(records: Records, run: ProcessorRun): Promise<Figure
   const otherKeysDone: number[] = [];
   let invocationStart = 0;
   let firstHandler = -1;
+  let lastHandler = -1;
   const handler = async (record: LanesRecord): Promise<void> => {
     if (firstHandler < 0) firstHandler = performance.now();
     if (run.latencyMs > 0) await sleep(run.latencyMs);
     if (record.key === run.failingKey) throw new Error('this key always fails');
-    if (collect && record.key !== FAILING_KEY) otherKeysDone.push(performance.now() - invocationStart);
+    if (collect) {
+      lastHandler = performance.now() - invocationStart;
+      if (record.key !== FAILING_KEY) otherKeysDone.push(lastHandler);
+    }
   };
   const processor = new LanesFunction({ options, handler, redis, handOff: () => writer, telemetry: createTelemetry(group) });
   const events = eventsOf(records);
   const firstHandlerMs: number[] = [];
+  const lastHandlerMs: number[] = [];
+  const invocationMs: number[] = [];
   const context = { getRemainingTimeInMillis: () => 600_000 };
   // A warm execution environment, as for every invocation but a cold start's first: the connection open, the
   // scripts loaded, the code compiled. One invocation of the first event's records under another topic name
@@ -121,9 +131,12 @@ async function runProcessor(records: Records, run: ProcessorRun): Promise<Figure
     const before = commands.count;
     for (const event of events) {
       firstHandler = -1;
+      lastHandler = -1;
       invocationStart = performance.now();
       const response = await processor.process(event, context);
+      invocationMs.push(performance.now() - invocationStart);
       if (firstHandler >= 0) firstHandlerMs.push(firstHandler - invocationStart);
+      if (lastHandler >= 0) lastHandlerMs.push(lastHandler);
       if (response.batchItemFailures.length > 0) throw new Error('unexpected failures');
     }
     return { ...clock.stop(), redisCommands: commands.count - before };
@@ -136,6 +149,8 @@ async function runProcessor(records: Records, run: ProcessorRun): Promise<Figure
     records: records.length,
     ...measured,
     firstHandlerMs,
+    invocationMs,
+    ...(collect ? { lastHandlerMs } : {}),
     ...(run.latencyMs > 0 ? { bound: run.concurrency / (run.latencyMs / 1000), otherKeysDone: otherKeysDone.sort((a, b) => a - b) } : {}),
   };
 }
@@ -198,6 +213,8 @@ const ROWS = [
   ['Redis round trips/record', 'redisPerRecord', fixed(4)],
   ['first handler start ms, median', 'firstHandlerMedian', fixed(1)],
   ['first handler start ms, 1st inv.', 'firstHandlerFirst', fixed(1)],
+  ['last handler end ms, median', 'lastHandlerMedian', fixed(1)],
+  ['invocation ms, median', 'invocationMedian', fixed(1)],
   [`keys but ${FAILING_KEY}: done p50 ms`, 'doneP50', integer],
   [`keys but ${FAILING_KEY}: done p99 ms`, 'doneP99', integer],
   ['p99 ÷ clean run p99 (same round)', 'g6Ratio', fixed(2)],
@@ -210,6 +227,8 @@ function rowOf(f: Figures): Row {
   if (f.bound !== undefined) Object.assign(row, { bound: f.bound, boundRatio: recordsPerSecond(f) / f.bound });
   if (f.redisCommands !== undefined) row.redisPerRecord = f.redisCommands / f.records;
   if (f.firstHandlerMs !== undefined) Object.assign(row, { firstHandlerMedian: median(f.firstHandlerMs), firstHandlerFirst: f.firstHandlerMs[0] });
+  if (f.lastHandlerMs !== undefined) row.lastHandlerMedian = median(f.lastHandlerMs);
+  if (f.invocationMs !== undefined) row.invocationMedian = median(f.invocationMs);
   if (f.otherKeysDone !== undefined) Object.assign(row, { doneP50: percentile(f.otherKeysDone, 50), doneP99: percentile(f.otherKeysDone, 99) });
   return row;
 }

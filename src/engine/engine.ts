@@ -1,17 +1,17 @@
 import type { PartitionRef } from '../completion/types';
-import { BatchNotHandedOffError, DeadlineError, RecordTimeoutError } from '../errors';
+import { DeadlineError, RecordTimeoutError } from '../errors';
 import { awaitReplicas } from './replicas';
-import { batchItemFailures, topicPartitionKey, type KafkaBatchResponse, type PartitionBatch, type RecordCoordinates } from '../event';
+import { batchSize, topicPartitionKey, type KafkaBatchResponse, type PartitionBatch, type RecordCoordinates } from '../event';
 import { copiesFor } from '../handoff/copies';
-import type { HandOffItem, HandOffOutcome } from '../handoff/types';
 import { readRecordParts } from '../options/deserialize';
 import type { LanesOptions } from '../options/lanes-options';
 import { deadlineSignal } from '../deadline';
 import { DoneBits } from './done-bits';
+import { batchResponse, writeHandOffs } from './invocation-edges';
 import { describeError } from '../lanes/outcome';
 import { SYSTEM_CLOCK, type Clock, type CompletionPort, type HandOffSink } from '../lanes/ports';
 import { RecordContext, isPromiseLike, recordView } from './record-context';
-import { RecordDeadlines } from './record-deadlines';
+import { RecordDeadlines, type RecordDeadline } from './record-deadlines';
 import { RunReport } from './run-report';
 import type { EngineTask, InvocationContext, RecordPath, RunScope } from './run-scope';
 import { LaneScheduler } from './scheduler';
@@ -104,7 +104,11 @@ class Invocation<T extends EngineTask> {
     const handOffSignal = deadlineSignal(Math.max(1, remaining - Math.min(250, margin / 4)));
     const store = parts.store.withLimits({ signal: handOffSignal });
     this.#scheduler = new LaneScheduler(options.concurrency);
-    this.#deadlines = new RecordDeadlines(options.recordTimeoutMs, () => new RecordTimeoutError(`record timed out after ${options.recordTimeoutMs} ms`));
+    this.#deadlines = new RecordDeadlines(
+      options.recordTimeoutMs,
+      () => new RecordTimeoutError(`record timed out after ${options.recordTimeoutMs} ms`),
+      (deadline) => this.#expired(deadline),
+    );
     const logger = parts.telemetry.logger;
     const redeliver = (ref: PartitionRef, offsets: readonly number[], error?: unknown): void => {
       if (error !== undefined) {
@@ -139,7 +143,7 @@ class Invocation<T extends EngineTask> {
       abortRunningAt: this.#abortRunningAt,
       stopSignal: this.#stop.signal,
       now,
-      write: (items) => this.#write(sink, handOffSignal, items),
+      write: (items) => writeHandOffs(sink, handOffSignal, items, report, logger),
       enqueue: (tasks) => {
         this.#scheduler.add(tasks);
         this.#fill();
@@ -177,7 +181,7 @@ class Invocation<T extends EngineTask> {
       const idle = this.#idle();
       this.#admitting = partitions.length;
       const admitted = Promise.all(partitions.map((batch) => {
-        this.#report.count('recordsIn', batch.records.length + batch.failures.length);
+        this.#report.count('recordsIn', batchSize(batch));
         return this.#admit(batch);
       }));
       this.#fill();
@@ -199,26 +203,7 @@ class Invocation<T extends EngineTask> {
     await this.#doneBits.flush();
     await awaitReplicas(this.#scope.store, this.#options);
     this.#report.publish(this.#parts.telemetry, this.#scope.logger, now() - this.#startedAt, this.#redelivered.length);
-    return this.#response();
-  }
-
-  #response(): KafkaBatchResponse {
-    const failures = this.#redelivered;
-    if (this.#unreportable > 0) {
-      // A partial batch response cannot name a record without an offset: only a failed invocation makes
-      // the event source deliver the batch again.
-      throw new BatchNotHandedOffError(
-        `${this.#unreportable} malformed record(s) without a readable offset could not be dead-lettered; failing the invocation so the event source redelivers the batch`,
-        { retriable: true },
-      );
-    }
-    if (failures.length > 0 && !this.#options.partialBatchResponse) {
-      throw new BatchNotHandedOffError(
-        `${failures.length} record(s) could not be handed off (first: ${topicPartitionKey(failures[0]!.topic, failures[0]!.partition)}@${failures[0]!.offset}); failing the invocation so the event source redelivers the batch`,
-        { retriable: true },
-      );
-    }
-    return batchItemFailures(failures);
+    return batchResponse(this.#redelivered, this.#unreportable, this.#options.partialBatchResponse);
   }
 
   /** Admits one partition's batch (a path may enqueue early chunks itself) and waits for its hand-offs. */
@@ -287,11 +272,14 @@ class Invocation<T extends EngineTask> {
   /**
    * Runs one task to its end: the path's preparation, the handler within its deadline, then success or
    * failure. A fault of ours (not the handler's: those are caught around it) is settled here too. One async
-   * function per record, no closures: this is the run path of every record.
+   * function per record, no closures: this is the run path of every record. A handler still running when its
+   * deadline comes is settled by the deadline (`#expired`), and this run then leaves the record alone.
    */
   async #runGuarded(task: T): Promise<void> {
     const scope = this.#scope;
     let released = false;
+    /** The record's deadline came while its handler ran: `#expired` settles it. */
+    let expired = false;
     try {
       if (this.#path.prepare !== undefined && !(await this.#path.prepare(scope, task))) return;
       if (this.#options.dedupeOutputs && (await isRepeatedOutput(scope, task))) {
@@ -300,8 +288,7 @@ class Invocation<T extends EngineTask> {
         if (succeeded !== undefined) await succeeded;
         return;
       }
-      const deadline = this.#deadlines.start();
-      const started = performance.now();
+      const deadline = this.#deadlines.start(task);
       let failed = false;
       let failure: unknown;
       let ctx: RecordContext | undefined;
@@ -312,16 +299,30 @@ class Invocation<T extends EngineTask> {
         let parts = readRecordParts(this.#options, task.record);
         if (parts instanceof Promise) parts = await deadline.race(parts);
         const run = this.#parts.handler(recordView(task, parts), ctx);
-        // A handler that ignores its signal cannot hold the invocation past the record's deadline: the record
-        // counts as failed and the handler goes on detached (at-least-once allows it).
-        if (isPromiseLike(run)) await deadline.race(run);
-        else if (deadline.expired) throw deadline.reason;
+        if (deadline.expired) {
+          // Past its deadline already (the invocation's hard stop): the record fails, whatever the handler does.
+          if (isPromiseLike(run)) run.then(undefined, noop);
+          throw deadline.reason;
+        }
+        if (isPromiseLike(run)) {
+          // Awaited alone (no promise racing it: 1.5 µs per record). A handler that ignores its signal cannot hold
+          // the invocation: its deadline's expiry fails the record (`#expired`), the handler goes on detached
+          // (at-least-once allows it) and its late outcome is ignored here.
+          deadline.handOver();
+          await run;
+          expired = deadline.expired;
+          if (expired) return;
+        }
       } catch (error) {
+        expired = deadline.expired && deadline.handedOver;
+        if (expired) return;
         failed = true;
         failure = error;
       } finally {
-        deadline.finish();
-        this.#report.latencies.push(performance.now() - started);
+        if (!expired) {
+          deadline.finish();
+          this.#report.latencies.push(performance.now() - deadline.startedAt);
+        }
       }
       const effects = ctx?.effects;
       if (!failed && effects !== undefined) {
@@ -349,18 +350,44 @@ class Invocation<T extends EngineTask> {
         if (effects?.usedSteps === true) this.#doneBits.forget(effects.steps);
       }
     } catch (error) {
-      if (this.#path.faulted !== undefined) {
-        this.#path.faulted(scope, task, error);
-      } else {
-        await this.#admitted(task.partitionKey);
-        const waiting = task.lane === undefined ? [] : this.#scheduler.drainLane(task.partitionKey, task.lane);
-        scope.redeliver(task.ref, [task.offset, ...waiting.map((w) => w.offset)], error);
-      }
+      await this.#faulted(task, error);
     } finally {
-      this.#running -= 1;
-      this.#scheduler.finish(task, released);
-      this.#fill();
+      if (!expired) this.#settled(task, released);
     }
+  }
+
+  /** A handler was still running when its record's deadline came: the record fails with the deadline's reason. */
+  #expired(deadline: RecordDeadline): void {
+    this.#report.latencies.push(performance.now() - deadline.startedAt);
+    void this.#failExpired(deadline.subject as T, deadline.reason);
+  }
+
+  async #failExpired(task: T, reason: unknown): Promise<void> {
+    try {
+      await this.#path.failed(this.#scope, task, reason);
+    } catch (error) {
+      await this.#faulted(task, error);
+    } finally {
+      this.#settled(task, false);
+    }
+  }
+
+  /** A fault of ours while settling a task: the path's, or the record and those waiting behind it go back to the event source. */
+  async #faulted(task: T, error: unknown): Promise<void> {
+    if (this.#path.faulted !== undefined) {
+      this.#path.faulted(this.#scope, task, error);
+      return;
+    }
+    await this.#admitted(task.partitionKey);
+    const waiting = task.lane === undefined ? [] : this.#scheduler.drainLane(task.partitionKey, task.lane);
+    this.#scope.redeliver(task.ref, [task.offset, ...waiting.map((w) => w.offset)], error);
+  }
+
+  /** A started task is over: its slot (unless `released` already) and its lane go to the next. */
+  #settled(task: T, released: boolean): void {
+    this.#running -= 1;
+    this.#scheduler.finish(task, released);
+    this.#fill();
   }
 
   #stopStarting(): void {
@@ -368,24 +395,5 @@ class Invocation<T extends EngineTask> {
     this.#stopped = true;
     this.#stop.abort();
     this.#fill();
-  }
-
-  /**
-   * Writes hand-off copies, bounded by the invocation's deadline; one outcome per item. A copy the broker
-   * refused for good was dead-lettered stripped by the writer: it is logged and counted here.
-   */
-  async #write(sink: HandOffSink, handOffSignal: AbortSignal, items: readonly HandOffItem[]): Promise<readonly HandOffOutcome[]> {
-    if (items.length === 0) return [];
-    // A signal of its own per write: hundreds of writes never pile listeners on the invocation's signal.
-    const outcomes = await sink.write(items, { signal: deadlineSignal(undefined, handOffSignal) });
-    outcomes.forEach((outcome, i) => {
-      if (outcome.status !== 'refused') return;
-      const item = items[i]!;
-      this.#report.count('refusedByBroker');
-      this.#scope.logger.error('the broker refused a hand-off copy for good: a dead-letter copy without its value was written instead', {
-        topic: item.topic, origin: item.origin, attempt: item.attempt, reason: outcome.reason, error: outcome.error,
-      });
-    });
-    return outcomes;
   }
 }

@@ -12,21 +12,36 @@
 /** Why a running record stops being waited for: its own timeout, or the invocation's hard stop. */
 export type ExpiryReason = () => unknown;
 
+/** Settles a record whose deadline came while its work was awaited alone (`handOver`). */
+export type ExpiryHandler = (deadline: RecordDeadline) => void;
+
 /**
  * One running record's deadline. `race` waits for the handler's work unless the deadline comes first; the
- * work itself goes on detached (a promise cannot be cancelled) and its late outcome is ignored.
+ * work itself goes on detached (a promise cannot be cancelled) and its late outcome is ignored. Cheaper for the
+ * handler itself, run on every record: `handOver`, then await the work alone; should the deadline come first, the
+ * deadlines' `onExpiry` settles the record and the awaiting code, once the work settles, finds `expired` and leaves
+ * it alone.
  */
 export class RecordDeadline {
+  /** `performance.now()` at which the record started. */
+  readonly startedAt: number;
   /** `performance.now()` at which the record times out. */
   readonly dueAt: number;
+  /** What the record is to its runner (the engine's task), handed back with an expiry. */
+  readonly subject: unknown;
   #finished = false;
   #reason: unknown = undefined;
   #expired = false;
+  #handedOver = false;
   #controller: AbortController | undefined = undefined;
   #reject: ((reason: unknown) => void) | undefined = undefined;
+  readonly #onExpiry: ExpiryHandler | undefined;
 
-  constructor(dueAt: number) {
+  constructor(startedAt: number, dueAt: number, subject?: unknown, onExpiry?: ExpiryHandler) {
+    this.startedAt = startedAt;
     this.dueAt = dueAt;
+    this.subject = subject;
+    this.#onExpiry = onExpiry;
   }
 
   /** Aborts when the record times out or the invocation stops; made on first use. */
@@ -51,6 +66,11 @@ export class RecordDeadline {
     return this.#finished;
   }
 
+  /** Whether an expiry from now on is settled by `onExpiry` (`handOver`). */
+  get handedOver(): boolean {
+    return this.#handedOver;
+  }
+
   /** Settles like `work`, unless the deadline comes first: then rejects with the expiry reason. */
   race<T>(work: PromiseLike<T>): Promise<T> {
     if (this.#expired) {
@@ -64,7 +84,16 @@ export class RecordDeadline {
     });
   }
 
-  /** The deadline came: the record's signal aborts and `race` rejects with `reason`. Idempotent. */
+  /**
+   * The caller awaits the record's work alone from now on: should the deadline come before `finish`, the
+   * deadlines' `onExpiry` settles the record (in a promise turn of its own) and the caller ignores the work's late
+   * outcome. Call it only while the deadline has not expired.
+   */
+  handOver(): void {
+    this.#handedOver = true;
+  }
+
+  /** The deadline came: the record's signal aborts, `race` rejects with `reason`, `onExpiry` settles a handed-over record. Idempotent. */
   expire(reason: unknown): void {
     if (this.#expired || this.#finished) return;
     this.#expired = true;
@@ -73,6 +102,8 @@ export class RecordDeadline {
     const reject = this.#reject;
     this.#reject = undefined;
     reject?.(reason);
+    const onExpiry = this.#onExpiry;
+    if (this.#handedOver && onExpiry !== undefined) queueMicrotask(() => onExpiry(this));
   }
 
   /** The record settled: its deadline no longer matters. */
@@ -96,6 +127,7 @@ export class RecordDeadline {
 export class RecordDeadlines {
   readonly timeoutMs: number;
   readonly #timeoutReason: ExpiryReason;
+  readonly #onExpiry: ExpiryHandler | undefined;
   #queue: RecordDeadline[] = [];
   #head = 0;
   #timer: NodeJS.Timeout | undefined = undefined;
@@ -103,15 +135,18 @@ export class RecordDeadlines {
   /** Set by `expireAll`: records started after it are expired at once with it. */
   #stopped: { reason: unknown } | undefined = undefined;
 
-  constructor(timeoutMs: number, timeoutReason: ExpiryReason) {
+  /** `onExpiry`: settles a record handed over (`RecordDeadline.handOver`) whose deadline came. */
+  constructor(timeoutMs: number, timeoutReason: ExpiryReason, onExpiry?: ExpiryHandler) {
     // Node's timers fire at once above 2^31-1 ms: a longer limit is no limit at all here.
     this.timeoutMs = timeoutMs < 2_147_483_647 ? Math.max(0, timeoutMs) : Infinity;
     this.#timeoutReason = timeoutReason;
+    this.#onExpiry = onExpiry;
   }
 
-  /** Starts the deadline of a record starting now. */
-  start(): RecordDeadline {
-    const deadline = new RecordDeadline(performance.now() + this.timeoutMs);
+  /** Starts the deadline of a record starting now; `subject` is handed back with its expiry. */
+  start(subject?: unknown): RecordDeadline {
+    const now = performance.now();
+    const deadline = new RecordDeadline(now, now + this.timeoutMs, subject, this.#onExpiry);
     if (this.#stopped !== undefined) {
       deadline.expire(this.#stopped.reason);
       return deadline;

@@ -2,7 +2,7 @@ import { thrownText } from '../describe';
 import { describeValue } from '../errors';
 import { decodeBase64, isSignedByte } from './bytes';
 import { EventDecodeError } from './errors';
-import { isOffset, isPartition, parseTopicPartitionKey } from './topic-partition';
+import { isOffset, isPartition, parseTopicPartitionKey, type TopicPartition } from './topic-partition';
 import type {
   AwsKafkaRecord,
   DecodeFailure,
@@ -54,6 +54,26 @@ function expected(field: string, what: string, got: unknown): string {
  * }
  */
 export function decodeKafkaEvent(event: unknown): DecodedKafkaEvent {
+  return decodeEventWith(event, decodePartition);
+}
+
+/**
+ * `decodeKafkaEvent` with each partition's records decoded when first needed: a `LazyPartitionBatch` per partition.
+ * The event as a whole is checked at once (and throws as `decodeKafkaEvent` does); a record is decoded, into the same
+ * record or failure, when its part of the batch is reached (`decodeAt`) or when `records` or `failures` is first read.
+ * The source path admits a batch in chunks: its first records start while the rest is still undecoded.
+ *
+ * @example
+ * const event = decodeKafkaEventLazily(lambdaEvent);
+ * const batch = event.partitions[0] as LazyPartitionBatch;
+ * batch.ascendingOffsets(); // the offsets as delivered when strictly ascending (every batch AWS sends)
+ * batch.decodeAt(0); // the first record, or its failure
+ */
+export function decodeKafkaEventLazily(event: unknown): DecodedKafkaEvent {
+  return decodeEventWith(event, (key, list) => new LazyPartitionBatch(key, list));
+}
+
+function decodeEventWith(event: unknown, partitionOf: (key: string, list: unknown) => PartitionBatch): DecodedKafkaEvent {
   if (!isObject(event)) {
     throw new EventDecodeError(`Expected the Kafka event to be an object, got ${describeValue(event)}`);
   }
@@ -71,7 +91,7 @@ export function decodeKafkaEvent(event: unknown): DecodedKafkaEvent {
   if (!isObject(records)) {
     throw new EventDecodeError(expected('records', 'an object keyed `<topic>-<partition>`', records));
   }
-  const partitions = Object.entries(records).map(([key, list]) => decodePartition(key, list));
+  const partitions = Object.entries(records).map(([key, list]) => partitionOf(key, list));
   return {
     source,
     ...(typeof eventSourceArn === 'string' ? { eventSourceArn } : {}),
@@ -80,7 +100,8 @@ export function decodeKafkaEvent(event: unknown): DecodedKafkaEvent {
   };
 }
 
-function decodePartition(key: string, list: unknown): PartitionBatch {
+/** The topic and partition of a `records` key, and its list; throws `EventDecodeError` when either is malformed. */
+function partitionList(key: string, list: unknown): { where: TopicPartition; list: readonly unknown[] } {
   const where = parseTopicPartitionKey(key);
   if (where === undefined) {
     throw new EventDecodeError(`Expected each key of \`records\` to be \`<topic>-<partition>\`, got ${describeValue(key)}`);
@@ -88,21 +109,123 @@ function decodePartition(key: string, list: unknown): PartitionBatch {
   if (!Array.isArray(list)) {
     throw new EventDecodeError(expected(`records[${JSON.stringify(key)}]`, 'an array of records', list));
   }
+  return { where, list };
+}
+
+function decodePartition(key: string, list: unknown): PartitionBatch {
+  const partition = partitionList(key, list);
+  return { ...partition.where, ...decodeList(partition.where, key, partition.list, undefined) };
+}
+
+/** Decodes every item of a partition's list (`decoded`: items decoded already, kept as they are). */
+function decodeList(
+  where: TopicPartition,
+  key: string,
+  list: readonly unknown[],
+  decoded: ReadonlyArray<KafkaRecord | DecodeFailure | undefined> | undefined,
+): { records: KafkaRecord[]; failures: DecodeFailure[] } {
   const records: KafkaRecord[] = [];
   const failures: DecodeFailure[] = [];
   let sorted = true;
   for (let index = 0; index < list.length; index += 1) {
-    const decoded = decodeRecord(list[index] as unknown, where.topic, where.partition, key, index);
-    if ('reason' in decoded) {
-      failures.push(decoded);
+    const item = decoded?.[index] ?? decodeRecord(list[index], where.topic, where.partition, key, index);
+    if ('reason' in item) {
+      failures.push(item);
     } else {
-      if (sorted && records.length > 0 && records[records.length - 1]!.offset > decoded.offset) sorted = false;
-      records.push(decoded);
+      if (sorted && records.length > 0 && records[records.length - 1]!.offset > item.offset) sorted = false;
+      records.push(item);
     }
   }
   // AWS sends a partition's records in offset order, but the bitmap and the lanes depend on it: do not trust it.
   if (!sorted) records.sort((a, b) => a.offset - b.offset);
-  return { ...where, records, failures };
+  return { records, failures };
+}
+
+/**
+ * One partition's batch, its records decoded when first needed. `records` and `failures` decode whatever is left
+ * (once), so a reader that needs the whole batch sees exactly what `decodeKafkaEvent` gives; `decodeAt` decodes one
+ * item as delivered, into the object `records` or `failures` will hold.
+ */
+export class LazyPartitionBatch implements PartitionBatch {
+  readonly topic: string;
+  readonly partition: number;
+  readonly #key: string;
+  readonly #list: readonly unknown[];
+  readonly #decoded: Array<KafkaRecord | DecodeFailure | undefined>;
+  #all: { records: KafkaRecord[]; failures: DecodeFailure[] } | undefined = undefined;
+  #ascending: number[] | null | undefined = undefined;
+
+  constructor(key: string, list: unknown) {
+    const { where, list: items } = partitionList(key, list);
+    this.topic = where.topic;
+    this.partition = where.partition;
+    this.#key = key;
+    this.#list = items;
+    this.#decoded = new Array<KafkaRecord | DecodeFailure | undefined>(items.length);
+  }
+
+  /** How many records were delivered (records and failures). */
+  get size(): number {
+    return this.#list.length;
+  }
+
+  get records(): KafkaRecord[] {
+    return this.#decodeAll().records;
+  }
+
+  get failures(): DecodeFailure[] {
+    return this.#decodeAll().failures;
+  }
+
+  /**
+   * The offsets as delivered, when every item is an object with a readable offset and they strictly ascend (every
+   * batch AWS sends): then item `i` decodes to the record or the failure of the `i`-th offset, and the batch has no
+   * duplicates. `undefined` otherwise: read `records` and `failures`.
+   */
+  ascendingOffsets(): readonly number[] | undefined {
+    if (this.#ascending === undefined) this.#ascending = ascending(this.#list) ?? null;
+    return this.#ascending ?? undefined;
+  }
+
+  /** The `index`-th item as delivered, decoded: a record or a failure, never a throw. */
+  decodeAt(index: number): KafkaRecord | DecodeFailure {
+    const decoded = this.#decoded[index];
+    if (decoded !== undefined) return decoded;
+    const item = decodeRecord(this.#list[index], this.topic, this.partition, this.#key, index);
+    this.#decoded[index] = item;
+    return item;
+  }
+
+  #decodeAll(): { records: KafkaRecord[]; failures: DecodeFailure[] } {
+    return (this.#all ??= decodeList(this, this.#key, this.#list, this.#decoded));
+  }
+}
+
+/** How many records a batch delivered (records and failures), without decoding a lazy one. */
+export function batchSize(batch: PartitionBatch): number {
+  return batch instanceof LazyPartitionBatch ? batch.size : batch.records.length + batch.failures.length;
+}
+
+/** The offsets of a list of records when each is readable and they strictly ascend; otherwise `undefined`. */
+function ascending(list: readonly unknown[]): number[] | undefined {
+  const offsets = new Array<number>(list.length);
+  let previous = -1;
+  for (let i = 0; i < list.length; i += 1) {
+    const offset = readableOffset(list[i]);
+    if (offset === undefined || offset <= previous) return undefined;
+    offsets[i] = offset;
+    previous = offset;
+  }
+  return offsets;
+}
+
+/** A record's offset as a failure of it would carry: its own `offset` when valid. */
+function readableOffset(raw: unknown): number | undefined {
+  try {
+    return isObject(raw) && isOffset(raw.offset) ? raw.offset : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The first thing found wrong in a record; thrown and caught inside this module only. */
@@ -120,12 +243,7 @@ function decodeRecord(raw: unknown, topic: string, partition: number, key: strin
     // Anything else thrown while reading one record (a bug of ours met by odd input) must not fail the batch
     // for ever: the record becomes a failure like any malformed one and is dead-lettered with what was thrown.
     const problem = error instanceof Problem ? error : new Problem('record', `cannot be read: ${thrownText(error, 400)}`);
-    let offset: number | undefined;
-    try {
-      offset = isObject(raw) && isOffset(raw.offset) ? raw.offset : undefined;
-    } catch {
-      offset = undefined;
-    }
+    const offset = readableOffset(raw);
     const named = `record ${index} of \`${key}\` (offset ${offset ?? 'unknown'})`;
     return {
       topic,

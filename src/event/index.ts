@@ -1,7 +1,7 @@
 export { batchItemFailures } from './batch-response';
 export type { KafkaBatchItemFailure, KafkaBatchResponse, KafkaItemIdentifier, RecordCoordinates } from './batch-response';
 export { bufferToSignedBytes, decodeBase64, encodeBase64, isBase64, signedBytesToBuffer } from './bytes';
-export { decodeKafkaEvent } from './decode';
+export { decodeKafkaEvent, decodeKafkaEventLazily, LazyPartitionBatch, batchSize } from './decode';
 export { encodeKafkaEvent, encodeKafkaRecord } from './encode';
 export { isDecodeFailure, planOffsets, sameJson } from './offsets';
 export type { Delivered, OffsetPlan, OffsetSlot } from './offsets';

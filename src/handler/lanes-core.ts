@@ -1,7 +1,7 @@
 import { Engine } from '../engine/engine';
 import type { InvocationContext } from '../engine/run-scope';
 import type { RecordHandler } from '../engine/types';
-import { decodeKafkaEvent, type KafkaBatchResponse, type PartitionBatch } from '../event';
+import { decodeKafkaEventLazily, type KafkaBatchResponse, type PartitionBatch } from '../event';
 import type { EffectsPort } from '../lanes/effects';
 import type { CompletionPort, HandOffSink } from '../lanes/ports';
 import type { LanesOptions } from '../options/lanes-options';
@@ -56,7 +56,8 @@ export class LanesCore {
 
   /** Processes one Kafka trigger event; throws only for a malformed event or when nothing can be reported. */
   async process(event: unknown, context: InvocationContext): Promise<KafkaBatchResponse> {
-    const decoded = decodeKafkaEvent(event);
+    // Records are decoded when their part of the batch is admitted: the first start before the rest is decoded.
+    const decoded = decodeKafkaEventLazily(event);
     const sink = this.#handOff(decoded.bootstrapServers);
     const sources: PartitionBatch[] = [];
     const retries: PartitionBatch[] = [];

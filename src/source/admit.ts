@@ -5,7 +5,7 @@ import { RECOVERY_RECHECK_MS } from '../completion/loss-suspect';
 import { laneIdOf } from '../lanes/lane-id';
 import { describeError, type DeadLetterReason } from '../lanes/outcome';
 import type { EngineTask, RunScope } from '../engine/run-scope';
-import { planOffsets, topicPartitionKey, type DecodeFailure, type Delivered, type KafkaRecord, type OffsetSlot, type PartitionBatch, type RecordCoordinates } from '../event';
+import { isDecodeFailure, LazyPartitionBatch, planOffsets, topicPartitionKey, type DecodeFailure, type Delivered, type KafkaRecord, type OffsetSlot, type PartitionBatch, type RecordCoordinates } from '../event';
 import { DeserializationError } from '../options/errors';
 
 /** A delivered record of a source topic, to run as attempt 1 (or to fail at once, `preset`). */
@@ -23,41 +23,48 @@ export async function admitSourceBatch(scope: RunScope<SourceTask>, batch: Parti
   const { topic, partition } = batch;
   const ref: PartitionRef = { group: scope.options.group, topic, partition };
   const partitionKey = topicPartitionKey(topic, partition);
-  const { entries, unplaced, duplicates } = admitEntries(scope, batch, partitionKey, ref);
-  scope.count('duplicates', duplicates);
+  const entries = batchEntries(batch, partitionKey, ref);
+  scope.count('duplicates', entries.duplicates);
   // A malformed record with an unreadable offset cannot get a done bit: dead-letter it and go on.
-  const handOffs: Array<Promise<unknown>> = [scope.guard(deadLetterMalformed(scope, ref, unplaced), partitionKey)];
+  const handOffs: Array<Promise<unknown>> = [scope.guard(deadLetterMalformed(scope, ref, entries.unplaced), partitionKey)];
 
   // One atomic script call per chunk, in offset order: the records of the first (small) chunk start
   // while the later ones are admitted. Order per lane holds: a lane's records are queued behind its
   // running head in the scheduler, and a head that fails waits for the whole admission before it parks
-  // the lane's followers (`failed`).
+  // the lane's followers (`failed`). A chunk's records are decoded (an event decoded lazily) and their lanes
+  // found just before it is admitted: the next chunk's while Redis admits this one.
+  const count = entries.offsets.length;
   let from = 0;
   // A small batch is admitted in one call: chunks would cost round trips and save little time.
-  let size = entries.length <= ADMIT_ONE_CALL ? entries.length : ADMIT_FIRST_CHUNK;
+  let size = count <= ADMIT_ONE_CALL ? count : ADMIT_FIRST_CHUNK;
   let tasks: SourceTask[] = [];
   // Read beside the first admission call (sent before it): where step results are stored up to on this partition.
   const stepsUpTo = stepsStoredUpTo(scope, ref);
-  while (from < entries.length) {
-    const chunk = entries.slice(from, from + size);
-    assignLanes(scope, chunk);
-    const last = from + chunk.length >= entries.length;
-    const admitted = await admitChunk(scope, ref, partitionKey, chunk, from === 0 ? entries : undefined, stepsUpTo);
+  let chunk = chunkOf(scope, entries, 0, size);
+  while (chunk.length > 0) {
+    const last = from + chunk.length >= count;
+    // A chunk's records start as soon as its reply comes (the last chunk's are the engine's to add).
+    const admitting = admitChunk(scope, ref, partitionKey, chunk, from === 0 ? entries.offsets : undefined, stepsUpTo).then((admitted) => {
+      if (admitted !== undefined && !last) scope.enqueue(admitted.tasks);
+      return admitted;
+    });
     from += chunk.length;
     size = Math.min(size * 4, ADMIT_MAX_CHUNK);
+    const next = last ? [] : await nextChunk(scope, entries, from, from + size);
+    const admitted = await admitting;
     if (admitted === undefined) {
       // Redis refused or back-pressure: the rest of the batch is not admitted now; the event source
       // redelivers it (a later record of a lane must not run while an earlier one was refused).
-      refuseRest(scope, ref, entries.slice(from));
+      refuseRest(scope, ref, entries.offsets.slice(from));
       break;
     }
     if (admitted.handOffs !== undefined) handOffs.push(admitted.handOffs);
     if (last) tasks = admitted.tasks;
-    else scope.enqueue(admitted.tasks);
     if (admitted.stop) {
-      refuseRest(scope, ref, entries.slice(from));
+      refuseRest(scope, ref, entries.offsets.slice(from));
       break;
     }
+    chunk = next;
   }
   return { tasks, handOffs: Promise.all(handOffs) };
 }
@@ -71,8 +78,8 @@ async function admitChunk(
   ref: PartitionRef,
   partitionKey: string,
   entries: readonly AdmitEntry[],
-  /** The whole batch, given with its first chunk only. */
-  batch: readonly AdmitEntry[] | undefined,
+  /** The offsets of the whole batch, given with its first chunk only. */
+  batch: readonly number[] | undefined,
   stepsUpTo: Promise<number | undefined>,
 ): Promise<{ tasks: SourceTask[]; handOffs?: Promise<unknown>; stop: boolean } | undefined> {
   let result;
@@ -203,16 +210,42 @@ class AdmitEntry {
 type RunnableEntry = AdmitEntry & { readonly record: KafkaRecord };
 
 /**
- * A batch's offsets, each once and ascending (lanes are found per chunk, `assignLanes`). Records sharing an offset are planned by
- * `planOffsets` (identical copies run once, differing ones are all dead-lettered); a batch without
- * failures and with strictly ascending offsets (every batch AWS sends) skips that work.
+ * A batch's offsets, each once and ascending, and how to make the entries of a part of it (`chunkOf`). A batch
+ * decoded lazily with strictly ascending offsets (every batch AWS sends) is decoded a chunk at a time: a record
+ * that cannot be decoded there still has its offset, and is dead-lettered as in a batch decoded at once. Other
+ * batches are decoded whole and their records sharing an offset are planned by `planOffsets` (identical copies
+ * run once, differing ones are all dead-lettered); a batch without failures and with strictly ascending offsets
+ * skips that work.
  */
-function admitEntries(
-  scope: RunScope<SourceTask>,
-  batch: PartitionBatch,
-  partitionKey: string,
-  ref: PartitionRef,
-): { entries: AdmitEntry[]; unplaced: DecodeFailure[]; duplicates: number } {
+interface BatchEntries {
+  readonly offsets: readonly number[];
+  /** The entries of offsets [from, to). */
+  slice(from: number, to: number): AdmitEntry[];
+  readonly unplaced: readonly DecodeFailure[];
+  readonly duplicates: number;
+}
+
+function batchEntries(batch: PartitionBatch, partitionKey: string, ref: PartitionRef): BatchEntries {
+  const offsets = batch instanceof LazyPartitionBatch ? batch.ascendingOffsets() : undefined;
+  if (offsets !== undefined) {
+    const lazy = batch as LazyPartitionBatch;
+    return {
+      offsets,
+      unplaced: [],
+      duplicates: 0,
+      slice(from, to) {
+        const end = Math.min(to, offsets.length);
+        const entries = new Array<AdmitEntry>(Math.max(0, end - from));
+        for (let i = from; i < end; i += 1) {
+          const item = lazy.decodeAt(i);
+          entries[i - from] = isDecodeFailure(item)
+            ? new AdmitEntry(partitionKey, ref, offsets[i]!, undefined, { offset: offsets[i]!, failure: item })
+            : new AdmitEntry(partitionKey, ref, item.offset, item);
+        }
+        return entries;
+      },
+    };
+  }
   const { records, failures } = batch;
   let plain = failures.length === 0;
   for (let i = 1; plain && i < records.length; i += 1) plain = records[i - 1]!.offset < records[i]!.offset;
@@ -223,7 +256,37 @@ function admitEntries(
     const slot = slots[i]!;
     entries[i] = plain ? new AdmitEntry(partitionKey, ref, slot.offset, slot as KafkaRecord) : new AdmitEntry(partitionKey, ref, slot.offset, slot.record, slot);
   }
-  return { entries, unplaced: plan?.unplaced ?? [], duplicates: plan?.duplicates ?? 0 };
+  return {
+    offsets: entries.map((entry) => entry.offset),
+    unplaced: plan?.unplaced ?? [],
+    duplicates: plan?.duplicates ?? 0,
+    slice: (from, to) => entries.slice(from, to),
+  };
+}
+
+/**
+ * The next chunk, made while Redis admits the one before: in slices, each after a turn of the event loop, so the
+ * call before is sent first (that takes a few promise turns) and a reply that comes meanwhile starts its records
+ * at once rather than after the whole chunk is decoded.
+ */
+async function nextChunk(scope: RunScope<SourceTask>, entries: BatchEntries, from: number, to: number): Promise<AdmitEntry[]> {
+  const end = Math.min(to, entries.offsets.length);
+  const chunk: AdmitEntry[] = [];
+  for (let at = from; at < end; at += PREPARE_SLICE) {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    for (const entry of chunkOf(scope, entries, at, Math.min(end, at + PREPARE_SLICE))) chunk.push(entry);
+  }
+  return chunk;
+}
+
+/** Records of a chunk made at once while the call before is in flight. */
+const PREPARE_SLICE = 512;
+
+/** The entries of offsets [from, to) with their lanes, found just before they are admitted. */
+function chunkOf(scope: RunScope<SourceTask>, entries: BatchEntries, from: number, to: number): AdmitEntry[] {
+  const chunk = entries.slice(from, to);
+  assignLanes(scope, chunk);
+  return chunk;
 }
 
 /** The lanes of a chunk's records, found just before it is admitted (the first chunk need not wait for the rest). */
@@ -249,9 +312,9 @@ function stepsStoredUpTo(scope: RunScope<SourceTask>, ref: PartitionRef): Promis
 }
 
 /** Records of a batch not admitted now (refused, or behind a refusal): the event source redelivers them. */
-function refuseRest(scope: RunScope<SourceTask>, ref: PartitionRef, rest: readonly AdmitEntry[]): void {
+function refuseRest(scope: RunScope<SourceTask>, ref: PartitionRef, rest: readonly number[]): void {
   scope.count('refused', rest.length);
-  scope.redeliver(ref, rest.map((entry) => entry.offset));
+  scope.redeliver(ref, rest);
 }
 
 function originOfRecord(record: KafkaRecord): { topic: string; partition: number; offset: number } {
@@ -265,15 +328,15 @@ function originOfRecord(record: KafkaRecord): { topic: string; partition: number
 function warnIfRecreated(
   scope: RunScope<SourceTask>,
   partition: string,
-  batch: readonly AdmitEntry[],
+  batch: readonly number[],
   window: { base: number; highest: number },
 ): void {
   if (batch.length === 0) return;
-  const last = batch[batch.length - 1]!.offset;
+  const last = batch[batch.length - 1]!;
   if (last < window.base && window.highest - last > Math.max(RECREATED_TOPIC_GAP, 10 * batch.length)) {
     scope.logger.error(
       'batch wholly below the stored base while the highest delivered offset is far above it: was the topic deleted and created again? Its records are skipped as done; run `kafka-lanes reset` for this topic if so',
-      { partition, batchFrom: batch[0]!.offset, batchTo: last, base: window.base, highest: window.highest },
+      { partition, batchFrom: batch[0]!, batchTo: last, base: window.base, highest: window.highest },
     );
   }
 }

@@ -14,7 +14,7 @@ import { Engine } from '../../src/engine/engine';
 import type { CompletionPort, HandOffSink } from '../../src/lanes/ports';
 import type { OutputMessage } from '../../src/lanes/effects';
 import type { LanesContext, LanesRecord } from '../../src/engine/types';
-import { decodeKafkaEvent, encodeKafkaEvent, type KafkaRecordInput } from '../../src/event';
+import { decodeKafkaEvent, decodeKafkaEventLazily, encodeKafkaEvent, type KafkaRecordInput } from '../../src/event';
 import type { HandOffItem } from '../../src/handoff/types';
 import { resolveOptions } from '../../src/options';
 import { SourcePath } from '../../src/source/source-path';
@@ -211,7 +211,7 @@ export async function runEffectsHistory(history: EffectsHistory): Promise<Effect
         const event = decodeKafkaEvent(encodeKafkaEvent({ source: 'SelfManagedKafka', records: pending.map((c) => copyRecord(c.item, c.offset)) }));
         await engine.run(new RetryPath(), event.partitions, sink, within(60_000));
       }
-      const event = decodeKafkaEvent(encodeKafkaEvent({ source: 'SelfManagedKafka', records }));
+      const event = decodeKafkaEventLazily(encodeKafkaEvent({ source: 'SelfManagedKafka', records }));
       await engine.run(new SourcePath(), event.partitions, sink, within(60_000));
     };
     const running = run();

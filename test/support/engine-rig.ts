@@ -8,7 +8,7 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import { Engine, type InvocationContext } from '../../src/engine/engine';
 import type { HandOffSink } from '../../src/lanes/ports';
 import type { LanesContext, LanesRecord, RecordHandler } from '../../src/engine/types';
-import { decodeKafkaEvent, encodeKafkaEvent, type KafkaBatchResponse, type KafkaRecordInput } from '../../src/event';
+import { decodeKafkaEvent, decodeKafkaEventLazily, encodeKafkaEvent, type KafkaBatchResponse, type KafkaRecordInput } from '../../src/event';
 import { copyRecord } from '../../src/testing/retry-copies';
 import type { HandOffItem, HandOffOutcome } from '../../src/handoff/types';
 import { resolveOptions, type LanesOptionsInput } from '../../src/options';
@@ -110,7 +110,8 @@ export function engineRig(
   return {
     engine, store, sink, logger, runs,
     deliver: (records, remainingMs = 60_000) => {
-      const decoded = decodeKafkaEvent(encodeKafkaEvent({ source: 'SelfManagedKafka', records: [...records] }));
+      // Decoded as the function decodes an event: a record when its chunk is admitted.
+      const decoded = decodeKafkaEventLazily(encodeKafkaEvent({ source: 'SelfManagedKafka', records: [...records] }));
       return engine.run(new SourcePath(), decoded.partitions, sink, within(remainingMs));
     },
     redeliver: (items, remainingMs = 60_000) => {

@@ -27,7 +27,7 @@ import type { Telemetry } from '../../src/telemetry';
 import type { RecordLog } from '../../src/durability/read-range';
 import type { LanesContext, LanesRecord, RecordHandler } from '../../src/engine/types';
 import { NonRetriableError, RetryLaterError } from '../../src/errors';
-import { decodeKafkaEvent, encodeKafkaEvent, type KafkaBatchResponse, type KafkaRecordInput } from '../../src/event';
+import { decodeKafkaEvent, decodeKafkaEventLazily, encodeKafkaEvent, type KafkaBatchResponse, type KafkaRecordInput } from '../../src/event';
 import { readHandOffHeaders } from '../../src/handoff/headers';
 import type { HandOffItem, HandOffOutcome } from '../../src/handoff/types';
 import { resolveOptions, type LanesOptions, type LanesOptionsInput, type Ordering } from '../../src/options';
@@ -1459,7 +1459,8 @@ class History {
       telemetry: silent,
       clock: this.clock,
     });
-    const decoded = decodeKafkaEvent(encodeKafkaEvent({ source: 'SelfManagedKafka', records }));
+    // Decoded as the function decodes an event: a record when its chunk is admitted.
+    const decoded = decodeKafkaEventLazily(encodeKafkaEvent({ source: 'SelfManagedKafka', records }));
     const admission: RecordPath<EngineTask> = kind === 'processor' ? new SourcePath() : new RetryPath() as unknown as RecordPath<EngineTask>;
     let response: KafkaBatchResponse | undefined;
     let thrown: unknown;

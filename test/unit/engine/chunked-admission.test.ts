@@ -5,11 +5,12 @@
  * Only public behaviour is asserted: what ran, the batch response, the model store's state and calls.
  */
 import type { AdmitRecord, AdmitResult, PartitionRef } from '../../../src/completion/types';
-import type { KafkaBatchResponse } from '../../../src/event';
+import { decodeKafkaEventLazily, encodeKafkaEvent, type KafkaBatchResponse } from '../../../src/event';
+import { SourcePath } from '../../../src/source/source-path';
 import { NonRetriableError } from '../../../src/errors';
 import type { LanesOptionsInput } from '../../../src/options';
 import { CompletionModelStore } from '../../../src/testing/completion-model';
-import { drainRetries, engineRig, laneOf, offsetsByKey, RIG_REF, sourceRecords, type Rig } from '../../support/engine-rig';
+import { drainRetries, engineRig, laneOf, offsetsByKey, RIG_REF, RIG_SOURCE, sourceRecords, within, type Rig } from '../../support/engine-rig';
 
 const COUNT = 3_000;
 const KEYS = 20;
@@ -383,6 +384,34 @@ describe('chunked admission of a large batch (engine on the in-memory completion
         expect({ key, offsets: byKey.get(key) }).toEqual({ key, offsets: expected });
       }
     }
+  });
+
+  it('dead-letters malformed records of every chunk with their reason, and runs every other record once, in order per lane', async () => {
+    // Prepare: records that cannot be decoded in the first, second and last chunks (256, 1,024, then the rest).
+    const r = engineRig({ concurrency: 50 }, (record) => work(record.origin.offset));
+    const malformed = [5, 300, 1_500, 2_999];
+    const event = encodeKafkaEvent({ source: 'SelfManagedKafka', records: RECORDS });
+    const list = event.records[`${RIG_SOURCE}-0`]!;
+    for (const offset of malformed) list[offset] = { ...list[offset]!, value: 'not base64!' };
+
+    // Act: the event decoded as the function decodes it.
+    const response = await r.engine.run(new SourcePath(), decodeKafkaEventLazily(event).partitions, r.sink, within(60_000));
+
+    // Assess
+    expect(response.batchItemFailures).toEqual([]);
+    const dead = r.sink.items.filter((item) => item.kind === 'dead-letter');
+    expect(dead.map((item) => item.origin?.offset ?? -1).sort((a, b) => a - b)).toEqual(malformed);
+    for (const item of dead) {
+      expect(item.reason).toBe('malformed');
+      expect(item.error?.message).toMatch(/Cannot decode record \d+ of `orders-0` \(offset \d+\): Expected `value` to be a base64 string/);
+    }
+    const byKey = offsetsByKey(r.runs);
+    for (let k = 0; k < KEYS; k += 1) {
+      const key = `k${k}`;
+      expect({ key, offsets: byKey.get(key) }).toEqual({ key, offsets: offsetsOfKey(key).filter((offset) => !malformed.includes(offset)) });
+    }
+    expect(r.runs).toHaveLength(COUNT - malformed.length);
+    expect(r.store.partition(RIG_REF).model.frontier()).toBe(COUNT);
   });
 
   it('runs a batch with a repeated offset once per offset, and a redelivery of the whole batch runs nothing again', async () => {

@@ -126,6 +126,45 @@ describe('RecordDeadlines (one timer per invocation for record timeouts)', () =>
     deadlines.close();
   });
 
+  it('settles a handed-over record through onExpiry when its deadline comes, once; never one finished in time', async () => {
+    // Prepare: two records handed over (their work awaited alone), one finishing in time.
+    const expired: Array<{ subject: unknown; reason: unknown }> = [];
+    const made: TimeoutReason[] = [];
+    const deadlines = new RecordDeadlines(100, () => {
+      made.push(new TimeoutReason(`timed out #${made.length}`));
+      return made[made.length - 1];
+    }, (deadline) => expired.push({ subject: deadline.subject, reason: deadline.reason }));
+    const late = deadlines.start('late');
+    const early = deadlines.start('early');
+    late.handOver();
+    early.handOver();
+
+    // Act
+    await jest.advanceTimersByTimeAsync(50);
+    early.finish();
+    await jest.advanceTimersByTimeAsync(500);
+    late.expire(new Error('again'));
+
+    // Assess
+    expect(expired).toEqual([{ subject: 'late', reason: made[0] }]);
+    expect(late.handedOver && late.expired).toBe(true);
+    expect(early.expired).toBe(false);
+    deadlines.close();
+  });
+
+  it('calls no onExpiry for a record not handed over: its race alone rejects', async () => {
+    const expired: unknown[] = [];
+    const deadlines = new RecordDeadlines(100, () => new TimeoutReason('timed out'), (deadline) => expired.push(deadline.subject));
+    const deadline = deadlines.start('raced');
+    const race = outcomeOf(deadline.race(forever()));
+
+    await jest.advanceTimersByTimeAsync(200);
+
+    expect(race.settled()?.error).toBeInstanceOf(TimeoutReason);
+    expect(expired).toEqual([]);
+    deadlines.close();
+  });
+
   it('expireAll expires every running record with its reason, and every record started after it at once', async () => {
     // Prepare: a finished record, two running ones (one with its signal read), the hard stop.
     const { deadlines, made } = deadlinesOf(10_000);
@@ -346,6 +385,36 @@ describe('record deadlines through Engine.run (real timers)', () => {
     expect(copy).toMatchObject({ origin: { offset: 0 }, attempt: 2, error: { name: 'RecordTimeoutError' } });
     expect(r.runs.map((run) => run.offset)).toEqual([0, 1]);
     expect(r.store.partition(RIG_REF).park.get(Buffer.from('A').toString('base64'))?.map((p) => p.offset)).toEqual([2]);
+  });
+
+  it('fails a handler that ignores its signal at its deadline and returns without waiting for it; its late success changes nothing', async () => {
+    // Prepare: offset 0 ignores its signal and succeeds 400 ms later; offsets 1 (lane B) and 2 (lane A) are quick.
+    let lateSuccess: Promise<void> | undefined;
+    const r = engineRig({ recordTimeoutMs: 50 }, (record) => {
+      if (record.origin.offset !== 0) return undefined;
+      lateSuccess = new Promise<void>((resolve) => setTimeout(resolve, 400));
+      return lateSuccess;
+    });
+
+    // Act
+    const response = await r.deliver([sourceRecord(0, 'A'), sourceRecord(1, 'B'), sourceRecord(2, 'A')]);
+    let settledBeforeReturn = false;
+    void lateSuccess!.then(() => {
+      settledBeforeReturn = true;
+    });
+    await Promise.resolve();
+    const handlerStillRunning = !settledBeforeReturn;
+    await lateSuccess;
+
+    // Assess: the invocation returned while the handler ran; 0 went to the retry topic as timed out, 2 was parked.
+    expect(handlerStillRunning).toBe(true);
+    expect(response.batchItemFailures).toEqual([]);
+    const copies = r.sink.take();
+    expect(copies).toHaveLength(1);
+    expect(copies[0]).toMatchObject({ origin: { offset: 0 }, attempt: 2, error: { name: 'RecordTimeoutError' } });
+    expect(r.runs.map((run) => run.offset)).toEqual([0, 1]);
+    expect(r.store.partition(RIG_REF).park.get(Buffer.from('A').toString('base64'))?.map((p) => p.offset)).toEqual([2]);
+    expect(r.store.partition(RIG_REF).model.isDone(0)).toBe(true);
   });
 
   it.each([2_147_483_647, 2_000_000_000])('ends the invocation at the hard stop with recordTimeoutMs %p: a handler that never settles is handed off', async (recordTimeoutMs) => {

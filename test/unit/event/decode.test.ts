@@ -1,6 +1,6 @@
 import { LanesError } from '../../../src/errors';
-import { decodeKafkaEvent, EventDecodeError } from '../../../src/event';
-import type { DecodeFailure, KafkaRecord, PartitionBatch } from '../../../src/event';
+import { decodeKafkaEvent, decodeKafkaEventLazily, EventDecodeError } from '../../../src/event';
+import type { DecodeFailure, KafkaRecord, LazyPartitionBatch, PartitionBatch } from '../../../src/event';
 import { awsEvent, awsRecord, awsRecordWithout, base64, MSK_ARN, SOURCES } from './factories';
 
 function onlyPartition(partitions: readonly PartitionBatch[]): PartitionBatch {
@@ -395,5 +395,49 @@ describe('decodeKafkaEvent, a malformed event', () => {
     // Assess
     expect(decoded.source).toBe('SelfManagedKafka');
     expect(onlyPartition(decoded.partitions).records).toHaveLength(1);
+  });
+});
+
+describe('decodeKafkaEventLazily', () => {
+  const recordAt = (offset: number, overrides: Record<string, unknown> = {}): Record<string, unknown> =>
+    awsRecord({ offset, key: base64(`k${offset}`), ...overrides });
+
+  it('decodes a batch into the records and failures decodeKafkaEvent gives, each item once', () => {
+    // Prepare: a malformed record between good ones, offsets ascending.
+    const list = [recordAt(4), recordAt(5, { value: 'not base64!' }), recordAt(7)];
+    const event = awsEvent('SelfManagedKafka', { 'orders-0': list });
+
+    // Act
+    const lazy = decodeKafkaEventLazily(event).partitions[0] as LazyPartitionBatch;
+    const first = lazy.decodeAt(0);
+
+    // Assess
+    expect(lazy.size).toBe(3);
+    expect(lazy.ascendingOffsets()).toEqual([4, 5, 7]);
+    expect(lazy.decodeAt(1)).toMatchObject({ offset: 5, field: 'value' });
+    expect(lazy.records[0]).toBe(first);
+    const eager = onlyPartition(decodeKafkaEvent(event).partitions);
+    expect({ records: lazy.records, failures: lazy.failures }).toEqual({ records: eager.records, failures: eager.failures });
+  });
+
+  it.each([
+    ['descending offsets', [recordAt(5), recordAt(4)]],
+    ['a repeated offset', [recordAt(4), recordAt(4)]],
+    ['a record without a readable offset', [recordAt(4), recordAt(5, { offset: -1 })]],
+    ['an item that is no object', [recordAt(4), 'junk']],
+  ])('gives no ascending offsets for %s, and decodes it whole as decodeKafkaEvent does', (_name, list) => {
+    const event = awsEvent('SelfManagedKafka', { 'orders-0': list });
+
+    const lazy = decodeKafkaEventLazily(event).partitions[0] as LazyPartitionBatch;
+
+    expect(lazy.ascendingOffsets()).toBeUndefined();
+    const eager = onlyPartition(decodeKafkaEvent(event).partitions);
+    expect({ records: lazy.records, failures: lazy.failures }).toEqual({ records: eager.records, failures: eager.failures });
+  });
+
+  it('throws the EventDecodeError decodeKafkaEvent throws for a malformed event, before any record is decoded', () => {
+    expect(() => decodeKafkaEventLazily(awsEvent('SelfManagedKafka', { orders: [] }))).toThrow(EventDecodeError);
+    expect(() => decodeKafkaEventLazily(awsEvent('SelfManagedKafka', { 'orders-0': {} }))).toThrow(EventDecodeError);
+    expect(() => decodeKafkaEventLazily({ eventSource: 'nope', records: {} })).toThrow(EventDecodeError);
   });
 });

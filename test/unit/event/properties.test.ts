@@ -1,6 +1,6 @@
 import fc from 'fast-check';
-import { decodeKafkaEvent, encodeKafkaEvent, EventDecodeError, topicPartitionKey } from '../../../src/event';
-import type { DecodedKafkaEvent, KafkaRecordInput } from '../../../src/event';
+import { decodeKafkaEvent, decodeKafkaEventLazily, encodeKafkaEvent, EventDecodeError, topicPartitionKey } from '../../../src/event';
+import type { DecodedKafkaEvent, KafkaRecordInput, LazyPartitionBatch } from '../../../src/event';
 import { awsRecord, MSK_ARN } from './factories';
 
 /** Decodes, and fails the property if anything but an EventDecodeError escapes. */
@@ -63,6 +63,27 @@ describe('decodeKafkaEvent properties', () => {
         const outcomes = [...(batch?.records ?? []), ...(batch?.failures ?? [])];
         expect(outcomes).toHaveLength(1);
         expect(outcomes[0]?.raw).toBe(raw);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('decodes lazily into what decodeKafkaEvent gives, whichever items are decoded first', () => {
+    const item = fc.oneof(
+      fc.nat(20).map((offset) => awsRecord({ offset })),
+      fc.tuple(fc.nat(20), fc.constantFrom('key', 'value', 'timestamp', 'headers'), fc.jsonValue()).map(([offset, name, replacement]) => awsRecord({ offset, [name]: replacement })),
+      fc.jsonValue(),
+    );
+    fc.assert(
+      fc.property(fc.array(item, { maxLength: 12 }), fc.array(fc.nat(11)), (list, firstDecoded) => {
+        const event = { eventSource: 'SelfManagedKafka', records: { 'orders-0': list } };
+        const lazy = decodeKafkaEventLazily(event).partitions[0] as LazyPartitionBatch;
+        const offsets = lazy.ascendingOffsets();
+        for (const index of firstDecoded) if (index < list.length) lazy.decodeAt(index);
+        const eager = decodeKafkaEvent(event).partitions[0]!;
+        expect({ records: lazy.records, failures: lazy.failures }).toEqual({ records: eager.records, failures: eager.failures });
+        // With ascending offsets, item i is the record or the failure of the i-th offset.
+        if (offsets !== undefined) list.forEach((_, i) => expect(lazy.decodeAt(i).offset).toBe(offsets[i]));
       }),
       { numRuns: 500 },
     );
