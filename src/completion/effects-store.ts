@@ -17,6 +17,8 @@ interface StepBatches {
   readonly saves: TagBatches<StepSave, string | undefined>;
   /** Whether a step was read or stored through this store (or a view of it) yet. */
   used: boolean;
+  /** Partitions (tags) whose marker was read while no step had been used yet: each is read once then. */
+  readonly probed: Set<string>;
 }
 
 interface StepSave {
@@ -102,6 +104,7 @@ export class RedisEffects {
         return parseSaveStepsReply(reply, saves.length);
       }, STEPS_PER_CALL),
       used: false,
+      probed: new Set(),
     };
   }
 
@@ -110,8 +113,17 @@ export class RedisEffects {
     return new RedisEffects(this.redis, { ...this.limits, ...limits }, this.#batches);
   }
 
+  /**
+   * The partition's `stepped` marker. Before any step went through this store it is read once per partition, so
+   * the first batch of a new process skips the reads of its records' steps too, while a function without steps
+   * pays one read per partition, not one per admission.
+   */
   async stepsStoredUpTo(ref: PartitionRef): Promise<number | undefined> {
-    if (!this.#batches.used) return undefined;
+    if (!this.#batches.used) {
+      const tag = partitionTag(ref);
+      if (this.#batches.probed.has(tag)) return undefined;
+      this.#batches.probed.add(tag);
+    }
     const stored = await bounded(this.redis.get(steppedKey(ref)), 'steps marker read', this.limits);
     return stored === null ? -1 : Number(stored);
   }

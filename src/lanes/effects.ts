@@ -21,8 +21,9 @@ export interface EffectsPort {
   saveStep(at: StepsRef, name: string, value: string, ttlMs: number): Promise<string | undefined>;
   /**
    * The highest offset of the partition (first origins) with stored step results (-1: none): no record above it has
-   * any. `undefined` (or no such method): not known, so every record reads its steps; a store that has not seen a
-   * step yet answers that at once, so a function without steps pays no call.
+   * any. `undefined` (or no such method): not known, so every record reads its steps. A store that has not seen a
+   * step yet reads the marker once per partition and answers `undefined` after that, so a function without steps
+   * pays one call per partition, not one per admission.
    */
   stepsStoredUpTo?(ref: PartitionRef): Promise<number | undefined>;
   /** Deletes the step results of records that are terminal. */

@@ -26,8 +26,15 @@ export class EffectsModel implements EffectsPort {
   /** Per partition tag, the highest offset with stored results (the `stepped` marker). */
   readonly stepped = new Map<string, number>();
 
+  /** Partitions whose marker was read before any step was used (once each, as the Redis store does). */
+  readonly #probed = new Set<string>();
+
   async stepsStoredUpTo(ref: PartitionRef): Promise<number | undefined> {
-    if (this.calls.loadSteps + this.calls.saveStep === 0) return undefined;
+    if (this.calls.loadSteps + this.calls.saveStep === 0) {
+      const marker = steppedKey(ref);
+      if (this.#probed.has(marker)) return undefined;
+      this.#probed.add(marker);
+    }
     this.#call('stepsStoredUpTo');
     return this.stepped.get(steppedKey(ref)) ?? -1;
   }

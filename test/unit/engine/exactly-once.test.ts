@@ -110,7 +110,7 @@ describe('ctx.step', () => {
     expect(seen).toEqual(['42', '42']);
   });
 
-  it('costs a handler without steps nothing, and deletes step results in the call that stores the done bit', async () => {
+  it('costs a handler without steps one marker read per partition, and deletes step results in the call that stores the done bit', async () => {
     // Prepare
     const effects = new EffectsModel();
     const r = engineRig({}, async (record, ctx) => {
@@ -122,9 +122,9 @@ describe('ctx.step', () => {
     const afterPlain = effects.roundTrips;
     await r.deliver([sourceRecord(1, 'b')]);
 
-    // Assess
-    expect(afterPlain).toBe(0);
-    expect(effects.calls).toMatchObject({ loadSteps: 1, saveStep: 1, forgetSteps: 0 });
+    // Assess: the marker was read for the first batch only; offset 1, admitted when no step was known, read its steps.
+    expect(afterPlain).toBe(1);
+    expect(effects.calls).toMatchObject({ stepsStoredUpTo: 1, loadSteps: 1, saveStep: 1, forgetSteps: 0 });
     expect(effects.stepsOf(at(1))).toBeUndefined();
     expect(r.store.calls.filter((call) => call === 'mark')).toHaveLength(2);
     expect(r.store.partition(RIG_REF).model.isDone(1)).toBe(true);
@@ -167,9 +167,26 @@ describe('ctx.step', () => {
     await r.deliver([sourceRecord(5, 'a')]);
     await r.deliver([sourceRecord(6, 'b'), sourceRecord(7, 'c')]);
 
-    // Assess: 5 and 6 found their results; 7, above the marker and never admitted, ran its step without a read.
+    // Assess: 5 and 6 found their results; 0 (the first batch, no marker yet) and 7 (above the marker, never
+    // admitted) ran their steps without a read.
     expect(runs).toEqual([0, 7]);
-    expect(effects.calls.loadSteps).toBe(3);
+    expect(effects.calls.loadSteps).toBe(2);
+  });
+
+  it('reads no steps in the first batch of a new process when the partition has no stored results', async () => {
+    // Prepare
+    const effects = new EffectsModel();
+    const runs: number[] = [];
+    const r = engineRig({}, async (record, ctx) => {
+      await ctx.step('one', () => runs.push(record.origin.offset));
+    }, undefined, effects);
+
+    // Act
+    await r.deliver([sourceRecord(0, 'a'), sourceRecord(1, 'b'), sourceRecord(2, 'a')]);
+
+    // Assess: one marker read for the partition, no read of any record's steps.
+    expect(runs).toEqual([0, 1, 2]);
+    expect(effects.calls).toMatchObject({ stepsStoredUpTo: 1, loadSteps: 0, saveStep: 3 });
   });
 
   it('keeps step results of a record in the retry path and of a dead letter (for a replay)', async () => {
