@@ -1,7 +1,7 @@
 /**
  * bench:steps — what durable steps and outputs cost: records/s, process CPU µs per record, Redis calls and output
- * produce requests per record for a handler with 0, 1 and 3 steps per record and one with one output per record
- * (`ctx.send`), on one partition (KEYS keys, key ordering, CONCURRENCY at once). Two tables: no handler latency (the
+ * produce requests per record for a handler with 0, 1 and 3 steps per record, one with one output per record
+ * (`ctx.send`) and a second stage (records that are another stage's outputs, read with `dedupeOutputs`), on one partition (KEYS keys, key ordering, CONCURRENCY at once). Two tables: no handler latency (the
  * framework's own cost, RECORDS records) and a LATENCY_MS handler (the realistic case, LATENCY_RECORDS records),
  * each row beside the table's first (no steps, no outputs) measured in the same round: its records/s ratio and its
  * extra CPU per record. ROUNDS rounds run every contender once each, interleaved; a cell is the median over its
