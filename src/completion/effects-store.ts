@@ -7,8 +7,9 @@ import { TagBatches } from './tag-batches';
 
 /**
  * The most records one step read, step store or output claim call carries. The records of a turn go out as several
- * calls at once, so those of the first call go on while Redis runs the rest. Chosen with `npm run bench:steps` (docs/performance.md,
- * "Fourth pass"): 16 gave the best no-latency step rates of 4, 8, 16, 32, 64 and one call for all.
+ * calls at once, so those of the first call go on while Redis runs the rest. Chosen with `npm run bench:steps`
+ * (docs/performance.md, "Fourth pass"): against one call for all, three steps ran 8 to 15% faster and one step as
+ * fast; of 4, 8, 16, 32 and 64, 16 did best in one-off runs.
  */
 export const RECORDS_PER_CALL = 16;
 
