@@ -1,7 +1,7 @@
 /**
  * bench:steps — what durable steps and outputs cost: records/s, process CPU µs per record, Redis calls and output
- * produce requests per record for a handler with 0, 1 and 3 steps per record and one with one output per record
- * (`ctx.send`), on one partition (KEYS keys, key ordering, CONCURRENCY at once). Two tables: no handler latency (the
+ * produce requests per record for a handler with 0, 1 and 3 steps per record, one with one output per record
+ * (`ctx.send`) and a second stage (records that are another stage's outputs, read with `dedupeOutputs`), on one partition (KEYS keys, key ordering, CONCURRENCY at once). Two tables: no handler latency (the
  * framework's own cost, RECORDS records) and a LATENCY_MS handler (the realistic case, LATENCY_RECORDS records),
  * each row beside the table's first (no steps, no outputs) measured in the same round: its records/s ratio and its
  * extra CPU per record. ROUNDS rounds run every contender once each, interleaved; a cell is the median over its
@@ -19,7 +19,8 @@
 import { join } from 'node:path';
 import Redis from 'ioredis';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
-import type { OutputMessage } from '../src/lanes/effects';
+import { OutputHeader, type OutputMessage } from '../src/lanes/effects';
+import type { KafkaRecordInput } from '../src/event/encode';
 import { HandOffWriter } from '../src/handoff';
 import { OutputWriter } from '../src/handoff/output-writer';
 import { DEFAULTS, deadLetterTopic, resolveOptions, retryTopics } from '../src/options';
@@ -52,6 +53,8 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 interface Contender {
   readonly label: string;
   readonly transactional?: boolean;
+  /** A second stage: its records are outputs of another stage (identity headers), read with `dedupeOutputs`. */
+  readonly dedupe?: boolean;
   /** The handler's own work before its steps and outputs (ms); 0: none, the framework's cost alone. */
   readonly latencyMs: number;
   readonly handler: (out: string) => Handler;
@@ -74,6 +77,7 @@ function contenders(latencyMs: number): Contender[] {
       },
     },
     { label: '1 output', latencyMs, handler: (out) => async (r, ctx) => { await wait(); ctx.send(out, { key: r.rawKey, value: r.rawValue }); } },
+    { label: 'dedupeOutputs', latencyMs, dedupe: true, handler: () => async () => { await wait(); } },
   ];
   if (latencyMs === 0) {
     list.push({
@@ -140,6 +144,20 @@ interface Figures {
   readonly sendsPerRecord: number;
 }
 
+/** The record as an output of an upstream stage: the identity headers `ctx.send` gives it, one output per origin. */
+function asOutput(record: KafkaRecordInput): KafkaRecordInput {
+  const header = (name: string, value: string): { name: string; value: Uint8Array } => ({ name, value: Buffer.from(value) });
+  return {
+    ...record,
+    headers: [
+      ...(record.headers ?? []),
+      header(OutputHeader.Group, 'bench-upstream'),
+      header(OutputHeader.Origin, `${record.topic}-upstream/${record.partition}/${record.offset}`),
+      header(OutputHeader.Index, '0'),
+    ],
+  };
+}
+
 async function run(
   records: Awaited<ReturnType<typeof fetchRecords>>,
   contender: Contender,
@@ -155,15 +173,24 @@ async function run(
   const handOff = new HandOffWriter(kafka, { deadLetterTopic: deadLetterTopic(group) });
   const outputs = contender.transactional === true ? new TransactionalOutputs(kafka) : new OutputWriter(kafka);
   const sink = { write: handOff.write.bind(handOff), send: outputs.send.bind(outputs) };
-  const options = resolveOptions({ group, concurrency }, {});
-  const processor = new LanesFunction({ options, handler: contender.handler(out) as never, redis, handOff: () => sink, telemetry: createTelemetry(group) });
+  const options = resolveOptions({ group, concurrency, ...(contender.dedupe === true ? { dedupeOutputs: true } : {}) }, {});
+  // Every record must run its handler once (a second stage's outputs are not repeats): counted, checked below.
+  let ran = 0;
+  const inner = contender.handler(out);
+  const handler: Handler = (record, ctx) => {
+    ran += 1;
+    return inner(record, ctx);
+  };
+  const processor = new LanesFunction({ options, handler: handler as never, redis, handOff: () => sink, telemetry: createTelemetry(group) });
+  const measured = contender.dedupe === true ? records.map(asOutput) : records;
   const events: unknown[] = [];
-  for (let i = 0; i < records.length; i += BATCH) events.push(eventOf(records.slice(i, i + BATCH)));
+  for (let i = 0; i < measured.length; i += BATCH) events.push(eventOf(measured.slice(i, i + BATCH)));
   const context = { getRemainingTimeInMillis: () => 600_000 };
-  // Warm: the connection open, the scripts loaded, the producer connected, the code compiled.
-  const first = JSON.stringify(events[0]);
-  const topic = records[0]!.topic;
-  await processor.process(JSON.parse(first.replaceAll(`"${topic}`, `"${topic}-warm-up`)), context);
+  // Warm: the connection open, the scripts loaded, the producer connected, the code compiled (under another topic
+  // name, so other records and, for a second stage, other outputs).
+  const warm = records.slice(0, BATCH).map((record) => ({ ...record, topic: `${record.topic}-warm-up` }));
+  await processor.process(eventOf(contender.dedupe === true ? warm.map(asOutput) : warm), context);
+  ran = 0;
   const before = commands.count;
   const sendsBefore = outputs.sends;
   const { seconds, cpuMicros } = await around(async () => {
@@ -174,6 +201,7 @@ async function run(
     }
     return clock.stop();
   });
+  if (ran !== records.length) throw new Error(`${contender.label}: expected each of ${records.length} records to run once, ${ran} runs`);
   const calls = commands.count - before;
   const sends = outputs.sends - sendsBefore;
   await Promise.all([handOff.disconnect(), outputs.disconnect()]);

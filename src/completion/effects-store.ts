@@ -1,20 +1,22 @@
-import { parseTakenReply, type ScriptCall } from './args';
+import type { ScriptCall } from './args';
 import { UnexpectedReplyError } from './errors';
-import { outputClaimKey, partitionTag, steppedKey, stepsKey } from './keys';
+import { outputClaimKey, outputClaimTag, partitionTag, steppedKey, stepsKey } from './keys';
 import { bounded, runScript, type CallLimits, type RedisClient } from './scripts';
 import type { OutputId, PartitionRef, StepsRef } from './types';
 import { TagBatches } from './tag-batches';
 
 /**
- * The most records one step read or store call carries. The records of a turn go out as several calls at once, so
- * those of the first call go on while Redis runs the rest. Chosen with `npm run bench:steps` (docs/performance.md,
- * "Fourth pass"): 16 gave the best no-latency step rates of 4, 8, 16, 32, 64 and one call for all.
+ * The most records one step read, step store or output claim call carries. The records of a turn go out as several
+ * calls at once, so those of the first call go on while Redis runs the rest. Chosen with `npm run bench:steps`
+ * (docs/performance.md, "Fourth pass"): against one call for all, three steps ran 8 to 15% faster and one step as
+ * fast; of 4, 8, 16, 32 and 64, 16 did best in one-off runs.
  */
-export const STEPS_PER_CALL = 16;
+export const RECORDS_PER_CALL = 16;
 
-interface StepBatches {
+interface EffectBatches {
   readonly loads: TagBatches<StepsRef, Map<string, string>>;
   readonly saves: TagBatches<StepSave, string | undefined>;
+  readonly claims: TagBatches<OutputClaim, boolean>;
   /** Whether a step was read or stored through this store (or a view of it) yet. */
   used: boolean;
   /** Partitions (tags) whose marker was read while no step had been used yet: each is read once then. */
@@ -67,15 +69,40 @@ function textOf(value: unknown): string {
   return Buffer.isBuffer(value) ? value.toString('utf8') : String(value);
 }
 
-export function claimOutputCall(group: string, id: OutputId, runner: string, ttlMs: number): ScriptCall {
-  return { keys: [outputClaimKey(group, id)], argv: [runner, String(Math.ceil(ttlMs))] };
+interface OutputClaim {
+  /** The output's claim key (`outputClaimKey`). */
+  readonly key: string;
+  readonly runner: string;
+  readonly ttlMs: number;
+}
+
+/** One call taking the outputs of several records, all under one origin partition's tag (`claim-outputs-0.lua`). */
+export function claimOutputsCall(claims: readonly OutputClaim[]): ScriptCall {
+  const keys = new Array<string>(claims.length);
+  const argv = new Array<string>(claims.length + 1);
+  // One time to live per call, the longest asked (the same options give every record of a function the same).
+  let ttlMs = 0;
+  for (let j = 0; j < claims.length; j += 1) {
+    const { key, runner, ttlMs: ttl } = claims[j]!;
+    keys[j] = key;
+    argv[j + 1] = runner;
+    if (ttl > ttlMs) ttlMs = ttl;
+  }
+  argv[0] = String(Math.ceil(ttlMs));
+  return { keys, argv };
+}
+
+/** The `claim-outputs-0.lua` reply: per claim, `true` when taken, `false` when another record took it. */
+export function parseClaimOutputsReply(reply: unknown, count: number): boolean[] {
+  if (!Array.isArray(reply) || reply.length !== count) throw new UnexpectedReplyError(`claimOutputs: unexpected reply ${JSON.stringify(reply)}`);
+  return reply.map((one: unknown) => !Array.isArray(one));
 }
 
 
 /**
  * The exactly-once state in the group's Redis, every mutation one script (safe to repeat). Step results are read
  * once per record (a hash) and stored once per step; reads and stores made in one turn of the event loop go as calls
- * of up to `STEPS_PER_CALL` records per partition, deletes as one call per partition, so the records running at once
+ * of up to `RECORDS_PER_CALL` records per partition, deletes as one call per partition, so the records running at once
  * share their round trips.
  *
  * @example
@@ -85,9 +112,9 @@ export function claimOutputCall(group: string, id: OutputId, runner: string, ttl
 export class RedisEffects {
   readonly redis: RedisClient;
   readonly limits: CallLimits;
-  readonly #batches: StepBatches;
+  readonly #batches: EffectBatches;
 
-  constructor(redis: RedisClient, limits: CallLimits = { timeoutMs: 5_000 }, batches?: StepBatches) {
+  constructor(redis: RedisClient, limits: CallLimits = { timeoutMs: 5_000 }, batches?: EffectBatches) {
     this.redis = redis;
     this.limits = limits;
     // Shared by every invocation of one store: the batches' calls carry the store's own limits.
@@ -95,14 +122,15 @@ export class RedisEffects {
       loads: new TagBatches(async (at) => {
         const reply = await runScript(redis, 'loadSteps', { keys: at.map(stepsKey), argv: [] }, limits);
         return parseLoadStepsReply(reply, at.length);
-      }, STEPS_PER_CALL),
+      }, RECORDS_PER_CALL),
       saves: new TagBatches(async (saves) => {
         // One time to live per call, the longest asked (the same options give every record of a function the same).
         let ttlMs = 0;
         for (const save of saves) if (save.ttlMs > ttlMs) ttlMs = save.ttlMs;
         const reply = await runScript(redis, 'saveSteps', saveStepsCall(saves, ttlMs), limits);
         return parseSaveStepsReply(reply, saves.length);
-      }, STEPS_PER_CALL),
+      }, RECORDS_PER_CALL),
+      claims: new TagBatches(async (claims) => parseClaimOutputsReply(await runScript(redis, 'claimOutputs', claimOutputsCall(claims), limits), claims.length), RECORDS_PER_CALL),
       used: false,
       probed: new Set(),
     };
@@ -150,8 +178,9 @@ export class RedisEffects {
     await Promise.all([...byTag.values()].map((keys) => bounded(this.redis.unlink(...keys), 'steps delete', this.limits)));
   }
 
-  async claimOutput(group: string, id: OutputId, runner: string, ttlMs: number): Promise<boolean> {
-    const reply = await runScript(this.redis, 'claimOutput', claimOutputCall(group, id, runner, ttlMs), this.limits);
-    return parseTakenReply(reply, 'claimOutput') === undefined;
+  /** Takes an output of another stage for `runner`; the claims of one turn go as calls per origin partition. */
+  claimOutput(group: string, id: OutputId, runner: string, ttlMs: number): Promise<boolean> {
+    const tag = outputClaimTag(group, id);
+    return this.#batches.claims.add(tag, { key: outputClaimKey(group, id, tag), runner, ttlMs });
   }
 }

@@ -57,10 +57,16 @@ export function copyKey(ref: PartitionRef, offset: number): string {
 
 /**
  * string: the record (its first origin) that took an output of another stage (`dedupeOutputs`), under a tag of the
- * output's own origin, so the repeats of one output meet in one slot whichever partition of the topic they landed in.
+ * output's own origin partition (`outputClaimTag`), so the repeats of one output meet in one slot whichever
+ * partition of the topic they landed in, and the claims of one origin partition can go in one call.
  */
-export function outputClaimKey(group: string, id: OutputId): string {
-  return `{kl:${escapeName(group)}:out:${escapeName(id.group)}:${escapeName(id.origin.topic)}:${id.origin.partition}}:${id.origin.offset}:${id.index}`;
+export function outputClaimKey(group: string, id: OutputId, tag: string = outputClaimTag(group, id)): string {
+  return `${tag}:${id.origin.offset}:${id.index}`;
+}
+
+/** The hash tag of the claims of the outputs of one origin partition of one upstream stage, read by `group`. */
+export function outputClaimTag(group: string, id: OutputId): string {
+  return `{kl:${escapeName(group)}:out:${escapeName(id.group)}:${escapeName(id.origin.topic)}:${id.origin.partition}}`;
 }
 
 /**

@@ -31,7 +31,7 @@ const SCRIPTS = {
   claim: lua.claim1,
   saveSteps: lua.saveSteps1,
   loadSteps: lua.loadSteps1,
-  claimOutput: lua.claimOutput1,
+  claimOutputs: lua.claimOutputs0,
   claimCopy: lua.claimCopy1,
   extendLease: lua.extendLease1,
   releaseLease: lua.releaseLease1,

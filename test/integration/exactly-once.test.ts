@@ -1,8 +1,8 @@
 import type { Context } from 'aws-lambda';
 import { Redis, type Cluster } from 'ioredis';
 import { lanes } from '../../src';
-import { RedisEffects, STEPS_PER_CALL } from '../../src/completion/effects-store';
-import { steppedKey, stepsKey, copyKey } from '../../src/completion/keys';
+import { RedisEffects, RECORDS_PER_CALL } from '../../src/completion/effects-store';
+import { copyKey, outputClaimKey, steppedKey, stepsKey } from '../../src/completion/keys';
 import { CompletionStore } from '../../src/completion/store';
 import { idempotencyCacheClient } from '../../src/connections/powertools-cache';
 import { OutputHeader } from '../../src/lanes/effects';
@@ -69,7 +69,7 @@ describe.each(redisSetups())('the exactly-once scripts on $name Redis', ({ conne
     expect(saved).toEqual([undefined, '"before"', undefined]);
   });
 
-  it(`splits the steps of more than ${STEPS_PER_CALL} records of one turn into calls of at most ${STEPS_PER_CALL}, each stored or answered`, async () => {
+  it(`splits the steps of more than ${RECORDS_PER_CALL} records of one turn into calls of at most ${RECORDS_PER_CALL}, each stored or answered`, async () => {
     // Prepare: 40 records of one partition, one of them with a result stored by an earlier run.
     const effects = new RedisEffects(redis);
     const ref = { group: uniqueName('g'), topic: 'orders', partition: 4 };
@@ -131,6 +131,36 @@ describe.each(redisSetups())('the exactly-once scripts on $name Redis', ({ conne
 
     // Assess
     expect([taken, again, repeat]).toEqual([true, true, false]);
+  });
+
+  it('takes the outputs of records starting together in calls per origin partition, a repeat in the same call refused', async () => {
+    // Prepare: 20 outputs of origin partition 0 (the last one twice, at two offsets of this stage) and 3 of partition 1.
+    const effects = new RedisEffects(redis);
+    const group = uniqueName('g');
+    const output = (partition: number, offset: number): { group: string; origin: { topic: string; partition: number; offset: number }; index: number } =>
+      ({ group: 'stage-1', origin: { topic: 'orders', partition, offset }, index: 0 });
+    const claims = [
+      ...Array.from({ length: 20 }, (_, i) => ({ id: output(0, i), runner: `mid/0/${i}` })),
+      { id: output(0, 19), runner: 'mid/0/99' },
+      ...[0, 1, 2].map((i) => ({ id: output(1, i), runner: `mid/0/${50 + i}` })),
+    ];
+    let calls = 0;
+    const client = redis as unknown as { sendCommand: (...args: unknown[]) => unknown };
+    const send = client.sendCommand.bind(client);
+    client.sendCommand = (...args: unknown[]) => {
+      calls += 1;
+      return send(...args);
+    };
+
+    // Act
+    const taken = await Promise.all(claims.map(({ id, runner }) => effects.claimOutput(group, id, runner, 60_000)));
+    client.sendCommand = send;
+    const ttl = await redis.pttl(outputClaimKey(group, output(1, 2)));
+
+    // Assess: 21 claims of partition 0 in calls of 16 and 5, partition 1's in one; only the repeat refused.
+    expect(calls).toBe(3);
+    expect(taken).toEqual(claims.map(({ runner }) => runner !== 'mid/0/99'));
+    expect(ttl).toBeGreaterThan(0);
   });
 
   it('runs one copy per (origin, attempt) and none after the record is terminal', async () => {

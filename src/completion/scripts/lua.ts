@@ -5,7 +5,7 @@ export { audit2 } from './audit-2';
 export { block4 } from './block-4';
 export { claim1 } from './claim-1';
 export { claimCopy1 } from './claim-copy-1';
-export { claimOutput1 } from './claim-output-1';
+export { claimOutputs0 } from './claim-outputs-0';
 export { extendLease1 } from './extend-lease-1';
 export { frontier2 } from './frontier-2';
 export { loadSteps1 } from './load-steps-1';

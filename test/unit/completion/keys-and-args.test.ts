@@ -1,4 +1,6 @@
-import { escapeName, parkKey, partitionKeys, partitionTag, stepsKey } from '../../../src/completion/keys';
+import { escapeName, outputClaimKey, outputClaimTag, parkKey, partitionKeys, partitionTag, stepsKey } from '../../../src/completion/keys';
+import { claimOutputsCall, parseClaimOutputsReply } from '../../../src/completion/effects-store';
+import type { OutputId } from '../../../src/completion/types';
 import {
   admitCall,
   blockCall,
@@ -168,5 +170,26 @@ describe('markCall', () => {
     const call = markCall(keys, [3, 4], 0, [stepsKey({ ref, offset: 3 }), stepsKey({ ref, offset: 4 })]);
     expect(call.keys).toEqual([keys.bits, keys.meta, stepsKey({ ref, offset: 3 }), stepsKey({ ref, offset: 4 })]);
     expect(new Set(call.keys.map((key) => key.slice(0, key.indexOf('}') + 1))).size).toBe(1);
+  });
+});
+
+describe('claimOutputsCall', () => {
+  const id = (partition: number, offset: number, index = 0): OutputId => ({ group: 'stage-1', origin: { topic: 'orders', partition, offset }, index });
+
+  it('names each output claim under its origin partition tag, with its taker and the longest time to live', () => {
+    const call = claimOutputsCall([
+      { key: outputClaimKey('g', id(2, 7)), runner: 'mid/0/10', ttlMs: 1_000.5 },
+      { key: outputClaimKey('g', id(2, 8, 1)), runner: 'mid/0/11', ttlMs: 60_000 },
+    ]);
+    expect(call).toEqual({
+      keys: ['{kl:g:out:stage-1:orders:2}:7:0', '{kl:g:out:stage-1:orders:2}:8:1'],
+      argv: ['60000', 'mid/0/10', 'mid/0/11'],
+    });
+    expect(outputClaimTag('g', id(2, 7))).toBe('{kl:g:out:stage-1:orders:2}');
+  });
+
+  it('reads one outcome per claim: taken, or refused with the other taker; any other reply is an error', () => {
+    expect(parseClaimOutputsReply([0, ['mid/1/3'], 0], 3)).toEqual([true, false, true]);
+    expect(() => parseClaimOutputsReply([0], 2)).toThrow('claimOutputs: unexpected reply [0]');
   });
 });
