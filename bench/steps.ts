@@ -14,7 +14,9 @@
  *   PROFILE_CONTENDER='1 output' PROFILE_LATENCY=1 npm run bench:steps -- --cpu-prof   # with the LATENCY_MS handler
  *
  * Redis calls are commands sent (script calls, the step read, deletes): each is one round trip for its record, and
- * calls of records running at once share the connection (ioredis writes them without waiting for replies).
+ * calls of records running at once share the connection (ioredis writes them without waiting for replies). Redis CPU
+ * is the server's own (`INFO cpu`, user and system) over the timed loop, per record: with no latency, when it nears a
+ * core's worth of the records/s, Redis and not this process bounds the row.
  */
 import { join } from 'node:path';
 import Redis from 'ioredis';
@@ -140,6 +142,8 @@ interface Figures {
   readonly recordsPerSecond: number;
   readonly cpuPerRecord: number;
   readonly redisPerRecord: number;
+  /** The Redis server's CPU (µs) per record over the timed loop. */
+  readonly redisCpuPerRecord: number;
   /** Output produce requests per record (the output writer's sends). */
   readonly sendsPerRecord: number;
 }
@@ -193,6 +197,7 @@ async function run(
   ran = 0;
   const before = commands.count;
   const sendsBefore = outputs.sends;
+  const redisCpuBefore = await redisCpuMicros(redis);
   const { seconds, cpuMicros } = await around(async () => {
     const clock = startClock();
     for (const event of events) {
@@ -202,11 +207,19 @@ async function run(
     return clock.stop();
   });
   if (ran !== records.length) throw new Error(`${contender.label}: expected each of ${records.length} records to run once, ${ran} runs`);
-  const calls = commands.count - before;
+  const calls = commands.count - before - 1;
+  const redisCpu = (await redisCpuMicros(redis)) - redisCpuBefore;
   const sends = outputs.sends - sendsBefore;
   await Promise.all([handOff.disconnect(), outputs.disconnect()]);
   redis.disconnect();
-  return { recordsPerSecond: records.length / seconds, cpuPerRecord: cpuMicros / records.length, redisPerRecord: calls / records.length, sendsPerRecord: sends / records.length };
+  return { recordsPerSecond: records.length / seconds, cpuPerRecord: cpuMicros / records.length, redisPerRecord: calls / records.length, redisCpuPerRecord: redisCpu / records.length, sendsPerRecord: sends / records.length };
+}
+
+/** The Redis server's CPU so far, user and system, in µs. */
+async function redisCpuMicros(redis: Redis): Promise<number> {
+  const info = await redis.info('cpu');
+  const seconds = (name: string): number => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? Number.NaN);
+  return (seconds('used_cpu_user') + seconds('used_cpu_sys')) * 1e6;
 }
 
 async function prepare(): Promise<{ records: Awaited<ReturnType<typeof fetchRecords>>; out: string }> {
@@ -248,11 +261,11 @@ interface Column {
 function printTable(title: string, columns: readonly Column[]): void {
   const cell = (values: number[], digits: number, width = 14): string => median(values).toFixed(digits).padStart(width);
   console.log(`\n${title}`);
-  console.log(`${''.padEnd(24)}${'records/s'.padStart(14)}${'÷ no steps'.padStart(12)}${'CPU µs/record'.padStart(14)}${'+ CPU µs'.padStart(10)}${'Redis/record'.padStart(14)}${'sends/record'.padStart(14)}`);
+  console.log(`${''.padEnd(24)}${'records/s'.padStart(14)}${'÷ no steps'.padStart(12)}${'CPU µs/record'.padStart(14)}${'+ CPU µs'.padStart(10)}${'Redis/record'.padStart(14)}${'Redis CPU µs'.padStart(14)}${'sends/record'.padStart(14)}`);
   for (const { contender, rounds, ratios, extraCpu } of columns) {
     console.log(
       `${contender.label.padEnd(24)}${cell(rounds.map((f) => f.recordsPerSecond), 0)}${cell(ratios, 2, 12)}${cell(rounds.map((f) => f.cpuPerRecord), 1)}` +
-        `${cell(extraCpu, 1, 10)}${cell(rounds.map((f) => f.redisPerRecord), 4)}${cell(rounds.map((f) => f.sendsPerRecord), 4)}`,
+        `${cell(extraCpu, 1, 10)}${cell(rounds.map((f) => f.redisPerRecord), 4)}${cell(rounds.map((f) => f.redisCpuPerRecord), 1)}${cell(rounds.map((f) => f.sendsPerRecord), 4)}`,
     );
   }
 }
