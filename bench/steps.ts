@@ -21,7 +21,7 @@
 import { join } from 'node:path';
 import Redis from 'ioredis';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
-import { OutputHeader, type OutputMessage } from '../src/lanes/effects';
+import { OUTPUT_HEADER, type OutputMessage } from '../src/lanes/effects';
 import type { KafkaRecordInput } from '../src/event/encode';
 import { HandOffWriter } from '../src/handoff';
 import { OutputWriter } from '../src/handoff/output-writer';
@@ -155,9 +155,7 @@ function asOutput(record: KafkaRecordInput): KafkaRecordInput {
     ...record,
     headers: [
       ...(record.headers ?? []),
-      header(OutputHeader.Group, 'bench-upstream'),
-      header(OutputHeader.Origin, `${record.topic}-upstream/${record.partition}/${record.offset}`),
-      header(OutputHeader.Index, '0'),
+      header(OUTPUT_HEADER, `bench-upstream/${record.topic}-upstream/${record.partition}/${record.offset}/0`),
     ],
   };
 }

@@ -128,7 +128,7 @@ export interface StepsRef {
   readonly offset: number;
 }
 
-/** The identity of an output another kafka-lanes stage sent (its `lanes-output-*` headers). */
+/** The identity of an output another kafka-lanes stage sent (its `lanes-output` header). */
 export interface OutputId {
   /** The group of the stage that sent it. */
   readonly group: string;

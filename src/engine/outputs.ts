@@ -6,7 +6,7 @@ import { LanesError } from '../errors';
 import { messageOf } from '../kafka-errors';
 import type { KafkaHeader, RecordCoordinates } from '../event';
 import { deadlineSignal } from '../deadline';
-import { OutputHeader, type OutputId, type OutputMessage } from '../lanes/effects';
+import { LegacyOutputHeader, OUTPUT_HEADER, type OutputId, type OutputMessage } from '../lanes/effects';
 import type { EngineTask, ScopeFigures, ScopeGiven } from './run-scope';
 import { firstOriginOf, formatFirstOrigin } from './idempotency-key';
 import type { HandOffSink } from '../lanes/ports';
@@ -79,8 +79,8 @@ function notSent(outputs: readonly OutputMessage[], error: Error): OutputsNotSen
 }
 
 /**
- * The identity an output carries (`lanes-output-*` headers), or `undefined` for a record that is not one (or
- * whose headers are garbled: it then runs like any record).
+ * The identity an output carries (its `lanes-output` header, or the three `lanes-output-*` headers of outputs written
+ * before it), or `undefined` for a record that is not one (or whose headers are garbled: it then runs like any record).
  *
  * @example
  * outputIdOf(record.headers); // { group: 'orders', origin: { topic: 'orders', partition: 0, offset: 41 }, index: 0 }
@@ -91,11 +91,30 @@ export function outputIdOf(headers: readonly KafkaHeader[]): OutputId | undefine
   let index: string | undefined;
   for (const { name, value } of headers) {
     if (value === null) continue;
-    if (name === OutputHeader.Group) group = value.toString('utf8');
-    else if (name === OutputHeader.Origin) origin = value.toString('utf8');
-    else if (name === OutputHeader.Index) index = value.toString('utf8');
+    if (name === OUTPUT_HEADER) return parseOutputId(value.toString('utf8'));
+    if (name === LegacyOutputHeader.Group) group = value.toString('utf8');
+    else if (name === LegacyOutputHeader.Origin) origin = value.toString('utf8');
+    else if (name === LegacyOutputHeader.Index) index = value.toString('utf8');
   }
-  if (group === undefined || origin === undefined || index === undefined || !/^(?:0|[1-9]\d*)$/.test(index)) return undefined;
+  if (group === undefined || origin === undefined || index === undefined) return undefined;
+  return outputIdFrom(group, origin, index);
+}
+
+/**
+ * A `lanes-output` header's value, `<group>/<topic>/<partition>/<offset>/<index>`, read; `undefined` when it is not one.
+ *
+ * @example
+ * parseOutputId('orders-svc/orders/0/41/1'); // { group: 'orders-svc', origin: { topic: 'orders', partition: 0, offset: 41 }, index: 1 }
+ */
+export function parseOutputId(text: string): OutputId | undefined {
+  const groupEnd = text.indexOf('/');
+  const indexStart = text.lastIndexOf('/');
+  if (groupEnd <= 0 || indexStart <= groupEnd) return undefined;
+  return outputIdFrom(text.slice(0, groupEnd), text.slice(groupEnd + 1, indexStart), text.slice(indexStart + 1));
+}
+
+function outputIdFrom(group: string, origin: string, index: string): OutputId | undefined {
+  if (!/^(?:0|[1-9]\d*)$/.test(index)) return undefined;
   const coordinates = parseOrigin(origin);
   return coordinates === undefined ? undefined : { group, origin: coordinates, index: Number(index) };
 }

@@ -5,7 +5,7 @@
 import { LanesError, StepNameError, StepResultTooLargeError } from '../errors';
 import type { LanesOptions, StepSerializer } from '../options/lanes-options';
 import { formatFirstOrigin } from './idempotency-key';
-import { OutputHeader, type EffectsPort, type OutputMessage, type OutputRecord, type StepsRef } from '../lanes/effects';
+import { OUTPUT_HEADER, type EffectsPort, type OutputMessage, type OutputRecord, type StepsRef } from '../lanes/effects';
 
 // Public, so they live with the other public errors: importing the entry loads no part of the engine.
 export { StepNameError, StepResultTooLargeError } from '../errors';
@@ -143,9 +143,8 @@ export class RecordEffects {
         if (Object.hasOwn(record.headers, name) && !name.startsWith('lanes-')) headers[name] = record.headers[name]!;
       }
     }
-    headers[OutputHeader.Group] = this.#group;
-    headers[OutputHeader.Origin] = (this.#origin ??= formatFirstOrigin({ topic: this.#at.ref.topic, partition: this.#at.ref.partition, offset: this.#at.offset }));
-    headers[OutputHeader.Index] = String(outputs.length);
+    this.#origin ??= `${this.#group}/${formatFirstOrigin({ topic: this.#at.ref.topic, partition: this.#at.ref.partition, offset: this.#at.offset })}`;
+    headers[OUTPUT_HEADER] = `${this.#origin}/${outputs.length}`;
     const { value } = record;
     outputs.push({
       topic,

@@ -47,8 +47,8 @@ export interface LanesContext {
   step<R>(name: string, fn: () => R | Promise<R>): Promise<R>;
   /**
    * Sends a record to a Kafka topic once the handler succeeds: outputs are produced (idempotent producer,
-   * acks=all) before the record is done, with `lanes-output-group`, `-origin` and `-index` headers that let a
-   * kafka-lanes stage with `dedupeOutputs` drop a repeat. Outputs of a failed run are dropped.
+   * acks=all) before the record is done, with a `lanes-output` header (`<group>/<topic>/<partition>/<offset>/<index>`)
+   * that lets a kafka-lanes stage with `dedupeOutputs` drop a repeat. Outputs of a failed run are dropped.
    *
    * @example
    * ctx.send('receipts', { key: order.id, value: { orderId: order.id, charged: charge.id } });

@@ -93,7 +93,7 @@ export type HandOffOutcome =
       readonly error: { readonly name: string; readonly message: string };
     };
 
-/** One output as produced: its topic and the message with its `lanes-output-*` headers. */
+/** One output as produced: its topic and the message with its `lanes-output` header. */
 export interface OutputMessage {
   readonly topic: string;
   readonly key: string | Buffer | null;

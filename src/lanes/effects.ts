@@ -48,8 +48,16 @@ export interface OutputRecord {
 
 export type { OutputMessage, OutputSink } from '../handoff/types';
 
-/** The headers that identify an output; a stage with `dedupeOutputs` reads them. */
-export const OutputHeader = {
+/**
+ * The header that identifies an output, `<group>/<topic>/<partition>/<offset>/<index>`: the group of the stage that
+ * sent it, the first origin of the record whose handler sent it, and its place among that record's outputs (group and
+ * topic names hold no `/`). A stage with `dedupeOutputs` reads it. One header rather than one per part: the producer
+ * encodes every header in a buffer of its own, and three took an output's encoding from about 3 to 5 µs.
+ */
+export const OUTPUT_HEADER = 'lanes-output';
+
+/** The three headers outputs carried before `OUTPUT_HEADER`, still read: such outputs may still wait in a topic. */
+export const LegacyOutputHeader = {
   Group: 'lanes-output-group',
   /** `<topic>/<partition>/<offset>`: the first origin of the record whose handler sent it. */
   Origin: 'lanes-output-origin',

@@ -121,6 +121,6 @@ export interface LanesOptions {
   readonly partialBatchResponse: boolean;
   /** `ctx.step` results: size limit, how long they are kept past the retry path, serializer. */
   readonly steps: StepsOptions;
-  /** Records carrying `lanes-output-*` headers (a kafka-lanes stage's `ctx.send`) run once per output. */
+  /** Records carrying a `lanes-output` header (a kafka-lanes stage's `ctx.send`) run once per output. */
   readonly dedupeOutputs: boolean;
 }

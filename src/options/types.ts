@@ -176,7 +176,7 @@ export interface LanesOptionsInput {
    */
   readonly steps?: { readonly maxBytes?: number; readonly replayHorizonMs?: number; readonly serializer?: StepSerializer };
   /**
-   * Drop repeats of another kafka-lanes stage's outputs (records with `lanes-output-*` headers, see `ctx.send`):
+   * Drop repeats of another kafka-lanes stage's outputs (records with a `lanes-output` header, see `ctx.send`):
    * an output already run by this group is skipped, even when the producing stage sent it twice. Default `false`.
    */
   readonly dedupeOutputs?: boolean;

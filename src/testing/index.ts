@@ -22,7 +22,8 @@ import { LanesCore } from '../handler/lanes-core';
 import type { LanesHandler } from '../handler/lanes';
 import type { HandOffItem, HandOffOutcome } from '../handoff/types';
 import { isPromiseLike } from '../engine/record-context';
-import type { OutputMessage } from '../lanes/effects';
+import { OUTPUT_HEADER, type OutputMessage } from '../lanes/effects';
+import { parseOutputId } from '../engine/outputs';
 import { laneIdOf, NULL_KEY_LANE, PARTITION_LANE } from '../lanes/lane-id';
 import type { DeadLetterReason } from '../lanes/outcome';
 import type { HandOffSink } from '../lanes/ports';
@@ -110,12 +111,12 @@ export function testLanes<V, K>(handler: Pick<LanesHandler<V, K>, 'options' | 'r
     send: (records: ReadonlyArray<readonly OutputMessage[]>): Promise<ReadonlyArray<Error | undefined>> => sendDeclared(declared, records, async (declaredOnes) => {
       for (const message of declaredOnes.flat()) {
         const headers = Object.fromEntries(Object.entries(message.headers).map(([name, value]) => [name, text(value)!]));
-        const [originTopic = '', originPartition = '', originOffset = ''] = (headers['lanes-output-origin'] ?? '').split('/');
+        const origin = parseOutputId(headers[OUTPUT_HEADER] ?? '')?.origin ?? { topic: '', partition: Number.NaN, offset: Number.NaN };
         const rawValue = bytesOf(message.value);
         outputs.push({
           topic: message.topic, key: text(message.key), value: readValue(rawValue), rawValue, headers,
           ...(message.partition === undefined ? {} : { partition: message.partition }),
-          origin: { topic: originTopic, partition: Number(originPartition), offset: Number(originOffset) },
+          origin,
         });
       }
       return declaredOnes.map(() => undefined);

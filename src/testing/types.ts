@@ -116,7 +116,7 @@ export interface TestOutput {
   /** Parsed as JSON when it is JSON (what `ctx.send` does with an object), else the text; `null` for none. */
   readonly value: unknown;
   readonly rawValue: Buffer | null;
-  /** Its own headers and the `lanes-output-*` ones, as text. */
+  /** Its own headers and the `lanes-output` one, as text. */
   readonly headers: Readonly<Record<string, string>>;
   readonly partition?: number;
   /** The record whose handler sent it. */

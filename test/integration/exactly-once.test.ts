@@ -5,7 +5,7 @@ import { RedisEffects, RECORDS_PER_CALL } from '../../src/completion/effects-sto
 import { copyKey, outputClaimKey, steppedKey, stepsKey } from '../../src/completion/keys';
 import { CompletionStore } from '../../src/completion/store';
 import { idempotencyCacheClient } from '../../src/connections/powertools-cache';
-import { OutputHeader } from '../../src/lanes/effects';
+import { OUTPUT_HEADER } from '../../src/lanes/effects';
 import { contextWithin, eventOf, fetchRecords, produce } from './support/kafka-events';
 import { createTopic, REDIS_URL, redisSetups, uniqueName } from './support/stack';
 
@@ -226,7 +226,7 @@ describe('lanes() with steps and outputs on Kafka and Redis', () => {
       expect(seen.map((o) => [o.key, o.value])).toEqual([
         ['a', { charge: 'ch-a-1', attempt: 1 }], ['c', { charge: 'ch-c-1', attempt: 1 }], ['b', { charge: 'ch-b-1', attempt: 2 }],
       ]);
-      expect(seen[2]!.headers).toEqual({ [OutputHeader.Group]: group, [OutputHeader.Origin]: `${topic}/0/1`, [OutputHeader.Index]: '0' });
+      expect(seen[2]!.headers).toEqual({ [OUTPUT_HEADER]: `${group}/${topic}/0/1/0` });
       const left = await Promise.all([0, 1, 2].map((offset) => redis.exists(stepsKey({ ref: { group, topic, partition: 0 }, offset }))));
       expect(left).toEqual([0, 0, 0]);
     } finally {

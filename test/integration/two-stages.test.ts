@@ -2,7 +2,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { OutputHeader } from '../../src/lanes/effects';
+import { OUTPUT_HEADER } from '../../src/lanes/effects';
+import { parseOutputId } from '../../src/engine/outputs';
 import { resolveOptions } from '../../src/options';
 import { LanesFunction, type LanesRecord } from '../../src/handler/lanes-function';
 import { createTelemetry } from '../../src/telemetry';
@@ -77,8 +78,8 @@ describe('two kafka-lanes stages: stage 1 sends, stage 2 drops repeats', () => {
         options: resolveOptions({ group: groupTwo, concurrency: CONCURRENCY, dedupeOutputs: true, retry: { tiers: ['1s'] } }, {}),
         handler: (async (record: LanesRecord) => {
           const value = record.value as { key: string; seq: number };
-          const header = (name: string): string => String(record.headers.find((h) => h.name === name)?.value);
-          seen.push({ key: value.key, seq: value.seq, id: `${header(OutputHeader.Origin)}#${header(OutputHeader.Index)}` });
+          const id = parseOutputId(String(record.headers.find((h) => h.name === OUTPUT_HEADER)?.value));
+          seen.push({ key: value.key, seq: value.seq, id: `${id?.origin.topic}/${id?.origin.partition}/${id?.origin.offset}#${id?.index}` });
         }) as never,
         redis, handOff: () => sinkTwo, telemetry: createTelemetry(groupTwo),
       });

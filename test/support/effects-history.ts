@@ -12,7 +12,8 @@ import fc from 'fast-check';
 import type { PartitionRef } from '../../src/completion/types';
 import { Engine } from '../../src/engine/engine';
 import type { CompletionPort, HandOffSink } from '../../src/lanes/ports';
-import type { OutputMessage } from '../../src/lanes/effects';
+import { OUTPUT_HEADER, type OutputMessage } from '../../src/lanes/effects';
+import { parseOutputId } from '../../src/engine/outputs';
 import type { LanesContext, LanesRecord } from '../../src/engine/types';
 import { decodeKafkaEvent, decodeKafkaEventLazily, encodeKafkaEvent, type KafkaRecordInput } from '../../src/event';
 import type { HandOffItem } from '../../src/handoff/types';
@@ -139,7 +140,10 @@ export async function runEffectsHistory(history: EffectsHistory): Promise<Effect
           if (name === 'markDone' && (args[0] as PartitionRef).topic === RIG_REF.topic) {
             for (const offset of args[1] as number[]) {
               const spec = history.records[offset]!;
-              const sent = outputs.filter((o) => o.headers['lanes-output-origin'] === `${RIG_REF.topic}/0/${offset}`).length;
+              const sent = outputs.filter((o) => {
+                const origin = parseOutputId(String(o.headers[OUTPUT_HEADER]))?.origin;
+                return origin?.topic === RIG_REF.topic && origin.partition === 0 && origin.offset === offset;
+              }).length;
               if (spec.failAfter === undefined && sent < spec.outputs) doneBeforeOutputs.push(offset);
             }
           }

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { OutputHeader } from '../../../src/lanes/effects';
+import { OUTPUT_HEADER } from '../../../src/lanes/effects';
+import { parseOutputId } from '../../../src/engine/outputs';
 import { effectsHistoryArb, runEffectsHistory } from '../../support/effects-history';
 
 /**
@@ -27,7 +28,10 @@ describe('steps and outputs under crashes (randomized histories on the in-memory
           expect(result.effects.get(id)).toBe(1 + (result.cutInside.get(id) ?? 0));
         }
       });
-      const ids = result.outputs.map((o) => `${String(o.headers[OutputHeader.Origin])}#${String(o.headers[OutputHeader.Index])}`);
+      const ids = result.outputs.map((o) => {
+        const id = parseOutputId(String(o.headers[OUTPUT_HEADER]));
+        return `${id?.origin.topic}/${id?.origin.partition}/${id?.origin.offset}#${id?.index}`;
+      });
       const expected = history.records.flatMap((spec, offset) => Array.from({ length: spec.outputs }, (_, o) => `orders/0/${offset}#${o}`));
       expect(new Set(ids)).toEqual(new Set(expected));
       repeatedOutputs += ids.length - new Set(ids).size;

@@ -1,9 +1,9 @@
 import { NonRetriableError } from '../../../src/errors';
 import { HandOffHeader } from '../../../src/handoff/headers';
-import { OutputHeader } from '../../../src/lanes/effects';
+import { LegacyOutputHeader, OUTPUT_HEADER } from '../../../src/lanes/effects';
 import { StepNameError, StepResultTooLargeError } from '../../../src/engine/steps';
 import { idempotencyKeyOf } from '../../../src/engine/idempotency-key';
-import { outputIdOf } from '../../../src/engine/outputs';
+import { outputIdOf, parseOutputId } from '../../../src/engine/outputs';
 import { copyRecord, drainRetries, engineRig, RIG_GROUP, RIG_REF, RIG_SOURCE, sourceRecord } from '../../support/engine-rig';
 import { EffectsModel } from '../../../src/testing/effects-model';
 import type { KafkaRecordInput } from '../../../src/event';
@@ -260,8 +260,10 @@ describe('ctx.send', () => {
     // Assess
     expect(doneWhenSent).toBe(false);
     expect(r.store.partition(RIG_REF).model.isDone(3)).toBe(true);
-    expect(r.sink.outputs.sent.map((o) => [o.topic, o.value, o.headers[OutputHeader.Index]])).toEqual([['receipts', '{"n":1}', '0'], ['audit', 'plain', '1']]);
-    expect(r.sink.outputs.sent[1]!.headers).toMatchObject({ trace: 't-1', [OutputHeader.Group]: RIG_GROUP, [OutputHeader.Origin]: `${RIG_SOURCE}/0/3` });
+    expect(r.sink.outputs.sent.map((o) => [o.topic, o.value, o.headers[OUTPUT_HEADER]])).toEqual([
+      ['receipts', '{"n":1}', `${RIG_GROUP}/${RIG_SOURCE}/0/3/0`], ['audit', 'plain', `${RIG_GROUP}/${RIG_SOURCE}/0/3/1`],
+    ]);
+    expect(r.sink.outputs.sent[1]!.headers).toEqual({ trace: 't-1', [OUTPUT_HEADER]: `${RIG_GROUP}/${RIG_SOURCE}/0/3/1` });
   });
 
   it('drops the outputs of a run that failed: only the run that succeeds sends', async () => {
@@ -352,21 +354,24 @@ describe('ctx.send', () => {
 });
 
 describe('dedupeOutputs', () => {
-  it('skips a repeat of an output that another record of the group already took, and runs its own redelivery', async () => {
+  // Outputs written before the one `lanes-output` header carried three: a stage reads both (they may wait in a topic).
+  const identities: Array<[string, (index: number) => Array<{ name: string; value: Buffer }>]> = [
+    ['its lanes-output header', (index) => [{ name: OUTPUT_HEADER, value: Buffer.from(`stage-1/orders/2/40/${index}`) }]],
+    ['the three headers of earlier versions', (index) => [
+      { name: LegacyOutputHeader.Group, value: Buffer.from('stage-1') },
+      { name: LegacyOutputHeader.Origin, value: Buffer.from('orders/2/40') },
+      { name: LegacyOutputHeader.Index, value: Buffer.from(String(index)) },
+    ]],
+  ];
+
+  it.each(identities)('skips a repeat of an output (identified by %s) that another record of the group already took, and runs its own redelivery', async (_, identity) => {
     // Prepare
     const effects = new EffectsModel();
     const seen: number[] = [];
     const r = engineRig({ dedupeOutputs: true }, (record) => {
       seen.push(record.origin.offset);
     }, undefined, effects);
-    const output = (offset: number, index: number): KafkaRecordInput => ({
-      ...sourceRecord(offset, 'a'),
-      headers: [
-        { name: OutputHeader.Group, value: Buffer.from('stage-1') },
-        { name: OutputHeader.Origin, value: Buffer.from('orders/2/40') },
-        { name: OutputHeader.Index, value: Buffer.from(String(index)) },
-      ],
-    });
+    const output = (offset: number, index: number): KafkaRecordInput => ({ ...sourceRecord(offset, 'a'), headers: identity(index) });
 
     // Act
     await r.deliver([output(0, 0), output(1, 1), output(2, 0), sourceRecord(3, 'a')]);
@@ -377,6 +382,16 @@ describe('dedupeOutputs', () => {
     expect(seen).toEqual([0, 1, 3, 0]);
     expect(r.store.partition(RIG_REF).model.isDone(2)).toBe(true);
     expect(outputIdOf(output(0, 0).headers!.map((h) => ({ name: h.name, value: h.value as Buffer })))).toEqual({ group: 'stage-1', origin: { topic: 'orders', partition: 2, offset: 40 }, index: 0 });
+  });
+
+  it('reads a lanes-output header and takes a garbled one for no output (the record runs like any other)', () => {
+    expect(parseOutputId('orders-svc.v2/orders_eu/12/9007199254740991/3')).toEqual({
+      group: 'orders-svc.v2', origin: { topic: 'orders_eu', partition: 12, offset: 9_007_199_254_740_991 }, index: 3,
+    });
+    for (const garbled of ['', 'g', 'g/orders/0/1', '/orders/0/1/0', 'g/orders/0/1/', 'g/orders/0/1/01', 'g/orders/x/1/0', 'g/or ders/0/1/0', 'g/orders/0/1/-1', 'g/orders/0/1/0/0']) {
+      expect(parseOutputId(garbled)).toBeUndefined();
+    }
+    expect(outputIdOf([{ name: OUTPUT_HEADER, value: Buffer.from('not an identity') }])).toBeUndefined();
   });
 });
 

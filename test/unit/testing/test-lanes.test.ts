@@ -165,7 +165,7 @@ describe('testLanes', () => {
     expect(t.outputs).toEqual([expect.objectContaining({
       topic: 'receipts', key: 'o1', value: { order: 'o1', payment: 'ch-o1' }, origin: { topic: 'orders', partition: 0, offset: 0 },
     })]);
-    expect(t.outputs[0]!.headers).toMatchObject({ 'lanes-output-group': 'shop', 'lanes-output-index': '0' });
+    expect(t.outputs[0]!.headers).toEqual({ 'lanes-output': 'shop/orders/0/0/0' });
   });
 
   it('sends no output of a failed run, and fails a record sending to an output topic that is not declared', async () => {
