@@ -55,7 +55,7 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 interface Contender {
   readonly label: string;
   readonly transactional?: boolean;
-  /** A second stage: its records are outputs of another stage (identity headers), read with `dedupeOutputs`. */
+  /** A second stage: its records are outputs of another stage (an identity header), read with `dedupeOutputs`. */
   readonly dedupe?: boolean;
   /** The handler's own work before its steps and outputs (ms); 0: none, the framework's cost alone. */
   readonly latencyMs: number;
@@ -148,7 +148,7 @@ interface Figures {
   readonly sendsPerRecord: number;
 }
 
-/** The record as an output of an upstream stage: the identity headers `ctx.send` gives it, one output per origin. */
+/** The record as an output of an upstream stage: the identity header `ctx.send` gives it, one output per origin. */
 function asOutput(record: KafkaRecordInput): KafkaRecordInput {
   const header = (name: string, value: string): { name: string; value: Uint8Array } => ({ name, value: Buffer.from(value) });
   return {

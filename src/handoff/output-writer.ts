@@ -71,7 +71,7 @@ export class OutputWriter implements OutputSink {
     }
     // One topic: nothing tells its records apart, they all failed. Several: each topic again on its own (a fresh
     // producer), so a record is failed only by a topic of its own (a missing one fails before anything is written;
-    // a topic written the first time gets copies with the same identity headers, which dedupeOutputs drops).
+    // a topic written the first time gets copies with the same identity header, which dedupeOutputs drops).
     const failed = new Map<string, Error>();
     if (byTopic.size === 1) failed.set(byTopic.keys().next().value!, error);
     else {
