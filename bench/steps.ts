@@ -193,9 +193,9 @@ async function run(
   const warm = records.slice(0, BATCH).map((record) => ({ ...record, topic: `${record.topic}-warm-up` }));
   await processor.process(eventOf(contender.dedupe === true ? warm.map(asOutput) : warm), context);
   ran = 0;
+  const redisCpuBefore = await redisCpuMicros(redis);
   const before = commands.count;
   const sendsBefore = outputs.sends;
-  const redisCpuBefore = await redisCpuMicros(redis);
   const { seconds, cpuMicros } = await around(async () => {
     const clock = startClock();
     for (const event of events) {
@@ -205,7 +205,7 @@ async function run(
     return clock.stop();
   });
   if (ran !== records.length) throw new Error(`${contender.label}: expected each of ${records.length} records to run once, ${ran} runs`);
-  const calls = commands.count - before - 1;
+  const calls = commands.count - before;
   const redisCpu = (await redisCpuMicros(redis)) - redisCpuBefore;
   const sends = outputs.sends - sendsBefore;
   await Promise.all([handOff.disconnect(), outputs.disconnect()]);

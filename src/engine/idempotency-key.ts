@@ -37,7 +37,8 @@ export function formatFirstOrigin(origin: RecordCoordinates): string {
   return `${origin.topic}/${origin.partition}/${origin.offset}`;
 }
 
-function parseFirstOrigin(text: string): RecordCoordinates | undefined {
+/** `<topic>/<partition>/<offset>` read back; `undefined` when the text is not one. */
+export function parseFirstOrigin(text: string): RecordCoordinates | undefined {
   const match = /^([a-zA-Z0-9._-]+)\/(\d+)\/(\d+)$/.exec(text);
   if (match === null) return undefined;
   const partition = Number(match[2]);

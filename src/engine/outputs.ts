@@ -8,7 +8,7 @@ import type { KafkaHeader, RecordCoordinates } from '../event';
 import { deadlineSignal } from '../deadline';
 import { LegacyOutputHeader, OUTPUT_HEADER, type OutputId, type OutputMessage } from '../lanes/effects';
 import type { EngineTask, ScopeFigures, ScopeGiven } from './run-scope';
-import { firstOriginOf, formatFirstOrigin } from './idempotency-key';
+import { firstOriginOf, formatFirstOrigin, parseFirstOrigin } from './idempotency-key';
 import type { HandOffSink } from '../lanes/ports';
 
 /** The outputs of a record could not be produced (retriable: the record runs again, its steps stored). */
@@ -101,6 +101,17 @@ export function outputIdOf(headers: readonly KafkaHeader[]): OutputId | undefine
 }
 
 /**
+ * The `lanes-output` value of a record's outputs up to their index (`<group>/<topic>/<partition>/<offset>/`): built once
+ * per record, each output appends its index.
+ *
+ * @example
+ * `${outputIdPrefix('orders-svc', { topic: 'orders', partition: 0, offset: 41 })}${1}`; // 'orders-svc/orders/0/41/1'
+ */
+export function outputIdPrefix(group: string, origin: RecordCoordinates): string {
+  return `${group}/${formatFirstOrigin(origin)}/`;
+}
+
+/**
  * A `lanes-output` header's value, `<group>/<topic>/<partition>/<offset>/<index>`, read; `undefined` when it is not one.
  *
  * @example
@@ -115,13 +126,8 @@ export function parseOutputId(text: string): OutputId | undefined {
 
 function outputIdFrom(group: string, origin: string, index: string): OutputId | undefined {
   if (!/^(?:0|[1-9]\d*)$/.test(index)) return undefined;
-  const coordinates = parseOrigin(origin);
+  const coordinates = parseFirstOrigin(origin);
   return coordinates === undefined ? undefined : { group, origin: coordinates, index: Number(index) };
-}
-
-function parseOrigin(text: string): RecordCoordinates | undefined {
-  const parsed = firstOriginOf([{ name: 'lanes-first-origin', value: Buffer.from(text) }], { topic: '', partition: -1, offset: -1 });
-  return parsed.partition < 0 ? undefined : parsed;
 }
 
 /**

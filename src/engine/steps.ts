@@ -4,7 +4,7 @@
  */
 import { LanesError, StepNameError, StepResultTooLargeError } from '../errors';
 import type { LanesOptions, StepSerializer } from '../options/lanes-options';
-import { formatFirstOrigin } from './idempotency-key';
+import { outputIdPrefix } from './outputs';
 import { OUTPUT_HEADER, type EffectsPort, type OutputMessage, type OutputRecord, type StepsRef } from '../lanes/effects';
 
 // Public, so they live with the other public errors: importing the entry loads no part of the engine.
@@ -45,8 +45,8 @@ export class RecordEffects {
   /** The last step started: steps of one record run one after another, in call order, even when started together. */
   #last: Promise<unknown> | undefined = undefined;
   #outputs: OutputMessage[] | undefined;
-  /** `<topic>/<partition>/<offset>` of the first origin, the same in every output's headers. */
-  #origin: string | undefined = undefined;
+  /** The `lanes-output` value of this record's outputs up to their index (made at the first `ctx.send`). */
+  #outputPrefix: string | undefined = undefined;
   #sealed = false;
   /** Steps that ran their function in this run (not those returned from storage). */
   ran = 0;
@@ -143,8 +143,8 @@ export class RecordEffects {
         if (Object.hasOwn(record.headers, name) && !name.startsWith('lanes-')) headers[name] = record.headers[name]!;
       }
     }
-    this.#origin ??= `${this.#group}/${formatFirstOrigin({ topic: this.#at.ref.topic, partition: this.#at.ref.partition, offset: this.#at.offset })}`;
-    headers[OUTPUT_HEADER] = `${this.#origin}/${outputs.length}`;
+    this.#outputPrefix ??= outputIdPrefix(this.#group, { topic: this.#at.ref.topic, partition: this.#at.ref.partition, offset: this.#at.offset });
+    headers[OUTPUT_HEADER] = `${this.#outputPrefix}${outputs.length}`;
     const { value } = record;
     outputs.push({
       topic,

@@ -384,6 +384,23 @@ describe('dedupeOutputs', () => {
     expect(outputIdOf(output(0, 0).headers!.map((h) => ({ name: h.name, value: h.value as Buffer })))).toEqual({ group: 'stage-1', origin: { topic: 'orders', partition: 2, offset: 40 }, index: 0 });
   });
 
+  it('takes an output written with the three headers of earlier versions and its repeat written with the one header for one output', async () => {
+    // Prepare
+    const effects = new EffectsModel();
+    const seen: number[] = [];
+    const r = engineRig({ dedupeOutputs: true }, (record) => {
+      seen.push(record.origin.offset);
+    }, undefined, effects);
+    const [legacy, current] = [identities[1]![1], identities[0]![1]];
+
+    // Act
+    await r.deliver([{ ...sourceRecord(0, 'a'), headers: legacy(0) }, { ...sourceRecord(1, 'a'), headers: current(0) }, { ...sourceRecord(2, 'a'), headers: current(1) }]);
+
+    // Assess
+    expect(seen).toEqual([0, 2]);
+    expect(r.store.partition(RIG_REF).model.isDone(1)).toBe(true);
+  });
+
   it('reads a lanes-output header and takes a garbled one for no output (the record runs like any other)', () => {
     expect(parseOutputId('orders-svc.v2/orders_eu/12/9007199254740991/3')).toEqual({
       group: 'orders-svc.v2', origin: { topic: 'orders_eu', partition: 12, offset: 9_007_199_254_740_991 }, index: 3,
