@@ -95,6 +95,30 @@ describe.each(redisSetups())('completion engine on Redis $name', ({ connect }) =
       // Everything again: nothing new.
       expect(await store.markDone(ref, range(3, 1_002))).toBe(0);
     });
+
+    it('sets exactly the marked bits and counts the newly set ones, whether they come scattered, close together or in runs', async () => {
+      const keys = partitionKeys(ref);
+      const total = 5_000;
+      await store.admit(ref, records(range(0, total - 1)));
+      const done = new Set<number>();
+      // Marks as records of many keys finish them: bits alone, bits a few apart, across byte edges, runs, repeats.
+      const mark = fc.oneof(
+        fc.array(fc.nat(total - 1), { minLength: 1, maxLength: 40 }),
+        fc.tuple(fc.nat(total - 1), fc.array(fc.integer({ min: 0, max: 40 }), { maxLength: 60 })).map(([from, steps]) => {
+          let at = from;
+          return steps.map((step) => (at = Math.min(total - 1, at + step)));
+        }),
+        fc.tuple(fc.nat(total - 1), fc.integer({ min: 1, max: 300 })).map(([from, length]) => range(from, Math.min(total - 1, from + length))),
+      );
+      for (const offsets of fc.sample(fc.array(mark, { minLength: 1, maxLength: 4 }).map((parts) => parts.flat()), { numRuns: 60, seed: 7 })) {
+        const newly = new Set(offsets.filter((offset) => !done.has(offset))).size;
+        expect(await store.markDone(ref, offsets)).toBe(newly);
+        for (const offset of offsets) done.add(offset);
+      }
+      const bits = (await redis.getBuffer(keys.bits))!;
+      const set = range(0, total - 1).filter((offset) => (bits[offset >> 3]! & (128 >> (offset & 7))) !== 0);
+      expect(set).toEqual([...done].sort((a, b) => a - b));
+    });
   });
 
   describe('where a state was born', () => {
@@ -243,6 +267,23 @@ describe.each(redisSetups())('completion engine on Redis $name', ({ connect }) =
       expect(await store.release(ref, 'A', 2)).toEqual({ offset: 4, payload: 'a4' });
       expect(await store.release(ref, 'A', 4)).toBeUndefined();
       expect((await store.admit(ref, [{ offset: 5, lane: 'A', payload: 'a5' }])).statuses).toEqual(['run']);
+    });
+
+    it('finds the blocked lanes among thousands of lanes in one batch', async () => {
+      // Two blocked lanes, one named early in the batch and one past its first thousand lanes.
+      await store.admit(ref, [
+        { offset: 0, lane: 'lane-3', payload: 'x' },
+        { offset: 1, lane: 'lane-2500', payload: 'y' },
+      ]);
+      await store.block(ref, { lane: 'lane-3', offset: 0, attempt: 2, state: 'retrying' });
+      await store.block(ref, { lane: 'lane-2500', offset: 1, attempt: 2, state: 'retrying' });
+      const batch = range(0, 2_999).map((i) => ({ offset: 2 + i, lane: `lane-${i}`, payload: `p${i}` }));
+
+      const result = await store.admit(ref, batch);
+
+      const parked = batch.filter((_, i) => result.statuses[i] === 'parked').map((record) => record.lane);
+      expect(parked).toEqual(['lane-3', 'lane-2500']);
+      expect(result.statuses.filter((status) => status === 'run')).toHaveLength(2_998);
     });
 
     it('admits in one script call, and sends payloads in a second only when a lane is blocked', async () => {

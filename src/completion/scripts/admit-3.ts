@@ -88,8 +88,14 @@ end
 for i = first + 2, #ARGV - 1, 2 do payloads[tonumber(ARGV[i]) + 1] = ARGV[i + 1] end
 
 -- The head of each blocked lane of the batch (false: the lane is free), read before anything changes.
+-- Mostly no lane of the partition is blocked: then its lanes hash does not exist, and none is read.
 local heads = {}
-for j = 1, m do heads[j] = redis.call('HGET', lanesKey, ARGV[6 + j]) end
+if m > 0 and redis.call('EXISTS', lanesKey) == 1 then
+  for s = 1, m, 1000 do
+    local got = redis.call('HMGET', lanesKey, unpack(ARGV, 6 + s, 6 + math.min(s + 999, m)))
+    for t = 1, #got do heads[s + t - 1] = got[t] end
+  end
+end
 local needed, neededIds = {}, {}
 for k = 1, n do
   local j = laneOf[k]

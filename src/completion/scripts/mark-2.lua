@@ -45,10 +45,12 @@ if epoch > storedEpoch then redis.call('HSET', metaKey, 'epoch', string.format('
 if count > 0 and offsets[count] >= base then cover(bitsKey, offsets[count] - base) end
 
 -- Runs of consecutive offsets (a finished batch is mostly one) are set a whole byte at a time, and counted
--- with BITCOUNT before and after; short runs and scattered offsets bit by bit.
+-- with BITCOUNT before and after; short runs and scattered offsets together by setBits.
 -- #include lib/set-run.lua
+-- #include lib/set-bits.lua
 
 local newlySet = 0
+local scattered, n = {}, 0
 local i = 1
 while i <= count do
   if offsets[i] < base then
@@ -63,12 +65,14 @@ while i <= count do
       newlySet = newlySet + redis.call('BITCOUNT', bitsKey, math.floor(a / 8), math.floor(b / 8)) - before
     else
       for k = i, j do
-        if redis.call('SETBIT', bitsKey, offsets[k] - base, 1) == 0 then newlySet = newlySet + 1 end
+        n = n + 1
+        scattered[n] = offsets[k] - base
       end
     end
     i = j + 1
   end
 end
+if n > 0 then newlySet = newlySet + setBits(bitsKey, scattered, 1, n) end
 -- In slices: unpack passes its values on Lua's stack, which holds some thousands.
 for k = 3, #KEYS, 1000 do redis.call('UNLINK', unpack(KEYS, k, math.min(k + 999, #KEYS))) end
 return { 0, newlySet }
