@@ -16,7 +16,8 @@ const STATUS: Record<string, AdmitStatus> = { r: 'run', d: 'duplicate', p: 'park
 
 /**
  * The call admitting `records`. Payloads go only with records of the lanes in `sendPayloadsOf` (lanes
- * the script reported blocked); every other record carries '' (not sent).
+ * the script reported blocked); every other record carries '' (not sent). So do the keys of park lists: only a
+ * record with its payload can be parked, and a batch names up to thousands of lanes.
  */
 export function admitCall(
   ref: PartitionRef,
@@ -28,6 +29,7 @@ export function admitCall(
 ): ScriptCall {
   const laneIndex = new Map<string, number>();
   const laneKeys: string[] = [];
+  let parkLanes = '';
   const laneIds: string[] = [];
   const payloads: Array<string | Buffer> = [];
   // Offsets as distances and lane indexes, each one space-separated string: two arguments for a whole batch
@@ -46,10 +48,12 @@ export function admitCall(
     if (record.lane !== undefined) {
       index = laneIndex.get(record.lane) ?? 0;
       if (index === 0) {
-        laneIds.push(record.lane);
-        laneKeys.push(parkKey(ref, record.lane));
-        index = laneIds.length;
+        index = laneIds.push(record.lane);
         laneIndex.set(record.lane, index);
+        if (sendPayloadsOf.has(record.lane)) {
+          laneKeys.push(parkKey(ref, record.lane));
+          parkLanes += parkLanes === '' ? String(index) : ` ${index}`;
+        }
       }
       if (sendPayloadsOf.has(record.lane)) {
         const payload = record.payload;
@@ -71,6 +75,7 @@ export function admitCall(
       ...laneIds,
       offsets,
       lanes,
+      parkLanes,
       ...payloads,
     ],
   };

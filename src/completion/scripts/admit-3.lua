@@ -18,7 +18,7 @@
                        born: the first offset the state admitted when this call made it, never moved by trimming:
                        a retry copy whose origin lies below it was admitted by an earlier state, see loss-suspect.ts)
   KEYS[3]      lanes  (hash: lane id -> "headOffset|attempt|state|sinceMs|dueAtMs|reason[|leaseUntilMs]")
-  KEYS[3 + j]  park list of the j-th lane named in ARGV (j = 1..m), same hash tag
+  KEYS[3 + p]  park list of the p-th lane sent with payloads (p = 1..), same hash tag: only those lanes can park
 
   ARGV[1]  epoch: integer; lower than the stored epoch -> STALE_EPOCH, higher -> stored
   ARGV[2]  maxWindow: records at or beyond frontier + maxWindow are refused
@@ -26,11 +26,12 @@
   ARGV[4]  maxParkedBytes: bytes of parked payloads of the partition may not exceed this
   ARGV[5]  n: number of records
   ARGV[6]  m: number of lanes
-  ARGV[7 .. 6+m]  lane ids, the j-th matching KEYS[3 + j]
+  ARGV[7 .. 6+m]  lane ids
   ARGV[7+m]       the n offsets, ascending, as one string: the first, then each one's distance from the one
                   before, separated by spaces ("41 1 1 5"): one argument for a whole batch, not n
   ARGV[8+m]       the n lane indexes j (0 = independent record), space-separated ("1 0 2")
-  ARGV[9+m ..]    pairs: record index k (0-based), payload to park; only for records that carry one
+  ARGV[9+m]       the lanes j whose park lists KEYS[3 + p] are, in that order, space-separated ("2 5"; '' for none)
+  ARGV[10+m ..]   pairs: record index k (0-based), payload to park; only for records that carry one
 
   Returns
     { code, statuses, base, highest, frontier, handoffHeads, seenUpTo }
@@ -84,7 +85,13 @@ for j in string.gmatch(ARGV[first + 1], '%d+') do
   count = count + 1
   laneOf[count] = tonumber(j)
 end
-for i = first + 2, #ARGV - 1, 2 do payloads[tonumber(ARGV[i]) + 1] = ARGV[i + 1] end
+local parkKeyOf = {}
+count = 0
+for j in string.gmatch(ARGV[first + 2], '%d+') do
+  count = count + 1
+  parkKeyOf[tonumber(j)] = KEYS[3 + count]
+end
+for i = first + 3, #ARGV - 1, 2 do payloads[tonumber(ARGV[i]) + 1] = ARGV[i + 1] end
 
 -- The head of each blocked lane of the batch (false: the lane is free), read before anything changes.
 -- Mostly no lane of the partition is blocked: then its lanes hash does not exist, and none is read.
@@ -98,7 +105,7 @@ end
 local needed, neededIds = {}, {}
 for k = 1, n do
   local j = laneOf[k]
-  if j > 0 and heads[j] and not needed[j] and payloads[k] == nil then
+  if j > 0 and heads[j] and not needed[j] and (payloads[k] == nil or parkKeyOf[j] == nil) then
     -- Only records above the head can be parked.
     if offsets[k] > tonumber(string.match(heads[j], '^(%d+)|')) then
       needed[j] = true
@@ -193,7 +200,7 @@ for k = 1, n do
         elseif parked >= maxParked or parkedBytes + #payload > maxParkedBytes then
           status = 'c'
         else
-          redis.call('RPUSH', KEYS[3 + laneIndex], fmt(o) .. ':' .. payload)
+          redis.call('RPUSH', parkKeyOf[laneIndex], fmt(o) .. ':' .. payload)
           parkedBytes = parkedBytes + #payload
           setBit(o - base)
           parked = parked + 1

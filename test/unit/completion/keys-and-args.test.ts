@@ -63,19 +63,20 @@ describe('admitCall', () => {
     { offset: 13, lane: 'A', payload: () => 'p13' },
   ];
 
-  it('passes one park key per distinct lane, indexes records to it, and sends no payload at first', () => {
+  it('names each distinct lane once, indexes records to it, and sends no payload and no park key at first', () => {
     const call = admitCall(ref, partitionKeys(ref), batch, caps, 7);
-    expect(call.keys.slice(3)).toEqual([parkKey(ref, 'A'), parkKey(ref, 'B')]);
+    expect(call.keys.slice(3)).toEqual([]);
     // Offsets as one string of distances from the one before, lane indexes as another: two arguments per batch.
-    expect(call.argv).toEqual(['7', '1000', '10', '4096', '4', '2', 'A', 'B', '10 1 1 1', '1 0 2 1']);
+    expect(call.argv).toEqual(['7', '1000', '10', '4096', '4', '2', 'A', 'B', '10 1 1 1', '1 0 2 1', '']);
   });
 
   it('sends the payloads of the lanes the script asked for, building lazy ones only then', () => {
     const built: string[] = [];
     const lazy = batch.map((r) => (typeof r.payload === 'function' ? { ...r, payload: () => (built.push(r.payload()), r.payload()) } : r));
     const call = admitCall(ref, partitionKeys(ref), lazy, caps, 7, new Set(['A']));
-    // Pairs of record index (0-based) and payload, for the records of those lanes only.
-    expect(call.argv.slice(8)).toEqual(['10 1 1 1', '1 0 2 1', '0', 'p10', '3', 'p13']);
+    // The park list of those lanes (lane 1, 'A'), then pairs of record index (0-based) and payload, for their records only.
+    expect(call.keys.slice(3)).toEqual([parkKey(ref, 'A')]);
+    expect(call.argv.slice(8)).toEqual(['10 1 1 1', '1 0 2 1', '1', '0', 'p10', '3', 'p13']);
     expect(built).toEqual(['p13']);
   });
 
