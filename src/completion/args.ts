@@ -1,6 +1,6 @@
 import type { AdmitRecord, AdmitResult, AdmitStatus, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, PartitionCaps, PartitionWindow } from './types';
-import { copyKey, parkKey, type PartitionKeys } from './keys';
-import type { PartitionRef } from './types';
+import { copyKey, parkKey, STEPS_PER_BLOCK, stepsBlockKey, type PartitionKeys } from './keys';
+import type { PartitionRef, RecordSteps } from './types';
 import { scriptError, UnexpectedReplyError } from './errors';
 
 /**
@@ -108,13 +108,42 @@ export function parseAdmitReply(reply: unknown, count: number, where: string): A
   };
 }
 
-/** Offsets in any order, sent sorted as one string of distances (see `mark-2.lua`). */
-/** `stepKeys`: the step results of records of the partition (same hash tag) deleted once the bits are set. */
-export function markCall(keys: PartitionKeys, offsets: readonly number[], epoch: number, stepKeys: readonly string[] = []): ScriptCall {
+/** Step results in one step block to delete (`stepBlocks`): its key and their fields. */
+export interface StepBlock {
+  readonly key: string;
+  readonly fields: readonly string[];
+}
+
+/** The field of a step's result in its record's step block (`save-steps-1.lua`). */
+export function stepField(offset: number, name: string): string {
+  return `${offset}:${name}`;
+}
+
+/** The step blocks of records of one partition, each with the fields of their steps, blocks in the order first named. */
+export function stepBlocks(ref: PartitionRef, records: readonly RecordSteps[]): StepBlock[] {
+  const blocks = new Map<number, { key: string; fields: string[] }>();
+  for (const { offset, names } of records) {
+    const first = offset - (offset % STEPS_PER_BLOCK);
+    let block = blocks.get(first);
+    if (block === undefined) blocks.set(first, (block = { key: stepsBlockKey({ ref, offset }), fields: [] }));
+    for (const name of names) block.fields.push(stepField(offset, name));
+  }
+  return [...blocks.values()].filter((block) => block.fields.length > 0);
+}
+
+/**
+ * Offsets in any order, sent sorted as one string of distances (see `mark-2.lua`). `steps`: the step blocks of
+ * records of the partition (same hash tag) whose results are deleted once the bits are set.
+ */
+export function markCall(keys: PartitionKeys, offsets: readonly number[], epoch: number, steps: readonly StepBlock[] = []): ScriptCall {
   const sorted = Float64Array.from(offsets).sort();
   let text = '';
   for (let i = 0; i < sorted.length; i += 1) text += i === 0 ? String(sorted[0]) : ` ${sorted[i]! - sorted[i - 1]!}`;
-  return { keys: stepKeys.length === 0 ? [keys.bits, keys.meta] : [keys.bits, keys.meta, ...stepKeys], argv: [String(epoch), text] };
+  if (steps.length === 0) return { keys: [keys.bits, keys.meta], argv: [String(epoch), text] };
+  return {
+    keys: [keys.bits, keys.meta, ...steps.map((block) => block.key)],
+    argv: [String(epoch), text, steps.map((block) => block.fields.length).join(' '), ...steps.flatMap((block) => block.fields)],
+  };
 }
 
 /** Returns how many done bits were newly set. */

@@ -1,8 +1,8 @@
-import type { ScriptCall } from './args';
 import { UnexpectedReplyError } from './errors';
-import { outputClaimKey, outputClaimTag, partitionTag, steppedKey, stepsKey } from './keys';
+import { legacyStepsKey, outputClaimKey, outputClaimTag, partitionTag, steppedKey, STEPS_PER_BLOCK, stepsBlockKey } from './keys';
+import { stepBlocks, stepField, type ScriptCall } from './args';
 import { bounded, runScript, type CallLimits, type RedisClient } from './scripts';
-import type { OutputId, PartitionRef, StepsRef } from './types';
+import type { OutputId, PartitionRef, StepsRef, StoredSteps } from './types';
 import { TagBatches } from './tag-batches';
 
 /**
@@ -30,21 +30,44 @@ interface StepSave {
   readonly ttlMs: number;
 }
 
-/** One call storing the step results of several records of one partition (`save-steps-1.lua`). */
+/**
+ * One call storing the step results of several records of one partition (`save-steps-1.lua`): each is a field of its
+ * record's step block, and the records of the call share their blocks' keys.
+ */
 export function saveStepsCall(saves: ReadonlyArray<{ at: StepsRef; name: string; value: string }>, ttlMs: number): ScriptCall {
-  const keys = new Array<string>(saves.length + 1);
-  const argv = new Array<string>(2 * saves.length + 2);
+  const keys: string[] = [steppedKey(saves[0]!.at.ref)];
+  const argv = new Array<string>(3 * saves.length + 2);
   argv[0] = String(Math.ceil(ttlMs));
+  // The block of each save, by its first offset: its index in keys (1 is the first block).
+  const blocks = new Map<number, number>();
   let top = -1;
   for (let j = 0; j < saves.length; j += 1) {
     const { at, name, value } = saves[j]!;
-    keys[j + 1] = stepsKey(at);
-    argv[2 * j + 2] = name;
-    argv[2 * j + 3] = value;
+    const first = at.offset - (at.offset % STEPS_PER_BLOCK);
+    let block = blocks.get(first);
+    if (block === undefined) {
+      block = keys.push(stepsBlockKey(at)) - 1;
+      blocks.set(first, block);
+    }
+    argv[3 * j + 2] = String(block);
+    argv[3 * j + 3] = stepField(at.offset, name);
+    argv[3 * j + 4] = value;
     if (at.offset > top) top = at.offset;
   }
-  keys[0] = steppedKey(saves[0]!.at.ref);
   argv[1] = String(top);
+  return { keys, argv };
+}
+
+/** One call reading the step results of several records of one partition (`load-steps-1.lua`). */
+export function loadStepsCall(at: readonly StepsRef[]): ScriptCall {
+  const n = at.length;
+  const keys = new Array<string>(2 * n);
+  const argv = new Array<string>(n);
+  for (let j = 0; j < n; j += 1) {
+    keys[j] = stepsBlockKey(at[j]!);
+    keys[n + j] = legacyStepsKey(at[j]!);
+    argv[j] = String(at[j]!.offset);
+  }
   return { keys, argv };
 }
 
@@ -98,12 +121,11 @@ export function parseClaimOutputsReply(reply: unknown, count: number): boolean[]
   return reply.map((one: unknown) => !Array.isArray(one));
 }
 
-
 /**
  * The exactly-once state in the group's Redis, every mutation one script (safe to repeat). Step results are read
- * once per record (a hash) and stored once per step; reads and stores made in one turn of the event loop go as calls
- * of up to `RECORDS_PER_CALL` records per partition, deletes as one call per partition, so the records running at once
- * share their round trips.
+ * once per record (its field of a step block) and stored once per step; reads and stores made in one turn of the event
+ * loop go as calls of up to `RECORDS_PER_CALL` records per partition, deletes as one call per step block, so the
+ * records running at once share their round trips.
  *
  * @example
  * const effects = new RedisEffects(redis);
@@ -120,7 +142,7 @@ export class RedisEffects {
     // Shared by every invocation of one store: the batches' calls carry the store's own limits.
     this.#batches = batches ?? {
       loads: new TagBatches(async (at) => {
-        const reply = await runScript(redis, 'loadSteps', { keys: at.map(stepsKey), argv: [] }, limits);
+        const reply = await runScript(redis, 'loadSteps', loadStepsCall(at), limits);
         return parseLoadStepsReply(reply, at.length);
       }, RECORDS_PER_CALL),
       saves: new TagBatches(async (saves) => {
@@ -166,16 +188,20 @@ export class RedisEffects {
     return this.#batches.saves.add(partitionTag(at.ref), { at, name, value, ttlMs });
   }
 
-  async forgetSteps(at: readonly StepsRef[]): Promise<void> {
-    // One UNLINK per partition: the keys of one partition share its slot (a cluster refuses keys of several slots).
-    const byTag = new Map<string, string[]>();
+  async forgetSteps(at: readonly StoredSteps[]): Promise<void> {
+    // One HDEL per step block: the fields of a block go together, the blocks of one partition share its slot.
+    const byTag = new Map<string, { ref: PartitionRef; records: StoredSteps[] }>();
     for (const one of at) {
       const tag = partitionTag(one.ref);
-      const keys = byTag.get(tag);
-      if (keys === undefined) byTag.set(tag, [stepsKey(one)]);
-      else keys.push(stepsKey(one));
+      const partition = byTag.get(tag);
+      if (partition === undefined) byTag.set(tag, { ref: one.ref, records: [one] });
+      else partition.records.push(one);
     }
-    await Promise.all([...byTag.values()].map((keys) => bounded(this.redis.unlink(...keys), 'steps delete', this.limits)));
+    const deletes: Array<Promise<unknown>> = [];
+    for (const { ref, records } of byTag.values()) {
+      for (const block of stepBlocks(ref, records)) deletes.push(bounded(this.redis.hdel(block.key, ...block.fields), 'steps delete', this.limits));
+    }
+    await Promise.all(deletes);
   }
 
   /** Takes an output of another stage for `runner`; the claims of one turn go as calls per origin partition. */

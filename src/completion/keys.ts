@@ -35,8 +35,23 @@ export function partitionKeys(ref: PartitionRef): PartitionKeys {
   return { bits: `${tag}:bits`, meta: `${tag}:meta`, lanes: `${tag}:lanes` };
 }
 
-/** hash: step name -> serialized result, of one record (the step results of `ctx.step`, under its first origin's tag). */
-export function stepsKey(at: { readonly ref: PartitionRef; readonly offset: number }): string {
+/** The offsets of one step block: the step results of a partition's records live in a hash per block of offsets. */
+export const STEPS_PER_BLOCK = 32;
+
+/**
+ * hash: offset -> the record's step results, for the block of `STEPS_PER_BLOCK` offsets holding `at` (the step results
+ * of `ctx.step`, under the record's first origin's tag; `save-steps-1.lua`). The records running at once share a few
+ * blocks, so a record costs Redis a field, not a key of its own with a time to live.
+ */
+export function stepsBlockKey(at: { readonly ref: PartitionRef; readonly offset: number }): string {
+  return `${partitionTag(at.ref)}:stepsblock:${at.offset - (at.offset % STEPS_PER_BLOCK)}`;
+}
+
+/**
+ * hash: step name -> serialized result, of one record, as scripts version 11 stored them: still read (`load-steps-1.lua`),
+ * so a record in flight across the upgrade keeps its completed steps; never written.
+ */
+export function legacyStepsKey(at: { readonly ref: PartitionRef; readonly offset: number }): string {
   return `${partitionTag(at.ref)}:steps:${at.offset}`;
 }
 

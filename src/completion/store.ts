@@ -10,6 +10,7 @@ import {
   blockCall,
   frontierCall,
   markCall,
+  stepBlocks,
   parseAdmitReply,
   parseBlockReply,
   parseFrontierReply,
@@ -24,9 +25,9 @@ import { UnexpectedReplyError } from './errors';
 import { readOriginState, reportLoss, type OriginState } from './loss-suspect';
 import { trackedMember, trackedRef, trackPartitions } from './tracked';
 import { auditPartition, type PartitionAudit } from './audit';
-import { parkKey, partitionKeys, stepsKey, trackedPartitionsKey } from './keys';
+import { parkKey, partitionKeys, trackedPartitionsKey } from './keys';
 import { bounded, runScript, type CallLimits, type RedisClient, type ScriptName } from './scripts';
-import type { AdmitRecord, AdmitResult, CopyClaim, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, PartitionCaps, PartitionRef } from './types';
+import type { AdmitRecord, AdmitResult, CopyClaim, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, PartitionCaps, PartitionRef, RecordSteps } from './types';
 
 /** A 125 KB bitmap, 100,000 parked records, 64 MiB of parked payloads per partition. */
 export const DEFAULT_CALL_TIMEOUT_MS = 5_000;
@@ -115,12 +116,12 @@ export class CompletionStore {
   readonly forgetsSteps = true;
 
   /**
-   * Sets done bits; returns how many were newly set. `steps`: offsets of records of this partition (their first
-   * origin) whose step results are deleted in the same call, once the bits are set.
+   * Sets done bits; returns how many were newly set. `steps`: records of this partition (their first origin) and
+   * their steps, whose results are deleted in the same call, once the bits are set.
    */
-  async markDone(ref: PartitionRef, offsets: readonly number[], epoch = 0, steps: readonly number[] = []): Promise<number> {
+  async markDone(ref: PartitionRef, offsets: readonly number[], epoch = 0, steps: readonly RecordSteps[] = []): Promise<number> {
     if (offsets.length === 0) return 0;
-    const call = markCall(partitionKeys(ref), offsets, epoch, steps.map((offset) => stepsKey({ ref, offset })));
+    const call = markCall(partitionKeys(ref), offsets, epoch, steps.length === 0 ? [] : stepBlocks(ref, steps));
     return parseMarkReply(await this.#run('mark', call), where('mark', ref));
   }
 

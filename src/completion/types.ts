@@ -128,6 +128,15 @@ export interface StepsRef {
   readonly offset: number;
 }
 
+/** The step results of a record of a partition to delete: its offset and the names of its steps. */
+export interface RecordSteps {
+  readonly offset: number;
+  readonly names: readonly string[];
+}
+
+/** The step results of a terminal record to delete: where they live and the names of its steps. */
+export interface StoredSteps extends StepsRef, RecordSteps {}
+
 /** The identity of an output another kafka-lanes stage sent (its `lanes-output` header). */
 export interface OutputId {
   /** The group of the stage that sent it. */

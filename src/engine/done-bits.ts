@@ -1,6 +1,7 @@
 import type { PartitionRef } from '../completion/types';
 import { topicPartitionKey } from '../event';
-import type { StepsRef } from '../lanes/effects';
+import type { StoredSteps } from '../lanes/effects';
+import type { RecordSteps } from '../completion/types';
 import type { CompletionPort } from '../lanes/ports';
 
 /**
@@ -32,16 +33,16 @@ export class DoneBits {
   #last: { ref: PartitionRef; offsets: number[] } | undefined = undefined;
   #flushing: Promise<void> = Promise.resolve();
   /** Deletes step results of terminal records; called only after their done bits are stored. */
-  readonly #forgetSteps: ((steps: StepsRef[]) => Promise<void>) | undefined;
+  readonly #forgetSteps: ((steps: StoredSteps[]) => Promise<void>) | undefined;
   /** Step results of records found terminal, deleted once their done bits are flushed. */
-  #forget: StepsRef[] = [];
+  #forget: StoredSteps[] = [];
   /** Told when bits set again as a repair could not be stored (logged, not redelivered). */
   readonly #repairFailed: ((ref: PartitionRef, offsets: readonly number[], error: unknown) => void) | undefined;
 
   constructor(
     store: CompletionPort,
     lost: (ref: PartitionRef, offsets: readonly number[], error: unknown) => void,
-    forgetSteps?: (steps: StepsRef[]) => Promise<void>,
+    forgetSteps?: (steps: StoredSteps[]) => Promise<void>,
     repairFailed?: (ref: PartitionRef, offsets: readonly number[], error: unknown) => void,
   ) {
     this.#store = store;
@@ -51,7 +52,7 @@ export class DoneBits {
   }
 
   /** A terminal record used steps: their results go after the flush that stores its done bit. */
-  forget(steps: StepsRef): void {
+  forget(steps: StoredSteps): void {
     if (this.#forgetSteps !== undefined) this.#forget.push(steps);
   }
 
@@ -119,14 +120,14 @@ export class DoneBits {
  */
 function ridingSteps(
   batches: ReadonlyArray<{ ref: PartitionRef; offsets: readonly number[] }>,
-  forget: readonly StepsRef[],
-): { steps: Array<number[] | undefined>; rest: StepsRef[] } {
-  const steps: Array<number[] | undefined> = batches.map(() => undefined);
-  const rest: StepsRef[] = [];
+  forget: readonly StoredSteps[],
+): { steps: Array<RecordSteps[] | undefined>; rest: StoredSteps[] } {
+  const steps: Array<RecordSteps[] | undefined> = batches.map(() => undefined);
+  const rest: StoredSteps[] = [];
   const marking = batches.map(({ offsets }) => new Set(offsets));
   for (const one of forget) {
     const i = batches.findIndex(({ ref }) => ref === one.ref || (ref.group === one.ref.group && ref.topic === one.ref.topic && ref.partition === one.ref.partition));
-    if (i >= 0 && marking[i]!.has(one.offset)) (steps[i] ??= []).push(one.offset);
+    if (i >= 0 && marking[i]!.has(one.offset)) (steps[i] ??= []).push(one);
     else rest.push(one);
   }
   return { steps, rest };

@@ -17,7 +17,7 @@ import type { EngineTask, InvocationContext, RecordPath, RunScope } from './run-
 import { LaneScheduler } from './scheduler';
 import type { Telemetry } from '../telemetry';
 import type { RecordHandler } from './types';
-import { effectsTtlMs, type EffectsPort, type StepsRef } from '../lanes/effects';
+import { effectsTtlMs, type EffectsPort, type StoredSteps } from '../lanes/effects';
 import { isRepeatedOutput, OutputBatches } from './outputs';
 
 export type { EngineTask, InvocationContext, RecordPath, RunScope } from './run-scope';
@@ -122,7 +122,7 @@ class Invocation<T extends EngineTask> {
     const effectsPort = parts.effects;
     const effects = effectsPort?.withLimits === undefined ? effectsPort : effectsPort.withLimits({ signal: handOffSignal });
     // Step results go only once their records' done bits are stored: a redelivery before that still finds them.
-    const forgetSteps = effects === undefined ? undefined : (steps: StepsRef[]): Promise<void> => effects.forgetSteps(steps).catch((error: unknown) => {
+    const forgetSteps = effects === undefined ? undefined : (steps: StoredSteps[]): Promise<void> => effects.forgetSteps(steps).catch((error: unknown) => {
       logger.warn('step results of terminal records not deleted: they expire on their own', { count: steps.length, error: describeError(error) });
     });
     this.#doneBits = new DoneBits(store, redeliver, forgetSteps, (ref, offsets, error) => {
@@ -347,7 +347,7 @@ class Invocation<T extends EngineTask> {
       } else {
         const succeeded = this.#path.succeeded(scope, task);
         if (succeeded !== undefined) await succeeded;
-        if (effects?.usedSteps === true) this.#doneBits.forget(effects.steps);
+        if (effects?.usedSteps === true) this.#doneBits.forget(effects.stored);
       }
     } catch (error) {
       await this.#faulted(task, error);

@@ -5,7 +5,7 @@
 import { LanesError, StepNameError, StepResultTooLargeError } from '../errors';
 import type { LanesOptions, StepSerializer } from '../options/lanes-options';
 import { outputIdPrefix } from './outputs';
-import { OUTPUT_HEADER, type EffectsPort, type OutputMessage, type OutputRecord, type StepsRef } from '../lanes/effects';
+import { OUTPUT_HEADER, type EffectsPort, type OutputMessage, type OutputRecord, type StepsRef, type StoredSteps } from '../lanes/effects';
 
 // Public, so they live with the other public errors: importing the entry loads no part of the engine.
 export { StepNameError, StepResultTooLargeError } from '../errors';
@@ -69,6 +69,15 @@ export class RecordEffects {
 
   get steps(): StepsRef {
     return this.#at;
+  }
+
+  /** Where this record's step results live and the names of its steps: those of this run and those an earlier run stored. */
+  get stored(): StoredSteps {
+    const stored = this.#stored;
+    if (stored === undefined || stored instanceof Promise || stored.size === 0) return { ref: this.#at.ref, offset: this.#at.offset, names: this.#names };
+    const names = new Set(this.#names);
+    for (const name of stored.keys()) names.add(name);
+    return { ref: this.#at.ref, offset: this.#at.offset, names: [...names] };
   }
 
   step<R>(name: string, fn: () => R | Promise<R>): Promise<R> {

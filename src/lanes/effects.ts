@@ -4,11 +4,11 @@
  * in-memory model of src/testing in unit tests and in `kafka-lanes/testing`.
  */
 import type { CallLimits } from '../completion/scripts';
-import type { OutputId, PartitionRef, StepsRef } from '../completion/types';
+import type { OutputId, PartitionRef, StepsRef, StoredSteps } from '../completion/types';
 import type { LanesOptions } from '../options/lanes-options';
 import { durationMs } from '../options/duration';
 
-export type { CopyClaim, OutputId, StepsRef } from '../completion/types';
+export type { CopyClaim, OutputId, StepsRef, StoredSteps } from '../completion/types';
 
 /** The Redis state of steps, output dedupe and unordered retry copies. Every call is safe to repeat. */
 export interface EffectsPort {
@@ -26,8 +26,8 @@ export interface EffectsPort {
    * pays one call per partition, not one per admission.
    */
   stepsStoredUpTo?(ref: PartitionRef): Promise<number | undefined>;
-  /** Deletes the step results of records that are terminal. */
-  forgetSteps(at: readonly StepsRef[]): Promise<void>;
+  /** Deletes the step results of records that are terminal (the steps of each named; one stored by no run named stays until it expires). */
+  forgetSteps(at: readonly StoredSteps[]): Promise<void>;
   /**
    * Takes an output for the record running it (`runner`, its origin): `true` when it is the first to take it or
    * takes it again (a run of the same record), `false` when another record took it (a repeat: skip it).

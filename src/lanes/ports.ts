@@ -4,7 +4,7 @@
  * unit tests, so ordering, deadline and hand-off logic is tested without a broker.
  */
 import type { CallLimits } from '../completion/scripts';
-import type { AdmitRecord, AdmitResult, CopyClaim, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, PartitionRef } from '../completion/types';
+import type { AdmitRecord, AdmitResult, CopyClaim, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, PartitionRef, RecordSteps } from '../completion/types';
 import type { ParkedRecord } from '../completion/args';
 import type { OriginState } from '../completion/loss-suspect';
 import type { HandOffItem, HandOffOutcome, OutputMessage } from '../handoff/types';
@@ -13,10 +13,10 @@ import type { HandOffItem, HandOffOutcome, OutputMessage } from '../handoff/type
 export interface CompletionPort {
   admit(ref: PartitionRef, records: readonly AdmitRecord[], epoch?: number): Promise<AdmitResult>;
   /**
-   * Sets done bits. `steps` (a store with `forgetsSteps`): offsets of records of the partition (their first origin)
-   * whose step results go in the same call, once the bits are set.
+   * Sets done bits. `steps` (a store with `forgetsSteps`): records of the partition (their first origin) and their
+   * steps, whose results go in the same call, once the bits are set.
    */
-  markDone(ref: PartitionRef, offsets: readonly number[], epoch?: number, steps?: readonly number[]): Promise<number>;
+  markDone(ref: PartitionRef, offsets: readonly number[], epoch?: number, steps?: readonly RecordSteps[]): Promise<number>;
   /** `markDone` deletes the step results it is given; without it they go through `EffectsPort.forgetSteps`. */
   readonly forgetsSteps?: boolean;
   block(ref: PartitionRef, head: NewLaneHead, parked?: readonly ParkedRecord[], epoch?: number, nowMs?: number): Promise<number>;

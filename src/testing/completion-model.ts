@@ -1,8 +1,9 @@
 import type { ParkedRecord } from '../completion/args';
 import { LaneConflictError, NotHeadError, StaleAttemptError } from '../completion/errors';
-import type { AdmitRecord, AdmitResult, AdmitStatus, CopyClaim, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, PartitionRef } from '../completion/types';
+import type { AdmitRecord, AdmitResult, AdmitStatus, CopyClaim, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, PartitionRef, RecordSteps } from '../completion/types';
 import type { CompletionPort } from '../lanes/ports';
-import { copyKey, stepsKey } from '../completion/keys';
+import { copyKey } from '../completion/keys';
+import { recordStepsId } from './effects-model';
 
 /**
  * A plain in-memory model of one partition's completion state, written from the Redis layout of docs/ARCHITECTURE.md and
@@ -142,10 +143,10 @@ export class CompletionModelStore implements CompletionPort {
     };
   }
 
-  async markDone(ref: PartitionRef, offsets: readonly number[], _epoch = 0, steps: readonly number[] = []): Promise<number> {
+  async markDone(ref: PartitionRef, offsets: readonly number[], _epoch = 0, steps: readonly RecordSteps[] = []): Promise<number> {
     this.calls.push('mark');
     this.partition(ref).model.mark([...offsets]);
-    for (const offset of steps) this.stepResults!.delete(stepsKey({ ref, offset }));
+    for (const { offset } of steps) this.stepResults!.delete(recordStepsId({ ref, offset }));
     return offsets.length;
   }
 

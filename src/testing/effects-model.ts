@@ -2,10 +2,15 @@
  * The exactly-once state (step results, output claims, unordered copy claims) in memory, with the semantics of
  * the effects scripts, and counters of the calls made: one call is one round trip to Redis.
  */
-import type { EffectsPort, OutputId, StepsRef } from '../lanes/effects';
-import { outputClaimKey, steppedKey, stepsKey } from '../completion/keys';
+import type { EffectsPort, OutputId, StepsRef, StoredSteps } from '../lanes/effects';
+import { outputClaimKey, steppedKey, stepsBlockKey } from '../completion/keys';
 import type { PartitionRef } from '../completion/types';
 import type { OutputMessage } from '../lanes/effects';
+
+/** Where the model keeps one record's step results: its field of its step block, as the Redis store does. */
+export function recordStepsId(at: StepsRef): string {
+  return `${stepsBlockKey(at)}#${at.offset}`;
+}
 
 export class EffectsModel implements EffectsPort {
   readonly steps = new Map<string, Map<string, string>>();
@@ -41,12 +46,12 @@ export class EffectsModel implements EffectsPort {
 
   async loadSteps(at: StepsRef): Promise<ReadonlyMap<string, string>> {
     this.#call('loadSteps');
-    return new Map(this.steps.get(stepsKey(at)) ?? []);
+    return new Map(this.steps.get(recordStepsId(at)) ?? []);
   }
 
   async saveStep(at: StepsRef, name: string, value: string): Promise<string | undefined> {
     this.#call('saveStep');
-    const key = stepsKey(at);
+    const key = recordStepsId(at);
     let hash = this.steps.get(key);
     if (hash === undefined) this.steps.set(key, (hash = new Map()));
     const marker = steppedKey(at.ref);
@@ -57,9 +62,9 @@ export class EffectsModel implements EffectsPort {
     return undefined;
   }
 
-  async forgetSteps(at: readonly StepsRef[]): Promise<void> {
+  async forgetSteps(at: readonly StoredSteps[]): Promise<void> {
     this.#call('forgetSteps');
-    for (const one of at) this.steps.delete(stepsKey(one));
+    for (const one of at) this.steps.delete(recordStepsId(one));
   }
 
   async claimOutput(group: string, id: OutputId, runner: string): Promise<boolean> {
@@ -74,7 +79,7 @@ export class EffectsModel implements EffectsPort {
 
   /** The step results stored for one record. */
   stepsOf(at: StepsRef): ReadonlyMap<string, string> | undefined {
-    return this.steps.get(stepsKey(at));
+    return this.steps.get(recordStepsId(at));
   }
 }
 

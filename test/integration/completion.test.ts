@@ -10,7 +10,8 @@ import {
   partitionKeys,
   type PartitionRef,
 } from '../../src/completion';
-import { stepsKey } from '../../src/completion/keys';
+import { stepsBlockKey } from '../../src/completion/keys';
+import { RedisEffects } from '../../src/completion/effects-store';
 import { CompletionModel } from '../../src/testing/completion-model';
 import { redisSetups, uniqueName } from './support/stack';
 import { suspectLoss } from '../../src/durability/loss';
@@ -65,17 +66,22 @@ describe.each(redisSetups())('completion engine on Redis $name', ({ connect }) =
 
     it('deletes the step results given with the bits in the same call, and none when the call is refused', async () => {
       await store.admit(ref, records(range(0, 2)));
-      const steps = (offset: number) => stepsKey({ ref, offset });
-      for (let offset = 0; offset <= 1_500; offset += 1) await redis.hset(steps(offset), 'charge', `ch-${offset}`);
+      const effects = new RedisEffects(redis);
+      // Records over 24 step blocks, each with a result.
+      await Promise.all(range(0, 1_500).map((offset) => effects.saveStep({ ref, offset }, 'charge', `"ch-${offset}"`, 60_000)));
+      const stored = (offset: number) => redis.hexists(stepsBlockKey({ ref, offset }), `${offset}:charge`);
+      const charged = (offset: number) => ({ offset, names: ['charge'] });
 
-      await expect(store.markDone(ref, [0, 5], 0, [0])).rejects.toBeInstanceOf(NotAdmittedError);
-      const afterRefused = await redis.exists(steps(0));
-      // More keys than one UNLINK of the script takes.
-      await store.markDone(ref, [0, 1], 0, range(0, 1_500));
+      await expect(store.markDone(ref, [0, 5], 0, [charged(0)])).rejects.toBeInstanceOf(NotAdmittedError);
+      const afterRefused = await stored(0);
+      await store.markDone(ref, [0, 1], 0, range(0, 1_500).filter((offset) => offset !== 700).map(charged));
 
       expect(afterRefused).toBe(1);
       expect((await store.frontier(ref))?.frontier).toBe(2);
-      expect(await Promise.all([0, 750, 1_500].map((offset) => redis.exists(steps(offset))))).toEqual([0, 0, 0]);
+      expect(await Promise.all([0, 750, 1_500].map(stored))).toEqual([0, 0, 0]);
+      // A block left without results is gone; the one still holding a record's results stays, with that record alone.
+      expect(await redis.exists(stepsBlockKey({ ref, offset: 0 }))).toBe(0);
+      expect(await redis.hkeys(stepsBlockKey({ ref, offset: 700 }))).toEqual(['700:charge']);
     });
 
     it('counts only newly set bits, so replaying a mark is harmless', async () => {

@@ -2,7 +2,7 @@ import type { Context } from 'aws-lambda';
 import { Redis, type Cluster } from 'ioredis';
 import { lanes } from '../../src';
 import { RedisEffects, RECORDS_PER_CALL } from '../../src/completion/effects-store';
-import { copyKey, outputClaimKey, steppedKey, stepsKey } from '../../src/completion/keys';
+import { copyKey, legacyStepsKey, outputClaimKey, steppedKey, stepsBlockKey } from '../../src/completion/keys';
 import { CompletionStore } from '../../src/completion/store';
 import { idempotencyCacheClient } from '../../src/connections/powertools-cache';
 import { OUTPUT_HEADER } from '../../src/lanes/effects';
@@ -31,14 +31,54 @@ describe.each(redisSetups())('the exactly-once scripts on $name Redis', ({ conne
     const second = await effects.saveStep(at, 'charge', '"ch_2"', 60_000);
     await effects.saveStep(at, 'record', '', 60_000);
     const loaded = await effects.loadSteps(at);
-    const ttl = await redis.pttl(stepsKey(at));
-    await effects.forgetSteps([at]);
+    const ttl = await redis.pttl(stepsBlockKey(at));
+    await effects.forgetSteps([{ ...at, names: ['charge', 'record'] }]);
 
     // Assess
     expect([first, second]).toEqual([undefined, '"ch_1"']);
     expect([...loaded]).toEqual([['charge', '"ch_1"'], ['record', '']]);
     expect(ttl).toBeGreaterThan(0);
-    expect(await redis.exists(stepsKey(at))).toBe(0);
+    expect(await redis.exists(stepsBlockKey(at))).toBe(0);
+  });
+
+  it('keeps every step of a record apart, whatever its name and result hold, and each block apart from its neighbours', async () => {
+    // Prepare: names and results with the entry format's own characters, digits, multi-byte text and nothing at all.
+    const effects = new RedisEffects(redis);
+    const ref = { group: uniqueName('g'), topic: 'orders', partition: 0 };
+    const steps: Array<[string, string]> = [['a:b', '"12:x"'], ['3:', ''], ['ünï', '"é:ü 4:ab"'], ['a', '{"n":1}']];
+    const records = [63, 64, 65];
+
+    // Act: the steps of three records, in two blocks, one step at a time as a handler stores them.
+    for (const [name, result] of steps) {
+      await Promise.all(records.map((offset) => effects.saveStep({ ref, offset }, name, `${result}${offset}`, 60_000)));
+    }
+    const again = await effects.saveStep({ ref, offset: 64 }, 'ünï', '"another"', 60_000);
+    const loaded = await Promise.all(records.map((offset) => effects.loadSteps({ ref, offset })));
+
+    // Assess
+    expect(again).toBe('"é:ü 4:ab"64');
+    expect(loaded.map((m) => [...m])).toEqual(records.map((offset) => steps.map(([name, result]) => [name, `${result}${offset}`])));
+    const fields = (offset: number) => steps.map(([name]) => `${offset}:${name}`);
+    const blocks = await Promise.all([63, 64].map(async (offset) => (await redis.hkeys(stepsBlockKey({ ref, offset }))).sort()));
+    expect(blocks).toEqual([fields(63).sort(), [...fields(64), ...fields(65)].sort()]);
+  });
+
+  it('reads the results a record stored in a hash of its own (scripts version 11), and a result stored since in its block first', async () => {
+    // Prepare: a record in flight across the upgrade, its steps stored the old way by a run of the previous version.
+    const effects = new RedisEffects(redis);
+    const at = { ref: { group: uniqueName('g'), topic: 'orders', partition: 0 }, offset: 7 };
+    await redis.hset(legacyStepsKey(at), 'charge', '"ch_old"', 'email', '"sent"');
+    await redis.pexpire(legacyStepsKey(at), 60_000);
+
+    // Act: this version reads them, and stores a later step (and a repeat of an old one, as a detached run might).
+    const before = await effects.loadSteps(at);
+    await effects.saveStep(at, 'ship', '"sh_1"', 60_000);
+    await effects.saveStep(at, 'email', '"sent again"', 60_000);
+    const after = await effects.loadSteps(at);
+
+    // Assess
+    expect([...before]).toEqual([['charge', '"ch_old"'], ['email', '"sent"']]);
+    expect([...after]).toEqual([['ship', '"sh_1"'], ['email', '"sent again"'], ['charge', '"ch_old"']]);
   });
 
   it('reads and stores the steps of records running at once in one call per partition', async () => {
@@ -88,7 +128,8 @@ describe.each(redisSetups())('the exactly-once scripts on $name Redis', ({ conne
     const afterLoads = calls;
     const saved = await Promise.all(ats.map((at) => effects.saveStep(at, 'charge', `"ch_${at.offset}"`, 60_000)));
     client.sendCommand = send;
-    const stored = await Promise.all(ats.map((at) => redis.hget(stepsKey(at), 'charge')));
+    const reader = new RedisEffects(redis);
+    const stored = await Promise.all(ats.map(async (at) => (await reader.loadSteps(at)).get('charge')));
 
     // Assess
     expect([afterLoads, calls - afterLoads]).toEqual([3, 3]);
@@ -227,8 +268,7 @@ describe('lanes() with steps and outputs on Kafka and Redis', () => {
         ['a', { charge: 'ch-a-1', attempt: 1 }], ['c', { charge: 'ch-c-1', attempt: 1 }], ['b', { charge: 'ch-b-1', attempt: 2 }],
       ]);
       expect(seen[2]!.headers).toEqual({ [OUTPUT_HEADER]: `${group}/${topic}/0/1/0` });
-      const left = await Promise.all([0, 1, 2].map((offset) => redis.exists(stepsKey({ ref: { group, topic, partition: 0 }, offset }))));
-      expect(left).toEqual([0, 0, 0]);
+      expect(await redis.exists(stepsBlockKey({ ref: { group, topic, partition: 0 }, offset: 0 }))).toBe(0);
     } finally {
       await handler.close();
       await redis.quit();

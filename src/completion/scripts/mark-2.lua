@@ -6,12 +6,15 @@
 
   KEYS[1]  bits
   KEYS[2]  meta
-  KEYS[3..] step results (hashes) of records of the partition now terminal: deleted once the bits are set, in the
-            same call (a redelivery of a record whose bit is not stored still finds them)
+  KEYS[3..] step blocks (hashes: "<offset>:<step name>" -> result) of records of the partition now terminal: their
+            fields are deleted once the bits are set, in the same call (a redelivery of a record whose bit is not
+            stored still finds them)
 
   ARGV[1]  epoch: lower than the stored epoch -> STALE_EPOCH, higher -> stored
   ARGV[2]  the offsets, ascending, as one string: the first, then each one's distance from the one before,
            separated by spaces ("41 1 1 5"; a distance of 0 repeats an offset)
+  ARGV[3]  how many fields to delete from each of KEYS[3..], space-separated ("2 1")
+  ARGV[4..]  those fields, block after block
 
   Returns
     { 0, newlySet }  done bits set (newlySet: how many were not set before)
@@ -73,6 +76,13 @@ while i <= count do
   end
 end
 if n > 0 then newlySet = newlySet + setBits(bitsKey, scattered, 1, n) end
--- In slices: unpack passes its values on Lua's stack, which holds some thousands.
-for k = 3, #KEYS, 1000 do redis.call('UNLINK', unpack(KEYS, k, math.min(k + 999, #KEYS))) end
+local counts = {}
+if #KEYS > 2 then for c in string.gmatch(ARGV[3], '%d+') do counts[#counts + 1] = tonumber(c) end end
+local at = 4
+for b = 3, #KEYS do
+  local last = at + counts[b - 2] - 1
+  -- In slices: unpack passes its values on Lua's stack, which holds some thousands.
+  for from = at, last, 1000 do redis.call('HDEL', KEYS[b], unpack(ARGV, from, math.min(from + 999, last))) end
+  at = last + 1
+end
 return { 0, newlySet }

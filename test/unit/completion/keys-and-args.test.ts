@@ -1,11 +1,12 @@
-import { escapeName, outputClaimKey, outputClaimTag, parkKey, partitionKeys, partitionTag, stepsKey } from '../../../src/completion/keys';
-import { claimOutputsCall, parseClaimOutputsReply } from '../../../src/completion/effects-store';
+import { escapeName, legacyStepsKey, outputClaimKey, outputClaimTag, parkKey, partitionKeys, partitionTag, steppedKey, STEPS_PER_BLOCK, stepsBlockKey } from '../../../src/completion/keys';
+import { claimOutputsCall, loadStepsCall, parseClaimOutputsReply, saveStepsCall } from '../../../src/completion/effects-store';
 import type { OutputId } from '../../../src/completion/types';
 import {
   admitCall,
   blockCall,
   claimCall,
   markCall,
+  stepBlocks,
   parseAdmitReply,
   parseClaimReply,
   parseFrontierReply,
@@ -166,11 +167,43 @@ describe('markCall', () => {
     expect(markCall(partitionKeys(ref), [2 ** 53 - 1, 5], 0).argv).toEqual(['0', `5 ${2 ** 53 - 6}`]);
   });
 
-  it('passes the step results to delete as keys after bits and meta, all under the partition\'s tag', () => {
+  it('passes the step blocks to delete from as keys after bits and meta, each with its records, all under the partition\'s tag', () => {
     const keys = partitionKeys(ref);
-    const call = markCall(keys, [3, 4], 0, [stepsKey({ ref, offset: 3 }), stepsKey({ ref, offset: 4 })]);
-    expect(call.keys).toEqual([keys.bits, keys.meta, stepsKey({ ref, offset: 3 }), stepsKey({ ref, offset: 4 })]);
+    const call = markCall(keys, [3, 4, 70], 0, stepBlocks(ref, [{ offset: 3, names: ['a', 'b c'] }, { offset: 70, names: ['a'] }, { offset: 4, names: ['a'] }]));
+    expect(call.keys).toEqual([keys.bits, keys.meta, stepsBlockKey({ ref, offset: 0 }), stepsBlockKey({ ref, offset: 64 })]);
+    expect(call.argv).toEqual(['0', '3 1 66', '3 1', '3:a', '3:b c', '4:a', '70:a']);
     expect(new Set(call.keys.map((key) => key.slice(0, key.indexOf('}') + 1))).size).toBe(1);
+  });
+});
+
+describe('step blocks', () => {
+  it(`keeps the results of ${STEPS_PER_BLOCK} offsets, from a multiple of ${STEPS_PER_BLOCK}, under one key of the partition's tag`, () => {
+    const blockOf = (offset: number) => stepsBlockKey({ ref, offset });
+    const n = STEPS_PER_BLOCK;
+    expect([blockOf(0), blockOf(n - 1), blockOf(n), blockOf(2 ** 40 + 5)]).toEqual([
+      `${partitionTag(ref)}:stepsblock:0`, `${partitionTag(ref)}:stepsblock:0`, `${partitionTag(ref)}:stepsblock:${n}`, `${partitionTag(ref)}:stepsblock:${2 ** 40}`,
+    ]);
+  });
+
+  it('stores the steps of a call in the blocks of its records, each block named once, with the highest offset', () => {
+    const saves = [70, 3, 64, 5].map((offset) => ({ at: { ref, offset }, name: `s${offset}`, value: `"v${offset}"` }));
+    const call = saveStepsCall(saves, 1_000.5);
+    expect(call.keys).toEqual([steppedKey(ref), stepsBlockKey({ ref, offset: 64 }), stepsBlockKey({ ref, offset: 0 })]);
+    expect(call.argv).toEqual(['1001', '70', '1', '70:s70', '"v70"', '2', '3:s3', '"v3"', '1', '64:s64', '"v64"', '2', '5:s5', '"v5"']);
+  });
+
+  it('reads a record from its block and from its hash of scripts version 11', () => {
+    const call = loadStepsCall([{ ref, offset: 3 }, { ref, offset: 99 }]);
+    expect(call.keys).toEqual([stepsBlockKey({ ref, offset: 3 }), stepsBlockKey({ ref, offset: 99 }), legacyStepsKey({ ref, offset: 3 }), legacyStepsKey({ ref, offset: 99 })]);
+    expect(call.argv).toEqual(['3', '99']);
+  });
+
+  it('groups the steps of records by block, in the order their blocks first come, and leaves out records without steps', () => {
+    const steps = (offset: number, ...names: string[]) => ({ offset, names });
+    expect(stepBlocks(ref, [steps(130, 'a'), steps(1, 'a', 'b'), steps(129, 'a'), steps(2, 'x:y'), steps(64)])).toEqual([
+      { key: stepsBlockKey({ ref, offset: 128 }), fields: ['130:a', '129:a'] },
+      { key: stepsBlockKey({ ref, offset: 0 }), fields: ['1:a', '1:b', '2:x:y'] },
+    ]);
   });
 });
 
