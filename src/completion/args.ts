@@ -1,5 +1,5 @@
 import type { AdmitRecord, AdmitResult, AdmitStatus, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, PartitionCaps, PartitionWindow } from './types';
-import { copyKey, parkKey, STEPS_PER_BLOCK, stepsBlockKey, type PartitionKeys } from './keys';
+import { copyKey, parkKey, stepsBlockKey, stepsBlockOf, type PartitionKeys } from './keys';
 import type { PartitionRef, RecordSteps } from './types';
 import { scriptError, UnexpectedReplyError } from './errors';
 
@@ -123,7 +123,7 @@ export function stepField(offset: number, name: string): string {
 export function stepBlocks(ref: PartitionRef, records: readonly RecordSteps[]): StepBlock[] {
   const blocks = new Map<number, { key: string; fields: string[] }>();
   for (const { offset, names } of records) {
-    const first = offset - (offset % STEPS_PER_BLOCK);
+    const first = stepsBlockOf(offset);
     let block = blocks.get(first);
     if (block === undefined) blocks.set(first, (block = { key: stepsBlockKey({ ref, offset }), fields: [] }));
     for (const name of names) block.fields.push(stepField(offset, name));

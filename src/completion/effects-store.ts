@@ -1,5 +1,5 @@
 import { UnexpectedReplyError } from './errors';
-import { legacyStepsKey, outputClaimKey, outputClaimTag, partitionTag, steppedKey, STEPS_PER_BLOCK, stepsBlockKey } from './keys';
+import { legacyStepsKey, outputClaimKey, outputClaimTag, partitionTag, steppedKey, stepsBlockKey, stepsBlockOf } from './keys';
 import { stepBlocks, stepField, type ScriptCall } from './args';
 import { bounded, runScript, type CallLimits, type RedisClient } from './scripts';
 import type { OutputId, PartitionRef, StepsRef, StoredSteps } from './types';
@@ -43,7 +43,7 @@ export function saveStepsCall(saves: ReadonlyArray<{ at: StepsRef; name: string;
   let top = -1;
   for (let j = 0; j < saves.length; j += 1) {
     const { at, name, value } = saves[j]!;
-    const first = at.offset - (at.offset % STEPS_PER_BLOCK);
+    const first = stepsBlockOf(at.offset);
     let block = blocks.get(first);
     if (block === undefined) {
       block = keys.push(stepsBlockKey(at)) - 1;

@@ -44,7 +44,12 @@ export const STEPS_PER_BLOCK = 32;
  * blocks, so a record costs Redis a field, not a key of its own with a time to live.
  */
 export function stepsBlockKey(at: { readonly ref: PartitionRef; readonly offset: number }): string {
-  return `${partitionTag(at.ref)}:stepsblock:${at.offset - (at.offset % STEPS_PER_BLOCK)}`;
+  return `${partitionTag(at.ref)}:stepsblock:${stepsBlockOf(at.offset)}`;
+}
+
+/** The first offset of the step block holding `offset`: records with the same one share a block. */
+export function stepsBlockOf(offset: number): number {
+  return offset - (offset % STEPS_PER_BLOCK);
 }
 
 /**
