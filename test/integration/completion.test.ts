@@ -125,6 +125,20 @@ describe.each(redisSetups())('completion engine on Redis $name', ({ connect }) =
       const set = range(0, total - 1).filter((offset) => (bits[offset >> 3]! & (128 >> (offset & 7))) !== 0);
       expect(set).toEqual([...done].sort((a, b) => a - b));
     });
+
+    it('answers each of many calls made in one tick with its own reply, also across a reconnect', async () => {
+      // Calls of one tick leave in one write; each must still get its own reply, and a reconnect in between
+      // (a new socket) must not leave calls held.
+      const refs = range(0, 199).map((partition) => ({ ...ref, partition }));
+      await Promise.all(refs.map((r) => store.admit(r, records(range(0, r.partition)))));
+      await Promise.all(refs.map((r) => store.markDone(r, range(0, r.partition))));
+      const frontiers = await Promise.all(refs.map(async (r) => (await store.frontier(r))?.frontier));
+      expect(frontiers).toEqual(refs.map((r) => r.partition + 1));
+
+      redis.disconnect(true);
+      const again = await Promise.all(refs.map(async (r) => (await store.frontier(r))?.frontier));
+      expect(again).toEqual(frontiers);
+    });
   });
 
   describe('where a state was born', () => {
