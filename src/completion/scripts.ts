@@ -78,37 +78,7 @@ export function runScript(redis: RedisClient, name: ScriptName, call: ScriptCall
   defineScripts(redis);
   const command = (redis as unknown as Record<string, ScriptCommand>)[commandName(name)];
   if (command === undefined) throw new Error(`script ${name} is not defined`);
-  holdWrites(redis);
   return bounded(command.call(redis, call.keys.length, ...call.keys, ...call.argv), `script ${name}`, limits);
-}
-
-/** Connections whose writes are held until the end of this tick (see `holdWrites`). */
-const held = new WeakSet<object>();
-
-interface CorkableStream {
-  cork(): void;
-  uncork(): void;
-}
-
-/**
- * Holds this connection's writes until the current tick's work is done, then sends them in one write: the calls
- * that records finishing together make (step stores, reads, marks) would otherwise each cost a system call to
- * write and show up as a large share of a step's CPU. Replies are unaffected: each call still resolves when its own
- * reply arrives. The stream's `cork()`/`uncork()` on the next tick is Node's documented way to batch writes. A
- * cluster's connections are per node and are left as they are.
- */
-export function holdWrites(redis: RedisClient): void {
-  const stream = (redis as { stream?: Partial<CorkableStream> }).stream;
-  if (stream === undefined || typeof stream.cork !== 'function' || typeof stream.uncork !== 'function' || held.has(stream)) return;
-  const corkable = stream as CorkableStream;
-  held.add(corkable);
-  corkable.cork();
-  process.nextTick(release, corkable);
-}
-
-function release(stream: CorkableStream): void {
-  held.delete(stream);
-  stream.uncork();
 }
 
 /**

@@ -127,8 +127,8 @@ describe.each(redisSetups())('completion engine on Redis $name', ({ connect }) =
     });
 
     it('answers each of many calls made in one tick with its own reply, also across a reconnect', async () => {
-      // Calls of one tick leave in one write; each must still get its own reply, and a reconnect in between
-      // (a new socket) must not leave calls held.
+      // Records finishing together make their calls in one tick, on one connection: each must get its own reply,
+      // also when the connection drops in between and the calls go out again on a new socket.
       const refs = range(0, 199).map((partition) => ({ ...ref, partition }));
       await Promise.all(refs.map((r) => store.admit(r, records(range(0, r.partition)))));
       await Promise.all(refs.map((r) => store.markDone(r, range(0, r.partition))));
