@@ -10,7 +10,7 @@
  *   npm run bench:steps
  *   RECORDS=5000 ROUNDS=1 npm run bench:steps     # a quick run
  *   LATENCY_MS=0 npm run bench:steps              # the no-latency table only
- *   CONTENDERS='1 step' ROUNDS=7 npm run bench:steps   # some rows only (beside the first), more rounds
+ *   CONTENDERS='1 step;dedupeOutputs' ROUNDS=7 npm run bench:steps   # some rows only (beside the first), more rounds
  *   npm run bench:steps -- --cpu-prof             # PROFILE_CONTENDER ('1 step') alone in a V8 CPU profile
  *   PROFILE_CONTENDER='1 output' PROFILE_LATENCY=1 npm run bench:steps -- --cpu-prof   # with the LATENCY_MS handler
  *
@@ -45,8 +45,8 @@ const LATENCY_MS = Number(process.env.LATENCY_MS ?? 10);
 const LATENCY_RECORDS = Number(process.env.LATENCY_RECORDS ?? RECORDS);
 const PROFILE_INTERVAL_US = Number(process.env.PROFILE_INTERVAL_US ?? 100);
 const PROFILE = process.argv.includes('--cpu-prof');
-/** CONTENDERS='1 step,1 output': only these rows (and the first, the one the others are read against). */
-const ONLY = process.env.CONTENDERS?.split(',').map((label) => label.trim());
+/** CONTENDERS='1 step;1 output, transactions': only these rows, by label, separated by `;` (labels hold commas), and the first, the one the others are read against. */
+const ONLY = process.env.CONTENDERS?.split(';').map((label) => label.trim());
 /** The contender the profile runs (its label). */
 const PROFILE_CONTENDER = process.env.PROFILE_CONTENDER ?? '1 step';
 const ROOT = join(__dirname, '..');
@@ -92,8 +92,13 @@ function contenders(latencyMs: number): Contender[] {
       handler: (out) => async (r, ctx) => { ctx.send(out, { key: r.rawKey, value: r.rawValue }); },
     });
   }
+  if (ONLY === undefined) return list;
+  const unknown = ONLY.filter((label) => !list.some((c) => c.label === label));
+  if (unknown.length > 0) {
+    throw new Error(`CONTENDERS: expected labels among ${list.map((c) => `'${c.label}'`).join(', ')}, got ${unknown.map((l) => `'${l}'`).join(', ')}`);
+  }
   // The first contender stays: every other row is read against it.
-  return ONLY === undefined ? list : list.filter((c, i) => i === 0 || ONLY.includes(c.label));
+  return list.filter((c, i) => i === 0 || ONLY.includes(c.label));
 }
 
 /**
