@@ -110,11 +110,14 @@ describe.each(redisSetups())('the exactly-once scripts on $name Redis', ({ conne
   });
 
   it(`splits the steps of more than ${RECORDS_PER_CALL} records of one turn into calls of at most ${RECORDS_PER_CALL}, each stored or answered`, async () => {
-    // Prepare: 40 records of one partition, one of them with a result stored by an earlier run.
+    // Prepare: two calls' worth of records of one partition and a few more, one of them with a result stored by an
+    // earlier run.
     const effects = new RedisEffects(redis);
     const ref = { group: uniqueName('g'), topic: 'orders', partition: 4 };
-    const ats = Array.from({ length: 40 }, (_, offset) => ({ ref, offset }));
-    await effects.saveStep(ats[33]!, 'charge', '"before"', 60_000);
+    const count = 2 * RECORDS_PER_CALL + 8;
+    const before = RECORDS_PER_CALL + 17;
+    const ats = Array.from({ length: count }, (_, offset) => ({ ref, offset }));
+    await effects.saveStep(ats[before]!, 'charge', '"before"', 60_000);
     let calls = 0;
     const client = redis as unknown as { sendCommand: (...args: unknown[]) => unknown };
     const send = client.sendCommand.bind(client);
@@ -133,10 +136,10 @@ describe.each(redisSetups())('the exactly-once scripts on $name Redis', ({ conne
 
     // Assess
     expect([afterLoads, calls - afterLoads]).toEqual([3, 3]);
-    expect(loaded.map((m, offset) => (m.size === 0 ? undefined : `${offset}: ${m.get('charge')}`)).filter(Boolean)).toEqual(['33: "before"']);
-    expect(saved).toEqual(ats.map((at) => (at.offset === 33 ? '"before"' : undefined)));
-    expect(stored).toEqual(ats.map((at) => (at.offset === 33 ? '"before"' : `"ch_${at.offset}"`)));
-    expect(await effects.stepsStoredUpTo(ref)).toBe(39);
+    expect(loaded.map((m, offset) => (m.size === 0 ? undefined : `${offset}: ${m.get('charge')}`)).filter(Boolean)).toEqual([`${before}: "before"`]);
+    expect(saved).toEqual(ats.map((at) => (at.offset === before ? '"before"' : undefined)));
+    expect(stored).toEqual(ats.map((at) => (at.offset === before ? '"before"' : `"ch_${at.offset}"`)));
+    expect(await effects.stepsStoredUpTo(ref)).toBe(count - 1);
   });
 
   it('keeps the highest offset of a partition with stored step results, living as long as they do', async () => {
@@ -175,14 +178,15 @@ describe.each(redisSetups())('the exactly-once scripts on $name Redis', ({ conne
   });
 
   it('takes the outputs of records starting together in calls per origin partition, a repeat in the same call refused', async () => {
-    // Prepare: 20 outputs of origin partition 0 (the last one twice, at two offsets of this stage) and 3 of partition 1.
+    // Prepare: a call's worth and 4 more outputs of origin partition 0 (the last one twice, at two offsets of this
+    // stage) and 3 of partition 1.
     const effects = new RedisEffects(redis);
     const group = uniqueName('g');
     const output = (partition: number, offset: number): { group: string; origin: { topic: string; partition: number; offset: number }; index: number } =>
       ({ group: 'stage-1', origin: { topic: 'orders', partition, offset }, index: 0 });
     const claims = [
-      ...Array.from({ length: 20 }, (_, i) => ({ id: output(0, i), runner: `mid/0/${i}` })),
-      { id: output(0, 19), runner: 'mid/0/99' },
+      ...Array.from({ length: RECORDS_PER_CALL + 4 }, (_, i) => ({ id: output(0, i), runner: `mid/0/${i}` })),
+      { id: output(0, RECORDS_PER_CALL + 3), runner: 'mid/0/99' },
       ...[0, 1, 2].map((i) => ({ id: output(1, i), runner: `mid/0/${50 + i}` })),
     ];
     let calls = 0;
@@ -198,7 +202,7 @@ describe.each(redisSetups())('the exactly-once scripts on $name Redis', ({ conne
     client.sendCommand = send;
     const ttl = await redis.pttl(outputClaimKey(group, output(1, 2)));
 
-    // Assess: 21 claims of partition 0 in calls of 16 and 5, partition 1's in one; only the repeat refused.
+    // Assess: the claims of partition 0 in a full call and one of 5, partition 1's in one; only the repeat refused.
     expect(calls).toBe(3);
     expect(taken).toEqual(claims.map(({ runner }) => runner !== 'mid/0/99'));
     expect(ttl).toBeGreaterThan(0);
