@@ -14,6 +14,10 @@
  *   npm run bench:steps -- --cpu-prof             # PROFILE_CONTENDER ('1 step') alone in a V8 CPU profile
  *   PROFILE_CONTENDER='1 output' PROFILE_LATENCY=1 npm run bench:steps -- --cpu-prof   # with the LATENCY_MS handler
  *
+ * With the `1 output` row, each round also runs kafkajs's idempotent producer alone on the same messages, in sends of
+ * as many messages as that row's sends carried: the line under the first table gives its CPU per message, the part of
+ * an output's cost that is kafkajs's.
+ *
  * Redis calls are commands sent (script calls, the step read, deletes): each is one round trip for its record, and
  * calls of records running at once share the connection (ioredis writes them without waiting for replies). Redis CPU
  * is the server's own (`INFO cpu`, user and system) over the timed loop, per record: with no latency, when it nears a
@@ -222,6 +226,37 @@ async function run(
   return { recordsPerSecond: records.length / seconds, cpuPerRecord: cpuMicros / records.length, redisPerRecord: calls / records.length, redisCpuPerRecord: redisCpu / records.length, sendsPerRecord: sends / records.length };
 }
 
+/** kafkajs's idempotent producer alone: one round's figures. */
+interface ProducerFigures {
+  readonly cpuPerMessage: number;
+  readonly messagesPerSecond: number;
+  readonly perSend: number;
+}
+
+/**
+ * The floor under an output's cost: kafkajs's idempotent producer (acks=all, one request in flight, as the output
+ * writer makes it) sending the `1 output` row's messages itself, in sends of as many messages as that row's sends
+ * carried in the same round, one after another. No framework code runs: its CPU per message is kafkajs's alone.
+ */
+async function producerAlone(records: readonly KafkaRecordInput[], out: string, perSend: number): Promise<ProducerFigures> {
+  const kafka = new Kafka({ clientId: 'bench-producer', brokers: KAFKA_BROKERS, logLevel: logLevel.NOTHING });
+  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+  await producer.connect();
+  const group = uniqueName('bench-alone');
+  const messages = records.map((record) => ({
+    key: record.key === null || record.key === undefined ? null : Buffer.from(record.key),
+    value: record.value === null || record.value === undefined ? null : Buffer.from(record.value),
+    headers: { [OUTPUT_HEADER]: `${group}/${record.topic}/${record.partition}/${record.offset}/0` },
+  }));
+  const send = (from: number): Promise<unknown> => producer.sendBatch({ topicMessages: [{ topic: out, messages: messages.slice(from, from + perSend) }], acks: -1 });
+  await send(0);
+  const clock = startClock();
+  for (let from = 0; from < messages.length; from += perSend) await send(from);
+  const { seconds, cpuMicros } = clock.stop();
+  await producer.disconnect();
+  return { cpuPerMessage: cpuMicros / messages.length, messagesPerSecond: messages.length / seconds, perSend };
+}
+
 /** The Redis server's CPU so far, user and system, in µs. */
 async function redisCpuMicros(redis: Redis): Promise<number> {
   const info = await redis.info('cpu');
@@ -286,6 +321,7 @@ async function main(): Promise<void> {
       ? [{ records: records.slice(0, LATENCY_RECORDS), columns: contenders(LATENCY_MS).map((contender): Column => ({ contender, rounds: [], ratios: [], extraCpu: [] })) }]
       : []),
   ];
+  const alone: ProducerFigures[] = [];
   // Contenders interleaved: every round runs each once, so a slower spell of the machine hits all of them.
   for (let round = 0; round < ROUNDS; round += 1) {
     for (const { records: measured, columns } of tables) {
@@ -297,9 +333,21 @@ async function main(): Promise<void> {
         column.extraCpu.push(figures.cpuPerRecord - base.cpuPerRecord);
       }
     }
+    // Beside the no-latency table's `1 output`, in the same round: kafkajs's share of it.
+    const output = tables[0]!.columns.find((column) => column.contender.label === '1 output')?.rounds[round];
+    if (output !== undefined) alone.push(await producerAlone(tables[0]!.records, out, Math.max(1, Math.round(1 / Math.max(output.sendsPerRecord, 1e-9)))));
   }
   console.log(`bench:steps — one partition, ${KEYS} keys, concurrency ${CONCURRENCY}, batches of ${BATCH}, median of ${ROUNDS} round(s); ratios and extra CPU against the first row of the same round`);
   printTable(`no handler latency, ${RECORDS.toLocaleString('en-US')} records (the framework's own cost)`, tables[0]!.columns);
+  if (alone.length > 0) {
+    const output = tables[0]!.columns.find((column) => column.contender.label === '1 output')!;
+    const kafkajs = median(alone.map((a) => a.cpuPerMessage));
+    console.log(
+      `kafkajs's idempotent producer alone, the same messages in sends of ${median(alone.map((a) => a.perSend)).toFixed(0)} (as \`1 output\` sent them): ` +
+        `${median(alone.map((a) => a.messagesPerSecond)).toFixed(0)} messages/s, ${kafkajs.toFixed(1)} CPU µs/message, ` +
+        `so about ${Math.max(0, median(output.extraCpu) - kafkajs).toFixed(1)} of \`1 output\`'s + CPU µs are the framework's`,
+    );
+  }
   if (tables[1] !== undefined) {
     printTable(`${LATENCY_MS} ms handler, ${LATENCY_RECORDS.toLocaleString('en-US')} records (bound: ${(CONCURRENCY / (LATENCY_MS / 1000)).toLocaleString('en-US')} records/s)`, tables[1].columns);
   }
