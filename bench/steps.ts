@@ -14,9 +14,11 @@
  *   npm run bench:steps -- --cpu-prof             # PROFILE_CONTENDER ('1 step') alone in a V8 CPU profile
  *   PROFILE_CONTENDER='1 output' PROFILE_LATENCY=1 npm run bench:steps -- --cpu-prof   # with the LATENCY_MS handler
  *
- * With the `1 output` row, each round also runs kafkajs's idempotent producer alone on the same messages, in sends of
- * as many messages as that row's sends carried: the line under the first table gives its CPU per message, the part of
- * an output's cost that is kafkajs's.
+ * Two floors are measured beside the rows they bound. `1 step, no store (1 turn)` is one step whose store is a
+ * promise resolved on the next turn of the event loop, no Redis: the least a step that waits for I/O before it returns
+ * can cost. With the `1 output` row, each round also runs kafkajs's idempotent producer alone on the same messages, in
+ * sends of as many messages as that row's sends carried: the line under the first table gives its CPU per message,
+ * the part of an output's cost that is kafkajs's.
  *
  * Redis calls are commands sent (script calls, the step read, deletes): each is one round trip for its record, and
  * calls of records running at once share the connection (ioredis writes them without waiting for replies). Redis CPU
@@ -26,7 +28,10 @@
 import { join } from 'node:path';
 import Redis from 'ioredis';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
-import { OUTPUT_HEADER, type OutputMessage } from '../src/lanes/effects';
+import { OUTPUT_HEADER, type EffectsPort, type OutputMessage } from '../src/lanes/effects';
+import { CompletionStore } from '../src/completion/store';
+import { RedisEffects } from '../src/completion/effects-store';
+import { LanesCore } from '../src/handler/lanes-core';
 import type { KafkaRecordInput } from '../src/event/encode';
 import { HandOffWriter } from '../src/handoff';
 import { OutputWriter } from '../src/handoff/output-writer';
@@ -64,6 +69,11 @@ interface Contender {
   readonly transactional?: boolean;
   /** A second stage: its records are outputs of another stage (an identity header), read with `dedupeOutputs`. */
   readonly dedupe?: boolean;
+  /**
+   * `turn`: the step store is replaced by a promise resolved on the next turn of the event loop, with no Redis: the
+   * least any step that waits for I/O before it returns can cost (the floor under the `1 step` row).
+   */
+  readonly stepStore?: 'turn';
   /** The handler's own work before its steps and outputs (ms); 0: none, the framework's cost alone. */
   readonly latencyMs: number;
   readonly handler: (out: string) => Handler;
@@ -89,6 +99,7 @@ function contenders(latencyMs: number): Contender[] {
     { label: 'dedupeOutputs', latencyMs, dedupe: true, handler: () => async () => { await wait(); } },
   ];
   if (latencyMs === 0) {
+    list.push({ label: '1 step, no store (1 turn)', latencyMs, stepStore: 'turn', handler: () => async (_r, ctx) => { await ctx.step('a', () => 1); } });
     list.push({
       label: '1 output, transactions',
       latencyMs,
@@ -196,7 +207,10 @@ async function run(
     ran += 1;
     return inner(record, ctx);
   };
-  const processor = new LanesFunction({ options, handler: handler as never, redis, handOff: () => sink, telemetry: createTelemetry(group) });
+  const parts = { options, handler: handler as never, handOff: () => sink, telemetry: createTelemetry(group) };
+  const processor = contender.stepStore === 'turn'
+    ? new LanesCore({ ...parts, store: new CompletionStore(redis, options.caps), effects: storedInOneTurn(new RedisEffects(redis)) })
+    : new LanesFunction({ ...parts, redis });
   const measured = contender.dedupe === true ? records.map(asOutput) : records;
   const events: unknown[] = [];
   for (let i = 0; i < measured.length; i += BATCH) events.push(eventOf(measured.slice(i, i + BATCH)));
@@ -255,6 +269,17 @@ async function producerAlone(records: readonly KafkaRecordInput[], out: string, 
   const { seconds, cpuMicros } = clock.stop();
   await producer.disconnect();
   return { cpuPerMessage: cpuMicros / messages.length, messagesPerSecond: messages.length / seconds, perSend };
+}
+
+/** The Redis effects store with its step store replaced: a step is "stored" on the next turn of the event loop. */
+function storedInOneTurn(real: RedisEffects): EffectsPort {
+  return {
+    loadSteps: (at) => real.loadSteps(at),
+    saveStep: () => new Promise<undefined>((resolve) => setImmediate(resolve, undefined)),
+    stepsStoredUpTo: (ref) => real.stepsStoredUpTo(ref),
+    forgetSteps: (at) => real.forgetSteps(at),
+    claimOutput: (group, id, runner, ttlMs) => real.claimOutput(group, id, runner, ttlMs),
+  };
 }
 
 /** The Redis server's CPU so far, user and system, in µs. */
