@@ -31,6 +31,7 @@ import { Kafka, logLevel, type Producer } from 'kafkajs';
 import { OUTPUT_HEADER, type EffectsPort, type OutputMessage } from '../src/lanes/effects';
 import { CompletionStore } from '../src/completion/store';
 import { RedisEffects } from '../src/completion/effects-store';
+import { steppedKey } from '../src/completion/keys';
 import { LanesCore } from '../src/handler/lanes-core';
 import type { KafkaRecordInput } from '../src/event/encode';
 import { HandOffWriter } from '../src/handoff';
@@ -271,12 +272,19 @@ async function producerAlone(records: readonly KafkaRecordInput[], out: string, 
   return { cpuPerMessage: cpuMicros / messages.length, messagesPerSecond: messages.length / seconds, perSend };
 }
 
-/** The Redis effects store with its step store replaced: a step is "stored" on the next turn of the event loop. */
+/**
+ * The Redis effects store with its step store replaced: a step is "stored" on the next turn of the event loop. The
+ * partition's `stepped` marker is read at each admission, as the real store does once it has seen a step (so the
+ * records' first runs read no steps, as in the `1 step` row).
+ */
 function storedInOneTurn(real: RedisEffects): EffectsPort {
   return {
     loadSteps: (at) => real.loadSteps(at),
     saveStep: () => new Promise<undefined>((resolve) => setImmediate(resolve, undefined)),
-    stepsStoredUpTo: (ref) => real.stepsStoredUpTo(ref),
+    stepsStoredUpTo: async (ref) => {
+      const stored = await real.redis.get(steppedKey(ref));
+      return stored === null ? -1 : Number(stored);
+    },
     forgetSteps: (at) => real.forgetSteps(at),
     claimOutput: (group, id, runner, ttlMs) => real.claimOutput(group, id, runner, ttlMs),
   };
