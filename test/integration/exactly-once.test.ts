@@ -142,6 +142,35 @@ describe.each(redisSetups())('the exactly-once scripts on $name Redis', ({ conne
     expect(await effects.stepsStoredUpTo(ref)).toBe(count - 1);
   });
 
+  it('stores and answers each of many step stores made in one turn, also when the connection drops as they go out', async () => {
+    // Records finishing their steps together make many calls in one turn on one connection: each must be stored and
+    // answered with its own result, also when the connection drops once they are written (they go out again on the
+    // new one) or before (they wait for it).
+    const effects = new RedisEffects(redis);
+    const ref = { group: uniqueName('g'), topic: 'orders', partition: 5 };
+    const ats = Array.from({ length: 10 * RECORDS_PER_CALL + 3 }, (_, offset) => ({ ref, offset }));
+    const store = (value: string): Array<Promise<string | undefined>> => ats.map((at) => effects.saveStep(at, 'charge', `"${value}_${at.offset}"`, 60_000));
+
+    await redis.ping();
+
+    // Act
+    const saved = await Promise.all(store('ch'));
+    const inFlight = store('other');
+    await new Promise((resolve) => setImmediate(resolve));
+    redis.disconnect(true);
+    const afterDrop = await Promise.all(inFlight);
+    const beforeWrite = store('third');
+    redis.disconnect(true);
+    const afterWait = await Promise.all(beforeWrite);
+    const stored = await Promise.all(ats.map(async (at) => (await new RedisEffects(redis).loadSteps(at)).get('charge')));
+
+    // Assess: the first stores kept, the later ones answered with them.
+    expect(saved).toEqual(ats.map(() => undefined));
+    expect(afterDrop).toEqual(ats.map((at) => `"ch_${at.offset}"`));
+    expect(afterWait).toEqual(ats.map((at) => `"ch_${at.offset}"`));
+    expect(stored).toEqual(ats.map((at) => `"ch_${at.offset}"`));
+  });
+
   it('keeps the highest offset of a partition with stored step results, living as long as they do', async () => {
     // Prepare
     const effects = new RedisEffects(redis);
