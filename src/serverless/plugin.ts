@@ -5,7 +5,7 @@ import { BUNDLE_DIR, bundleHandlers, type BundleEntry } from './bundle';
 import { customBlockSchema, functionBlockSchema, PLUGIN_DEFAULTS, validateBlock, type CustomBlock } from './config';
 import { AWS_IAM_MECHANISM, ENV } from '../options/constants';
 import { plaintextSecrets } from './auth';
-import { loopbackEnvironmentProblems, mskServerlessRegionWarning } from './checks';
+import { loopbackEnvironmentProblems, mskServerlessRegionWarning, vpcProblems } from './checks';
 import { functionRole, groupGrants, rolePolicyLength, ROLE_POLICY_LIMIT, type Statement } from './iam';
 import { dropRedundantRoleDependsOn } from './role-depends-on';
 import { compileResponseTypes, keepZeroBatchingWindows, mskClusterNameToken, type PluginUtils, type Serverless } from './framework';
@@ -118,6 +118,27 @@ export class KafkaLanesPlugin {
       const plain = plaintextSecrets(plan.functionKey, { ...providerEnvironment, ...fn.environment }, plan.environment);
       problems.push(...plain.problems);
       if (!offline) plain.warnings.forEach((warning) => this.#log.warning(warning));
+    }
+    // A group's functions reach its brokers and Redis: from a VPC when they are private.
+    if (!offline) {
+      for (const plan of plans) {
+        const fn = service.functions[plan.functionKey]!;
+        const vpc = fn.vpc ?? (service.provider as { vpc?: unknown }).vpc;
+        if (vpc !== undefined && vpc !== null && vpc !== false) continue;
+        const where = `functions.${plan.functionKey}`;
+        const trigger = 'msk' in plan.source ? { kind: 'msk', settings: plan.source.msk } : { kind: 'kafka', settings: plan.source.kafka };
+        const targets = [
+          ...(trigger.kind === 'msk' ? [{ setting: `${where}.events.msk.arn`, value: trigger.settings.arn, msk: true }] : []),
+          ...(trigger.kind === 'kafka' ? [{ setting: `${where}.events.kafka.bootstrapServers`, value: (trigger.settings.bootstrapServers ?? []).join(',') }] : []),
+          ...(plan.environment[ENV.brokers] === undefined || trigger.kind === 'kafka' ? [] : [{ setting: `${where}.kafkaLanes.kafka.brokers`, value: plan.environment[ENV.brokers] }]),
+          ...[ENV.redisUrl, ENV.redisClusterNodes]
+            .filter((name) => plan.environment[name] !== undefined)
+            .map((name) => ({ setting: `${where}.kafkaLanes.redis.${name === ENV.redisUrl ? 'url' : 'clusterNodes'}`, value: plan.environment[name] })),
+        ];
+        const found = vpcProblems(where, targets);
+        problems.push(...found.problems);
+        found.warnings.forEach((warning) => this.#log.warning(`kafka-lanes: ${warning}`));
+      }
     }
     // Every variable of every function, the service's own included (the provider's apply to all functions).
     if (!offline) {
