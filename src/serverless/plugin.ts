@@ -16,6 +16,7 @@ import { topicsResource, triggersAfterTopics } from './topics-resource';
 const COMMITTER_OUT = 'kafka-lanes/committer';
 const TOPICS_OUT = 'kafka-lanes/topics';
 const TOPICS_PROVIDER_OUT = 'kafka-lanes/topics-provider';
+const PRODUCE_OUT = 'kafka-lanes/produce';
 const OPAQUE_BLOCK = { description: 'kafka-lanes settings, validated by the kafka-lanes plugin (docs/options.md)' };
 
 /**
@@ -173,6 +174,13 @@ export class KafkaLanesPlugin {
           handler: `${BUNDLE_DIR}/${COMMITTER_OUT}.handler`,
         };
       }
+      // The produce function is for a deployed cluster: not under `serverless offline` (`kafka-lanes produce` is).
+      if (plan.producer !== undefined && !offline) {
+        if (service.functions[plan.producer.key] !== undefined) {
+          this.#fail([`functions.${plan.producer.key}: the name of the produce function kafka-lanes adds for \`${plan.functionKey}\` is taken`]);
+        }
+        service.functions[plan.producer.key] = { ...plan.producer.definition, handler: `${BUNDLE_DIR}/${PRODUCE_OUT}.handler` };
+      }
     }
     if (!offline) this.#addTopicsResources(plans);
     if (offline) this.#blankDeployTimeSettings(plans);
@@ -232,6 +240,11 @@ export class KafkaLanesPlugin {
       for (const name of made.removed) delete fn.environment[name];
       const committer = plan.committer === undefined ? undefined : service.functions[plan.committer.key];
       if (committer !== undefined) committer.environment = made.committerEnvironment;
+      const producer = plan.producer === undefined ? undefined : service.functions[plan.producer.key];
+      if (producer !== undefined) {
+        producer.environment = { ...producer.environment, ...made.handlerEnvironment };
+        for (const name of made.removed) delete producer.environment[name];
+      }
     }
   }
 
@@ -277,6 +290,7 @@ export class KafkaLanesPlugin {
         if (plan.committer !== undefined) roles.push([plan.committer.key, grants.committer, false]);
         if (service.functions[plan.topics.key] !== undefined) roles.push([plan.topics.key, grants.topics, false]);
         if (service.functions[plan.topics.provider.key] !== undefined) roles.push([plan.topics.provider.key, grants.topicsProvider, false]);
+        if (plan.producer !== undefined && service.functions[plan.producer.key] !== undefined) roles.push([plan.producer.key, grants.producer, false]);
         const out: Array<{ key: string; logicalId: string; role: ReturnType<typeof functionRole> }> = [];
         for (const [key, statements, isHandler] of roles) {
           const target = service.functions[key]!;
@@ -367,6 +381,7 @@ export class KafkaLanesPlugin {
     const committerKeys = new Set(this.#plans.flatMap((plan) => (plan.committer === undefined ? [] : [plan.committer.key])));
     const topicsKeys = new Set(this.#plans.map((plan) => plan.topics.key));
     const providerKeys = new Set(this.#plans.map((plan) => plan.topics.provider.key));
+    const produceKeys = new Set(this.#plans.flatMap((plan) => (plan.producer === undefined ? [] : [plan.producer.key])));
     const entries: BundleEntry[] = [];
     for (const key of service.getAllFunctions()) {
       const fn = service.functions[key]!;
@@ -377,6 +392,8 @@ export class KafkaLanesPlugin {
         entries.push({ key, entryFile: this.#entry('topics-handler'), exportName: 'handler', outName: TOPICS_OUT });
       } else if (providerKeys.has(key)) {
         entries.push({ key, entryFile: this.#entry('topics-provider'), exportName: 'handler', outName: TOPICS_PROVIDER_OUT });
+      } else if (produceKeys.has(key)) {
+        entries.push({ key, entryFile: this.#entry('produce-handler'), exportName: 'handler', outName: PRODUCE_OUT });
       } else if (bundleUser && runtime.startsWith('nodejs') && typeof fn.handler === 'string') {
         entries.push({ key, handler: fn.handler });
       }

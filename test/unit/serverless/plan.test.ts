@@ -304,6 +304,23 @@ describe('outputs and the topics resource', () => {
     expect(plan!.topics.provider).toMatchObject({ key: 'ordersTopicsCr', vpc: false, timeout: 360 });
   });
 
+  it('adds the produce function when asked: in the VPC, the source topic and the trigger group only', () => {
+    // Act
+    const { plan } = planFunction(service, 'orders', { ...mskFunction(), vpc: { subnetIds: ['subnet-1'] } }, { group: 'g', produce: true });
+    const { producer } = groupGrants(plan!, true);
+
+    // Assess
+    expect(plan!.producer).toMatchObject({ key: 'ordersProduce', definition: { name: 'shop-dev-orders-produce', vpc: { subnetIds: ['subnet-1'] } } });
+    expect(plan!.producer!.definition.environment).toMatchObject({ KAFKA_LANES_PRODUCE_TOPIC: 'orders', KAFKA_LANES_GROUP: 'g', KAFKA_LANES_MSK_CLUSTER_ARN: ARN });
+    expect(producer).toEqual([
+      { Effect: 'Allow', Action: ['kafka-cluster:Connect', 'kafka-cluster:WriteDataIdempotently'], Resource: ARN },
+      { Effect: 'Allow', Action: ['kafka-cluster:DescribeTopic', 'kafka-cluster:WriteData'], Resource: [topicArn('orders')] },
+      { Effect: 'Allow', Action: ['kafka-cluster:DescribeGroup'], Resource: 'arn:aws:kafka:eu-west-1:123456789012:group/shop/abcd-1/g' },
+      expect.objectContaining({ Action: expect.arrayContaining(['ec2:CreateNetworkInterface']), Resource: '*' }),
+    ]);
+    expect(planFunction(service, 'orders', mskFunction(), { group: 'g' }).plan!.producer).toBeUndefined();
+  });
+
   it('changes no environment when the brokers are configured', () => {
     const { plan } = planFunction(service, 'orders', mskFunction(), { group: 'g', kafka: { brokers: ['b-1.shop:9098'] } });
     const parts = topicsResource(plan!, ids);
