@@ -40,3 +40,4 @@ export { readGroupFigures, type GroupFigures } from './group-figures';
 export { describeGroupUse, groupChecks, ownGroups, type GroupsInput, type GroupUse, type OwnGroup } from './doctor-groups';
 export { checkKafka, checkRedis, clusterModeCheck, describeKafkaAuth, describeRedisAuth, evictionCheck, renderChecks, topicChecks } from './doctor';
 export type { Check, CheckStatus, TopicsInput } from './doctor';
+export { parseProduceRecords, produceRecords, type ProduceInput, type ProduceRecord, type ProducedRecord } from './produce';
