@@ -31,6 +31,7 @@ export {
   type PartitionRole,
   type PartitionStatus,
 } from './status';
+export { age, renderLanes, type StatusLane, type StatusLanes } from './lanes-table';
 export { applyReset, planReset, renderResetPlan, type ResetPartition, type ResetPlan } from './reset';
 export { escapeGlob, findPartitions, partitionKeysPattern, partitionOfKey, scanKeys, unescapeName } from '../completion/redis-scan';
 export { CREATE_TOPICS_READY_DEFAULTS, createTopicsReady, notReady, waitForTopicsReady } from './create-topics';
