@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { parseProduceRecords, produceRecords } from '../../admin/produce';
 import { ConfigError } from '../../errors';
-import { connectionOptions, kafkaOptions, LOCAL_BROKERS, type KafkaFlags } from '../connections';
+import { connectionOptions, connectKafka, kafkaOptions, LOCAL_BROKERS, type KafkaFlags } from '../connections';
 
 interface ProduceFlags extends KafkaFlags {
   readonly key?: string;
@@ -54,7 +54,7 @@ export function registerProduce(program: Command): void {
     });
     // The group only scopes option messages here: producing touches no group.
     const { kafka } = connectionOptions('kafka-lanes-cli', flags);
-    const produced = await produceRecords(kafka, topic, records, LOCAL_BROKERS);
+    const produced = await connectKafka(kafka, () => produceRecords(kafka, topic, records, LOCAL_BROKERS));
     for (const record of produced) process.stdout.write(`${record.topic}-${record.partition}@${record.offset}${record.key === null ? '' : ` key ${record.key}`}\n`);
     process.stdout.write(`${produced.length} record(s) written to ${topic} (acks=all)\n`);
   });

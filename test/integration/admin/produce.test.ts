@@ -69,7 +69,6 @@ describe('kafka-lanes produce', () => {
   it('names a refused broker connection as such', async () => {
     const run = await runCliCaptured('produce', 'any-topic', '1', '--brokers', '127.0.0.1:1');
     expect(run.code).toBe(1);
-    expect(run.err).toMatch(/127\.0\.0\.1:1/);
-    expect(run.err).toMatch(/refused/i);
+    expect(run.err).toBe('kafka-lanes: Kafka (127.0.0.1:1) not reachable: connection refused (nothing listens there) at 127.0.0.1:1\n');
   });
 });
