@@ -84,6 +84,17 @@ export async function connectKafka<T>(options: LanesOptions['kafka'], connect: (
   }
 }
 
+/** Runs `work` with a kafkajs client made from the flags, the environment or the local default. */
+export async function withKafka<T>(group: string, flags: KafkaFlags, work: (kafka: Kafka) => Promise<T>): Promise<T> {
+  const { kafka: options } = connectionOptions(group, flags);
+  const kafka = new Kafka({
+    ...(await kafkaClientConfig({ ...options, clientId: 'kafka-lanes-cli' }, LOCAL_BROKERS)),
+    logLevel: logLevel.NOTHING,
+    connectionTimeout: 5_000,
+  });
+  return connectKafka(options, () => work(kafka));
+}
+
 /** Runs `work` with a connected kafkajs admin, disconnected afterwards. */
 export async function withAdmin<T>(group: string, flags: KafkaFlags, work: (admin: Admin) => Promise<T>): Promise<T> {
   const { kafka: options } = connectionOptions(group, flags);
