@@ -1,5 +1,6 @@
 /** The writer's bookkeeping: callers waiting for outcomes, queued copies, the current producer. */
-import type { Message, PartitionerArgs, Producer } from 'kafkajs';
+import type { Message, PartitionerArgs } from 'kafkajs';
+import type { KafkaProducer } from '../connections/kafka-client';
 import * as KafkaJs from 'kafkajs';
 import { commonJsExports } from '../connections/interop';
 import type { Refusal, Stub } from './refusals';
@@ -32,7 +33,7 @@ export interface Entry {
 
 /** The current producer and its (lazy, shared) connect. */
 export interface Connection {
-  readonly producer: Producer;
+  readonly producer: KafkaProducer;
   connected: Promise<void> | undefined;
 }
 
