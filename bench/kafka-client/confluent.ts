@@ -53,8 +53,11 @@ export class ConfluentProducers implements ProducerFactory {
     return {
       connect: () => producer.connect(),
       disconnect: () => producer.disconnect(),
-      sendBatch: async (batch) => {
-        await producer.sendBatch(batch);
+      // acks and the broker's timeout are the producer's settings here (acks=-1 above), refused on a send. Its send
+      // replaces each message's `headers` with its own form, so a message sent again (the hand-off writer resends a
+      // refused send's copies one by one) would fail: each goes as a copy.
+      sendBatch: async ({ topicMessages = [] }) => {
+        await producer.sendBatch({ topicMessages: topicMessages.map(({ topic, messages }) => ({ topic, messages: messages.map((message) => ({ ...message })) })) });
         return [];
       },
     };

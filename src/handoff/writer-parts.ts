@@ -13,7 +13,6 @@ export interface Caller {
   readonly outcomes: HandOffOutcome[];
   readonly resolve: (outcomes: HandOffOutcome[]) => void;
   readonly reject: (error: unknown) => void;
-  readonly cleanup: () => void;
 }
 
 /** One copy waiting in the writer's queue or in a send. */
