@@ -252,10 +252,12 @@ function workerEnvironment(environment: Readonly<Record<string, unknown>>): Reco
   return Object.fromEntries(Object.entries(environment).filter(([name]) => (kept as readonly string[]).includes(name)));
 }
 
-const topicsKey = (functionKey: string): string => `${functionKey}Topics`;
-const topicsName = (name: string): string => `${name}-topics`;
-const topicsProviderKey = (functionKey: string): string => `${functionKey}TopicsCr`;
-const topicsProviderName = (name: string): string => `${name}-topics-cr`;
+// The provider keeps the name the topics resource's function always had (`<function>Topics`): CloudFormation does not
+// update a custom resource's ServiceToken, so a stack of an earlier version upgrades in place.
+const topicsKey = (functionKey: string): string => `${functionKey}TopicsVpc`;
+const topicsName = (name: string): string => `${name}-topicsvpc`;
+const topicsProviderKey = (functionKey: string): string => `${functionKey}Topics`;
+const topicsProviderName = (name: string): string => `${name}-topics`;
 
 const committerKey = (functionKey: string): string => `${functionKey}Committer`;
 const committerName = (name: string): string => `${name}-committer`;
@@ -323,8 +325,8 @@ function nameProblems(
     const scheduleIssue = schedule === undefined ? undefined : scheduleProblem(schedule);
     if (scheduleIssue !== undefined) problems.push(`${where}.kafkaLanes.committer.schedule: ${scheduleIssue}`);
   }
-  problems.push(lengthProblem(`functions.${topicsKey(functionKey)}.name (the topics function kafka-lanes adds, \`<function name>-topics\`)`, topicsName(name), limits.functionNameLength, 'Lambda function names'));
-  problems.push(lengthProblem(`functions.${topicsProviderKey(functionKey)}.name (the topics resource's provider kafka-lanes adds, \`<function name>-topics-cr\`)`, topicsProviderName(name), limits.functionNameLength, 'Lambda function names'));
+  problems.push(lengthProblem(`functions.${topicsKey(functionKey)}.name (the topics worker kafka-lanes adds, \`<function name>-topicsvpc\`)`, topicsName(name), limits.functionNameLength, 'Lambda function names'));
+  problems.push(lengthProblem(`functions.${topicsProviderKey(functionKey)}.name (the topics resource's provider kafka-lanes adds, \`<function name>-topics\`)`, topicsProviderName(name), limits.functionNameLength, 'Lambda function names'));
   if (block.produce === true) problems.push(lengthProblem(`functions.${functionKey}Produce.name (the produce function kafka-lanes adds, \`<function name>-produce\`)`, `${name}-produce`, limits.functionNameLength, 'Lambda function names'));
   for (const tier of tiers) {
     problems.push(lengthProblem(`${where}.kafkaLanes.group (the consumer group of retry tier \`${tier}\`, \`<group>.retry.${tier}\`)`, retryTopic(group, tier), limits.consumerGroupIdLength, 'event source mapping consumer group ids'));

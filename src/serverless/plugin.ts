@@ -5,7 +5,7 @@ import { BUNDLE_DIR, bundleHandlers, type BundleEntry } from './bundle';
 import { customBlockSchema, functionBlockSchema, PLUGIN_DEFAULTS, validateBlock, type CustomBlock } from './config';
 import { AWS_IAM_MECHANISM, ENV } from '../options/constants';
 import { plaintextSecrets } from './auth';
-import { loopbackEnvironmentProblems, mskServerlessRegionWarning, vpcProblems } from './checks';
+import { loopbackEnvironmentProblems, mskServerlessRegionWarning, planVpcProblems, stackParametersWarning } from './checks';
 import { functionRole, groupGrants, rolePolicyLength, ROLE_POLICY_LIMIT, type Statement } from './iam';
 import { dropRedundantRoleDependsOn } from './role-depends-on';
 import { compileResponseTypes, keepZeroBatchingWindows, mskClusterNameToken, type PluginUtils, type Serverless } from './framework';
@@ -121,25 +121,10 @@ export class KafkaLanesPlugin {
       if (!offline) plain.warnings.forEach((warning) => this.#log.warning(warning));
     }
     // A group's functions reach its brokers and Redis: from a VPC when they are private.
-    if (!offline) {
-      for (const plan of plans) {
-        const fn = service.functions[plan.functionKey]!;
-        const vpc = fn.vpc ?? (service.provider as { vpc?: unknown }).vpc;
-        if (vpc !== undefined && vpc !== null && vpc !== false) continue;
-        const where = `functions.${plan.functionKey}`;
-        const trigger = 'msk' in plan.source ? { kind: 'msk', settings: plan.source.msk } : { kind: 'kafka', settings: plan.source.kafka };
-        const targets = [
-          ...(trigger.kind === 'msk' ? [{ setting: `${where}.events.msk.arn`, value: trigger.settings.arn, msk: true }] : []),
-          ...(trigger.kind === 'kafka' ? [{ setting: `${where}.events.kafka.bootstrapServers`, value: (trigger.settings.bootstrapServers ?? []).join(',') }] : []),
-          ...(plan.environment[ENV.brokers] === undefined || trigger.kind === 'kafka' ? [] : [{ setting: `${where}.kafkaLanes.kafka.brokers`, value: plan.environment[ENV.brokers] }]),
-          ...[ENV.redisUrl, ENV.redisClusterNodes]
-            .filter((name) => plan.environment[name] !== undefined)
-            .map((name) => ({ setting: `${where}.kafkaLanes.redis.${name === ENV.redisUrl ? 'url' : 'clusterNodes'}`, value: plan.environment[name] })),
-        ];
-        const found = vpcProblems(where, targets);
-        problems.push(...found.problems);
-        found.warnings.forEach((warning) => this.#log.warning(`kafka-lanes: ${warning}`));
-      }
+    for (const plan of offline ? [] : plans) {
+      const found = planVpcProblems(plan, service.functions[plan.functionKey]!.vpc ?? (service.provider as { vpc?: unknown }).vpc);
+      problems.push(...found.problems);
+      found.warnings.forEach((warning) => this.#log.warning(`kafka-lanes: ${warning}`));
     }
     // Every variable of every function, the service's own included (the provider's apply to all functions).
     if (!offline) {
@@ -148,7 +133,8 @@ export class KafkaLanesPlugin {
     }
     if (problems.length > 0) this.#fail(problems);
     if (!offline) {
-      this.#warnStackParameters();
+      const stackWarning = stackParametersWarning((service.provider.stackParameters ?? []).map((parameter) => String(parameter.ParameterKey)));
+      if (stackWarning !== undefined) this.#log.warning(`kafka-lanes: ${stackWarning}`);
       const declared = (service as unknown as { resources?: unknown }).resources;
       const fragments = (Array.isArray(declared) ? declared : [declared]) as Array<{ Resources?: Record<string, { Type?: unknown }> } | undefined>;
       const resources = Object.assign({}, ...fragments.map((fragment) => fragment?.Resources ?? {})) as Record<string, { Type?: unknown }>;
@@ -197,25 +183,9 @@ export class KafkaLanesPlugin {
   }
 
   /**
-   * The framework sends `provider.stackParameters` with every stack request, the one that creates a new stack from
-   * its core template (the deployment bucket only, no `Parameters`) included: CloudFormation refuses a parameter
-   * its template does not declare, so the first deploy of a stage would fail where updates work.
-   */
-  #warnStackParameters(): void {
-    const keys = (this.#serverless.service.provider.stackParameters ?? []).map((parameter) => String(parameter.ParameterKey));
-    if (keys.length === 0) return;
-    this.#log.warning(
-      `kafka-lanes: provider.stackParameters (${keys.join(', ')}) are sent with the request that creates the stack too, whose ` +
-        'template (the deployment bucket only) declares no parameter: CloudFormation refuses it, so the first deploy of a ' +
-        "stage fails (updates of an existing stack work). Give the values as the parameters' Default under `resources:` " +
-        'instead (a `${param:...}` per stage), as the example service does (docs/deploy.md, "Deploying to AWS")',
-    );
-  }
-
-  /**
-   * Each group's topics resource and the function behind it (topics-handler.ts), and the brokers it answers given to
-   * the functions that have no event to take them from (topics-resource.ts): not under `serverless offline`, where
-   * no CloudFormation runs.
+   * Each group's topics resource, its provider (topics-provider.ts) and worker (topics-handler.ts), and the brokers it
+   * answers given to the group's functions (topics-resource.ts): not under `serverless offline`, where no
+   * CloudFormation runs.
    */
   #addTopicsResources(plans: readonly FunctionPlan[]): void {
     const { service } = this.#serverless;

@@ -41,8 +41,8 @@ export interface TopicsResourceParts {
  * its brokers, which CloudFormation then gives the functions.
  *
  * @example
- * topicsResource(plan, { providerLogicalId: 'OrdersTopicsCrLambdaFunction', workerLogicalId: 'OrdersTopicsLambdaFunction', resourceLogicalId: 'OrdersKafkaLanesTopics' });
- * // { resource: { Type: 'Custom::KafkaLanesTopics', Properties: { ServiceToken: { 'Fn::GetAtt': ['OrdersTopicsCrLambdaFunction', 'Arn'] }, Group, Tiers, Cluster, Listener, ... } }, ... }
+ * topicsResource(plan, { providerLogicalId: 'OrdersTopicsLambdaFunction', workerLogicalId: 'OrdersTopicsVpcLambdaFunction', resourceLogicalId: 'OrdersKafkaLanesTopics' });
+ * // { resource: { Type: 'Custom::KafkaLanesTopics', Properties: { ServiceToken: { 'Fn::GetAtt': ['OrdersTopicsLambdaFunction', 'Arn'] }, Group, Tiers, Cluster, Listener, ... } }, ... }
  */
 export function topicsResource(plan: FunctionPlan, ids: { providerLogicalId: string; workerLogicalId: string; resourceLogicalId: string }): TopicsResourceParts {
   const timeout = Number(plan.topics.provider.timeout ?? 360);
