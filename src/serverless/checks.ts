@@ -291,3 +291,23 @@ export function stackParametersWarning(keys: readonly string[]): string | undefi
     'instead (a `${param:...}` per stage), as the example service does (docs/deploy.md, "The example stack")'
   );
 }
+
+/**
+ * The topics a handler's own file sends to with a literal name (`ctx.send('orders-paid', ...)`) that are not declared
+ * outputs: each such send fails its record on AWS (MSK IAM refuses the write), under `serverless offline` and in
+ * `testLanes`. A warning: a name built at run time, or a send in another file, is not seen here.
+ *
+ * @example
+ * undeclaredSendsWarning('functions.orders', "ctx.send('orders-paid', { value })", []);
+ * // 'functions.orders: its handler sends to `orders-paid` (ctx.send), not declared in kafkaLanes.outputs (none): ...'
+ */
+export function undeclaredSendsWarning(where: string, source: string, outputs: readonly string[]): string | undefined {
+  const sent = [...new Set([...source.matchAll(/\.send\(\s*['"`]([A-Za-z0-9._-]+)['"`]\s*,/g)].map((match) => match[1]!))];
+  const undeclared = sent.filter((topic) => !outputs.includes(topic));
+  if (undeclared.length === 0) return undefined;
+  return (
+    `${where}: its handler sends to ${undeclared.map((topic) => `\`${topic}\``).join(', ')} (ctx.send), not declared in kafkaLanes.outputs ` +
+    `(${outputs.length === 0 ? 'none' : outputs.join(', ')}): every such send fails its record, on AWS (MSK IAM refuses the write), under ` +
+    '`serverless offline` and in `testLanes`. Add it to `kafkaLanes.outputs`'
+  );
+}

@@ -1,11 +1,11 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { addAlarms } from './alarms-hook';
-import { BUNDLE_DIR, bundleHandlers, type BundleEntry } from './bundle';
+import { BUNDLE_DIR, bundleHandlers, handlerSourceFile, type BundleEntry } from './bundle';
 import { customBlockSchema, functionBlockSchema, PLUGIN_DEFAULTS, validateBlock, type CustomBlock } from './config';
 import { AWS_IAM_MECHANISM, ENV } from '../options/constants';
 import { plaintextSecrets } from './auth';
-import { loopbackEnvironmentProblems, mskServerlessRegionWarning, planVpcProblems, stackParametersWarning } from './checks';
+import { loopbackEnvironmentProblems, mskServerlessRegionWarning, planVpcProblems, stackParametersWarning, undeclaredSendsWarning } from './checks';
 import { functionRole, groupGrants, rolePolicyLength, ROLE_POLICY_LIMIT, type Statement } from './iam';
 import { dropRedundantRoleDependsOn } from './role-depends-on';
 import { compileResponseTypes, keepZeroBatchingWindows, mskClusterNameToken, type PluginUtils, type Serverless } from './framework';
@@ -162,9 +162,7 @@ export class KafkaLanesPlugin {
       }
       // The produce function is for a deployed cluster: not under `serverless offline` (`kafka-lanes produce` is).
       if (plan.producer !== undefined && !offline) {
-        if (service.functions[plan.producer.key] !== undefined) {
-          this.#fail([`functions.${plan.producer.key}: the name of the produce function kafka-lanes adds for \`${plan.functionKey}\` is taken`]);
-        }
+        if (service.functions[plan.producer.key] !== undefined) this.#fail([`functions.${plan.producer.key}: the name of the produce function kafka-lanes adds for \`${plan.functionKey}\` is taken`]);
         service.functions[plan.producer.key] = { ...plan.producer.definition, handler: `${BUNDLE_DIR}/${PRODUCE_OUT}.handler` };
       }
     }
@@ -205,16 +203,13 @@ export class KafkaLanesPlugin {
       service.functions[providerKey] = { ...provider, environment: made.providerEnvironment, handler: `${BUNDLE_DIR}/${TOPICS_PROVIDER_OUT}.handler` };
       resources[made.logicalId] = made.resource;
       this.#topicsResources.set(naming.getLambdaLogicalId(plan.functionKey), made.logicalId);
-      const fn = service.functions[plan.functionKey]!;
-      fn.environment = { ...fn.environment, ...made.handlerEnvironment };
-      for (const name of made.removed) delete fn.environment[name];
+      // The handler and the produce function take the brokers the resource answers, as the committer does.
+      for (const fn of [service.functions[plan.functionKey]!, ...(plan.producer === undefined ? [] : [service.functions[plan.producer.key]!])]) {
+        fn.environment = { ...fn.environment, ...made.handlerEnvironment };
+        for (const name of made.removed) delete fn.environment[name];
+      }
       const committer = plan.committer === undefined ? undefined : service.functions[plan.committer.key];
       if (committer !== undefined) committer.environment = made.committerEnvironment;
-      const producer = plan.producer === undefined ? undefined : service.functions[plan.producer.key];
-      if (producer !== undefined) {
-        producer.environment = { ...producer.environment, ...made.handlerEnvironment };
-        for (const name of made.removed) delete producer.environment[name];
-      }
     }
   }
 
@@ -353,6 +348,11 @@ export class KafkaLanesPlugin {
     const providerKeys = new Set(this.#plans.map((plan) => plan.topics.provider.key));
     const produceKeys = new Set(this.#plans.flatMap((plan) => (plan.producer === undefined ? [] : [plan.producer.key])));
     const entries: BundleEntry[] = [];
+    for (const plan of purpose === 'package' ? this.#plans : []) {
+      const handler = service.functions[plan.functionKey]!.handler;
+      const warning = typeof handler === 'string' ? undeclaredSendsWarning(`functions.${plan.functionKey}`, readFileSync(handlerSourceFile(servicePath, handler), 'utf8'), plan.outputs) : undefined;
+      if (warning !== undefined) this.#log.warning(`kafka-lanes: ${warning}`);
+    }
     for (const key of service.getAllFunctions()) {
       const fn = service.functions[key]!;
       const runtime = String(fn['runtime'] ?? service.provider.runtime ?? 'nodejs');
