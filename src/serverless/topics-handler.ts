@@ -190,7 +190,8 @@ export function topicsWorkerHandler(
           const waiting = await strandedTiers(admin, ensure.group, dropped);
           if (waiting.length === 0) return;
           if (request.rollback === true) {
-            // The rollback goes through; the copies stay in their topics (nothing is deleted) for `kafka-lanes dlq replay`.
+            // The rollback goes through: refusing would leave the stack UPDATE_ROLLBACK_FAILED. The copies stay in the
+            // dropped tier's topic (nothing is deleted), named in the log for recovery by hand.
             log({ level: 'WARN', message: 'rollback drops retry tiers while records wait in them', group: ensure.group, waiting });
             return;
           }
