@@ -96,7 +96,17 @@ const CONFIGURATIONS: readonly Configuration[] = [
   },
 ];
 
-async function packaged(configuration: Configuration): Promise<{ file: string; template: Template; options: RehearsalOptions }> {
+type Packaged = { file: string; template: Template; options: RehearsalOptions };
+const packagedOnce = new Map<string, Promise<Packaged>>();
+
+/** A configuration packaged once per run (each package takes seconds); a fresh copy of its template each time. */
+async function packaged(configuration: Configuration): Promise<Packaged> {
+  if (!packagedOnce.has(configuration.name)) packagedOnce.set(configuration.name, packageAnew(configuration));
+  const made = await packagedOnce.get(configuration.name)!;
+  return { ...made, template: JSON.parse(JSON.stringify(made.template)) as Template };
+}
+
+async function packageAnew(configuration: Configuration): Promise<Packaged> {
   const dir = configuration.dir();
   if (dir !== ROOT) dirs.push(dir);
   mkdirSync(join(ROOT, '.sls-tmp'), { recursive: true });
