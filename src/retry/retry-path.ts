@@ -3,7 +3,7 @@ import { NotHeadError, StaleAttemptError } from '../completion/errors';
 import { sleep } from '../deadline';
 import { applyDeadLetterPolicy, decodeParked, handOffNewHead, parkPayload } from '../lanes/lane-heads';
 import { decideFailure, describeError } from '../lanes/outcome';
-import { keptForRecovery } from './kept-for-recovery';
+import { copyFindsLoss, keptForRecovery } from './kept-for-recovery';
 import { RECOVERY_RECHECK_MS } from '../completion/loss-suspect';
 import type { RecordPath, RunScope } from '../engine/run-scope';
 import { admitRetryBatch, type RetryTask } from './admit';
@@ -40,6 +40,17 @@ function watching(task: RetryTask, head: LaneHead | undefined): boolean {
   return head !== undefined && head.state === 'held' && head.offset === task.origin.offset;
 }
 
+/**
+ * The copy watches its lane (docs/durability.md, "The first minute"): the lane's head lies past the copy's origin, in
+ * a partition whose marker has not landed yet. A drain of the lane (or a crash mid-drain) may have left records that
+ * live only in Redis behind that head: the copy goes back to its tier instead of being dropped, and reports a loss
+ * if it finds the lane gone (`keptForRecovery`). It is dropped once the lane is free with its state whole, or once
+ * the partition is marked (a loss is found against the marker from then on).
+ */
+async function watchesLane(scope: Pick<RunScope<RetryTask>, 'store'>, task: RetryTask, head: LaneHead | undefined): Promise<boolean> {
+  return head !== undefined && head.offset > task.origin.offset && (await scope.store.durablyMarked?.(task.originRef)) === false;
+}
+
 export class RetryPath implements RecordPath<RetryTask> {
   readonly admit = admitRetryBatch;
 
@@ -73,7 +84,10 @@ export class RetryPath implements RecordPath<RetryTask> {
     if (head !== undefined && head.offset === task.origin.offset && head.attempt === task.attempt && head.state === 'retrying') return true;
     // A watch copy waits for its due time like any copy, then looks again (`#claim`).
     if (watching(task, head)) return true;
-    if (movedPast(task, head) && (await keptForRecovery(scope, task, (kept) => this.#writeBack(scope, [kept])))) return false;
+    // Nor is a copy that finds a loss, or that watches its lane, written back before its due time: it waits like any
+    // copy (or goes back to its tier unchanged), and `#claim` judges it again when due. So a copy kept for a recovery
+    // is written back at most once per recheck interval, however often its tier hands it over.
+    if (movedPast(task, head) && ((await copyFindsLoss(scope, task)) !== undefined || (await watchesLane(scope, task, head)))) return true;
     this.#stale(scope, task, head);
     return false;
   }
@@ -94,7 +108,13 @@ export class RetryPath implements RecordPath<RetryTask> {
     if (claim.status === 'claimed') return true;
     if (claim.status === 'not-head') {
       if (watching(task, claim.head)) return this.#watch(scope, task);
-      if (movedPast(task, claim.head) && (await keptForRecovery(scope, task, (kept) => this.#writeBack(scope, [kept])))) return false;
+      if (movedPast(task, claim.head)) {
+        if (await keptForRecovery(scope, task, (kept) => this.#writeBack(scope, [kept]))) return false;
+        if (await watchesLane(scope, task, claim.head)) {
+          await this.#writeBack(scope, [{ ...task, writeBack: { ...task.writeBack!, dueAtMs: scope.now() + RECOVERY_RECHECK_MS } }]);
+          return false;
+        }
+      }
       this.#stale(scope, task, claim.head);
       return false;
     }
@@ -161,6 +181,12 @@ export class RetryPath implements RecordPath<RetryTask> {
       throw error;
     }
     if (next === undefined) return;
+    // The drained head's lease and payload live in Redis only, and a trigger has committed past its record. In the
+    // partition's first minute no marker would find them lost: the copy that starts the drain first writes itself
+    // back as the lane's watch copy (`watchesLane`), before its own done bit, so a crash in between redelivers it.
+    if (task.from === 'copy' && (await scope.store.durablyMarked?.(task.originRef)) === false) {
+      await scope.write([{ ...task.writeBack!, dueAtMs: scope.now() + RECOVERY_RECHECK_MS }]);
+    }
     const record = decodeParked(next.payload);
     const now = scope.now();
     scope.enqueue([{

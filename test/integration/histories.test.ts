@@ -3,9 +3,11 @@ import {
   assertHistories,
   DEAD_BEFORE_DEAD_LETTER,
   DONE_BIT_LOST,
+  DRAIN_KILLED_UNMARKED,
   HELD_BEFORE_DEAD_LETTER,
   HELD_LANE_FLUSHED,
   HistoryViolation,
+  KEPT_COPY_WAITS,
   LOSS_SHAPES,
   REDRIVEN_HEAD,
   RELEASE_LOST,
@@ -151,6 +153,18 @@ describe('engine histories on the real Redis completion store', () => {
   it('re-drives the heads of a recovered partition after the tracked set was lost too', async () => {
     const stats = await runOnRedis(redis, TRACKED_SET_LOST);
     expect(stats).toEqual(expect.objectContaining({ losses: 3, recoveries: 1 }));
+  });
+
+  // Issue 39: a drained head's lease and its followers lived only in Redis in the partition's first minute.
+  it('loses no drained head when its drain dies and Redis loses every key before the first marker', async () => {
+    const stats = await runOnRedis(redis, DRAIN_KILLED_UNMARKED);
+    expect(stats).toEqual(expect.objectContaining({ crashes: 1, losses: 1, lossesUnmarked: 1, recoveries: 1 }));
+  });
+
+  // Issue 39: a kept copy went straight back round its tier, written back due 30 s later on every pass.
+  it('writes a copy kept for a recovery back once when due, and unchanged before', async () => {
+    const stats = await runOnRedis(redis, KEPT_COPY_WAITS);
+    expect(stats).toEqual(expect.objectContaining({ lanesLost: 1, recoveries: 1, movedWriteBacks: 1, maxWriteBacks: 1 }));
   });
 
   it('re-drives a lane head whose partition lost its state and tracked-set entry before the first commit', async () => {

@@ -70,6 +70,8 @@ export interface DeliverStep {
   readonly back: number;
   readonly size: number;
   readonly fault: Fault;
+  /** No committer run after this step (it comes before the committer's next period). */
+  readonly quiet?: boolean;
 }
 
 /**
@@ -83,6 +85,8 @@ export interface RetryStep {
   readonly size: number;
   readonly advanceMs: number;
   readonly fault: Fault;
+  /** No committer run after this step (it comes before the committer's next period). */
+  readonly quiet?: boolean;
 }
 
 export type Step =
@@ -114,6 +118,8 @@ export interface LoseStep {
   readonly back: number;
   readonly pick: number;
   readonly uncommitted: boolean;
+  /** No committer run after this step either. */
+  readonly quiet?: boolean;
 }
 
 export interface PlannedFailure {
@@ -161,6 +167,11 @@ export interface HistoryShape {
    * writes before any committer run, so no durable marker exists yet (with `losses`).
    */
   readonly firstMinute?: boolean;
+  /**
+   * With `firstMinute`: before the loss, retry deliveries drain lanes (their copies due, crashes likely), no committer
+   * run in between: drained heads in the first minute (issue 39).
+   */
+  readonly firstDrain?: boolean;
   /** What the first minute's loss takes: every key or the last writes (default), or the lanes hash alone. */
   readonly firstLoss?: 'lanes';
   /** Every history runs under the `hold` dead-letter policy (default: either policy). */
@@ -249,7 +260,16 @@ export function historyArb(shape: HistoryShape): fc.Arbitrary<HistorySpec> {
       { maxLength: 8 },
     ),
     dupWrites: fc.array(fc.nat({ max: 20 }), { maxLength: 3 }),
-    steps: shape.firstMinute === true
+    steps: shape.firstMinute === true && shape.firstDrain === true
+      ? fc.tuple(deliverArb(shape), retryArb, retryArb, fc.constantFrom('all' as const, 'writes' as const), fc.array(step, { minLength: 1, maxLength: shape.maxSteps }))
+        .map(([first, drain, again, what, rest]): Step[] => [
+          { ...first, quiet: true },
+          { ...drain, advanceMs: 61_000, quiet: true },
+          { ...again, quiet: true },
+          { t: 'lose', what, back: 1, pick: 0, uncommitted: true },
+          ...rest,
+        ])
+      : shape.firstMinute === true
       ? fc.tuple(deliverArb(shape), shape.firstLoss === 'lanes' ? fc.constant('lanes' as const) : fc.constantFrom('all' as const, 'writes' as const), fc.array(step, { minLength: 1, maxLength: shape.maxSteps }))
         .map(([first, what, rest]): Step[] => [first, { t: 'lose', what, back: 1, pick: 0, uncommitted: true }, ...rest])
       : fc.array(step, { minLength: 1, maxLength: shape.maxSteps }),
@@ -262,6 +282,7 @@ export const LOSS_SHAPES = {
   'key mode, the first minute': { orderings: ['key'], partitions: 1, maxRecords: 8, maxSteps: 10, keys: ['a', 'b'], losses: true, firstMinute: true },
   'key mode, hold, the first minute': { orderings: ['key'], partitions: 1, maxRecords: 8, maxSteps: 10, keys: ['a', 'b'], losses: true, firstMinute: true, hold: true, poison: true },
   'partition mode, the lanes hash lost in the first minute': { orderings: ['partition'], partitions: 1, maxRecords: 8, maxSteps: 10, losses: true, firstMinute: true, firstLoss: 'lanes', poison: true },
+  'key mode, drained heads in the first minute': { orderings: ['key', 'partition'], partitions: 1, maxRecords: 8, maxSteps: 10, keys: ['a', 'b'], losses: true, firstMinute: true, firstDrain: true },
   'key mode, hold, held lanes through recoveries': { orderings: ['key'], partitions: 1, maxRecords: 8, maxSteps: 12, keys: ['a', 'b'], losses: true, hold: true, poison: true },
 } as const satisfies Record<string, HistoryShape>;
 
@@ -468,6 +489,51 @@ export const HELD_LANE_FLUSHED: HistorySpec = {
   steps: [
     { t: 'deliver', partition: 0, back: 0, size: 3, fault: { kind: 'none' } },
     { t: 'lose', what: 'all', back: 1, pick: 0, uncommitted: false },
+  ],
+};
+
+/**
+ * Issue 39, a drained head in the first minute: record 0 of key `a` fails once, records 1-3 are parked behind it, and
+ * no committer runs yet (no durable marker). The copy of 0 succeeds and releases the lane onto 1, leased by its
+ * invocation, which dies as 1 starts. The copy is delivered again and finds its lane moved on to 1; then Redis loses
+ * every key. The drained head's lease and the park list lived only in Redis, and the trigger had committed past
+ * records 1-3: nothing in Kafka named them, and they never ran. The copy that starts a drain in the first minute now
+ * writes itself back as the lane's watch copy (and so does a copy finding its lane moved on), which reports the loss.
+ */
+export const DRAIN_KILLED_UNMARKED: HistorySpec = {
+  ...ONE_LANE,
+  deadLetter: 'release',
+  maxAttempts: 3,
+  keys: [['a', 'a', 'a', 'a']],
+  failures: [{ p: 0, o: 0, attempt: 1, kind: 'transient' }],
+  steps: [
+    { t: 'deliver', partition: 0, back: 0, size: 4, fault: { kind: 'none' }, quiet: true },
+    { t: 'retry', order: 'asc', back: 0, size: 1, advanceMs: 61_000, fault: { kind: 'die', start: 2 }, quiet: true },
+    { t: 'retry', order: 'asc', back: 0, size: 1, advanceMs: 0, fault: { kind: 'none' }, quiet: true },
+    { t: 'lose', what: 'all', back: 1, pick: 0, uncommitted: true },
+  ],
+};
+
+/**
+ * Issue 39, a kept copy's write-backs: record 0 of key `a` fails with `RetryLaterError(5 s)`, record 1 is parked
+ * behind it, the committer commits its marker; then Redis loses the partition's lanes hash and no committer runs for
+ * a while. The copy of 0 is handed over by its tier four times, once when due. It used to be written back "kept for a
+ * recovery", due 30 s later, on every pass (due or not): its tier handed it straight back. Now a copy not due goes back
+ * unchanged, and a kept one is written back with a new due time only when due: once here.
+ */
+export const KEPT_COPY_WAITS: HistorySpec = {
+  ...ONE_LANE,
+  deadLetter: 'release',
+  maxAttempts: 3,
+  keys: [['a', 'a']],
+  failures: [{ p: 0, o: 0, attempt: 1, kind: 'later' }],
+  steps: [
+    { t: 'deliver', partition: 0, back: 0, size: 2, fault: { kind: 'none' } },
+    { t: 'lose', what: 'lanes', back: 1, pick: 0, uncommitted: false, quiet: true },
+    { t: 'retry', order: 'asc', back: 0, size: 1, advanceMs: 0, fault: { kind: 'none' }, quiet: true },
+    { t: 'retry', order: 'asc', back: 0, size: 1, advanceMs: 6_000, fault: { kind: 'none' }, quiet: true },
+    { t: 'retry', order: 'asc', back: 0, size: 1, advanceMs: 0, fault: { kind: 'none' }, quiet: true },
+    { t: 'retry', order: 'asc', back: 0, size: 1, advanceMs: 0, fault: { kind: 'none' }, quiet: true },
   ],
 };
 
@@ -850,6 +916,11 @@ const SHORT_MS = 1_002;
 const CUT_MS = 500;
 const STOP_MS = 1_003;
 
+/** A retry copy's identity across its write-backs: its origin and attempt. */
+function copyId(item: HandOffItem): string {
+  return `${item.origin.partition}:${String(item.origin.offset)}@${item.attempt}`;
+}
+
 const silent = { logger: new Logger({ logLevel: 'SILENT' }), metrics: new Metrics({ namespace: 'test', serviceName: 'test' }) };
 const optionsCache = new Map<string, LanesOptions>();
 
@@ -995,17 +1066,27 @@ export interface HistoryStats {
   readonly recoveries: number;
   /** Runs out of lane order while a loss stood undetected (allowed: the loss is found later). */
   readonly blindRuns: number;
+  /** Source records of the histories: retry copies written per record is `copies / records`. */
+  readonly records: number;
+  /**
+   * Copies a retry invocation wrote back with a new due time (kept for a recovery, watch copies, twins), the copies
+   * (origin and attempt) that were, and the most write-backs of one copy in one history.
+   */
+  readonly movedWriteBacks: number;
+  readonly movedCopies: number;
+  readonly maxWriteBacks: number;
 }
 
 /** Adds up the stats of many histories. */
 export function addStats(a: HistoryStats, b: HistoryStats): HistoryStats {
   const sum = { ...a };
-  for (const key of Object.keys(b) as Array<keyof HistoryStats>) sum[key] = a[key] + b[key];
+  for (const key of Object.keys(b) as Array<keyof HistoryStats>) sum[key] = key === 'maxWriteBacks' ? Math.max(a[key], b[key]) : a[key] + b[key];
   return sum;
 }
 
 export const NO_STATS: HistoryStats = {
   invocations: 0, crashes: 0, runs: 0, copyRuns: 0, drainedRuns: 0, hangs: 0, copies: 0, deadLetters: 0, redeliveredRuns: 0, refused: 0, operatorReleases: 0, redriven: 0, losses: 0, lossesUnmarked: 0, lossesHeld: 0, lossesHeldMarked: 0, lanesLost: 0, rewinds: 0, lossesFound: 0, recoveries: 0, blindRuns: 0,
+  records: 0, movedWriteBacks: 0, movedCopies: 0, maxWriteBacks: 0,
 };
 
 /** A property over one shape: `runs` random histories (the `examples` first) from a fixed seed. */
@@ -1111,6 +1192,8 @@ class History {
   readonly #telemetry: Telemetry;
   /** Partitions (`tpKey`) an invocation was given records of. */
   readonly #delivered = new Set<string>();
+  /** Per copy (`copyId`), its write-backs with a new due time. */
+  readonly #movedWriteBacks = new Map<string, number>();
 
   constructor(spec: HistorySpec, backend: HistoryBackend, run: RunOptions) {
     this.spec = spec;
@@ -1177,6 +1260,10 @@ class History {
       lossesFound: this.lossesFound,
       recoveries: this.recoveries,
       blindRuns: this.#blindRuns,
+      records: this.sourceLogs.reduce((n, log) => n + log.length, 0),
+      movedWriteBacks: [...this.#movedWriteBacks.values()].reduce((n, c) => n + c, 0),
+      movedCopies: this.#movedWriteBacks.size,
+      maxWriteBacks: Math.max(0, ...this.#movedWriteBacks.values()),
     };
   }
 
@@ -1234,6 +1321,7 @@ class History {
       await this.#step(step, i);
       const next = this.spec.steps[i + 1];
       if (next?.t === 'lose' && next.uncommitted) this.trace.push('  (no committer run before the loss)');
+      else if ('quiet' in step && step.quiet === true) this.trace.push('  (no committer run after this step)');
       else await this.#commitAndCheck();
       this.#throwIfViolated(`after step ${i}`);
     }
@@ -1399,9 +1487,25 @@ class History {
     });
   }
 
-  #sinkOf(container: Container, invocation: number): ContainerSink {
+  /**
+   * `taken`: the copies a retry invocation was given, by `copyId`, with their due times. A copy
+   * written back with another due time (kept for a recovery, a watch copy, a twin waiting for a claim) is counted, and
+   * must have been due when it was: a copy taken before its due time goes back to its tier unchanged (G4, and
+   * docs/durability.md: a kept copy is written back at most once per recheck interval).
+   */
+  #sinkOf(container: Container, invocation: number, taken?: ReadonlyMap<string, readonly number[]>): ContainerSink {
     return new ContainerSink(container, (items) => {
       for (const item of items) {
+        // A copy of the next attempt, written after a run of this one in this invocation, is new (not a write-back).
+        const next = this.runs.some((r) => r.invocation === invocation && r.p === item.origin.partition && r.o === item.origin.offset && r.attempt === item.attempt - 1);
+        const dues = item.kind === 'retry' && !next ? taken?.get(copyId(item)) : undefined;
+        if (dues !== undefined && !dues.includes(item.dueAtMs)) {
+          const due = Math.min(...dues);
+          this.#movedWriteBacks.set(copyId(item), (this.#movedWriteBacks.get(copyId(item)) ?? 0) + 1);
+          if (this.clock.now() < due) {
+            this.violate(`#${invocation} wrote ${copyId(item)} back due +${item.dueAtMs - this.clock.now()}ms, ${due - this.clock.now()} ms before the copy it was given was due: a copy not due goes back unchanged`);
+          }
+        }
         const ordinal = this.#writes;
         this.#writes += 1;
         const rk = `${item.origin.partition}:${item.origin.offset}`;
@@ -1452,6 +1556,10 @@ class History {
     else if (fault.kind === 'timeout' && fault.stop) remainingMs = STOP_MS;
     else if (kind === 'retry' && batches.some((b) => this.#tierSlice(b).some((c) => c.item.dueAtMs > this.clock.now()))) remainingMs = SHORT_MS;
 
+    const taken = new Map<string, number[]>();
+    if (kind === 'retry') {
+      for (const c of batches.flatMap((b) => this.#tierSlice(b))) taken.set(copyId(c.item), [...(taken.get(copyId(c.item)) ?? []), c.item.dueAtMs]);
+    }
     const engine = new Engine({
       options: this.options,
       handler: this.#handler(kind, invocation, container, doneBefore),
@@ -1465,7 +1573,7 @@ class History {
     let response: KafkaBatchResponse | undefined;
     let thrown: unknown;
     try {
-      response = await engine.run(admission, decoded.partitions, this.#sinkOf(container, invocation), within(remainingMs));
+      response = await engine.run(admission, decoded.partitions, this.#sinkOf(container, invocation, taken), within(remainingMs));
     } catch (error) {
       thrown = error;
     }
