@@ -1,4 +1,4 @@
-import type { LaneHead } from '../completion/types';
+import type { LaneHead, LaneHold } from '../completion/types';
 import { NotHeadError, StaleAttemptError } from '../completion/errors';
 import { sleep } from '../deadline';
 import { applyDeadLetterPolicy, decodeParked, handOffNewHead, parkPayload } from '../lanes/lane-heads';
@@ -49,6 +49,11 @@ function watching(task: RetryTask, head: LaneHead | undefined): boolean {
  */
 async function watchesLane(scope: Pick<RunScope<RetryTask>, 'store'>, task: RetryTask, head: LaneHead | undefined): Promise<boolean> {
   return head !== undefined && head.offset > task.origin.offset && (await scope.store.durablyMarked?.(task.originRef)) === false;
+}
+
+/** What a run holds on its lane's head: a copy its claim, a drained head the lease the release gave it. */
+function holdOf(scope: Pick<RunScope<RetryTask>, 'leaseUntilMs'>, task: RetryTask): LaneHold {
+  return task.from === 'drained' ? { lease: scope.leaseUntilMs } : { claim: copyIdOf(task) };
 }
 
 export class RetryPath implements RecordPath<RetryTask> {
@@ -170,13 +175,17 @@ export class RetryPath implements RecordPath<RetryTask> {
     if (task.from === 'copy') scope.markDone(task.ref, task.offset);
   }
 
-  /** The head is terminal: release the lane and run its next parked record at once, in order. */
-  async #releaseAndDrain(scope: RunScope<RetryTask>, task: RetryTask): Promise<void> {
+  /**
+   * The head is terminal: release the lane and run its next parked record at once, in order. The release holds what
+   * this run holds on the head (`hold`: by default the copy's claim, or the lease a drained head was given): a lane
+   * written anew meanwhile (a recovery rebuilt it) is not this run's to move on, and its new head's copy runs it.
+   */
+  async #releaseAndDrain(scope: RunScope<RetryTask>, task: RetryTask, hold: LaneHold = holdOf(scope, task)): Promise<void> {
     let next;
     try {
-      next = await scope.store.release(task.originRef, task.lane!, task.origin.offset, 1, scope.now(), scope.leaseUntilMs);
+      next = await scope.store.release(task.originRef, task.lane!, task.origin.offset, 1, scope.now(), scope.leaseUntilMs, hold);
     } catch (error) {
-      // Released by someone else meanwhile (an operator): nothing left to do here.
+      // Released by someone else meanwhile (an operator), or the lane was written anew (a recovery): nothing to do here.
       if (error instanceof NotHeadError) return;
       throw error;
     }
@@ -234,7 +243,8 @@ export class RetryPath implements RecordPath<RetryTask> {
       }
       const [outcome] = await scope.write([item]);
       if (outcome?.status === 'refused') {
-        if (task.lane !== undefined) await this.#deadLettered(scope, task, next, outcome);
+        // `advance` wrote the head anew with this invocation's lease (no claim any more).
+        if (task.lane !== undefined) await this.#deadLettered(scope, task, next, outcome, { lease: scope.leaseUntilMs });
         scope.count('deadLettered');
       } else {
         if (task.lane !== undefined) {
@@ -255,12 +265,12 @@ export class RetryPath implements RecordPath<RetryTask> {
   }
 
   /** The head is in the dead-letter topic: `hold` keeps the lane blocked, `release` moves on and drains. */
-  async #deadLettered(scope: RunScope<RetryTask>, task: RetryTask, head: { offset: number; attempt: number }, why: { reason: string }): Promise<void> {
+  async #deadLettered(scope: RunScope<RetryTask>, task: RetryTask, head: { offset: number; attempt: number }, why: { reason: string }, hold?: LaneHold): Promise<void> {
     if (scope.options.deadLetter.policy === 'hold') {
       await applyDeadLetterPolicy(scope, task.originRef, task.lane!, head, why, task.record);
       return;
     }
-    await this.#releaseAndDrain(scope, task);
+    await this.#releaseAndDrain(scope, task, hold);
   }
 
   /** The deadline came: copies not started go back to their tier; drained heads go to the first tier, due now. */

@@ -8,6 +8,7 @@ import {
   HELD_LANE_FLUSHED,
   HistoryViolation,
   KEPT_COPY_WAITS,
+  RECOVERED_UNDER_OLD_LEASE,
   LOSS_SHAPES,
   REDRIVEN_HEAD,
   RELEASE_LOST,
@@ -165,6 +166,14 @@ describe('engine histories on the real Redis completion store', () => {
   it('writes a copy kept for a recovery back once when due, and unchanged before', async () => {
     const stats = await runOnRedis(redis, KEPT_COPY_WAITS);
     expect(stats).toEqual(expect.objectContaining({ lanesLost: 1, recoveries: 1, movedWriteBacks: 1, maxWriteBacks: 1 }));
+  });
+
+  // Issue 39: an invocation that started before a recovery released the rebuilt lane onto its next head under its own
+  // lease, died, and the recovered lane waited for that lease to expire (the committer's re-drive).
+  it('keeps a recovered lane from an invocation that started before the recovery: no lease of it to wait for', async () => {
+    // Handlers of 1 ms: a record deadline of a minute, longer than the committer runs played as a record starts.
+    const stats = await runOnRedis(redis, RECOVERED_UNDER_OLD_LEASE, { handlerMs: 1 });
+    expect(stats).toEqual(expect.objectContaining({ lanesLost: 1, recoveries: 1, redriven: 0, drainedRuns: 3 }));
   });
 
   it('re-drives a lane head whose partition lost its state and tracked-set entry before the first commit', async () => {
