@@ -25,6 +25,7 @@
  * is the server's own (`INFO cpu`, user and system) over the timed loop, per record: with no latency, when it nears a
  * core's worth of the records/s, Redis and not this process bounds the row.
  */
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Redis from 'ioredis';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
@@ -41,6 +42,7 @@ import { createTelemetry } from '../src/telemetry';
 import { eventOf, fetchRecords, produce } from '../test/integration/support/kafka-events';
 import { createTopic, uniqueName, KAFKA_BROKERS } from '../test/integration/support/stack';
 import { countCommands, median, printProfile, profiled, startClock, type CpuProfile } from './support';
+import { kafkaClientName, producerFactory } from './kafka-client';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'ERROR';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
@@ -59,6 +61,10 @@ const ONLY = process.env.CONTENDERS?.split(';').map((label) => label.trim());
 /** The contender the profile runs (its label). */
 const PROFILE_CONTENDER = process.env.PROFILE_CONTENDER ?? '1 step';
 const ROOT = join(__dirname, '..');
+/** The Kafka client the writers run on (bench/kafka-client): kafkajs, the client in use, unless a candidate is named. */
+const KAFKA_CLIENT = kafkaClientName();
+/** FIGURES_JSON=path: also write every row's medians there (bench/kafka-clients.ts reads them). */
+const FIGURES_JSON = process.env.FIGURES_JSON;
 
 type Handler = (record: LanesRecord, ctx: LanesContext) => Promise<void>;
 
@@ -69,6 +75,8 @@ interface Contender {
   readonly transactional?: boolean;
   /** A second stage: its records are outputs of another stage (an identity header), read with `dedupeOutputs`. */
   readonly dedupe?: boolean;
+  /** Records run in `unordered` mode (no lanes): each failure is handed off, none parked behind it. */
+  readonly unordered?: boolean;
   /**
    * `turn`: the step store is replaced by a promise resolved on the next turn of the event loop, with no Redis: the
    * least any step that waits for I/O before it returns can cost (the floor under the `1 step` row).
@@ -78,6 +86,8 @@ interface Contender {
   readonly latencyMs: number;
   readonly handler: (out: string) => Handler;
 }
+
+const FIRST_RUN_FAILS = new Error('fails its first run: handed off to the retry topic');
 
 /** The handlers measured, each with no latency and again with a LATENCY_MS handler (the realistic case). */
 function contenders(latencyMs: number): Contender[] {
@@ -99,6 +109,19 @@ function contenders(latencyMs: number): Contender[] {
     { label: 'dedupeOutputs', latencyMs, dedupe: true, handler: () => async () => { await wait(); } },
   ];
   if (latencyMs === 0) {
+    // A record handed off once: every record fails its first run and goes to the first retry tier. Unordered, so
+    // each failure is one hand-off and no later record of its key is parked behind it; read against its own clean
+    // twin (`no steps, unordered`).
+    list.push({ label: 'no steps, unordered', latencyMs, unordered: true, handler: () => async () => {} });
+    list.push({
+      label: '1 hand-off, unordered',
+      latencyMs,
+      unordered: true,
+      // One error made once: capturing a stack per record is the handler's cost (about 8 µs here), not the framework's.
+      handler: () => async () => {
+        throw FIRST_RUN_FAILS;
+      },
+    });
     list.push({ label: '1 step, no store (1 turn)', latencyMs, stepStore: 'turn', handler: () => async (_r, ctx) => { await ctx.step('a', () => 1); } });
     list.push({
       label: '1 output, transactions',
@@ -108,8 +131,9 @@ function contenders(latencyMs: number): Contender[] {
     });
   }
   if (ONLY === undefined) return list;
+  // The no-latency table has every row (some only there): labels are checked against it.
   const unknown = ONLY.filter((label) => !list.some((c) => c.label === label));
-  if (unknown.length > 0) {
+  if (latencyMs === 0 && unknown.length > 0) {
     throw new Error(`CONTENDERS: expected labels among ${list.map((c) => `'${c.label}'`).join(', ')}, got ${unknown.map((l) => `'${l}'`).join(', ')}`);
   }
   // The first contender stays: every other row is read against it.
@@ -195,11 +219,17 @@ async function run(
   await Promise.all([...retryTopics(group, DEFAULTS.retry.tiers).map((t) => t.topic), deadLetterTopic(group)].map((topic) => createTopic(topic, 1)));
   const redis = new Redis('redis://127.0.0.1:6379');
   const commands = countCommands(redis);
-  const kafka = new Kafka({ clientId: 'bench', brokers: KAFKA_BROKERS, logLevel: logLevel.NOTHING });
+  const kafka = producerFactory(KAFKA_CLIENT, KAFKA_BROKERS);
   const handOff = new HandOffWriter(kafka, { deadLetterTopic: deadLetterTopic(group) });
-  const outputs = contender.transactional === true ? new TransactionalOutputs(kafka) : new OutputWriter(kafka);
+  // The transactions row stays on kafkajs whatever KAFKA_CLIENT says: it weighs transactions, not clients.
+  const outputs = contender.transactional === true
+    ? new TransactionalOutputs(new Kafka({ clientId: 'bench', brokers: KAFKA_BROKERS, logLevel: logLevel.NOTHING }))
+    : new OutputWriter(kafka);
   const sink = { write: handOff.write.bind(handOff), send: outputs.send.bind(outputs) };
-  const options = resolveOptions({ group, concurrency, ...(contender.dedupe === true ? { dedupeOutputs: true } : {}) }, {});
+  const options = resolveOptions(
+    { group, concurrency, ...(contender.dedupe === true ? { dedupeOutputs: true } : {}), ...(contender.unordered === true ? { ordering: 'unordered' as const } : {}) },
+    {},
+  );
   // Every record must run its handler once (a second stage's outputs are not repeats): counted, checked below.
   let ran = 0;
   const inner = contender.handler(out);
@@ -227,7 +257,7 @@ async function run(
     const clock = startClock();
     for (const event of events) {
       const response = await processor.process(event, context);
-      if (response.batchItemFailures.length > 0) throw new Error('unexpected failures');
+      if (response.batchItemFailures.length > 0) throw new Error(`${contender.label}: ${response.batchItemFailures.length} record(s) not processed`);
     }
     return clock.stop();
   });
@@ -240,7 +270,7 @@ async function run(
   return { recordsPerSecond: records.length / seconds, cpuPerRecord: cpuMicros / records.length, redisPerRecord: calls / records.length, redisCpuPerRecord: redisCpu / records.length, sendsPerRecord: sends / records.length };
 }
 
-/** kafkajs's idempotent producer alone: one round's figures. */
+/** The Kafka client's idempotent producer alone: one round's figures. */
 interface ProducerFigures {
   readonly cpuPerMessage: number;
   readonly messagesPerSecond: number;
@@ -248,13 +278,12 @@ interface ProducerFigures {
 }
 
 /**
- * The floor under an output's cost: kafkajs's idempotent producer (acks=all, one request in flight, as the output
+ * The floor under an output's cost: the client's idempotent producer (acks=all, one request in flight, as the output
  * writer makes it) sending the `1 output` row's messages itself, in sends of as many messages as that row's sends
- * carried in the same round, one after another. No framework code runs: its CPU per message is kafkajs's alone.
+ * carried in the same round, one after another. No framework code runs: its CPU per message is the client's alone.
  */
 async function producerAlone(records: readonly KafkaRecordInput[], out: string, perSend: number): Promise<ProducerFigures> {
-  const kafka = new Kafka({ clientId: 'bench-producer', brokers: KAFKA_BROKERS, logLevel: logLevel.NOTHING });
-  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+  const producer = producerFactory(KAFKA_CLIENT, KAFKA_BROKERS, 'bench-producer').producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
   await producer.connect();
   const group = uniqueName('bench-alone');
   const messages = records.map((record) => ({
@@ -376,20 +405,54 @@ async function main(): Promise<void> {
       alone.push(await producerAlone(tables[0]!.records, out, perSend));
     }
   }
-  console.log(`bench:steps — one partition, ${KEYS} keys, concurrency ${CONCURRENCY}, batches of ${BATCH}, median of ${ROUNDS} round(s); ratios and extra CPU against the first row of the same round`);
+  console.log(`bench:steps — Kafka client ${KAFKA_CLIENT}; one partition, ${KEYS} keys, concurrency ${CONCURRENCY}, batches of ${BATCH}, median of ${ROUNDS} round(s); ratios and extra CPU against the first row of the same round`);
   printTable(`no handler latency, ${RECORDS.toLocaleString('en-US')} records (the framework's own cost)`, tables[0]!.columns);
+  let producer: { cpuPerMessage: number; messagesPerSecond: number; perSend: number } | undefined;
   if (alone.length > 0) {
     const output = tables[0]!.columns.find((column) => column.contender.label === '1 output')!;
-    const kafkajs = median(alone.map((a) => a.cpuPerMessage));
+    producer = {
+      cpuPerMessage: median(alone.map((a) => a.cpuPerMessage)),
+      messagesPerSecond: median(alone.map((a) => a.messagesPerSecond)),
+      perSend: median(alone.map((a) => a.perSend)),
+    };
     console.log(
-      `kafkajs's idempotent producer alone, the same messages in sends of ${median(alone.map((a) => a.perSend)).toFixed(0)} (as \`1 output\` sent them): ` +
-        `${median(alone.map((a) => a.messagesPerSecond)).toFixed(0)} messages/s, ${kafkajs.toFixed(1)} CPU µs/message, ` +
-        `so about ${Math.max(0, median(output.extraCpu) - kafkajs).toFixed(1)} of \`1 output\`'s + CPU µs are the framework's`,
+      `${KAFKA_CLIENT}'s idempotent producer alone, the same messages in sends of ${producer.perSend.toFixed(0)} (as \`1 output\` sent them): ` +
+        `${producer.messagesPerSecond.toFixed(0)} messages/s, ${producer.cpuPerMessage.toFixed(1)} CPU µs/message, ` +
+        `so about ${Math.max(0, median(output.extraCpu) - producer.cpuPerMessage).toFixed(1)} of \`1 output\`'s + CPU µs are the framework's`,
     );
+  }
+  const handedOff = extraOver(tables[0]!.columns, '1 hand-off, unordered', 'no steps, unordered');
+  if (handedOff !== undefined) {
+    console.log(`a record handed off once (\`1 hand-off, unordered\` over \`no steps, unordered\`, same rounds): + ${handedOff.toFixed(1)} CPU µs/record`);
   }
   if (tables[1] !== undefined) {
     printTable(`${LATENCY_MS} ms handler, ${LATENCY_RECORDS.toLocaleString('en-US')} records (bound: ${(CONCURRENCY / (LATENCY_MS / 1000)).toLocaleString('en-US')} records/s)`, tables[1].columns);
   }
+  if (FIGURES_JSON !== undefined) {
+    const rows = (columns: readonly Column[]): Record<string, unknown> =>
+      Object.fromEntries(columns.map(({ contender, rounds, ratios, extraCpu }) => [contender.label, {
+        recordsPerSecond: median(rounds.map((f) => f.recordsPerSecond)),
+        cpuPerRecord: median(rounds.map((f) => f.cpuPerRecord)),
+        ratio: median(ratios),
+        extraCpu: median(extraCpu),
+        sendsPerRecord: median(rounds.map((f) => f.sendsPerRecord)),
+      }]));
+    writeFileSync(FIGURES_JSON, JSON.stringify({
+      client: KAFKA_CLIENT,
+      noLatency: rows(tables[0]!.columns),
+      ...(tables[1] === undefined ? {} : { latency: rows(tables[1].columns) }),
+      ...(producer === undefined ? {} : { producer }),
+      ...(handedOff === undefined ? {} : { handedOffExtraCpu: handedOff }),
+    }, null, 2));
+  }
+}
+
+/** The median over rounds of one row's CPU per record minus another's, measured in the same round. */
+function extraOver(columns: readonly Column[], label: string, over: string): number | undefined {
+  const row = columns.find((column) => column.contender.label === label);
+  const base = columns.find((column) => column.contender.label === over);
+  if (row === undefined || base === undefined) return undefined;
+  return median(row.rounds.map((figures, round) => figures.cpuPerRecord - base.rounds[round]!.cpuPerRecord));
 }
 main().then(() => process.exit(0), (error: unknown) => {
   console.error(error);

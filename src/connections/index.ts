@@ -20,3 +20,4 @@ export {
   type SecretClientConfig,
   type SecretDeps,
 } from './secrets';
+export { createKafkaClient, type KafkaAdmin, type KafkaClient, type KafkaConsumer, type KafkaProducer, type ProducerFactory } from './kafka-client';

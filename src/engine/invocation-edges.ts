@@ -1,5 +1,4 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { deadlineSignal } from '../deadline';
 import { BatchNotHandedOffError } from '../errors';
 import { batchItemFailures, topicPartitionKey, type KafkaBatchResponse, type RecordCoordinates } from '../event';
 import type { HandOffItem, HandOffOutcome } from '../handoff/types';
@@ -18,8 +17,10 @@ export async function writeHandOffs(
   logger: Logger,
 ): Promise<readonly HandOffOutcome[]> {
   if (items.length === 0) return [];
-  // A signal of its own per write: hundreds of writes never pile listeners on the invocation's signal.
-  const outcomes = await sink.write(items, { signal: deadlineSignal(undefined, handOffSignal) });
+  // The invocation's signal itself: the hand-off writer gives a signal one listener for all the writes it bounds
+  // (`withinDeadline`). A signal derived per write (`AbortSignal.any`) would make Node walk every signal derived from
+  // the invocation's each time one is collected: a cost per write that grows with the writes of the invocation.
+  const outcomes = await sink.write(items, { signal: handOffSignal });
   outcomes.forEach((outcome, i) => {
     if (outcome.status !== 'refused') return;
     const item = items[i]!;

@@ -4,7 +4,8 @@
  * records whose outputs it carries are done only then (G3 extended to outputs); a failed send fails only the records
  * with an output to a topic that was not acknowledged.
  */
-import type { Message, Producer, TopicMessages } from 'kafkajs';
+import type { Message, TopicMessages } from 'kafkajs';
+import type { KafkaProducer } from '../connections/kafka-client';
 import type { OutputMessage, OutputSink } from './types';
 import { HandOffError } from './errors';
 import { messageOf } from '../kafka-errors';
@@ -25,7 +26,7 @@ interface Pending {
 export class OutputWriter implements OutputSink {
   readonly #kafka: ProducerFactory;
   readonly #timeoutMs: number;
-  #producer: { producer: Producer; connected: Promise<void> } | undefined;
+  #producer: { producer: KafkaProducer; connected: Promise<void> } | undefined;
   #queue: Pending[] = [];
   #scheduled = false;
   /** Sends run one at a time, in call order; outputs queued meanwhile go together in the next. */
@@ -110,7 +111,7 @@ export class OutputWriter implements OutputSink {
     }
   }
 
-  #current(): { producer: Producer; connected: Promise<void> } {
+  #current(): { producer: KafkaProducer; connected: Promise<void> } {
     if (this.#producer === undefined) {
       // kafkajs requires acks=-1 and at least one retry for an idempotent producer.
       const producer = this.#kafka.producer({ idempotent: true, maxInFlightRequests: 1, retry: producerRetry(this.#timeoutMs), allowAutoTopicCreation: false });

@@ -1,4 +1,5 @@
-import type { Kafka, RetryOptions } from 'kafkajs';
+import type { RetryOptions } from 'kafkajs';
+import type { ProducerFactory } from '../connections/kafka-client';
 import { ConfigError, describeValue } from '../errors';
 
 export interface HandOffWriterOptions {
@@ -50,8 +51,8 @@ export interface WriteOptions {
   readonly signal?: AbortSignal;
 }
 
-/** What the writer needs of a kafkajs client: a producer factory. */
-export type ProducerFactory = Pick<Kafka, 'producer'>;
+/** What the writer needs of a Kafka client: a producer factory (the seam's, src/connections/kafka-client.ts). */
+export type { ProducerFactory };
 
 /**
  * The kafkajs retry policy of the writer's producer: backoff from 100 ms doubling up to 1 s, with as many retries

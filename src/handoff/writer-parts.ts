@@ -1,5 +1,6 @@
 /** The writer's bookkeeping: callers waiting for outcomes, queued copies, the current producer. */
-import type { Message, PartitionerArgs, Producer } from 'kafkajs';
+import type { Message, PartitionerArgs } from 'kafkajs';
+import type { KafkaProducer } from '../connections/kafka-client';
 import * as KafkaJs from 'kafkajs';
 import { commonJsExports } from '../connections/interop';
 import type { Refusal, Stub } from './refusals';
@@ -12,7 +13,6 @@ export interface Caller {
   readonly outcomes: HandOffOutcome[];
   readonly resolve: (outcomes: HandOffOutcome[]) => void;
   readonly reject: (error: unknown) => void;
-  readonly cleanup: () => void;
 }
 
 /** One copy waiting in the writer's queue or in a send. */
@@ -32,7 +32,7 @@ export interface Entry {
 
 /** The current producer and its (lazy, shared) connect. */
 export interface Connection {
-  readonly producer: Producer;
+  readonly producer: KafkaProducer;
   connected: Promise<void> | undefined;
 }
 
