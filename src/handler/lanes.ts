@@ -2,6 +2,7 @@ import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { brokersId, kafkaClientConfig } from '../connections/kafka';
 import { importKafkaJs } from '../connections/kafkajs';
+import { kafkaLogCreator } from '../connections/kafka-log';
 import { connectRedis } from '../connections/redis';
 import type { KafkaBatchResponse } from '../event';
 import type { HandOffWriter } from '../handoff/writer';
@@ -33,6 +34,8 @@ function handOffFactory(options: LanesOptions, writers: Map<string, Promise<Writ
       // Brokers, TLS and SASL (MSK IAM included) for every client the framework opens: src/connections.
       ...(await kafkaClientConfig(options.kafka, bootstrapServers)),
       logLevel: logLevel.ERROR,
+      // A coordinator still loading (the first idempotent producer of a cluster) is a retried warning, not an ERROR.
+      logCreator: kafkaLogCreator,
       // Bounded like the writer's own timeout, so an unreachable broker fails a batch in time and
       // an abandoned connect does not go on retrying in the background.
       retry: producerRetry(HAND_OFF_WRITER_DEFAULTS.timeoutMs),

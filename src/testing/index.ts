@@ -31,6 +31,7 @@ import { laneIdOf, NULL_KEY_LANE, PARTITION_LANE } from '../lanes/lane-id';
 import type { DeadLetterReason } from '../lanes/outcome';
 import type { HandOffSink } from '../lanes/ports';
 import { releaseHeldLane } from '../retry/operator';
+import { logServiceName } from '../telemetry';
 import { CompletionModelStore } from './completion-model';
 import { copyRecord } from './retry-copies';
 
@@ -205,7 +206,7 @@ export function testLanes<V, K>(handler: TestedHandler<V, K>, testOptions: TestL
     });
   };
 
-  const logger = new Logger({ serviceName: 'kafka-lanes', persistentKeys: { group: options.group }, logLevel: testOptions.logLevel ?? 'SILENT' });
+  const logger = new Logger({ serviceName: logServiceName(env), persistentKeys: { group: options.group }, logLevel: testOptions.logLevel ?? 'SILENT' });
   const metrics = new DroppedMetrics({ namespace: 'KafkaLanes', serviceName: 'kafka-lanes' });
   const core = new LanesCore({ options, handler: noted, store, effects, handOff: () => sink, telemetry: { logger, metrics }, now });
   let invocations = 0;
