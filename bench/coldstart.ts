@@ -232,8 +232,8 @@ async function main(): Promise<void> {
       ...(installed === undefined
         ? []
         : [
-            { name: "installed, README handler, zod/mini (plugin)", entry: join(dirname(installed), 'orders.ts'), options: PLUGIN_ESM, firstCall: true },
-            { name: 'installed, README handler, classic zod (plugin)', entry: join(dirname(installed), 'orders-classic-zod.ts'), options: PLUGIN_ESM, firstCall: true },
+            { name: "installed, README handler, zod/mini", entry: join(dirname(installed), 'orders.ts'), options: PLUGIN_ESM, firstCall: true },
+            { name: 'installed, README handler, classic zod', entry: join(dirname(installed), 'orders-classic-zod.ts'), options: PLUGIN_ESM, firstCall: true },
           ]),
     ];
     const bundled: Array<Row & { file: string; metafile: Metafile }> = [];
