@@ -38,5 +38,7 @@ export { redriveExpiredLeases, type Redriven, type RedriveOptions } from './retr
 export { ensureTopics, readStatus, renderStatus, planReset, applyReset, TopicsNotReadyError } from './admin';
 export type { EnsureTopicsOptions, EnsureTopicsResult, GroupStatus, PartitionStatus, ResetPlan } from './admin';
 export { readBlockedLanes } from './admin';
+export { parseProduceRecords, produceRecords } from './admin';
+export type { ProduceInput, ProduceRecord, ProducedRecord } from './admin';
 export type { BlockedLane, LanesPage, LanesQuery } from './admin';
 export { startDashboard, type Dashboard, type DashboardOptions } from './dashboard';

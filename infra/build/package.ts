@@ -29,6 +29,7 @@ export const ESM_ENTRIES = {
   testing: 'src/testing/index.ts',
   'committer-handler': 'src/serverless/committer-handler.ts',
   'topics-handler': 'src/serverless/topics-handler.ts',
+  'topics-provider': 'src/serverless/topics-provider.ts',
   cli: 'src/cli/bin.ts',
 } as const;
 

@@ -1,4 +1,5 @@
 import type { Admin } from 'kafkajs';
+import { describeConnectionError } from './connection-errors';
 import type { RedisClient } from '../completion/scripts';
 import { evictionProblem, pingRedis, readClusterInfo, readEvictionPolicies } from '../completion/redis-server';
 import { redisUsesTls } from '../connections/redis';
@@ -109,7 +110,7 @@ export async function checkKafka(admin: Admin, input: TopicsInput & { readonly a
     const hosts = cluster.brokers.map((broker) => `${broker.host}:${broker.port}`).join(', ');
     brokers = { name: 'brokers', status: 'ok', detail: `${cluster.brokers.length} reachable (${hosts}) with ${input.auth}` };
   } catch (error) {
-    return [{ name: 'brokers', status: 'fail', detail: `not reachable with ${input.auth}: ${messageOf(error)}` }];
+    return [{ name: 'brokers', status: 'fail', detail: `not reachable with ${input.auth}: ${describeConnectionError(error)}` }];
   }
   const names = [...input.sources, ...(input.outputs ?? []), ...retryTopics(input.group, input.tiers).map((tier) => tier.topic), deadLetterTopic(input.group)];
   let topics: Check[];
@@ -156,7 +157,13 @@ export function clusterModeCheck(configured: 'cluster' | 'standalone', info: str
 const PINGS = 5;
 
 /** PINGs Redis (round trip in ms, median of five), then reads its eviction policy and cluster mode. */
-export async function checkRedis(redis: RedisClient, configured: 'cluster' | 'standalone', auth: string): Promise<Check[]> {
+export async function checkRedis(
+  redis: RedisClient,
+  configured: 'cluster' | 'standalone',
+  auth: string,
+  /** Words for a failed PING (default: the error's message); `watchConnection(redis).explain` names a refused port. */
+  explain: (error: unknown) => string = messageOf,
+): Promise<Check[]> {
   const rounds: number[] = [];
   try {
     for (let i = 0; i < PINGS; i += 1) {
@@ -165,7 +172,7 @@ export async function checkRedis(redis: RedisClient, configured: 'cluster' | 'st
       rounds.push(performance.now() - start);
     }
   } catch (error) {
-    return [{ name: 'redis', status: 'fail', detail: `not reachable with ${auth}: ${messageOf(error)}` }];
+    return [{ name: 'redis', status: 'fail', detail: `not reachable with ${auth}: ${explain(error)}` }];
   }
   const median = [...rounds].sort((a, b) => a - b)[Math.floor(PINGS / 2)] ?? 0;
   const rows: Check[] = [{ name: 'redis', status: 'ok', detail: `PING round trip ${median.toFixed(1)} ms (median of ${PINGS}) with ${auth}` }];

@@ -31,6 +31,7 @@ export {
   type PartitionRole,
   type PartitionStatus,
 } from './status';
+export { age, renderLanes, type StatusLane, type StatusLanes } from './lanes-table';
 export { applyReset, planReset, renderResetPlan, type ResetPartition, type ResetPlan } from './reset';
 export { escapeGlob, findPartitions, partitionKeysPattern, partitionOfKey, scanKeys, unescapeName } from '../completion/redis-scan';
 export { CREATE_TOPICS_READY_DEFAULTS, createTopicsReady, notReady, waitForTopicsReady } from './create-topics';
@@ -40,3 +41,4 @@ export { readGroupFigures, type GroupFigures } from './group-figures';
 export { describeGroupUse, groupChecks, ownGroups, type GroupsInput, type GroupUse, type OwnGroup } from './doctor-groups';
 export { checkKafka, checkRedis, clusterModeCheck, describeKafkaAuth, describeRedisAuth, evictionCheck, renderChecks, topicChecks } from './doctor';
 export type { Check, CheckStatus, TopicsInput } from './doctor';
+export { parseProduceRecords, produceRecords, type ProduceInput, type ProduceRecord, type ProducedRecord } from './produce';

@@ -8,6 +8,7 @@ import { completionGroupId } from '../options/names';
 import { fetchCommittedOffsets } from '../committer/offset-committer';
 import { deadLetterTopic, retryTopic } from '../options';
 import { findPartitions } from '../completion/redis-scan';
+import { renderLanes, type StatusLanes } from './lanes-table';
 
 /**
  * `kafka-lanes status <group>`: where every partition of a group stands (docs/ARCHITECTURE.md, "Operating it"), read from
@@ -62,6 +63,8 @@ export interface GroupStatus {
   readonly deadLetters: number;
   /** Topics with completion state in Redis that no longer exist in Kafka (see `kafka-lanes reset`). */
   readonly missingTopics: readonly string[];
+  /** The blocked and held lanes, oldest first: present when `readStatus` was asked for them (`kafka-lanes status` is). */
+  readonly lanes?: StatusLanes;
 }
 
 /**
@@ -72,7 +75,18 @@ export interface GroupStatus {
  * const status = await readStatus({ group: 'orders-svc', admin, redis });
  * process.stdout.write(renderStatus(status));
  */
-export async function readStatus({ group, admin, redis }: { group: string; admin: Admin; redis: RedisClient }): Promise<GroupStatus> {
+export async function readStatus({
+  group,
+  admin,
+  redis,
+  lanes,
+}: {
+  group: string;
+  admin: Admin;
+  redis: RedisClient;
+  /** List up to `limit` blocked and held lanes, the oldest first. */
+  lanes?: { readonly limit: number };
+}): Promise<GroupStatus> {
   const readAtMs = Date.now();
   const refs = await findPartitions(redis, group);
   const listed = await admin.listTopics();
@@ -116,7 +130,10 @@ export async function readStatus({ group, admin, redis }: { group: string; admin
   }
   const order: Record<PartitionRole, number> = { source: 0, retry: 1, 'dead-letter': 2 };
   partitions.sort((a, b) => order[a.role] - order[b.role] || (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition));
+  const blocked = partitions.filter((p) => p.blockedLanes > 0);
+  const page = lanes === undefined ? undefined : await readBlockedLanes({ group, redis, query: { limit: lanes.limit }, partitions: blocked });
   return {
+    ...(page === undefined ? {} : { lanes: { total: page.total, lanes: page.lanes.map((lane) => ({ ...lane, ageMs: Math.max(0, readAtMs - lane.sinceMs) })) } }),
     group,
     completionGroup,
     readAtMs,
@@ -327,6 +344,7 @@ export function renderStatus(status: GroupStatus): string {
     `blocked lanes ${totals((p) => p.blockedLanes)} (held ${totals((p) => p.heldLanes)}), parked ${totals((p) => p.parked)}, ` +
       `retry depth ${status.retryDepth}, dead letters ${status.deadLetters}`,
   );
+  if (status.lanes !== undefined) lines.push(...renderLanes(status.lanes));
   const recovered = status.partitions.filter((p) => p.recoveries > 0 || p.recovering);
   if (recovered.length > 0) {
     lines.push(

@@ -1,8 +1,9 @@
 import type { Command } from 'commander';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import type { RedisClient } from '../completion/scripts';
-import { createRedis, kafkaClientConfig } from '../connections';
-import { ConfigError } from '../errors';
+import { describeConnectionError, watchConnection } from '../admin/connection-errors';
+import { brokersId, createRedis, kafkaClientConfig } from '../connections';
+import { ConfigError, LanesError } from '../errors';
 import { DEFAULTS, ENV, resolveOptions } from '../options';
 import type { LanesOptions } from '../options/lanes-options';
 
@@ -67,6 +68,33 @@ export function connectionOptions(group: string, flags: KafkaFlags & RedisFlags,
   return { kafka: options.kafka, redis: options.redis };
 }
 
+/**
+ * Runs a kafkajs `connect`; a socket error (a refused port, an unknown host) is named as such, with the brokers.
+ *
+ * @example
+ * await connectKafka(options.kafka, () => producer.connect());
+ */
+export async function connectKafka<T>(options: LanesOptions['kafka'], connect: () => Promise<T>): Promise<T> {
+  try {
+    return await connect();
+  } catch (error) {
+    const explained = describeConnectionError(error);
+    if (explained === (error instanceof Error ? error.message : String(error))) throw error;
+    throw new LanesError(`Kafka (${brokersId(options, LOCAL_BROKERS)}) not reachable: ${explained}`, { retriable: true, cause: error });
+  }
+}
+
+/** Runs `work` with a kafkajs client made from the flags, the environment or the local default. */
+export async function withKafka<T>(group: string, flags: KafkaFlags, work: (kafka: Kafka) => Promise<T>): Promise<T> {
+  const { kafka: options } = connectionOptions(group, flags);
+  const kafka = new Kafka({
+    ...(await kafkaClientConfig({ ...options, clientId: 'kafka-lanes-cli' }, LOCAL_BROKERS)),
+    logLevel: logLevel.NOTHING,
+    connectionTimeout: 5_000,
+  });
+  return connectKafka(options, () => work(kafka));
+}
+
 /** Runs `work` with a connected kafkajs admin, disconnected afterwards. */
 export async function withAdmin<T>(group: string, flags: KafkaFlags, work: (admin: Admin) => Promise<T>): Promise<T> {
   const { kafka: options } = connectionOptions(group, flags);
@@ -76,11 +104,21 @@ export async function withAdmin<T>(group: string, flags: KafkaFlags, work: (admi
     connectionTimeout: 5_000,
   });
   const admin = kafka.admin();
-  await admin.connect();
+  await connectKafka(options, () => admin.connect());
   try {
     return await work(admin);
   } finally {
     await admin.disconnect();
+  }
+}
+
+function redisWhere(options: LanesOptions['redis']): string {
+  if (options.clusterNodes.length > 0) return options.clusterNodes.join(',');
+  try {
+    const url = new URL(options.url);
+    return `${url.hostname}:${url.port === '' ? '6379' : url.port}`;
+  } catch {
+    return 'the configured URL';
   }
 }
 
@@ -93,8 +131,13 @@ export async function withRedis<T>(group: string, flags: RedisFlags, work: (redi
     { maxRetriesPerRequest: 1, connectTimeout: 5_000, commandTimeout: 10_000, retryStrategy: () => null },
     { clusterRetryStrategy: () => null },
   );
+  const watch = watchConnection(redis);
   try {
     return await work(redis);
+  } catch (error) {
+    const explained = watch.explain(error);
+    if (explained === (error instanceof Error ? error.message : String(error))) throw error;
+    throw new LanesError(`Redis (${redisWhere(options)}) not reachable: ${explained}`, { retriable: true, cause: error });
   } finally {
     redis.disconnect();
   }

@@ -4,7 +4,7 @@ import { kafkaClientConfig } from '../connections';
 import { HandOffWriter } from '../handoff';
 import { deadLetterTopic, DEFAULTS, resolveOptions } from '../options';
 import type { OperatorParts } from '../retry/operator';
-import { connectionOptions, withRedis, type KafkaFlags, type RedisFlags } from './connections';
+import { connectionOptions, connectKafka, withRedis, type KafkaFlags, type RedisFlags } from './connections';
 
 export interface OperatorFlags extends KafkaFlags, RedisFlags {
   readonly tiers?: string;
@@ -30,7 +30,7 @@ export async function withOperatorParts<T>(group: string, flags: OperatorFlags, 
   });
   const writer = new HandOffWriter(kafka, { deadLetterTopic: deadLetterTopic(group) });
   const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
-  await producer.connect();
+  await connectKafka(connections.kafka, () => producer.connect());
   try {
     return await withRedis(group, flags, (redis) => work({ options: { ...options, redis: connections.redis }, store: new CompletionStore(redis), sink: writer, producer, kafka }));
   } finally {

@@ -50,14 +50,17 @@ export function pickBootstrapBrokers(response: GetBootstrapBrokersResponse, list
 /** Calls `GetBootstrapBrokers`; replaceable in tests. */
 export type GetBootstrapBrokers = (arn: string, region: string) => Promise<GetBootstrapBrokersResponse>;
 
-const getBootstrapBrokersFromAws: GetBootstrapBrokers = async (arn, region) => {
+/**
+ * `GetBootstrapBrokers` through MSK's regional IPv4 endpoint, `kafka.<region>.amazonaws.com` (the one AWS General
+ * Reference, "Amazon Managed Streaming for Apache Kafka endpoints and quotas", lists for every region), unless the
+ * SDK's own setting asks for dual-stack (`AWS_USE_DUALSTACK_ENDPOINT=true`, or `use_dualstack_endpoint` in the
+ * profile: AWS SDKs and Tools reference guide, "Dual-stack and FIPS endpoints"). An endpoint given in the
+ * environment (`AWS_ENDPOINT_URL_KAFKA`, an emulator) is used as given.
+ */
+export const getBootstrapBrokersFromAws: GetBootstrapBrokers = async (arn, region) => {
   // Loaded on first use: only functions configured with an ARN pay for the SDK client at cold start.
   const { KafkaClient, GetBootstrapBrokersCommand } = commonJsExports(await import('@aws-sdk/client-kafka'), 'KafkaClient');
-  // The dual-stack endpoint (kafka-api.<region>.api.aws): the one MSK's interface VPC endpoint
-  // `aws.api.<region>.kafka-api` serves (infra/aws/network.yml), and reachable through a NAT gateway all the same.
-  // An endpoint given in the environment (an emulator) is used as given: the SDK refuses it beside dual-stack.
-  const endpointGiven = process.env['AWS_ENDPOINT_URL_KAFKA'] !== undefined || process.env['AWS_ENDPOINT_URL'] !== undefined;
-  const client = new KafkaClient({ region, useDualstackEndpoint: !endpointGiven });
+  const client = new KafkaClient({ region });
   try {
     return await client.send(new GetBootstrapBrokersCommand({ ClusterArn: arn }));
   } finally {

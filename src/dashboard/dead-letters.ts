@@ -30,7 +30,14 @@ export interface DeadLetterRow {
 export interface DeadLetterFilter {
   readonly reason?: string;
   readonly originTopic?: string;
+  /** The lane as `status` names it, or the key as the rows show it. */
   readonly lane?: string;
+  /** The record key as the rows show it (`key`). */
+  readonly key?: string;
+  /** Written at or after (epoch ms). */
+  readonly sinceMs?: number;
+  /** Written before (epoch ms). */
+  readonly untilMs?: number;
   readonly offset?: number;
   readonly limit?: number;
 }
@@ -45,7 +52,13 @@ export function previewOf(value: Buffer | null): string | null {
   return value.length > PREVIEW_BYTES ? `${text}…` : text;
 }
 
-function rowOf(letter: DeadLetter): DeadLetterRow {
+/**
+ * A dead letter as the dashboard and `kafka-lanes dlq list` show it: reason, error, key, origin, time, a preview.
+ *
+ * @example
+ * deadLetterRow(toDeadLetter('orders-svc.dlq', 0, message)); // { partition: 0, offset: 3, reason: 'attempts-exhausted', error: 'Error: down', key: 'c-1', ... }
+ */
+export function deadLetterRow(letter: DeadLetter): DeadLetterRow {
   const facts = readHandOffHeaders(letter.record.headers);
   const error = [facts.errorName, facts.errorMessage].filter((part) => part !== undefined && part !== '').join(': ');
   const lane = laneOfDeadLetter(letter, KEY_MODE);
@@ -78,7 +91,7 @@ export class DeadLetterLog {
 
   add(letter: DeadLetter): void {
     this.seen += 1;
-    this.#letters.push({ letter, row: rowOf(letter) });
+    this.#letters.push({ letter, row: deadLetterRow(letter) });
     if (this.#letters.length > this.#capacity) this.#letters = this.#letters.slice(-Math.floor(this.#capacity * 0.9));
   }
 
@@ -91,7 +104,10 @@ export class DeadLetterLog {
           (filter.reason === undefined || row.reason === filter.reason) &&
           (filter.originTopic === undefined || row.origin.topic === filter.originTopic) &&
           // The lane as `status` names it (base64 of the key) or the key as the page shows it.
-          (filter.lane === undefined || row.lane === filter.lane || (row.key !== '' && row.key === filter.lane)),
+          (filter.lane === undefined || row.lane === filter.lane || (row.key !== '' && row.key === filter.lane)) &&
+          (filter.key === undefined || row.key === filter.key) &&
+          (filter.sinceMs === undefined || row.timeMs >= filter.sinceMs) &&
+          (filter.untilMs === undefined || row.timeMs < filter.untilMs),
       )
       .reverse();
     const offset = filter.offset ?? 0;

@@ -3,11 +3,12 @@ import { ENV } from '../options/constants';
 
 /**
  * The output topics the plugin declared (`kafkaLanes.outputs`, as KAFKA_LANES_OUTPUTS): `ctx.send` to any other fails
- * the record, naming it. Unset (a handler used without the plugin): any topic.
+ * the record, naming it. Set but empty (the plugin's block declares none): every `ctx.send` fails, as MSK IAM refuses
+ * a write the role is not granted. Unset (a handler used without the plugin): any topic.
  */
 export function declaredOutputs(env: Readonly<Record<string, string | undefined>>): ReadonlySet<string> | undefined {
   const listed = env[ENV.outputs]?.split(',').map((topic) => topic.trim()).filter((topic) => topic !== '');
-  return listed === undefined || listed.length === 0 ? undefined : new Set(listed);
+  return listed === undefined ? undefined : new Set(listed);
 }
 
 /**
@@ -20,8 +21,9 @@ export function declaredOutputs(env: Readonly<Record<string, string | undefined>
 export function checkDeclaredOutputs(declared: ReadonlySet<string> | undefined, outputs: readonly { readonly topic: string }[]): void {
   const stray = declared === undefined ? undefined : outputs.find((output) => !declared.has(output.topic));
   if (stray === undefined) return;
+  const listed = declared!.size === 0 ? 'none declared' : [...declared!].map((topic) => `\`${topic}\``).join(', ');
   throw new ConfigError(
-    `Expected ctx.send to a declared output topic (kafkaLanes.outputs: ${[...declared!].map((topic) => `\`${topic}\``).join(', ')}), got \`${stray.topic}\`: ` +
+    `Expected ctx.send to a declared output topic (kafkaLanes.outputs: ${listed}), got \`${stray.topic}\`: ` +
       "declare it, so that the function's role may write it and the stack creates it",
   );
 }

@@ -2,7 +2,7 @@ import type { Backoff } from './lanes-options';
 
 /**
  * Milliseconds to wait before the next attempt, after attempt `failedAttempt` (1 = the first run) failed.
- * Fixed: always `delayMs`. Exponential: `min(maxDelayMs, initialDelayMs * multiplier^(failedAttempt - 1))`,
+ * Tiers (the default): the `failedAttempt`-th tier's delay, the last tier's once the tiers run out. Fixed: always `delayMs`. Exponential: `min(maxDelayMs, initialDelayMs * multiplier^(failedAttempt - 1))`,
  * rounded to whole ms, then jitter: `'full'` picks uniformly in [0, delay], `'equal'` in [delay/2, delay],
  * `'none'` keeps the delay. The result is a whole number of ms in [0, maxDelayMs]. A user's
  * `RetryLaterError(delayMs)` overrides this for its attempt.
@@ -10,6 +10,8 @@ import type { Backoff } from './lanes-options';
  * @param random Uniform in [0, 1) like `Math.random`; injected so tests are deterministic.
  * @throws RangeError when `failedAttempt` is not a positive integer.
  * @example
+ * backoffDelay({ type: 'tiers', delaysMs: [5_000, 60_000, 600_000], maxDelayMs: 600_000 }, 2); // 60_000
+ * backoffDelay({ type: 'tiers', delaysMs: [5_000, 60_000, 600_000], maxDelayMs: 600_000 }, 4); // 600_000
  * const backoff = { type: 'exponential', initialDelayMs: 1_000, multiplier: 2, maxDelayMs: 600_000, jitter: 'none' } as const;
  * backoffDelay(backoff, 1); // 1_000
  * backoffDelay(backoff, 3); // 4_000
@@ -21,6 +23,7 @@ export function backoffDelay(backoff: Backoff, failedAttempt: number, random: ()
     throw new RangeError(`Expected \`failedAttempt\` to be a positive integer, got \`${String(failedAttempt)}\` (${typeof failedAttempt})`);
   }
   if (backoff.type === 'fixed') return backoff.delayMs;
+  if (backoff.type === 'tiers') return backoff.delaysMs[Math.min(failedAttempt, backoff.delaysMs.length) - 1] ?? backoff.maxDelayMs;
 
   const { initialDelayMs, multiplier, maxDelayMs, jitter } = backoff;
   // multiplier^(n-1) overflows to Infinity for large n; 0 * Infinity would be NaN, hence the explicit zero case.

@@ -16,6 +16,8 @@ export const DEFAULTS = {
   retry: {
     maxAttempts: 5,
     backoff: {
+      // One topic per delay, read as Spring's `@RetryableTopic` users read a list of delays: the n-th retry waits the n-th tier.
+      tiers: { type: 'tiers' },
       exponential: { type: 'exponential', initialDelayMs: 1_000, multiplier: 2, maxDelayMs: 600_000, jitter: 'full' },
       // Spring Kafka's FixedBackOff default; also the first default tier.
       fixed: { type: 'fixed', delayMs: 5_000 },

@@ -9,7 +9,7 @@ export interface KnownKeys {
   readonly aliases: Readonly<Record<string, string>>;
   readonly byObject: Readonly<Record<string, readonly string[]>>;
   /** The keys of each backoff type (`retry.backoff` holds one or the other). */
-  readonly backoff: { readonly fixed: readonly string[]; readonly exponential: readonly string[] };
+  readonly backoff: { readonly tiers: readonly string[]; readonly fixed: readonly string[]; readonly exponential: readonly string[] };
 }
 
 export function describeIssue(issue: z.core.$ZodIssue, input: unknown, sources: ReadonlyMap<string, string>, env: NodeJS.ProcessEnv, keys: KnownKeys): string[] {
@@ -33,9 +33,9 @@ function unknownKey(objectPath: readonly PropertyKey[], key: string, input: unkn
   const name = optionPath([...objectPath, key]);
   const siblings = knownKeysAt(where, input, keys);
   if (where === 'retry.backoff') {
-    const type = valueAt(input, [...objectPath, 'type']) === 'fixed' ? 'fixed' : 'exponential';
-    const other = type === 'fixed' ? keys.backoff.exponential : keys.backoff.fixed;
-    if (other.includes(key)) return `Unknown kafka-lanes option \`${name}\`: it applies to \`type: '${type === 'fixed' ? 'exponential' : 'fixed'}'\` only, this backoff is \`${type}\``;
+    const type = backoffType(input);
+    const other = (['fixed', 'exponential'] as const).find((candidate) => candidate !== type && keys.backoff[candidate].includes(key));
+    if (other !== undefined) return `Unknown kafka-lanes option \`${name}\`: it applies to \`type: '${other}'\` only, this backoff is \`${type}\``;
   }
   // kafkajs says `ssl`, ioredis says `tls`: each object keeps its library's word, so the other one is a likely slip.
   const alias = keys.aliases[name];
@@ -55,7 +55,12 @@ function unknownKey(objectPath: readonly PropertyKey[], key: string, input: unkn
 
 function knownKeysAt(where: string, input: unknown, keys: KnownKeys): readonly string[] {
   if (where !== 'retry.backoff') return keys.byObject[where] ?? [];
-  return valueAt(input, ['retry', 'backoff', 'type']) === 'fixed' ? keys.backoff.fixed : keys.backoff.exponential;
+  return keys.backoff[backoffType(input)];
+}
+
+function backoffType(input: unknown): 'tiers' | 'fixed' | 'exponential' {
+  const type = valueAt(input, ['retry', 'backoff', 'type']);
+  return type === 'tiers' || type === 'fixed' ? type : 'exponential';
 }
 
 /** The environment variable a value at `path` came from, if it came from one. */

@@ -28,7 +28,19 @@ export interface StepsOptions {
   readonly serializer?: StepSerializer;
 }
 
+/**
+ * The delay before each retry. `'tiers'` (the default): the n-th retry waits the n-th tier's delay, from that
+ * tier's topic, the last tier repeating (`['5s', '1m', '10m']` reads as 5 s, then 1 minute, then 10 minutes).
+ * `'fixed'` and `'exponential'` compute a delay; the copy goes to the longest tier not above it.
+ */
 export type Backoff =
+  | {
+      readonly type: 'tiers';
+      /** Each tier's delay in ms, in the order of `retry.tiers`. */
+      readonly delaysMs: readonly number[];
+      /** The last tier's delay: the longest any retry waits. */
+      readonly maxDelayMs: number;
+    }
   | { readonly type: 'fixed'; readonly delayMs: number }
   | {
       readonly type: 'exponential';

@@ -99,6 +99,7 @@ const tiers = later(() => z.array(duration(), { error: `a list of durations, lik
   }),
 ));
 
+const tiersShape = { type: z.literal('tiers') };
 const fixedShape = {
   type: z.literal('fixed'),
   delayMs: z._default(later(() => integer(0, Number.MAX_SAFE_INTEGER)), DEFAULTS.retry.backoff.fixed.delayMs),
@@ -116,14 +117,16 @@ const exponentialShape = {
 
 // What classic zod's `preprocess` is: a pipe from a transform.
 const backoff = z.pipe(
-  // Without `type` a backoff is exponential, so `{ maxDelayMs: 60_000 }` keeps the other exponential defaults.
+  // Left out, retries follow the tiers; an object without `type` is exponential, so `{ maxDelayMs: 60_000 }` keeps
+  // the other exponential defaults.
   z.transform((value: unknown) => {
-    if (value === undefined) return { type: 'exponential' };
+    if (value === undefined) return { type: 'tiers' };
     return isObject(value) && value['type'] === undefined ? { ...value, type: 'exponential' } : value;
   }),
   z.discriminatedUnion(
     'type',
     [
+      z.strictObject(tiersShape),
       z.strictObject(fixedShape),
       z.strictObject(exponentialShape).check(
         z.superRefine(
@@ -142,7 +145,7 @@ const backoff = z.pipe(
     ],
     {
       error: (issue) =>
-        issue.code === 'invalid_union' ? '`fixed` or `exponential`' : "an object like `{ type: 'exponential', maxDelayMs: 60000 }`",
+        issue.code === 'invalid_union' ? '`tiers`, `fixed` or `exponential`' : "an object like `{ type: 'exponential', maxDelayMs: 60000 }`",
     },
   ),
 );
@@ -152,6 +155,14 @@ const retryShape = {
   backoff,
   tiers: z._default(tiers, [...DEFAULTS.retry.tiers]),
 };
+
+/** A `tiers` backoff gets each tier's delay, so `backoffDelay` needs nothing but the backoff. */
+function withTierDelays(retry: z.output<z.ZodMiniObject<typeof retryShape>>): LanesOptions['retry'] {
+  const { backoff } = retry;
+  if (backoff.type !== 'tiers') return { ...retry, backoff };
+  const delaysMs = retry.tiers.map((tier) => durationMs(tier) ?? 0);
+  return { ...retry, backoff: { type: 'tiers', delaysMs, maxDelayMs: Math.max(...delaysMs) } };
+}
 
 /** A reference to a secret in one of `stores` (src/options/secret-ref.ts), never the secret itself. */
 const secretRef = (stores: readonly SecretStore[]): z.ZodMiniString<string> =>
@@ -275,7 +286,7 @@ const rootShape = {
   flushIntervalMs: timerMs(1, DEFAULTS.flushIntervalMs),
   key: z._default(recordPart, DEFAULTS.key),
   value: z._default(recordPart, DEFAULTS.value),
-  retry: z.prefault(z.strictObject(retryShape, anObject('{ maxAttempts: 5 }')), { backoff: undefined }),
+  retry: z.prefault(z.pipe(z.strictObject(retryShape, anObject('{ maxAttempts: 5 }')), z.transform(withTierDelays)), { backoff: undefined }),
   deadLetter: z.prefault(z.strictObject(deadLetterShape, anObject("{ policy: 'hold' }")), {}),
   redis: z.prefault(z.strictObject(redisShape, anObject("{ url: 'redis://127.0.0.1:6379' }")), {}),
   kafka: z.prefault(z.strictObject(kafkaShape, anObject("{ brokers: ['b-1.example:9092'] }")), {}),
@@ -320,7 +331,7 @@ const KNOWN_KEYS: KnownKeys = {
     caps: Object.keys(capsShape),
     steps: Object.keys(stepsShape),
   },
-  backoff: { fixed: Object.keys(fixedShape), exponential: Object.keys(exponentialShape) },
+  backoff: { tiers: Object.keys(tiersShape), fixed: Object.keys(fixedShape), exponential: Object.keys(exponentialShape) },
 };
 
 /**

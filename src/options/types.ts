@@ -2,10 +2,15 @@ import type { KeyOf, Ordering, StepSerializer } from './lanes-options';
 import type { RecordPartInput } from './standard-schema';
 
 /**
- * The backoff between attempts as a user writes it. Without `type` it is exponential, so
- * `{ maxDelayMs: 60_000 }` keeps the other exponential defaults.
+ * The backoff between attempts as a user writes it. Left out (or `{ type: 'tiers' }`), the n-th retry waits the
+ * n-th tier's delay. An object without `type` is exponential, so `{ maxDelayMs: 60_000 }` keeps the other
+ * exponential defaults.
  */
 export type BackoffInput =
+  | {
+      /** The n-th retry waits the n-th tier's delay (`retry.tiers`), the last tier repeating. The default. */
+      readonly type: 'tiers';
+    }
   | {
       readonly type: 'fixed';
       /** Delay before every next attempt, in ms. Default `5_000`. */
@@ -30,7 +35,11 @@ export type BackoffInput =
 export interface RetryOptionsInput {
   /** Attempts per record, the first run included: 1 = no retry, at most 1,000. Default `5`. */
   readonly maxAttempts?: number;
-  /** Default: exponential, 1 s doubling up to 10 minutes, full jitter. */
+  /**
+   * Default `{ type: 'tiers' }`: the n-th retry waits the n-th tier's delay and comes from that tier's topic, the
+   * last tier repeating until `maxAttempts` (`['5s', '1m', '10m']`: 5 s, 1 minute, 10 minutes, 10 minutes, ...).
+   * A `fixed` or `exponential` backoff computes each delay instead and picks the longest tier not above it.
+   */
   readonly backoff?: BackoffInput;
   /**
    * Retry topic tiers: durations `<integer>ms|s|m|h`, strictly ascending, at least one. Each is a topic

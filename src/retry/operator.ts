@@ -88,6 +88,8 @@ export interface ReplayAction {
 }
 
 export interface ReplayFilter {
+  /** Only the dead letter at this position of the dead-letter topic. */
+  readonly position?: { readonly partition: number; readonly offset: number };
   readonly originTopic?: string;
   readonly lane?: string;
   /** Dead letters written at or after this (epoch ms). */
@@ -151,7 +153,7 @@ export function toDeadLetter(topic: string, partition: number, message: KafkaMes
  * `kafka-lanes dlq replay`: a held lane's head is resumed in order as attempt 1 (its lane was waiting for it);
  * any other dead letter is written back to its origin topic with a `lanes-replay-of` header, as a new record:
  * its order relative to later records of its key is not kept. The latest dead letter of each origin counts.
- * `dryRun`: decide and report, change nothing.
+ * `dryRun`: decide and report what would be done (each detail says "would"), change nothing.
  */
 export async function replayDeadLetters(
   parts: OperatorParts,
@@ -166,6 +168,7 @@ export async function replayDeadLetters(
   for (const read of letters) {
     const letter = { ...read, lane: laneOfDeadLetter(read, parts.options) };
     const at = { partition: letter.record.partition, offset: letter.record.offset };
+    if (filter.position !== undefined && (at.partition !== filter.position.partition || at.offset !== filter.position.offset)) continue;
     if (filter.originTopic !== undefined && letter.origin.topic !== filter.originTopic) continue;
     if (filter.lane !== undefined && letter.lane !== filter.lane) continue;
     if (filter.sinceMs !== undefined && letter.record.timestamp < filter.sinceMs) continue;
@@ -182,7 +185,8 @@ export async function replayDeadLetters(
     const head = letter.lane === undefined ? undefined : await parts.store.laneHead(ref, letter.lane);
     if (head !== undefined && head.state === 'held' && head.offset === letter.origin.offset) {
       const tier = retryTopic(group, tierFor(0, parts.options.retry.tiers));
-      actions.push({ deadLetter: at, origin: letter.origin, action: 'resumed-held-head', detail: `lane ${letter.lane} resumed in order: attempt 1 in ${tier}` });
+      const resumed = `lane ${letter.lane} in order: attempt 1 in ${tier}`;
+      actions.push({ deadLetter: at, origin: letter.origin, action: 'resumed-held-head', detail: dryRun ? `would resume held ${resumed}` : `resumed held ${resumed}` });
       if (dryRun) continue;
       const origin = { topic: ref.topic, partition: ref.partition, offset: head.offset };
       // The lease and the payload first, then the copy, then the lease off: a crash in between is re-driven.
@@ -190,7 +194,8 @@ export async function replayDeadLetters(
       await handOffNewHead(scope, ref, letter.lane!, { offset: origin.offset, payload: parkPayload(letter.record) });
       continue;
     }
-    actions.push({ deadLetter: at, origin: letter.origin, action: 'written-back', detail: `written back to ${letter.origin.topic} as a new record (its order relative to later records of its key is not kept)` });
+    const written = `to ${letter.origin.topic} as a new record (its order relative to later records of its key is not kept)`;
+    actions.push({ deadLetter: at, origin: letter.origin, action: 'written-back', detail: dryRun ? `would be written back ${written}` : `written back ${written}` });
     if (dryRun) continue;
     const headers: IHeaders = {};
     for (const { name, value } of letter.record.headers) if (!name.startsWith(HEADER_PREFIX)) headers[name] = value;

@@ -108,7 +108,16 @@ function alarmTopicResources(service: string, emails: readonly string[]): Record
           Version: '2012-10-17',
           Statement: [
             { Sid: 'Account', Effect: 'Allow', Principal: { AWS: { 'Fn::Sub': 'arn:${AWS::Partition}:iam::${AWS::AccountId}:root' } }, Action: 'kms:*', Resource: '*' },
-            { Sid: 'CloudWatchAlarms', Effect: 'Allow', Principal: { Service: 'cloudwatch.amazonaws.com' }, Action: ['kms:Decrypt', 'kms:GenerateDataKey*'], Resource: '*' },
+            // Only on behalf of this account's alarms: the service principal with `aws:SourceAccount` (IAM user guide,
+            // "The confused deputy problem", cross-service: the global condition keys aws:SourceAccount / aws:SourceArn).
+            {
+              Sid: 'CloudWatchAlarms',
+              Effect: 'Allow',
+              Principal: { Service: 'cloudwatch.amazonaws.com' },
+              Action: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+              Resource: '*',
+              Condition: { StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } },
+            },
           ],
         },
       },

@@ -203,3 +203,57 @@ export function mskServerlessRegionWarning(region: string | undefined, resources
     'Deploy to one of those regions, or use a provisioned cluster (the example: --param msk=provisioned)'
   );
 }
+
+/** Hosts only a VPC reaches: ElastiCache and MSK names, private IPv4 ranges (RFC 1918). */
+const PRIVATE_HOST = [
+  { pattern: /\.cache\.amazonaws\.com(\.cn)?$/i, what: 'an ElastiCache endpoint (ElastiCache is reached from its VPC only)' },
+  { pattern: /\.kafka(-serverless)?\.[a-z0-9-]+\.amazonaws\.com(\.cn)?$/i, what: "an MSK broker (MSK's brokers have private addresses)" },
+  { pattern: /^(10\.|192\.168\.|172\.(1[6-9]|2[0-9]|3[01])\.)[0-9.]+$/, what: 'a private address (RFC 1918)' },
+];
+
+/** Why a value (a `host:port` list, a URL) is reached from a VPC only; `undefined` when it is not known to be. */
+export function privateEndpoint(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  for (const host of hostsIn(value)) {
+    const match = PRIVATE_HOST.find(({ pattern }) => pattern.test(host.replace(/^\[|\]$/g, '')));
+    if (match !== undefined) return match.what;
+  }
+  return undefined;
+}
+
+/**
+ * A function of a group with no VPC (neither its own `vpc` nor `provider.vpc`) whose brokers or Redis are private
+ * would time out at its first connection: refused, naming each such setting and the fix. An endpoint that is not
+ * known to be private or public (a CloudFormation value, a host name of the user's) is a warning.
+ *
+ * @example
+ * vpcProblems('functions.orders', [{ setting: 'functions.orders.events.msk.arn', value: arn, msk: true }]);
+ * // { problems: ['functions.orders: expected a VPC (...), got none: functions.orders.events.msk.arn is an MSK cluster ...'], warnings: [] }
+ */
+export function vpcProblems(
+  where: string,
+  targets: ReadonlyArray<{ setting: string; value: unknown; msk?: boolean }>,
+): { problems: string[]; warnings: string[] } {
+  const reasons: string[] = [];
+  const unknown: string[] = [];
+  for (const { setting, value, msk } of targets) {
+    if (msk === true) {
+      reasons.push(`${setting} is an MSK cluster (its brokers have private addresses, in the cluster's VPC)`);
+      continue;
+    }
+    const why = privateEndpoint(value);
+    if (why !== undefined) reasons.push(`${setting} is ${why}: \`${String(value)}\``);
+    else unknown.push(setting);
+  }
+  const fix =
+    'give the functions the VPC that reaches them: `provider.vpc` (or `' + where + '.vpc`) with `subnetIds` (private subnets) and ' +
+    '`securityGroupIds` (a group the brokers and Redis admit), as the README\'s serverless.yml does (docs/deploy.md, "Your own service")';
+  if (reasons.length > 0) return { problems: [`${where}: expected a VPC for a function whose brokers or Redis are private, got none: ${reasons.join('; ')}; ${fix}`], warnings: [] };
+  if (unknown.length > 0) {
+    return {
+      problems: [],
+      warnings: [`${where} is in no VPC: if ${unknown.join(', ')} ${unknown.length === 1 ? 'is' : 'are'} reached from a VPC only, ${fix}`],
+    };
+  }
+  return { problems: [], warnings: [] };
+}

@@ -15,8 +15,10 @@ export interface Statement {
 export interface GroupGrants {
   readonly handler: Statement[];
   readonly committer: Statement[];
-  /** The topics resource's function: creates and checks the group's topics at deploy time (topics-handler.ts). */
+  /** The topics resource's worker: creates and checks the group's topics at deploy time (topics-handler.ts). */
   readonly topics: Statement[];
+  /** The topics resource's provider: asks MSK for the brokers, invokes the worker, reads its stack's status. */
+  readonly topicsProvider: Statement[];
 }
 
 /** A CloudFormation value: a string when the cluster ARN is known, else built from the ARN at deploy time. */
@@ -42,7 +44,9 @@ export function mskArns(cluster: unknown): { cluster: Value; topic(name: string)
   return { cluster: cluster as Value, topic: (name) => arn('topic', name), group: (name) => arn('group', name) };
 }
 
-const ENI_ACTIONS = ['ec2:CreateNetworkInterface', 'ec2:DescribeNetworkInterfaces', 'ec2:DeleteNetworkInterface', 'ec2:AssignPrivateIpAddresses', 'ec2:UnassignPrivateIpAddresses'];
+// A function in a VPC: what AWS's managed policy AWSLambdaVPCAccessExecutionRole grants (AWS managed policy reference,
+// version 3 of January 2024, which added `ec2:DescribeSubnets`), less the logs (each role writes its own log group).
+const ENI_ACTIONS = ['ec2:CreateNetworkInterface', 'ec2:DescribeNetworkInterfaces', 'ec2:DescribeSubnets', 'ec2:DeleteNetworkInterface', 'ec2:AssignPrivateIpAddresses', 'ec2:UnassignPrivateIpAddresses'];
 // What an event source mapping in a VPC needs besides (Lambda developer guide, MSK and self-managed Kafka
 // "execution role permissions"). EC2 has no resource-level permissions for these: `"*"` is the only form.
 const TRIGGER_NETWORK_ACTIONS = ['ec2:DescribeVpcs', 'ec2:DescribeSubnets', 'ec2:DescribeSecurityGroups'];
@@ -62,6 +66,7 @@ export function groupGrants(plan: FunctionPlan, inVpc: boolean, compact = false)
   const handler: Statement[] = [];
   const committer: Statement[] = [];
   const topics: Statement[] = [];
+  const topicsProvider: Statement[] = [];
   const trigger = 'msk' in plan.source ? { kind: 'msk' as const, settings: plan.source.msk } : { kind: 'kafka' as const, settings: plan.source.kafka };
   const { group } = plan;
   // Compact: the retry tiers' topics and consumer groups as one ARN wildcard each, `<group>.retry.*` (MSK IAM
@@ -89,7 +94,8 @@ export function groupGrants(plan: FunctionPlan, inVpc: boolean, compact = false)
       // The handler's `ctx.send` outputs, only to the declared topics.
       if (outputs.length > 0) handler.push({ Effect: 'Allow', Action: ['kafka-cluster:DescribeTopic', 'kafka-cluster:WriteData'], Resource: outputs.map(arns.topic) });
       committer.push(
-        ...producer,
+        // The re-drive's producer: no cluster configuration read (DescribeClusterDynamicConfiguration is the trigger's).
+        ...kafkaCluster(arns, { cluster: ['Connect', 'WriteDataIdempotently'], topics: writes, topicActions: ['DescribeTopic', 'WriteData'] }),
         // The completion group, and the recoveries' reads of a partition again (read-range.ts), each in a group of
         // its own under `<group>.lanes.recover.`: concurrent recoveries never share a group, so never rebalance one another.
         ...kafkaCluster(arns, { cluster: [], topics: readTopics, topicActions: ['DescribeTopic', 'ReadData'], groups: [completionGroupId(group), `${recoveryGroupPrefix(group)}*`] }),
@@ -113,8 +119,8 @@ export function groupGrants(plan: FunctionPlan, inVpc: boolean, compact = false)
       topics.push({ Effect: 'Allow', Action: ['kafka-cluster:DescribeGroup'], Resource: arns.group(`${retryTopicPrefix(group)}*`) });
       if (plan.topics.properties['DeleteOnRemove'] === 'true') topics.push({ Effect: 'Allow', Action: ['kafka-cluster:DeleteTopic'], Resource: writes.map(arns.topic) });
     }
-    // The topics resource asks MSK for the brokers once, at deploy time, when only the cluster's ARN is known.
-    if (plan.environment[ENV.mskClusterArn] !== undefined) topics.push({ Effect: 'Allow', Action: ['kafka:GetBootstrapBrokers'], Resource: arns.cluster });
+    // The topics resource's provider asks MSK for the brokers, at deploy time, when only the cluster's ARN is known.
+    if (plan.topics.properties['Cluster'] !== undefined) topicsProvider.push({ Effect: 'Allow', Action: ['kafka:GetBootstrapBrokers'], Resource: arns.cluster });
     if (scram !== undefined) handler.push(...secretReads([scram]));
   } else {
     const access = (trigger.settings['accessConfigurations'] ?? {}) as Record<string, unknown>;
@@ -129,9 +135,14 @@ export function groupGrants(plan: FunctionPlan, inVpc: boolean, compact = false)
   const secrets = secretGrants(plan.environment);
   handler.push(...secrets);
   committer.push(...secrets);
-  // The topics function needs the Kafka credentials only: not the Redis AUTH token.
+  // The topics worker needs the Kafka credentials only: not the Redis AUTH token.
   topics.push(...secretGrants({ ...plan.environment, [ENV.redisAuthSecret]: undefined }));
-  return { handler: dedupe(handler), committer: dedupe(committer), topics: dedupe(topics) };
+  // The provider invokes its worker (by name: the worker's ARN), and reads its own stack's status to tell a rollback.
+  topicsProvider.push(
+    { Effect: 'Allow', Action: ['lambda:InvokeFunction'], Resource: { 'Fn::Sub': `arn:\${AWS::Partition}:lambda:\${AWS::Region}:\${AWS::AccountId}:function:${String(plan.topics.definition.name)}` } },
+    { Effect: 'Allow', Action: ['cloudformation:DescribeStacks'], Resource: { Ref: 'AWS::StackId' } },
+  );
+  return { handler: dedupe(handler), committer: dedupe(committer), topics: dedupe(topics), topicsProvider: dedupe(topicsProvider) };
 }
 
 function kafkaCluster(

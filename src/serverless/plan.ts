@@ -3,6 +3,7 @@ import { retryTopic } from '../options/retry-tiers';
 import { resolveKafkaAuth, secretEnvironment, secretProblem, type KafkaAuth, type ResolvedKafkaAuth } from './auth';
 import { clusterRegionProblem, endpointProblems, lengthProblem, scheduleProblem, tierOrderProblems } from './checks';
 import { AWS_LIMITS, PLUGIN_DEFAULTS, type FunctionBlock } from './config';
+import { PROVIDER_EXTRA_SECONDS } from './topics-resource';
 
 /** A Kafka trigger as serverless.yml writes it (`msk` or `kafka` event); only what the plugin reads or writes. */
 export interface TriggerSettings {
@@ -66,15 +67,16 @@ export interface FunctionPlan {
   /** The topics the handler writes with `ctx.send` (`kafkaLanes.outputs`). */
   readonly outputs: readonly string[];
   /**
-   * The function behind the group's topics resource (`Custom::KafkaLanesTopics`, see topics-handler.ts) and the
-   * resource's properties. It has the group's environment: the connection, as the other functions of the group.
+   * The group's topics resource (`Custom::KafkaLanesTopics`): its worker (`key`, `definition`: in the function's VPC,
+   * with the group's Kafka auth and nothing of Redis), its provider (outside any VPC: answers CloudFormation, asks MSK
+   * for the brokers, invokes the worker; see topics-provider.ts) and the resource's properties, the cluster among them.
    */
-  readonly topics: { readonly key: string; readonly definition: FunctionView; readonly properties: Readonly<Record<string, unknown>> };
-  /**
-   * An MSK trigger's events name the brokers of the listener the group's producers use (the producers authenticate as
-   * the trigger does): the handler takes them from the event; otherwise from the topics resource.
-   */
-  readonly eventBrokers: boolean;
+  readonly topics: {
+    readonly key: string;
+    readonly definition: FunctionView;
+    readonly provider: FunctionView & { readonly key: string };
+    readonly properties: Readonly<Record<string, unknown>>;
+  };
 }
 
 const DEFAULT_TIMEOUT_SECONDS = 6;
@@ -176,17 +178,29 @@ export function planFunction(
           },
         };
   const outputs = block.outputs ?? [];
-  if (outputs.length > 0) environment[ENV.outputs] = outputs.join(',');
+  // Declared outputs are the contract everywhere: with none declared, every `ctx.send` fails as MSK IAM would refuse it.
+  environment[ENV.outputs] = outputs.join(',');
   const topicsBlock = block.topics ?? {};
+  const workerTimeout = PLUGIN_DEFAULTS.topicsTimeout;
   const topics = {
     key: topicsKey(functionKey),
     definition: {
       name: topicsName(name),
-      description: `kafka-lanes topics of group ${group}: the custom resource that creates them`.slice(0, AWS_LIMITS.descriptionLength),
-      timeout: PLUGIN_DEFAULTS.topicsTimeout,
+      description: `kafka-lanes topics worker of group ${group}: creates the group's topics for its custom resource`.slice(0, AWS_LIMITS.descriptionLength),
+      timeout: workerTimeout,
       events: [],
-      environment,
+      environment: workerEnvironment(environment),
       ...(fn.vpc === undefined ? {} : { vpc: fn.vpc }),
+    },
+    provider: {
+      key: topicsProviderKey(functionKey),
+      name: topicsProviderName(name),
+      description: `kafka-lanes topics resource of group ${group}: answers CloudFormation, invokes the topics worker`.slice(0, AWS_LIMITS.descriptionLength),
+      timeout: workerTimeout + PROVIDER_EXTRA_SECONDS,
+      events: [],
+      // Outside any VPC, the provider's own or the service's: it answers CloudFormation at an S3 URL and asks MSK's
+      // regional API, both public, whatever the VPC has or is losing (osls leaves a function with `vpc: false` out).
+      vpc: false,
     },
     properties: {
       Group: group,
@@ -197,15 +211,31 @@ export function planFunction(
       ...(topicsBlock.retryPartitions === undefined ? {} : { RetryPartitions: String(topicsBlock.retryPartitions) }),
       ...(topicsBlock.replicationFactor === undefined ? {} : { ReplicationFactor: String(topicsBlock.replicationFactor) }),
       DeleteOnRemove: String(topicsBlock.deleteOnRemove ?? false),
+      // The cluster: a new one (a replaced cluster, another ARN, other brokers) is an `Update` of the resource.
+      ...(environment[ENV.brokers] !== undefined
+        ? { Brokers: environment[ENV.brokers] }
+        : { Cluster: environment[ENV.mskClusterArn], Listener: LISTENER_OF_AUTH[auth.auth] }),
     },
   };
-  const triggerScram = trigger.kind === 'msk' && settings['saslScram512'] !== undefined;
-  const eventBrokers = trigger.kind === 'msk' && (triggerScram ? auth.auth === 'scram' : auth.auth === 'iam');
-  return { plan: { functionKey, group, tiers, mode, auth: auth.auth, source, retryTriggers, environment, committer, outputs, topics, eventBrokers }, problems: [] };
+  return { plan: { functionKey, group, tiers, mode, auth: auth.auth, source, retryTriggers, environment, committer, outputs, topics }, problems: [] };
+}
+
+/** The MSK listener of each auth (`GetBootstrapBrokers`' field the provider reads). */
+const LISTENER_OF_AUTH: Readonly<Record<KafkaAuth, string>> = { iam: 'iam', scram: 'scram', tls: 'tls', none: 'plaintext' };
+
+/**
+ * The worker's environment: the group's Kafka auth (TLS, SASL, a SCRAM secret), never Redis (the worker does not
+ * reach it, so it neither waits for ElastiCache nor changes with it) nor the brokers (they come with each request).
+ */
+function workerEnvironment(environment: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const kept = [ENV.group, ENV.saslMechanism, ENV.saslSecret, ENV.ssl];
+  return Object.fromEntries(Object.entries(environment).filter(([name]) => (kept as readonly string[]).includes(name)));
 }
 
 const topicsKey = (functionKey: string): string => `${functionKey}Topics`;
 const topicsName = (name: string): string => `${name}-topics`;
+const topicsProviderKey = (functionKey: string): string => `${functionKey}TopicsCr`;
+const topicsProviderName = (name: string): string => `${name}-topics-cr`;
 
 const committerKey = (functionKey: string): string => `${functionKey}Committer`;
 const committerName = (name: string): string => `${name}-committer`;
@@ -274,6 +304,7 @@ function nameProblems(
     if (scheduleIssue !== undefined) problems.push(`${where}.kafkaLanes.committer.schedule: ${scheduleIssue}`);
   }
   problems.push(lengthProblem(`functions.${topicsKey(functionKey)}.name (the topics function kafka-lanes adds, \`<function name>-topics\`)`, topicsName(name), limits.functionNameLength, 'Lambda function names'));
+  problems.push(lengthProblem(`functions.${topicsProviderKey(functionKey)}.name (the topics resource's provider kafka-lanes adds, \`<function name>-topics-cr\`)`, topicsProviderName(name), limits.functionNameLength, 'Lambda function names'));
   for (const tier of tiers) {
     problems.push(lengthProblem(`${where}.kafkaLanes.group (the consumer group of retry tier \`${tier}\`, \`<group>.retry.${tier}\`)`, retryTopic(group, tier), limits.consumerGroupIdLength, 'event source mapping consumer group ids'));
   }

@@ -5,7 +5,7 @@ import { BUNDLE_DIR, bundleHandlers, type BundleEntry } from './bundle';
 import { customBlockSchema, functionBlockSchema, PLUGIN_DEFAULTS, validateBlock, type CustomBlock } from './config';
 import { AWS_IAM_MECHANISM, ENV } from '../options/constants';
 import { plaintextSecrets } from './auth';
-import { loopbackEnvironmentProblems, mskServerlessRegionWarning } from './checks';
+import { loopbackEnvironmentProblems, mskServerlessRegionWarning, vpcProblems } from './checks';
 import { functionRole, groupGrants, rolePolicyLength, ROLE_POLICY_LIMIT, type Statement } from './iam';
 import { dropRedundantRoleDependsOn } from './role-depends-on';
 import { compileResponseTypes, keepZeroBatchingWindows, mskClusterNameToken, type PluginUtils, type Serverless } from './framework';
@@ -15,6 +15,7 @@ import { topicsResource, triggersAfterTopics } from './topics-resource';
 
 const COMMITTER_OUT = 'kafka-lanes/committer';
 const TOPICS_OUT = 'kafka-lanes/topics';
+const TOPICS_PROVIDER_OUT = 'kafka-lanes/topics-provider';
 const OPAQUE_BLOCK = { description: 'kafka-lanes settings, validated by the kafka-lanes plugin (docs/options.md)' };
 
 /**
@@ -118,6 +119,27 @@ export class KafkaLanesPlugin {
       problems.push(...plain.problems);
       if (!offline) plain.warnings.forEach((warning) => this.#log.warning(warning));
     }
+    // A group's functions reach its brokers and Redis: from a VPC when they are private.
+    if (!offline) {
+      for (const plan of plans) {
+        const fn = service.functions[plan.functionKey]!;
+        const vpc = fn.vpc ?? (service.provider as { vpc?: unknown }).vpc;
+        if (vpc !== undefined && vpc !== null && vpc !== false) continue;
+        const where = `functions.${plan.functionKey}`;
+        const trigger = 'msk' in plan.source ? { kind: 'msk', settings: plan.source.msk } : { kind: 'kafka', settings: plan.source.kafka };
+        const targets = [
+          ...(trigger.kind === 'msk' ? [{ setting: `${where}.events.msk.arn`, value: trigger.settings.arn, msk: true }] : []),
+          ...(trigger.kind === 'kafka' ? [{ setting: `${where}.events.kafka.bootstrapServers`, value: (trigger.settings.bootstrapServers ?? []).join(',') }] : []),
+          ...(plan.environment[ENV.brokers] === undefined || trigger.kind === 'kafka' ? [] : [{ setting: `${where}.kafkaLanes.kafka.brokers`, value: plan.environment[ENV.brokers] }]),
+          ...[ENV.redisUrl, ENV.redisClusterNodes]
+            .filter((name) => plan.environment[name] !== undefined)
+            .map((name) => ({ setting: `${where}.kafkaLanes.redis.${name === ENV.redisUrl ? 'url' : 'clusterNodes'}`, value: plan.environment[name] })),
+        ];
+        const found = vpcProblems(where, targets);
+        problems.push(...found.problems);
+        found.warnings.forEach((warning) => this.#log.warning(`kafka-lanes: ${warning}`));
+      }
+    }
     // Every variable of every function, the service's own included (the provider's apply to all functions).
     if (!offline) {
       problems.push(...loopbackEnvironmentProblems('provider.environment', providerEnvironment));
@@ -192,14 +214,17 @@ export class KafkaLanesPlugin {
     const naming = this.#serverless.getProvider('aws').naming;
     const resources = this.#additionalResources();
     for (const plan of plans) {
-      if (service.functions[plan.topics.key] !== undefined) {
-        this.#fail([`functions.${plan.topics.key}: the name of the topics function kafka-lanes adds for \`${plan.functionKey}\` is taken`]);
+      for (const [key, what] of [[plan.topics.key, 'topics worker'], [plan.topics.provider.key, "topics resource's provider"]] as const) {
+        if (service.functions[key] !== undefined) this.#fail([`functions.${key}: the name of the ${what} kafka-lanes adds for \`${plan.functionKey}\` is taken`]);
       }
       const made = topicsResource(plan, {
-        functionLogicalId: naming.getLambdaLogicalId(plan.topics.key),
+        providerLogicalId: naming.getLambdaLogicalId(plan.topics.provider.key),
+        workerLogicalId: naming.getLambdaLogicalId(plan.topics.key),
         resourceLogicalId: `${naming.getLambdaLogicalId(plan.functionKey).replace(/LambdaFunction$/, '')}KafkaLanesTopics`,
       });
       service.functions[plan.topics.key] = { ...plan.topics.definition, handler: `${BUNDLE_DIR}/${TOPICS_OUT}.handler` };
+      const { key: providerKey, ...provider } = plan.topics.provider;
+      service.functions[providerKey] = { ...provider, environment: made.providerEnvironment, handler: `${BUNDLE_DIR}/${TOPICS_PROVIDER_OUT}.handler` };
       resources[made.logicalId] = made.resource;
       this.#topicsResources.set(naming.getLambdaLogicalId(plan.functionKey), made.logicalId);
       const fn = service.functions[plan.functionKey]!;
@@ -251,6 +276,7 @@ export class KafkaLanesPlugin {
         const roles: Array<[string, Statement[], boolean]> = [[plan.functionKey, grants.handler, true]];
         if (plan.committer !== undefined) roles.push([plan.committer.key, grants.committer, false]);
         if (service.functions[plan.topics.key] !== undefined) roles.push([plan.topics.key, grants.topics, false]);
+        if (service.functions[plan.topics.provider.key] !== undefined) roles.push([plan.topics.provider.key, grants.topicsProvider, false]);
         const out: Array<{ key: string; logicalId: string; role: ReturnType<typeof functionRole> }> = [];
         for (const [key, statements, isHandler] of roles) {
           const target = service.functions[key]!;
@@ -340,6 +366,7 @@ export class KafkaLanesPlugin {
     const bundleUser = this.#custom.bundle !== false;
     const committerKeys = new Set(this.#plans.flatMap((plan) => (plan.committer === undefined ? [] : [plan.committer.key])));
     const topicsKeys = new Set(this.#plans.map((plan) => plan.topics.key));
+    const providerKeys = new Set(this.#plans.map((plan) => plan.topics.provider.key));
     const entries: BundleEntry[] = [];
     for (const key of service.getAllFunctions()) {
       const fn = service.functions[key]!;
@@ -348,6 +375,8 @@ export class KafkaLanesPlugin {
         entries.push({ key, entryFile: this.#entry('committer-handler'), exportName: 'handler', outName: COMMITTER_OUT });
       } else if (topicsKeys.has(key)) {
         entries.push({ key, entryFile: this.#entry('topics-handler'), exportName: 'handler', outName: TOPICS_OUT });
+      } else if (providerKeys.has(key)) {
+        entries.push({ key, entryFile: this.#entry('topics-provider'), exportName: 'handler', outName: TOPICS_PROVIDER_OUT });
       } else if (bundleUser && runtime.startsWith('nodejs') && typeof fn.handler === 'string') {
         entries.push({ key, handler: fn.handler });
       }

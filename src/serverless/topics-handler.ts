@@ -1,24 +1,18 @@
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { ensureTopics, parseTopicRequest, TOPICS_DEFAULTS, type EnsureTopicsOptions, type TopicAction } from '../admin/topics';
 import { kafkaClientConfig, type KafkaConnectionDeps } from '../connections/kafka';
-import { mskBootstrapBrokers, mskListener } from '../connections/msk';
 import { deadlineSignal, untilAborted } from '../deadline';
 import { ConfigError } from '../errors';
 import { kafkaErrorOf, messageOf } from '../kafka-errors';
 import { deadLetterTopic, resolveOptions, retryTopic } from '../options';
-import type { KafkaOptions } from '../options/lanes-options';
-import { responseBody, sendResponse, type CustomResourceEvent, type CustomResourceOutcome } from './custom-resource';
-import { BROKERS_ATTRIBUTE } from './topics-resource';
 
 /**
- * The custom resource that makes a group's topics part of its stack (`Custom::KafkaLanesTopics`, one per function
- * with a `kafkaLanes:` block). On `Create` and `Update` it runs what `kafka-lanes topics ensure` runs (`ensureTopics`:
- * the source topic when its partitions are declared, every retry tier, the dead-letter topic and the declared
- * outputs), and answers the brokers it used, for the functions' environment (`Fn::GetAtt ... BootstrapBrokers`). On
- * `Delete` it deletes nothing unless the block asked for it (`topics.deleteOnRemove`: the group's retry and
- * dead-letter topics, never the source or the outputs) and always answers SUCCESS: a stack is never stuck on it.
+ * The worker of a group's topics resource (`Custom::KafkaLanesTopics`, one per function with a `kafkaLanes:` block),
+ * in the group's VPC. The provider (topics-provider.ts) answers CloudFormation; this runs the Kafka part: on `Create`
+ * and `Update` what `kafka-lanes topics ensure` runs (`ensureTopics`: the source topic when its partitions are
+ * declared, every retry tier, the dead-letter topic and the declared outputs); on `Delete`, only when the block asked
+ * for it (`topics.deleteOnRemove`), the group's retry and dead-letter topics, never the source or the outputs.
  */
-
 
 /** The resource's properties as the plugin writes them (CloudFormation hands every scalar over as a string). */
 export interface TopicsResourceProperties {
@@ -32,6 +26,12 @@ export interface TopicsResourceProperties {
   readonly ReplicationFactor?: string | number;
   /** `true`: on `Delete`, delete the group's retry and dead-letter topics. */
   readonly DeleteOnRemove?: string | boolean;
+  /** The MSK cluster whose topics these are (its brokers asked of MSK by the provider); or `Brokers`. */
+  readonly Cluster?: string;
+  /** The cluster's listener the group's clients use (`iam`, `scram`, `tls`, `plaintext`), with `Cluster`. */
+  readonly Listener?: string;
+  /** The brokers, comma-separated, when they are configured rather than asked of MSK. */
+  readonly Brokers?: string;
 }
 
 /** The physical ID of a group's topics: the same for every answer while the group is the same. */
@@ -77,7 +77,7 @@ export function ensureRequest(properties: Readonly<Record<string, unknown>>): En
   };
 }
 
-const deleteOnRemove = (properties: Readonly<Record<string, unknown>>): boolean => String(properties['DeleteOnRemove'] ?? 'false') === 'true';
+export const deleteOnRemove = (properties: Readonly<Record<string, unknown>>): boolean => String(properties['DeleteOnRemove'] ?? 'false') === 'true';
 
 /**
  * A failure as a user reads it in the stack's events: each topic Kafka refused with Kafka's error name and message
@@ -100,13 +100,6 @@ export function failureReason(error: unknown): string {
   return parts.length === 0 ? messageOf(error) : [...new Set(parts)].join('; ');
 }
 
-/** The brokers of the group's listener: given, or asked of MSK (`GetBootstrapBrokers`) once, here at deploy time. */
-async function brokersOf(kafka: KafkaOptions, deps: KafkaConnectionDeps): Promise<string[]> {
-  if (kafka.brokers.length > 0) return [...kafka.brokers];
-  if (kafka.mskClusterArn !== undefined) return mskBootstrapBrokers(kafka.mskClusterArn, mskListener(kafka), deps.getBootstrapBrokers);
-  throw new ConfigError('Expected KAFKA_LANES_BROKERS or KAFKA_LANES_MSK_CLUSTER_ARN in the environment of the topics function, got neither');
-}
-
 async function withAdmin<T>(kafka: Kafka, work: (admin: Admin) => Promise<T>): Promise<T> {
   const admin = kafka.admin({ retry: { retries: 3 } });
   await admin.connect();
@@ -119,102 +112,123 @@ async function withAdmin<T>(kafka: Kafka, work: (admin: Admin) => Promise<T>): P
 
 const describe = (action: TopicAction): string => (action.kind === 'ok' ? `checked ${action.topic}` : action.kind === 'create' ? `created ${action.topic}` : `grew ${action.topic}`);
 
-/** A Lambda context's parts the handler reads. */
+/**
+ * What the topics provider (topics-provider.ts, outside the VPC) asks the worker: the CloudFormation request's type
+ * and properties, and the brokers it took from the resource's properties or from MSK.
+ */
+export interface TopicsWorkRequest {
+  readonly RequestType: 'Create' | 'Update' | 'Delete';
+  readonly ResourceProperties: Readonly<Record<string, unknown>>;
+  readonly OldResourceProperties?: Readonly<Record<string, unknown>>;
+  readonly brokers: readonly string[];
+  /**
+   * The stack is rolling back (the provider asked CloudFormation): a tier the rollback drops is dropped even while
+   * copies wait in it (they are logged), since refusing would leave the stack in UPDATE_ROLLBACK_FAILED.
+   */
+  readonly rollback?: boolean;
+  /** Milliseconds the provider waits for the answer. */
+  readonly budgetMs: number;
+}
+
+/** The worker's answer; a failure is an answer too, with Kafka's reason, never a thrown error. */
+export type TopicsWorkResult =
+  | { readonly status: 'SUCCESS'; readonly actions: readonly string[] }
+  | { readonly status: 'FAILED'; readonly reason: string };
+
+/** A Lambda context's parts the worker reads. */
 export interface TopicsContext {
   getRemainingTimeInMillis(): number;
   readonly logStreamName?: string;
 }
 
-/** Left to answer CloudFormation after the work: the work stops this long before the function's timeout. */
-const ANSWER_MARGIN_MS = 10_000;
+/** Left to the provider after the work: the work stops this long before the budget it was given. */
+const ANSWER_MARGIN_MS = 5_000;
 
 /**
- * Creates the handler of the topics resource: answers every request to its ResponseURL (see custom-resource.ts) and
- * returns the answer. The connection (brokers or the MSK cluster ARN, TLS, SASL) comes from the environment the
- * plugin sets, as for the group's other functions.
+ * Creates the topics worker: the function in the group's VPC that talks to Kafka for the topics resource. The
+ * provider (outside the VPC) answers CloudFormation and invokes this one synchronously with the brokers; the worker
+ * never answers CloudFormation itself, so it needs no route to S3 and no MSK API endpoint. Auth (TLS, SASL) comes from
+ * the environment the plugin sets, as for the group's other functions; the brokers from the request.
  *
  * @example
- * // what the plugin deploys as `<function>Topics`, the ServiceToken of `Custom::KafkaLanesTopics`:
- * export const handler = topicsResourceHandler();
+ * // what the plugin deploys as `<function>Topics`, invoked by `<function>TopicsCr`:
+ * export const handler = topicsWorkerHandler();
  */
-export function topicsResourceHandler(
+export function topicsWorkerHandler(
   env: Readonly<Record<string, string | undefined>> = process.env,
   deps: KafkaConnectionDeps & { log?: (line: Record<string, unknown>) => void } = {},
-): (event: CustomResourceEvent, context?: TopicsContext) => Promise<CustomResourceOutcome> {
+): (request: TopicsWorkRequest, context?: TopicsContext) => Promise<TopicsWorkResult> {
   const log = deps.log ?? ((line) => console.log(JSON.stringify(line)));
-  const connect = async (): Promise<{ kafka: Kafka; brokers: string[] }> => {
+  const connect = async (brokers: readonly string[]): Promise<Kafka> => {
+    if (brokers.length === 0) throw new ConfigError('Expected the brokers of the cluster in the request of the topics provider, got none');
     const options = resolveOptions({}, env);
-    const brokers = await brokersOf(options.kafka, deps);
-    const config = await kafkaClientConfig({ ...options.kafka, brokers, mskClusterArn: undefined }, [], deps);
-    return { kafka: new Kafka({ ...config, logLevel: logLevel.NOTHING, retry: { retries: 3 } }), brokers };
+    const config = await kafkaClientConfig({ ...options.kafka, brokers: [...brokers], mskClusterArn: undefined }, [], deps);
+    return new Kafka({ ...config, logLevel: logLevel.NOTHING, retry: { retries: 3 } });
   };
 
-  const work = async (event: CustomResourceEvent, budgetMs: number): Promise<CustomResourceOutcome> => {
-    const properties = event.ResourceProperties;
-    const group = typeof properties['Group'] === 'string' ? properties['Group'] : '';
-    const physicalResourceId = event.PhysicalResourceId ?? topicsPhysicalId(group || event.LogicalResourceId);
-    if (event.RequestType === 'Delete') {
-      if (!deleteOnRemove(properties) || group === '') return { status: 'SUCCESS', physicalResourceId };
-      const tiers = names('Tiers', properties['Tiers']);
-      const owned = [...tiers.map((tier) => retryTopic(group, tier)), deadLetterTopic(group)];
-      try {
-        const { kafka } = await connect();
-        const deleted = await withAdmin(kafka, async (admin) => {
-          const listed = new Set(await admin.listTopics());
-          const present = owned.filter((topic) => listed.has(topic));
-          if (present.length > 0) await admin.deleteTopics({ topics: present, timeout: Math.min(30_000, budgetMs) });
-          return present;
+  const work = async (request: TopicsWorkRequest, budgetMs: number): Promise<TopicsWorkResult> => {
+    const properties = request.ResourceProperties;
+    if (request.RequestType === 'Delete') {
+      const group = typeof properties['Group'] === 'string' ? properties['Group'] : '';
+      if (!deleteOnRemove(properties) || group === '') return { status: 'SUCCESS', actions: [] };
+      const owned = [...names('Tiers', properties['Tiers']).map((tier) => retryTopic(group, tier)), deadLetterTopic(group)];
+      const deleted = await withAdmin(await connect(request.brokers), async (admin) => {
+        const listed = new Set(await admin.listTopics());
+        const present = owned.filter((topic) => listed.has(topic));
+        if (present.length > 0) await admin.deleteTopics({ topics: present, timeout: Math.min(30_000, budgetMs) });
+        return present;
+      });
+      log({ level: 'INFO', message: 'topics deleted (topics.deleteOnRemove)', group, deleted });
+      return { status: 'SUCCESS', actions: deleted.map((topic) => `deleted ${topic}`) };
+    }
+    const ensure = ensureRequest(properties);
+    const kafka = await connect(request.brokers);
+    if (request.RequestType === 'Update') {
+      const dropped = names('Tiers', request.OldResourceProperties?.['Tiers']).filter((tier) => !(ensure.tiers ?? []).includes(tier));
+      if (dropped.length > 0) {
+        await withAdmin(kafka, async (admin) => {
+          const waiting = await strandedTiers(admin, ensure.group, dropped);
+          if (waiting.length === 0) return;
+          if (request.rollback === true) {
+            // The rollback goes through; the copies stay in their topics (nothing is deleted) for `kafka-lanes dlq replay`.
+            log({ level: 'WARN', message: 'rollback drops retry tiers while records wait in them', group: ensure.group, waiting });
+            return;
+          }
+          throw new ConfigError(
+            `retry tiers dropped or renamed while records wait in them, which would never run without their trigger: ${waiting.join('; ')}. ` +
+              'Keep the tier until its trigger has read them (its lag is 0), then drop it',
+          );
         });
-        log({ level: 'INFO', message: 'topics deleted (topics.deleteOnRemove)', group, deleted });
-      } catch (error) {
-        // A stack being deleted (or rolled back) must not be stuck on topics it could not delete: say so and go on.
-        log({ level: 'ERROR', message: 'topics not deleted', group, topics: owned, reason: failureReason(error) });
       }
-      return { status: 'SUCCESS', physicalResourceId };
     }
-    const request = ensureRequest(properties);
-    const id = topicsPhysicalId(request.group);
-    const { kafka, brokers } = await connect();
-    if (event.RequestType === 'Update') {
-      const dropped = names('Tiers', event.OldResourceProperties?.['Tiers']).filter((tier) => !(request.tiers ?? []).includes(tier));
-      if (dropped.length > 0) await withAdmin(kafka, (admin) => refuseStrandedTiers(admin, request.group, dropped));
-    }
-    const result = await withAdmin(kafka, (admin) =>
-      ensureTopics(admin, { ...request, readyTimeoutMs: Math.max(1_000, Math.min(TOPICS_DEFAULTS.readyTimeoutMs, budgetMs)) }),
-    );
-    log({ level: 'INFO', message: 'topics ensured', group: request.group, actions: result.actions.map(describe) });
-    return { status: 'SUCCESS', physicalResourceId: id, data: { [BROKERS_ATTRIBUTE]: brokers.join(',') } };
+    const result = await withAdmin(kafka, (admin) => ensureTopics(admin, { ...ensure, readyTimeoutMs: Math.max(1_000, Math.min(TOPICS_DEFAULTS.readyTimeoutMs, budgetMs)) }));
+    const actions = result.actions.map(describe);
+    log({ level: 'INFO', message: 'topics ensured', group: ensure.group, actions });
+    return { status: 'SUCCESS', actions };
   };
 
-  return async (event, context) => {
-    const budgetMs = Math.max(1_000, (context?.getRemainingTimeInMillis() ?? 300_000) - ANSWER_MARGIN_MS);
-    const group = typeof event.ResourceProperties?.['Group'] === 'string' ? String(event.ResourceProperties['Group']) : '';
-    const fallbackId = event.PhysicalResourceId ?? topicsPhysicalId(group || event.LogicalResourceId);
-    let outcome: CustomResourceOutcome;
+  return async (request, context) => {
+    const remaining = context?.getRemainingTimeInMillis() ?? Number.POSITIVE_INFINITY;
+    const budgetMs = Math.max(1_000, Math.min(request.budgetMs, remaining) - ANSWER_MARGIN_MS);
+    const group = typeof request.ResourceProperties?.['Group'] === 'string' ? String(request.ResourceProperties['Group']) : '';
     try {
-      outcome = await untilAborted(work(event, budgetMs), deadlineSignal(budgetMs), () => new Error(`not done within ${Math.round(budgetMs / 1000)} s (the function's timeout less the time to answer)`));
+      return await untilAborted(work(request, budgetMs), deadlineSignal(budgetMs), () => new Error(`not done within ${Math.round(budgetMs / 1000)} s`));
     } catch (error) {
-      const where = context?.logStreamName === undefined ? '' : ` (log stream ${context.logStreamName})`;
-      outcome = {
-        status: 'FAILED',
-        // A failed Update keeps the resource it had: the same physical ID.
-        physicalResourceId: fallbackId,
-        reason: `kafka-lanes could not ensure the topics of group \`${group}\`: ${failureReason(error)}${where}`,
-      };
-      log({ level: 'ERROR', message: 'topics not ensured', group, reason: outcome.reason });
+      const where = context?.logStreamName === undefined ? '' : ` (worker log stream ${context.logStreamName})`;
+      const reason = `${failureReason(error)}${where}`;
+      log({ level: 'ERROR', message: request.RequestType === 'Delete' ? 'topics not deleted' : 'topics not ensured', group, reason });
+      return { status: 'FAILED', reason };
     }
-    await sendResponse(event.ResponseURL, responseBody(event, outcome));
-    return outcome;
   };
 }
 
 /**
  * A retry tier dropped (or renamed: dropped and added) by an update loses its trigger: copies still waiting in its
- * topic would never run, and their lanes stay blocked. The update is refused while any is waiting, naming the tier,
- * the topic and the count; once the tier's trigger has read them all, the same update goes through. A check that
- * cannot be made (a refused group read, a broker error) fails the update with Kafka's answer, as any other.
+ * topic would never run, and their lanes stay blocked. Each dropped tier with copies its trigger has not read, named
+ * with its topic and count; once the tier's trigger has read them all, none. A check that cannot be made (a refused
+ * group read, a broker error) throws Kafka's answer.
  */
-async function refuseStrandedTiers(admin: Admin, group: string, tiers: readonly string[]): Promise<void> {
+async function strandedTiers(admin: Admin, group: string, tiers: readonly string[]): Promise<string[]> {
   const waiting: string[] = [];
   for (const tier of tiers) {
     const topic = retryTopic(group, tier);
@@ -227,19 +241,14 @@ async function refuseStrandedTiers(admin: Admin, group: string, tiers: readonly 
     }, 0);
     if (count > 0) waiting.push(`retry tier \`${tier}\`: ${count} record(s) in \`${topic}\` its trigger (consumer group \`${topic}\`) has not read`);
   }
-  if (waiting.length > 0) {
-    throw new ConfigError(
-      `retry tiers dropped or renamed while records wait in them, which would never run without their trigger: ${waiting.join('; ')}. ` +
-        'Keep the tier until its trigger has read them (its lag is 0), then drop it',
-    );
-  }
+  return waiting;
 }
 
 // Built on the first request so that importing this module (tests, the plugin) reads no environment.
-let deployed: ReturnType<typeof topicsResourceHandler> | undefined;
+let deployed: ReturnType<typeof topicsWorkerHandler> | undefined;
 
-/** The Lambda handler the plugin deploys as the topics resource's ServiceToken. */
-export const handler = async (event: CustomResourceEvent, context?: TopicsContext): Promise<CustomResourceOutcome> => {
-  deployed ??= topicsResourceHandler();
-  return deployed(event, context);
+/** The Lambda handler the plugin deploys as the topics worker (invoked by the topics provider only). */
+export const handler = async (request: TopicsWorkRequest, context?: TopicsContext): Promise<TopicsWorkResult> => {
+  deployed ??= topicsWorkerHandler();
+  return deployed(request, context);
 };

@@ -1,18 +1,24 @@
 import { ENV } from '../options/constants';
 import type { FunctionPlan } from './plan';
 
-// The template side of a group's topics resource (its handler is topics-handler.ts). Pure.
+// The template side of a group's topics resource (its provider is topics-provider.ts, its worker topics-handler.ts). Pure.
 
 export const TOPICS_RESOURCE_TYPE = 'Custom::KafkaLanesTopics';
 /** What `Fn::GetAtt` reads: the brokers, comma-separated, of the listener the group's clients use. */
 export const BROKERS_ATTRIBUTE = 'BootstrapBrokers';
-/** Seconds CloudFormation waits for an answer beyond the function's own timeout (the default is an hour). */
+/** The provider's variable naming the worker it invokes. */
+export const TOPICS_WORKER_VARIABLE = 'KAFKA_LANES_TOPICS_WORKER';
+/** Seconds CloudFormation waits for an answer beyond the provider's own timeout (the default is an hour). */
 const ANSWER_GRACE_SECONDS = 60;
+/** Seconds the provider runs beyond the worker's timeout: it always outlives the worker, so it always answers. */
+export const PROVIDER_EXTRA_SECONDS = 60;
 
 /** The resource, and the environments that change with it. */
 export interface TopicsResourceParts {
   readonly logicalId: string;
   readonly resource: { readonly Type: string; readonly Properties: Record<string, unknown> };
+  /** The provider's environment: the worker's name (a `Ref`, so the provider is made after the worker, deleted before). */
+  readonly providerEnvironment: Record<string, unknown>;
   /** Added to the handler's environment. */
   readonly handlerEnvironment: Record<string, unknown>;
   /** Removed from the handler's environment. */
@@ -22,37 +28,43 @@ export interface TopicsResourceParts {
 }
 
 /**
- * The group's `Custom::KafkaLanesTopics` resource, served by its topics function, and where the group's functions
- * find the brokers when only the MSK cluster ARN is configured. None asks MSK for them at run time
- * (`GetBootstrapBrokers` needs an MSK API endpoint a NAT-less VPC may not offer): the handler takes them from its
- * event when they serve its producers' listener, and otherwise, like the scheduled committer (which has no event),
- * from the environment, where CloudFormation puts what the topics resource answered once at deploy time.
+ * The group's `Custom::KafkaLanesTopics` resource, served by its provider (outside the VPC), and where the group's
+ * functions find the brokers when only the MSK cluster is configured: from the resource's answer (`Fn::GetAtt ...
+ * BootstrapBrokers`), the brokers the provider asked of MSK and the worker used. One source for the handler, the
+ * committer and the worker; no function asks MSK at run time, and the handler does not take them from its event (AWS
+ * does not say which listener the event's `bootstrapServers` name).
+ *
+ * The cluster is among the resource's properties (`Cluster` with its `Listener`, or `Brokers`): a cluster the stack
+ * replaces is a property change, so the resource gets an `Update`, ensures the topics on the new cluster and answers
+ * its brokers, which CloudFormation then gives the functions.
  *
  * @example
- * topicsResource(plan, { functionLogicalId: 'OrdersTopicsLambdaFunction', resourceLogicalId: 'OrdersKafkaLanesTopics' });
- * // { resource: { Type: 'Custom::KafkaLanesTopics', Properties: { ServiceToken: { 'Fn::GetAtt': [...] }, Group, Tiers, ... } }, committerEnvironment: { KAFKA_LANES_BROKERS: { 'Fn::GetAtt': ['OrdersKafkaLanesTopics', 'BootstrapBrokers'] }, ... } }
+ * topicsResource(plan, { providerLogicalId: 'OrdersTopicsCrLambdaFunction', workerLogicalId: 'OrdersTopicsLambdaFunction', resourceLogicalId: 'OrdersKafkaLanesTopics' });
+ * // { resource: { Type: 'Custom::KafkaLanesTopics', Properties: { ServiceToken: { 'Fn::GetAtt': ['OrdersTopicsCrLambdaFunction', 'Arn'] }, Group, Tiers, Cluster, Listener, ... } }, ... }
  */
-export function topicsResource(plan: FunctionPlan, ids: { functionLogicalId: string; resourceLogicalId: string }): TopicsResourceParts {
-  const timeout = Number(plan.topics.definition.timeout ?? 300);
+export function topicsResource(plan: FunctionPlan, ids: { providerLogicalId: string; workerLogicalId: string; resourceLogicalId: string }): TopicsResourceParts {
+  const timeout = Number(plan.topics.provider.timeout ?? 360);
   const resource = {
     Type: TOPICS_RESOURCE_TYPE,
     Properties: {
-      ServiceToken: { 'Fn::GetAtt': [ids.functionLogicalId, 'Arn'] },
+      ServiceToken: { 'Fn::GetAtt': [ids.providerLogicalId, 'Arn'] },
       ServiceTimeout: String(timeout + ANSWER_GRACE_SECONDS),
       ...plan.topics.properties,
     },
   };
+  const providerEnvironment = { [TOPICS_WORKER_VARIABLE]: { Ref: ids.workerLogicalId } };
   const environment = plan.environment;
   const committer = plan.committer?.definition.environment ?? environment;
   if (environment[ENV.mskClusterArn] === undefined || environment[ENV.brokers] !== undefined) {
-    return { logicalId: ids.resourceLogicalId, resource, handlerEnvironment: {}, removed: [], committerEnvironment: { ...committer } };
+    return { logicalId: ids.resourceLogicalId, resource, providerEnvironment, handlerEnvironment: {}, removed: [], committerEnvironment: { ...committer } };
   }
   const brokers = { 'Fn::GetAtt': [ids.resourceLogicalId, BROKERS_ATTRIBUTE] };
   const { [ENV.mskClusterArn]: _arn, ...withoutArn } = committer;
   return {
     logicalId: ids.resourceLogicalId,
     resource,
-    handlerEnvironment: plan.eventBrokers ? {} : { [ENV.brokers]: brokers },
+    providerEnvironment,
+    handlerEnvironment: { [ENV.brokers]: brokers },
     removed: [ENV.mskClusterArn],
     committerEnvironment: { ...withoutArn, [ENV.brokers]: brokers },
   };

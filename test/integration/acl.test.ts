@@ -29,9 +29,9 @@ import { readGroupFigures } from '../../src/admin';
 import { kafkaRecordLog, readRange } from '../../src/durability/read-range';
 import { groupGrants, mskArns, type Statement } from '../../src/serverless/iam';
 import { planFunction } from '../../src/serverless/plan';
-import { topicsResourceHandler } from '../../src/serverless/topics-handler';
 import type { CustomResourceEvent } from '../../src/serverless/custom-resource';
 import { resourceEvent, startResponseServer } from './support/response-url';
+import { topicsResourceInProcess } from './support/topics-resource';
 import { contextWithin } from './support/kafka-events';
 import { aclsFor, grantsOf, refusalOf, setAcls } from './support/msk-acls';
 import { startSaslBroker, withAdmin, type SaslBroker, type ScramUser } from './support/sasl-broker';
@@ -116,13 +116,12 @@ async function resourceAs(
   properties: Record<string, unknown>,
   old?: Record<string, unknown>,
 ): Promise<Record<string, unknown>> {
-  const handler = topicsResourceHandler(
-    { KAFKA_LANES_GROUP: String(properties['Group']), KAFKA_LANES_BROKERS: broker.brokers.join(','), KAFKA_LANES_SASL_MECHANISM: 'scram-sha-512', KAFKA_LANES_SASL_USERNAME: user.username, KAFKA_LANES_SASL_PASSWORD: user.password },
-    { log: () => undefined },
-  );
+  const handler = topicsResourceInProcess({
+    workerEnv: { KAFKA_LANES_GROUP: String(properties['Group']), KAFKA_LANES_SASL_MECHANISM: 'scram-sha-512', KAFKA_LANES_SASL_USERNAME: user.username, KAFKA_LANES_SASL_PASSWORD: user.password },
+  });
   const path = `/${uniqueName('answer')}`;
   const physical = { PhysicalResourceId: `kafka-lanes-topics:${String(properties['Group'])}`, ...(old === undefined ? {} : { OldResourceProperties: old }) };
-  await handler(resourceEvent(type, answers.url(path), properties, type === 'Create' ? {} : physical), { getRemainingTimeInMillis: () => 60_000 });
+  await handler(resourceEvent(type, answers.url(path), { Brokers: broker.brokers.join(','), ...properties }, type === 'Create' ? {} : physical), { getRemainingTimeInMillis: () => 60_000 });
   return answers.answers.find((answer) => answer.path === path)!.body;
 }
 /** Its Create, failing with the reason it answered. */

@@ -18,6 +18,7 @@ import type { Admin } from 'kafkajs';
 import { readSnippets, shellCommands, type ShellCommand, type Snippet } from '../support/doc-snippets';
 import { createKafka, deleteTopics, uniqueName } from './support/stack';
 import { freePort } from '../../infra/local/demo/offline-process';
+import { checkReadmeDeploy } from './support/readme-deploy';
 
 jest.setTimeout(1_200_000);
 
@@ -86,7 +87,11 @@ function projectFiles(): Map<string, string> {
     const where = `README.md:${snippet.line} (${snippet.path})`;
     let text = snippet.text;
     if (snippet.path === 'serverless.yml') {
-      text = renamed(text, where, [[/(?<=^\s*topic: )orders$/m, names.topic], [/(?<=^\s*group: )orders-svc(?=\s|$)/m, names.group]]);
+      text = renamed(text, where, [
+        [/(?<=^\s*topic: )orders$/m, names.topic],
+        [/(?<=^\s*group: )orders-svc(?=\s|$)/m, names.group],
+        [/(?<=^\s*outputs: \[)orders-paid(?=\])/m, names.output],
+      ]);
     } else if (snippet.path === 'src/orders.ts') {
       text = renamed(text, where, [[/(?<=ctx\.send\(')orders-paid(?=')/, names.output]]);
     }
@@ -151,15 +156,18 @@ describe("the consumer's path: the README in a new project, with the packed pack
     // (`npx serverless package --stage prod`), without credentials.
     const deploy = block('npx', 'serverless', 'deploy').find(({ words }) => words[2] === 'deploy')!;
     const packageCommand = { ...deploy, words: deploy.words.map((word, i) => (i === 2 ? 'package' : word)) };
-    const packaged = await run('npx', packageCommand.words.slice(1), project, {
+    const packageEnv = {
       ...Object.fromEntries(Object.entries(NPM_ENV).filter(([name]) => !name.startsWith('AWS_'))),
       AWS_SHARED_CREDENTIALS_FILE: '/nonexistent',
       AWS_CONFIG_FILE: '/nonexistent',
       AWS_EC2_METADATA_DISABLED: 'true',
-    });
+    };
+    const packaged = await run('npx', packageCommand.words.slice(1), project, packageEnv);
     expectOk(packaged, `README.md:${packageCommand.line} (its deploy command): ${packageCommand.words.join(' ')}`);
     expect(existsSync(join(project, '.serverless', 'cloudformation-template-update-stack.json'))).toBe(true);
     lap('packaged');
+    const deployable = await checkReadmeDeploy(project, packageEnv);
+    lap(`${deployable.inVpc} of ${deployable.functions} functions in the VPC, every grant; without \`vpc\` refused`);
 
     // Act: the README's "Run it locally" block: the local stack (already up here: it says so and starts nothing), the
     // topics, and the service under serverless offline on free ports.

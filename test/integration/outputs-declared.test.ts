@@ -7,7 +7,7 @@ import type { Context } from 'aws-lambda';
 import { lanes } from '../../src';
 import { readHandOffHeaders } from '../../src/handoff';
 import { contextWithin, eventOf, fetchRecords, produce } from './support/kafka-events';
-import { createTopic, REDIS_URL, uniqueName } from './support/stack';
+import { createKafka, createTopic, REDIS_URL, uniqueName } from './support/stack';
 
 jest.setTimeout(90_000);
 process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
@@ -60,6 +60,25 @@ describe('ctx.send to a topic that cannot take the output', () => {
 
     // Assess
     expect(dead.message).toContain(`Expected ctx.send to a declared output topic (kafkaLanes.outputs: \`shipments\`, \`invoices\`), got \`${undeclared}\``);
+  });
+
+  it('dead-letters every send when the block declares no output, as the plugin writes it (also under serverless offline)', async () => {
+    // Prepare: the topic exists; the plugin sets KAFKA_LANES_OUTPUTS to nothing when `kafkaLanes.outputs` is absent
+    const stray = uniqueName('out-none');
+    await createTopic(stray, 1);
+
+    // Act
+    const dead = await deadLetterOf(stray, { KAFKA_LANES_OUTPUTS: '' });
+
+    // Assess: refused as MSK IAM refuses a write the role is not granted, naming the block key
+    expect(dead.message).toContain(`Expected ctx.send to a declared output topic (kafkaLanes.outputs: none declared), got \`${stray}\``);
+    const admin = createKafka().admin();
+    await admin.connect();
+    try {
+      expect((await admin.fetchTopicOffsets(stray)).map((partition) => partition.high)).toEqual(['0']);
+    } finally {
+      await admin.disconnect();
+    }
   });
 
   it('fails only the record whose output went to the missing topic: the others sent with it are done, their outputs written', async () => {

@@ -110,7 +110,6 @@ describe('the first deploy of a stage', () => {
         KafkaLanesCreateEndpoints: 'true',
         KafkaLanesCreateLambdaEndpoint: 'false',
         KafkaLanesCreateStsEndpoint: 'false',
-        KafkaLanesCreateMskEndpoint: 'true',
       },
     ],
   ])('sends the example\'s create and update requests only parameters their templates declare (%s)', async (_what, args, defaults) => {

@@ -85,33 +85,41 @@ describe('serverless package with kafka-lanes/serverless', () => {
     const committer = functions['kafka-lanes-example-dev-orders-committer']!;
     expect(committer['Handler']).toBe('dist-lambda/kafka-lanes/committer.handler');
     expect(committer['Runtime']).toBe('nodejs22.x');
-    // No function asks MSK for the brokers at run time: the handler takes them from its events (its producers use the
-    // trigger's IAM listener), the committer from the topics resource, which asked once at deploy time.
+    // No function asks MSK for the brokers at run time, and all take them from one source: the topics resource's
+    // answer (its provider asked MSK at deploy time), not the events (AWS does not say which listener they name).
     expect(variables(orders)['KAFKA_LANES_MSK_CLUSTER_ARN']).toBeUndefined();
-    expect(variables(orders)['KAFKA_LANES_BROKERS']).toBeUndefined();
+    expect(variables(orders)['KAFKA_LANES_BROKERS']).toEqual({ 'Fn::GetAtt': ['OrdersKafkaLanesTopics', 'BootstrapBrokers'] });
     expect(variables(committer)['KAFKA_LANES_BROKERS']).toEqual({ 'Fn::GetAtt': ['OrdersKafkaLanesTopics', 'BootstrapBrokers'] });
-    // One resolution of the group's settings: the committer gets exactly the handler's, but for the brokers.
+    // One resolution of the group's settings: the committer gets exactly the handler's.
     const groupSettings = (fn: Record<string, unknown>): Record<string, unknown> =>
-      Object.fromEntries(Object.entries(variables(fn)).filter(([name]) => name.startsWith('KAFKA_LANES_') && name !== 'KAFKA_LANES_BROKERS'));
+      Object.fromEntries(Object.entries(variables(fn)).filter(([name]) => name.startsWith('KAFKA_LANES_')));
     expect(groupSettings(committer)).toEqual(groupSettings(orders));
-    // The topics resource, served by a function of the framework in the VPC with the group's settings and the ARN.
+    // The topics resource, served by a provider outside the VPC, with the cluster among its properties.
     expect(resources['OrdersKafkaLanesTopics']).toEqual({
       Type: 'Custom::KafkaLanesTopics',
       Properties: {
-        ServiceToken: { 'Fn::GetAtt': ['OrdersTopicsLambdaFunction', 'Arn'] },
-        ServiceTimeout: '360',
+        ServiceToken: { 'Fn::GetAtt': ['OrdersTopicsCrLambdaFunction', 'Arn'] },
+        ServiceTimeout: '420',
         Group: 'orders-svc-dev',
         Tiers: ['1s', '5s', '30s'],
         Source: 'orders',
         DeleteOnRemove: 'false',
         // The example declares its source's partitions: the resource creates the source too.
         SourcePartitions: '6',
+        Cluster: { Ref: 'KafkaLanesMsk' },
+        Listener: 'iam',
       },
     });
+    const provider = functions['kafka-lanes-example-dev-orders-topics-cr']!;
+    expect(provider['Handler']).toBe('dist-lambda/kafka-lanes/topics-provider.handler');
+    expect(provider['VpcConfig']).toBeUndefined();
+    expect(variables(provider)['KAFKA_LANES_TOPICS_WORKER']).toEqual({ Ref: 'OrdersTopicsLambdaFunction' });
+    // Its worker in the VPC, with the Kafka auth only: no Redis (it neither waits for ElastiCache nor changes with it).
     const topicsFunction = functions['kafka-lanes-example-dev-orders-topics']!;
     expect(topicsFunction['Handler']).toBe('dist-lambda/kafka-lanes/topics.handler');
     expect(topicsFunction['Timeout']).toBe(300);
-    expect(groupSettings(topicsFunction)).toEqual({ ...groupSettings(orders), KAFKA_LANES_MSK_CLUSTER_ARN: { Ref: 'KafkaLanesMsk' } });
+    expect(provider['Timeout']).toBe(360);
+    expect(groupSettings(topicsFunction)).toEqual({ KAFKA_LANES_GROUP: 'orders-svc-dev', KAFKA_LANES_SASL_MECHANISM: 'aws-iam' });
     // The triggers are made once the topics are.
     for (const mapping of ofType(resources, 'AWS::Lambda::EventSourceMapping')) expect(mapping.DependsOn).toEqual(expect.arrayContaining(['OrdersKafkaLanesTopics']));
     // Both functions in the private subnets, with the functions' security group.
@@ -134,9 +142,14 @@ describe('serverless package with kafka-lanes/serverless', () => {
     expect(handlerActions).toEqual(expect.arrayContaining(['kafka-cluster:ReadData', 'kafka-cluster:WriteData', 'kafka-cluster:WriteDataIdempotently', 'kafka:GetBootstrapBrokers', 'ec2:CreateNetworkInterface']));
     expect(committerActions).toEqual(expect.arrayContaining(['kafka-cluster:AlterGroup', 'kafka-cluster:WriteData']));
     expect(committerActions).not.toContain('kafka:GetBootstrapBrokers');
-    // The topics function: creates and checks topics, asks MSK for the brokers once; never reads, writes or deletes.
+    // The topics worker: creates and checks topics; never reads, writes or deletes, and calls no AWS API. Its provider
+    // asks MSK for the brokers, invokes it and reads its stack's status.
     const topicsActions = statementsOf('OrdersTopicsKafkaLanesRole').flatMap((statement) => statement.Action);
-    expect(topicsActions).toEqual(expect.arrayContaining(['kafka-cluster:Connect', 'kafka-cluster:CreateTopic', 'kafka-cluster:DescribeTopic', 'kafka-cluster:DescribeTopicDynamicConfiguration', 'kafka:GetBootstrapBrokers']));
+    expect(topicsActions).toEqual(expect.arrayContaining(['kafka-cluster:Connect', 'kafka-cluster:CreateTopic', 'kafka-cluster:DescribeTopic', 'kafka-cluster:DescribeTopicDynamicConfiguration']));
+    expect(topicsActions).not.toContain('kafka:GetBootstrapBrokers');
+    expect(statementsOf('OrdersTopicsCrKafkaLanesRole').flatMap((statement) => statement.Action).sort()).toEqual(
+      ['cloudformation:DescribeStacks', 'kafka:GetBootstrapBrokers', 'lambda:InvokeFunction', 'logs:CreateLogStream', 'logs:PutLogEvents'],
+    );
     for (const action of ['kafka-cluster:ReadData', 'kafka-cluster:WriteData', 'kafka-cluster:DeleteTopic', 'kafka-cluster:AlterGroup']) expect(topicsActions).not.toContain(action);
     expect(committerActions).not.toContain('ec2:DescribeVpcs');
     // Both read the AUTH token's secret, and only it.
@@ -151,7 +164,7 @@ describe('serverless package with kafka-lanes/serverless', () => {
     }
     for (const type of ['AWS::MSK::ServerlessCluster', 'AWS::ElastiCache::ReplicationGroup', 'AWS::EC2::VPC']) expect(ofType(resources, type)).toHaveLength(1);
     const logGroups = ofType(resources, 'AWS::Logs::LogGroup');
-    expect(logGroups.map((group) => group.Properties['RetentionInDays'])).toEqual([30, 30, 30]);
+    expect(logGroups.map((group) => group.Properties['RetentionInDays'])).toEqual([30, 30, 30, 30]);
 
     const zip = readFileSync(join(out, 'kafka-lanes-example.zip')).toString('latin1');
     // ES modules with splitting: each handler's file and the chunks, read when a handler first imports them.
@@ -220,10 +233,11 @@ describe('serverless package with kafka-lanes/serverless', () => {
     };
     expect(variables('shop-dev-orders')).toMatchObject(expected);
     expect(variables('shop-dev-orders-committer')).toMatchObject({ ...expected, KAFKA_LANES_BROKERS: { 'Fn::GetAtt': ['OrdersKafkaLanesTopics', 'BootstrapBrokers'] } });
-    // The producers use the trigger's SCRAM listener: the handler takes the brokers from its events.
-    expect(variables('shop-dev-orders')['KAFKA_LANES_BROKERS']).toBeUndefined();
-    // The topics function asks MSK for them once, at deploy time, with the SCRAM secret and without the Redis token.
-    expect(variables('shop-dev-orders-topics')).toMatchObject({ ...expected, KAFKA_LANES_MSK_CLUSTER_ARN: ARN });
+    // The brokers of the SCRAM listener, as the committer's: one source.
+    expect(variables('shop-dev-orders')['KAFKA_LANES_BROKERS']).toEqual({ 'Fn::GetAtt': ['OrdersKafkaLanesTopics', 'BootstrapBrokers'] });
+    // The topics worker gets the SCRAM secret and not the Redis token; its provider asks MSK for the SCRAM listener.
+    expect(variables('shop-dev-orders-topics')).toEqual({ KAFKA_LANES_GROUP: expect.any(String), KAFKA_LANES_SASL_MECHANISM: 'scram-sha-512', KAFKA_LANES_SASL_SECRET: secret, KAFKA_LANES_KAFKA_SSL: 'true' });
+    expect(resources['OrdersKafkaLanesTopics']!.Properties).toMatchObject({ Cluster: ARN, Listener: 'scram' });
     const statementsOf = (role: string): Array<{ Action: string[]; Resource: unknown }> =>
       (resources[role]!.Properties['Policies'] as Array<{ PolicyDocument: { Statement: Array<{ Action: string[]; Resource: unknown }> } }>)[0]!.PolicyDocument.Statement;
     expect(statementsOf('OrdersTopicsKafkaLanesRole').filter((statement) => statement.Action.includes('ssm:GetParameter'))).toEqual([]);
@@ -374,7 +388,8 @@ describe('serverless package with kafka-lanes/serverless', () => {
     // Assess
     expect({ code: packaged.code, output: packaged.code === 0 ? '' : packaged.output }).toEqual({ code: 0, output: '' });
     const roles = ofType(template(join(fits, '.serverless')), 'AWS::IAM::Role');
-    expect(roles.length).toBe(3);
+    // Handler, committer, topics worker and its provider.
+    expect(roles.length).toBe(4);
     for (const role of roles) expect(rolePolicyLength(role)).toBeLessThanOrEqual(ROLE_POLICY_LIMIT);
     const resources = JSON.stringify(roles.map((role) => role.Properties['Policies']));
     expect(resources).toContain(`/${group}.retry.*`);

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { Kafka, logLevel } from 'kafkajs';
 import { checkKafka, checkRedis, describeKafkaAuth, describeRedisAuth, renderChecks } from '../../admin';
+import { watchConnection } from '../../admin/connection-errors';
 import { createRedis, kafkaClientConfig } from '../../connections';
 import { LanesError } from '../../errors';
 import { ENV, resolveOptions } from '../../options';
@@ -69,12 +70,12 @@ export function registerDoctor(program: Command): void {
       { maxRetriesPerRequest: 0, connectTimeout: 3_000, commandTimeout: 5_000, retryStrategy: () => null, disconnectTimeout: 200 },
       { clusterRetryStrategy: () => null },
     );
-    // Failures are reported as rows; without a listener ioredis would also print each connection error.
-    redis.on('error', () => undefined);
+    // Failures are reported as rows, a refused port as such; the listener also keeps ioredis from printing each error.
+    const watch = watchConnection(redis);
     try {
       const [kafkaRows, redisRows] = await Promise.all([
         checkKafka(admin, { group, sources, outputs, tiers: retry.tiers, auth: describeKafkaAuth(connections.kafka) }),
-        checkRedis(redis, connections.redis.clusterNodes.length > 0 ? 'cluster' : 'standalone', describeRedisAuth(connections.redis)),
+        checkRedis(redis, connections.redis.clusterNodes.length > 0 ? 'cluster' : 'standalone', describeRedisAuth(connections.redis), watch.explain),
       ]);
       const checks = [...kafkaRows, ...redisRows];
       process.stdout.write(renderChecks(checks));

@@ -4,6 +4,7 @@ import { registerDlq } from './dlq';
 import { registerDoctor } from './doctor';
 import { registerLane } from './lane';
 import { registerLocal } from './local';
+import { registerProduce } from './produce';
 import { registerRecover } from './recover';
 import { registerReset } from './reset';
 import { registerStatus } from './status';
@@ -19,6 +20,7 @@ export const COMMANDS: readonly RegisterCommand[] = [
   registerReset,
   registerLane,
   registerDlq,
+  registerProduce,
   registerDashboard,
   registerRecover,
   registerDoctor,

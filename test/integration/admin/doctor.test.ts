@@ -158,7 +158,7 @@ describe('kafka-lanes doctor on the local stack', () => {
 
     // Assess
     expect(code).toBe(1);
-    expect(row(out, 'brokers')).toMatch(new RegExp(`^FAIL .*not reachable with no TLS, no SASL: .*ECONNREFUSED 127\\.0\\.0\\.1:${port}`));
+    expect(row(out, 'brokers')).toMatch(new RegExp(`^FAIL .*not reachable with no TLS, no SASL: connection refused \\(nothing listens there\\) at 127\\.0\\.0\\.1:${port}$`));
     expect(out).not.toContain('topic ');
     expect(row(out, 'redis')).toMatch(/^OK /);
   });
@@ -183,7 +183,7 @@ describe('kafka-lanes doctor on the local stack', () => {
 
     // Assess
     expect(down.code).toBe(1);
-    expect(row(down.out, 'brokers')).toMatch(new RegExp(`^FAIL .*ECONNREFUSED 127\\.0\\.0\\.1:${port}`));
+    expect(row(down.out, 'brokers')).toMatch(new RegExp(`^FAIL .*connection refused \\(nothing listens there\\) at 127\\.0\\.0\\.1:${port}`));
     expect(row(up.out, `topic ${group}.retry.5s`)).toMatch(/^OK .*retry tier 5s/);
     expect(row(up.out, `group ${group}.retry.5s`)).toMatch(/^OK /);
   });
@@ -201,6 +201,16 @@ describe('kafka-lanes doctor on the local stack', () => {
     const { code, out } = await cli('doctor', uniqueName('doctor-noredis'), '--brokers', KAFKA_BROKERS.join(','), '--redis-url', `redis://127.0.0.1:${port}`);
 
     expect(code).toBe(1);
-    expect(row(out, 'redis')).toMatch(/^FAIL .*not reachable with no TLS, no AUTH: /);
+    // ioredis tells the command only `Connection is closed.`; the row names what the socket said.
+    expect(row(out, 'redis')).toMatch(new RegExp(`^FAIL .*not reachable with no TLS, no AUTH: connection refused \\(nothing listens there\\) at 127\\.0\\.0\\.1:${port}$`));
+  });
+
+  it('names a refused Redis port in the other commands too', async () => {
+    const port = await closedPort();
+
+    const { code, err } = await cli('status', uniqueName('status-noredis'), '--brokers', KAFKA_BROKERS.join(','), '--redis-url', `redis://127.0.0.1:${port}`);
+
+    expect(code).toBe(1);
+    expect(err).toBe(`kafka-lanes: Redis (127.0.0.1:${port}) not reachable: connection refused (nothing listens there) at 127.0.0.1:${port}\n`);
   });
 });

@@ -96,6 +96,15 @@ describe.each(redisSetups())('kafka-lanes status on $name Redis', ({ name, conne
     expect(cli.code).toBe(0);
     const json = JSON.parse(cli.out) as GroupStatus;
     expect(json.partitions.find((p) => p.topic === source && p.partition === 1)).toMatchObject({ frontier: 7, committed: 4, parked: 1 });
+    // Each blocked lane, with the id `lane release` and `dlq replay --lane` take.
+    expect(json.lanes).toEqual({
+      total: 1,
+      lanes: [expect.objectContaining({ lane: 'a', topic: source, partition: 1, headOffset: 4, attempt: 2, state: 'retrying', parked: 1, ageMs: expect.any(Number) })],
+    });
+    const table = await runCliCaptured('status', group, '--brokers', KAFKA_BROKERS.join(','), ...REDIS_FLAGS[name]);
+    expect(table.out).toContain('blocked and held lanes (oldest first, 1 of 1):');
+    expect(table.out).toMatch(/LANE\s+KEY\s+TOPIC\s+PART\s+STATE\s+HEAD\s+ATTEMPT\s+PARKED\s+AGE\s+REASON/);
+    expect(table.out).toMatch(new RegExp(`\\na\\s+\\S.*\\s+${source}\\s+1\\s+retrying\\s+4\\s+2\\s+1\\s+`));
   });
 
   it('names topics whose completion state outlived them in Kafka', async () => {
@@ -115,6 +124,6 @@ describe('kafka-lanes status --help', () => {
   it('lists every option', async () => {
     const { out, code } = await runCliCaptured('status', '--help');
     expect(code).toBe(0);
-    for (const option of ['--json', '--watch', '--interval', '--brokers', '--redis-url', '--redis-cluster-nodes']) expect(out).toContain(option);
+    for (const option of ['--json', '--watch', '--interval', '--lanes', '--brokers', '--redis-url', '--redis-cluster-nodes']) expect(out).toContain(option);
   });
 });

@@ -38,19 +38,22 @@ export function ofType(resources: Record<string, Resource>, type: string): Resou
 }
 
 /**
- * The serverless.yml of a service `shop` (eu-west-1, Node.js 22, the kafka-lanes plugin) whose functions are
- * `functions`: YAML already indented under `functions:`.
+ * The serverless.yml of a service `shop` (eu-west-1, Node.js 22, the kafka-lanes plugin, in a VPC unless `vpc` is
+ * false) whose functions are `functions`: YAML already indented under `functions:`.
  *
  * @example
  * serviceYml('  orders:\n    handler: handler.handler\n'); // 'service: shop\nconfigValidationMode: error\n...'
  */
-export function serviceYml(functions: string, validation: 'warn' | 'error' = 'error'): string {
+export function serviceYml(functions: string, validation: 'warn' | 'error' = 'error', vpc = true): string {
   return `service: shop
 configValidationMode: ${validation}
 provider:
   name: aws
   runtime: nodejs22.x
-  region: eu-west-1
+  region: eu-west-1${vpc ? `
+  vpc: # the VPC that reaches the brokers and Redis (a function of a group with private ones is refused without one)
+    subnetIds: [subnet-0123456789abcdef0, subnet-0fedcba9876543210]
+    securityGroupIds: [sg-0123456789abcdef0]` : ''}
 plugins:
   - kafka-lanes/serverless
 functions:

@@ -16,6 +16,28 @@ const exponential = (overrides: Partial<Exponential> = {}): Exponential => ({
 const always = (value: number) => (): number => value;
 
 describe('backoffDelay', () => {
+  describe('tiers', () => {
+    const tiers: Backoff = { type: 'tiers', delaysMs: [5_000, 60_000, 600_000], maxDelayMs: 600_000 };
+
+    it.each([
+      [1, 5_000],
+      [2, 60_000],
+      [3, 600_000],
+      [4, 600_000],
+      [1_000, 600_000],
+    ])('waits the n-th tier after failed attempt %p (%p ms), the last tier repeating', (attempt, expected) => {
+      // Act
+      const delay = backoffDelay(tiers, attempt, always(0.99));
+
+      // Assess
+      expect(delay).toBe(expected);
+    });
+
+    it('with one tier waits that tier every time', () => {
+      expect([1, 2, 3].map((attempt) => backoffDelay({ type: 'tiers', delaysMs: [250], maxDelayMs: 250 }, attempt))).toEqual([250, 250, 250]);
+    });
+  });
+
   describe('fixed', () => {
     it.each([[1], [2], [10], [1_000]])('waits delayMs after failed attempt %p, whatever random says', (attempt) => {
       // Prepare
@@ -150,7 +172,7 @@ describe('backoffDelay', () => {
     it('without jitter never shrinks from one attempt to the next', () => {
       fc.assert(
         fc.property(backoffs, attempts, (backoff, attempt) => {
-          const none = backoff.type === 'fixed' ? backoff : { ...backoff, jitter: 'none' as const };
+          const none = backoff.type !== 'exponential' ? backoff : { ...backoff, jitter: 'none' as const };
           expect(backoffDelay(none, attempt + 1)).toBeGreaterThanOrEqual(backoffDelay(none, attempt));
         }),
       );
@@ -159,7 +181,7 @@ describe('backoffDelay', () => {
     it('jitter stays within [0, delay] (full) and [delay/2, delay] (equal) of the delay without jitter', () => {
       fc.assert(
         fc.property(backoffs, attempts, randoms, (backoff, attempt, random) => {
-          if (backoff.type === 'fixed') return;
+          if (backoff.type !== 'exponential') return;
           const delay = backoffDelay({ ...backoff, jitter: 'none' }, attempt);
           const full = backoffDelay({ ...backoff, jitter: 'full' }, attempt, always(random));
           const equal = backoffDelay({ ...backoff, jitter: 'equal' }, attempt, always(random));

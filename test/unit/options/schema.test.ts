@@ -34,7 +34,7 @@ const DEFAULTS: LanesOptions = {
   value: 'json',
   retry: {
     maxAttempts: 5,
-    backoff: { type: 'exponential', initialDelayMs: 1_000, multiplier: 2, maxDelayMs: 600_000, jitter: 'full' },
+    backoff: { type: 'tiers', delaysMs: [5_000, 60_000, 600_000], maxDelayMs: 600_000 },
     tiers: ['5s', '1m', '10m'],
   },
   deadLetter: { policy: 'release' },
@@ -130,7 +130,16 @@ describe('resolveOptions', () => {
   describe('partial nested options keep the other defaults', () => {
     it.each<[string, LanesOptionsInput, Partial<LanesOptions>]>([
       ['retry.maxAttempts', { retry: { maxAttempts: 3 } }, { retry: { ...DEFAULTS.retry, maxAttempts: 3 } }],
-      ['retry.tiers', { retry: { tiers: ['1s', '1h'] } }, { retry: { ...DEFAULTS.retry, tiers: ['1s', '1h'] } }],
+      [
+        'retry.tiers (the default backoff waits each tier in turn)',
+        { retry: { tiers: ['1s', '1h'] } },
+        { retry: { ...DEFAULTS.retry, tiers: ['1s', '1h'], backoff: { type: 'tiers', delaysMs: [1_000, 3_600_000], maxDelayMs: 3_600_000 } } },
+      ],
+      [
+        'retry.backoff tiers, written out',
+        { retry: { backoff: { type: 'tiers' }, tiers: ['250ms'] } },
+        { retry: { ...DEFAULTS.retry, tiers: ['250ms'], backoff: { type: 'tiers', delaysMs: [250], maxDelayMs: 250 } } },
+      ],
       [
         'retry.backoff without type (exponential)',
         { retry: { backoff: { maxDelayMs: 60_000 } } },
@@ -446,7 +455,7 @@ describe('resolveOptions', () => {
       ['retry.maxAttempts', { retry: { maxAttempts: 0 } }, 'expected a positive integer, got `0` (number)'],
       ['retry.maxAttempts', { retry: { maxAttempts: 1_001 } }, 'expected a positive integer at most 1,000, got `1001` (number)'],
       ['retry.backoff', { retry: { backoff: 'exponential' } }, "expected an object like `{ type: 'exponential', maxDelayMs: 60000 }`, got `exponential` (string)"],
-      ['retry.backoff.type', { retry: { backoff: { type: 'linear' } } }, 'expected `fixed` or `exponential`, got `linear` (string)'],
+      ['retry.backoff.type', { retry: { backoff: { type: 'linear' } } }, 'expected `tiers`, `fixed` or `exponential`, got `linear` (string)'],
       ['retry.backoff.delayMs', { retry: { backoff: { type: 'fixed', delayMs: -1 } } }, 'expected a non-negative integer, got `-1` (number)'],
       ['retry.backoff.initialDelayMs', { retry: { backoff: { initialDelayMs: 0.5 } } }, 'expected a non-negative integer, got `0.5` (number)'],
       ['retry.backoff.multiplier', { retry: { backoff: { multiplier: 0.5 } } }, 'expected a number of at least 1, got `0.5` (number)'],
@@ -531,6 +540,10 @@ describe('resolveOptions', () => {
       [
         { retry: { backoff: { type: 'fixed', initialDelayMs: 3 } } },
         "Unknown kafka-lanes option `retry.backoff.initialDelayMs`: it applies to `type: 'exponential'` only, this backoff is `fixed`",
+      ],
+      [
+        { retry: { backoff: { type: 'tiers', delayMs: 3 } } },
+        "Unknown kafka-lanes option `retry.backoff.delayMs`: it applies to `type: 'fixed'` only, this backoff is `tiers`",
       ],
       [{ retry: { backoff: { delayMs: 3 } } }, "Unknown kafka-lanes option `retry.backoff.delayMs`: it applies to `type: 'fixed'` only, this backoff is `exponential`"],
       [{ maxAttempts: 3 }, 'Unknown kafka-lanes option `maxAttempts`: did you mean `retry.maxAttempts`?'],

@@ -76,6 +76,7 @@ describe('planFunction', () => {
       KAFKA_LANES_MSK_CLUSTER_ARN: ARN,
       KAFKA_LANES_SASL_MECHANISM: 'aws-iam',
       KAFKA_LANES_GROUP: 'orders-svc',
+      KAFKA_LANES_OUTPUTS: '',
       KAFKA_LANES_RETRY_TIERS: '5s,1m,10m',
       KAFKA_LANES_DEAD_LETTER_POLICY: 'release',
       KAFKA_LANES_ORDERING: 'key',
@@ -171,8 +172,9 @@ describe('groupGrants', () => {
       [['kafka-cluster:Connect', 'kafka-cluster:WriteDataIdempotently', 'kafka-cluster:DescribeClusterDynamicConfiguration'], ARN],
       [['kafka-cluster:DescribeTopic', 'kafka-cluster:WriteData'], [topicArn('g.retry.*'), topicArn('g.dlq')]],
     ]);
+    // The committer reads no cluster configuration: no DescribeClusterDynamicConfiguration (the trigger's).
     expect(kafka(grants.committer)).toEqual([
-      [['kafka-cluster:Connect', 'kafka-cluster:WriteDataIdempotently', 'kafka-cluster:DescribeClusterDynamicConfiguration'], ARN],
+      [['kafka-cluster:Connect', 'kafka-cluster:WriteDataIdempotently'], ARN],
       [['kafka-cluster:DescribeTopic', 'kafka-cluster:WriteData'], [topicArn('g.retry.*'), topicArn('g.dlq')]],
       [['kafka-cluster:DescribeTopic', 'kafka-cluster:ReadData'], [topicArn('orders'), topicArn('g.retry.5s'), topicArn('g.retry.1m')]],
       // The completion group, and the recoveries' groups (one per read, under a granted prefix).
@@ -187,7 +189,14 @@ describe('groupGrants', () => {
       [['kafka-cluster:DescribeTopic', 'kafka-cluster:DescribeTopicDynamicConfiguration', 'kafka-cluster:CreateTopic'], [topicArn('orders'), topicArn('g.retry.*'), topicArn('g.dlq')]],
       [['kafka-cluster:DescribeGroup'], groupArn('g.retry.*')],
     ]);
-    expect(grants.topics).toContainEqual({ Effect: 'Allow', Action: ['kafka:GetBootstrapBrokers'], Resource: ARN });
+    // MSK's API is the provider's (outside the VPC), with the worker's invocation and its stack's status; the worker
+    // (in the VPC) calls no AWS API.
+    expect(grants.topicsProvider).toEqual([
+      { Effect: 'Allow', Action: ['kafka:GetBootstrapBrokers'], Resource: ARN },
+      { Effect: 'Allow', Action: ['lambda:InvokeFunction'], Resource: { 'Fn::Sub': 'arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:shop-dev-orders-topics' } },
+      { Effect: 'Allow', Action: ['cloudformation:DescribeStacks'], Resource: { Ref: 'AWS::StackId' } },
+    ]);
+    expect(grants.topics.flatMap((statement) => statement.Action).filter((action) => !action.startsWith('kafka-cluster:') && !action.startsWith('ec2:'))).toEqual([]);
     expect(grants.committer.flatMap((statement) => statement.Action)).not.toContain('kafka:GetBootstrapBrokers');
     // Only EC2 network interface actions (no resource-level permissions exist for them) are on "*".
     for (const statement of [...grants.handler, ...grants.committer, ...grants.topics]) {
@@ -236,7 +245,7 @@ describe('groupGrants', () => {
 
 describe('outputs and the topics resource', () => {
   const topicArn = (name: string): string => `arn:aws:kafka:eu-west-1:123456789012:topic/shop/abcd-1/${name}`;
-  const ids = { functionLogicalId: 'OrdersTopicsLambdaFunction', resourceLogicalId: 'OrdersKafkaLanesTopics' };
+  const ids = { providerLogicalId: 'OrdersTopicsCrLambdaFunction', workerLogicalId: 'OrdersTopicsLambdaFunction', resourceLogicalId: 'OrdersKafkaLanesTopics' };
   const brokers = { 'Fn::GetAtt': ['OrdersKafkaLanesTopics', 'BootstrapBrokers'] };
 
   it('lets the handler write the declared outputs only, and tells it which they are', () => {
@@ -263,29 +272,36 @@ describe('outputs and the topics resource', () => {
     const { topics } = groupGrants(plan!, false);
 
     // Assess
-    expect(plan!.topics.properties).toEqual({ Group: 'g', Tiers: ['5s'], Source: 'orders', SourcePartitions: '6', ReplicationFactor: '3', DeleteOnRemove: 'true' });
+    expect(plan!.topics.properties).toEqual({ Group: 'g', Tiers: ['5s'], Source: 'orders', SourcePartitions: '6', ReplicationFactor: '3', DeleteOnRemove: 'true', Cluster: ARN, Listener: 'iam' });
     expect(topics).toContainEqual({ Effect: 'Allow', Action: ['kafka-cluster:AlterTopic'], Resource: topicArn('orders') });
     expect(topics).toContainEqual({ Effect: 'Allow', Action: ['kafka-cluster:DeleteTopic'], Resource: [topicArn('g.retry.*'), topicArn('g.dlq')] });
   });
 
-  it('gives the committer the brokers the resource answers, and the handler those of its events when they serve its producers', () => {
+  it('gives the handler and the committer the brokers the resource answers: one source, not the event', () => {
     // Act: producers on the trigger's IAM listener
     const { plan } = planFunction(service, 'orders', mskFunction(), { group: 'g' });
     const parts = topicsResource(plan!, ids);
 
-    // Assess
-    expect(parts.resource).toMatchObject({ Type: 'Custom::KafkaLanesTopics', Properties: { ServiceToken: { 'Fn::GetAtt': ['OrdersTopicsLambdaFunction', 'Arn'] }, ServiceTimeout: '360' } });
+    // Assess: the provider (outside the VPC) is the ServiceToken; the cluster and its listener are properties
+    expect(parts.resource).toMatchObject({
+      Type: 'Custom::KafkaLanesTopics',
+      Properties: { ServiceToken: { 'Fn::GetAtt': ['OrdersTopicsCrLambdaFunction', 'Arn'] }, ServiceTimeout: '420', Cluster: plan!.environment['KAFKA_LANES_MSK_CLUSTER_ARN'], Listener: 'iam' },
+    });
+    expect(parts.providerEnvironment).toEqual({ KAFKA_LANES_TOPICS_WORKER: { Ref: 'OrdersTopicsLambdaFunction' } });
     expect(parts.committerEnvironment['KAFKA_LANES_BROKERS']).toEqual(brokers);
     expect(parts.committerEnvironment['KAFKA_LANES_MSK_CLUSTER_ARN']).toBeUndefined();
-    expect(parts).toMatchObject({ handlerEnvironment: {}, removed: ['KAFKA_LANES_MSK_CLUSTER_ARN'] });
+    expect(parts).toMatchObject({ handlerEnvironment: { KAFKA_LANES_BROKERS: brokers }, removed: ['KAFKA_LANES_MSK_CLUSTER_ARN'] });
   });
 
-  it("gives the handler the resource's brokers when its producers use another listener than the trigger's", () => {
-    // Act: the trigger reads with IAM, the producers write over TLS without SASL
-    const { plan } = planFunction(service, 'orders', mskFunction(), { group: 'g', kafka: { auth: 'tls' } });
+  it("names the listener of the producers' auth, and gives the worker the Kafka auth without Redis", () => {
+    // Act: the trigger reads with IAM, the producers write over TLS without SASL; Redis with an AUTH secret
+    const { plan } = planFunction(service, 'orders', mskFunction(), { group: 'g', kafka: { auth: 'tls' }, redis: { url: 'rediss://r.internal:6379', authSecret: 'shop/redis' } });
 
     // Assess
     expect(topicsResource(plan!, ids).handlerEnvironment).toEqual({ KAFKA_LANES_BROKERS: brokers });
+    expect(plan!.topics.properties['Listener']).toBe('tls');
+    expect(plan!.topics.definition.environment).toEqual({ KAFKA_LANES_GROUP: 'g', KAFKA_LANES_KAFKA_SSL: 'true' });
+    expect(plan!.topics.provider).toMatchObject({ key: 'ordersTopicsCr', vpc: false, timeout: 360 });
   });
 
   it('changes no environment when the brokers are configured', () => {
@@ -293,6 +309,7 @@ describe('outputs and the topics resource', () => {
     const parts = topicsResource(plan!, ids);
     expect(parts).toMatchObject({ handlerEnvironment: {}, removed: [] });
     expect(parts.committerEnvironment['KAFKA_LANES_BROKERS']).toBe('b-1.shop:9098');
-    expect(groupGrants(plan!, false).topics.flatMap((s) => s.Action)).not.toContain('kafka:GetBootstrapBrokers');
+    expect(groupGrants(plan!, false).topicsProvider.flatMap((s) => s.Action)).not.toContain('kafka:GetBootstrapBrokers');
+    expect(plan!.topics.properties).toMatchObject({ Brokers: 'b-1.shop:9098' });
   });
 });
