@@ -22,6 +22,11 @@
  *   npm run bench:coldstart
  *   RUNS=31 npm run bench:coldstart
  *   npm run bench:coldstart -- --cpu-prof   # also: where each kafka-lanes load's CPU time goes, per package (PROFILE_RUNS loads)
+ *   COLDSTART_ROWS=readme npm run bench:coldstart   # only the floor and the README's handler (its own imports: zod...)
+ *
+ * The README's handler (`src/orders.ts` of README.md, "A handler") is measured from the installed package too, with
+ * the packages its install block adds (`zod`), in the serverless plugin's bundle: what a user who follows the README
+ * deploys; and the same handler importing classic zod (`import { z } from 'zod'`) instead of `zod/mini`.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -29,6 +34,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { build, type BuildOptions, type Metafile } from 'esbuild';
 import { lambdaBuildOptions } from '../src/serverless/bundle';
+import { projectFiles, readSnippets } from '../test/support/doc-snippets';
 
 const RUNS = Number(process.env.RUNS ?? 15);
 const PROFILE_RUNS = Number(process.env.PROFILE_RUNS ?? 5);
@@ -79,9 +85,17 @@ function installedHandler(dir: string): string {
   const { filename, size, entryCount } = packed[0]!;
   console.log(`npm pack: ${filename}, ${(size / 1024).toFixed(0)} KiB, ${entryCount} files; installing it into a scratch service`);
   writeFileSync(join(service, 'package.json'), JSON.stringify({ name: 'coldstart-service', version: '1.0.0', private: true }));
-  npm(['install', '--prefer-offline', '--no-audit', '--no-fund', join(dir, filename)], service);
+  // `zod`: what the README's install block adds beside kafka-lanes, for the README's handler.
+  npm(['install', '--prefer-offline', '--no-audit', '--no-fund', join(dir, filename), 'zod'], service);
   const handler = join(service, 'handler.ts');
   writeFileSync(handler, readFileSync(LANES_HANDLER, 'utf8').replace(/from '(\.\.\/)+src'/, "from 'kafka-lanes'"));
+  const readme = projectFiles(readSnippets(readFileSync(join(ROOT, 'README.md'), 'utf8'), 'README.md').snippets, []).get('src/orders.ts');
+  if (readme === undefined) throw new Error('README.md: no `// src/orders.ts` block (the handler of "A handler")');
+  writeFileSync(join(service, 'orders.ts'), readme.text);
+  // The same handler with classic zod, what `import { z } from 'zod'` costs at a cold start.
+  const classic = readme.text.replace("import * as z from 'zod/mini';", "import { z } from 'zod';");
+  if (classic === readme.text) throw new Error("README.md: the handler no longer imports `* as z from 'zod/mini'`: update bench:coldstart's classic-zod row");
+  writeFileSync(join(service, 'orders-classic-zod.ts'), classic);
   return handler;
 }
 
@@ -208,11 +222,19 @@ function profileParts(file: string, dir: string): Map<string, number> {
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'kafka-lanes-coldstart-'));
   try {
+    const readmeOnly = process.env.COLDSTART_ROWS === 'readme';
+    const installed = process.env.COLDSTART_INSTALLED === '0' ? undefined : installedHandler(dir);
     const ROWS: readonly Row[] = [
       { name: 'bare handler, CommonJS', entry: BARE_HANDLER, options: USER_CJS, firstCall: false },
       { name: 'bare handler, ES module', entry: BARE_HANDLER, options: PLUGIN_ESM, firstCall: false },
-      ...lanesRows('repository', LANES_HANDLER),
-      ...(process.env.COLDSTART_INSTALLED === '0' ? [] : lanesRows('installed', installedHandler(dir))),
+      ...(readmeOnly ? [] : lanesRows('repository', LANES_HANDLER)),
+      ...(installed === undefined || readmeOnly ? [] : lanesRows('installed', installed)),
+      ...(installed === undefined
+        ? []
+        : [
+            { name: "installed, README handler, zod/mini", entry: join(dirname(installed), 'orders.ts'), options: PLUGIN_ESM, firstCall: true },
+            { name: 'installed, README handler, classic zod', entry: join(dirname(installed), 'orders-classic-zod.ts'), options: PLUGIN_ESM, firstCall: true },
+          ]),
     ];
     const bundled: Array<Row & { file: string; metafile: Metafile }> = [];
     for (const [index, row] of ROWS.entries()) bundled.push({ ...row, ...(await bundle(row.entry, join(dir, String(index)), row.options)) });

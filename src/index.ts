@@ -11,7 +11,7 @@
  *   await save(record.value, { signal: ctx.signal });
  * });
  */
-export { lanes, type LanesHandler, type RecordPartOf } from './handler/lanes';
+export { lanes, type LanesHandler, type LanesMiddleware, type LanesRequest, type RecordPartOf } from './handler/lanes';
 export type { LanesContext, LanesRecord, RecordHandler } from './engine/types';
 export type { LanesOptionsInput, Ordering, KeyOf, Deserializer, DeserializerFn, BackoffInput, RetryOptionsInput } from './options';
 export type { LanesOptions, Backoff, RetryOptions, KafkaOptions, RedisOptions, KafkaOptionsInput, RedisOptionsInput, SaslInput } from './options';

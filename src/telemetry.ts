@@ -57,8 +57,21 @@ interface Powertools {
   readonly Metrics: typeof PowertoolsMetrics.Metrics;
 }
 
+/**
+ * The `service` of the logs, `ctx.logger`'s included: the user's service as Powertools names it
+ * (`POWERTOOLS_SERVICE_NAME`, the variable every Powertools utility reads), else `kafka-lanes`. The metrics keep
+ * `kafka-lanes`: the plugin's alarms and dashboard select them by that dimension.
+ *
+ * @example
+ * logServiceName({ POWERTOOLS_SERVICE_NAME: 'shop' }); // 'shop'
+ */
+export function logServiceName(env: Readonly<Record<string, string | undefined>> = process.env): string {
+  const named = env['POWERTOOLS_SERVICE_NAME']?.trim();
+  return named === undefined || named === '' ? 'kafka-lanes' : named;
+}
+
 function telemetryOf({ Logger, Metrics }: Powertools, group: string): Telemetry {
-  const logger = new Logger({ serviceName: 'kafka-lanes', persistentKeys: { group } });
+  const logger = new Logger({ serviceName: logServiceName(), persistentKeys: { group } });
   // Metrics' own warnings go through the structured logger, so they honour its level.
   const metrics = new Metrics({ namespace: 'KafkaLanes', serviceName: 'kafka-lanes', defaultDimensions: { group }, logger });
   return { logger, metrics };

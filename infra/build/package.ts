@@ -97,7 +97,10 @@ async function main(): Promise<void> {
     splitting: true,
     outExtension: { '.js': '.mjs' },
     chunkNames: 'chunks/[name]-[hash]',
-    plugins: [commonJsNames],
+    // @middy/core is inside, as in the CommonJS file: the handler runs on the middy it was tested with whatever
+    // major a service installs for its own middlewares (the optional peer: 6 or 7), and needs none installed.
+    packages: undefined,
+    plugins: [commonJsNames, externalBut(['@middy/core'])],
   });
   await build({ ...COMMON, entryPoints: { serverless: 'src/serverless/index.ts' }, outdir: DIST, format: 'cjs', outExtension: { '.js': '.cjs' } });
   // For `require` (jest, which runs CommonJS): one file with every entry's exports, so the entries share one copy of

@@ -16,10 +16,13 @@
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { LanesContext, LanesRecord, RecordHandler } from '../engine/types';
-import { decodeKafkaEvent, encodeKafkaEvent, type KafkaBatchResponse, type KafkaRecordInput } from '../event';
+import { decodeKafkaEvent, encodeKafkaEvent, type KafkaBatchResponse, type KafkaRecord, type KafkaRecordInput } from '../event';
 import { sendDeclared } from '../handler/declared-outputs';
 import { LanesCore } from '../handler/lanes-core';
-import type { LanesHandler } from '../handler/lanes';
+import { RESOLVE_OPTIONS, TEST_ENGINE, type LanesHandler } from '../handler/lanes';
+import type { Context } from 'aws-lambda';
+import { declaredOutputs } from '../handler/declared-outputs';
+import type { LanesOptions } from '../options/lanes-options';
 import type { HandOffItem, HandOffOutcome } from '../handoff/types';
 import { isPromiseLike } from '../engine/record-context';
 import { OUTPUT_HEADER, type OutputMessage } from '../lanes/effects';
@@ -28,6 +31,7 @@ import { laneIdOf, NULL_KEY_LANE, PARTITION_LANE } from '../lanes/lane-id';
 import type { DeadLetterReason } from '../lanes/outcome';
 import type { HandOffSink } from '../lanes/ports';
 import { releaseHeldLane } from '../retry/operator';
+import { logServiceName } from '../telemetry';
 import { CompletionModelStore } from './completion-model';
 import { copyRecord } from './retry-copies';
 
@@ -40,10 +44,43 @@ export { EffectsModel, OutputLog } from './effects-model';
 
 const originId = (o: { readonly topic: string; readonly partition: number; readonly offset: number | undefined }): string => `${o.topic}\n${o.partition}\n${o.offset}`;
 
-/** The text of a lane id: the key it was made from, `null` for a partition's or null keys' lane. */
-function keyOfLane(lane: string): string | null {
-  if (lane === PARTITION_LANE || lane === NULL_KEY_LANE || lane.startsWith('#')) return null;
-  return Buffer.from(lane, 'base64').toString('utf8');
+/** The lane key of a record as text: what `keyOf` returns, else the record key; `null` for none. */
+function laneKeyText(record: KafkaRecord, options: LanesOptions): string | null {
+  const key = options.keyOf === undefined ? record.key : options.keyOf(record);
+  if (key === null || key === undefined) return null;
+  return typeof key === 'string' ? key : key.toString('utf8');
+}
+
+/** A Lambda context as the runtime gives one, carrying the test's engine for the handler's base to run. */
+function testContext(group: string, invocation: number, getRemainingTimeInMillis: () => number, engine: (event: unknown) => Promise<KafkaBatchResponse>): Context {
+  const functionName = `${group}-test`;
+  return {
+    callbackWaitsForEmptyEventLoop: true,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:eu-west-1:123456789012:function:${functionName}`,
+    memoryLimitInMB: '1024',
+    awsRequestId: `test-invocation-${invocation}`,
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: 'test',
+    getRemainingTimeInMillis,
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+    [TEST_ENGINE]: engine,
+  } as Context;
+}
+
+/** What `testLanes` runs: the handler `lanes()` returns (with any `.use()`d middlewares), or its options and record function. */
+export type TestedHandler<V, K> = Pick<LanesHandler<V, K>, 'options' | 'recordHandler'> & Partial<Pick<LanesHandler<V, K>, typeof RESOLVE_OPTIONS>>;
+
+/** The handler's options, resolved again when the test gives a group or an environment. */
+function optionsUnderTest<V, K>(handler: TestedHandler<V, K>, group: string | undefined, env: NodeJS.ProcessEnv | undefined): LanesOptions {
+  const resolve = handler[RESOLVE_OPTIONS];
+  if (group === undefined && env === undefined) return handler.options;
+  if (resolve !== undefined) return resolve(env ?? process.env, group);
+  // Options and a record function put together by hand: the group given replaces theirs.
+  return group === undefined ? handler.options : { ...handler.options, group };
 }
 
 /**
@@ -55,12 +92,13 @@ function keyOfLane(lane: string): string | null {
  * await t.run([{ key: 'c-1', value: order }, { key: 'c-1', value: next }]);
  * expect(t.order('c-1', { topic: 'orders' })).toEqual([0, 1]);
  */
-export function testLanes<V, K>(handler: Pick<LanesHandler<V, K>, 'options' | 'recordHandler'>, testOptions: TestLanesOptions = {}): LanesTest<V, K> {
-  const options = handler.options;
+export function testLanes<V, K>(handler: TestedHandler<V, K>, testOptions: TestLanesOptions = {}): LanesTest<V, K> {
+  const env = { ...process.env, ...testOptions.env };
+  const options = optionsUnderTest(handler, testOptions.group, testOptions.env === undefined ? undefined : env);
   const topic = testOptions.topic ?? 'source';
   const remainingMs = testOptions.remainingMs ?? 60_000;
   const maxRounds = testOptions.maxRounds ?? 100;
-  const declared = testOptions.outputs === undefined ? undefined : new Set(testOptions.outputs);
+  const declared = testOptions.outputs === undefined ? (testOptions.env === undefined ? undefined : declaredOutputs(env)) : new Set(testOptions.outputs);
   // The engine's clock: it stands still while records run and jumps when retries come due, so delays and `at`s are exact.
   let clock = testOptions.now ?? Date.now();
   const now = (): number => clock;
@@ -74,6 +112,12 @@ export function testLanes<V, K>(handler: Pick<LanesHandler<V, K>, 'options' | 'r
   let pending: Array<{ item: HandOffItem; shown: TestRetry }> = [];
   /** The lane of every source record delivered, by origin. */
   const lanes = new Map<string, string | undefined>();
+  /** The lane key (text) of every lane delivered to, by lane id: a hashed long key's lane shows its key too. */
+  const laneKeys = new Map<string, string | null>();
+  const keyOfLane = (lane: string): string | null => {
+    if (lane === PARTITION_LANE || lane === NULL_KEY_LANE) return null;
+    return laneKeys.get(lane) ?? (lane.startsWith('#') ? null : Buffer.from(lane, 'base64').toString('utf8'));
+  };
   /** The next offset of each source partition and of each retry tier (partition 0). */
   const nextOffsets = new Map<string, number>();
   /** Runs in flight, per lane, and what broke the order. */
@@ -162,12 +206,19 @@ export function testLanes<V, K>(handler: Pick<LanesHandler<V, K>, 'options' | 'r
     });
   };
 
-  const logger = new Logger({ serviceName: 'kafka-lanes', persistentKeys: { group: options.group }, logLevel: testOptions.logLevel ?? 'SILENT' });
+  const logger = new Logger({ serviceName: logServiceName(env), persistentKeys: { group: options.group }, logLevel: testOptions.logLevel ?? 'SILENT' });
   const metrics = new DroppedMetrics({ namespace: 'KafkaLanes', serviceName: 'kafka-lanes' });
   const core = new LanesCore({ options, handler: noted, store, effects, handOff: () => sink, telemetry: { logger, metrics }, now });
+  let invocations = 0;
   const invoke = (records: readonly KafkaRecordInput[]): Promise<KafkaBatchResponse> => {
     const end = Date.now() + remainingMs;
-    return core.process(encodeKafkaEvent({ source: 'SelfManagedKafka', records }), { getRemainingTimeInMillis: () => end - Date.now() });
+    const getRemainingTimeInMillis = (): number => end - Date.now();
+    const event = encodeKafkaEvent({ source: 'SelfManagedKafka', records });
+    const engine = (given: unknown): Promise<KafkaBatchResponse> => core.process(given, { getRemainingTimeInMillis });
+    // The handler `lanes()` returned runs its middlewares (`.use()`) around each invocation, as on Lambda.
+    if (typeof handler !== 'function') return engine(event);
+    invocations += 1;
+    return (handler as unknown as (event: unknown, context: Context) => Promise<KafkaBatchResponse>)(event, testContext(options.group, invocations, getRemainingTimeInMillis, engine));
   };
 
   const takeOffset = (id: string, given?: number): number => {
@@ -188,7 +239,11 @@ export function testLanes<V, K>(handler: Pick<LanesHandler<V, K>, 'options' | 'r
       };
     });
     for (const batch of decodeKafkaEvent(encodeKafkaEvent({ source: 'SelfManagedKafka', records })).partitions) {
-      for (const record of batch.records) lanes.set(originId(record), laneIdOf(record, options));
+      for (const record of batch.records) {
+        const lane = laneIdOf(record, options);
+        lanes.set(originId(record), lane);
+        if (lane !== undefined && !laneKeys.has(lane)) laneKeys.set(lane, laneKeyText(record, options));
+      }
     }
     return invoke(records);
   };
@@ -253,10 +308,12 @@ export function testLanes<V, K>(handler: Pick<LanesHandler<V, K>, 'options' | 'r
     return found;
   };
 
+  // The engine's own derivation (a long key hashed as the engine hashes it), from the lane key as given: with
+  // `keyOf`, the key it returns (a customer id), not the Kafka key.
   const laneOfKey = (key: string | null): string | undefined => {
     if (options.ordering === 'partition') return PARTITION_LANE;
-    if (key === null) return options.nullKey === 'shared' ? NULL_KEY_LANE : undefined;
-    return Buffer.from(key, 'utf8').toString('base64');
+    const record = { key: key === null ? null : Buffer.from(key, 'utf8') } as KafkaRecord;
+    return laneIdOf(record, { ordering: options.ordering, nullKey: options.nullKey });
   };
 
   return {
@@ -283,6 +340,7 @@ export function testLanes<V, K>(handler: Pick<LanesHandler<V, K>, 'options' | 'r
     },
     deadLetters,
     outputs,
+    outputsTo: <T>(outputTopic: string) => outputs.filter((output) => output.topic === outputTopic) as ReadonlyArray<TestOutput<T>>,
     steps,
     get held() {
       return held();

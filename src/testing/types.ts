@@ -25,6 +25,18 @@ export interface TestLanesOptions {
   /** The source topic records are delivered on when they name none. Default `source`. */
   readonly topic?: string;
   /**
+   * The consumer group, as `kafkaLanes.group` gives it to the deployed function (`KAFKA_LANES_GROUP`): a handler
+   * module whose group comes from the environment imports normally in a test, and runs here under this group.
+   * Default: the handler's own (its `group` option, else `KAFKA_LANES_GROUP`).
+   */
+  readonly group?: string;
+  /**
+   * Environment variables the handler's options are resolved with, over `process.env`: what the plugin sets on
+   * the deployed function (`KAFKA_LANES_RETRY_TIERS`, `KAFKA_LANES_DEAD_LETTER_POLICY`, `KAFKA_LANES_OUTPUTS`, ...).
+   * Default: none beyond `process.env`.
+   */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /**
    * Where the test's clock starts (epoch ms). Default: now. It is the engine's clock (due times, `ctx.deadline`, the
    * `at` of a run): it stands still while records run and moves only when retries come due or `advance` moves it.
    * Timers stay real: `recordTimeoutMs` and the handler's own waits take real time.
@@ -34,7 +46,8 @@ export interface TestLanesOptions {
   readonly remainingMs?: number;
   /**
    * The output topics declared in `kafkaLanes.outputs`: `ctx.send` to another fails the record, as the deployed
-   * function does. Default: any topic.
+   * function does, with an error naming `kafkaLanes.outputs`. Default: `KAFKA_LANES_OUTPUTS` of `env` when given,
+   * else any topic.
    */
   readonly outputs?: readonly string[];
   /** The level of the handler's `ctx.logger` and of the framework's logs. Default `SILENT`. */
@@ -109,12 +122,12 @@ export interface TestDeadLetter {
   readonly attempts: number;
 }
 
-/** A record produced by `ctx.send`, once its handler succeeded. */
-export interface TestOutput {
+/** A record produced by `ctx.send`, once its handler succeeded; `T` is its value's type (`outputsTo<T>(topic)`). */
+export interface TestOutput<T = unknown> {
   readonly topic: string;
   readonly key: string | null;
   /** Parsed as JSON when it is JSON (what `ctx.send` does with an object), else the text; `null` for none. */
-  readonly value: unknown;
+  readonly value: T;
   readonly rawValue: Buffer | null;
   /** Its own headers and the `lanes-output` one, as text. */
   readonly headers: Readonly<Record<string, string>>;
@@ -135,7 +148,10 @@ export interface TestStep {
 export interface TestHeldLane {
   readonly topic: string;
   readonly partition: number;
-  /** The key as text; `null` for the lane of a whole partition (`ordering: 'partition'`) or of null keys. */
+  /**
+   * The lane key as text (what `keyOf` returns, else the record key), also for a long key whose lane id is hashed;
+   * `null` for the lane of a whole partition (`ordering: 'partition'`) or of null keys.
+   */
   readonly key: string | null;
   readonly lane: string;
   /** The dead-lettered head's offset, and why. */
@@ -164,7 +180,11 @@ export interface LanesTest<V = unknown, K = unknown> {
   advance(ms: number): Promise<void>;
   /** The test clock (epoch ms): what the engine takes as now. */
   now(): number;
-  /** `kafka-lanes lane release` of a held lane (`hold` policy): its head is skipped, its next records run (settled). */
+  /**
+   * `kafka-lanes lane release` of a held lane (`hold` policy): its head is skipped, its next records run (settled).
+   * `key` is the lane key: the record key, or what `keyOf` returns; its lane id is derived as the engine derives it
+   * (a key whose base64 is over 128 characters is hashed).
+   */
   release(key: string | null, where?: { readonly topic?: string; readonly partition?: number }): Promise<void>;
   /** Every handler run, in start order. */
   readonly runs: ReadonlyArray<TestRun<V, K>>;
@@ -174,6 +194,13 @@ export interface LanesTest<V = unknown, K = unknown> {
   readonly pending: readonly TestRetry[];
   readonly deadLetters: readonly TestDeadLetter[];
   readonly outputs: readonly TestOutput[];
+  /**
+   * The outputs sent to `topic`, in send order, their values typed `T` (what the handler sends there; not checked).
+   *
+   * @example
+   * t.outputsTo<{ orderId: string; paymentId: string }>('orders-paid')[0]?.value.paymentId;
+   */
+  outputsTo<T = unknown>(topic: string): ReadonlyArray<TestOutput<T>>;
   readonly steps: readonly TestStep[];
   /** Lanes held by the `hold` dead-letter policy now. */
   readonly held: readonly TestHeldLane[];

@@ -7,8 +7,15 @@
  * local stack, with orders produced and their outputs and dead letters read back. A wrong snippet, dependency or
  * `files` entry fails here.
  *
+ * Then what an operator does with a record that keeps failing (the README's charge fails the amount 999): it is
+ * retried on the tiers' delays, `kafka-lanes dlq list` shows it, `kafka-lanes status --json` shows its lane held,
+ * `kafka-lanes lane release` lets the lane's next order run, and `kafka-lanes dlq replay --position` writes that one
+ * dead letter back; every order is produced with `kafka-lanes produce`. The project also type-checks under the
+ * `moduleResolution` modes users have besides the README's `bundler`: `nodenext` and `node10` (jest with ts-jest).
+ *
  * Only the topic and group names of the README's files and commands are changed (each test run has its own, checked
- * to be found), and the offline servers get free ports.
+ * to be found), the retry tiers are shortened to 1s and 2s (the README's run 21 minutes before a dead letter) with
+ * the `hold` dead-letter policy (so that a lane waits for the operator), and the offline servers get free ports.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -16,6 +23,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Admin } from 'kafkajs';
 import { readSnippets, shellCommands, type ShellCommand, type Snippet } from '../support/doc-snippets';
+import type { GroupStatus } from '../../src/admin';
+import type { DeadLetterRow } from '../../src/dashboard';
+import { readHandOffHeaders } from '../../src/handoff/headers';
 import { createKafka, deleteTopics, uniqueName } from './support/stack';
 import { freePort } from '../../infra/local/demo/offline-process';
 import { checkReadmeDeploy } from './support/readme-deploy';
@@ -28,6 +38,8 @@ const README = readSnippets(readFileSync(join(ROOT, 'README.md'), 'utf8'), 'READ
 // The README's names, and this run's.
 const NAMES = { group: 'orders-svc', topic: 'orders', output: 'orders-paid' } as const;
 const names = { group: uniqueName('consumer-svc'), topic: uniqueName('consumer-orders'), output: uniqueName('consumer-paid') };
+/** The README's tiers, and this run's (short, so that a record's five attempts end in seconds). */
+const TIERS = { readme: '5s,1m,10m', run: '1s,2s' } as const;
 
 // npm as a user runs it, from the local cache when it holds the package; no audit or funding requests.
 const NPM_ENV = { ...process.env, npm_config_prefer_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' };
@@ -70,10 +82,11 @@ function renamed(text: string, where: string, replacements: readonly [RegExp, st
   return out;
 }
 
-/** A command's words with the README's topic and group names replaced (`orders:3` → `<topic>:3`). */
+/** A command's words with the README's topic and group names (and tiers) replaced (`orders:3` → `<topic>:3`). */
 function renamedWords(words: readonly string[]): string[] {
   return words.map((word) => {
     if (word === NAMES.group) return names.group;
+    if (word === TIERS.readme) return TIERS.run;
     const [name, ...rest] = word.split(':');
     const mapped = name === NAMES.output ? names.output : name === NAMES.topic ? names.topic : undefined;
     return mapped === undefined ? word : [mapped, ...rest].join(':');
@@ -91,6 +104,7 @@ function projectFiles(): Map<string, string> {
         [/(?<=^\s*topic: )orders$/m, names.topic],
         [/(?<=^\s*group: )orders-svc(?=\s|$)/m, names.group],
         [/(?<=^\s*outputs: \[)orders-paid(?=\])/m, names.output],
+        [/^(\s*)retryTiers: \[5s, 1m, 10m\]$/m, `$1retryTiers: [${TIERS.run.split(',').join(', ')}]\n$1deadLetter:\n$1  policy: hold`],
       ]);
     } else if (snippet.path === 'src/orders.ts') {
       text = renamed(text, where, [[/(?<=ctx\.send\(')orders-paid(?=')/, names.output]]);
@@ -112,7 +126,7 @@ describe("the consumer's path: the README in a new project, with the packed pack
       await new Promise((resolve) => offline!.once('exit', resolve));
     }
     await admin?.disconnect();
-    await deleteTopics([names.topic, names.output, `${names.group}.retry.5s`, `${names.group}.retry.1m`, `${names.group}.retry.10m`, `${names.group}.dlq`]);
+    await deleteTopics([names.topic, names.output, ...TIERS.run.split(',').map((tier) => `${names.group}.retry.${tier}`), `${names.group}.dlq`]);
     rmSync(work, { recursive: true, force: true });
   });
 
@@ -147,7 +161,12 @@ describe("the consumer's path: the README in a new project, with the packed pack
     // Assess: the README's compiler options, then strict with declarations and every library checked.
     expectOk(await run('npx', ['tsc'], project), 'npx tsc');
     expectOk(await run('npx', ['tsc', '--strict', '--declaration', '--skipLibCheck', 'false'], project), 'npx tsc --strict --declaration --skipLibCheck false');
-    lap('type-checked');
+    // The other module resolutions of users' projects: Node's own (`nodenext`), and `node10`, which jest projects with
+    // ts-jest often still use (subpaths typed through `typesVersions`).
+    for (const mode of [['--module', 'nodenext', '--moduleResolution', 'nodenext'], ['--module', 'commonjs', '--moduleResolution', 'node10']]) {
+      expectOk(await run('npx', ['tsc', ...mode, '--skipLibCheck', 'false'], project), `npx tsc ${mode.join(' ')} --skipLibCheck false`);
+    }
+    lap('type-checked (bundler, nodenext, node10)');
     if (existsSync(join(project, 'node_modules', '.bin', 'vitest')) && [...projectFiles().keys()].some((path) => /\.test\.ts$/.test(path))) {
       expectOk(await run('npx', ['vitest', 'run'], project), 'npx vitest run');
       lap('vitest ran');
@@ -200,49 +219,112 @@ describe("the consumer's path: the README in a new project, with the packed pack
     });
     lap('offline running');
 
-    // 20 orders of 4 customers, one with a zero amount (refused by the handler), one failing the schema.
+    // The README's second block: an order with `kafka-lanes produce`, then `status` and `dlq list`.
+    const cli = (...args: string[]) => run('npx', ['kafka-lanes', ...args], project);
+    const readmeOrders = block('npx', 'kafka-lanes', 'produce');
+    expect(readmeOrders.map(({ words }) => words.slice(1, 3).join(' '))).toEqual(['kafka-lanes produce', 'kafka-lanes status', 'kafka-lanes dlq']);
+    for (const { words, line } of readmeOrders) expectOk(await run(words[0]!, renamedWords(words).slice(1), project), `README.md:${line}: ${words.join(' ')}`);
+    const readmeOrder = JSON.parse(readmeOrders[0]!.words.at(-1)!) as { orderId: string; amount: number };
+
+    // 20 orders of 4 customers with `kafka-lanes produce --file`: one with a zero amount (refused by the handler),
+    // one the payment provider fails every time (999: retried, dead-lettered, its lane held), then one failing the schema.
+    const orders = Array.from({ length: 20 }, (_, i) => ({ orderId: `order-${i}`, customerId: `c-${i % 4}`, amount: i === 6 ? 0 : i === 13 ? 999 : 10 + i }));
+    const lines = [...orders.map((order) => `${order.customerId}|${JSON.stringify(order)}`), `c-9|${JSON.stringify({ orderId: 'order-bad', amount: 'ten' })}`];
+    writeFileSync(join(project, 'orders.txt'), `${lines.join('\n')}\n`);
+    const produced = await cli('produce', names.topic, '--file', 'orders.txt', '--key-separator', '|');
+    expectOk(produced, 'npx kafka-lanes produce --file orders.txt');
+    expect(produced.output).toContain(`21 record(s) written to ${names.topic} (acks=all)`);
+    // Held behind their dead-lettered heads: c-2's orders after the zero amount (order-6), c-1's after order-13.
+    const heldBack = new Set(['order-10', 'order-14', 'order-18', 'order-17']);
     const kafka = createKafka();
     admin = kafka.admin();
     await admin.connect();
-    const orders = Array.from({ length: 20 }, (_, i) => ({ orderId: `o-${i}`, customerId: `c-${i % 4}`, amount: i === 7 ? 0 : 10 + i }));
-    const producer = kafka.producer();
-    await producer.connect();
-    await producer.send({
-      topic: names.topic,
-      acks: -1,
-      messages: [
-        ...orders.map((order) => ({ key: order.customerId, value: JSON.stringify(order) })),
-        { key: 'c-0', value: JSON.stringify({ orderId: 'o-bad', amount: 'ten' }) },
-      ],
-    });
-    await producer.disconnect();
 
-    // Assess: an output per good order on the output topic, two dead letters, and a clean stop.
+    // Assess: an output per order paid, on the output topic; three dead letters.
     const paid = new Map<string, string>();
+    let paidWanted = Number.POSITIVE_INFINITY;
+    let onPaid = (): void => undefined;
     const consumer = kafka.consumer({ groupId: uniqueName('consumer-path-reader') });
     await consumer.connect();
     await consumer.subscribe({ topic: names.output, fromBeginning: true });
-    const allPaid = new Promise<void>((resolve) => {
-      void consumer.run({
-        eachMessage: async ({ message }) => {
-          const value = JSON.parse(message.value!.toString()) as { orderId: string; paymentId: string };
-          paid.set(value.orderId, value.paymentId);
-          if (paid.size === 19) resolve();
+    void consumer.run({
+      eachMessage: async ({ message }) => {
+        const value = JSON.parse(message.value!.toString()) as { orderId: string; paymentId: string };
+        paid.set(value.orderId, value.paymentId);
+        if (paid.size >= paidWanted) onPaid();
+      },
+    });
+    const paidCount = (count: number): Promise<void> => {
+      paidWanted = count;
+      const reached = paid.size >= count ? Promise.resolve() : new Promise<void>((resolve) => (onPaid = resolve));
+      return Promise.race([reached, exited.then((code) => Promise.reject(new Error(`serverless offline exited with ${code}:\n${output.join('').slice(-6_000)}`)))]);
+    };
+    const payable = [readmeOrder.orderId, ...orders.filter((order) => order.amount > 0 && order.amount !== 999 && !heldBack.has(order.orderId)).map((order) => order.orderId)];
+    await paidCount(payable.length);
+    expect([...paid.keys()].sort()).toEqual(payable.sort());
+    const deadLetters = async (): Promise<{ total: number; rows: DeadLetterRow[] }> => {
+      const listed = await cli('dlq', 'list', names.group, '--json');
+      expectOk(listed, 'npx kafka-lanes dlq list --json');
+      return JSON.parse(listed.output) as { total: number; rows: DeadLetterRow[] };
+    };
+    let letters = await deadLetters();
+    while (letters.total < 3) {
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      letters = await deadLetters();
+    }
+    expect(letters.rows.map((row) => row.reason).sort()).toEqual(['attempts-exhausted', 'non-retriable', 'schema-validation']);
+    lap('outputs and dead letters read');
+
+    // The failing charge: five attempts, each retry from the tier its delay names (1s, then 2s), then dead-lettered.
+    const failing = letters.rows.find((row) => row.reason === 'attempts-exhausted')!;
+    expect(failing).toMatchObject({ key: 'c-1', attempt: 5, error: 'Error: payment provider timed out', origin: { topic: names.topic } });
+    const copies: Array<[string, number]> = [];
+    const copyReader = kafka.consumer({ groupId: uniqueName('consumer-path-copies') });
+    await copyReader.connect();
+    await copyReader.subscribe({ topics: TIERS.run.split(',').map((tier) => `${names.group}.retry.${tier}`), fromBeginning: true });
+    await new Promise<void>((resolve) => {
+      void copyReader.run({
+        eachMessage: async ({ topic, message }) => {
+          const facts = readHandOffHeaders(message.headers ?? {});
+          if (facts.originOffset !== failing.origin.offset || facts.originPartition !== failing.origin.partition) return;
+          copies.push([topic.slice(names.group.length + 1), facts.attempt!]);
+          if (copies.length === 4) resolve();
         },
       });
     });
-    await Promise.race([allPaid, exited.then((code) => Promise.reject(new Error(`serverless offline exited with ${code}:\n${output.join('').slice(-6_000)}`)))]);
+    await copyReader.disconnect();
+    expect(copies.sort((a, b) => a[1] - b[1])).toEqual([
+      ['retry.1s', 2],
+      ['retry.2s', 3],
+      ['retry.2s', 4],
+      ['retry.2s', 5],
+    ]);
+    lap('retried on the tiers, dead-lettered, listed');
+
+    // `status --json` shows the held lane of c-1 with its next order parked; `lane release` lets that order run.
+    const status = await cli('status', names.group, '--json');
+    expectOk(status, 'npx kafka-lanes status --json');
+    const held = (JSON.parse(status.output) as GroupStatus).lanes?.lanes.find((lane) => lane.key === 'c-1');
+    expect(held).toMatchObject({ state: 'held', topic: names.topic, partition: failing.origin.partition, headOffset: failing.origin.offset, attempt: 5, parked: 1 });
+    expectOk(await cli('lane', 'release', names.group, held!.topic, String(held!.partition), held!.lane, '--tiers', TIERS.run), 'npx kafka-lanes lane release');
+    await paidCount(payable.length + 1);
+    expect(paid.has('order-17')).toBe(true);
+    lap('lane released, its next order paid');
+
+    // That one dead letter, replayed by its position: a dry run changes nothing, then it is written back.
+    const position = `${failing.partition}@${failing.offset}`;
+    const ends = async (): Promise<number> => (await admin!.fetchTopicOffsets(names.topic)).reduce((n, p) => n + Number(p.high), 0);
+    const before = await ends();
+    const dry = await cli('dlq', 'replay', names.group, '--position', position, '--tiers', TIERS.run, '--dry-run');
+    expectOk(dry, 'npx kafka-lanes dlq replay --dry-run');
+    expect(dry.output).toContain('would be written back');
+    expect(await ends()).toBe(before);
+    const replay = await cli('dlq', 'replay', names.group, '--position', position, '--tiers', TIERS.run);
+    expectOk(replay, 'npx kafka-lanes dlq replay --position');
+    expect(replay.output).toContain(`written-back: written back to ${names.topic}`);
+    expect(await ends()).toBe(before + 1);
     await consumer.disconnect();
-    expect([...paid.keys()].sort()).toEqual(orders.filter((order) => order.amount > 0).map((order) => order.orderId).sort());
-    for (;;) {
-      const dead = (await admin.fetchTopicOffsets(`${names.group}.dlq`)).reduce((n, partition) => n + Number(partition.high), 0);
-      if (dead >= 2) {
-        expect(dead).toBe(2);
-        break;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }
-    lap('outputs and dead letters read');
+    lap('the dead letter replayed');
 
     offline.kill('SIGINT');
     expect(await exited).toBe(0);

@@ -22,6 +22,18 @@ for (const path of [TEST, HANDLER]) {
   mkdirSync(dirname(join(project, path)), { recursive: true });
   writeFileSync(join(project, path), file.text);
 }
+// The test imports `../src/orders.js`, as TypeScript's `nodenext` wants and vitest resolves to the `.ts`; jest needs the file.
+writeFileSync(join(project, 'src', 'orders.js'), "module.exports = require('./orders.ts');\n");
+
+/** docs/middy-and-powertools.md: its whole files (two handlers and their test), written beside the README's. */
+const MIDDY_TEST = 'test/powertools.test.ts';
+const middyGuide = projectFiles([], readSnippets(readFileSync(join(ROOT, 'docs', 'middy-and-powertools.md'), 'utf8'), 'docs/middy-and-powertools.md').snippets);
+for (const [path, file] of middyGuide) {
+  mkdirSync(dirname(join(project, path)), { recursive: true });
+  writeFileSync(join(project, path), file.text);
+  // Its test imports `../src/<name>.js` too.
+  if (path.startsWith('src/')) writeFileSync(join(project, path.replace(/\.ts$/, '.js')), `module.exports = require('./${path.slice(4)}');\n`);
+}
 
 /** The tests of docs/testing.md: its TypeScript blocks that use `kafka-lanes/testing`, each a module of its own. */
 const guide = readSnippets(readFileSync(join(ROOT, 'docs', 'testing.md'), 'utf8'), 'docs/testing.md').snippets
@@ -45,14 +57,24 @@ jest.doMock('kafka-lanes', () => jest.requireActual(join(ROOT, 'src')), { virtua
 jest.doMock('kafka-lanes/testing', () => jest.requireActual(join(ROOT, 'src', 'testing')), { virtual: true });
 
 describe("the README's handler test", () => {
-  it('tests the README handler through kafka-lanes/testing', () => {
+  it('tests the README handler through kafka-lanes/testing, imported as a module imports it', () => {
     expect(files.get(TEST)!.text).toMatch(/from 'kafka-lanes\/testing'/);
-    expect(files.get(TEST)!.text).toMatch(/import\('\.\.\/src\/orders'\)/);
+    expect(files.get(TEST)!.text).toMatch(/^import \{ handler \} from '\.\.\/src\/orders\.js';$/m);
+    expect(files.get(TEST)!.text).not.toMatch(/KAFKA_LANES_GROUP|import\(/);
   });
 
   // Its `it` runs here, with its own name: loaded while this file's tests are collected, so a `require`.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   require(join(project, TEST));
+});
+
+describe('the test of docs/middy-and-powertools.md', () => {
+  it('is found, with the two handlers it runs', () => {
+    expect([...middyGuide.keys()].sort()).toEqual(['src/logged.ts', 'src/payments.ts', MIDDY_TEST]);
+  });
+
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  require(join(project, MIDDY_TEST));
 });
 
 describe('the tests of docs/testing.md', () => {

@@ -20,6 +20,19 @@ export { portOpen } from './processes';
 export { redisCommand } from './redis';
 
 /**
+ * The port of the Redis server this directory started: `config.redisPort`'s when it runs, else the one other
+ * `redis-<port>` of the directory whose process runs (`local up --redis-port` on another port); else `config.redisPort`.
+ */
+function ownRedisPort(config: LocalStackConfig): number {
+  const paths = stackPaths(config);
+  if (ownPid(join(paths.redisDir(config.redisPort), 'redis.pid'), `:${config.redisPort}`) !== undefined || !existsSync(config.dir)) return config.redisPort;
+  const running = readdirSync(config.dir)
+    .map((name) => Number(/^redis-([0-9]+)$/.exec(name)?.[1]))
+    .filter((port) => Number.isInteger(port) && !config.clusterPorts.includes(port) && ownPid(join(paths.redisDir(port), 'redis.pid'), `:${port}`) !== undefined);
+  return running.length === 1 ? running[0]! : config.redisPort;
+}
+
+/**
  * Starts what `config.services` names and is not already answering; resolves once all answer.
  *
  * @example
@@ -116,9 +129,11 @@ export async function localStatus(config: LocalStackConfig): Promise<ServiceStat
   const rows: ServiceStatus[] = [];
   const paths = stackPaths(config);
   if (config.services.has('kafka')) {
-    const address = `${HOST}:${config.kafkaPort} (controller ${HOST}:${config.controllerPort}`;
-    if (await portOpen(config.kafkaPort)) {
-      const pid = ownKafkaPid(config);
+    // The broker this directory started listens where its configuration says, whatever the flags of this call.
+    const pid = ownKafkaPid(config);
+    const { kafkaPort, controllerPort } = (pid === undefined ? undefined : listenerPorts(readFileSync(paths.serverProperties, 'utf8'))) ?? config;
+    const address = `${HOST}:${kafkaPort} (controller ${HOST}:${controllerPort}`;
+    if (await portOpen(kafkaPort)) {
       const version = existsSync(paths.versionFile) ? readFileSync(paths.versionFile, 'utf8').trim() : 'version unknown';
       rows.push({ service: 'kafka', up: true, detail: `${address}; ${pid === undefined ? 'not started from this directory' : `Kafka ${version}, pid ${pid}, this directory`})` });
     } else {
@@ -126,9 +141,10 @@ export async function localStatus(config: LocalStackConfig): Promise<ServiceStat
     }
   }
   if (config.services.has('redis')) {
-    const pid = ownPid(join(paths.redisDir(config.redisPort), 'redis.pid'), `:${config.redisPort}`);
-    const up = await redisAnswers(config.redisPort);
-    rows.push({ service: 'redis', up, detail: `${HOST}:${config.redisPort}${up ? ` (${pid === undefined ? 'not started from this directory' : `pid ${pid}, this directory`})` : ''}` });
+    const port = ownRedisPort(config);
+    const pid = ownPid(join(paths.redisDir(port), 'redis.pid'), `:${port}`);
+    const up = await redisAnswers(port);
+    rows.push({ service: 'redis', up, detail: `${HOST}:${port}${up ? ` (${pid === undefined ? 'not started from this directory' : `pid ${pid}, this directory`})` : ''}` });
   }
   if (config.services.has('redis-cluster')) {
     const addresses = `${HOST}:${config.clusterPorts.join(',')}`;

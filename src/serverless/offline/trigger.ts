@@ -69,6 +69,8 @@ export class OfflineKafkaTrigger {
   readonly #stopping = new AbortController();
   #committerLoop: Promise<void> | undefined;
   #stopped: Promise<void> | undefined;
+  /** Without `--verbose`: the periodic committer runs print no `(λ: <committer>) RequestId ... Duration` line. */
+  quietCommitterRuns = false;
 
   constructor(lambda: OfflineLambda, specs: readonly MappingSpec[], committers: readonly string[], custom: CustomBlock, log: TriggerLog) {
     this.#lambda = lambda;
@@ -197,7 +199,9 @@ export class OfflineKafkaTrigger {
     const interval = durationMs(this.#custom.offline?.committerInterval ?? PLUGIN_DEFAULTS.committerInterval) ?? 5_000;
     while (!this.#stopping.signal.aborted) {
       await sleep(interval, this.#stopping.signal);
-      if (!this.#stopping.signal.aborted) await this.runCommitters();
+      if (this.#stopping.signal.aborted) break;
+      if (this.quietCommitterRuns) await withoutLines(this.#committers.map((key) => `(λ: ${key}) RequestId:`), () => this.runCommitters());
+      else await this.runCommitters();
     }
   }
 
@@ -256,10 +260,35 @@ export async function startOfflineTrigger(options: StartOfflineTriggerOptions): 
     }
   }
   const trigger = new OfflineKafkaTrigger(lambda, specs, committers, custom, log);
+  trigger.quietCommitterRuns = serverless.processedInput?.options?.['verbose'] !== true;
   await trigger.start();
   if (options.holdExit) holdExitUntilStopped(trigger);
   else for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void trigger.stop());
   return trigger;
+}
+
+/**
+ * Runs `work` with every line written to stdout or stderr that contains one of `markers` left out: serverless-offline
+ * prints one `(λ: <function>) RequestId ... Duration` line per handler run (its `log.notice`, no switch to turn it
+ * off), which for a committer run every few seconds is all an idle `serverless offline` would print.
+ */
+export async function withoutLines<T>(markers: readonly string[], work: () => Promise<T>): Promise<T> {
+  const streams = [process.stdout, process.stderr];
+  const writes = streams.map((stream) => stream.write);
+  streams.forEach((stream, index) => {
+    const write = writes[index]!;
+    stream.write = ((chunk: unknown, ...rest: unknown[]) => {
+      const text = typeof chunk === 'string' ? chunk : Buffer.isBuffer(chunk) ? chunk.toString('utf8') : undefined;
+      if (text === undefined || !markers.some((marker) => text.includes(marker))) return (write as (...args: unknown[]) => boolean).call(stream, chunk, ...rest);
+      const kept = text.split('\n').filter((line) => !markers.some((marker) => line.includes(marker))).join('\n');
+      return kept.trim() === '' ? true : (write as (...args: unknown[]) => boolean).call(stream, kept, ...rest);
+    }) as typeof stream.write;
+  });
+  try {
+    return await work();
+  } finally {
+    streams.forEach((stream, index) => (stream.write = writes[index]!));
+  }
 }
 
 /** The environment of a committer under `serverless offline` without `--verbose`: Powertools' own switches. */
