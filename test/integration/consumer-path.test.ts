@@ -108,6 +108,9 @@ function projectFiles(): Map<string, string> {
       ]);
     } else if (snippet.path === 'src/orders.ts') {
       text = renamed(text, where, [[/(?<=ctx\.send\(')orders-paid(?=')/, names.output]]);
+    } else if (snippet.path === 'test/orders.test.ts') {
+      // The handler's output topic is renamed above: its test reads the outputs of that topic.
+      text = renamed(text, where, [[/(?<=outputsTo<[^>]*>\(')orders-paid(?=')/, names.output]]);
     }
     files.set(snippet.path, text);
   }
