@@ -171,7 +171,7 @@ export const PLUGIN_DEFAULTS = {
   retryTiers: [...DEFAULTS.retry.tiers] as string[],
   committerSchedule: 'rate(1 minute)',
   committerTimeout: 60,
-  /** Seconds the topics resource's function may take (creating topics and waiting until each partition serves). */
+  /** Seconds the topics worker may take (creating topics and waiting until each partition serves); its provider 60 more. */
   topicsTimeout: 300,
   /** Seconds the produce function may take (the write, then the wait for the trigger's commit). */
   produceTimeout: 120,

@@ -108,7 +108,7 @@ function operatorStatements(forGroup: string, source: string): Statement[] {
 
 const statementsOf = (role: Role): Statement[] => (role === 'operator' ? operatorStatements(group, topic) : grants[role]);
 
-/** The topics resource's function as the topics user: its request answered to a local stand-in for S3. */
+/** The topics resource (provider and worker) as the topics user: its request answered to a local stand-in for S3. */
 let answers: Awaited<ReturnType<typeof startResponseServer>>;
 async function resourceAs(
   user: ScramUser,
