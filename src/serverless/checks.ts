@@ -311,3 +311,37 @@ export function undeclaredSendsWarning(where: string, source: string, outputs: r
     '`serverless offline` and in `testLanes`. Add it to `kafkaLanes.outputs`'
   );
 }
+
+/** The service's own CloudFormation under `resources:` (one fragment or a list), merged as the framework merges it. */
+export function declaredTemplate(declared: unknown): { resources: Record<string, { Type?: unknown }>; parameters: Record<string, { Default?: unknown }> } {
+  const fragments = (Array.isArray(declared) ? declared : [declared]) as Array<{ Resources?: Record<string, { Type?: unknown }>; Parameters?: Record<string, object> } | undefined>;
+  const parameters: Record<string, { Default?: unknown }> = {};
+  for (const fragment of fragments) for (const [name, value] of Object.entries(fragment?.Parameters ?? {})) parameters[name] = { ...parameters[name], ...value };
+  return { resources: Object.assign({}, ...fragments.map((fragment) => fragment?.Resources ?? {})) as Record<string, { Type?: unknown }>, parameters };
+}
+
+/**
+ * infra/aws/network.yml's existing-VPC parameters as the stage gives them (their `Default`, which the example sets from
+ * `--param vpcId` and `--param subnetIds`): an existing VPC needs its private subnets, two or more (MSK's brokers and
+ * Redis spread over AZs), and subnets without a VPC would be ignored. Checked before anything is uploaded, rather than
+ * by CloudFormation half-way through the stack.
+ *
+ * @example
+ * existingVpcProblems({ KafkaLanesVpcId: { Default: 'vpc-0a1b' }, KafkaLanesSubnetIds: { Default: '' } });
+ * // ['resources.Parameters.KafkaLanesSubnetIds: expected the private subnets of the existing VPC `vpc-0a1b` ...']
+ */
+export function existingVpcProblems(parameters: Readonly<Record<string, { Default?: unknown }>>): string[] {
+  if (parameters['KafkaLanesVpcId'] === undefined || parameters['KafkaLanesSubnetIds'] === undefined) return [];
+  const vpc = String(parameters['KafkaLanesVpcId'].Default ?? '').trim();
+  const subnets = String(parameters['KafkaLanesSubnetIds'].Default ?? '').split(',').map((subnet) => subnet.trim()).filter((subnet) => subnet !== '');
+  if (vpc === '' && subnets.length > 0) {
+    return [`resources.Parameters.KafkaLanesSubnetIds: expected no subnets when the stack creates its VPC (KafkaLanesVpcId empty), got \`${subnets.join(',')}\`: give the VPC too (--param vpcId=vpc-...), or leave the subnets out`];
+  }
+  if (vpc !== '' && subnets.length < 2) {
+    return [
+      `resources.Parameters.KafkaLanesSubnetIds: expected two or more private subnets of the existing VPC \`${vpc}\` (in two or more AZs: MSK's brokers and Redis ` +
+        `spread over them), got ${subnets.length === 0 ? 'none' : `\`${subnets.join(',')}\``}: --param subnetIds=subnet-a,subnet-b`,
+    ];
+  }
+  return [];
+}

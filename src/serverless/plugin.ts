@@ -5,7 +5,7 @@ import { BUNDLE_DIR, bundleHandlers, handlerSourceFile, type BundleEntry } from 
 import { customBlockSchema, functionBlockSchema, PLUGIN_DEFAULTS, validateBlock, type CustomBlock } from './config';
 import { AWS_IAM_MECHANISM, ENV } from '../options/constants';
 import { plaintextSecrets } from './auth';
-import { loopbackEnvironmentProblems, mskServerlessRegionWarning, planVpcProblems, stackParametersWarning, undeclaredSendsWarning } from './checks';
+import { declaredTemplate, existingVpcProblems, loopbackEnvironmentProblems, mskServerlessRegionWarning, planVpcProblems, stackParametersWarning, undeclaredSendsWarning } from './checks';
 import { functionRole, groupGrants, rolePolicyLength, ROLE_POLICY_LIMIT, type Statement } from './iam';
 import { dropRedundantRoleDependsOn } from './role-depends-on';
 import { compileResponseTypes, keepZeroBatchingWindows, mskClusterNameToken, type PluginUtils, type Serverless } from './framework';
@@ -126,8 +126,8 @@ export class KafkaLanesPlugin {
       problems.push(...found.problems);
       found.warnings.forEach((warning) => this.#log.warning(`kafka-lanes: ${warning}`));
     }
-    // Every variable of every function, the service's own included (the provider's apply to all functions).
     if (!offline) {
+      // Every variable of every function, the service's own included (the provider's apply to all functions).
       problems.push(...loopbackEnvironmentProblems('provider.environment', providerEnvironment));
       for (const key of service.getAllFunctions()) problems.push(...loopbackEnvironmentProblems(`functions.${key}.environment`, service.functions[key]?.environment));
     }
@@ -135,11 +135,10 @@ export class KafkaLanesPlugin {
     if (!offline) {
       const stackWarning = stackParametersWarning((service.provider.stackParameters ?? []).map((parameter) => String(parameter.ParameterKey)));
       if (stackWarning !== undefined) this.#log.warning(`kafka-lanes: ${stackWarning}`);
-      const declared = (service as unknown as { resources?: unknown }).resources;
-      const fragments = (Array.isArray(declared) ? declared : [declared]) as Array<{ Resources?: Record<string, { Type?: unknown }> } | undefined>;
-      const resources = Object.assign({}, ...fragments.map((fragment) => fragment?.Resources ?? {})) as Record<string, { Type?: unknown }>;
-      const regionWarning = mskServerlessRegionWarning(provider.getRegion(), resources);
+      const declared = declaredTemplate((service as unknown as { resources?: unknown }).resources);
+      const regionWarning = mskServerlessRegionWarning(provider.getRegion(), declared.resources);
       if (regionWarning !== undefined) this.#log.warning(`kafka-lanes: ${regionWarning}`);
+      if (existingVpcProblems(declared.parameters).length > 0) this.#fail(existingVpcProblems(declared.parameters));
     }
 
     for (const plan of plans) {

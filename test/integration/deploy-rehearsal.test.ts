@@ -191,6 +191,16 @@ describe('the deploy rehearsal', () => {
     ]);
   });
 
+  it('refuses, at package time, the example in an existing VPC without its subnets', async () => {
+    // Act
+    const refused = await serverless(ROOT, ['package', '--stage', 'prod', '--package', join(ROOT, '.sls-tmp', `no-subnets-${process.pid}`), '--param', 'vpcId=vpc-0123456789abcdef0']);
+    rmSync(join(ROOT, '.sls-tmp', `no-subnets-${process.pid}`), { recursive: true, force: true });
+
+    // Assess
+    expect(refused.code).not.toBe(0);
+    expect(refused.output).toContain('resources.Parameters.KafkaLanesSubnetIds: expected two or more private subnets of the existing VPC `vpc-0123456789abcdef0`');
+  });
+
   it("fails the README's service without `vpc`, or when its handler sends to an undeclared topic", async () => {
     // Prepare: a service whose function sits in no VPC, reading MSK and writing ElastiCache's Redis
     const dir = service(

@@ -1,5 +1,6 @@
 import {
-  clusterRegionProblem, endpointProblems, lengthProblem, loopbackEnvironmentProblems, mskServerlessRegionWarning, privateEndpoint, scheduleProblem, tierOrderProblems,
+  clusterRegionProblem, declaredTemplate, endpointProblems, existingVpcProblems, lengthProblem, loopbackEnvironmentProblems, mskServerlessRegionWarning, privateEndpoint,
+  scheduleProblem, tierOrderProblems,
   undeclaredSendsWarning, vpcProblems,
 } from '../../../src/serverless/checks';
 
@@ -163,5 +164,28 @@ describe('undeclaredSendsWarning', () => {
     );
     expect(undeclaredSendsWarning('functions.orders', source, ['orders-paid', 'orders-refused'])).toBeUndefined();
     expect(undeclaredSendsWarning('functions.orders', 'await sqs.send(command);', [])).toBeUndefined();
+  });
+});
+
+describe('existingVpcProblems', () => {
+  const network = { KafkaLanesVpcId: { Type: 'String', Default: '' }, KafkaLanesSubnetIds: { Type: 'CommaDelimitedList', Default: '' } };
+
+  it('passes a created VPC, an existing one with two subnets, and a service without infra/aws/network.yml', () => {
+    expect(existingVpcProblems(network)).toEqual([]);
+    expect(existingVpcProblems({ KafkaLanesVpcId: { Default: 'vpc-0a1b' }, KafkaLanesSubnetIds: { Default: 'subnet-a, subnet-b' } })).toEqual([]);
+    expect(existingVpcProblems({})).toEqual([]);
+  });
+
+  it.each([
+    ['an existing VPC without subnets', { Default: 'vpc-0a1b' }, { Default: '' }, 'expected two or more private subnets of the existing VPC `vpc-0a1b` (in two or more AZs: MSK\'s brokers and Redis spread over them), got none: --param subnetIds=subnet-a,subnet-b'],
+    ['an existing VPC with one subnet', { Default: 'vpc-0a1b' }, { Default: 'subnet-a' }, 'got `subnet-a`: --param subnetIds=subnet-a,subnet-b'],
+    ['subnets without a VPC', { Default: '' }, { Default: 'subnet-a,subnet-b' }, 'expected no subnets when the stack creates its VPC (KafkaLanesVpcId empty), got `subnet-a,subnet-b`: give the VPC too (--param vpcId=vpc-...), or leave the subnets out'],
+  ])('refuses %s, naming the parameter and the fix', (_what, vpc, subnets, message) => {
+    // Act: the example's last fragment gives the stage's values as the parameters' Default (merged over network.yml's)
+    const { parameters } = declaredTemplate([{ Parameters: network }, { Parameters: { KafkaLanesVpcId: vpc, KafkaLanesSubnetIds: subnets } }]);
+
+    // Assess
+    expect(parameters['KafkaLanesSubnetIds']).toEqual({ Type: 'CommaDelimitedList', ...subnets });
+    expect(existingVpcProblems(parameters)).toEqual([expect.stringContaining(message)]);
   });
 });
