@@ -5,6 +5,7 @@ import { deadlineSignal, untilAborted } from '../deadline';
 import { ConfigError } from '../errors';
 import { kafkaErrorOf, messageOf } from '../kafka-errors';
 import { deadLetterTopic, resolveOptions, retryTopic } from '../options';
+import { deleteOnRemove } from './topics-resource';
 
 /**
  * The worker of a group's topics resource (`Custom::KafkaLanesTopics`, one per function with a `kafkaLanes:` block),
@@ -34,8 +35,6 @@ export interface TopicsResourceProperties {
   readonly Brokers?: string;
 }
 
-/** The physical ID of a group's topics: the same for every answer while the group is the same. */
-export const topicsPhysicalId = (group: string): string => `kafka-lanes-topics:${group}`;
 
 function count(name: string, value: unknown): number | undefined {
   if (value === undefined || value === '') return undefined;
@@ -77,7 +76,6 @@ export function ensureRequest(properties: Readonly<Record<string, unknown>>): En
   };
 }
 
-export const deleteOnRemove = (properties: Readonly<Record<string, unknown>>): boolean => String(properties['DeleteOnRemove'] ?? 'false') === 'true';
 
 /**
  * A failure as a user reads it in the stack's events: each topic Kafka refused with Kafka's error name and message

@@ -4,8 +4,8 @@ import { deadlineSignal, untilAborted } from '../deadline';
 import { ConfigError } from '../errors';
 import { messageOf } from '../kafka-errors';
 import { responseBody, sendResponse, type CustomResourceEvent, type CustomResourceOutcome } from './custom-resource';
-import { deleteOnRemove, topicsPhysicalId, type TopicsWorkRequest, type TopicsWorkResult } from './topics-handler';
-import { BROKERS_ATTRIBUTE, TOPICS_WORKER_VARIABLE } from './topics-resource';
+import type { TopicsWorkRequest, TopicsWorkResult } from './topics-handler';
+import { BROKERS_ATTRIBUTE, deleteOnRemove, TOPICS_WORKER_VARIABLE, topicsPhysicalId } from './topics-resource';
 
 /**
  * The provider of a group's topics resource (`Custom::KafkaLanesTopics`): the function CloudFormation invokes, outside

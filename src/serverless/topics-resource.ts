@@ -10,6 +10,12 @@ export const BROKERS_ATTRIBUTE = 'BootstrapBrokers';
 export const PRODUCE_TOPIC_VARIABLE = 'KAFKA_LANES_PRODUCE_TOPIC';
 /** The provider's variable naming the worker it invokes. */
 export const TOPICS_WORKER_VARIABLE = 'KAFKA_LANES_TOPICS_WORKER';
+/** The physical ID of a group's topics: the same for every answer while the group is the same. */
+export const topicsPhysicalId = (group: string): string => `kafka-lanes-topics:${group}`;
+
+/** `DeleteOnRemove: 'true'`: a `Delete` deletes the group's retry and dead-letter topics (the worker's). */
+export const deleteOnRemove = (properties: Readonly<Record<string, unknown>>): boolean => String(properties['DeleteOnRemove'] ?? 'false') === 'true';
+
 /** Seconds CloudFormation waits for an answer beyond the provider's own timeout (the default is an hour). */
 const ANSWER_GRACE_SECONDS = 60;
 /** Seconds the provider runs beyond the worker's timeout: it always outlives the worker, so it always answers. */
