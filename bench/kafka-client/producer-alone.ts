@@ -1,6 +1,6 @@
 /**
  * One Kafka client's idempotent producer alone (acks=all, one request in flight, as the framework's writers make
- * it), no framework code: MESSAGES messages with a key, a 90-byte JSON value and 3 headers, sent one send after
+ * it), no framework code: MESSAGES messages with a key, a 90-byte JSON value and HEADERS headers (3), sent one send after
  * another in sends of each size of SENDS. Prints one JSON line per size: CPU µs per message (`process.cpuUsage()`:
  * every thread of the process, so a native client's own threads too) and messages/s. Run by bench/kafka-clients.ts,
  * one process per client and round; alone:
@@ -13,6 +13,8 @@ import { kafkaClientName, producerFactory } from '.';
 
 const MESSAGES = Number(process.env.MESSAGES ?? 20_000);
 const SENDS = (process.env.SENDS ?? '32,128,512').split(',').map(Number);
+/** Headers per message: 3, or 11 for a hand-off copy's (its origin, lane, attempt, due time, error, ...). */
+const HEADERS = Number(process.env.HEADERS ?? 3);
 
 async function main(): Promise<void> {
   const client = kafkaClientName();
@@ -21,7 +23,9 @@ async function main(): Promise<void> {
   const messages = Array.from({ length: MESSAGES }, (_, i) => ({
     key: Buffer.from(`k${i % 1000}`),
     value: Buffer.from(JSON.stringify({ n: i, id: `order-${i.toString().padStart(8, '0')}`, status: 'created', total: 1234.5, currency: 'EUR' }).padEnd(90, ' ')),
-    headers: { 'lanes-output': `bench/${topic}/0/${i}/0`, 'trace-id': `t-${i}`, source: 'bench' },
+    headers: Object.fromEntries(
+      [['lanes-output', `bench/${topic}/0/${i}/0`], ['trace-id', `t-${i}`], ['source', 'bench'], ...Array.from({ length: Math.max(0, HEADERS - 3) }, (_, h) => [`lanes-h${h}`, String(1_700_000_000_000 + i + h)])].slice(0, HEADERS),
+    ),
   }));
   const producer = producerFactory(client, KAFKA_BROKERS, 'bench-producer').producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
   await producer.connect();
@@ -33,7 +37,7 @@ async function main(): Promise<void> {
       await producer.sendBatch({ topicMessages: [{ topic, messages: messages.slice(from, from + perSend) }], acks: -1 });
     }
     const { seconds, cpuMicros } = clock.stop();
-    console.log(JSON.stringify({ client, perSend, cpuPerMessage: cpuMicros / messages.length, messagesPerSecond: messages.length / seconds }));
+    console.log(JSON.stringify({ client, headers: HEADERS, perSend, cpuPerMessage: cpuMicros / messages.length, messagesPerSecond: messages.length / seconds }));
   }
   await producer.disconnect();
 }

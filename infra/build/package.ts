@@ -30,6 +30,7 @@ export const ESM_ENTRIES = {
   'committer-handler': 'src/serverless/committer-handler.ts',
   'topics-handler': 'src/serverless/topics-handler.ts',
   'topics-provider': 'src/serverless/topics-provider.ts',
+  'produce-handler': 'src/serverless/produce-handler.ts',
   cli: 'src/cli/bin.ts',
 } as const;
 

@@ -1,6 +1,6 @@
 import type { AdmitRecord, AdmitResult, AdmitStatus, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, PartitionCaps, PartitionWindow } from './types';
 import { copyKey, parkKey, stepsBlockKey, stepsBlockOf, type PartitionKeys } from './keys';
-import type { PartitionRef, RecordSteps } from './types';
+import type { LaneHold, PartitionRef, RecordSteps } from './types';
 import { scriptError, UnexpectedReplyError } from './errors';
 
 /**
@@ -218,10 +218,12 @@ export function releaseCall(
   nextAttempt: number,
   nowMs: number,
   leaseUntilMs = 0,
+  hold?: LaneHold,
 ): ScriptCall {
+  const held = hold === undefined ? '' : 'lease' in hold ? `lease:${hold.lease}` : `claim:${hold.claim}`;
   return {
     keys: [keys.bits, keys.meta, keys.lanes, parkKey(ref, lane)],
-    argv: [lane, String(expectedHeadOffset), String(nextAttempt), String(nowMs), String(leaseUntilMs)],
+    argv: [lane, String(expectedHeadOffset), String(nextAttempt), String(nowMs), String(leaseUntilMs), held],
   };
 }
 

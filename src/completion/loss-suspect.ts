@@ -4,8 +4,13 @@ import { bounded, runScript, type CallLimits, type RedisClient } from './scripts
 import { trackPartitions } from './tracked';
 import type { PartitionRef } from './types';
 
-/** A retry copy held for a suspected loss comes back to look again after this long (a committer run is due by then). */
-export const RECOVERY_RECHECK_MS = 30_000;
+/**
+ * How long a copy kept for a suspected loss, or a watch copy, waits before it looks again (docs/durability.md): a
+ * loss is reported at most this long after it happened, within the committer's period at both its default
+ * schedules (5 s under `serverless offline`, a minute deployed). A kept copy is written back at most once per this
+ * interval, and a watch copy lives in the partition's first minute only: a few writes per lane.
+ */
+export const RECOVERY_RECHECK_MS = 5_000;
 
 /** What a retry copy whose lane is free reads to judge whether the state was lost (`findCopyLoss` in `durability/`). */
 export interface OriginState {

@@ -13,7 +13,7 @@ export type RedisClient = Redis | Cluster;
  * text alone (comments, a definition moved into `scripts/lib/`) needs no bump: Redis keys a script by its
  * SHA, so old and new texts load side by side, and they do the same thing.
  */
-export const SCRIPTS_VERSION = 12;
+export const SCRIPTS_VERSION = 13;
 
 /**
  * The one registry of every Redis script of the framework, completion and committer alike. The `.lua`

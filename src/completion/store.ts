@@ -27,7 +27,7 @@ import { trackedMember, trackedRef, trackPartitions } from './tracked';
 import { auditPartition, type PartitionAudit } from './audit';
 import { parkKey, partitionKeys, trackedPartitionsKey } from './keys';
 import { bounded, runScript, type CallLimits, type RedisClient, type ScriptName } from './scripts';
-import type { AdmitRecord, AdmitResult, CopyClaim, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, PartitionCaps, PartitionRef, RecordSteps } from './types';
+import type { AdmitRecord, AdmitResult, CopyClaim, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, LaneHold, NewLaneHead, PartitionCaps, PartitionRef, RecordSteps } from './types';
 
 /** A 125 KB bitmap, 100,000 parked records, 64 MiB of parked payloads per partition. */
 export const DEFAULT_CALL_TIMEOUT_MS = 5_000;
@@ -151,8 +151,9 @@ export class CompletionStore {
     nextAttempt = 1,
     nowMs = Date.now(),
     leaseUntilMs = 0,
+    hold?: LaneHold,
   ): Promise<ParkedRecord | undefined> {
-    const call = releaseCall(ref, partitionKeys(ref), lane, expectedHeadOffset, nextAttempt, nowMs, leaseUntilMs);
+    const call = releaseCall(ref, partitionKeys(ref), lane, expectedHeadOffset, nextAttempt, nowMs, leaseUntilMs, hold);
     return parseReleaseReply(await this.#run('release', call), where('release', ref));
   }
 

@@ -88,6 +88,13 @@ export interface LaneHead {
   readonly leaseUntilMs: number;
 }
 
+/**
+ * What a caller releasing a lane holds on its head (`release-4.lua`): the lease a drained head was given, or the
+ * claim of the retry copy that ran it. A head whose entry no longer carries it was written anew meanwhile (a
+ * recovery rebuilt the lane, a re-drive took the lease off, a twin took the claim over): the release is refused.
+ */
+export type LaneHold = { readonly lease: number } | { readonly claim: string };
+
 /** A retry copy's claim on its lane's head, before it runs (see `claim-1.lua`). */
 export interface HeadClaimRequest {
   /** The claiming copy: `topic:partition:offset` of the retry copy itself. */

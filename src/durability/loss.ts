@@ -142,18 +142,31 @@ export function findCopyLoss(audit: PartitionAudit, origin: number, originDone: 
   return undefined;
 }
 
+/** A loss a retry copy found: `firstReport` when its report is news to the partition's `meta` (see `suspectLoss`). */
+export interface CopyLoss extends Loss {
+  /**
+   * No loss was reported for the partition yet, or only from a higher origin: this copy's report is the one that
+   * tells the committer. A loss already reported (by this copy on an earlier pass, or by another copy) is `false`, so
+   * the error log and the metric say it once per loss, not once per pass (docs/durability.md).
+   */
+  readonly firstReport: boolean;
+}
+
 /**
  * A retry copy's loss check: reads the facts through the completion port, judges them (`findCopyLoss`) and reports a
  * loss in the partition's `meta` (not a recovery under way: it rebuilds the partition already). A store without the
  * facts never suspects.
  *
  * @example
- * const loss = await suspectLoss(store, originRef, 41, Date.now()); // { reason: 'origin-unknown', ... } or undefined
+ * const loss = await suspectLoss(store, originRef, 41, Date.now()); // { reason: 'origin-unknown', firstReport: true, ... } or undefined
  */
-export async function suspectLoss(store: Pick<CompletionPort, 'originState' | 'reportLoss'>, ref: PartitionRef, origin: number, nowMs: number): Promise<Loss | undefined> {
+export async function suspectLoss(store: Pick<CompletionPort, 'originState' | 'reportLoss'>, ref: PartitionRef, origin: number, nowMs: number): Promise<CopyLoss | undefined> {
   if (store.originState === undefined) return undefined;
   const { audit, originDone } = await store.originState(ref, origin);
   const loss = findCopyLoss(audit, origin, originDone, nowMs);
-  if (loss !== undefined && loss.reason !== LossReason.Recovering) await store.reportLoss?.(ref, origin);
-  return loss;
+  if (loss === undefined) return undefined;
+  if (loss.reason === LossReason.Recovering) return { ...loss, firstReport: false };
+  const firstReport = audit.lossReported === undefined || (audit.lossReportedFrom !== undefined && origin < audit.lossReportedFrom);
+  await store.reportLoss?.(ref, origin);
+  return { ...loss, firstReport };
 }

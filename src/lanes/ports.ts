@@ -4,7 +4,7 @@
  * unit tests, so ordering, deadline and hand-off logic is tested without a broker.
  */
 import type { CallLimits } from '../completion/scripts';
-import type { AdmitRecord, AdmitResult, CopyClaim, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, PartitionRef, RecordSteps } from '../completion/types';
+import type { AdmitRecord, AdmitResult, CopyClaim, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, LaneHold, NewLaneHead, PartitionRef, RecordSteps } from '../completion/types';
 import type { ParkedRecord } from '../completion/args';
 import type { OriginState } from '../completion/loss-suspect';
 import type { HandOffItem, HandOffOutcome, OutputMessage } from '../handoff/types';
@@ -20,7 +20,8 @@ export interface CompletionPort {
   /** `markDone` deletes the step results it is given; without it they go through `EffectsPort.forgetSteps`. */
   readonly forgetsSteps?: boolean;
   block(ref: PartitionRef, head: NewLaneHead, parked?: readonly ParkedRecord[], epoch?: number, nowMs?: number): Promise<number>;
-  release(ref: PartitionRef, lane: string, expectedHeadOffset: number, nextAttempt?: number, nowMs?: number, leaseUntilMs?: number): Promise<ParkedRecord | undefined>;
+  /** `hold`: what the caller holds on the head (`LaneHold`); without it anyone may release the lane. */
+  release(ref: PartitionRef, lane: string, expectedHeadOffset: number, nextAttempt?: number, nowMs?: number, leaseUntilMs?: number, hold?: LaneHold): Promise<ParkedRecord | undefined>;
   advance(ref: PartitionRef, lane: string, expected: { offset: number; attempt: number }, next: HeadAdvance): Promise<void>;
   laneHead(ref: PartitionRef, lane: string): Promise<LaneHead | undefined>;
   /** The retry function's head check before a copy runs: check and take in one step (`claim-1.lua`). */

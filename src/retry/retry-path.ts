@@ -1,9 +1,9 @@
-import type { LaneHead } from '../completion/types';
+import type { LaneHead, LaneHold } from '../completion/types';
 import { NotHeadError, StaleAttemptError } from '../completion/errors';
 import { sleep } from '../deadline';
 import { applyDeadLetterPolicy, decodeParked, handOffNewHead, parkPayload } from '../lanes/lane-heads';
 import { decideFailure, describeError } from '../lanes/outcome';
-import { keptForRecovery } from './kept-for-recovery';
+import { copyFindsLoss, keptForRecovery } from './kept-for-recovery';
 import { RECOVERY_RECHECK_MS } from '../completion/loss-suspect';
 import type { RecordPath, RunScope } from '../engine/run-scope';
 import { admitRetryBatch, type RetryTask } from './admit';
@@ -40,6 +40,22 @@ function watching(task: RetryTask, head: LaneHead | undefined): boolean {
   return head !== undefined && head.state === 'held' && head.offset === task.origin.offset;
 }
 
+/**
+ * The copy watches its lane (docs/durability.md, "The first minute"): the lane's head lies past the copy's origin, in
+ * a partition whose marker has not landed yet. A drain of the lane (or a crash mid-drain) may have left records that
+ * live only in Redis behind that head: the copy goes back to its tier instead of being dropped, and reports a loss
+ * if it finds the lane gone (`keptForRecovery`). It is dropped once the lane is free with its state whole, or once
+ * the partition is marked (a loss is found against the marker from then on).
+ */
+async function watchesLane(scope: Pick<RunScope<RetryTask>, 'store'>, task: RetryTask, head: LaneHead | undefined): Promise<boolean> {
+  return head !== undefined && head.offset > task.origin.offset && (await scope.store.durablyMarked?.(task.originRef)) === false;
+}
+
+/** What a run holds on its lane's head: a copy its claim, a drained head the lease the release gave it. */
+function holdOf(scope: Pick<RunScope<RetryTask>, 'leaseUntilMs'>, task: RetryTask): LaneHold {
+  return task.from === 'drained' ? { lease: scope.leaseUntilMs } : { claim: copyIdOf(task) };
+}
+
 export class RetryPath implements RecordPath<RetryTask> {
   readonly admit = admitRetryBatch;
 
@@ -73,7 +89,10 @@ export class RetryPath implements RecordPath<RetryTask> {
     if (head !== undefined && head.offset === task.origin.offset && head.attempt === task.attempt && head.state === 'retrying') return true;
     // A watch copy waits for its due time like any copy, then looks again (`#claim`).
     if (watching(task, head)) return true;
-    if (movedPast(task, head) && (await keptForRecovery(scope, task, (kept) => this.#writeBack(scope, [kept])))) return false;
+    // Nor is a copy that finds a loss, or that watches its lane, written back before its due time: it waits like any
+    // copy (or goes back to its tier unchanged), and `#claim` judges it again when due. So a copy kept for a recovery
+    // is written back at most once per recheck interval, however often its tier hands it over.
+    if (movedPast(task, head) && ((await copyFindsLoss(scope, task)) !== undefined || (await watchesLane(scope, task, head)))) return true;
     this.#stale(scope, task, head);
     return false;
   }
@@ -94,7 +113,13 @@ export class RetryPath implements RecordPath<RetryTask> {
     if (claim.status === 'claimed') return true;
     if (claim.status === 'not-head') {
       if (watching(task, claim.head)) return this.#watch(scope, task);
-      if (movedPast(task, claim.head) && (await keptForRecovery(scope, task, (kept) => this.#writeBack(scope, [kept])))) return false;
+      if (movedPast(task, claim.head)) {
+        if (await keptForRecovery(scope, task, (kept) => this.#writeBack(scope, [kept]))) return false;
+        if (await watchesLane(scope, task, claim.head)) {
+          await this.#writeBack(scope, [{ ...task, writeBack: { ...task.writeBack!, dueAtMs: scope.now() + RECOVERY_RECHECK_MS } }]);
+          return false;
+        }
+      }
       this.#stale(scope, task, claim.head);
       return false;
     }
@@ -150,17 +175,27 @@ export class RetryPath implements RecordPath<RetryTask> {
     if (task.from === 'copy') scope.markDone(task.ref, task.offset);
   }
 
-  /** The head is terminal: release the lane and run its next parked record at once, in order. */
-  async #releaseAndDrain(scope: RunScope<RetryTask>, task: RetryTask): Promise<void> {
+  /**
+   * The head is terminal: release the lane and run its next parked record at once, in order. The release holds what
+   * this run holds on the head (`hold`: by default the copy's claim, or the lease a drained head was given): a lane
+   * written anew meanwhile (a recovery rebuilt it) is not this run's to move on, and its new head's copy runs it.
+   */
+  async #releaseAndDrain(scope: RunScope<RetryTask>, task: RetryTask, hold: LaneHold = holdOf(scope, task)): Promise<void> {
     let next;
     try {
-      next = await scope.store.release(task.originRef, task.lane!, task.origin.offset, 1, scope.now(), scope.leaseUntilMs);
+      next = await scope.store.release(task.originRef, task.lane!, task.origin.offset, 1, scope.now(), scope.leaseUntilMs, hold);
     } catch (error) {
-      // Released by someone else meanwhile (an operator): nothing left to do here.
+      // Released by someone else meanwhile (an operator), or the lane was written anew (a recovery): nothing to do here.
       if (error instanceof NotHeadError) return;
       throw error;
     }
     if (next === undefined) return;
+    // The drained head's lease and payload live in Redis only, and a trigger has committed past its record. In the
+    // partition's first minute no marker would find them lost: the copy that starts the drain first writes itself
+    // back as the lane's watch copy (`watchesLane`), before its own done bit, so a crash in between redelivers it.
+    if (task.from === 'copy' && (await scope.store.durablyMarked?.(task.originRef)) === false) {
+      await scope.write([{ ...task.writeBack!, dueAtMs: scope.now() + RECOVERY_RECHECK_MS }]);
+    }
     const record = decodeParked(next.payload);
     const now = scope.now();
     scope.enqueue([{
@@ -208,7 +243,8 @@ export class RetryPath implements RecordPath<RetryTask> {
       }
       const [outcome] = await scope.write([item]);
       if (outcome?.status === 'refused') {
-        if (task.lane !== undefined) await this.#deadLettered(scope, task, next, outcome);
+        // `advance` wrote the head anew with this invocation's lease (no claim any more).
+        if (task.lane !== undefined) await this.#deadLettered(scope, task, next, outcome, { lease: scope.leaseUntilMs });
         scope.count('deadLettered');
       } else {
         if (task.lane !== undefined) {
@@ -229,12 +265,12 @@ export class RetryPath implements RecordPath<RetryTask> {
   }
 
   /** The head is in the dead-letter topic: `hold` keeps the lane blocked, `release` moves on and drains. */
-  async #deadLettered(scope: RunScope<RetryTask>, task: RetryTask, head: { offset: number; attempt: number }, why: { reason: string }): Promise<void> {
+  async #deadLettered(scope: RunScope<RetryTask>, task: RetryTask, head: { offset: number; attempt: number }, why: { reason: string }, hold?: LaneHold): Promise<void> {
     if (scope.options.deadLetter.policy === 'hold') {
       await applyDeadLetterPolicy(scope, task.originRef, task.lane!, head, why, task.record);
       return;
     }
-    await this.#releaseAndDrain(scope, task);
+    await this.#releaseAndDrain(scope, task, hold);
   }
 
   /** The deadline came: copies not started go back to their tier; drained heads go to the first tier, due now. */

@@ -41,6 +41,11 @@ function sourceFile(servicePath: string, module: string): string {
   );
 }
 
+/** The source file of a handler string (`functions/orders.handler` -> `<service>/functions/orders.ts`). */
+export function handlerSourceFile(servicePath: string, handler: string): string {
+  return sourceFile(servicePath, splitHandler(handler).module);
+}
+
 /** The extension of a handler's bundle: an ES module, whatever the service's package.json says. */
 export const BUNDLE_EXTENSION = '.mjs';
 

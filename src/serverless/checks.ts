@@ -1,4 +1,6 @@
+import { ENV } from '../options/constants';
 import { durationMs } from '../options/duration';
+import type { FunctionPlan } from './plan';
 
 // Checks `serverless package` makes so that what AWS would refuse at deploy time, or what every cold start
 // would refuse, fails before anything is uploaded, naming the setting, the limit and the value. Pure.
@@ -256,4 +258,56 @@ export function vpcProblems(
     };
   }
   return { problems: [], warnings: [] };
+}
+
+/**
+ * `vpcProblems` of a planned group whose function has `vpc` (its own, else the provider's): none when it has one; else
+ * each of its private targets (the MSK trigger, the brokers, Redis), each named by the setting that gives it.
+ */
+export function planVpcProblems(plan: FunctionPlan, vpc: unknown): { problems: string[]; warnings: string[] } {
+  if (vpc !== undefined && vpc !== null && vpc !== false) return { problems: [], warnings: [] };
+  const where = `functions.${plan.functionKey}`;
+  const trigger = 'msk' in plan.source ? { kind: 'msk', settings: plan.source.msk } : { kind: 'kafka', settings: plan.source.kafka };
+  const redis = [ENV.redisUrl, ENV.redisClusterNodes].filter((name) => plan.environment[name] !== undefined);
+  return vpcProblems(where, [
+    ...(trigger.kind === 'msk' ? [{ setting: `${where}.events.msk.arn`, value: trigger.settings.arn, msk: true }] : []),
+    ...(trigger.kind === 'kafka' ? [{ setting: `${where}.events.kafka.bootstrapServers`, value: (trigger.settings.bootstrapServers ?? []).join(',') }] : []),
+    ...(plan.environment[ENV.brokers] === undefined || trigger.kind === 'kafka' ? [] : [{ setting: `${where}.kafkaLanes.kafka.brokers`, value: plan.environment[ENV.brokers] }]),
+    ...redis.map((name) => ({ setting: `${where}.kafkaLanes.redis.${name === ENV.redisUrl ? 'url' : 'clusterNodes'}`, value: plan.environment[name] })),
+  ]);
+}
+
+/**
+ * The framework sends `provider.stackParameters` with every stack request, the one that creates a new stack from its
+ * core template (the deployment bucket only, no `Parameters`) included: CloudFormation refuses a parameter its
+ * template does not declare, so the first deploy of a stage would fail where updates work. A warning naming them.
+ */
+export function stackParametersWarning(keys: readonly string[]): string | undefined {
+  if (keys.length === 0) return undefined;
+  return (
+    `provider.stackParameters (${keys.join(', ')}) are sent with the request that creates the stack too, whose ` +
+    'template (the deployment bucket only) declares no parameter: CloudFormation refuses it, so the first deploy of a ' +
+    "stage fails (updates of an existing stack work). Give the values as the parameters' Default under `resources:` " +
+    'instead (a `${param:...}` per stage), as the example service does (docs/deploy.md, "The example stack")'
+  );
+}
+
+/**
+ * The topics a handler's own file sends to with a literal name (`ctx.send('orders-paid', ...)`) that are not declared
+ * outputs: each such send fails its record on AWS (MSK IAM refuses the write), under `serverless offline` and in
+ * `testLanes`. A warning: a name built at run time, or a send in another file, is not seen here.
+ *
+ * @example
+ * undeclaredSendsWarning('functions.orders', "ctx.send('orders-paid', { value })", []);
+ * // 'functions.orders: its handler sends to `orders-paid` (ctx.send), not declared in kafkaLanes.outputs (none): ...'
+ */
+export function undeclaredSendsWarning(where: string, source: string, outputs: readonly string[]): string | undefined {
+  const sent = [...new Set([...source.matchAll(/\.send\(\s*['"`]([A-Za-z0-9._-]+)['"`]\s*,/g)].map((match) => match[1]!))];
+  const undeclared = sent.filter((topic) => !outputs.includes(topic));
+  if (undeclared.length === 0) return undefined;
+  return (
+    `${where}: its handler sends to ${undeclared.map((topic) => `\`${topic}\``).join(', ')} (ctx.send), not declared in kafkaLanes.outputs ` +
+    `(${outputs.length === 0 ? 'none' : outputs.join(', ')}): every such send fails its record, on AWS (MSK IAM refuses the write), under ` +
+    '`serverless offline` and in `testLanes`. Add it to `kafkaLanes.outputs`'
+  );
 }

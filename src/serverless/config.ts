@@ -97,6 +97,12 @@ export const functionBlockSchema = z.strictObject({
     .optional(),
   /** CloudWatch alarms and a dashboard of the group (on unless `false`); see `alarms.ts`. */
   alarms: alarmsBlockSchema.optional(),
+  /**
+   * `true`: a function `<function>Produce` in the group's VPC that writes records to the source topic and waits until
+   * the trigger has committed past them (`serverless invoke --function <function>Produce --data ...`), for a first
+   * record into a deployed service whose cluster is private. Its role may write the source topic only.
+   */
+  produce: z.boolean().optional(),
 });
 export type FunctionBlock = z.infer<typeof functionBlockSchema>;
 
@@ -167,6 +173,8 @@ export const PLUGIN_DEFAULTS = {
   committerTimeout: 60,
   /** Seconds the topics resource's function may take (creating topics and waiting until each partition serves). */
   topicsTimeout: 300,
+  /** Seconds the produce function may take (the write, then the wait for the trigger's commit). */
+  produceTimeout: 120,
   offlineBroker: '127.0.0.1:9092',
   offlineRedis: 'redis://127.0.0.1:6379',
   /** Days the functions' CloudWatch log groups keep their logs, unless `provider.logRetentionInDays` says otherwise. */

@@ -19,6 +19,8 @@ export interface GroupGrants {
   readonly topics: Statement[];
   /** The topics resource's provider: asks MSK for the brokers, invokes the worker, reads its stack's status. */
   readonly topicsProvider: Statement[];
+  /** The produce function (`kafkaLanes.produce`): writes the source topic, reads the trigger's committed offsets. */
+  readonly producer: Statement[];
 }
 
 /** A CloudFormation value: a string when the cluster ARN is known, else built from the ARN at deploy time. */
@@ -67,6 +69,7 @@ export function groupGrants(plan: FunctionPlan, inVpc: boolean, compact = false)
   const committer: Statement[] = [];
   const topics: Statement[] = [];
   const topicsProvider: Statement[] = [];
+  const produce: Statement[] = [];
   const trigger = 'msk' in plan.source ? { kind: 'msk' as const, settings: plan.source.msk } : { kind: 'kafka' as const, settings: plan.source.kafka };
   const { group } = plan;
   // Compact: the retry tiers' topics and consumer groups as one ARN wildcard each, `<group>.retry.*` (MSK IAM
@@ -118,6 +121,13 @@ export function groupGrants(plan: FunctionPlan, inVpc: boolean, compact = false)
       // An update that drops a retry tier first reads how far its trigger got (topics-handler.ts): group offsets.
       topics.push({ Effect: 'Allow', Action: ['kafka-cluster:DescribeGroup'], Resource: arns.group(`${retryTopicPrefix(group)}*`) });
       if (plan.topics.properties['DeleteOnRemove'] === 'true') topics.push({ Effect: 'Allow', Action: ['kafka-cluster:DeleteTopic'], Resource: writes.map(arns.topic) });
+      // The produce function: the source topic only, and the trigger's committed offsets (OffsetFetch: DescribeGroup).
+      if (plan.producer !== undefined) {
+        produce.push(
+          ...kafkaCluster(arns, { cluster: ['Connect', 'WriteDataIdempotently'], topics: [trigger.settings.topic], topicActions: ['DescribeTopic', 'WriteData'] }),
+          { Effect: 'Allow', Action: ['kafka-cluster:DescribeGroup'], Resource: arns.group(group) },
+        );
+      }
     }
     // The topics resource's provider asks MSK for the brokers, at deploy time, when only the cluster's ARN is known.
     if (plan.topics.properties['Cluster'] !== undefined) topicsProvider.push({ Effect: 'Allow', Action: ['kafka:GetBootstrapBrokers'], Resource: arns.cluster });
@@ -132,17 +142,19 @@ export function groupGrants(plan: FunctionPlan, inVpc: boolean, compact = false)
   else if (inVpc) handler.push({ Effect: 'Allow', Action: ENI_ACTIONS, Resource: '*' });
   if (inVpc) committer.push({ Effect: 'Allow', Action: ENI_ACTIONS, Resource: '*' });
   if (inVpc) topics.push({ Effect: 'Allow', Action: ENI_ACTIONS, Resource: '*' });
+  if (inVpc && plan.producer !== undefined) produce.push({ Effect: 'Allow', Action: ENI_ACTIONS, Resource: '*' });
   const secrets = secretGrants(plan.environment);
   handler.push(...secrets);
   committer.push(...secrets);
   // The topics worker needs the Kafka credentials only: not the Redis AUTH token.
   topics.push(...secretGrants({ ...plan.environment, [ENV.redisAuthSecret]: undefined }));
+  if (plan.producer !== undefined) produce.push(...secretGrants({ ...plan.environment, [ENV.redisAuthSecret]: undefined }));
   // The provider invokes its worker (by name: the worker's ARN), and reads its own stack's status to tell a rollback.
   topicsProvider.push(
     { Effect: 'Allow', Action: ['lambda:InvokeFunction'], Resource: { 'Fn::Sub': `arn:\${AWS::Partition}:lambda:\${AWS::Region}:\${AWS::AccountId}:function:${String(plan.topics.definition.name)}` } },
     { Effect: 'Allow', Action: ['cloudformation:DescribeStacks'], Resource: { Ref: 'AWS::StackId' } },
   );
-  return { handler: dedupe(handler), committer: dedupe(committer), topics: dedupe(topics), topicsProvider: dedupe(topicsProvider) };
+  return { handler: dedupe(handler), committer: dedupe(committer), topics: dedupe(topics), topicsProvider: dedupe(topicsProvider), producer: dedupe(produce) };
 }
 
 function kafkaCluster(

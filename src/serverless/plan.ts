@@ -3,7 +3,7 @@ import { retryTopic } from '../options/retry-tiers';
 import { resolveKafkaAuth, secretEnvironment, secretProblem, type KafkaAuth, type ResolvedKafkaAuth } from './auth';
 import { clusterRegionProblem, endpointProblems, lengthProblem, scheduleProblem, tierOrderProblems } from './checks';
 import { AWS_LIMITS, PLUGIN_DEFAULTS, type FunctionBlock } from './config';
-import { PROVIDER_EXTRA_SECONDS } from './topics-resource';
+import { PRODUCE_TOPIC_VARIABLE, PROVIDER_EXTRA_SECONDS } from './topics-resource';
 
 /** A Kafka trigger as serverless.yml writes it (`msk` or `kafka` event); only what the plugin reads or writes. */
 export interface TriggerSettings {
@@ -77,6 +77,8 @@ export interface FunctionPlan {
     readonly provider: FunctionView & { readonly key: string };
     readonly properties: Readonly<Record<string, unknown>>;
   };
+  /** The produce function (`kafkaLanes.produce: true`, produce-handler.ts): in the VPC, writing the source topic only. */
+  readonly producer: { readonly key: string; readonly definition: FunctionView } | undefined;
 }
 
 const DEFAULT_TIMEOUT_SECONDS = 6;
@@ -217,7 +219,25 @@ export function planFunction(
         : { Cluster: environment[ENV.mskClusterArn], Listener: LISTENER_OF_AUTH[auth.auth] }),
     },
   };
-  return { plan: { functionKey, group, tiers, mode, auth: auth.auth, source, retryTriggers, environment, committer, outputs, topics }, problems: [] };
+  const producer =
+    block.produce !== true
+      ? undefined
+      : {
+          key: `${functionKey}Produce`,
+          definition: {
+            name: `${name}-produce`,
+            description: `kafka-lanes producer of group ${group}: writes records to ${settings.topic} and waits for the trigger's commit`.slice(0, AWS_LIMITS.descriptionLength),
+            timeout: PLUGIN_DEFAULTS.produceTimeout,
+            events: [],
+            environment: {
+              ...workerEnvironment(environment),
+              ...(environment[ENV.brokers] === undefined ? { [ENV.mskClusterArn]: environment[ENV.mskClusterArn] } : { [ENV.brokers]: environment[ENV.brokers] }),
+              [PRODUCE_TOPIC_VARIABLE]: settings.topic,
+            },
+            ...(fn.vpc === undefined ? {} : { vpc: fn.vpc }),
+          },
+        };
+  return { plan: { functionKey, group, tiers, mode, auth: auth.auth, source, retryTriggers, environment, committer, outputs, topics, producer }, problems: [] };
 }
 
 /** The MSK listener of each auth (`GetBootstrapBrokers`' field the provider reads). */
@@ -232,10 +252,12 @@ function workerEnvironment(environment: Readonly<Record<string, unknown>>): Reco
   return Object.fromEntries(Object.entries(environment).filter(([name]) => (kept as readonly string[]).includes(name)));
 }
 
-const topicsKey = (functionKey: string): string => `${functionKey}Topics`;
-const topicsName = (name: string): string => `${name}-topics`;
-const topicsProviderKey = (functionKey: string): string => `${functionKey}TopicsCr`;
-const topicsProviderName = (name: string): string => `${name}-topics-cr`;
+// The provider keeps the name the topics resource's function always had (`<function>Topics`): CloudFormation does not
+// update a custom resource's ServiceToken, so a stack of an earlier version upgrades in place.
+const topicsKey = (functionKey: string): string => `${functionKey}TopicsVpc`;
+const topicsName = (name: string): string => `${name}-topicsvpc`;
+const topicsProviderKey = (functionKey: string): string => `${functionKey}Topics`;
+const topicsProviderName = (name: string): string => `${name}-topics`;
 
 const committerKey = (functionKey: string): string => `${functionKey}Committer`;
 const committerName = (name: string): string => `${name}-committer`;
@@ -303,8 +325,9 @@ function nameProblems(
     const scheduleIssue = schedule === undefined ? undefined : scheduleProblem(schedule);
     if (scheduleIssue !== undefined) problems.push(`${where}.kafkaLanes.committer.schedule: ${scheduleIssue}`);
   }
-  problems.push(lengthProblem(`functions.${topicsKey(functionKey)}.name (the topics function kafka-lanes adds, \`<function name>-topics\`)`, topicsName(name), limits.functionNameLength, 'Lambda function names'));
-  problems.push(lengthProblem(`functions.${topicsProviderKey(functionKey)}.name (the topics resource's provider kafka-lanes adds, \`<function name>-topics-cr\`)`, topicsProviderName(name), limits.functionNameLength, 'Lambda function names'));
+  problems.push(lengthProblem(`functions.${topicsKey(functionKey)}.name (the topics worker kafka-lanes adds, \`<function name>-topicsvpc\`)`, topicsName(name), limits.functionNameLength, 'Lambda function names'));
+  problems.push(lengthProblem(`functions.${topicsProviderKey(functionKey)}.name (the topics resource's provider kafka-lanes adds, \`<function name>-topics\`)`, topicsProviderName(name), limits.functionNameLength, 'Lambda function names'));
+  if (block.produce === true) problems.push(lengthProblem(`functions.${functionKey}Produce.name (the produce function kafka-lanes adds, \`<function name>-produce\`)`, `${name}-produce`, limits.functionNameLength, 'Lambda function names'));
   for (const tier of tiers) {
     problems.push(lengthProblem(`${where}.kafkaLanes.group (the consumer group of retry tier \`${tier}\`, \`<group>.retry.${tier}\`)`, retryTopic(group, tier), limits.consumerGroupIdLength, 'event source mapping consumer group ids'));
   }

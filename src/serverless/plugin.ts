@@ -1,11 +1,11 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { addAlarms } from './alarms-hook';
-import { BUNDLE_DIR, bundleHandlers, type BundleEntry } from './bundle';
+import { BUNDLE_DIR, bundleHandlers, handlerSourceFile, type BundleEntry } from './bundle';
 import { customBlockSchema, functionBlockSchema, PLUGIN_DEFAULTS, validateBlock, type CustomBlock } from './config';
 import { AWS_IAM_MECHANISM, ENV } from '../options/constants';
 import { plaintextSecrets } from './auth';
-import { loopbackEnvironmentProblems, mskServerlessRegionWarning, vpcProblems } from './checks';
+import { loopbackEnvironmentProblems, mskServerlessRegionWarning, planVpcProblems, stackParametersWarning, undeclaredSendsWarning } from './checks';
 import { functionRole, groupGrants, rolePolicyLength, ROLE_POLICY_LIMIT, type Statement } from './iam';
 import { dropRedundantRoleDependsOn } from './role-depends-on';
 import { compileResponseTypes, keepZeroBatchingWindows, mskClusterNameToken, type PluginUtils, type Serverless } from './framework';
@@ -16,6 +16,7 @@ import { topicsResource, triggersAfterTopics } from './topics-resource';
 const COMMITTER_OUT = 'kafka-lanes/committer';
 const TOPICS_OUT = 'kafka-lanes/topics';
 const TOPICS_PROVIDER_OUT = 'kafka-lanes/topics-provider';
+const PRODUCE_OUT = 'kafka-lanes/produce';
 const OPAQUE_BLOCK = { description: 'kafka-lanes settings, validated by the kafka-lanes plugin (docs/options.md)' };
 
 /**
@@ -120,25 +121,10 @@ export class KafkaLanesPlugin {
       if (!offline) plain.warnings.forEach((warning) => this.#log.warning(warning));
     }
     // A group's functions reach its brokers and Redis: from a VPC when they are private.
-    if (!offline) {
-      for (const plan of plans) {
-        const fn = service.functions[plan.functionKey]!;
-        const vpc = fn.vpc ?? (service.provider as { vpc?: unknown }).vpc;
-        if (vpc !== undefined && vpc !== null && vpc !== false) continue;
-        const where = `functions.${plan.functionKey}`;
-        const trigger = 'msk' in plan.source ? { kind: 'msk', settings: plan.source.msk } : { kind: 'kafka', settings: plan.source.kafka };
-        const targets = [
-          ...(trigger.kind === 'msk' ? [{ setting: `${where}.events.msk.arn`, value: trigger.settings.arn, msk: true }] : []),
-          ...(trigger.kind === 'kafka' ? [{ setting: `${where}.events.kafka.bootstrapServers`, value: (trigger.settings.bootstrapServers ?? []).join(',') }] : []),
-          ...(plan.environment[ENV.brokers] === undefined || trigger.kind === 'kafka' ? [] : [{ setting: `${where}.kafkaLanes.kafka.brokers`, value: plan.environment[ENV.brokers] }]),
-          ...[ENV.redisUrl, ENV.redisClusterNodes]
-            .filter((name) => plan.environment[name] !== undefined)
-            .map((name) => ({ setting: `${where}.kafkaLanes.redis.${name === ENV.redisUrl ? 'url' : 'clusterNodes'}`, value: plan.environment[name] })),
-        ];
-        const found = vpcProblems(where, targets);
-        problems.push(...found.problems);
-        found.warnings.forEach((warning) => this.#log.warning(`kafka-lanes: ${warning}`));
-      }
+    for (const plan of offline ? [] : plans) {
+      const found = planVpcProblems(plan, service.functions[plan.functionKey]!.vpc ?? (service.provider as { vpc?: unknown }).vpc);
+      problems.push(...found.problems);
+      found.warnings.forEach((warning) => this.#log.warning(`kafka-lanes: ${warning}`));
     }
     // Every variable of every function, the service's own included (the provider's apply to all functions).
     if (!offline) {
@@ -147,7 +133,8 @@ export class KafkaLanesPlugin {
     }
     if (problems.length > 0) this.#fail(problems);
     if (!offline) {
-      this.#warnStackParameters();
+      const stackWarning = stackParametersWarning((service.provider.stackParameters ?? []).map((parameter) => String(parameter.ParameterKey)));
+      if (stackWarning !== undefined) this.#log.warning(`kafka-lanes: ${stackWarning}`);
       const declared = (service as unknown as { resources?: unknown }).resources;
       const fragments = (Array.isArray(declared) ? declared : [declared]) as Array<{ Resources?: Record<string, { Type?: unknown }> } | undefined>;
       const resources = Object.assign({}, ...fragments.map((fragment) => fragment?.Resources ?? {})) as Record<string, { Type?: unknown }>;
@@ -173,6 +160,11 @@ export class KafkaLanesPlugin {
           handler: `${BUNDLE_DIR}/${COMMITTER_OUT}.handler`,
         };
       }
+      // The produce function is for a deployed cluster: not under `serverless offline` (`kafka-lanes produce` is).
+      if (plan.producer !== undefined && !offline) {
+        if (service.functions[plan.producer.key] !== undefined) this.#fail([`functions.${plan.producer.key}: the name of the produce function kafka-lanes adds for \`${plan.functionKey}\` is taken`]);
+        service.functions[plan.producer.key] = { ...plan.producer.definition, handler: `${BUNDLE_DIR}/${PRODUCE_OUT}.handler` };
+      }
     }
     if (!offline) this.#addTopicsResources(plans);
     if (offline) this.#blankDeployTimeSettings(plans);
@@ -189,25 +181,9 @@ export class KafkaLanesPlugin {
   }
 
   /**
-   * The framework sends `provider.stackParameters` with every stack request, the one that creates a new stack from
-   * its core template (the deployment bucket only, no `Parameters`) included: CloudFormation refuses a parameter
-   * its template does not declare, so the first deploy of a stage would fail where updates work.
-   */
-  #warnStackParameters(): void {
-    const keys = (this.#serverless.service.provider.stackParameters ?? []).map((parameter) => String(parameter.ParameterKey));
-    if (keys.length === 0) return;
-    this.#log.warning(
-      `kafka-lanes: provider.stackParameters (${keys.join(', ')}) are sent with the request that creates the stack too, whose ` +
-        'template (the deployment bucket only) declares no parameter: CloudFormation refuses it, so the first deploy of a ' +
-        "stage fails (updates of an existing stack work). Give the values as the parameters' Default under `resources:` " +
-        'instead (a `${param:...}` per stage), as the example service does (docs/deploy.md, "Deploying to AWS")',
-    );
-  }
-
-  /**
-   * Each group's topics resource and the function behind it (topics-handler.ts), and the brokers it answers given to
-   * the functions that have no event to take them from (topics-resource.ts): not under `serverless offline`, where
-   * no CloudFormation runs.
+   * Each group's topics resource, its provider (topics-provider.ts) and worker (topics-handler.ts), and the brokers it
+   * answers given to the group's functions (topics-resource.ts): not under `serverless offline`, where no
+   * CloudFormation runs.
    */
   #addTopicsResources(plans: readonly FunctionPlan[]): void {
     const { service } = this.#serverless;
@@ -227,9 +203,11 @@ export class KafkaLanesPlugin {
       service.functions[providerKey] = { ...provider, environment: made.providerEnvironment, handler: `${BUNDLE_DIR}/${TOPICS_PROVIDER_OUT}.handler` };
       resources[made.logicalId] = made.resource;
       this.#topicsResources.set(naming.getLambdaLogicalId(plan.functionKey), made.logicalId);
-      const fn = service.functions[plan.functionKey]!;
-      fn.environment = { ...fn.environment, ...made.handlerEnvironment };
-      for (const name of made.removed) delete fn.environment[name];
+      // The handler and the produce function take the brokers the resource answers, as the committer does.
+      for (const fn of [service.functions[plan.functionKey]!, ...(plan.producer === undefined ? [] : [service.functions[plan.producer.key]!])]) {
+        fn.environment = { ...fn.environment, ...made.handlerEnvironment };
+        for (const name of made.removed) delete fn.environment[name];
+      }
       const committer = plan.committer === undefined ? undefined : service.functions[plan.committer.key];
       if (committer !== undefined) committer.environment = made.committerEnvironment;
     }
@@ -277,6 +255,7 @@ export class KafkaLanesPlugin {
         if (plan.committer !== undefined) roles.push([plan.committer.key, grants.committer, false]);
         if (service.functions[plan.topics.key] !== undefined) roles.push([plan.topics.key, grants.topics, false]);
         if (service.functions[plan.topics.provider.key] !== undefined) roles.push([plan.topics.provider.key, grants.topicsProvider, false]);
+        if (plan.producer !== undefined && service.functions[plan.producer.key] !== undefined) roles.push([plan.producer.key, grants.producer, false]);
         const out: Array<{ key: string; logicalId: string; role: ReturnType<typeof functionRole> }> = [];
         for (const [key, statements, isHandler] of roles) {
           const target = service.functions[key]!;
@@ -367,7 +346,13 @@ export class KafkaLanesPlugin {
     const committerKeys = new Set(this.#plans.flatMap((plan) => (plan.committer === undefined ? [] : [plan.committer.key])));
     const topicsKeys = new Set(this.#plans.map((plan) => plan.topics.key));
     const providerKeys = new Set(this.#plans.map((plan) => plan.topics.provider.key));
+    const produceKeys = new Set(this.#plans.flatMap((plan) => (plan.producer === undefined ? [] : [plan.producer.key])));
     const entries: BundleEntry[] = [];
+    for (const plan of purpose === 'package' ? this.#plans : []) {
+      const handler = service.functions[plan.functionKey]!.handler;
+      const warning = typeof handler === 'string' ? undeclaredSendsWarning(`functions.${plan.functionKey}`, readFileSync(handlerSourceFile(servicePath, handler), 'utf8'), plan.outputs) : undefined;
+      if (warning !== undefined) this.#log.warning(`kafka-lanes: ${warning}`);
+    }
     for (const key of service.getAllFunctions()) {
       const fn = service.functions[key]!;
       const runtime = String(fn['runtime'] ?? service.provider.runtime ?? 'nodejs');
@@ -377,6 +362,8 @@ export class KafkaLanesPlugin {
         entries.push({ key, entryFile: this.#entry('topics-handler'), exportName: 'handler', outName: TOPICS_OUT });
       } else if (providerKeys.has(key)) {
         entries.push({ key, entryFile: this.#entry('topics-provider'), exportName: 'handler', outName: TOPICS_PROVIDER_OUT });
+      } else if (produceKeys.has(key)) {
+        entries.push({ key, entryFile: this.#entry('produce-handler'), exportName: 'handler', outName: PRODUCE_OUT });
       } else if (bundleUser && runtime.startsWith('nodejs') && typeof fn.handler === 'string') {
         entries.push({ key, handler: fn.handler });
       }

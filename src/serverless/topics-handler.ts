@@ -151,7 +151,7 @@ const ANSWER_MARGIN_MS = 5_000;
  * the environment the plugin sets, as for the group's other functions; the brokers from the request.
  *
  * @example
- * // what the plugin deploys as `<function>Topics`, invoked by `<function>TopicsCr`:
+ * // what the plugin deploys as `<function>TopicsVpc`, invoked by `<function>Topics`:
  * export const handler = topicsWorkerHandler();
  */
 export function topicsWorkerHandler(

@@ -87,7 +87,7 @@ const stackStatusOnAws: NonNullable<TopicsProviderDeps['stackStatus']> = async (
  * answer. The worker's function name comes from `KAFKA_LANES_TOPICS_WORKER`, which the plugin sets.
  *
  * @example
- * // what the plugin deploys as `<function>TopicsCr`, the ServiceToken of `Custom::KafkaLanesTopics`:
+ * // what the plugin deploys as `<function>Topics`, the ServiceToken of `Custom::KafkaLanesTopics`:
  * export const handler = topicsProviderHandler();
  */
 export function topicsProviderHandler(

@@ -6,6 +6,8 @@ import type { FunctionPlan } from './plan';
 export const TOPICS_RESOURCE_TYPE = 'Custom::KafkaLanesTopics';
 /** What `Fn::GetAtt` reads: the brokers, comma-separated, of the listener the group's clients use. */
 export const BROKERS_ATTRIBUTE = 'BootstrapBrokers';
+/** The produce function's variable naming the topic it writes (the source topic). */
+export const PRODUCE_TOPIC_VARIABLE = 'KAFKA_LANES_PRODUCE_TOPIC';
 /** The provider's variable naming the worker it invokes. */
 export const TOPICS_WORKER_VARIABLE = 'KAFKA_LANES_TOPICS_WORKER';
 /** Seconds CloudFormation waits for an answer beyond the provider's own timeout (the default is an hour). */
@@ -39,8 +41,8 @@ export interface TopicsResourceParts {
  * its brokers, which CloudFormation then gives the functions.
  *
  * @example
- * topicsResource(plan, { providerLogicalId: 'OrdersTopicsCrLambdaFunction', workerLogicalId: 'OrdersTopicsLambdaFunction', resourceLogicalId: 'OrdersKafkaLanesTopics' });
- * // { resource: { Type: 'Custom::KafkaLanesTopics', Properties: { ServiceToken: { 'Fn::GetAtt': ['OrdersTopicsCrLambdaFunction', 'Arn'] }, Group, Tiers, Cluster, Listener, ... } }, ... }
+ * topicsResource(plan, { providerLogicalId: 'OrdersTopicsLambdaFunction', workerLogicalId: 'OrdersTopicsVpcLambdaFunction', resourceLogicalId: 'OrdersKafkaLanesTopics' });
+ * // { resource: { Type: 'Custom::KafkaLanesTopics', Properties: { ServiceToken: { 'Fn::GetAtt': ['OrdersTopicsLambdaFunction', 'Arn'] }, Group, Tiers, Cluster, Listener, ... } }, ... }
  */
 export function topicsResource(plan: FunctionPlan, ids: { providerLogicalId: string; workerLogicalId: string; resourceLogicalId: string }): TopicsResourceParts {
   const timeout = Number(plan.topics.provider.timeout ?? 360);

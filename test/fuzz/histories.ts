@@ -57,7 +57,7 @@ async function main(): Promise<void> {
   }
 }
 
-/** Median, 95th percentile and maximum of the recoveries' times (history clock: a drain round moves it 10 minutes). */
+/** Median, 95th percentile and maximum of the recoveries' times (history clock: a drain round moves it to the next copy due or lease expiring, at most a committer period of 60 s). */
 function recoveryFigures(times: readonly RecoveryTime[]): string {
   const figures = (values: readonly number[], unit: (x: number) => string): string => {
     const sorted = [...values].sort((a, b) => a - b);
@@ -65,8 +65,9 @@ function recoveryFigures(times: readonly RecoveryTime[]): string {
     return `median ${unit(at(0.5))}, p95 ${unit(at(0.95))}, max ${unit(sorted[sorted.length - 1]!)}`;
   };
   const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
-  return `${times.length} recoveries whose records all ran again: loss to last recovered record ${figures(times.map((t) => t.sinceLossMs), seconds)}; ` +
-    `found to last ${figures(times.map((t) => t.sinceFoundMs), seconds)}; committer runs after the finding ${figures(times.map((t) => t.committerRuns), String)}`;
+  return `${times.length} recoveries whose records all ran again: loss to last recovered record run again ${figures(times.map((t) => t.ranAgainMs), seconds)} ` +
+    `(committer runs after the finding ${figures(times.map((t) => t.committerRuns), String)}); loss to last terminal again (retries included) ${figures(times.map((t) => t.sinceLossMs), seconds)}; ` +
+    `found to last terminal ${figures(times.map((t) => t.sinceFoundMs), seconds)}`;
 }
 
 main().catch((error: unknown) => {

@@ -119,8 +119,8 @@ describe('the deploy rehearsal', () => {
     // Assess: nothing to find, and the topics resource needs its provider, its worker and their roles, all before it
     expect(rehearsal.problems).toEqual([]);
     const [topics, needs] = Object.entries(rehearsal.needs).find(([id]) => id.endsWith('KafkaLanesTopics'))!;
-    expect(Object.keys(needs).filter((id) => /TopicsCr|Topics(Lambda|Kafka)/.test(id)).sort()).toEqual(
-      ['OrdersTopicsCrKafkaLanesRole', 'OrdersTopicsCrLambdaFunction', 'OrdersTopicsKafkaLanesRole', 'OrdersTopicsLambdaFunction'],
+    expect(Object.keys(needs).filter((id) => /Topics(Vpc)?(Lambda|Kafka)/.test(id)).sort()).toEqual(
+      ['OrdersTopicsKafkaLanesRole', 'OrdersTopicsLambdaFunction', 'OrdersTopicsVpcKafkaLanesRole', 'OrdersTopicsVpcLambdaFunction'],
     );
     // Created after all it needs, deleted before (CloudFormation deletes in the reverse order).
     for (const needed of Object.keys(needs)) expect(rehearsal.createOrder.indexOf(needed)).toBeLessThan(rehearsal.createOrder.indexOf(topics));
@@ -148,12 +148,24 @@ describe('the deploy rehearsal', () => {
     console.log(`deploy rehearsal, the example before the provider:\n  - ${rehearsal.problems.join('\n  - ')}`);
   });
 
+  it('upgrades a stack of before in place: the topics resource keeps its ServiceToken, which CloudFormation does not update', async () => {
+    // Prepare
+    const before = JSON.parse(readFileSync(join(ROOT, 'test', 'fixtures', 'templates', 'example-prod-before-provider.json'), 'utf8')) as Template;
+    const { template } = await packaged(CONFIGURATIONS[0]!);
+
+    // Assess: the same function (logical ID, hence ARN) answers, now outside the VPC
+    const token = (of: Template): unknown => of.Resources['OrdersKafkaLanesTopics']!.Properties!['ServiceToken'];
+    expect(token(template)).toEqual(token(before));
+    expect(template.Resources['OrdersTopicsLambdaFunction']!.Properties!['FunctionName']).toBe(before.Resources['OrdersTopicsLambdaFunction']!.Properties!['FunctionName']);
+    expect(template.Resources['OrdersTopicsLambdaFunction']!.Properties!['VpcConfig']).toBeUndefined();
+  });
+
   it("fails today's example with the old shape planted back: the in-VPC worker as the ServiceToken", async () => {
     // Prepare: the resource served by the worker itself, which then asks MSK for the brokers as the old function did
     const { file, template } = await packaged(CONFIGURATIONS[0]!);
     const resources = template.Resources as Record<string, { Type: string; Properties: Record<string, unknown> }>;
-    resources['OrdersKafkaLanesTopics']!.Properties['ServiceToken'] = { 'Fn::GetAtt': ['OrdersTopicsLambdaFunction', 'Arn'] };
-    const worker = resources['OrdersTopicsLambdaFunction']!.Properties as { Environment: { Variables: Record<string, unknown> } };
+    resources['OrdersKafkaLanesTopics']!.Properties['ServiceToken'] = { 'Fn::GetAtt': ['OrdersTopicsVpcLambdaFunction', 'Arn'] };
+    const worker = resources['OrdersTopicsVpcLambdaFunction']!.Properties as { Environment: { Variables: Record<string, unknown> } };
     worker.Environment.Variables['KAFKA_LANES_MSK_CLUSTER_ARN'] = { Ref: 'KafkaLanesMsk' };
     const planted = `${file}.planted.json`;
     writeFileSync(planted, JSON.stringify(template));
@@ -163,9 +175,9 @@ describe('the deploy rehearsal', () => {
 
     // Assess
     expect(rehearsal.problems).toEqual([
-      "OrdersKafkaLanesTopics: OrdersTopicsLambdaFunction is in a VPC and calls s3 (its answer to CloudFormation's pre-signed S3 URL), but the VPC has no s3 endpoint in the template and no declared route to it (a NAT gateway or an endpoint of its own)",
-      'OrdersKafkaLanesTopics: OrdersTopicsLambdaFunction is in a VPC and calls kafka (GetBootstrapBrokers), but the VPC has no kafka endpoint in the template and no declared route to it (a NAT gateway or an endpoint of its own)',
-      'OrdersTopicsLambdaFunction is in a VPC and calls kafka (GetBootstrapBrokers), but the VPC has no kafka endpoint in the template and no declared route to it (a NAT gateway or an endpoint of its own)',
+      "OrdersKafkaLanesTopics: OrdersTopicsVpcLambdaFunction is in a VPC and calls s3 (its answer to CloudFormation's pre-signed S3 URL), but the VPC has no s3 endpoint in the template and no declared route to it (a NAT gateway or an endpoint of its own)",
+      'OrdersKafkaLanesTopics: OrdersTopicsVpcLambdaFunction is in a VPC and calls kafka (GetBootstrapBrokers), but the VPC has no kafka endpoint in the template and no declared route to it (a NAT gateway or an endpoint of its own)',
+      'OrdersTopicsVpcLambdaFunction is in a VPC and calls kafka (GetBootstrapBrokers), but the VPC has no kafka endpoint in the template and no declared route to it (a NAT gateway or an endpoint of its own)',
     ]);
   });
 

@@ -351,6 +351,51 @@ describe("the partition's first minute, and held lanes: every shape the historie
   });
 });
 
+describe("the partition's first minute, and a drained head: its invocation dies, then Redis loses every key", () => {
+  it("the drain's watch copy reports the loss; recovered in one committer run, A's records all run again in order", async () => {
+    // Prepare: A's head failed once, its six followers parked, no committer run yet (no durable marker).
+    const s = await setUp(redisSetups()[0]!.connect, { committed: false });
+    // A retry invocation that dies as it starts A's second record (offset 2), drained inline after the copy of A's
+    // head succeeded: its Redis connection is cut there and its handler never returns, so nothing it would do later
+    // takes effect (its done bits are never flushed), as after a SIGKILL.
+    const doomedRedis = redisSetups()[0]!.connect();
+    const doomed = new LanesFunction({
+      options: resolveOptions({ ...s.options, recordTimeoutMs: 200 } as LanesOptionsInput, {}),
+      redis: doomedRedis, handOff: () => s.writer, telemetry: createTelemetry(s.group), now: () => Date.now() + s.skew,
+      handler: async (record: LanesRecord, ctx) => {
+        if (record.origin.offset === A_OFFSETS[1]) {
+          doomedRedis.disconnect();
+          await new Promise(() => undefined);
+        }
+        s.runs.push({ key: String(record.key), offset: record.origin.offset, attempt: ctx.attempt, afterLoss: s.lost });
+      },
+    });
+    await until(() => s.feed.pending > 0);
+    const headCopy = s.feed.take();
+    s.skew += 1_000;
+
+    // Act: the doomed drain; the trigger delivers its batch again (the copy finds its lane moved on to the drained
+    // head, leased by the dead invocation); then Redis loses every key; then the functions as deployed.
+    await doomed.process(eventOf(headCopy), contextWithin(60_000)).catch(() => undefined);
+    expect((await s.processor.process(eventOf(headCopy), contextWithin(60_000))).batchItemFailures).toEqual([]);
+    s.lost = true;
+    for (const key of await groupKeys(s)) await s.redis.del(key);
+    const runs = await settle(s);
+
+    // Assess: one committer run found the loss (a watch copy reported it: no marker existed) and recovered the
+    // partition from its earliest offset; A's records all ran after the loss, in order.
+    const found = runs.filter((r) => r.losses !== undefined);
+    expect(found).toHaveLength(1);
+    expect(found[0]!.losses).toEqual([expect.objectContaining({
+      topic: s.topic, partition: 0, reason: 'reported-by-retry-copy', recovered: expect.objectContaining({ from: 0 }),
+    })]);
+    const aRuns = s.runs.filter((r) => r.afterLoss && r.key === 'A').map((r) => r.offset);
+    expect(new Set(aRuns)).toEqual(new Set(A_OFFSETS));
+    expect(aRuns).toEqual([...aRuns].sort((x, y) => x - y));
+    expect((await commit(s)).losses).toBeUndefined();
+  });
+});
+
 describe('kafka-lanes recover', () => {
   it('finds the loss, recovers the partition by hand and prints what it did; status says a recovery happened', async () => {
     // Prepare

@@ -3,9 +3,12 @@ import {
   assertHistories,
   DEAD_BEFORE_DEAD_LETTER,
   DONE_BIT_LOST,
+  DRAIN_KILLED_UNMARKED,
   HELD_BEFORE_DEAD_LETTER,
   HELD_LANE_FLUSHED,
   HistoryViolation,
+  KEPT_COPY_WAITS,
+  RECOVERED_UNDER_OLD_LEASE,
   LOSS_SHAPES,
   REDRIVEN_HEAD,
   RELEASE_LOST,
@@ -151,6 +154,26 @@ describe('engine histories on the real Redis completion store', () => {
   it('re-drives the heads of a recovered partition after the tracked set was lost too', async () => {
     const stats = await runOnRedis(redis, TRACKED_SET_LOST);
     expect(stats).toEqual(expect.objectContaining({ losses: 3, recoveries: 1 }));
+  });
+
+  // Issue 39: a drained head's lease and its followers lived only in Redis in the partition's first minute.
+  it('loses no drained head when its drain dies and Redis loses every key before the first marker', async () => {
+    const stats = await runOnRedis(redis, DRAIN_KILLED_UNMARKED);
+    expect(stats).toEqual(expect.objectContaining({ crashes: 1, losses: 1, lossesUnmarked: 1, recoveries: 1 }));
+  });
+
+  // Issue 39: a kept copy went straight back round its tier, written back due 30 s later on every pass.
+  it('writes a copy kept for a recovery back once when due, and unchanged before', async () => {
+    const stats = await runOnRedis(redis, KEPT_COPY_WAITS);
+    expect(stats).toEqual(expect.objectContaining({ lanesLost: 1, recoveries: 1, movedWriteBacks: 1, maxWriteBacks: 1 }));
+  });
+
+  // Issue 39: an invocation that started before a recovery released the rebuilt lane onto its next head under its own
+  // lease, died, and the recovered lane waited for that lease to expire (the committer's re-drive).
+  it('keeps a recovered lane from an invocation that started before the recovery: no lease of it to wait for', async () => {
+    // Handlers of 1 ms: a record deadline of a minute, longer than the committer runs played as a record starts.
+    const stats = await runOnRedis(redis, RECOVERED_UNDER_OLD_LEASE, { handlerMs: 1 });
+    expect(stats).toEqual(expect.objectContaining({ lanesLost: 1, recoveries: 1, redriven: 0, drainedRuns: 3 }));
   });
 
   it('re-drives a lane head whose partition lost its state and tracked-set entry before the first commit', async () => {

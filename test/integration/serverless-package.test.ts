@@ -98,7 +98,7 @@ describe('serverless package with kafka-lanes/serverless', () => {
     expect(resources['OrdersKafkaLanesTopics']).toEqual({
       Type: 'Custom::KafkaLanesTopics',
       Properties: {
-        ServiceToken: { 'Fn::GetAtt': ['OrdersTopicsCrLambdaFunction', 'Arn'] },
+        ServiceToken: { 'Fn::GetAtt': ['OrdersTopicsLambdaFunction', 'Arn'] },
         ServiceTimeout: '420',
         Group: 'orders-svc-dev',
         Tiers: ['1s', '5s', '30s'],
@@ -110,12 +110,12 @@ describe('serverless package with kafka-lanes/serverless', () => {
         Listener: 'iam',
       },
     });
-    const provider = functions['kafka-lanes-example-dev-orders-topics-cr']!;
+    const provider = functions['kafka-lanes-example-dev-orders-topics']!;
     expect(provider['Handler']).toBe('dist-lambda/kafka-lanes/topics-provider.handler');
     expect(provider['VpcConfig']).toBeUndefined();
-    expect(variables(provider)['KAFKA_LANES_TOPICS_WORKER']).toEqual({ Ref: 'OrdersTopicsLambdaFunction' });
+    expect(variables(provider)['KAFKA_LANES_TOPICS_WORKER']).toEqual({ Ref: 'OrdersTopicsVpcLambdaFunction' });
     // Its worker in the VPC, with the Kafka auth only: no Redis (it neither waits for ElastiCache nor changes with it).
-    const topicsFunction = functions['kafka-lanes-example-dev-orders-topics']!;
+    const topicsFunction = functions['kafka-lanes-example-dev-orders-topicsvpc']!;
     expect(topicsFunction['Handler']).toBe('dist-lambda/kafka-lanes/topics.handler');
     expect(topicsFunction['Timeout']).toBe(300);
     expect(provider['Timeout']).toBe(360);
@@ -144,10 +144,10 @@ describe('serverless package with kafka-lanes/serverless', () => {
     expect(committerActions).not.toContain('kafka:GetBootstrapBrokers');
     // The topics worker: creates and checks topics; never reads, writes or deletes, and calls no AWS API. Its provider
     // asks MSK for the brokers, invokes it and reads its stack's status.
-    const topicsActions = statementsOf('OrdersTopicsKafkaLanesRole').flatMap((statement) => statement.Action);
+    const topicsActions = statementsOf('OrdersTopicsVpcKafkaLanesRole').flatMap((statement) => statement.Action);
     expect(topicsActions).toEqual(expect.arrayContaining(['kafka-cluster:Connect', 'kafka-cluster:CreateTopic', 'kafka-cluster:DescribeTopic', 'kafka-cluster:DescribeTopicDynamicConfiguration']));
     expect(topicsActions).not.toContain('kafka:GetBootstrapBrokers');
-    expect(statementsOf('OrdersTopicsCrKafkaLanesRole').flatMap((statement) => statement.Action).sort()).toEqual(
+    expect(statementsOf('OrdersTopicsKafkaLanesRole').flatMap((statement) => statement.Action).sort()).toEqual(
       ['cloudformation:DescribeStacks', 'kafka:GetBootstrapBrokers', 'lambda:InvokeFunction', 'logs:CreateLogStream', 'logs:PutLogEvents'],
     );
     for (const action of ['kafka-cluster:ReadData', 'kafka-cluster:WriteData', 'kafka-cluster:DeleteTopic', 'kafka-cluster:AlterGroup']) expect(topicsActions).not.toContain(action);
@@ -158,13 +158,14 @@ describe('serverless package with kafka-lanes/serverless', () => {
         { Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: { Ref: 'KafkaLanesRedisAuthSecret' } },
       ]);
     }
-    for (const statement of [...statementsOf('OrdersKafkaLanesRole'), ...statementsOf('OrdersCommitterKafkaLanesRole'), ...statementsOf('OrdersTopicsKafkaLanesRole')]) {
+    for (const statement of [...statementsOf('OrdersKafkaLanesRole'), ...statementsOf('OrdersCommitterKafkaLanesRole'), ...statementsOf('OrdersTopicsVpcKafkaLanesRole')]) {
       expect(statement.Action).not.toContain('kafka-cluster:*');
       if (statement.Resource === '*') expect(statement.Action.filter((action) => !action.startsWith('ec2:'))).toEqual([]);
     }
     for (const type of ['AWS::MSK::ServerlessCluster', 'AWS::ElastiCache::ReplicationGroup', 'AWS::EC2::VPC']) expect(ofType(resources, type)).toHaveLength(1);
     const logGroups = ofType(resources, 'AWS::Logs::LogGroup');
-    expect(logGroups.map((group) => group.Properties['RetentionInDays'])).toEqual([30, 30, 30, 30]);
+    // Handler, committer, topics provider and worker, produce function.
+    expect(logGroups.map((group) => group.Properties['RetentionInDays'])).toEqual([30, 30, 30, 30, 30]);
 
     const zip = readFileSync(join(out, 'kafka-lanes-example.zip')).toString('latin1');
     // ES modules with splitting: each handler's file and the chunks, read when a handler first imports them.
@@ -236,11 +237,11 @@ describe('serverless package with kafka-lanes/serverless', () => {
     // The brokers of the SCRAM listener, as the committer's: one source.
     expect(variables('shop-dev-orders')['KAFKA_LANES_BROKERS']).toEqual({ 'Fn::GetAtt': ['OrdersKafkaLanesTopics', 'BootstrapBrokers'] });
     // The topics worker gets the SCRAM secret and not the Redis token; its provider asks MSK for the SCRAM listener.
-    expect(variables('shop-dev-orders-topics')).toEqual({ KAFKA_LANES_GROUP: expect.any(String), KAFKA_LANES_SASL_MECHANISM: 'scram-sha-512', KAFKA_LANES_SASL_SECRET: secret, KAFKA_LANES_KAFKA_SSL: 'true' });
+    expect(variables('shop-dev-orders-topicsvpc')).toEqual({ KAFKA_LANES_GROUP: expect.any(String), KAFKA_LANES_SASL_MECHANISM: 'scram-sha-512', KAFKA_LANES_SASL_SECRET: secret, KAFKA_LANES_KAFKA_SSL: 'true' });
     expect(resources['OrdersKafkaLanesTopics']!.Properties).toMatchObject({ Cluster: ARN, Listener: 'scram' });
     const statementsOf = (role: string): Array<{ Action: string[]; Resource: unknown }> =>
       (resources[role]!.Properties['Policies'] as Array<{ PolicyDocument: { Statement: Array<{ Action: string[]; Resource: unknown }> } }>)[0]!.PolicyDocument.Statement;
-    expect(statementsOf('OrdersTopicsKafkaLanesRole').filter((statement) => statement.Action.includes('ssm:GetParameter'))).toEqual([]);
+    expect(statementsOf('OrdersTopicsVpcKafkaLanesRole').filter((statement) => statement.Action.includes('ssm:GetParameter'))).toEqual([]);
     for (const role of ['OrdersKafkaLanesRole', 'OrdersCommitterKafkaLanesRole']) {
       const reads = statementsOf(role).filter((statement) => statement.Action.some((action) => action === 'secretsmanager:GetSecretValue' || action === 'ssm:GetParameter'));
       expect(reads).toEqual(

@@ -196,7 +196,7 @@ describe('the topics custom resource on the local broker', () => {
 
   it('answers Delete SUCCESS at once when the brokers cannot be reached, and Create FAILED', async () => {
     // Prepare: nothing listens there
-    const unreachable = topicsResourceInProcess({ workerEnv });
+    const unreachable = topicsResourceInProcess({ workerEnv, requests });
     const properties = { Brokers: '127.0.0.1:1', Group: uniqueName('cr-down'), Tiers: ['5s'], Source: 'orders', DeleteOnRemove: 'true' };
 
     // Act

@@ -19,7 +19,7 @@ import fc from 'fast-check';
 import { planCommit } from '../../src/committer/plan';
 import type { ParkedRecord } from '../../src/completion/args';
 import type { CompletionStore } from '../../src/completion/store';
-import type { AdmitRecord, AdmitResult, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, PartitionRef } from '../../src/completion/types';
+import type { AdmitRecord, AdmitResult, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, LaneHold, NewLaneHead, PartitionRef } from '../../src/completion/types';
 import { Engine, type RecordPath, type EngineTask } from '../../src/engine/engine';
 import type { OriginState } from '../../src/completion/loss-suspect';
 import type { Clock, CompletionPort, HandOffSink } from '../../src/lanes/ports';
@@ -70,6 +70,8 @@ export interface DeliverStep {
   readonly back: number;
   readonly size: number;
   readonly fault: Fault;
+  /** No committer run after this step (it comes before the committer's next period). */
+  readonly quiet?: boolean;
 }
 
 /**
@@ -83,6 +85,13 @@ export interface RetryStep {
   readonly size: number;
   readonly advanceMs: number;
   readonly fault: Fault;
+  /** No committer run after this step (it comes before the committer's next period). */
+  readonly quiet?: boolean;
+  /**
+   * As the first invocation's `start`-th handler starts, before it runs: a committer run, Redis loses `what` (as a
+   * `lose` step), and a committer run that finds and recovers it, while the invocation goes on.
+   */
+  readonly during?: { readonly start: number; readonly what: 'lanes' | 'all' };
 }
 
 export type Step =
@@ -114,6 +123,8 @@ export interface LoseStep {
   readonly back: number;
   readonly pick: number;
   readonly uncommitted: boolean;
+  /** No committer run after this step either. */
+  readonly quiet?: boolean;
 }
 
 export interface PlannedFailure {
@@ -161,6 +172,11 @@ export interface HistoryShape {
    * writes before any committer run, so no durable marker exists yet (with `losses`).
    */
   readonly firstMinute?: boolean;
+  /**
+   * With `firstMinute`: before the loss, retry deliveries drain lanes (their copies due, crashes likely), no committer
+   * run in between: drained heads in the first minute (issue 39).
+   */
+  readonly firstDrain?: boolean;
   /** What the first minute's loss takes: every key or the last writes (default), or the lanes hash alone. */
   readonly firstLoss?: 'lanes';
   /** Every history runs under the `hold` dead-letter policy (default: either policy). */
@@ -249,7 +265,16 @@ export function historyArb(shape: HistoryShape): fc.Arbitrary<HistorySpec> {
       { maxLength: 8 },
     ),
     dupWrites: fc.array(fc.nat({ max: 20 }), { maxLength: 3 }),
-    steps: shape.firstMinute === true
+    steps: shape.firstMinute === true && shape.firstDrain === true
+      ? fc.tuple(deliverArb(shape), retryArb, retryArb, fc.constantFrom('all' as const, 'writes' as const), fc.array(step, { minLength: 1, maxLength: shape.maxSteps }))
+        .map(([first, drain, again, what, rest]): Step[] => [
+          { ...first, quiet: true },
+          { ...drain, advanceMs: 61_000, quiet: true },
+          { ...again, quiet: true },
+          { t: 'lose', what, back: 1, pick: 0, uncommitted: true },
+          ...rest,
+        ])
+      : shape.firstMinute === true
       ? fc.tuple(deliverArb(shape), shape.firstLoss === 'lanes' ? fc.constant('lanes' as const) : fc.constantFrom('all' as const, 'writes' as const), fc.array(step, { minLength: 1, maxLength: shape.maxSteps }))
         .map(([first, what, rest]): Step[] => [first, { t: 'lose', what, back: 1, pick: 0, uncommitted: true }, ...rest])
       : fc.array(step, { minLength: 1, maxLength: shape.maxSteps }),
@@ -262,6 +287,7 @@ export const LOSS_SHAPES = {
   'key mode, the first minute': { orderings: ['key'], partitions: 1, maxRecords: 8, maxSteps: 10, keys: ['a', 'b'], losses: true, firstMinute: true },
   'key mode, hold, the first minute': { orderings: ['key'], partitions: 1, maxRecords: 8, maxSteps: 10, keys: ['a', 'b'], losses: true, firstMinute: true, hold: true, poison: true },
   'partition mode, the lanes hash lost in the first minute': { orderings: ['partition'], partitions: 1, maxRecords: 8, maxSteps: 10, losses: true, firstMinute: true, firstLoss: 'lanes', poison: true },
+  'key mode, drained heads in the first minute': { orderings: ['key', 'partition'], partitions: 1, maxRecords: 8, maxSteps: 10, keys: ['a', 'b'], losses: true, firstMinute: true, firstDrain: true },
   'key mode, hold, held lanes through recoveries': { orderings: ['key'], partitions: 1, maxRecords: 8, maxSteps: 12, keys: ['a', 'b'], losses: true, hold: true, poison: true },
 } as const satisfies Record<string, HistoryShape>;
 
@@ -471,6 +497,73 @@ export const HELD_LANE_FLUSHED: HistorySpec = {
   ],
 };
 
+/**
+ * Issue 39, a drained head in the first minute: record 0 of key `a` fails once, records 1-3 are parked behind it, and
+ * no committer runs yet (no durable marker). The copy of 0 succeeds and releases the lane onto 1, leased by its
+ * invocation, which dies as 1 starts. The copy is delivered again and finds its lane moved on to 1; then Redis loses
+ * every key. The drained head's lease and the park list lived only in Redis, and the trigger had committed past
+ * records 1-3: nothing in Kafka named them, and they never ran. The copy that starts a drain in the first minute now
+ * writes itself back as the lane's watch copy (and so does a copy finding its lane moved on), which reports the loss.
+ */
+export const DRAIN_KILLED_UNMARKED: HistorySpec = {
+  ...ONE_LANE,
+  deadLetter: 'release',
+  maxAttempts: 3,
+  keys: [['a', 'a', 'a', 'a']],
+  failures: [{ p: 0, o: 0, attempt: 1, kind: 'transient' }],
+  steps: [
+    { t: 'deliver', partition: 0, back: 0, size: 4, fault: { kind: 'none' }, quiet: true },
+    { t: 'retry', order: 'asc', back: 0, size: 1, advanceMs: 61_000, fault: { kind: 'die', start: 2 }, quiet: true },
+    { t: 'retry', order: 'asc', back: 0, size: 1, advanceMs: 0, fault: { kind: 'none' }, quiet: true },
+    { t: 'lose', what: 'all', back: 1, pick: 0, uncommitted: true },
+  ],
+};
+
+/**
+ * Issue 39, a kept copy's write-backs: record 0 of key `a` fails with `RetryLaterError(5 s)`, record 1 is parked
+ * behind it, the committer commits its marker; then Redis loses the partition's lanes hash and no committer runs for
+ * a while. The copy of 0 is handed over by its tier four times, once when due. It used to be written back "kept for a
+ * recovery", due 30 s later, on every pass (due or not): its tier handed it straight back. Now a copy not due goes back
+ * unchanged, and a kept one is written back with a new due time only when due: once here.
+ */
+export const KEPT_COPY_WAITS: HistorySpec = {
+  ...ONE_LANE,
+  deadLetter: 'release',
+  maxAttempts: 3,
+  keys: [['a', 'a']],
+  failures: [{ p: 0, o: 0, attempt: 1, kind: 'later' }],
+  steps: [
+    { t: 'deliver', partition: 0, back: 0, size: 2, fault: { kind: 'none' } },
+    { t: 'lose', what: 'lanes', back: 1, pick: 0, uncommitted: false, quiet: true },
+    { t: 'retry', order: 'asc', back: 0, size: 1, advanceMs: 0, fault: { kind: 'none' }, quiet: true },
+    { t: 'retry', order: 'asc', back: 0, size: 1, advanceMs: 6_000, fault: { kind: 'none' }, quiet: true },
+    { t: 'retry', order: 'asc', back: 0, size: 1, advanceMs: 0, fault: { kind: 'none' }, quiet: true },
+    { t: 'retry', order: 'asc', back: 0, size: 1, advanceMs: 0, fault: { kind: 'none' }, quiet: true },
+  ],
+};
+
+/**
+ * Issue 39, a recovered lane whose old invocation still runs: record 0 of key `a` fails once, records 1-3 are parked,
+ * the committer commits its marker. The copy of 0 succeeds and releases the lane onto 1, leased by its invocation; as
+ * 1 starts, the committer commits past 0, Redis loses the lanes hash, and the next committer run recovers the
+ * partition from 1 (1 is the rebuilt head, its copy written due now). The old invocation's run of 1 ends and its
+ * release used to succeed on the rebuilt lane: 2 became the head under the old invocation's lease, the invocation
+ * died as 2 started, and the lane waited for that lease to expire and for the committer's re-drive. A release now
+ * holds what its run holds on the head (the lease, the claim): the rebuilt lane refuses it, and the recovery's copy
+ * of 1 runs the lane on at once.
+ */
+export const RECOVERED_UNDER_OLD_LEASE: HistorySpec = {
+  ...ONE_LANE,
+  deadLetter: 'release',
+  maxAttempts: 3,
+  keys: [['a', 'a', 'a', 'a']],
+  failures: [{ p: 0, o: 0, attempt: 1, kind: 'transient' }],
+  steps: [
+    { t: 'deliver', partition: 0, back: 0, size: 4, fault: { kind: 'none' } },
+    { t: 'retry', order: 'asc', back: 0, size: 1, advanceMs: 61_000, fault: { kind: 'die', start: 3 }, during: { start: 2, what: 'lanes' } },
+  ],
+};
+
 // ---- the backends -----------------------------------------------------------------------------------
 
 /** The completion store as the engine and the committer's re-drive see it. */
@@ -572,6 +665,7 @@ export class ModelHistoryStore implements HistoryStore {
     return this.model.block(ref, head, parked, epoch, nowMs);
   }
 
+  // The model keeps no claims and is never rebuilt: it takes no hold (a release is refused only for another head).
   release(ref: PartitionRef, lane: string, expectedHeadOffset: number, nextAttempt?: number, nowMs?: number, leaseUntilMs?: number): Promise<ParkedRecord | undefined> {
     return this.model.release(ref, lane, expectedHeadOffset, nextAttempt, nowMs, leaseUntilMs);
   }
@@ -740,9 +834,9 @@ class ContainerStore implements HistoryStore {
     return this.inner.block(ref, head, parked, epoch, nowMs);
   }
 
-  async release(ref: PartitionRef, lane: string, expectedHeadOffset: number, nextAttempt?: number, nowMs?: number, leaseUntilMs?: number): Promise<ParkedRecord | undefined> {
+  async release(ref: PartitionRef, lane: string, expectedHeadOffset: number, nextAttempt?: number, nowMs?: number, leaseUntilMs?: number, hold?: LaneHold): Promise<ParkedRecord | undefined> {
     this.#gate();
-    const next = await this.inner.release(ref, lane, expectedHeadOffset, nextAttempt, nowMs, leaseUntilMs);
+    const next = await this.inner.release(ref, lane, expectedHeadOffset, nextAttempt, nowMs, leaseUntilMs, hold);
     this.onRelease(ref, expectedHeadOffset);
     return next;
   }
@@ -829,6 +923,9 @@ interface Run {
   readonly attempt: number;
   /** The copy's own topic and offset. */
   readonly copy: string | undefined;
+  /** When it started (the history's clock), and the committer runs so far. */
+  readonly at: number;
+  readonly commits: number;
   outcome: 'running' | 'ok' | 'killed' | 'hang' | FailureKind;
 }
 
@@ -839,16 +936,25 @@ interface LoggedCopy {
 }
 
 const TIERS = ['1s', '1m'] as const;
-/** Longer than any delay a history uses (60 s backoff, 5 s `later`) and any lease (60 s + 30 s); shorter than
- * `OVERDUE_HEAD_MS` (an hour), so a head whose copy waits in its tier for the next round is not taken as lost. */
-const DRAIN_TICK_MS = 600_000;
-const DRAIN_ROUNDS = 60;
+/**
+ * The deployed committer's period (the plugin's `rate(1 minute)`): a drain round moves the clock to the next copy due
+ * or lease expiring, and at most this far, so the recovery times the histories print are what a deployed group takes.
+ */
+const COMMITTER_PERIOD_MS = 60_000;
+/** A drain round with nothing due or leased moves the clock this far (a committer check that takes time, e.g. `OVERDUE_HEAD_MS`). */
+const IDLE_TICK_MS = 600_000;
+const DRAIN_ROUNDS = 150;
 const RECORD_TIMEOUT_MS = 10;
 const LONG_MS = 60_000;
 /** Remaining time of an invocation whose copies are not all due: it waits 2 ms, then writes them back. */
 const SHORT_MS = 1_002;
 const CUT_MS = 500;
 const STOP_MS = 1_003;
+
+/** A retry copy's identity across its write-backs: its origin and attempt. */
+function copyId(item: HandOffItem): string {
+  return `${item.origin.partition}:${String(item.origin.offset)}@${item.attempt}`;
+}
 
 const silent = { logger: new Logger({ logLevel: 'SILENT' }), metrics: new Metrics({ namespace: 'test', serviceName: 'test' }) };
 const optionsCache = new Map<string, LanesOptions>();
@@ -946,16 +1052,23 @@ export interface RunOptions {
 }
 
 /**
- * How long a recovery took to run its records again, on the history's clock (real time plus the time the steps and
- * the drain move it: a drain round is 10 minutes): from the loss (the first `lose` step on the partition that no
+ * How long a recovery took to run its records again, on the history's paced clock (real time, plus what the steps'
+ * moves of the clock the system needed, plus the drain's moves: a drain round moves it until the copies waiting are due
+ * and the leases expired, at most a committer period of 60 s; see `#paced`): from the loss (the first `lose` step on the partition that no
  * committer run had found) and from the committer run that found it, to the last record of the recovered range that
  * became terminal again (succeeded or dead-lettered). A recovery superseded by another before its records all ran
  * again is not counted.
  */
 export interface RecoveryTime {
+  /**
+   * From the loss to the last record of the recovered range that ran again (its first run after the recovery), of the
+   * records not waiting behind one of their lane that failed again after the recovery (that wait is the retry policy's).
+   */
+  readonly ranAgainMs: number;
+  /** From the loss to the last record of the recovered range that became terminal again (retries included). */
   readonly sinceLossMs: number;
   readonly sinceFoundMs: number;
-  /** Committer runs after the one that found the loss, up to that last record. */
+  /** Committer runs after the one that found the loss, up to the last record run again. */
   readonly committerRuns: number;
 }
 
@@ -995,17 +1108,27 @@ export interface HistoryStats {
   readonly recoveries: number;
   /** Runs out of lane order while a loss stood undetected (allowed: the loss is found later). */
   readonly blindRuns: number;
+  /** Source records of the histories: retry copies written per record is `copies / records`. */
+  readonly records: number;
+  /**
+   * Copies a retry invocation wrote back with a new due time (kept for a recovery, watch copies, twins), the copies
+   * (origin and attempt) that were, and the most write-backs of one copy in one history.
+   */
+  readonly movedWriteBacks: number;
+  readonly movedCopies: number;
+  readonly maxWriteBacks: number;
 }
 
 /** Adds up the stats of many histories. */
 export function addStats(a: HistoryStats, b: HistoryStats): HistoryStats {
   const sum = { ...a };
-  for (const key of Object.keys(b) as Array<keyof HistoryStats>) sum[key] = a[key] + b[key];
+  for (const key of Object.keys(b) as Array<keyof HistoryStats>) sum[key] = key === 'maxWriteBacks' ? Math.max(a[key], b[key]) : a[key] + b[key];
   return sum;
 }
 
 export const NO_STATS: HistoryStats = {
   invocations: 0, crashes: 0, runs: 0, copyRuns: 0, drainedRuns: 0, hangs: 0, copies: 0, deadLetters: 0, redeliveredRuns: 0, refused: 0, operatorReleases: 0, redriven: 0, losses: 0, lossesUnmarked: 0, lossesHeld: 0, lossesHeldMarked: 0, lanesLost: 0, rewinds: 0, lossesFound: 0, recoveries: 0, blindRuns: 0,
+  records: 0, movedWriteBacks: 0, movedCopies: 0, maxWriteBacks: 0,
 };
 
 /** A property over one shape: `runs` random histories (the `examples` first) from a fixed seed. */
@@ -1040,6 +1163,8 @@ class History {
   readonly laneMode: boolean;
   readonly clock: Clock;
   #skew = 0;
+  /** Of `#skew`, what the steps moved the clock beyond what the system needed (see `#advance`). */
+  #unpaced = 0;
   readonly sourceLogs: KafkaRecordInput[][];
   readonly tierTopics: string[];
   readonly tierLogs = new Map<string, LoggedCopy[]>();
@@ -1101,7 +1226,7 @@ class History {
   /** Every recovery: partition, the durable frontier it read from, the run sequence then, the loss and when found. */
   readonly #recoveryLog: Array<{ p: number; from: number; seq: number; lostAt: number; foundAt: number; commits: number }> = [];
   /** Records becoming terminal (a success, a dead letter): the run sequence, the clock, the committer runs so far. */
-  readonly #terminalLog: Array<{ rk: string; seq: number; at: number; commits: number }> = [];
+  readonly #terminalLog: Array<{ rk: string; seq: number; at: number; commits: number; deadLetter?: boolean }> = [];
   #commits = 0;
   readonly #recoveryTimes: RecoveryTime[] | undefined;
   /** Per source partition, the last recovery: the run sequence then, and the durable frontier it read from. */
@@ -1111,6 +1236,8 @@ class History {
   readonly #telemetry: Telemetry;
   /** Partitions (`tpKey`) an invocation was given records of. */
   readonly #delivered = new Set<string>();
+  /** Per copy (`copyId`), its write-backs with a new due time. */
+  readonly #movedWriteBacks = new Map<string, number>();
 
   constructor(spec: HistorySpec, backend: HistoryBackend, run: RunOptions) {
     this.spec = spec;
@@ -1177,6 +1304,10 @@ class History {
       lossesFound: this.lossesFound,
       recoveries: this.recoveries,
       blindRuns: this.#blindRuns,
+      records: this.sourceLogs.reduce((n, log) => n + log.length, 0),
+      movedWriteBacks: [...this.#movedWriteBacks.values()].reduce((n, c) => n + c, 0),
+      movedCopies: this.#movedWriteBacks.size,
+      maxWriteBacks: Math.max(0, ...this.#movedWriteBacks.values()),
     };
   }
 
@@ -1234,6 +1365,7 @@ class History {
       await this.#step(step, i);
       const next = this.spec.steps[i + 1];
       if (next?.t === 'lose' && next.uncommitted) this.trace.push('  (no committer run before the loss)');
+      else if ('quiet' in step && step.quiet === true) this.trace.push('  (no committer run after this step)');
       else await this.#commitAndCheck();
       this.#throwIfViolated(`after step ${i}`);
     }
@@ -1259,14 +1391,14 @@ class History {
       case 'deliver':
         return this.#deliver(step);
       case 'retry':
-        this.#skew += step.advanceMs;
+        await this.#advance(step.advanceMs, 'retry');
         return this.#retry(step);
       case 'both':
-        this.#skew += step.retry.advanceMs;
+        await this.#advance(step.retry.advanceMs, 'retry');
         await Promise.all([this.#deliver(step.deliver), this.#retry(step.retry)]);
         return;
       case 'commit':
-        this.#skew += step.advanceMs;
+        await this.#advance(step.advanceMs, 'commit');
         return this.#redrive(step.crashAfter === undefined ? undefined : { kind: 'crash', after: step.crashAfter });
       case 'rewind':
         if (step.what === 'source') {
@@ -1322,7 +1454,7 @@ class History {
     this.losses += 1;
     for (const p of touched) {
       this.#undetected.add(p);
-      if (!this.#lostAt.has(p)) this.#lostAt.set(p, this.clock.now());
+      if (!this.#lostAt.has(p)) this.#lostAt.set(p, this.#paced());
     }
   }
 
@@ -1365,7 +1497,7 @@ class History {
       return start < end ? [{ key, start, end, records: log.slice(start, end).map((c) => c.record) }] : [];
     });
     // One invocation per tier (one trigger each); the fault hits the first.
-    const one = (batch: (typeof batches)[number], i: number): Promise<void> => this.#invoke('retry', [batch], i === 0 ? step.fault : { kind: 'none' });
+    const one = (batch: (typeof batches)[number], i: number): Promise<void> => this.#invoke('retry', [batch], i === 0 ? step.fault : { kind: 'none' }, i === 0 ? step.during : undefined);
     if (step.order === 'parallel') {
       await Promise.all(batches.map(one));
       return;
@@ -1399,9 +1531,24 @@ class History {
     });
   }
 
-  #sinkOf(container: Container, invocation: number): ContainerSink {
+  /**
+   * `taken`: the copies a retry invocation was given, by their topic and offset. A copy
+   * written back with another due time (kept for a recovery, a watch copy, a twin waiting for a claim) is counted, and
+   * must have been due when it was: a copy taken before its due time goes back to its tier unchanged (G4, and
+   * docs/durability.md: a kept copy is written back at most once per recheck interval).
+   */
+  #sinkOf(container: Container, invocation: number, taken?: ReadonlyMap<string, HandOffItem>): ContainerSink {
     return new ContainerSink(container, (items) => {
       for (const item of items) {
+        // A write-back is built from the copy as read (its own topic and offset), with the same attempt.
+        const from = item.kind === 'retry' ? taken?.get(`${item.record.topic}@${item.record.offset}`) : undefined;
+        if (from !== undefined && from.attempt === item.attempt && from.dueAtMs !== item.dueAtMs) {
+          const due = from.dueAtMs;
+          this.#movedWriteBacks.set(copyId(item), (this.#movedWriteBacks.get(copyId(item)) ?? 0) + 1);
+          if (this.clock.now() < due) {
+            this.violate(`#${invocation} wrote ${copyId(item)} back due +${item.dueAtMs - this.clock.now()}ms, ${due - this.clock.now()} ms before the copy it was given was due: a copy not due goes back unchanged`);
+          }
+        }
         const ordinal = this.#writes;
         this.#writes += 1;
         const rk = `${item.origin.partition}:${item.origin.offset}`;
@@ -1412,7 +1559,7 @@ class History {
           const list = this.deadLetters.get(rk) ?? [];
           list.push({ attempt: item.attempt, reason: item.reason ?? '' });
           this.deadLetters.set(rk, list);
-          this.#terminalLog.push({ rk, seq: this.#seq, at: this.clock.now(), commits: this.#commits });
+          this.#terminalLog.push({ rk, seq: this.#seq, at: this.#paced(), commits: this.#commits, deadLetter: true });
           this.trace.push(`  #${invocation} dead letter ${rk} attempt ${item.attempt}: ${item.reason}`);
           continue;
         }
@@ -1434,6 +1581,7 @@ class History {
     kind: 'processor' | 'retry',
     batches: ReadonlyArray<{ key: string; start: number; end: number; records: KafkaRecordInput[] }>,
     fault: Fault,
+    during?: RetryStep['during'],
   ): Promise<void> {
     const invocation = (this.#invocations += 1);
     const container = new Container(fault);
@@ -1452,9 +1600,13 @@ class History {
     else if (fault.kind === 'timeout' && fault.stop) remainingMs = STOP_MS;
     else if (kind === 'retry' && batches.some((b) => this.#tierSlice(b).some((c) => c.item.dueAtMs > this.clock.now()))) remainingMs = SHORT_MS;
 
+    const taken = new Map<string, HandOffItem>();
+    if (kind === 'retry') {
+      for (const c of batches.flatMap((b) => this.#tierSlice(b))) taken.set(`${c.record.topic}@${c.record.offset}`, c.item);
+    }
     const engine = new Engine({
       options: this.options,
-      handler: this.#handler(kind, invocation, container, doneBefore),
+      handler: this.#handler(kind, invocation, container, doneBefore, during),
       store: this.#storeOf(container),
       telemetry: silent,
       clock: this.clock,
@@ -1465,7 +1617,7 @@ class History {
     let response: KafkaBatchResponse | undefined;
     let thrown: unknown;
     try {
-      response = await engine.run(admission, decoded.partitions, this.#sinkOf(container, invocation), within(remainingMs));
+      response = await engine.run(admission, decoded.partitions, this.#sinkOf(container, invocation, taken), within(remainingMs));
     } catch (error) {
       thrown = error;
     }
@@ -1496,10 +1648,18 @@ class History {
   }
 
   /** The user's handler, as the ghost watches it: checks at every start, outcome as planned. */
-  #handler(kind: 'processor' | 'retry', invocation: number, container: Container, doneBefore: ReadonlySet<string>): RecordHandler {
-    return (record, ctx) => {
+  #handler(kind: 'processor' | 'retry', invocation: number, container: Container, doneBefore: ReadonlySet<string>, during?: RetryStep['during']): RecordHandler {
+    let starts = 0;
+    return async (record, ctx) => {
       const { alive, hang } = container.start();
       if (!alive) throw new ContainerGone();
+      starts += 1;
+      if (during !== undefined && starts === during.start) {
+        this.trace.push(`  (while #${invocation} starts ${record.origin.partition}:${record.origin.offset}: a committer run, a loss, a committer run)`);
+        await this.#commitAndCheck();
+        await this.#lose({ t: 'lose', what: during.what, back: 1, pick: 0, uncommitted: false }, -1);
+        await this.#commitAndCheck();
+      }
       const via: Run['via'] = kind === 'processor' ? 'source' : retryTierOf(this.backend.group, record.topic) === undefined ? 'drained' : 'copy';
       const run: Run = {
         seq: (this.#seq += 1),
@@ -1509,6 +1669,8 @@ class History {
         o: record.origin.offset,
         attempt: ctx.attempt,
         copy: via === 'copy' ? `${record.topic}@${record.offset}` : undefined,
+        at: this.#paced(),
+        commits: this.#commits,
         outcome: 'running',
       };
       this.#checkStart(run, record, doneBefore);
@@ -1607,7 +1769,7 @@ class History {
       }
       run.outcome = 'ok';
       this.successes.set(rk, (this.successes.get(rk) ?? 0) + 1);
-      this.#terminalLog.push({ rk, seq: run.seq, at: this.clock.now(), commits: this.#commits });
+      this.#terminalLog.push({ rk, seq: run.seq, at: this.#paced(), commits: this.#commits });
       if (!this.firstSuccess.has(rk)) this.firstSuccess.set(rk, run.seq);
     } finally {
       ctx.signal.removeEventListener('abort', timedOut);
@@ -1700,7 +1862,7 @@ class History {
       // moving the completion group back; docs/durability.md, "Known limits"). Until then its lane may run ahead.
       const below = this.#unmarkedLoss.has(key) && loss.recoveredFrom !== undefined &&
         Array.from({ length: Math.min(loss.recoveredFrom, this.sourceLogs[p]?.length ?? 0) }, (_, o) => o).some((o) => !this.terminal(`${p}:${o}`));
-      const lostAt = this.#lostAt.get(p) ?? this.clock.now();
+      const lostAt = this.#lostAt.get(p) ?? this.#paced();
       if (below) this.trace.push(`  (records of ${key} below ${String(loss.recoveredFrom)} are not terminal: their first-minute loss is not found yet)`);
       else {
         this.#lostAt.delete(p);
@@ -1710,7 +1872,7 @@ class History {
       if (loss.recoveredFrom === undefined) continue;
       this.recoveries += 1;
       const from = loss.recoveredFrom;
-      this.#recoveryLog.push({ p, from, seq: this.#seq, lostAt, foundAt: this.clock.now(), commits: this.#commits });
+      this.#recoveryLog.push({ p, from, seq: this.#seq, lostAt, foundAt: this.#paced(), commits: this.#commits });
       this.#recovered.set(p, { seq: this.#seq, from });
       // Every record from the durable frontier on runs again from its first attempt.
       for (let o = from; o < (this.sourceLogs[p]?.length ?? 0); o += 1) {
@@ -1747,7 +1909,7 @@ class History {
    */
   async #drain(): Promise<void> {
     for (let round = 0; round < DRAIN_ROUNDS; round += 1) {
-      this.#skew += DRAIN_TICK_MS;
+      this.#skew += await this.#drainTick();
       await this.#releaseHeld();
       await this.#redrive(undefined);
       await this.#commitAndCheck();
@@ -1771,18 +1933,85 @@ class History {
     this.violate(`never settles: after ${DRAIN_ROUNDS} rounds committed is ${JSON.stringify([...this.committed])}, logs ${JSON.stringify([...this.tierLogs].map(([t, l]) => [t, l.length]))}; neither completed nor dead-lettered: ${open.join(', ') || 'none'}`);
   }
 
+  /**
+   * The clock as the recovery times read it (`RecoveryTime`): a step's move of the clock stands for the pace the
+   * history chose for its triggers, so only what the system needed of it counts: for a retry delivery, until the
+   * earliest copy waiting in a tier is due; for a committer run, until the earliest lease of a lane head expired,
+   * rounded up to a committer period (the committer runs once a period). The drain's moves count whole.
+   */
+  #paced(): number {
+    return this.clock.now() - this.#unpaced;
+  }
+
+  async #advance(ms: number, what: 'retry' | 'commit'): Promise<void> {
+    const now = this.clock.now();
+    let needed: number;
+    if (what === 'retry') {
+      const dues = this.tierTopics.flatMap((topic) => (this.tierLogs.get(topic) ?? []).slice(this.position.get(tpKey(topic, 0)) ?? 0).map((c) => c.item.dueAtMs - now));
+      needed = dues.length === 0 ? 0 : Math.max(0, Math.min(...dues));
+    } else {
+      const leases: number[] = [];
+      for (const p of this.sourceLogs.keys()) {
+        for (const head of await this.backend.store.laneHeads({ group: this.backend.group, topic: this.backend.source, partition: p })) {
+          if (head.leaseUntilMs > now) leases.push(head.leaseUntilMs - now);
+        }
+      }
+      needed = leases.length === 0 ? 0 : Math.ceil(Math.min(...leases) / COMMITTER_PERIOD_MS) * COMMITTER_PERIOD_MS;
+    }
+    this.#skew += ms;
+    this.#unpaced += ms - Math.min(ms, needed);
+  }
+
+  /**
+   * How far a drain round moves the clock: until every copy in a tier (past its trigger's position) is due and every
+   * lease of a lane head expired; at most a committer period; `IDLE_TICK_MS` with none of these.
+   */
+  async #drainTick(): Promise<number> {
+    const now = this.clock.now();
+    const waits: number[] = [];
+    for (const topic of this.tierTopics) {
+      for (const c of (this.tierLogs.get(topic) ?? []).slice(this.position.get(tpKey(topic, 0)) ?? 0)) waits.push(c.item.dueAtMs - now);
+    }
+    // Records not delivered yet are delivered every round (a refused one waits for its lane: no reason to move).
+    for (const p of this.sourceLogs.keys()) {
+      const ref = { group: this.backend.group, topic: this.backend.source, partition: p };
+      for (const head of await this.backend.store.laneHeads(ref)) if (head.leaseUntilMs > 0) waits.push(head.leaseUntilMs - now);
+    }
+    if (waits.length === 0) return IDLE_TICK_MS;
+    // To when all of them are due, not the first: a retry invocation given copies not all due stops starting records
+    // at once (`SHORT_MS`), and would send a due one back unchanged with the others, round after round.
+    return Math.min(COMMITTER_PERIOD_MS, Math.max(1, Math.max(...waits) + 1));
+  }
+
   /** Each recovery whose records all became terminal again before the next one of its partition (`RecoveryTime`). */
   #timeRecoveries(): void {
     if (this.#recoveryTimes === undefined) return;
     for (const [i, r] of this.#recoveryLog.entries()) {
       const next = this.#recoveryLog.slice(i + 1).find((later) => later.p === r.p);
+      const within = (e: { seq: number }): boolean => e.seq > r.seq && (next === undefined || e.seq <= next.seq);
       let last: { at: number; commits: number } | undefined = { at: r.foundAt, commits: r.commits };
-      for (let o = r.from; o < (this.sourceLogs[r.p]?.length ?? 0) && last !== undefined; o += 1) {
-        const event = this.#terminalLog.find((e) => e.rk === `${r.p}:${o}` && e.seq > r.seq);
-        if (event === undefined || (next !== undefined && event.seq > next.seq)) last = undefined;
+      let ran: { at: number; commits: number } | undefined = { at: r.foundAt, commits: r.commits };
+      for (let o = r.from; o < (this.sourceLogs[r.p]?.length ?? 0) && last !== undefined && ran !== undefined; o += 1) {
+        const rk = `${r.p}:${o}`;
+        const event = this.#terminalLog.find((e) => e.rk === rk && e.seq > r.seq);
+        if (event === undefined || !within(event)) last = undefined;
         else if (event.at > last.at) last = event;
+        // A record waiting behind one of its lane that failed again after the recovery waits for the retry policy
+        // (backoffs, a hold until an operator releases it), not for the recovery: it is not timed as run again.
+        const lane = this.laneOf(r.p, o);
+        const behindFailure = lane !== undefined && Array.from({ length: o - r.from }, (_, i) => r.from + i).some((m) => this.laneOf(r.p, m) === lane &&
+          (this.runs.some((x) => x.p === r.p && x.o === m && within(x) && x.outcome !== 'ok' && x.outcome !== 'killed' && x.outcome !== 'running') ||
+            this.#terminalLog.some((e) => e.rk === `${r.p}:${m}` && e.deadLetter === true && within(e))));
+        if (behindFailure) continue;
+        // Run again, or terminal again without a run (a value that is not JSON is dead-lettered unread).
+        const run = this.runs.find((x) => x.p === r.p && x.o === o && within(x));
+        const again = run === undefined || (event !== undefined && within(event) && event.seq < run.seq) ? event : run;
+        if (again === undefined || !within(again)) ran = undefined;
+        else if (again.at > ran.at) ran = again;
       }
-      if (last !== undefined) this.#recoveryTimes.push({ sinceLossMs: last.at - r.lostAt, sinceFoundMs: last.at - r.foundAt, committerRuns: last.commits - r.commits });
+      if (last !== undefined && ran !== undefined) {
+        this.#recoveryTimes.push({ ranAgainMs: ran.at - r.lostAt, sinceLossMs: last.at - r.lostAt, sinceFoundMs: last.at - r.foundAt, committerRuns: ran.commits - r.commits });
+      }
     }
   }
 

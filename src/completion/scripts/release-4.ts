@@ -24,6 +24,11 @@ export const release4 = `--[[
   ARGV[5]  lease expiry of the new head (epoch ms; '0' or absent: none). The retry function releasing a
            lane runs the new head inline: until that head is terminal or its retry copy is written, Redis
            holds its only copy, and the lease tells a committer run when to write that copy (re-drive).
+  ARGV[6]  the caller's hold on the head ('' or absent: none, anyone may release): \`lease:<ms>\`, the lease a
+           drained head was given (field 7), or \`claim:<copy>\`, the claim of the copy that ran it (field 8). A
+           head whose entry no longer carries it was written anew by someone else (a recovery rebuilt the lane, a
+           re-drive took the lease off, a twin took the claim over): NOT_HEAD, so a run that started before a
+           recovery never takes a lease on the rebuilt lane (the recovery's own copy runs the head again).
 
   Returns
     { 0 }                          lane freed: nothing else was parked
@@ -37,6 +42,22 @@ local current = redis.call('HGET', lanesKey, lane)
 if not current then return { -4, '' } end
 local currentHead = string.match(current, '^(%d+)|')
 if currentHead ~= ARGV[2] then return { -4, currentHead } end
+local hold = ARGV[6]
+if hold ~= nil and hold ~= '' then
+  local fields, start = {}, 1
+  while true do
+    local sep = string.find(current, '|', start, true)
+    if not sep then
+      fields[#fields + 1] = string.sub(current, start)
+      break
+    end
+    fields[#fields + 1] = string.sub(current, start, sep - 1)
+    start = sep + 1
+  end
+  local kind, value = string.match(hold, '^(%a+):(.*)$')
+  local held = (kind == 'lease' and fields[7] == value) or (kind == 'claim' and fields[8] == value)
+  if not held then return { -4, currentHead } end
+end
 
 local base = tonumber(redis.call('HGET', metaKey, 'base'))
 local headOffset = tonumber(currentHead)

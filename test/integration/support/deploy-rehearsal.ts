@@ -309,6 +309,16 @@ export function rehearse(template: Template, edges: readonly Edge[], options: Re
   // Grants: with MSK IAM, every topic read or written is granted; the code sends only to declared outputs.
   for (const fn of functions) {
     const env = environment(fn);
+    const topic = env['KAFKA_LANES_PRODUCE_TOPIC'];
+    if (topic === undefined || env['KAFKA_LANES_SASL_MECHANISM'] !== 'aws-iam') continue;
+    // The produce function writes the source topic of its group's trigger.
+    const role = roleOf(fn);
+    const statements = role === undefined ? [] : ((properties(role)['Policies'] as Array<{ PolicyDocument: { Statement: Array<{ Action: string[]; Resource: unknown }> } }>) ?? []).flatMap((policy) => policy.PolicyDocument.Statement);
+    const written = statements.some((statement) => statement.Action.includes('kafka-cluster:WriteData') && JSON.stringify(evaluate(statement.Resource)).includes(`/${String(topic)}"`));
+    if (!written) problems.push(`${role ?? fn} does not grant WriteData on \`${String(topic)}\`, which ${fn} writes`);
+  }
+  for (const fn of functions) {
+    const env = environment(fn);
     const triggers = triggersOf(fn);
     if (triggers.length === 0 || env['KAFKA_LANES_GROUP'] === undefined) continue;
     const group = String(env['KAFKA_LANES_GROUP']);

@@ -26,7 +26,7 @@ export async function checkReadmeDeploy(project: string, env: NodeJS.ProcessEnv)
   const functions = Object.entries(template.Resources).filter(([, resource]) => resource.Type === 'AWS::Lambda::Function');
   // Every function in the VPC but the topics resource's provider, which answers CloudFormation from outside it.
   const outside = functions.filter(([, resource]) => resource.Properties?.['VpcConfig'] === undefined).map(([id]) => id);
-  if (outside.join() !== 'OrdersTopicsCrLambdaFunction') throw new Error(`expected every function but the topics provider in the VPC, outside: ${outside.join(', ')}`);
+  if (outside.join() !== 'OrdersTopicsLambdaFunction') throw new Error(`expected every function but the topics provider in the VPC, outside: ${outside.join(', ')}`);
   const handler = readFileSync(join(project, 'src', 'orders.ts'), 'utf8');
   const sends = [...handler.matchAll(/ctx\.send\(\s*['"]([^'"]+)['"]/g)].map((match) => match[1]!);
   const { problems } = rehearse(template, await cfnGraph(file), { sends: { OrdersLambdaFunction: sends } });

@@ -41,5 +41,5 @@ export function topicsResourceInProcess(options: InProcessOptions): ReturnType<t
     stackStatus: async () => options.stackStatus ?? 'UPDATE_IN_PROGRESS',
     log,
   };
-  return topicsProviderHandler({ KAFKA_LANES_TOPICS_WORKER: 'shop-dev-orders-topics' }, deps);
+  return topicsProviderHandler({ KAFKA_LANES_TOPICS_WORKER: 'shop-dev-orders-topicsvpc' }, deps);
 }

@@ -1,5 +1,5 @@
 import * as kafkajs from 'kafkajs';
-import { importKafkaJs } from '../../../src/connections';
+import { createKafkaClient, importKafkaJs, type KafkaClient } from '../../../src/connections';
 
 describe('importKafkaJs', () => {
   it('gives the kafkajs module, the same object on every call', async () => {
@@ -9,6 +9,20 @@ describe('importKafkaJs', () => {
     // Assess
     expect(imported.Kafka).toBe(kafkajs.Kafka);
     expect(await importKafkaJs()).toBe(imported);
+  });
+});
+
+describe('createKafkaClient', () => {
+  it('makes the seam\'s client with kafkajs: its producer, admin and consumer, none connected', async () => {
+    // Act
+    const client: KafkaClient = await createKafkaClient({ clientId: 'seam', brokers: ['127.0.0.1:1'], logLevel: kafkajs.logLevel.NOTHING });
+
+    // Assess: kafkajs's own client fills the seam as it stands, so every caller of kafkajs keeps working.
+    expect(client).toBeInstanceOf(kafkajs.Kafka);
+    const producer = client.producer({ idempotent: true, maxInFlightRequests: 1 });
+    expect([typeof producer.connect, typeof producer.sendBatch, typeof producer.disconnect]).toEqual(['function', 'function', 'function']);
+    expect(typeof client.admin().fetchTopicOffsets).toBe('function');
+    expect(typeof client.consumer({ groupId: 'seam' }).run).toBe('function');
   });
 });
 

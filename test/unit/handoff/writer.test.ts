@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { KafkaJSNonRetriableError, KafkaJSProtocolError, Partitioners, type Message, type PartitionerArgs, type Producer, type ProducerBatch, type ProducerConfig } from 'kafkajs';
 import { ConfigError } from '../../../src/errors';
 import { HandOffError, HandOffWriter, producerRetry, readHandOffHeaders, type HandOffWriterOptions, type ProducerFactory } from '../../../src/handoff';
@@ -302,6 +303,31 @@ describe('HandOffWriter', () => {
     expect(offsetsOf(kafka.last.batches[1])).toEqual(['grp.retry.5s@3']);
     kafka.last.ack();
     await kept;
+  });
+
+  it('bounds the writes sharing one signal with one listener on it, and rejects all of them when it aborts', async () => {
+    // Prepare: 50 writes waiting behind a send in flight, all bounded by the invocation's one signal.
+    const kafka = new FakeKafka();
+    const writer = new HandOffWriter(kafka, DLQ);
+    const controller = new AbortController();
+    const first = writer.write([item(0)]);
+    await settle();
+    const writes = Array.from({ length: 50 }, (_, i) => writer.write([item(i + 1)], { signal: controller.signal }));
+
+    // Assess: one listener for all of them (a listener per write would pass Node's limit of 10 and warn).
+    expect(getEventListeners(controller.signal, 'abort').length).toBeLessThanOrEqual(1);
+
+    // Act
+    controller.abort(new Error('deadline'));
+
+    // Assess: every write is rejected and none of their copies is sent.
+    const outcomes = await Promise.allSettled(writes);
+    expect(outcomes.every((outcome) => outcome.status === 'rejected' && outcome.reason instanceof HandOffError)).toBe(true);
+    kafka.last.ack();
+    await first;
+    await settle();
+    expect(kafka.last.batches).toHaveLength(1);
+    expect(writer.pendingCount).toBe(0);
   });
 
   it('rejects at once with an already aborted signal', async () => {

@@ -1,4 +1,7 @@
-import { clusterRegionProblem, endpointProblems, lengthProblem, loopbackEnvironmentProblems, mskServerlessRegionWarning, scheduleProblem, tierOrderProblems } from '../../../src/serverless/checks';
+import {
+  clusterRegionProblem, endpointProblems, lengthProblem, loopbackEnvironmentProblems, mskServerlessRegionWarning, privateEndpoint, scheduleProblem, tierOrderProblems,
+  undeclaredSendsWarning, vpcProblems,
+} from '../../../src/serverless/checks';
 
 describe('scheduleProblem', () => {
   it.each(['rate(1 minute)', 'rate(5 minutes)', 'rate(1 hour)', 'rate(2 days)', 'cron(0/5 * * * ? *)', 'cron(0 12 ? * MON-FRI *)'])('accepts %s', (expression) => {
@@ -113,5 +116,52 @@ describe('mskServerlessRegionWarning', () => {
     expect(mskServerlessRegionWarning('eu-west-1', stack)).toBeUndefined();
     expect(mskServerlessRegionWarning('sa-east-1', { KafkaLanesMsk: { Type: 'AWS::MSK::Cluster' } })).toBeUndefined();
     expect(mskServerlessRegionWarning(undefined, stack)).toBeUndefined();
+  });
+});
+
+describe('vpcProblems', () => {
+  const ARN = 'arn:aws:kafka:eu-west-1:123456789012:cluster/shop/abcd-1';
+
+  it.each([
+    ['an MSK trigger', { setting: 'functions.orders.events.msk.arn', value: ARN, msk: true }, 'functions.orders.events.msk.arn is an MSK cluster'],
+    ['an ElastiCache Redis', { setting: 'functions.orders.kafkaLanes.redis.url', value: 'rediss://shop.abc123.euw1.cache.amazonaws.com:6379' }, 'is an ElastiCache endpoint'],
+    ['MSK brokers', { setting: 'functions.orders.kafkaLanes.kafka.brokers', value: 'b-1.shop.abc123.c2.kafka.eu-west-1.amazonaws.com:9098' }, 'is an MSK broker'],
+    ['a private address', { setting: 'functions.orders.events.kafka.bootstrapServers', value: '10.0.3.7:9092,10.0.4.7:9092' }, 'is a private address (RFC 1918)'],
+  ])('refuses a function in no VPC that reaches %s, naming the setting and the fix', (_what, target, reason) => {
+    // Act
+    const found = vpcProblems('functions.orders', [target]);
+
+    // Assess
+    expect(found.warnings).toEqual([]);
+    expect(found.problems).toEqual([expect.stringContaining('functions.orders: expected a VPC for a function whose brokers or Redis are private, got none: ')]);
+    expect(found.problems[0]).toContain(reason);
+    expect(found.problems[0]).toContain('`provider.vpc` (or `functions.orders.vpc`) with `subnetIds` (private subnets) and `securityGroupIds`');
+  });
+
+  it('warns where it cannot tell (a CloudFormation value, a host name of your own)', () => {
+    // Act
+    const found = vpcProblems('functions.orders', [{ setting: 'functions.orders.kafkaLanes.redis.url', value: { 'Fn::GetAtt': ['Redis', 'Url'] } }]);
+
+    // Assess
+    expect(found.problems).toEqual([]);
+    expect(found.warnings).toEqual([expect.stringContaining('functions.orders is in no VPC: if functions.orders.kafkaLanes.redis.url is reached from a VPC only, give the functions the VPC')]);
+    expect(privateEndpoint('rediss://redis.example.net:6379')).toBeUndefined();
+    expect(privateEndpoint('172.31.0.9:9092')).toBe('a private address (RFC 1918)');
+    expect(privateEndpoint('172.32.0.9:9092')).toBeUndefined();
+  });
+});
+
+describe('undeclaredSendsWarning', () => {
+  it("names each literal topic a handler's file sends to that kafkaLanes.outputs does not declare", () => {
+    // Prepare: the README's handler, as a user writes it
+    const source = "ctx.send('orders-paid', { key: order.customerId, value: { orderId: order.orderId } });\nctx.send(\"orders-refused\", { value: 1 });";
+
+    // Act / Assess
+    expect(undeclaredSendsWarning('functions.orders', source, ['orders-paid'])).toBe(
+      'functions.orders: its handler sends to `orders-refused` (ctx.send), not declared in kafkaLanes.outputs (orders-paid): every such send fails its record, ' +
+        'on AWS (MSK IAM refuses the write), under `serverless offline` and in `testLanes`. Add it to `kafkaLanes.outputs`',
+    );
+    expect(undeclaredSendsWarning('functions.orders', source, ['orders-paid', 'orders-refused'])).toBeUndefined();
+    expect(undeclaredSendsWarning('functions.orders', 'await sqs.send(command);', [])).toBeUndefined();
   });
 });

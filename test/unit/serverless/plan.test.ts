@@ -193,7 +193,7 @@ describe('groupGrants', () => {
     // (in the VPC) calls no AWS API.
     expect(grants.topicsProvider).toEqual([
       { Effect: 'Allow', Action: ['kafka:GetBootstrapBrokers'], Resource: ARN },
-      { Effect: 'Allow', Action: ['lambda:InvokeFunction'], Resource: { 'Fn::Sub': 'arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:shop-dev-orders-topics' } },
+      { Effect: 'Allow', Action: ['lambda:InvokeFunction'], Resource: { 'Fn::Sub': 'arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:shop-dev-orders-topicsvpc' } },
       { Effect: 'Allow', Action: ['cloudformation:DescribeStacks'], Resource: { Ref: 'AWS::StackId' } },
     ]);
     expect(grants.topics.flatMap((statement) => statement.Action).filter((action) => !action.startsWith('kafka-cluster:') && !action.startsWith('ec2:'))).toEqual([]);
@@ -245,7 +245,7 @@ describe('groupGrants', () => {
 
 describe('outputs and the topics resource', () => {
   const topicArn = (name: string): string => `arn:aws:kafka:eu-west-1:123456789012:topic/shop/abcd-1/${name}`;
-  const ids = { providerLogicalId: 'OrdersTopicsCrLambdaFunction', workerLogicalId: 'OrdersTopicsLambdaFunction', resourceLogicalId: 'OrdersKafkaLanesTopics' };
+  const ids = { providerLogicalId: 'OrdersTopicsLambdaFunction', workerLogicalId: 'OrdersTopicsVpcLambdaFunction', resourceLogicalId: 'OrdersKafkaLanesTopics' };
   const brokers = { 'Fn::GetAtt': ['OrdersKafkaLanesTopics', 'BootstrapBrokers'] };
 
   it('lets the handler write the declared outputs only, and tells it which they are', () => {
@@ -285,9 +285,9 @@ describe('outputs and the topics resource', () => {
     // Assess: the provider (outside the VPC) is the ServiceToken; the cluster and its listener are properties
     expect(parts.resource).toMatchObject({
       Type: 'Custom::KafkaLanesTopics',
-      Properties: { ServiceToken: { 'Fn::GetAtt': ['OrdersTopicsCrLambdaFunction', 'Arn'] }, ServiceTimeout: '420', Cluster: plan!.environment['KAFKA_LANES_MSK_CLUSTER_ARN'], Listener: 'iam' },
+      Properties: { ServiceToken: { 'Fn::GetAtt': ['OrdersTopicsLambdaFunction', 'Arn'] }, ServiceTimeout: '420', Cluster: plan!.environment['KAFKA_LANES_MSK_CLUSTER_ARN'], Listener: 'iam' },
     });
-    expect(parts.providerEnvironment).toEqual({ KAFKA_LANES_TOPICS_WORKER: { Ref: 'OrdersTopicsLambdaFunction' } });
+    expect(parts.providerEnvironment).toEqual({ KAFKA_LANES_TOPICS_WORKER: { Ref: 'OrdersTopicsVpcLambdaFunction' } });
     expect(parts.committerEnvironment['KAFKA_LANES_BROKERS']).toEqual(brokers);
     expect(parts.committerEnvironment['KAFKA_LANES_MSK_CLUSTER_ARN']).toBeUndefined();
     expect(parts).toMatchObject({ handlerEnvironment: { KAFKA_LANES_BROKERS: brokers }, removed: ['KAFKA_LANES_MSK_CLUSTER_ARN'] });
@@ -301,7 +301,24 @@ describe('outputs and the topics resource', () => {
     expect(topicsResource(plan!, ids).handlerEnvironment).toEqual({ KAFKA_LANES_BROKERS: brokers });
     expect(plan!.topics.properties['Listener']).toBe('tls');
     expect(plan!.topics.definition.environment).toEqual({ KAFKA_LANES_GROUP: 'g', KAFKA_LANES_KAFKA_SSL: 'true' });
-    expect(plan!.topics.provider).toMatchObject({ key: 'ordersTopicsCr', vpc: false, timeout: 360 });
+    expect(plan!.topics.provider).toMatchObject({ key: 'ordersTopics', vpc: false, timeout: 360 });
+  });
+
+  it('adds the produce function when asked: in the VPC, the source topic and the trigger group only', () => {
+    // Act
+    const { plan } = planFunction(service, 'orders', { ...mskFunction(), vpc: { subnetIds: ['subnet-1'] } }, { group: 'g', produce: true });
+    const { producer } = groupGrants(plan!, true);
+
+    // Assess
+    expect(plan!.producer).toMatchObject({ key: 'ordersProduce', definition: { name: 'shop-dev-orders-produce', vpc: { subnetIds: ['subnet-1'] } } });
+    expect(plan!.producer!.definition.environment).toMatchObject({ KAFKA_LANES_PRODUCE_TOPIC: 'orders', KAFKA_LANES_GROUP: 'g', KAFKA_LANES_MSK_CLUSTER_ARN: ARN });
+    expect(producer).toEqual([
+      { Effect: 'Allow', Action: ['kafka-cluster:Connect', 'kafka-cluster:WriteDataIdempotently'], Resource: ARN },
+      { Effect: 'Allow', Action: ['kafka-cluster:DescribeTopic', 'kafka-cluster:WriteData'], Resource: [topicArn('orders')] },
+      { Effect: 'Allow', Action: ['kafka-cluster:DescribeGroup'], Resource: 'arn:aws:kafka:eu-west-1:123456789012:group/shop/abcd-1/g' },
+      expect.objectContaining({ Action: expect.arrayContaining(['ec2:CreateNetworkInterface']), Resource: '*' }),
+    ]);
+    expect(planFunction(service, 'orders', mskFunction(), { group: 'g' }).plan!.producer).toBeUndefined();
   });
 
   it('changes no environment when the brokers are configured', () => {
