@@ -306,12 +306,13 @@ describe("the consumer's path: the README in a new project, with the packed pack
     ]);
     lap('retried on the tiers, dead-lettered, listed');
 
-    // `status --json` shows the held lane of c-1 with its next order parked; `lane release` lets that order run.
+    // `status --json` shows the held lane of c-1 with its next order parked; `lane release` lets that order run (the
+    // operator commands find the group's tiers in its retry topics, as a user who changed `retryTiers` needs).
     const status = await cli('status', names.group, '--json');
     expectOk(status, 'npx kafka-lanes status --json');
     const held = (JSON.parse(status.output) as GroupStatus).lanes?.lanes.find((lane) => lane.key === 'c-1');
     expect(held).toMatchObject({ state: 'held', topic: names.topic, partition: failing.origin.partition, headOffset: failing.origin.offset, attempt: 5, parked: 1 });
-    expectOk(await cli('lane', 'release', names.group, held!.topic, String(held!.partition), held!.lane, '--tiers', TIERS.run), 'npx kafka-lanes lane release');
+    expectOk(await cli('lane', 'release', names.group, held!.topic, String(held!.partition), held!.lane), 'npx kafka-lanes lane release');
     await paidCount(payable.length + 1);
     expect(paid.has('order-17')).toBe(true);
     lap('lane released, its next order paid');
@@ -320,11 +321,11 @@ describe("the consumer's path: the README in a new project, with the packed pack
     const position = `${failing.partition}@${failing.offset}`;
     const ends = async (): Promise<number> => (await admin!.fetchTopicOffsets(names.topic)).reduce((n, p) => n + Number(p.high), 0);
     const before = await ends();
-    const dry = await cli('dlq', 'replay', names.group, '--position', position, '--tiers', TIERS.run, '--dry-run');
+    const dry = await cli('dlq', 'replay', names.group, '--position', position, '--dry-run');
     expectOk(dry, 'npx kafka-lanes dlq replay --dry-run');
     expect(dry.output).toContain('would be written back');
     expect(await ends()).toBe(before);
-    const replay = await cli('dlq', 'replay', names.group, '--position', position, '--tiers', TIERS.run);
+    const replay = await cli('dlq', 'replay', names.group, '--position', position);
     expectOk(replay, 'npx kafka-lanes dlq replay --position');
     expect(replay.output).toContain(`written-back: written back to ${names.topic}`);
     expect(await ends()).toBe(before + 1);
