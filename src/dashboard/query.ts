@@ -16,7 +16,7 @@ export const MAX_PAGE = 500;
 const LANE_SORTS: readonly LaneSort[] = ['age', 'attempt', 'due', 'offset', 'partition', 'key', 'state'];
 const ALLOWED: Record<string, readonly string[]> = {
   lanes: ['sort', 'dir', 'state', 'topic', 'partition', 'offset', 'limit'],
-  dlq: ['reason', 'topic', 'lane', 'offset', 'limit'],
+  dlq: ['reason', 'topic', 'lane', 'key', 'since', 'until', 'offset', 'limit'],
 };
 
 function shown(text: string): string {
@@ -77,16 +77,22 @@ export function parseLanesQuery(params: URLSearchParams): LanesQuery {
   };
 }
 
-/** `GET /api/dlq?reason=exhausted&topic=orders&lane=...&offset=0&limit=50`. */
+/** `GET /api/dlq?reason=exhausted&topic=orders&lane=...&key=c-1&since=<epoch ms>&until=<epoch ms>&offset=0&limit=50`. */
 export function parseDeadLetterQuery(params: URLSearchParams): DeadLetterFilter {
   only(params, 'dlq');
   const reason = text(params, 'reason');
   const topic = text(params, 'topic');
   const lane = text(params, 'lane');
+  const key = text(params, 'key');
+  const sinceMs = integer(params, 'since', 0, Number.MAX_SAFE_INTEGER);
+  const untilMs = integer(params, 'until', 0, Number.MAX_SAFE_INTEGER);
   return {
     ...(reason === undefined ? {} : { reason }),
     ...(topic === undefined ? {} : { originTopic: topic }),
     ...(lane === undefined ? {} : { lane }),
+    ...(key === undefined ? {} : { key }),
+    ...(sinceMs === undefined ? {} : { sinceMs }),
+    ...(untilMs === undefined ? {} : { untilMs }),
     offset: integer(params, 'offset', 0, 100_000_000) ?? 0,
     limit: integer(params, 'limit', 1, MAX_PAGE) ?? 50,
   };

@@ -65,12 +65,12 @@ describe('kafka-lanes dlq list and dlq replay --position', () => {
     expect(none.code).toBe(1);
     expect(none.err).toContain(`No dead letter at 0@7 of ${s.group}.dlq`);
 
-    // The replay itself: the lane resumes in order.
+    // The replay itself, without `--tiers`: the group's tiers (1s, 1m) come from its retry topics, and the lane resumes in order.
     s.fix();
-    const replay = await runCliCaptured('dlq', 'replay', s.group, '--position', '0@0', ...CONNECTIONS);
+    const replay = await runCliCaptured('dlq', 'replay', s.group, '--position', '0@0', ...BROKERS, '--redis-url', REDIS_URL);
     await s.drain();
     expect(replay.code).toBe(0);
-    expect(replay.out).toContain(`resumed-held-head: resumed held lane ${s.lane} in order`);
+    expect(replay.out).toContain(`resumed-held-head: resumed held lane ${s.lane} in order: attempt 1 in ${s.group}.retry.1s`);
     expect(s.runs).toEqual([{ offset: 0, attempt: 1 }, { offset: 0, attempt: 1 }, { offset: 1, attempt: 1 }]);
   });
 });

@@ -96,8 +96,15 @@ describe('lanes(): the public Lambda handler', () => {
     expect(() => lanes({ concurency: 10 } as never, async () => undefined)).toThrow(/concurency[\s\S]*concurrency/);
   });
 
-  it('fails at cold start without a group, saying the event does not carry one', () => {
+  it('imports without a group (a test gives it to testLanes), and fails its first invocation saying the event does not carry one', async () => {
     delete process.env.KAFKA_LANES_GROUP;
-    expect(() => lanes({}, async () => undefined)).toThrow(/KAFKA_LANES_GROUP/);
+    const handler = lanes({}, async () => undefined);
+    expect(() => handler.options).toThrow(/KAFKA_LANES_GROUP/);
+    await expect(handler(eventOf([]), contextWithin(30_000) as unknown as Context)).rejects.toThrow(/Missing kafka-lanes option `group`.*KAFKA_LANES_GROUP.*a Kafka trigger event does not carry it/);
+  });
+
+  it('still fails at cold start on any other bad option, naming the missing group with it', () => {
+    delete process.env.KAFKA_LANES_GROUP;
+    expect(() => lanes({ concurrency: -1 }, async () => undefined)).toThrow(/concurrency[\s\S]*KAFKA_LANES_GROUP|KAFKA_LANES_GROUP[\s\S]*concurrency/);
   });
 });

@@ -74,6 +74,10 @@ describe('kafka-lanes local', () => {
     expect(status).toMatchObject({ code: 0 });
     expect(status.stdout).toMatch(new RegExp(`^kafka +up +127\\.0\\.0\\.1:${kafkaPort} .*Kafka 3\\.9\\.1, pid \\d+, this directory`, 'm'));
     expect(status.stdout).toMatch(new RegExp(`^redis +up +127\\.0\\.0\\.1:${redisPort} \\(pid \\d+, this directory\\)`, 'm'));
+    // Without the ports, `status` reports the ones this directory's broker and Redis listen on.
+    const bare = await kafkaLanes(project, ['local', 'status']);
+    expect(bare.stdout).toMatch(new RegExp(`^kafka +up +127\\.0\\.0\\.1:${kafkaPort} \\(controller 127\\.0\\.0\\.1:${controllerPort}; Kafka 3\\.9\\.1, pid \\d+, this directory`, 'm'));
+    expect(bare.stdout).toMatch(new RegExp(`^redis +up +127\\.0\\.0\\.1:${redisPort} \\(pid \\d+, this directory\\)`, 'm'));
 
     const down = await kafkaLanes(project, ['local', 'down', ...ports]);
     expect(down).toMatchObject({ code: 0 });

@@ -242,6 +242,8 @@ describe('serverless offline with the kafka-lanes trigger', () => {
     const log = readFileSync(logFile, 'utf8');
     expect(log).not.toContain('"message":"committer run"');
     expect(log).not.toContain('"LaneHeadsRedriven"');
+    // Nor serverless-offline's line of each committer run.
+    expect(log).not.toMatch(/\(λ: \w+Committer\) RequestId/);
   });
 
   it('sends failures through the retry tiers to success or, attempts exhausted, to the dead-letter topic, in per-key order', async () => {

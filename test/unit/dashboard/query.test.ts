@@ -34,6 +34,10 @@ describe('dashboard query parameters', () => {
     expect(parseDeadLetterQuery(params('reason=exhausted&topic=orders&lane=Y3VzdA%3D%3D&limit=10'))).toEqual({
       reason: 'exhausted', originTopic: 'orders', lane: 'Y3VzdA==', offset: 0, limit: 10,
     });
+    expect(parseDeadLetterQuery(params('key=c-1&since=1764000000000&until=1764000060000'))).toEqual({
+      key: 'c-1', sinceMs: 1_764_000_000_000, untilMs: 1_764_000_060_000, offset: 0, limit: 50,
+    });
+    expect(() => parseDeadLetterQuery(params('since=yesterday'))).toThrow(/Expected `since` to be an integer/);
     expect(() => parseDeadLetterQuery(params('sort=age'))).toThrow(/Unknown query parameter `sort`/);
   });
 });
