@@ -21,7 +21,10 @@
  *    cause a recovery storm.
  * 6. **watch**: a lane held by the `hold` policy has no retry copy to report a loss, so while the partition is not
  *    `marked` (the committer read back a commit naming its generation) its head gets a watch copy
- *    (`watchHeldHead`, `lanes/lane-heads.ts`) that reports a loss if it finds the lane gone.
+ *    (`watchHeldHead`, `lanes/lane-heads.ts`) that reports a loss if it finds the lane gone. A lane the retry function
+ *    drains has none either once its copy is done (the drained head's lease and its park list are Redis' alone): the
+ *    copy that starts the drain writes itself back as the lane's watch copy first (`retry/retry-path.ts`,
+ *    `watchesLane`).
  *
  * With nothing committed at all the recovery reads from the earliest offset and commits the rebuilt state's marker at
  * once (Kafka holds nothing below it), so a second loss before the next run is found against it.

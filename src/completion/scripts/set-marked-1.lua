@@ -1,7 +1,7 @@
 --[[
   Records that the completion group holds a marker naming the state's generation (`marked`), once the committer knows
   its commit landed; nothing when the state carries another generation (made again since). Until then a lane held by
-  the `hold` policy keeps a watch copy in the retry path (docs/durability.md, "Held lanes in the first minute").
+  the `hold` policy keeps a watch copy in the retry path (docs/durability.md, "Held and drained lanes in the first minute").
 
   KEYS[1]  meta
 

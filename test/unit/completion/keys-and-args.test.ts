@@ -13,6 +13,7 @@ import {
   parseMarkReply,
   parseLaneHead,
   parseReleaseReply,
+  releaseCall,
 } from '../../../src/completion/args';
 import {
   LaneConflictError,
@@ -147,6 +148,15 @@ describe('reply parsers', () => {
 
   it('rejects a status count that does not match the records', () => {
     expect(() => parseAdmitReply([0, 'rr', '1', '2', '1', []], 3, 'admit')).toThrow(UnexpectedReplyError);
+  });
+});
+
+describe('releaseCall', () => {
+  it("sends the caller's hold on the head: a drained head's lease, a copy's claim, or none (anyone may release)", () => {
+    const keys = partitionKeys(ref);
+    expect(releaseCall(ref, keys, 'TA==', 4, 1, 100, 900).argv).toEqual(['TA==', '4', '1', '100', '900', '']);
+    expect(releaseCall(ref, keys, 'TA==', 4, 1, 100, 900, { lease: 800 }).argv.at(-1)).toBe('lease:800');
+    expect(releaseCall(ref, keys, 'TA==', 4, 1, 100, 900, { claim: 'orders.retry.1s:0:3' }).argv.at(-1)).toBe('claim:orders.retry.1s:0:3');
   });
 });
 

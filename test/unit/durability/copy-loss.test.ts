@@ -39,4 +39,14 @@ describe('the loss judge, asked by a retry copy whose lane is free', () => {
     expect(reported).toEqual([30]);
     expect(await suspectLoss({}, ref, 33, NOW)).toBeUndefined();
   });
+
+  it('tells whether its report is news: no loss reported yet, or only from a higher origin', async () => {
+    const ref = { group: 'g', topic: 'orders', partition: 0 };
+    const store = (audit: PartitionAudit) => ({ originState: async () => ({ audit, originDone: false }), reportLoss: async () => undefined });
+    expect((await suspectLoss(store(WHOLE), ref, 30, NOW))?.firstReport).toBe(true);
+    expect((await suspectLoss(store({ ...WHOLE, lossReported: NOW - 1, lossReportedFrom: 40 }), ref, 30, NOW))?.firstReport).toBe(true);
+    expect((await suspectLoss(store({ ...WHOLE, lossReported: NOW - 1, lossReportedFrom: 30 }), ref, 30, NOW))?.firstReport).toBe(false);
+    expect((await suspectLoss(store({ ...WHOLE, lossReported: NOW - 1, lossReportedFrom: 20 }), ref, 30, NOW))?.firstReport).toBe(false);
+    expect((await suspectLoss(store({ ...WHOLE, recoveringUntil: NOW + 1 }), ref, 30, NOW))?.firstReport).toBe(false);
+  });
 });

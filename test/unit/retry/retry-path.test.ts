@@ -75,6 +75,41 @@ describe('the retry path: before a copy runs', () => {
     expect(scope.written).toEqual([expect.objectContaining({ attempt: 2, dueAtMs: T0 + RECOVERY_RECHECK_MS })]);
   });
 
+  it('keeps a copy not due yet waiting for its due time: back to its tier unchanged, never with a new due time', async () => {
+    // Issue 39: a kept copy was written back due 30 s later on every pass, due or not, and its tier handed it straight back.
+    const scope = fakeScope<RetryTask>({}, new CompletionModelStore(), { originState: async () => ({ audit: WHOLE_AUDIT, originDone: false }), reportLoss: async () => undefined });
+    const late = await copy(scope, 'a', 0, 2, T0 + 120_000);
+    expect(await path.prepare({ ...scope, stopStartingAt: T0 }, late)).toBe(false);
+    expect(scope.written).toEqual([expect.objectContaining({ attempt: 2, dueAtMs: T0 + 120_000 })]);
+    expect(scope.counts.get('writtenBack')).toBe(1);
+    // The first report of the loss is said (and counted) at once, even before the copy is due.
+    expect(scope.counts.get('keptForRecovery')).toBe(1);
+  });
+
+  it('says a loss already reported once: a copy finding it reported is kept without a count', async () => {
+    const reported = { ...WHOLE_AUDIT, lossReported: T0 - 1_000, lossReportedFrom: 0 };
+    const scope = fakeScope<RetryTask>({}, new CompletionModelStore(), { originState: async () => ({ audit: reported, originDone: false }), reportLoss: async () => undefined });
+    expect(await path.prepare(scope, await copy(scope, 'a', 0, 2))).toBe(false);
+    expect(scope.counts.get('keptForRecovery')).toBeUndefined();
+    expect(scope.written).toEqual([expect.objectContaining({ attempt: 2, dueAtMs: T0 + RECOVERY_RECHECK_MS })]);
+  });
+
+  it("watches its lane in a partition's first minute: a copy whose lane's head moved past it goes back, not dropped", async () => {
+    const scope = fakeScope<RetryTask>({}, new CompletionModelStore(), { originState: async () => ({ audit: WHOLE_AUDIT, originDone: true }), durablyMarked: async () => false });
+    await blocked(scope, 'a', 1, 1);
+    expect(await path.prepare(scope, await copy(scope, 'a', 0, 2))).toBe(false);
+    expect(scope.counts.get('stale')).toBeUndefined();
+    expect(scope.written).toEqual([expect.objectContaining({ attempt: 2, dueAtMs: T0 + RECOVERY_RECHECK_MS })]);
+  });
+
+  it('drops that copy once the partition is marked: a loss is found against the marker from then on', async () => {
+    const scope = fakeScope<RetryTask>({}, new CompletionModelStore(), { originState: async () => ({ audit: WHOLE_AUDIT, originDone: true }), durablyMarked: async () => true });
+    await blocked(scope, 'a', 1, 1);
+    expect(await path.prepare(scope, await copy(scope, 'a', 0, 2))).toBe(false);
+    expect(scope.counts.get('stale')).toBe(1);
+    expect(scope.written).toEqual([]);
+  });
+
   it('drops a copy whose lane is gone when nothing looks lost: its lane moved on', async () => {
     const scope = fakeScope<RetryTask>({}, new CompletionModelStore(), { originState: async () => ({ audit: WHOLE_AUDIT, originDone: true }) });
     expect(await path.prepare(scope, await copy(scope, 'a', 0, 2))).toBe(false);
@@ -92,6 +127,25 @@ describe('the retry path: a copy that succeeds', () => {
     expect(scope.enqueued[0]).toMatchObject({ from: 'drained', offset: 1, attempt: 1, origin: { topic: 'orders', partition: 0, offset: 1 } });
     expect(scope.enqueued[0]?.record.value?.toString()).toBe('{"offset":1}');
     expect(head(scope, 'a')).toMatchObject({ offset: 1, attempt: 1, leaseUntilMs: scope.leaseUntilMs });
+  });
+
+  it("in a partition's first minute, writes itself back as its lane's watch copy before the drain runs and before its own done bit", async () => {
+    const scope = fakeScope<RetryTask>({}, new CompletionModelStore(), { durablyMarked: async () => false });
+    await blocked(scope, 'a', 0, 2, [1, 2]);
+    await path.succeeded(scope, await copy(scope, 'a', 0, 2));
+    expect(scope.events).toEqual(['release 0', 'write retry 0', 'enqueue 1', `done ${TIER} 0`]);
+    expect(scope.written).toEqual([expect.objectContaining({ attempt: 2, dueAtMs: T0 + RECOVERY_RECHECK_MS, origin: expect.objectContaining({ offset: 0 }) })]);
+  });
+
+  it("releases holding the copy's claim, and a drained head's release holding its lease", async () => {
+    const scope = fakeScope<RetryTask>();
+    const holds: unknown[] = [];
+    const release = scope.store.release.bind(scope.store);
+    const store = { ...scope.store, release: (...args: Parameters<typeof release>) => (holds.push(args[6]), release(...args)) };
+    await blocked(scope, 'a', 0, 2, [1, 2]);
+    await path.succeeded({ ...scope, store }, await copy(scope, 'a', 0, 2, T0, 7));
+    await path.succeeded({ ...scope, store }, scope.enqueued[0]!);
+    expect(holds).toEqual([{ claim: `${TIER}:0:7` }, { lease: scope.leaseUntilMs }]);
   });
 
   it('frees the lane when nothing is parked behind it', async () => {
