@@ -25,6 +25,7 @@ export interface Serverless {
       timeout?: number;
       logRetentionInDays?: number;
       stackParameters?: Array<{ ParameterKey?: string }>;
+      environment?: Record<string, unknown>;
       iam?: { role?: string | { statements?: Array<Record<string, unknown>>; managedPolicies?: unknown[]; permissionsBoundary?: unknown } };
       compiledCloudFormationTemplate: { Resources: Record<string, { Type: string; Properties: Record<string, unknown> }> };
     };

@@ -5,6 +5,9 @@ import { clusterRegionProblem, endpointProblems, lengthProblem, scheduleProblem,
 import { AWS_LIMITS, PLUGIN_DEFAULTS, type FunctionBlock } from './config';
 import { PRODUCE_TOPIC_VARIABLE, PROVIDER_EXTRA_SECONDS } from './topics-resource';
 
+/** The variable every Powertools utility reads its service from (the logs' `service`, telemetry.ts). */
+const POWERTOOLS_SERVICE_NAME = 'POWERTOOLS_SERVICE_NAME';
+
 /** A Kafka trigger as serverless.yml writes it (`msk` or `kafka` event); only what the plugin reads or writes. */
 export interface TriggerSettings {
   topic: string;
@@ -373,4 +376,25 @@ function withSettings(kind: 'msk' | 'kafka', settings: TriggerSettings): Trigger
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * `POWERTOOLS_SERVICE_NAME`, the service's name, for every function of the groups (handler, committer, topics provider
+ * and worker, produce function), so `ctx.logger` and the framework's logs carry the user's service (telemetry.ts) on
+ * AWS and under `serverless offline`. A value of the service's own (`provider.environment`, a function's) is kept.
+ *
+ * @example
+ * nameTheService({ service: 'shop', provider: {}, functions }, plans); // functions.orders.environment.POWERTOOLS_SERVICE_NAME === 'shop'
+ */
+export function nameTheService(
+  service: { readonly service: string; readonly provider: { environment?: Record<string, unknown> }; readonly functions: Record<string, FunctionView | undefined> },
+  plans: readonly FunctionPlan[],
+): void {
+  if (service.provider.environment?.[POWERTOOLS_SERVICE_NAME] !== undefined || service.service === '') return;
+  for (const plan of plans) {
+    for (const key of [plan.functionKey, plan.committer?.key, plan.topics.key, plan.topics.provider.key, plan.producer?.key]) {
+      const fn = key === undefined ? undefined : service.functions[key];
+      if (fn !== undefined && fn.environment?.[POWERTOOLS_SERVICE_NAME] === undefined) fn.environment = { ...fn.environment, [POWERTOOLS_SERVICE_NAME]: service.service };
+    }
+  }
 }

@@ -9,7 +9,7 @@ import { declaredTemplate, existingVpcProblems, loopbackEnvironmentProblems, msk
 import { functionRole, groupGrants, rolePolicyLength, ROLE_POLICY_LIMIT, type Statement } from './iam';
 import { dropRedundantRoleDependsOn } from './role-depends-on';
 import { compileResponseTypes, keepZeroBatchingWindows, mskClusterNameToken, type PluginUtils, type Serverless } from './framework';
-import { planFunction, type FunctionPlan, type ServiceView } from './plan';
+import { nameTheService, planFunction, type FunctionPlan, type ServiceView } from './plan';
 import { startOfflineTrigger, type OfflineKafkaTrigger } from './offline/trigger';
 import { topicsResource, triggersAfterTopics } from './topics-resource';
 
@@ -167,6 +167,7 @@ export class KafkaLanesPlugin {
     }
     if (!offline) this.#addTopicsResources(plans);
     if (offline) this.#blankDeployTimeSettings(plans);
+    nameTheService(service, plans);
     for (const plan of plans.filter((p) => p.mode === 'provisioned')) {
       this.#log.warning(
         `kafka-lanes: functions.${plan.functionKey} is in provisioned mode: its provisionedPollerConfig applies to each of its ` +

@@ -284,5 +284,9 @@ describe('serverless offline with the kafka-lanes trigger', () => {
       (offsets) => ends.every(({ partition, high }) => offsets.get(partition) === Number(high)),
       'the completion group at the end offsets',
     );
+    // The failures are logged under the service's name, which the plugin gives the function (not `kafka-lanes`).
+    const failed = readFileSync(logFile, 'utf8').split('\n').filter((line) => line.includes('"message":"record failed"'));
+    expect(failed.length).toBeGreaterThan(0);
+    for (const line of failed) expect(line).toContain('"service":"kl-offline-test"');
   }, 300_000);
 });

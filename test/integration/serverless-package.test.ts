@@ -94,6 +94,14 @@ describe('serverless package with kafka-lanes/serverless', () => {
     const groupSettings = (fn: Record<string, unknown>): Record<string, unknown> =>
       Object.fromEntries(Object.entries(variables(fn)).filter(([name]) => name.startsWith('KAFKA_LANES_')));
     expect(groupSettings(committer)).toEqual(groupSettings(orders));
+    // Every function of the group logs as the user's service (ctx.logger's `service`), not as kafka-lanes.
+    expect(Object.fromEntries(Object.entries(functions).map(([name, fn]) => [name, variables(fn as Record<string, unknown>)['POWERTOOLS_SERVICE_NAME']]))).toEqual({
+      'kafka-lanes-example-dev-orders': 'kafka-lanes-example',
+      'kafka-lanes-example-dev-orders-committer': 'kafka-lanes-example',
+      'kafka-lanes-example-dev-orders-topics': 'kafka-lanes-example',
+      'kafka-lanes-example-dev-orders-topicsvpc': 'kafka-lanes-example',
+      'kafka-lanes-example-dev-orders-produce': 'kafka-lanes-example',
+    });
     // The topics resource, served by a provider outside the VPC, with the cluster among its properties.
     expect(resources['OrdersKafkaLanesTopics']).toEqual({
       Type: 'Custom::KafkaLanesTopics',
@@ -206,6 +214,35 @@ describe('serverless package with kafka-lanes/serverless', () => {
     }
     const fn = ofType(resources, 'AWS::Lambda::Function').find((f) => f.Properties['FunctionName'] === 'shop-dev-orders')!;
     expect((fn.Properties['Environment'] as { Variables: Record<string, string> }).Variables['KAFKA_LANES_PARTIAL_BATCH_RESPONSE']).toBe('true');
+  });
+
+  it("names the service in every function's logs, and keeps the name the service gives itself", async () => {
+    // Prepare: a service name for all functions, another for the handler alone.
+    const dir = service(
+      yml(`    environment: { POWERTOOLS_SERVICE_NAME: orders-api }
+    events:
+      - msk: { arn: '${ARN}', topic: orders }
+    kafkaLanes: { group: shop-orders, retryTiers: [5s] }`).replace('  region: eu-west-1', '  region: eu-west-1\n  environment: { POWERTOOLS_SERVICE_NAME: shop-team }'),
+    );
+    dirs.push(dir);
+
+    // Act
+    const { code, output } = await serverless(dir, ['package']);
+
+    // Assess
+    expect({ code, output }).toMatchObject({ code: 0 });
+    const services = Object.fromEntries(
+      ofType(template(join(dir, '.serverless')), 'AWS::Lambda::Function').map((f) => [
+        f.Properties['FunctionName'],
+        (f.Properties['Environment'] as { Variables: Record<string, unknown> }).Variables['POWERTOOLS_SERVICE_NAME'],
+      ]),
+    );
+    expect(services).toEqual({
+      'shop-dev-orders': 'orders-api',
+      'shop-dev-orders-committer': 'shop-team',
+      'shop-dev-orders-topics': 'shop-team',
+      'shop-dev-orders-topicsvpc': 'shop-team',
+    });
   });
 
   it('packages SCRAM producers and a Redis AUTH secret: references in both functions, reads of exactly those secrets, no secret value', async () => {

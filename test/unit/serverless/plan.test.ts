@@ -1,6 +1,6 @@
 import { customBlockSchema, functionBlockSchema, validateBlock } from '../../../src/serverless/config';
 import { groupGrants, type Statement } from '../../../src/serverless/iam';
-import { planFunction, type FunctionView } from '../../../src/serverless/plan';
+import { nameTheService, planFunction, type FunctionView } from '../../../src/serverless/plan';
 import { topicsResource } from '../../../src/serverless/topics-resource';
 
 const ARN = 'arn:aws:kafka:eu-west-1:123456789012:cluster/shop/abcd-1';
@@ -328,5 +328,47 @@ describe('outputs and the topics resource', () => {
     expect(parts.committerEnvironment['KAFKA_LANES_BROKERS']).toBe('b-1.shop:9098');
     expect(groupGrants(plan!, false).topicsProvider.flatMap((s) => s.Action)).not.toContain('kafka:GetBootstrapBrokers');
     expect(plan!.topics.properties).toMatchObject({ Brokers: 'b-1.shop:9098' });
+  });
+});
+
+describe('nameTheService', () => {
+  const planned = planFunction(service, 'orders', mskFunction(), { group: 'g', produce: true }).plan!;
+  const functionsOf = (orders: FunctionView = {}): Record<string, FunctionView> => ({
+    orders,
+    ordersCommitter: {},
+    ordersTopics: {},
+    ordersTopicsVpc: {},
+    ordersProduce: {},
+    other: {},
+  });
+  const names = (functions: Record<string, FunctionView>): Record<string, unknown> =>
+    Object.fromEntries(Object.entries(functions).map(([key, fn]) => [key, fn.environment?.['POWERTOOLS_SERVICE_NAME']]));
+
+  it("gives every function of the group the service's name, and none of the service's other functions", () => {
+    // Prepare
+    const functions = functionsOf({ environment: { DEMO: '1' } });
+
+    // Act
+    nameTheService({ service: 'shop', provider: {}, functions }, [planned]);
+
+    // Assess
+    expect([planned.committer?.key, planned.topics.key, planned.topics.provider.key, planned.producer?.key]).toEqual(['ordersCommitter', 'ordersTopicsVpc', 'ordersTopics', 'ordersProduce']);
+    expect(names(functions)).toEqual({ orders: 'shop', ordersCommitter: 'shop', ordersTopics: 'shop', ordersTopicsVpc: 'shop', ordersProduce: 'shop', other: undefined });
+    expect(functions['orders']!.environment).toEqual({ DEMO: '1', POWERTOOLS_SERVICE_NAME: 'shop' });
+  });
+
+  it("keeps the name the service gives, for a function or for all of them", () => {
+    // Prepare
+    const own = functionsOf({ environment: { POWERTOOLS_SERVICE_NAME: 'orders-api' } });
+    const provided = functionsOf();
+
+    // Act
+    nameTheService({ service: 'shop', provider: {}, functions: own }, [planned]);
+    nameTheService({ service: 'shop', provider: { environment: { POWERTOOLS_SERVICE_NAME: 'shop-team' } }, functions: provided }, [planned]);
+
+    // Assess
+    expect(names(own)).toMatchObject({ orders: 'orders-api', ordersCommitter: 'shop' });
+    // The provider's value reaches every function (the framework merges it in); none is set over it.
+    expect(Object.values(names(provided)).every((name) => name === undefined)).toBe(true);
   });
 });
