@@ -5,6 +5,7 @@
  * docs/kafka-client.md used). The nouns are kafkajs's because kafkajs is the client in use.
  */
 import type { Admin, Consumer, ConsumerConfig, KafkaConfig, Producer, ProducerConfig } from 'kafkajs';
+import { kafkaLogCreator } from './kafka-log';
 import { importKafkaJs } from './kafkajs';
 
 /**
@@ -48,7 +49,9 @@ export interface KafkaClient {
 export type ProducerFactory = Pick<KafkaClient, 'producer'>;
 
 /**
- * A client of the implementation in use (kafkajs), loaded on the first call (see `importKafkaJs`).
+ * A client of the implementation in use (kafkajs), loaded on the first call (see `importKafkaJs`), logging as every
+ * client of the framework does (`kafkaLogCreator`: a coordinator or leader moving is a retried warning) unless the
+ * config names a logger of its own.
  *
  * @example
  * const client = await createKafkaClient({ ...(await kafkaClientConfig(options.kafka, bootstrapServers)), logLevel: 1 });
@@ -56,5 +59,5 @@ export type ProducerFactory = Pick<KafkaClient, 'producer'>;
  */
 export async function createKafkaClient(config: KafkaConfig): Promise<KafkaClient> {
   const { Kafka } = await importKafkaJs();
-  return new Kafka(config);
+  return new Kafka({ logCreator: kafkaLogCreator, ...config });
 }

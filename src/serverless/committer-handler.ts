@@ -3,6 +3,7 @@ import type { SecretDeps } from '../connections/secrets';
 import { CompletionStore } from '../completion/store';
 import { eventSourcePositions, MemberlessOffsetCommitter, runCommitter, type CommitterResult } from '../committer';
 import { kafkaClientConfig } from '../connections';
+import { kafkaLogCreator } from '../connections/kafka-log';
 import { resolveOptions } from '../options';
 import { connectRedis } from '../connections/redis';
 import { importTelemetry } from '../telemetry';
@@ -50,7 +51,8 @@ export function committerHandler(
   type Clients = { kafka: Kafka; committer: MemberlessOffsetCommitter; sink: HandOffWriter; admin: () => Promise<Admin>; closeAdmin: () => Promise<void> };
   let clients: Promise<Clients> | undefined;
   const makeClients = async (): Promise<Clients> => {
-    const kafka = new Kafka({ ...(await kafkaClientConfig(options.kafka, [], deps)), logLevel: logLevel.ERROR });
+    // A coordinator still loading or a leader moving is a retried warning, not an ERROR (as the handler's client).
+    const kafka = new Kafka({ ...(await kafkaClientConfig(options.kafka, [], deps)), logLevel: logLevel.ERROR, logCreator: kafkaLogCreator });
     // Re-drive (docs/ARCHITECTURE.md, "The path of a retry copy"): a lane head whose retry function died while holding it gets its copy written
     // again from the payload kept in Redis, with the tiers and dead-letter policy the plugin put in the environment.
     // What the triggers committed in their own groups, read by an admin connected at its first use (kept warm).

@@ -2,6 +2,7 @@ import { sleep } from '../../deadline';
 import { Kafka, logLevel, type Consumer } from 'kafkajs';
 import type { AwsKafkaEvent } from '../../event/types';
 import { topicPartitionKey } from '../../event/topic-partition';
+import { kafkaLogCreator } from '../../connections/kafka-log';
 import { ENV } from '../../options/constants';
 import { durationMs } from '../../options/duration';
 import { AWS_LIMITS, PLUGIN_DEFAULTS, type CustomBlock } from '../config';
@@ -90,7 +91,8 @@ export class OfflineKafkaTrigger {
   }
 
   async #startMapping(spec: MappingSpec): Promise<void> {
-    const kafka = new Kafka({ clientId: `kafka-lanes-offline-${spec.functionKey}`, brokers: [...spec.brokers], logLevel: logLevel.ERROR });
+    // A coordinator still loading (the first consumer group of a fresh broker) is a retried warning, not an ERROR.
+    const kafka = new Kafka({ clientId: `kafka-lanes-offline-${spec.functionKey}`, brokers: [...spec.brokers], logLevel: logLevel.ERROR, logCreator: kafkaLogCreator });
     const consumer = kafka.consumer({
       groupId: spec.groupId,
       // The broker answers a fetch once 6 MB are there or the batching window has passed: Lambda's window.
