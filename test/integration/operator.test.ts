@@ -43,7 +43,7 @@ describe('operator commands on a real broker and Redis', () => {
 
     const dry = await runCliCaptured('dlq', 'replay', s.group, '--dry-run', '--tiers', TIERS.join(','), '--redis-url', REDIS_URL);
     expect(dry.out).toMatch(/resumed-held-head/);
-    expect(dry.out).toMatch(/dry run: nothing changed/);
+    expect(dry.out).toMatch(/dry run, nothing changed: 1 dead letter\(s\) matched of 1/);
     expect(await s.redis.hget(s.lanesKey, laneA)).toMatch(/\|held\|/);
 
     const { code, out } = await runCliCaptured('dlq', 'replay', s.group, '--tiers', TIERS.join(','), '--redis-url', REDIS_URL);
