@@ -274,7 +274,7 @@ describe('serverless package with kafka-lanes/serverless', () => {
     // The brokers of the SCRAM listener, as the committer's: one source.
     expect(variables('shop-dev-orders')['KAFKA_LANES_BROKERS']).toEqual({ 'Fn::GetAtt': ['OrdersKafkaLanesTopics', 'BootstrapBrokers'] });
     // The topics worker gets the SCRAM secret and not the Redis token; its provider asks MSK for the SCRAM listener.
-    expect(variables('shop-dev-orders-topicsvpc')).toEqual({ KAFKA_LANES_GROUP: expect.any(String), KAFKA_LANES_SASL_MECHANISM: 'scram-sha-512', KAFKA_LANES_SASL_SECRET: secret, KAFKA_LANES_KAFKA_SSL: 'true' });
+    expect(variables('shop-dev-orders-topicsvpc')).toEqual({ KAFKA_LANES_GROUP: expect.any(String), KAFKA_LANES_SASL_MECHANISM: 'scram-sha-512', KAFKA_LANES_SASL_SECRET: secret, KAFKA_LANES_KAFKA_SSL: 'true', POWERTOOLS_SERVICE_NAME: 'shop' });
     expect(resources['OrdersKafkaLanesTopics']!.Properties).toMatchObject({ Cluster: ARN, Listener: 'scram' });
     const statementsOf = (role: string): Array<{ Action: string[]; Resource: unknown }> =>
       (resources[role]!.Properties['Policies'] as Array<{ PolicyDocument: { Statement: Array<{ Action: string[]; Resource: unknown }> } }>)[0]!.PolicyDocument.Statement;
