@@ -69,6 +69,9 @@ export class RetryPath implements RecordPath<RetryTask> {
     if (task.from === 'drained') return true;
     if (task.dueAtMs <= scope.now()) return this.#claim(scope, task);
     if (!(await this.#isHead(scope, task))) return false;
+    // The wait holds no slot: the copies behind it start meanwhile (a due one runs, one whose lane is gone reports the
+    // loss at once, not when this one is due); its lane stays held, so the lane's order is kept.
+    scope.leaveSlot(task);
     // A loop, not one sleep: Node's timers may fire a millisecond early by the wall clock that due times use,
     // and a copy woken 1 ms early would otherwise go back to its tier for a whole round trip.
     while (scope.now() < task.dueAtMs && scope.now() < scope.stopStartingAt && !scope.stopSignal.aborted) {
@@ -78,6 +81,7 @@ export class RetryPath implements RecordPath<RetryTask> {
       await this.#writeBack(scope, [task]);
       return false;
     }
+    await scope.takeSlot(task);
     // Waited: the lane may have moved meanwhile (an operator, a duplicate copy run elsewhere).
     return this.#claim(scope, task);
   }
