@@ -13,6 +13,7 @@ import {
   LOSS_SHAPES,
   REDRIVEN_HEAD,
   RELEASE_LOST,
+  SNAPSHOT_BEHIND_COPY,
   RESTORED_BEFORE_RETRY,
   STATE_REMADE_UNTRACKED,
   TRACKED_SET_LOST,
@@ -185,6 +186,16 @@ describe('engine histories on the real Redis completion store', () => {
     const stats = await runOnRedis(redis, LOSS_BEHIND_WAITING_COPY, { recoveryTimes: times });
     expect(stats).toEqual(expect.objectContaining({ losses: 1, lossesUnmarked: 1, recoveries: 1 }));
     // On the history's clock, which moves a minute for the copies to come due: recovered before they are.
+    expect(times).toEqual([expect.objectContaining({ ranAgainMs: expect.any(Number) })]);
+    expect(times[0]!.ranAgainMs).toBeLessThan(60_000);
+  });
+
+  // Issue 39: a copy finding its lane's head below its origin (an old snapshot restored) was dropped as stale, and the
+  // lane waited an hour for the committer's overdue-head check.
+  it('finds an old snapshot by a copy whose lane head lies below its origin, and recovers it at once', async () => {
+    const times: RecoveryTime[] = [];
+    const stats = await runOnRedis(redis, SNAPSHOT_BEHIND_COPY, { recoveryTimes: times });
+    expect(stats).toEqual(expect.objectContaining({ losses: 1, lossesFound: 1, recoveries: 1 }));
     expect(times).toEqual([expect.objectContaining({ ranAgainMs: expect.any(Number) })]);
     expect(times[0]!.ranAgainMs).toBeLessThan(60_000);
   });
