@@ -31,7 +31,9 @@ export class HistoryDrain extends HistoryRuns {
     // clock moves on: a copy whose lane was lost reports it now, not once due; a committer run follows, as after a step.
     await this.deliverTiers(STEP_START_MS);
     await this.commitAndCheck();
-    for (let round = 0; round < DRAIN_ROUNDS; round += 1) {
+    // A shorter committer period takes more rounds for the same backoffs and leases.
+    const rounds = DRAIN_ROUNDS * Math.max(1, Math.ceil(COMMITTER_PERIOD_MS / this.committerPeriodMs));
+    for (let round = 0; round < rounds; round += 1) {
       this.skew += await this.drainTick();
       await this.releaseHeld();
       await this.redrive(undefined);
@@ -48,7 +50,7 @@ export class HistoryDrain extends HistoryRuns {
       if (this.violations.length > 0) return;
     }
     const open = this.sourceLogs.flatMap((log, p) => log.map((_, o) => `${p}:${o}`)).filter((rk) => !this.terminal(rk));
-    this.violate(`never settles: after ${DRAIN_ROUNDS} rounds committed is ${JSON.stringify([...this.committed])}, logs ${JSON.stringify([...this.tierLogs].map(([t, l]) => [t, l.length]))}; neither completed nor dead-lettered: ${open.join(', ') || 'none'}`);
+    this.violate(`never settles: after ${rounds} rounds committed is ${JSON.stringify([...this.committed])}, logs ${JSON.stringify([...this.tierLogs].map(([t, l]) => [t, l.length]))}; neither completed nor dead-lettered: ${open.join(', ') || 'none'}`);
   }
 
   /**
@@ -78,7 +80,7 @@ export class HistoryDrain extends HistoryRuns {
           if (head.leaseUntilMs > now) leases.push(head.leaseUntilMs - now);
         }
       }
-      needed = leases.length === 0 ? 0 : Math.ceil(Math.min(...leases) / COMMITTER_PERIOD_MS) * COMMITTER_PERIOD_MS;
+      needed = leases.length === 0 ? 0 : Math.ceil(Math.min(...leases) / this.committerPeriodMs) * this.committerPeriodMs;
     }
     this.skew += ms;
     this.unpaced += ms - Math.min(ms, needed);
@@ -103,7 +105,7 @@ export class HistoryDrain extends HistoryRuns {
     }
     if (waits.length === 0) return IDLE_TICK_MS;
     if (waits.some((wait) => wait <= 0)) return 1;
-    return Math.min(COMMITTER_PERIOD_MS, Math.min(...waits) + 1);
+    return Math.min(this.committerPeriodMs, Math.min(...waits) + 1);
   }
 
   /** Each recovery whose records all became terminal again before the next one of its partition (`RecoveryTime`). */
