@@ -14,7 +14,7 @@
 import { Redis } from 'ioredis';
 import { REDIS_URL } from '../integration/support/stack';
 import { runOnRedis } from '../support/history-redis';
-import { addStats, assertHistories, HISTORY_SHAPES, LOSS_SHAPES, ModelBackend, NO_STATS, runHistory, type RecoveryTime } from '../support/history-rig';
+import { addStats, assertHistories, HISTORY_SHAPES, LOSS_SHAPES, ModelBackend, NO_STATS, runHistory, type HistorySpec, type RecoveryTime } from '../support/history-rig';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
 
@@ -51,8 +51,8 @@ async function main(): Promise<void> {
     for (const [i, [name, shape]] of played) {
       const started = performance.now();
       const times: RecoveryTime[] = [];
-      const stats = await assertHistories({ shape: { ...shape, losses: onRedis }, runs, seed: seed + i, path }, (spec) =>
-        redis === undefined ? runHistory(spec, new ModelBackend(spec.caps), { committerPeriodMs }) : runOnRedis(redis, spec, { recoveryTimes: times, committerPeriodMs }));
+      const stats = await assertHistories({ shape: { ...shape, losses: onRedis }, runs, seed: seed + i, path }, (spec) => watched(spec, () =>
+        redis === undefined ? runHistory(spec, new ModelBackend(spec.caps), { committerPeriodMs }) : runOnRedis(redis, spec, { recoveryTimes: times, committerPeriodMs })));
       total = addStats(total, stats);
       console.log(`  ${name} (seed ${seed + i}): ${runs} passed in ${((performance.now() - started) / 1000).toFixed(1)} s, ${stats.crashes} crashes, ${stats.copyRuns} copy runs, ${stats.deadLetters} dead letters` +
         (onRedis ? `, ${stats.losses} losses (${stats.lossesUnmarked} before a first marker, ${stats.lossesHeld} of them with a lane held), ${stats.lossesHeldMarked} with a lane held after the first marker, ${stats.lanesLost} taking blocked lanes' entries, ${stats.lossesFound} found, ${stats.recoveries} recoveries (${stats.rewinds} moving the completion group back), ${stats.blindRuns} runs out of order before a loss was found` : ''));
@@ -63,6 +63,19 @@ async function main(): Promise<void> {
     console.log(`all passed: ${JSON.stringify(total)}`);
   } finally {
     await redis?.quit();
+  }
+}
+
+/** A history taking longer than this (real time) is printed while it runs: a hang can then be replayed (with `runOnRedis` and the spec printed). */
+const STALL_MS = 120_000;
+
+/** Runs one history; one that takes longer than `STALL_MS` prints its spec (the run goes on). */
+async function watched<T>(spec: HistorySpec, run: () => Promise<T>): Promise<T> {
+  const timer = setTimeout(() => console.error(`a history has run for more than ${STALL_MS / 1000} s (a hang?): ${JSON.stringify(spec)}`), STALL_MS);
+  try {
+    return await run();
+  } finally {
+    clearTimeout(timer);
   }
 }
 
