@@ -4,7 +4,8 @@ import { mkdirSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { HOST, LocalStackError, stackPaths, type LocalStackConfig, type Log } from './config';
-import { requireTool, runTool, seconds, sleep, tail } from './processes';
+import { sleep } from '../../deadline';
+import { requireTool, runTool, seconds, tail } from './processes';
 
 /** Sends one command to the Redis on 127.0.0.1:<port> and returns its reply as text; undefined when it does not answer. */
 export function redisCommand(port: number, args: readonly string[], timeoutMs = 1000): Promise<string | undefined> {
