@@ -1,8 +1,10 @@
 /**
  * Text of values that come from outside (an event, a thrown value) for error messages, logs and headers. A
  * Kafka event is attacker-shaped input: a record may nest 20,000 levels deep or hold megabytes, and
- * `JSON.stringify` or `String()` of such a value overflows the stack or builds a huge string. Everything here
- * is bounded in depth and length and never throws.
+ * `JSON.stringify` or `String()` of such a value overflows the stack or builds a huge string. The text here
+ * (`boundedText`, `clip`, `thrownText`, `jsonText`) is bounded in depth and length and never throws. Beside it, the
+ * framework's one check that an outside value is an object (`isObject`) and one reading of an error's message
+ * (`messageOf`).
  */
 
 /** How far `boundedText` goes. */
@@ -219,4 +221,28 @@ function iterativeJson(root: unknown): string {
     if (next !== undefined) stack.push(next);
   }
   return parts.join('');
+}
+
+/**
+ * Whether a value that came from outside (an event, a configuration, a parsed body) is an object with keys: not
+ * `null`, not an array.
+ *
+ * @example
+ * isObject({ records: {} }); // true
+ * isObject([1]); // false
+ */
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * An error's message for another error's message: the `message` of anything error-like (duck-typed: an error from
+ * another realm, a test runner's sandbox, fails `instanceof Error`), `String()` of anything else.
+ *
+ * @example
+ * messageOf(new Error('refused')); // 'refused'
+ * messageOf('timeout'); // 'timeout'
+ */
+export function messageOf(error: unknown): string {
+  return typeof error === 'object' && error !== null && typeof (error as { message?: unknown }).message === 'string' ? (error as { message: string }).message : String(error);
 }

@@ -1,5 +1,6 @@
 import type { Admin } from 'kafkajs';
 import { describeConnectionError } from './connection-errors';
+import { messageOf } from '../describe';
 import type { RedisClient } from '../completion/scripts';
 import { evictionProblem, pingRedis, readClusterInfo, readEvictionPolicies } from '../completion/redis-server';
 import { redisUsesTls } from '../connections/redis';
@@ -22,10 +23,6 @@ export interface Check {
 }
 
 const RANK: Readonly<Record<CheckStatus, number>> = { ok: 0, warn: 1, fail: 2 };
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
 
 /** `TLS, SASL scram-sha-512`: how the clients authenticate to Kafka, as the options resolve it. */
 export function describeKafkaAuth(kafka: KafkaOptions): string {

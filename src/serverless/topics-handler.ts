@@ -3,7 +3,8 @@ import { ensureTopics, parseTopicRequest, TOPICS_DEFAULTS, type EnsureTopicsOpti
 import { kafkaClientConfig, type KafkaConnectionDeps } from '../connections/kafka';
 import { deadlineSignal, untilAborted } from '../deadline';
 import { ConfigError } from '../errors';
-import { kafkaErrorOf, messageOf } from '../kafka-errors';
+import { messageOf } from '../describe';
+import { kafkaErrorOf } from '../kafka-errors';
 import { deadLetterTopic, resolveOptions, retryTopic } from '../options';
 import { deleteOnRemove } from './topics-resource';
 
