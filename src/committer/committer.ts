@@ -237,7 +237,7 @@ async function commitUnderLease(
   }
 
   // A state whose generation the completion group's marker names (committed now or before) is marked in Redis: its
-  // first minute is over, and a lane the `hold` policy holds needs no watch copy from then on (README, "Durability").
+  // first minute is over, and a lane the `hold` policy holds needs no watch copy from then on (docs/durability.md, "The first minute").
   const landed = new Set(moves.filter((move) => move.metadata !== undefined).map(partitionId));
   const unmarked = checks.filter((c) => c.loss === undefined && c.generation !== undefined && c.audit.marked !== c.generation &&
     (c.durable.marker?.generation === c.generation || landed.has(partitionId(c.ref))));

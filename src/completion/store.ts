@@ -206,7 +206,7 @@ export class CompletionStore {
   }
 
   /**
-   * Whether the completion group is known to hold a marker naming the partition's state (README, "Durability"):
+   * Whether the completion group is known to hold a marker naming the partition's state (docs/durability.md, "The first minute"):
    * `false` in its first minute, before the committer's first commit of it landed, or when no state exists.
    */
   async durablyMarked(ref: PartitionRef): Promise<boolean> {
