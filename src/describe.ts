@@ -36,33 +36,9 @@ export function boundedText(value: unknown, limits: BoundedTextLimits = {}): str
     if (out.length > maxLength) throw ENOUGH;
   };
   const walk = (item: unknown, depth: number, inArray: boolean): void => {
-    switch (typeof item) {
-      case 'string':
-        put(JSON.stringify(item.length > maxLength ? item.slice(0, maxLength + 1) : item));
-        return;
-      case 'number':
-        put(Number.isFinite(item) ? String(item) : inArray ? 'null' : String(item));
-        return;
-      case 'boolean':
-        put(String(item));
-        return;
-      case 'bigint':
-        put(`${item.toString()}n`);
-        return;
-      case 'undefined':
-      case 'function':
-      case 'symbol':
-        put(inArray ? 'null' : typeof item === 'symbol' ? item.toString() : typeof item === 'function' ? '[function]' : 'undefined');
-        return;
-      default:
-        break;
-    }
-    if (item === null) {
-      put('null');
-      return;
-    }
-    if (ArrayBuffer.isView(item)) {
-      put(`<${Buffer.isBuffer(item) ? 'Buffer' : item.constructor.name} ${item.byteLength} bytes>`);
+    const leaf = leafText(item, inArray, maxLength);
+    if (leaf !== undefined) {
+      put(leaf);
       return;
     }
     const isArray = Array.isArray(item);
@@ -106,6 +82,32 @@ export function boundedText(value: unknown, limits: BoundedTextLimits = {}): str
     // A Proxy whose traps throw, or a revoked one: what was written so far, and a mark.
     return `${out}<unreadable>`;
   }
+}
+
+/**
+ * `boundedText` of a value that holds no other: a primitive, `null` or a byte view (its size, not its bytes);
+ * `undefined` for an array or an object. `inArray`: as an array item, where JSON writes `null` for what it cannot hold.
+ */
+function leafText(item: unknown, inArray: boolean, maxLength: number): string | undefined {
+  switch (typeof item) {
+    case 'string':
+      return JSON.stringify(item.length > maxLength ? item.slice(0, maxLength + 1) : item);
+    case 'number':
+      return Number.isFinite(item) ? String(item) : inArray ? 'null' : String(item);
+    case 'boolean':
+      return String(item);
+    case 'bigint':
+      return `${item.toString()}n`;
+    case 'undefined':
+    case 'function':
+    case 'symbol':
+      return inArray ? 'null' : typeof item === 'symbol' ? item.toString() : typeof item === 'function' ? '[function]' : 'undefined';
+    default:
+      break;
+  }
+  if (item === null) return 'null';
+  if (ArrayBuffer.isView(item)) return `<${Buffer.isBuffer(item) ? 'Buffer' : item.constructor.name} ${item.byteLength} bytes>`;
+  return undefined;
 }
 
 /**
