@@ -66,3 +66,32 @@ export function readEvictionPolicies(redis: RedisClient): Promise<Array<string |
 export function readClusterInfo(redis: RedisClient): Promise<string> {
   return redis.info('cluster');
 }
+
+/**
+ * The door to the server itself, opened by the completion store (`store.server()`): what `kafka-lanes doctor` asks.
+ *
+ * @example
+ * const policies = await store.server().evictionPolicies();
+ */
+export class RedisServer {
+  readonly #redis: RedisClient;
+
+  constructor(redis: RedisClient) {
+    this.#redis = redis;
+  }
+
+  /** One PING. */
+  ping(): Promise<void> {
+    return pingRedis(this.#redis);
+  }
+
+  /** The `maxmemory-policy` of every master. */
+  evictionPolicies(): Promise<Array<string | undefined>> {
+    return readEvictionPolicies(this.#redis);
+  }
+
+  /** `INFO cluster` as the server answers it. */
+  clusterInfo(): Promise<string> {
+    return readClusterInfo(this.#redis);
+  }
+}
