@@ -32,8 +32,10 @@ export {
   CommitNotAppliedError,
 } from './committer';
 export type { CommitterResult, PartitionSummary, RunCommitterOptions, OffsetCommitter, CommitLease } from './committer';
-export { LaneStateError, laneOfDeadLetter, readDeadLetters, releaseHeldLane, replayDeadLetters, REPLAY_OF_HEADER } from './retry/operator';
-export type { DeadLetter, OperatorParts, ReplayAction, ReplayFilter } from './retry/operator';
+export { LaneStateError, releaseHeldLane } from './operator/lanes';
+export { laneOfDeadLetter, readDeadLetters, replayDeadLetters, REPLAY_OF_HEADER } from './operator/dead-letters';
+export type { OperatorParts } from './operator/lanes';
+export type { DeadLetter, ReplayAction, ReplayFilter } from './operator/dead-letters';
 export { redriveExpiredLeases, type Redriven, type RedriveOptions } from './retry/redrive';
 export { ensureTopics, readStatus, renderStatus, planReset, applyReset, TopicsNotReadyError } from './admin';
 export type { EnsureTopicsOptions, EnsureTopicsResult, GroupStatus, PartitionStatus, ResetPlan } from './admin';

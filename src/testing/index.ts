@@ -30,7 +30,7 @@ import { parseOutputId } from '../engine/outputs';
 import { laneIdOf, NULL_KEY_LANE, PARTITION_LANE } from '../lanes/lane-id';
 import type { DeadLetterReason } from '../lanes/outcome';
 import type { HandOffSink } from '../lanes/ports';
-import { releaseHeldLane } from '../retry/operator';
+import { releaseHeldLane } from '../operator/lanes';
 import { logServiceName } from '../telemetry';
 import { CompletionModelStore } from './completion-model';
 import { copyRecord } from './retry-copies';

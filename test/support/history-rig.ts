@@ -34,7 +34,7 @@ import { resolveOptions, type LanesOptions, type LanesOptionsInput, type Orderin
 import { retryTierOf, retryTopic } from '../../src/options/names';
 import { SourcePath } from '../../src/source/source-path';
 import { RetryPath } from '../../src/retry/retry-path';
-import { releaseHeldLane } from '../../src/retry/operator';
+import { releaseHeldLane } from '../../src/operator/lanes';
 import { redriveExpiredLeases } from '../../src/retry/redrive';
 import { CompletionModelStore } from '../../src/testing/completion-model';
 import { copyRecord, within } from './engine-rig';

@@ -8,18 +8,18 @@ import { HOST, LocalStackError, stackPaths, type LocalStackConfig, type Log } fr
 import { requireTool, runTool, seconds, sleep, tail } from './processes';
 
 /** Asks the Redis on 127.0.0.1:<port> through its server door, on a connection of its own; undefined when it does not answer. */
-async function askNode<T>(port: number, ask: (node: RedisServer) => Promise<T>, timeoutMs = 1000): Promise<T | undefined> {
-  const node = await openNode(HOST, port, timeoutMs);
+async function askNode<T>(port: number, ask: (server: RedisServer) => Promise<T>, timeoutMs = 1000): Promise<T | undefined> {
+  const server = await openNode(HOST, port, timeoutMs);
   try {
-    return await ask(node);
+    return await ask(server);
   } catch {
     return undefined;
   } finally {
-    node.disconnect();
+    server.disconnect();
   }
 }
 
-export const redisAnswers = async (port: number): Promise<boolean> => (await askNode(port, async (node) => (await node.ping(), true))) === true;
+export const redisAnswers = async (port: number): Promise<boolean> => (await askNode(port, async (server) => (await server.ping(), true))) === true;
 
 export async function waitForRedis(port: number): Promise<boolean> {
   for (let i = 0; i < 50; i++, await sleep(100)) if (await redisAnswers(port)) return true;
@@ -27,7 +27,7 @@ export async function waitForRedis(port: number): Promise<boolean> {
 }
 
 export async function clusterInfo(port: number): Promise<Record<string, string>> {
-  const text = (await askNode(port, (node) => node.clusterState())) ?? '';
+  const text = (await askNode(port, (server) => server.clusterState())) ?? '';
   return Object.fromEntries(text.split('\r\n').map((line) => line.split(':') as [string, string]).filter((pair) => pair.length === 2));
 }
 
@@ -65,8 +65,8 @@ export async function upRedisCluster(config: LocalStackConfig, log: Log): Promis
     // Half-made (a node restarted without its peers, an interrupted create): start over. `--cluster create`
     // refuses nodes that know other nodes or hold keys, and these nodes hold local data only.
     for (const port of ports) {
-      await askNode(port, (node) => node.flushAll());
-      await askNode(port, (node) => node.resetCluster());
+      await askNode(port, (server) => server.flushAll());
+      await askNode(port, (server) => server.resetCluster());
     }
     log(`redis-cluster: creating a cluster of ${ports.length} masters`);
     const out = join(config.dir, 'redis-cluster-create.out');
