@@ -3,7 +3,7 @@ import { kafkaClientConfig } from '../connections';
 import { HandOffWriter } from '../handoff';
 import { deadLetterTopic, DEFAULTS, ENV, resolveOptions, retryTopic } from '../options';
 import { durationMs } from '../options/duration';
-import type { OperatorParts } from '../operator/lanes';
+import type { OperatorParts } from '../operations/lanes';
 import { connectionOptions, connectKafka, withStore, type KafkaFlags, type RedisFlags } from './connections';
 
 export interface OperatorFlags extends KafkaFlags, RedisFlags {

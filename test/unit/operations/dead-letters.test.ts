@@ -1,7 +1,7 @@
 import type { KafkaMessage, ProducerRecord } from 'kafkajs';
 import type { CompletionStore } from '../../../src/completion/store';
 import type { HandOffSink } from '../../../src/lanes/ports';
-import { replayDeadLetters, toDeadLetter, REPLAY_OF_HEADER } from '../../../src/operator/dead-letters';
+import { replayDeadLetters, toDeadLetter, REPLAY_OF_HEADER } from '../../../src/operations/dead-letters';
 import { resolveOptions } from '../../../src/options';
 
 /** A dead letter at `offset` of `orders-svc.dlq` partition 0, of origin `orders`-1 at 100 + offset, with these headers besides. */
@@ -30,7 +30,7 @@ function recordingProducer() {
 
 const text = (value: unknown): string => (Buffer.isBuffer(value) ? value.toString('utf8') : String(value));
 
-describe('dlq replay (operator/dead-letters.ts)', () => {
+describe('dlq replay (operations/dead-letters.ts)', () => {
   it('writes a dead letter back to its origin topic, acks=all: its key, value and own headers, where it was read and its first origin', async () => {
     // Prepare
     const producer = recordingProducer();
