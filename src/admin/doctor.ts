@@ -1,8 +1,7 @@
 import type { Admin } from 'kafkajs';
 import { describeConnectionError } from './connection-errors';
 import { messageOf } from '../describe';
-import type { RedisClient } from '../completion/scripts';
-import { evictionProblem, pingRedis, readClusterInfo, readEvictionPolicies } from '../completion/redis-server';
+import { evictionProblem, type RedisServer } from '../completion/redis-server';
 import { redisUsesTls } from '../connections/redis';
 import { deadLetterTopic, retryTopics } from '../options';
 import type { KafkaOptions, RedisOptions } from '../options/lanes-options';
@@ -155,17 +154,18 @@ const PINGS = 5;
 
 /** PINGs Redis (round trip in ms, median of five), then reads its eviction policy and cluster mode. */
 export async function checkRedis(
-  redis: RedisClient,
+  /** The server's door (`store.server()`). */
+  server: Pick<RedisServer, 'ping' | 'evictionPolicies' | 'clusterInfo'>,
   configured: 'cluster' | 'standalone',
   auth: string,
-  /** Words for a failed PING (default: the error's message); `watchConnection(redis).explain` names a refused port. */
+  /** Words for a failed PING (default: the error's message); `watchConnection(store).explain` names a refused port. */
   explain: (error: unknown) => string = messageOf,
 ): Promise<Check[]> {
   const rounds: number[] = [];
   try {
     for (let i = 0; i < PINGS; i += 1) {
       const start = performance.now();
-      await pingRedis(redis);
+      await server.ping();
       rounds.push(performance.now() - start);
     }
   } catch (error) {
@@ -175,9 +175,9 @@ export async function checkRedis(
   const rows: Check[] = [{ name: 'redis', status: 'ok', detail: `PING round trip ${median.toFixed(1)} ms (median of ${PINGS}) with ${auth}` }];
   try {
     // Every master of a cluster holds state; the worst policy among them decides.
-    const policies = (await readEvictionPolicies(redis)).map(evictionCheck);
+    const policies = (await server.evictionPolicies()).map(evictionCheck);
     rows.push(policies.reduce((worst, row) => (RANK[row.status] > RANK[worst.status] ? row : worst)));
-    rows.push(clusterModeCheck(configured, await readClusterInfo(redis)));
+    rows.push(clusterModeCheck(configured, await server.clusterInfo()));
   } catch (error) {
     rows.push({ name: 'redis INFO', status: 'warn', detail: `not readable (an ACL without INFO?): ${messageOf(error)}` });
   }
