@@ -245,7 +245,12 @@ export class CompletionStore {
    */
   async durablyMarked(ref: PartitionRef): Promise<boolean> {
     const [generation, marked] = await bounded(this.#redis.hmget(partitionKeys(ref).meta, 'gen', 'marked'), 'HMGET marked', this.limits);
-    return generation !== null && generation === marked;
+    if (generation !== null && generation === marked) return true;
+    // Asked in the partition's first minute (a watch copy, a held head): only the committer's audit of the partition
+    // ends that minute, and a loss may have taken its tracked-set entry; without it the watch copies would come back
+    // every 5 s until the next admission re-tracks it.
+    await trackPartitions(this.#redis, [ref], this.limits);
+    return false;
   }
 
   /** Redis `WAIT` on every master this connection writes to; the fewest replicas that acknowledged. */

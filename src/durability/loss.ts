@@ -48,6 +48,12 @@ export const LossReason = {
   OriginUnknown: 'origin-unknown',
   /** A retry copy's origin is not done while its lane is free: a release sets it in the same step, so it was lost. */
   OriginNotDone: 'origin-not-done',
+  /**
+   * A retry copy's lane has its head below the copy's origin, in a state no recovery rebuilt: a lane's head only moves
+   * on, and a copy is written for its lane's head, so the state is older than the copy (a snapshot restored, the
+   * writes after it lost) and the lane would wait on a head whose copy was consumed.
+   */
+  HeadBehindOrigin: 'head-behind-origin',
   /** A recovery is rebuilding the partition: a retry copy waits for it (nothing to report). */
   Recovering: 'recovering',
 } as const;
@@ -124,12 +130,13 @@ export function findLoss(audit: PartitionAudit, frontier: number | undefined, du
  * with the data. So does an origin below where the state was born (`born`): only an earlier state admitted it, and a
  * state is replaced only by a recovery (born no higher than the lowest offset the completion group vouches for, so a
  * copy below that is terminal and never gets here) or by a loss. `originDone`: the origin's done bit, when the state
- * has one for it. A recovery under way is `Recovering`: the copy waits, nothing is reported.
+ * has one for it. `headBelow`: the lane's head, when it lies below the origin (`HeadBehindOrigin`). A recovery under
+ * way is `Recovering`: the copy waits, nothing is reported.
  *
  * @example
  * findCopyLoss(audit, 41, undefined, Date.now()); // { reason: 'origin-unknown', detail: 'offset 41 is above the highest admitted, 39' }
  */
-export function findCopyLoss(audit: PartitionAudit, origin: number, originDone: boolean | undefined, nowMs: number): Loss | undefined {
+export function findCopyLoss(audit: PartitionAudit, origin: number, originDone: boolean | undefined, nowMs: number, headBelow?: number): Loss | undefined {
   if (audit.recoveringUntil !== undefined && audit.recoveringUntil > nowMs) return { reason: LossReason.Recovering, detail: 'a recovery is rebuilding the partition' };
   if (!audit.present) return { reason: LossReason.StateMissing, detail: 'no state for the partition' };
   if (audit.born !== undefined && origin < audit.born) {
@@ -139,6 +146,10 @@ export function findCopyLoss(audit: PartitionAudit, origin: number, originDone: 
   if (audit.parked !== audit.parkedInLists) return { reason: LossReason.ParkListsLost, detail: `${audit.parked} records counted parked, ${audit.parkedInLists} in the park lists` };
   if (audit.openLanes !== audit.lanes) return { reason: LossReason.LanesLost, detail: `${audit.openLanes} lanes counted blocked, ${audit.lanes} in the lanes hash` };
   if (originDone === false) return { reason: LossReason.OriginNotDone, detail: `offset ${origin} is not done while its lane is free` };
+  // A rebuilt lane starts again from the durable frontier, below the copies written before the recovery: those are stale.
+  if (headBelow !== undefined && audit.recoveries === 0) {
+    return { reason: LossReason.HeadBehindOrigin, detail: `its lane's head is offset ${headBelow}, below the copy's origin ${origin}: the state is older than the copy` };
+  }
   return undefined;
 }
 
@@ -160,10 +171,10 @@ export interface CopyLoss extends Loss {
  * @example
  * const loss = await suspectLoss(store, originRef, 41, Date.now()); // { reason: 'origin-unknown', firstReport: true, ... } or undefined
  */
-export async function suspectLoss(store: Pick<CompletionPort, 'originState' | 'reportLoss'>, ref: PartitionRef, origin: number, nowMs: number): Promise<CopyLoss | undefined> {
+export async function suspectLoss(store: Pick<CompletionPort, 'originState' | 'reportLoss'>, ref: PartitionRef, origin: number, nowMs: number, headBelow?: number): Promise<CopyLoss | undefined> {
   if (store.originState === undefined) return undefined;
   const { audit, originDone } = await store.originState(ref, origin);
-  const loss = findCopyLoss(audit, origin, originDone, nowMs);
+  const loss = findCopyLoss(audit, origin, originDone, nowMs, headBelow);
   if (loss === undefined) return undefined;
   if (loss.reason === LossReason.Recovering) return { ...loss, firstReport: false };
   const firstReport = audit.lossReported === undefined || (audit.lossReportedFrom !== undefined && origin < audit.lossReportedFrom);

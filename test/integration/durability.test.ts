@@ -1,9 +1,8 @@
-import { CompletionStore } from '../../src/completion/store';
 import type { Cluster, Redis } from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
 import { scanKeys } from '../../src/completion/redis-scan';
 import { eventSourcePositions, MemberlessOffsetCommitter, runCommitter, type CommitterResult, type RunCommitterOptions } from '../../src/committer';
-import { escapeName, parkKey, partitionKeys, trackedPartitionsKey, type PartitionRef } from '../../src/completion';
+import { CompletionStore, escapeName, parkKey, partitionKeys, trackedPartitionsKey, type PartitionRef } from '../../src/completion';
 import { HandOffWriter } from '../../src/handoff';
 import { RECOVERY_RECHECK_MS } from '../../src/completion/loss-suspect';
 import { resolveOptions, type LanesOptionsInput } from '../../src/options';
@@ -394,6 +393,33 @@ describe("the partition's first minute, and a drained head: its invocation dies,
     expect(new Set(aRuns)).toEqual(new Set(A_OFFSETS));
     expect(aRuns).toEqual([...aRuns].sort((x, y) => x - y));
     expect((await commit(s)).losses).toBeUndefined();
+  });
+});
+
+describe("the partition's first minute: a watch copy looks at its partition", () => {
+  // Issue 39: only the committer's audit of a partition marks it (and ends its watch copies); a loss that took the
+  // partition's tracked-set entry left its watch copies coming back every 5 s until a new record re-tracked it.
+  it('puts an unmarked partition whose tracked-set entry was lost back in the set, so the committer audits it', async () => {
+    // Prepare
+    const { Redis } = await import('ioredis');
+    const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 3 });
+    const group = uniqueName('watch');
+    const store = new CompletionStore(redis);
+    const ref: PartitionRef = { group, topic: uniqueName('orders'), partition: 0 };
+    try {
+      await store.admit(ref, [{ offset: 0 }]);
+      await redis.del(trackedPartitionsKey(group));
+
+      // Act
+      const marked = await store.durablyMarked(ref);
+
+      // Assess
+      expect(marked).toBe(false);
+      expect(await store.trackedPartitions(group)).toEqual([ref]);
+    } finally {
+      await redis.del(trackedPartitionsKey(group), ...Object.values(partitionKeys(ref)));
+      await redis.quit();
+    }
   });
 });
 

@@ -266,3 +266,49 @@ export const RECOVERED_UNDER_OLD_LEASE: HistorySpec = {
     { t: 'retry', order: 'asc', back: 0, size: 1, advanceMs: 61_000, fault: { kind: 'die', start: 3 }, during: { start: 2, what: 'lanes' } },
   ],
 };
+
+/**
+ * Issue 39, a loss report held up by a copy waiting for its due time: the retry function runs one record at a time.
+ * Record 1:0 (key `b`) and record 0:0 (key `a`, 0:1 parked behind it) fail, their copies due in 60 s; then Redis loses
+ * every key before any committer run (the first minute), and 1:0 is delivered again (its state made anew, its copy
+ * written again). The tier hands over the copy of 1:0 (its head is back: it waits for its due time) and, behind it, the
+ * copy of 0:0, whose lane is gone. The waiting copy held the invocation's one slot, so the copy of 0:0 went back to its
+ * tier unread and the loss was reported only when it was due, a minute later. A copy waiting for its due time now
+ * gives its slot back: the copy of 0:0 reports the loss at once, and the next committer run recovers partition 0.
+ */
+export const LOSS_BEHIND_WAITING_COPY: HistorySpec = {
+  ...ONE_LANE,
+  deadLetter: 'release',
+  maxAttempts: 3,
+  keys: [['a', 'a'], ['b']],
+  failures: [{ p: 1, o: 0, attempt: 1, kind: 'transient' }, { p: 0, o: 0, attempt: 1, kind: 'transient' }],
+  steps: [
+    { t: 'deliver', partition: 1, back: 0, size: 1, fault: { kind: 'none' }, quiet: true },
+    { t: 'deliver', partition: 0, back: 0, size: 2, fault: { kind: 'none' }, quiet: true },
+    { t: 'lose', what: 'all', back: 1, pick: 0, uncommitted: true, quiet: true },
+    { t: 'deliver', partition: 1, back: 1, size: 1, fault: { kind: 'none' }, quiet: true },
+    { t: 'retry', order: 'asc', back: 0, size: 2, advanceMs: 0, fault: { kind: 'none' } },
+  ],
+};
+
+/**
+ * Issue 39, an old snapshot behind a copy: record 0 of key `a` fails once, records 1 and 2 are parked, the committer
+ * commits its marker. The copy of 0 succeeds and the lane drains onto 1, which fails: its copy is written. Before the
+ * committer runs again, Redis is restored to a snapshot from before the copy of 0 ran: 0 is the lane's head again, its
+ * copy consumed. The copy of 1 (handed over before it is due) found its lane's head below its origin and was dropped as stale; nothing moved the lane
+ * until the committer's overdue-head check, an hour later. A lane's head only moves on, so a copy finding its head
+ * below its origin (in a state no recovery rebuilt) now reports the loss, and the next committer run recovers it.
+ */
+export const SNAPSHOT_BEHIND_COPY: HistorySpec = {
+  ...ONE_LANE,
+  deadLetter: 'release',
+  maxAttempts: 3,
+  keys: [['a', 'a', 'a']],
+  failures: [{ p: 0, o: 0, attempt: 1, kind: 'transient' }, { p: 0, o: 1, attempt: 1, kind: 'transient' }],
+  steps: [
+    { t: 'deliver', partition: 0, back: 0, size: 3, fault: { kind: 'none' } },
+    { t: 'retry', order: 'asc', back: 0, size: 1, advanceMs: 61_000, fault: { kind: 'none' } },
+    { t: 'lose', what: 'writes', back: 1, pick: 0, uncommitted: true },
+    { t: 'retry', order: 'asc', back: 0, size: 1, advanceMs: 0, fault: { kind: 'none' } },
+  ],
+};

@@ -12,7 +12,7 @@ import { within } from '../engine-rig';
 import { tpKey } from './backend';
 import { Container, ContainerGone } from './container';
 import { HistoryLosses } from './losses';
-import { CUT_MS, LONG_MS, type LoggedCopy, type Run, SHORT_MS, STOP_MS, aborted, errorOf, silent } from './runtime';
+import { CUT_MS, LONG_MS, type LoggedCopy, type Run, SHORT_MS, STEP_START_MS, STOP_MS, aborted, errorOf, silent } from './runtime';
 import type { FailureKind, Fault, RetryStep } from './spec';
 
 export class HistoryRuns extends HistoryLosses {
@@ -22,7 +22,7 @@ export class HistoryRuns extends HistoryLosses {
     batches: ReadonlyArray<{ key: string; start: number; end: number; records: KafkaRecordInput[] }>,
     fault: Fault,
     during?: RetryStep['during'],
-    /** With copies not all due: how long the due ones have to start, beyond `SHORT_MS`'s 2 ms. */
+    /** With copies not all due: how long the other ones have to start, beyond `SHORT_MS`'s 2 ms (default `STEP_START_MS`). */
     startWindowMs?: number,
   ): Promise<void> {
     const invocation = (this.invocations += 1);
@@ -40,7 +40,7 @@ export class HistoryRuns extends HistoryLosses {
     let remainingMs = LONG_MS;
     if (fault.kind === 'cut') remainingMs = CUT_MS;
     else if (fault.kind === 'timeout' && fault.stop) remainingMs = STOP_MS;
-    else if (kind === 'retry' && batches.some((b) => this.tierSlice(b).some((c) => c.item.dueAtMs > this.clock.now()))) remainingMs = SHORT_MS + (startWindowMs ?? 0);
+    else if (kind === 'retry' && batches.some((b) => this.tierSlice(b).some((c) => c.item.dueAtMs > this.clock.now()))) remainingMs = SHORT_MS + (startWindowMs ?? STEP_START_MS);
 
     const taken = new Map<string, HandOffItem>();
     if (kind === 'retry') {

@@ -49,6 +49,11 @@ export const SHORT_MS = 1_002;
 export const CUT_MS = 500;
 /** In the drain, what a retry invocation given copies not all due leaves the due ones to start (a loaded machine). */
 export const DRAIN_START_MS = 250;
+/**
+ * In a retry step, what a retry invocation given copies not all due leaves the other copies to start: time to look at
+ * every copy of a small batch (a deployed invocation has minutes), while one not due waits.
+ */
+export const STEP_START_MS = 20;
 export const STOP_MS = 1_003;
 
 /** A retry copy's identity across its write-backs: its origin and attempt. */
