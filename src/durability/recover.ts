@@ -1,9 +1,6 @@
 import type { Kafka } from 'kafkajs';
-import { trackPartitions } from '../completion/tracked';
-import type { RedisClient } from '../completion/scripts';
-import { PartitionRebuild } from '../completion/rebuild';
 import type { PartitionRef } from '../completion/types';
-import { CompletionStore } from '../completion/store';
+import type { CompletionStore } from '../completion/store';
 import { parkPayload } from '../lanes/lane-heads';
 import type { HandOffSink } from '../lanes/ports';
 import type { KafkaRecord } from '../event';
@@ -21,7 +18,8 @@ export const RECOVERY_FENCE_MS = 5 * 60_000;
 export const REBUILD_CHUNK = 1_000;
 
 interface RecoveryBase {
-  readonly redis: RedisClient;
+  /** The completion store on the group's Redis: its rebuild door (`store.rebuild(ref)`) does the Redis steps. */
+  readonly store: CompletionStore;
   /** The handler's options: group, ordering (lanes are derived as the source path derives them), retry tiers. */
   readonly options: LanesOptions;
   /** Where independent records (no lane) are handed off to the retry path. */
@@ -83,10 +81,10 @@ export async function recoverPartition(
   delivered?: number,
   since?: number,
 ): Promise<Recovered> {
-  const { redis, options } = parts;
+  const { store, options } = parts;
   const log = 'log' in parts ? parts.log : kafkaRecordLog(parts.kafka, ref.group);
   const now = parts.now ?? Date.now;
-  const rebuild = new PartitionRebuild(redis, ref);
+  const rebuild = store.rebuild(ref);
 
   // The fence first: from here no record of the partition is admitted, so the end read next bounds every record
   // the event source delivered before the rebuild.
@@ -152,11 +150,11 @@ export async function recoverPartition(
     const copies = copiesFor(options, now);
     const items = independent.map((record) => copies.deferred({ record, origin: { topic: ref.topic, partition: ref.partition, offset: record.offset } }, 1, at));
     await parts.sink.write(items);
-    await new CompletionStore(redis).markDone(ref, independent.map((record) => record.offset));
+    await store.markDone(ref, independent.map((record) => record.offset));
   }
   await rebuild.end(generation);
   // The tracked set may have been lost with the rest: the committer and the re-drive find the partition again.
-  await trackPartitions(redis, [ref]);
+  await rebuild.track();
   const handedOff = await handOffHeads(parts, ref, heads);
   return {
     topic: ref.topic,
@@ -184,7 +182,7 @@ async function handOffHeads(parts: RecoveryParts, ref: PartitionRef, heads: Read
   const at = now();
   const list = [...heads].map(([lane, record]) => ({ lane, record, item: copies.deferred({ record, origin: { topic: ref.topic, partition: ref.partition, offset: record.offset }, lane }, 1, at) }));
   const outcomes = await parts.sink.write(list.map((head) => head.item));
-  const store = new CompletionStore(parts.redis);
+  const { store } = parts;
   const written = list.filter((_, i) => outcomes[i]?.status === 'written');
   await Promise.all(written.map(async ({ lane, record, item }) => {
     await store.advance(ref, lane, { offset: record.offset, attempt: 1 }, { attempt: 1, state: 'retrying', dueAtMs: item.dueAtMs, leaseUntilMs: 0 }).catch((error: unknown) => {

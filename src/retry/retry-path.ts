@@ -144,7 +144,7 @@ export class RetryPath implements RecordPath<RetryTask> {
   }
 
   /**
-   * A held head's watch copy, due (README, "Durability"): it never runs the record. Once the completion group holds
+   * A held head's watch copy, due (docs/durability.md, "Held and drained lanes in the first minute"): it never runs the record. Once the completion group holds
    * the partition's marker a loss is found against it, so the copy is dropped; until then it goes back to its tier
    * to look again. A lane it finds gone makes it report the loss instead (`#claim`, `keptForRecovery`).
    */

@@ -7,7 +7,7 @@ import { declaredOutputs } from '../handler/declared-outputs';
 import { LanesCore } from '../handler/lanes-core';
 import { RESOLVE_OPTIONS, TEST_ENGINE, type LanesHandler } from '../handler/lanes';
 import type { LanesOptions } from '../options/lanes-options';
-import { releaseHeldLane } from '../retry/operator';
+import { releaseHeldLane } from '../operations/lanes';
 import { logServiceName } from '../telemetry';
 import { CompletionModelStore } from './completion-model';
 import { HandOffRecorder } from './hand-off-recorder';

@@ -79,7 +79,7 @@ async function setUp(connect: () => Redis | Cluster, { committed = true, hold = 
   const s = { group, topic, ref: { group, topic, partition: 0 }, options, redis, kafka, writer, runs: [], lost: false, skew: 0, laneA } as unknown as Setup;
   let failedOnce = false;
   s.processor = new LanesFunction({
-    options, redis, handOff: () => writer, telemetry: createTelemetry(group), now: () => Date.now() + s.skew,
+    options, store: new CompletionStore(redis, options.caps), handOff: () => writer, telemetry: createTelemetry(group), now: () => Date.now() + s.skew,
     handler: (record: LanesRecord, ctx) => {
       s.runs.push({ key: String(record.key), offset: record.origin.offset, attempt: ctx.attempt, afterLoss: s.lost });
       if (record.origin.offset === 0 && !failedOnce) {
@@ -122,7 +122,7 @@ function commit(s: Setup, eventSource?: RunCommitterOptions['eventSource']): Pro
     committer: new MemberlessOffsetCommitter(createKafka(), s.group),
     ...(eventSource === undefined ? {} : { eventSource }),
     redrive: { store: s.processor.store, options: s.options, sink: s.writer },
-    recovery: { parts: { redis: s.redis, kafka: s.kafka, options: s.options, sink: s.writer } },
+    recovery: { parts: { store: new CompletionStore(s.redis), kafka: s.kafka, options: s.options, sink: s.writer } },
   });
 }
 
@@ -361,7 +361,7 @@ describe("the partition's first minute, and a drained head: its invocation dies,
     const doomedRedis = redisSetups()[0]!.connect();
     const doomed = new LanesFunction({
       options: resolveOptions({ ...s.options, recordTimeoutMs: 200 } as LanesOptionsInput, {}),
-      redis: doomedRedis, handOff: () => s.writer, telemetry: createTelemetry(s.group), now: () => Date.now() + s.skew,
+      store: new CompletionStore(doomedRedis, s.options.caps), handOff: () => s.writer, telemetry: createTelemetry(s.group), now: () => Date.now() + s.skew,
       handler: async (record: LanesRecord, ctx) => {
         if (record.origin.offset === A_OFFSETS[1]) {
           doomedRedis.disconnect();

@@ -3,7 +3,7 @@
 import type { CompletionStore } from '../../../src/completion/store';
 import type { RecordLog } from '../../../src/durability/read-range';
 import { type KafkaRecordInput, decodeKafkaEvent, encodeKafkaEvent } from '../../../src/event';
-import { releaseHeldLane } from '../../../src/retry/operator';
+import { releaseHeldLane } from '../../../src/operations/lanes';
 import { redriveExpiredLeases } from '../../../src/retry/redrive';
 import { type LossFound, tpKey } from './backend';
 import { Container } from './container';

@@ -33,9 +33,9 @@ interface Rig {
   readonly clock: { ms: number };
 }
 
-function rig(): Rig {
+function rig(maxWindow?: number): Rig {
   const options = resolveOptions({ group: GROUP, retry: { tiers: ['1s', '1m'], maxAttempts: 3, backoff: { type: 'fixed', delayMs: 1_000 } } }, {});
-  const store = new CompletionModelStore();
+  const store = new CompletionModelStore(maxWindow);
   const runs: string[] = [];
   const written: HandOffItem[] = [];
   const writersFor: Array<readonly string[]> = [];
@@ -124,6 +124,19 @@ describe('LanesCore: which path an event runs', () => {
     expect(response).toEqual({ batchItemFailures: [] });
     expect(r.runs.slice(1).sort()).toEqual(['orders@0 attempt 2', 'orders@1 attempt 1']);
     expect(r.store.partition(ref('orders')).model.frontier()).toBe(2);
+  });
+
+  it('answers a mixed event with the records either half could not take, for redelivery', async () => {
+    // A window of 2 offsets per partition: the source half refuses its third record (back-pressure).
+    const r = rig(2);
+    r.failOnce.add(0);
+    await r.core.process(eventOf([sourceRecord(0)]), context);
+
+    r.clock.ms = T0 + 1_000;
+    const response = await r.core.process(eventOf([retryCopyOf(r, 0), sourceRecord(1, 'c-2'), sourceRecord(2, 'c-3'), sourceRecord(3, 'c-4')]), context);
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: { partition: 'orders-0', offset: 3 } }]);
+    expect(r.runs).toContain('orders@0 attempt 2');
+    expect(r.runs).not.toContain('orders@3 attempt 1');
   });
 
   it("asks for the hand-off writer of the event's brokers, once per event", async () => {
