@@ -324,3 +324,25 @@ export const SNAPSHOT_BEHIND_ATTEMPT: HistorySpec = {
   keys: [['a', 'a']],
   failures: [{ p: 0, o: 0, attempt: 1, kind: 'transient' }, { p: 0, o: 0, attempt: 2, kind: 'transient' }],
 };
+
+/**
+ * Like `SNAPSHOT_BEHIND_ATTEMPT`, in a partition a recovery rebuilt: Redis loses every key, the committer recovers the
+ * partition (0 is the lane's head again, attempt 1, its copy written by the recovery); that copy fails and the copy of
+ * attempt 2 is written; then a snapshot from before it ran is restored. A recovered partition holds copies from before
+ * its recovery behind its heads, which are stale, so a copy behind its head was taken for one of those, and the lane
+ * waited an hour. A copy written after its head was due (its timestamp) is not from before the rebuild: it reports.
+ */
+export const SNAPSHOT_BEHIND_RECOVERED: HistorySpec = {
+  ...ONE_LANE,
+  deadLetter: 'release',
+  maxAttempts: 3,
+  keys: [['a', 'a']],
+  failures: [{ p: 0, o: 0, attempt: 1, kind: 'transient' }],
+  steps: [
+    { t: 'deliver', partition: 0, back: 0, size: 2, fault: { kind: 'none' } },
+    { t: 'lose', what: 'all', back: 1, pick: 0, uncommitted: false },
+    { t: 'retry', order: 'asc', back: 0, size: 1, advanceMs: 0, fault: { kind: 'none' } },
+    { t: 'lose', what: 'writes', back: 1, pick: 0, uncommitted: true },
+    { t: 'retry', order: 'asc', back: 0, size: 3, advanceMs: 0, fault: { kind: 'none' } },
+  ],
+};
