@@ -3,7 +3,7 @@ import { parseLaneHead } from '../completion/args';
 import { readLaneEntries, readParkList, readRecoveryFacts } from '../completion/group-state';
 import type { RedisClient } from '../completion/scripts';
 import { CompletionStore } from '../completion/store';
-import type { PartitionRef } from '../completion/types';
+import type { PartitionRef } from '../ports/partition';
 import { completionGroupId } from '../options/names';
 import { fetchCommittedOffsets } from '../committer/offset-committer';
 import { deadLetterTopic, retryTopic } from '../options';

@@ -1,6 +1,8 @@
-import type { AdmitRecord, AdmitResult, AdmitStatus, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, PartitionCaps, PartitionWindow } from './types';
+import type { ParkedRecord, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, LaneHold } from '../ports/lane-head';
+import type { AdmitRecord, AdmitResult, AdmitStatus } from '../ports/admission';
+import type { PartitionCaps, PartitionWindow, PartitionRef } from '../ports/partition';
 import { copyKey, parkKey, stepsBlockKey, stepsBlockOf, type PartitionKeys } from './keys';
-import type { LaneHold, PartitionRef, RecordSteps } from './types';
+import type { RecordSteps } from '../ports/effects';
 import { scriptError, UnexpectedReplyError } from './errors';
 
 /**
@@ -167,11 +169,6 @@ export function parseFrontierReply(reply: unknown, where: string): FrontierReadi
   if (code === 1) return undefined;
   if (code !== 0) throw scriptError(Number(code), '', where);
   return { base: Number(base), highest: Number(highest), frontier: Number(frontier), trimmedBytes: Number(trimmed) };
-}
-
-export interface ParkedRecord {
-  readonly offset: number;
-  readonly payload: string;
 }
 
 export function blockCall(

@@ -1,6 +1,6 @@
 import { parkKey, partitionKeys } from './keys';
 import type { RedisClient } from './scripts';
-import type { PartitionRef } from './types';
+import type { PartitionRef } from '../ports/partition';
 
 /**
  * What the operator tools read of a partition's state beside the store's own readings (`kafka-lanes status`, the

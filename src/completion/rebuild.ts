@@ -1,7 +1,7 @@
 import { parkKey, partitionKeys } from './keys';
 import { parkKeysPattern, scanKeys } from './redis-scan';
 import { runScript, type RedisClient } from './scripts';
-import type { PartitionRef } from './types';
+import type { PartitionRef } from '../ports/partition';
 
 /**
  * The steps of a recovery's rebuild of one partition, one method and one script each (`rebuild-<step>-<keys>.lua`), so

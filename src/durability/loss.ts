@@ -4,9 +4,8 @@
  * pure: the facts come from `completion/` (the audit, the origin's done bit); `suspectLoss` reads them through the
  * completion port for a retry copy and reports what it finds; a recovery is the committer's to decide.
  */
-import type { PartitionAudit } from '../completion/audit';
-import type { CompletionPort } from '../lanes/ports';
-import type { PartitionRef } from '../completion/types';
+import type { PartitionAudit, PartitionRef } from '../ports/partition';
+import type { CompletionPort } from '../ports/completion';
 import type { DurableView } from './marker';
 
 /** Why a partition's Redis state is judged lost, in the words a log line and `status` use. */
@@ -64,7 +63,6 @@ export interface Loss {
   readonly reason: LossReason;
   readonly detail: string;
 }
-
 
 /**
  * Pure: whether a partition's Redis state was lost, judged from its audit, its frontier, what the completion

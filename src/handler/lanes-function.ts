@@ -1,7 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import { CompletionStore } from '../completion';
 import { RedisEffects } from '../completion/effects-store';
-import type { HandOffSink } from '../lanes/ports';
+import type { HandOffSink } from '../ports/handoff';
 import type { RecordHandler } from '../engine/types';
 import type { LanesOptions } from '../options/lanes-options';
 import type { Telemetry } from '../telemetry';
@@ -10,7 +10,7 @@ import { LanesCore } from './lanes-core';
 export { BatchNotHandedOffError, DeadlineError, RecordTimeoutError } from '../errors';
 export { quantiles } from '../engine/run-report';
 export type { InvocationContext } from '../engine/run-scope';
-export type { HandOffSink } from '../lanes/ports';
+export type { HandOffSink } from '../ports/handoff';
 export type { LanesContext, LanesRecord, RecordHandler } from '../engine/types';
 
 export interface LanesFunctionParts {

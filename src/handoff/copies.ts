@@ -4,7 +4,7 @@ import { backoffDelay } from '../options/backoff';
 import type { LanesOptions } from '../options/lanes-options';
 import { deadLetterTopic, retryTopic } from '../options/names';
 import { tierFor } from '../options/retry-tiers';
-import type { HandOffItem, HandOffOrigin } from './types';
+import type { HandOffItem, HandOffOrigin } from '../ports/handoff';
 
 /** An error as a copy carries it: its class and its message. */
 export interface CopyError {

@@ -1,12 +1,12 @@
-import type { ParkedRecord } from '../completion/args';
+import type { ParkedRecord } from '../ports/lane-head';
 import { jsonText } from '../describe';
-import type { PartitionRef } from '../completion/types';
+import type { PartitionRef } from '../ports/partition';
 import { decodeKafkaEvent, type KafkaRecord } from '../event';
 import type { Copies, CopyBasis } from '../handoff/copies';
 import { RECOVERY_RECHECK_MS } from '../completion/loss-suspect';
-import type { HandOffItem, HandOffOutcome } from '../handoff/types';
+import type { HandOffItem, HandOffOutcome } from '../ports/handoff';
 import type { LanesOptions } from '../options/lanes-options';
-import type { CompletionPort } from './ports';
+import type { CompletionPort } from '../ports/completion';
 
 /**
  * What moves a lane head through the retry path outside a handler run: the source path, the retry path,

@@ -1,10 +1,11 @@
 import type { Consumer, IHeaders, KafkaMessage, Producer } from 'kafkajs';
 import type { CompletionStore } from '../completion/store';
-import type { PartitionRef } from '../completion/types';
+import type { PartitionRef } from '../ports/partition';
 import { LanesError } from '../errors';
 import { handOffNewHead, parkPayload, type LaneHeadScope } from '../lanes/lane-heads';
 import { laneIdOf } from '../lanes/lane-id';
-import type { CompletionPort, HandOffSink } from '../lanes/ports';
+import type { CompletionPort } from '../ports/completion';
+import type { HandOffSink } from '../ports/handoff';
 import { decodeKafkaEvent, encodeKafkaRecord, type KafkaRecord } from '../event';
 import { copiesFor } from '../handoff/copies';
 import { HEADER_PREFIX, readHandOffHeaders } from '../handoff/headers';

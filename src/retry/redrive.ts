@@ -1,9 +1,8 @@
 import type { CompletionStore } from '../completion/store';
-import type { PartitionRef } from '../completion/types';
+import type { PartitionRef } from '../ports/partition';
 import { NotHeadError, StaleAttemptError } from '../completion/errors';
 import { applyDeadLetterPolicy, decodeParked, type LaneHeadScope } from '../lanes/lane-heads';
-import type { HandOffSink } from '../lanes/ports';
-import type { HandOffItem, HandOffOutcome } from '../handoff/types';
+import type { HandOffSink, HandOffItem, HandOffOutcome } from '../ports/handoff';
 import { copiesFor } from '../handoff/copies';
 import { readHandOffHeaders } from '../handoff/headers';
 import type { LanesOptions } from '../options/lanes-options';

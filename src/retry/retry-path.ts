@@ -1,4 +1,4 @@
-import type { LaneHead, LaneHold } from '../completion/types';
+import type { LaneHead, LaneHold } from '../ports/lane-head';
 import { NotHeadError, StaleAttemptError } from '../completion/errors';
 import { sleep } from '../deadline';
 import { applyDeadLetterPolicy, decodeParked, handOffNewHead, parkPayload } from '../lanes/lane-heads';

@@ -1,4 +1,4 @@
-import type { PartitionRef } from '../completion/types';
+import type { PartitionRef } from '../ports/partition';
 import { deadLetterConflicts, deadLetterMalformed, writeAndMarkDone } from '../engine/dead-letters';
 import { DEFERRED_HEAD, parkPayload } from '../lanes/lane-heads';
 import { RECOVERY_RECHECK_MS } from '../completion/loss-suspect';
@@ -161,7 +161,6 @@ async function admitChunk(
   ]), partitionKey);
   return { tasks, handOffs, stop: result.backPressure };
 }
-
 
 /** A batch of at most this many records is admitted in one call. */
 export const ADMIT_ONE_CALL = 2_048;

@@ -6,7 +6,8 @@
 import type { Cluster, Redis } from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
 import { completionGroupId, MemberlessOffsetCommitter, runCommitter } from '../../src/committer';
-import { parkKey, partitionKeys, type PartitionRef } from '../../src/completion';
+import { parkKey, partitionKeys } from '../../src/completion';
+import type { PartitionRef } from '../../src/ports/partition';
 import { HandOffWriter } from '../../src/handoff';
 import { resolveOptions } from '../../src/options';
 import { LanesFunction, type RecordHandler } from '../../src/handler/lanes-function';

@@ -1,15 +1,7 @@
 import fc from 'fast-check';
 import type { Cluster, Redis } from 'ioredis';
-import {
-  CompletionStore,
-  LaneConflictError,
-  NotAdmittedError,
-  NotHeadError,
-  StaleEpochError,
-  parkKey,
-  partitionKeys,
-  type PartitionRef,
-} from '../../src/completion';
+import { CompletionStore, LaneConflictError, NotAdmittedError, NotHeadError, StaleEpochError, parkKey, partitionKeys } from '../../src/completion';
+import type { PartitionRef } from '../../src/ports/partition';
 import { stepsBlockKey } from '../../src/completion/keys';
 import { RedisEffects } from '../../src/completion/effects-store';
 import { CompletionModel } from '../../src/testing/completion-model';

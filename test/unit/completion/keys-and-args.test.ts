@@ -1,6 +1,6 @@
 import { escapeName, legacyStepsKey, outputClaimKey, outputClaimTag, parkKey, partitionKeys, partitionTag, steppedKey, STEPS_PER_BLOCK, stepsBlockKey } from '../../../src/completion/keys';
 import { claimOutputsCall, loadStepsCall, parseClaimOutputsReply, saveStepsCall } from '../../../src/completion/effects-store';
-import type { OutputId } from '../../../src/completion/types';
+import type { OutputId } from '../../../src/ports/effects';
 import {
   admitCall,
   blockCall,
