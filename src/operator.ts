@@ -34,7 +34,7 @@ export {
 export type { CommitterResult, PartitionSummary, RunCommitterOptions, OffsetCommitter, CommitLease } from './committer';
 export { LaneStateError, laneOfDeadLetter, readDeadLetters, releaseHeldLane, replayDeadLetters, REPLAY_OF_HEADER } from './retry/operator';
 export type { DeadLetter, OperatorParts, ReplayAction, ReplayFilter } from './retry/operator';
-export { redriveExpiredLeases, type Redriven, type RedriveOptions } from './retry/redrive';
+export { redriveExpiredLeases, type Redriven, type RedriveOptions } from './recovery/redrive';
 export { ensureTopics, readStatus, renderStatus, planReset, applyReset, TopicsNotReadyError } from './admin';
 export type { EnsureTopicsOptions, EnsureTopicsResult, GroupStatus, PartitionStatus, ResetPlan } from './admin';
 export { readBlockedLanes } from './admin';

@@ -329,3 +329,17 @@ export function parseTakenReply(reply: unknown, what: string): string | undefine
   const value: unknown = reply[1];
   return Buffer.isBuffer(value) ? value.toString('utf8') : String(value);
 }
+
+/** One record a recovery rebuilds: its offset, its lane's place (from 1) among the chunk's lanes or 0 for none, its park payload. */
+export interface RebuildRecord {
+  readonly offset: number;
+  readonly lane: number;
+  readonly payload: string;
+}
+
+/** The arguments of `rebuild-records-3.lua`: the range `[from, to]`, the chunk's lanes, then (offset, lane, payload) triples. */
+export function rebuildRecordsArgs(nowMs: number, from: number, to: number, lanes: readonly string[], records: readonly RebuildRecord[]): string[] {
+  const argv = [String(nowMs), String(from), String(to), String(lanes.length), ...lanes];
+  for (const record of records) argv.push(String(record.offset), String(record.lane), record.payload);
+  return argv;
+}

@@ -6,14 +6,6 @@ import type { CallLimits } from '../ports/completion';
 import { trackPartitions } from './tracked';
 
 /**
- * How long a copy kept for a suspected loss, or a watch copy, waits before it looks again (docs/durability.md): a
- * loss is reported at most this long after it happened, within the committer's period at both its default
- * schedules (5 s under `serverless offline`, a minute deployed). A kept copy is written back at most once per this
- * interval, and a watch copy lives in the partition's first minute only: a few writes per lane.
- */
-export const RECOVERY_RECHECK_MS = 5_000;
-
-/**
  * The partition's audit and the origin's done bit. Asked on a rare path only: a retry copy that found its lane free.
  *
  * @example

@@ -1,6 +1,6 @@
 import type { ScopeFigures, ScopeGiven } from '../engine/run-scope';
 import type { RetryTask } from './admit';
-import { RECOVERY_RECHECK_MS } from '../completion/loss-suspect';
+import { RECOVERY_RECHECK_MS } from '../durability/first-minute';
 import { suspectLoss, type CopyLoss } from '../durability/loss';
 
 /**

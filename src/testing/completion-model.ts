@@ -1,5 +1,5 @@
 import type { ParkedRecord, CopyClaim, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead } from '../ports/lane-head';
-import { LaneConflictError, NotHeadError, StaleAttemptError } from '../completion/errors';
+import { LaneConflictError, NotHeadError, StaleAttemptError } from '../ports/errors';
 import type { AdmitRecord, AdmitResult, AdmitStatus } from '../ports/admission';
 import type { PartitionRef } from '../ports/partition';
 import type { RecordSteps } from '../ports/effects';

@@ -5,7 +5,7 @@ import { eventSourcePositions, MemberlessOffsetCommitter, runCommitter, type Com
 import { escapeName, parkKey, partitionKeys, trackedPartitionsKey } from '../../src/completion';
 import type { PartitionRef } from '../../src/ports/partition';
 import { HandOffWriter } from '../../src/handoff';
-import { RECOVERY_RECHECK_MS } from '../../src/completion/loss-suspect';
+import { RECOVERY_RECHECK_MS } from '../../src/durability/first-minute';
 import { resolveOptions, type LanesOptionsInput } from '../../src/options';
 import { LanesFunction, type LanesRecord } from '../../src/handler/lanes-function';
 import { createTelemetry } from '../../src/telemetry';

@@ -10,7 +10,7 @@ import { HandOffWriter, readHandOffHeaders } from '../../src/handoff';
 import { resolveOptions, type LanesOptionsInput } from '../../src/options';
 import { LanesFunction, type LanesRecord, type RecordHandler } from '../../src/handler/lanes-function';
 import { createTelemetry } from '../../src/telemetry';
-import { redriveExpiredLeases } from '../../src/retry/redrive';
+import { redriveExpiredLeases } from '../../src/recovery/redrive';
 import { contextWithin, eventOf, fetchRecords, produce } from './support/kafka-events';
 import { RetryFeed } from './support/retry-feed';
 import { createTopic, KAFKA_BROKERS, redisSetups, uniqueName } from './support/stack';

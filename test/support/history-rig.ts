@@ -26,7 +26,7 @@ import type { Clock } from '../../src/ports/clock';
 import type { CompletionPort } from '../../src/ports/completion';
 import type { HandOffSink, HandOffItem, HandOffOutcome } from '../../src/ports/handoff';
 import type { Telemetry } from '../../src/telemetry';
-import type { RecordLog } from '../../src/durability/read-range';
+import type { RecordLog } from '../../src/recovery/read-range';
 import type { LanesContext, LanesRecord, RecordHandler } from '../../src/engine/types';
 import { NonRetriableError, RetryLaterError } from '../../src/errors';
 import { decodeKafkaEvent, decodeKafkaEventLazily, encodeKafkaEvent, type KafkaBatchResponse, type KafkaRecordInput } from '../../src/event';
@@ -36,7 +36,7 @@ import { retryTierOf, retryTopic } from '../../src/options/names';
 import { SourcePath } from '../../src/source/source-path';
 import { RetryPath } from '../../src/retry/retry-path';
 import { releaseHeldLane } from '../../src/retry/operator';
-import { redriveExpiredLeases } from '../../src/retry/redrive';
+import { redriveExpiredLeases } from '../../src/recovery/redrive';
 import { CompletionModelStore } from '../../src/testing/completion-model';
 import { copyRecord, within } from './engine-rig';
 

@@ -15,13 +15,8 @@ import {
   parseReleaseReply,
   releaseCall,
 } from '../../../src/completion/args';
-import {
-  LaneConflictError,
-  NotAdmittedError,
-  NotHeadError,
-  StaleEpochError,
-  UnexpectedReplyError,
-} from '../../../src/completion/errors';
+import { UnexpectedReplyError } from '../../../src/completion/errors';
+import { LaneConflictError, NotAdmittedError, NotHeadError, StaleEpochError } from '../../../src/ports/errors';
 
 const ref = { group: 'orders', topic: 'orders-v1', partition: 3 };
 const caps = { maxWindow: 1000, maxParked: 10, maxParkedBytes: 4096 };

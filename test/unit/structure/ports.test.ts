@@ -26,12 +26,24 @@ describe('the ports stand below their adapters', () => {
     expect(implementsOf(file).get(name)).toContain(port);
   });
 
-  it('holds the port nouns and interfaces in ports/, which imports no room above it but event/', () => {
+  it('holds the port nouns and interfaces in ports/, which imports no folder but event/ (and the error family)', () => {
     const files = sourceFiles().filter((file) => unitOf(file) === 'ports/');
     expect(files.length).toBeGreaterThan(0);
     const outside = sourceImports()
-      .filter((edge) => unitOf(edge.from) === 'ports/' && !['ports/', 'event/'].includes(unitOf(edge.to)))
+      .filter((edge) => unitOf(edge.from) === 'ports/' && !['ports/', 'event/', 'errors.ts'].includes(unitOf(edge.to)))
       .map((edge) => `${edge.from} imports ${edge.to}`);
     expect(outside).toEqual([]);
+  });
+
+  it('lets lanes/ take its nouns from ports/, never from completion/', () => {
+    const edges = sourceImports().filter((edge) => unitOf(edge.from) === 'lanes/' && unitOf(edge.to) === 'completion/');
+    expect(edges).toEqual([]);
+  });
+
+  it('keeps durability/ pure rules, low enough for lanes/, source/ and retry/: it imports ports/ alone', () => {
+    const edges = sourceImports()
+      .filter((edge) => unitOf(edge.from) === 'durability/' && !['durability/', 'ports/'].includes(unitOf(edge.to)))
+      .map((edge) => `${edge.from} imports ${edge.to}`);
+    expect(edges).toEqual([]);
   });
 });
