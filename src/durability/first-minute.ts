@@ -15,8 +15,8 @@
  * 4. **rewind**: the committer finds the report (`findLoss`) and asks `recoveryStart` (below) where to recover from:
  *    the durable frontier, unless the reported origin lies below the marker's `since`. Then the commit that passed it
  *    vouched for nothing there: `<group>.lanes` is committed back to that origin first, with the marker, so a loss
- *    during the recovery still finds those records (`committer/after-loss.ts`), and the recovery starts there.
- * 5. **rebuild**: the rebuilt state is born at `min(since, start)` (`recover.ts`): a copy of an origin the commits
+ *    during the recovery still finds those records (`recoverPartition`, `recovery/recover.ts`), and the recovery starts there.
+ * 5. **rebuild**: the rebuilt state is born at `min(since, start)` (`recoveryRange`, `recovery/plan.ts`): a copy of an origin the commits
  *    vouch for (at or above `since`, below the durable frontier) is terminal and stays stale, so stale copies never
  *    cause a recovery storm.
  * 6. **watch**: a lane held by the `hold` policy has no retry copy to report a loss, so while the partition is not
