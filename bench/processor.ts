@@ -21,6 +21,7 @@
  *   npm run bench:processor -- --cpu-prof   # only the no-op run, in a V8 CPU profile (.cpuprofile + summary)
  *   PROFILE_LATENCY_MS=10 CONCURRENCY=1000 npm run bench:processor -- --cpu-prof   # the 10 ms run at concurrency 1,000
  */
+import { CompletionStore } from '../src/completion/store';
 import { join } from 'node:path';
 import Redis from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
@@ -110,7 +111,7 @@ async function runProcessor(records: Records, run: ProcessorRun): Promise<Figure
       if (record.key !== FAILING_KEY) otherKeysDone.push(lastHandler);
     }
   };
-  const processor = new LanesFunction({ options, handler, redis, handOff: () => writer, telemetry: createTelemetry(group) });
+  const processor = new LanesFunction({ options, handler, store: new CompletionStore(redis, options.caps), handOff: () => writer, telemetry: createTelemetry(group) });
   const events = eventsOf(records);
   const firstHandlerMs: number[] = [];
   const lastHandlerMs: number[] = [];

@@ -11,6 +11,7 @@
  *   npm run bench:retry
  *   RECORDS=5000 KEYS=500 npm run bench:retry
  */
+import { CompletionStore } from '../src/completion/store';
 import Redis from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
 import { readHandOffHeaders, HandOffWriter } from '../src/handoff';
@@ -67,7 +68,7 @@ async function run(records: Awaited<ReturnType<typeof fetchRecords>>, failingKey
     done.add(record.origin.offset);
     if (!failingKeys.has(key)) otherKeysDone.push(performance.now() - started);
   };
-  const processor = new LanesFunction({ options, handler, redis, handOff: () => writer, telemetry: createTelemetry(group) });
+  const processor = new LanesFunction({ options, handler, store: new CompletionStore(redis, options.caps), handOff: () => writer, telemetry: createTelemetry(group) });
   const events = [];
   for (let i = 0; i < records.length; i += BATCH) events.push(eventOf(records.slice(i, i + BATCH)));
 

@@ -242,7 +242,7 @@ async function run(
   const parts = { options, handler: handler as never, handOff: () => sink, telemetry: createTelemetry(group) };
   const processor = contender.stepStore === 'turn'
     ? new LanesCore({ ...parts, store: new CompletionStore(redis, options.caps), effects: storedInOneTurn(new RedisEffects(redis)) })
-    : new LanesFunction({ ...parts, redis });
+    : new LanesFunction({ ...parts, store: new CompletionStore(redis, options.caps) });
   const measured = contender.dedupe === true ? records.map(asOutput) : records;
   const events: unknown[] = [];
   for (let i = 0; i < measured.length; i += BATCH) events.push(eventOf(measured.slice(i, i + BATCH)));

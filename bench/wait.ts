@@ -6,6 +6,7 @@
  *   npm run bench:wait                       20,000 records in batches of 1,000, 1,000 keys, concurrency 200, 10 ms handler
  *   RECORDS=50000 BATCH=10000 npm run bench:wait
  */
+import { CompletionStore } from '../src/completion/store';
 import Redis from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
 import { createTelemetry } from '../src/telemetry';
@@ -33,7 +34,7 @@ async function run(port: number, events: readonly unknown[], waitForReplicas: nu
   const writer = new HandOffWriter(new Kafka({ clientId: 'bench-wait', brokers: KAFKA_BROKERS, logLevel: logLevel.NOTHING }), { deadLetterTopic: deadLetterTopic(group) });
   const options = resolveOptions({ group, concurrency: 200, redis: { waitForReplicas, waitTimeoutMs: 1_000 } }, {});
   const processor = new LanesFunction({
-    options, redis, handOff: () => writer, telemetry: createTelemetry(group),
+    options, store: new CompletionStore(redis, options.caps), handOff: () => writer, telemetry: createTelemetry(group),
     handler: () => new Promise<void>((resolve) => setTimeout(resolve, LATENCY_MS)),
   });
   const context = { getRemainingTimeInMillis: () => 600_000 };

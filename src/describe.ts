@@ -1,8 +1,10 @@
 /**
  * Text of values that come from outside (an event, a thrown value) for error messages, logs and headers. A
  * Kafka event is attacker-shaped input: a record may nest 20,000 levels deep or hold megabytes, and
- * `JSON.stringify` or `String()` of such a value overflows the stack or builds a huge string. Everything here
- * is bounded in depth and length and never throws.
+ * `JSON.stringify` or `String()` of such a value overflows the stack or builds a huge string. The text here
+ * (`boundedText`, `clip`, `thrownText`, `jsonText`) is bounded in depth and length and never throws. Beside it, the
+ * framework's one check that an outside value is an object (`isObject`) and one reading of an error's message
+ * (`messageOf`).
  */
 
 /** How far `boundedText` goes. */
@@ -34,33 +36,9 @@ export function boundedText(value: unknown, limits: BoundedTextLimits = {}): str
     if (out.length > maxLength) throw ENOUGH;
   };
   const walk = (item: unknown, depth: number, inArray: boolean): void => {
-    switch (typeof item) {
-      case 'string':
-        put(JSON.stringify(item.length > maxLength ? item.slice(0, maxLength + 1) : item));
-        return;
-      case 'number':
-        put(Number.isFinite(item) ? String(item) : inArray ? 'null' : String(item));
-        return;
-      case 'boolean':
-        put(String(item));
-        return;
-      case 'bigint':
-        put(`${item.toString()}n`);
-        return;
-      case 'undefined':
-      case 'function':
-      case 'symbol':
-        put(inArray ? 'null' : typeof item === 'symbol' ? item.toString() : typeof item === 'function' ? '[function]' : 'undefined');
-        return;
-      default:
-        break;
-    }
-    if (item === null) {
-      put('null');
-      return;
-    }
-    if (ArrayBuffer.isView(item)) {
-      put(`<${Buffer.isBuffer(item) ? 'Buffer' : item.constructor.name} ${item.byteLength} bytes>`);
+    const leaf = leafText(item, inArray, maxLength);
+    if (leaf !== undefined) {
+      put(leaf);
       return;
     }
     const isArray = Array.isArray(item);
@@ -104,6 +82,32 @@ export function boundedText(value: unknown, limits: BoundedTextLimits = {}): str
     // A Proxy whose traps throw, or a revoked one: what was written so far, and a mark.
     return `${out}<unreadable>`;
   }
+}
+
+/**
+ * `boundedText` of a value that holds no other: a primitive, `null` or a byte view (its size, not its bytes);
+ * `undefined` for an array or an object. `inArray`: as an array item, where JSON writes `null` for what it cannot hold.
+ */
+function leafText(item: unknown, inArray: boolean, maxLength: number): string | undefined {
+  switch (typeof item) {
+    case 'string':
+      return JSON.stringify(item.length > maxLength ? item.slice(0, maxLength + 1) : item);
+    case 'number':
+      return Number.isFinite(item) ? String(item) : inArray ? 'null' : String(item);
+    case 'boolean':
+      return String(item);
+    case 'bigint':
+      return `${item.toString()}n`;
+    case 'undefined':
+    case 'function':
+    case 'symbol':
+      return inArray ? 'null' : typeof item === 'symbol' ? item.toString() : typeof item === 'function' ? '[function]' : 'undefined';
+    default:
+      break;
+  }
+  if (item === null) return 'null';
+  if (ArrayBuffer.isView(item)) return `<${Buffer.isBuffer(item) ? 'Buffer' : item.constructor.name} ${item.byteLength} bytes>`;
+  return undefined;
 }
 
 /**
@@ -219,4 +223,28 @@ function iterativeJson(root: unknown): string {
     if (next !== undefined) stack.push(next);
   }
   return parts.join('');
+}
+
+/**
+ * Whether a value that came from outside (an event, a configuration, a parsed body) is an object with keys: not
+ * `null`, not an array.
+ *
+ * @example
+ * isObject({ records: {} }); // true
+ * isObject([1]); // false
+ */
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * An error's message for another error's message: the `message` of anything error-like (duck-typed: an error from
+ * another realm, a test runner's sandbox, fails `instanceof Error`), `String()` of anything else.
+ *
+ * @example
+ * messageOf(new Error('refused')); // 'refused'
+ * messageOf('timeout'); // 'timeout'
+ */
+export function messageOf(error: unknown): string {
+  return typeof error === 'object' && error !== null && typeof (error as { message?: unknown }).message === 'string' ? (error as { message: string }).message : String(error);
 }

@@ -68,8 +68,3 @@ export function kafkaErrorOf(error: unknown): KafkaErrorInfo | undefined {
 export function ownKafkaErrorOf(error: unknown): KafkaErrorInfo | undefined {
   return kafkaErrorAt(error);
 }
-
-/** An error's message for another error's message. */
-export function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}

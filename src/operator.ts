@@ -1,44 +1,27 @@
 /**
- * kafka-lanes/operator: what the CLI, the dashboard and an operator's own scripts use beside a handler: the
- * options resolver and the names it derives, the lane id, the completion store, the committer (member-less, the
- * AWS topology) and the errors a run of it may end with, the hand-off headers and writer (the sink the operator
- * commands, the re-drive and a recovery write through), the operator commands (`dlq replay`, `lane release`,
- * re-drive), the topic, status and reset tools and the dashboard: every argument of its functions can be made
- * from it, kafkajs and ioredis. A handler needs none of
- * it: `kafka-lanes` itself exports what a handler author uses. Tests import the parts they drive from their
- * modules.
+ * kafka-lanes/operator: what an operator's own script needs to do what the CLI and the dashboard do: one function per
+ * command (`topics`, `status`, `lane release`, `dlq list|replay`, `reset`, `produce`, `dashboard`, a committer run
+ * with its re-drive), and what their arguments are made of that kafkajs and ioredis do not give: the options resolver
+ * and the topic names it derives, the lane id, the completion store (made on an ioredis client), the hand-off writer
+ * (the sink a command writes copies through), the hand-off headers, and the argument types. The errors a script acts
+ * on: a member-less committer refusing a live group, a lost committer lease, a lane in the wrong state. Everything
+ * else (result types, the other errors, the building blocks) stays in its module: a handler needs none of it
+ * (`kafka-lanes` exports what a handler author uses), and tests import the parts they drive from their modules.
  *
  * @example
  * import { readStatus, renderStatus } from 'kafka-lanes/operator';
  */
-export { laneIdOf, PARTITION_LANE, NULL_KEY_LANE } from './lanes/lane-id';
-export { resolveOptions, OptionsError, retryTopics, deadLetterTopic } from './options';
-export type { LanesOptions } from './options';
-export { completionGroupId, retryTopic } from './options/names';
+export { laneIdOf } from './lanes/lane-id';
+export { resolveOptions, retryTopics, deadLetterTopic, type LanesOptions } from './options';
+export { completionGroupId } from './options/names';
 export type { KafkaRecord } from './event';
 export { CompletionStore } from './completion';
-export { HandOffError } from './handoff/errors';
 export { HandOffWriter } from './handoff/writer';
-export { HandOffHeader, readHandOffHeaders, originOf } from './handoff/headers';
-export type { HandOffHeaders } from './handoff/types';
-export {
-  runCommitter,
-  MemberlessOffsetCommitter,
-  GroupHasMembersError,
-  OffsetCommitError,
-  TopicMissingError,
-  KafkaInternalsChangedError,
-  LeaseLostError,
-  CommitNotAppliedError,
-} from './committer';
-export type { CommitterResult, PartitionSummary, RunCommitterOptions, OffsetCommitter, CommitLease } from './committer';
-export { LaneStateError, laneOfDeadLetter, readDeadLetters, releaseHeldLane, replayDeadLetters, REPLAY_OF_HEADER } from './retry/operator';
-export type { DeadLetter, OperatorParts, ReplayAction, ReplayFilter } from './retry/operator';
-export { redriveExpiredLeases, type Redriven, type RedriveOptions } from './recovery/redrive';
-export { ensureTopics, readStatus, renderStatus, planReset, applyReset, TopicsNotReadyError } from './admin';
-export type { EnsureTopicsOptions, EnsureTopicsResult, GroupStatus, PartitionStatus, ResetPlan } from './admin';
-export { readBlockedLanes } from './admin';
-export { parseProduceRecords, produceRecords } from './admin';
-export type { ProduceInput, ProduceRecord, ProducedRecord } from './admin';
-export type { BlockedLane, LanesPage, LanesQuery } from './admin';
-export { startDashboard, type Dashboard, type DashboardOptions } from './dashboard';
+export { HandOffHeader, readHandOffHeaders } from './handoff/headers';
+export { runCommitter, MemberlessOffsetCommitter, GroupHasMembersError, LeaseLostError, type RunCommitterOptions } from './committer';
+export { LaneStateError, releaseHeldLane, type OperatorParts } from './operations/lanes';
+export { readDeadLetters, replayDeadLetters, type DeadLetter, type ReplayFilter } from './operations/dead-letters';
+export { redriveExpiredLeases, type RedriveOptions } from './recovery/redrive';
+export { ensureTopics, readStatus, renderStatus, readBlockedLanes, planReset, applyReset, produceRecords } from './admin';
+export type { EnsureTopicsOptions, GroupStatus, LanesQuery, ResetPlan, ProduceRecord } from './admin';
+export { startDashboard, type DashboardOptions } from './dashboard';

@@ -13,6 +13,7 @@
  *   npm start -- --failure-rate 0 --latency-ms 50
  *   npm start -- --keep-dashboard      the dashboard stays up after the summary, until Ctrl-C
  */
+import { CompletionStore } from '../../src/completion/store';
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -261,7 +262,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
       },
     });
     deadLetters = await followDeadLetters(kafka, settings, run);
-    dashboard = await startDashboard({ group: settings.group, admin, redis, kafka, log: (line) => console.log(line) });
+    dashboard = await startDashboard({ group: settings.group, admin, store: new CompletionStore(redis), kafka, log: (line) => console.log(line) });
     console.log(`dashboard: open ${dashboard.url}  (or: npm run cli -- dashboard ${settings.group})`);
     const orders = demoOrders(run, settings.records, settings.customers, settings.poisonEvery);
     const started = Date.now();
@@ -287,7 +288,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
     const progress = await waitFor(
       async () => {
         const results = await readResults(redis, run, orders);
-        const status = await readStatus({ group: settings.group, admin, redis });
+        const status = await readStatus({ group: settings.group, admin, store: new CompletionStore(redis) });
         const finished = new Set([...results.processedIds, ...deadLetters!.ids]).size;
         const seconds = (Date.now() - started) / 1000;
         overall.update(finished, {
@@ -322,7 +323,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
     const completion = await waitFor(() => behind(admin, completionGroup, settings.topic), ({ lag }) => lag === 0, 60_000);
     const results = await readResults(redis, run, orders);
     const check = checkRun(orders, { ...results, deadLetteredIds: deadLetters.ids });
-    console.log(`\n${renderStatus(await readStatus({ group: settings.group, admin, redis }))}`);
+    console.log(`\n${renderStatus(await readStatus({ group: settings.group, admin, store: new CompletionStore(redis) }))}`);
     console.log(summarize(check, { met: completion.met, lag: completion.value.lag }, results.retried, (Date.now() - started) / 1000, results.charged));
     const ok = check.ok && completion.met && progress.met;
     console.log(ok ? '\nrun checked: ok' : `\nrun checked: FAILED (serverless offline log: ${logFile})`);

@@ -3,6 +3,7 @@
  * waited for it as `Connection is closed.` (the socket error goes to its `error` event); kafkajs as
  * `Connection error: connect ECONNREFUSED host:port`. The socket's own error says what happened.
  */
+import { messageOf } from '../describe';
 
 const SOCKET_ERRORS: Readonly<Record<string, string>> = {
   ECONNREFUSED: 'connection refused (nothing listens there)',
@@ -41,10 +42,6 @@ export function describeConnectionError(error: unknown): string {
 
 function isError(value: unknown): value is Error {
   return typeof value === 'object' && value !== null && typeof (value as { message?: unknown }).message === 'string';
-}
-
-function messageOf(error: unknown): string {
-  return isError(error) ? error.message : String(error);
 }
 
 /**

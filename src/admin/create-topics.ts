@@ -1,7 +1,8 @@
 import { deadlineSignal, sleep, untilAborted } from '../deadline';
 import type { Admin, ITopicConfig } from 'kafkajs';
 import { ConfigError, describeValue } from '../errors';
-import { KafkaErrorCode, kafkaErrorOf, messageOf } from '../kafka-errors';
+import { messageOf } from '../describe';
+import { KafkaErrorCode, kafkaErrorOf } from '../kafka-errors';
 import { TopicsNotReadyError } from './errors';
 
 /** What `waitForTopicsReady` uses of a kafkajs `Admin`. */

@@ -1,7 +1,7 @@
 import type { Admin } from 'kafkajs';
 import { describeConnectionError } from './connection-errors';
-import type { RedisClient } from '../completion/scripts';
-import { evictionProblem, pingRedis, readClusterInfo, readEvictionPolicies } from '../completion/redis-server';
+import { messageOf } from '../describe';
+import { evictionProblem, type RedisServer } from '../completion/redis-server';
 import { redisUsesTls } from '../connections/redis';
 import { deadLetterTopic, retryTopics } from '../options';
 import type { KafkaOptions, RedisOptions } from '../options/lanes-options';
@@ -22,10 +22,6 @@ export interface Check {
 }
 
 const RANK: Readonly<Record<CheckStatus, number>> = { ok: 0, warn: 1, fail: 2 };
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
 
 /** `TLS, SASL scram-sha-512`: how the clients authenticate to Kafka, as the options resolve it. */
 export function describeKafkaAuth(kafka: KafkaOptions): string {
@@ -158,17 +154,18 @@ const PINGS = 5;
 
 /** PINGs Redis (round trip in ms, median of five), then reads its eviction policy and cluster mode. */
 export async function checkRedis(
-  redis: RedisClient,
+  /** The server's door (`store.server()`). */
+  server: Pick<RedisServer, 'ping' | 'evictionPolicies' | 'clusterInfo'>,
   configured: 'cluster' | 'standalone',
   auth: string,
-  /** Words for a failed PING (default: the error's message); `watchConnection(redis).explain` names a refused port. */
+  /** Words for a failed PING (default: the error's message); `watchConnection(store).explain` names a refused port. */
   explain: (error: unknown) => string = messageOf,
 ): Promise<Check[]> {
   const rounds: number[] = [];
   try {
     for (let i = 0; i < PINGS; i += 1) {
       const start = performance.now();
-      await pingRedis(redis);
+      await server.ping();
       rounds.push(performance.now() - start);
     }
   } catch (error) {
@@ -178,9 +175,9 @@ export async function checkRedis(
   const rows: Check[] = [{ name: 'redis', status: 'ok', detail: `PING round trip ${median.toFixed(1)} ms (median of ${PINGS}) with ${auth}` }];
   try {
     // Every master of a cluster holds state; the worst policy among them decides.
-    const policies = (await readEvictionPolicies(redis)).map(evictionCheck);
+    const policies = (await server.evictionPolicies()).map(evictionCheck);
     rows.push(policies.reduce((worst, row) => (RANK[row.status] > RANK[worst.status] ? row : worst)));
-    rows.push(clusterModeCheck(configured, await readClusterInfo(redis)));
+    rows.push(clusterModeCheck(configured, await server.clusterInfo()));
   } catch (error) {
     rows.push({ name: 'redis INFO', status: 'warn', detail: `not readable (an ACL without INFO?): ${messageOf(error)}` });
   }

@@ -1,5 +1,5 @@
 import type { Admin } from 'kafkajs';
-import type { RedisClient } from '../completion/scripts';
+import type { CompletionStore } from '../completion/store';
 import { retryTopic } from '../options/names';
 import { readBlockedLanes } from './status';
 
@@ -19,25 +19,25 @@ export interface GroupFigures {
 
 /**
  * @example
- * const figures = await readGroupFigures({ group, redis, admin, partitions: result.partitions });
+ * const figures = await readGroupFigures({ group, store, admin, partitions: result.partitions });
  */
 export async function readGroupFigures({
   group,
-  redis,
+  store,
   admin,
   partitions,
   nowMs = Date.now(),
 }: {
   group: string;
-  redis: RedisClient;
+  store: Pick<CompletionStore, 'groupState'>;
   admin: Pick<Admin, 'fetchTopicOffsets'>;
   /** The tracked partitions with what `<group>.lanes` has committed after the run. */
   partitions: ReadonlyArray<{ topic: string; partition: number; committed: number | undefined; frontier: number | undefined }>;
   nowMs?: number;
 }): Promise<GroupFigures> {
   const [oldest, held] = await Promise.all([
-    readBlockedLanes({ group, redis, partitions, query: { sort: 'age', limit: 1 } }),
-    readBlockedLanes({ group, redis, partitions, query: { state: 'held', limit: 1 } }),
+    readBlockedLanes({ group, store, partitions, query: { sort: 'age', limit: 1 } }),
+    readBlockedLanes({ group, store, partitions, query: { state: 'held', limit: 1 } }),
   ]);
   const sources = partitions.filter((p) => !p.topic.startsWith(retryTopic(group, '')));
   let committedLag = 0;

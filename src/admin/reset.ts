@@ -1,9 +1,5 @@
-import type { RedisClient } from '../completion/scripts';
-import { CompletionStore } from '../completion/store';
-import { committerReadingFields, dropCommitterReadings } from '../completion/committer-state';
-import { deletePartitionKeys } from '../completion/group-state';
-import { partitionKeysPattern, partitionOfKey, scanKeys } from '../completion/redis-scan';
-import { readTrackedMembers, untrackMembers } from '../completion/tracked';
+import type { CompletionStore } from '../completion/store';
+import { partitionOfKey } from '../completion/redis-scan';
 import { readPartition, type RedisPartition } from './status';
 
 /**
@@ -35,15 +31,16 @@ export interface ResetPlan {
  * What a reset of `topic` (or one partition of it) would delete; changes nothing.
  *
  * @example
- * const plan = await planReset(redis, { group: 'orders-svc', topic: 'orders' });
+ * const plan = await planReset(store, { group: 'orders-svc', topic: 'orders' });
  * process.stdout.write(renderResetPlan(plan, false));
  */
 export async function planReset(
-  redis: RedisClient,
+  store: CompletionStore,
   { group, topic, partition }: { group: string; topic: string; partition?: number | undefined },
 ): Promise<ResetPlan> {
   const byPartition = new Map<number, string[]>();
-  for (const key of await scanKeys(redis, partitionKeysPattern(group, topic, partition))) {
+  const state = store.groupState(group);
+  for (const key of await state.partitionKeys(topic, partition)) {
     const ref = partitionOfKey(group, key);
     if (ref === undefined || ref.topic !== topic || (partition !== undefined && ref.partition !== partition)) continue;
     const keys = byPartition.get(ref.partition) ?? [];
@@ -54,22 +51,22 @@ export async function planReset(
     const cut = member.lastIndexOf('\n');
     return member.slice(0, cut) === topic && (partition === undefined || member.slice(cut + 1) === String(partition));
   };
-  const trackedMembers = (await readTrackedMembers(redis, group)).filter(belongs).sort();
-  const readingFields = (await committerReadingFields(redis, group)).filter(belongs).sort();
-  const store = new CompletionStore(redis);
+  const trackedMembers = (await state.trackedMembers()).filter(belongs).sort();
+  const readingFields = (await store.committerState(group).readingFields()).filter(belongs).sort();
   const partitions: ResetPartition[] = [];
   for (const [number, keys] of [...byPartition].sort(([a], [b]) => a - b)) {
-    partitions.push({ partition: number, keys: keys.sort(), ...(await readPartition(store, redis, { group, topic, partition: number })) });
+    partitions.push({ partition: number, keys: keys.sort(), ...(await readPartition(store, { group, topic, partition: number })) });
   }
   return { group, topic, partition, partitions, trackedMembers, readingFields };
 }
 
 /** Deletes what the plan lists; returns the number of keys deleted. */
-export async function applyReset(redis: RedisClient, plan: ResetPlan): Promise<number> {
+export async function applyReset(store: CompletionStore, plan: ResetPlan): Promise<number> {
+  const state = store.groupState(plan.group);
   let deleted = 0;
-  for (const { keys } of plan.partitions) deleted += await deletePartitionKeys(redis, keys);
-  await untrackMembers(redis, plan.group, plan.trackedMembers);
-  await dropCommitterReadings(redis, plan.group, plan.readingFields);
+  for (const { keys } of plan.partitions) deleted += await state.deletePartitionKeys(keys);
+  await state.untrack(plan.trackedMembers);
+  await store.committerState(plan.group).dropReadings(plan.readingFields);
   return deleted;
 }
 

@@ -1,13 +1,11 @@
 import type { Admin } from 'kafkajs';
 import { parseLaneHead } from '../completion/args';
-import { readLaneEntries, readParkList, readRecoveryFacts } from '../completion/group-state';
-import type { RedisClient } from '../completion/scripts';
-import { CompletionStore } from '../completion/store';
+import type { CompletionStore } from '../completion/store';
+import type { GroupState } from '../completion/group-state';
 import type { PartitionRef } from '../ports/partition';
 import { completionGroupId } from '../options/names';
 import { fetchCommittedOffsets } from '../committer/offset-committer';
 import { deadLetterTopic, retryTopic } from '../options';
-import { findPartitions } from '../completion/redis-scan';
 import { renderLanes, type StatusLanes } from './lanes-table';
 
 /**
@@ -72,23 +70,25 @@ export interface GroupStatus {
  * topics and of the group's retry and dead-letter topics.
  *
  * @example
- * const status = await readStatus({ group: 'orders-svc', admin, redis });
+ * const status = await readStatus({ group: 'orders-svc', admin, store });
  * process.stdout.write(renderStatus(status));
  */
 export async function readStatus({
   group,
   admin,
-  redis,
+  store,
   lanes,
 }: {
   group: string;
   admin: Admin;
-  redis: RedisClient;
+  /** The completion store on the group's Redis (its group state door is read too). */
+  store: CompletionStore;
   /** List up to `limit` blocked and held lanes, the oldest first. */
   lanes?: { readonly limit: number };
 }): Promise<GroupStatus> {
   const readAtMs = Date.now();
-  const refs = await findPartitions(redis, group);
+  const state = store.groupState(group);
+  const refs = await state.partitions();
   const listed = await admin.listTopics();
   const retryPrefix = retryTopic(group, '');
   const dlq = deadLetterTopic(group);
@@ -108,12 +108,11 @@ export async function readStatus({
   for (const entry of await fetchCommittedOffsets(admin, completionGroup, inKafka)) committed.set(`${entry.topic}\n${entry.partition}`, entry.offset);
 
   const ids = new Set([...refs.map((ref) => `${ref.topic}\n${ref.partition}`), ...offsets.keys()]);
-  const store = new CompletionStore(redis);
   const partitions: PartitionStatus[] = [];
   for (const id of ids) {
     const cut = id.lastIndexOf('\n');
     const ref = { group, topic: id.slice(0, cut), partition: Number(id.slice(cut + 1)) };
-    const redisPart = await readPartition(store, redis, ref);
+    const redisPart = await readPartition(store, ref);
     const log = offsets.get(id);
     const done = committed.get(id);
     const consumedTo = done ?? redisPart.frontier ?? log?.low;
@@ -131,7 +130,7 @@ export async function readStatus({
   const order: Record<PartitionRole, number> = { source: 0, retry: 1, 'dead-letter': 2 };
   partitions.sort((a, b) => order[a.role] - order[b.role] || (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition));
   const blocked = partitions.filter((p) => p.blockedLanes > 0);
-  const page = lanes === undefined ? undefined : await readBlockedLanes({ group, redis, query: { limit: lanes.limit }, partitions: blocked });
+  const page = lanes === undefined ? undefined : await readBlockedLanes({ group, store, query: { limit: lanes.limit }, partitions: blocked });
   return {
     ...(page === undefined ? {} : { lanes: { total: page.total, lanes: page.lanes.map((lane) => ({ ...lane, ageMs: Math.max(0, readAtMs - lane.sinceMs) })) } }),
     group,
@@ -149,9 +148,10 @@ export async function readStatus({
 export type RedisPartition = Pick<PartitionStatus, 'frontier' | 'highest' | 'window' | 'blockedLanes' | 'heldLanes' | 'parked' | 'recoveries' | 'lastRecoveredAtMs' | 'recovering'>;
 
 /** What Redis holds for one partition: frontier, window, blocked and held lanes, parked records. */
-export async function readPartition(store: CompletionStore, redis: RedisClient, ref: PartitionRef): Promise<RedisPartition> {
+export async function readPartition(store: CompletionStore, ref: PartitionRef): Promise<RedisPartition> {
+  const state = store.groupState(ref.group);
   // The frontier script with `trim` off only reads; one atomic reading of base, highest and the bits.
-  const [reading, heads, facts] = await Promise.all([store.frontier(ref, { trim: false }), readLaneEntries(redis, ref), readRecoveryFacts(redis, ref)]);
+  const [reading, heads, facts] = await Promise.all([store.frontier(ref, { trim: false }), state.laneEntries(ref), state.recoveryFacts(ref)]);
   let held = 0;
   for (const [lane, entry] of Object.entries(heads)) {
     try {
@@ -246,26 +246,27 @@ const LANE_ORDER: Record<LaneSort, (a: BlockedLane, b: BlockedLane) => number> =
  * HGETALL per partition), the parked counts only for the page, so tens of thousands of lanes stay cheap.
  *
  * @example
- * const page = await readBlockedLanes({ group: 'orders-svc', redis, query: { state: 'held', limit: 50 } });
+ * const page = await readBlockedLanes({ group: 'orders-svc', store, query: { state: 'held', limit: 50 } });
  */
 export async function readBlockedLanes({
   group,
-  redis,
+  store,
   query = {},
   partitions,
 }: {
   group: string;
-  redis: RedisClient;
+  store: Pick<CompletionStore, 'groupState'>;
   query?: LanesQuery;
   /** The partitions to look in (e.g. those of a recent `readStatus`); default: found in Redis, as `status` finds them. */
   partitions?: ReadonlyArray<Pick<PartitionRef, 'topic' | 'partition'>>;
 }): Promise<LanesPage> {
-  const known = partitions === undefined ? await findPartitions(redis, group) : partitions.map((p) => ({ group, topic: p.topic, partition: p.partition }));
+  const state = store.groupState(group);
+  const known = partitions === undefined ? await state.partitions() : partitions.map((p) => ({ group, topic: p.topic, partition: p.partition }));
   const refs = known.filter(
     (ref) => (query.topic === undefined || ref.topic === query.topic) && (query.partition === undefined || ref.partition === query.partition),
   );
   const all: BlockedLane[] = [];
-  const heads = await Promise.all(refs.map((ref) => readLaneEntries(redis, ref)));
+  const heads = await Promise.all(refs.map((ref) => state.laneEntries(ref)));
   for (const [index, ref] of refs.entries()) {
     for (const [lane, entry] of Object.entries(heads[index] ?? {})) {
       let head;
@@ -287,13 +288,13 @@ export async function readBlockedLanes({
   all.sort((a, b) => sign * order(a, b) || LANE_ORDER.partition(a, b) || a.headOffset - b.headOffset || (a.lane < b.lane ? -1 : 1));
   const offset = query.offset ?? 0;
   const page = all.slice(offset, offset + (query.limit ?? 50));
-  const lanes = await Promise.all(page.map(async (lane) => ({ ...lane, parked: await parkedBehind(redis, group, lane) })));
+  const lanes = await Promise.all(page.map(async (lane) => ({ ...lane, parked: await parkedBehind(state, lane) })));
   return { total: all.length, offset, lanes };
 }
 
 /** Records parked behind a lane's head: its park list, less the head where it is kept first in that list. */
-async function parkedBehind(redis: RedisClient, group: string, lane: BlockedLane): Promise<number> {
-  const { length, firstOffset } = await readParkList(redis, { group, topic: lane.topic, partition: lane.partition }, lane.lane);
+async function parkedBehind(state: GroupState, lane: BlockedLane): Promise<number> {
+  const { length, firstOffset } = await state.parkList({ group: state.group, topic: lane.topic, partition: lane.partition }, lane.lane);
   return firstOffset === lane.headOffset ? length - 1 : length;
 }
 

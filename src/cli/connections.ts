@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
-import type { RedisClient } from '../completion/scripts';
+import type { CompletionStore } from '../completion/store';
 import { describeConnectionError, watchConnection } from '../admin/connection-errors';
-import { brokersId, createRedis, kafkaClientConfig } from '../connections';
+import { brokersId, kafkaClientConfig, openStore } from '../connections';
 import { ConfigError, LanesError } from '../errors';
 import { DEFAULTS, ENV, resolveOptions } from '../options';
 import type { LanesOptions } from '../options/lanes-options';
@@ -122,23 +122,23 @@ function redisWhere(options: LanesOptions['redis']): string {
   }
 }
 
-/** A Redis connection from the flags, the environment or the local default; closed after `work`. */
-export async function withRedis<T>(group: string, flags: RedisFlags, work: (redis: RedisClient) => Promise<T>): Promise<T> {
+/** The completion store on a Redis connection from the flags, the environment or the local default; closed after `work`. */
+export async function withStore<T>(group: string, flags: RedisFlags, work: (store: CompletionStore) => Promise<T>): Promise<T> {
   const { redis: options } = connectionOptions(group, flags);
   // A CLI run should fail, not hang, when Redis is unreachable.
-  const redis = await createRedis(
+  const store = await openStore(
     options,
     { maxRetriesPerRequest: 1, connectTimeout: 5_000, commandTimeout: 10_000, retryStrategy: () => null },
     { clusterRetryStrategy: () => null },
   );
-  const watch = watchConnection(redis);
+  const watch = watchConnection(store);
   try {
-    return await work(redis);
+    return await work(store);
   } catch (error) {
     const explained = watch.explain(error);
     if (explained === (error instanceof Error ? error.message : String(error))) throw error;
     throw new LanesError(`Redis (${redisWhere(options)}) not reachable: ${explained}`, { retriable: true, cause: error });
   } finally {
-    redis.disconnect();
+    store.disconnect();
   }
 }

@@ -1,11 +1,10 @@
 import { Kafka, logLevel, type Producer } from 'kafkajs';
-import { CompletionStore } from '../completion/store';
 import { kafkaClientConfig } from '../connections';
 import { HandOffWriter } from '../handoff';
 import { deadLetterTopic, DEFAULTS, ENV, resolveOptions, retryTopic } from '../options';
 import { durationMs } from '../options/duration';
-import type { OperatorParts } from '../retry/operator';
-import { connectionOptions, connectKafka, withRedis, type KafkaFlags, type RedisFlags } from './connections';
+import type { OperatorParts } from '../operations/lanes';
+import { connectionOptions, connectKafka, withStore, type KafkaFlags, type RedisFlags } from './connections';
 
 export interface OperatorFlags extends KafkaFlags, RedisFlags {
   readonly tiers?: string;
@@ -59,7 +58,7 @@ export async function withOperatorParts<T>(group: string, flags: OperatorFlags, 
   const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
   await connectKafka(connections.kafka, () => producer.connect());
   try {
-    return await withRedis(group, flags, (redis) => work({ options: { ...options, redis: connections.redis }, store: new CompletionStore(redis), sink: writer, producer, kafka }));
+    return await withStore(group, flags, (store) => work({ options: { ...options, redis: connections.redis }, store, sink: writer, producer, kafka }));
   } finally {
     await Promise.all([writer.disconnect(), producer.disconnect()]);
   }

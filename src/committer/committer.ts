@@ -1,9 +1,9 @@
+import type { CommitterState } from '../completion/committer-state';
 import type { CompletionStore } from '../completion/store';
 import { redriveExpiredLeases, type RedriveOptions, type Redriven } from '../recovery/redrive';
 import { checkPartitions, durableMoves, partitionsToCheck, type PartitionCheck } from './durable-moves';
 import type { LossRecovery, RecoveryOutcome } from './after-loss';
 import { ConfigError, describeValue } from '../errors';
-import { trackPartitions } from '../completion/tracked';
 import { CommitNotAppliedError, TopicMissingError } from './errors';
 import { CommitterLease } from './lease';
 import { movesByTopic, type OffsetCommitter } from './offset-committer';
@@ -25,9 +25,15 @@ export const COMMITTER_DEFAULTS = {
  * What `runCommitter` needs: the group's completion store, the group, and one `OffsetCommitter` that says
  * how its commits reach Kafka.
  */
+/** What a run asks of the committer state's door (`store.committerState(group)`). */
+export type CommitterCalls = Pick<
+  CommitterState,
+  'group' | 'leaseKey' | 'readingsKey' | 'takeLease' | 'extendLease' | 'releaseLease' | 'readings' | 'writeReadings' | 'tracked' | 'track' | 'stamp' | 'mark'
+>;
+
 export interface RunCommitterOptions {
   /** The completion engine of the group. */
-  readonly store: Pick<CompletionStore, 'redis' | 'trackedPartitions' | 'frontier' | 'audit' | 'stampGeneration' | 'markDurable'>;
+  readonly store: Pick<CompletionStore, 'frontier' | 'audit'> & { committerState(group: string): CommitterCalls };
   /** The framework's consumer group: the one the completion engine tracks partitions under. */
   readonly group: string;
   /**
@@ -154,14 +160,15 @@ export async function runCommitter(options: RunCommitterOptions): Promise<Commit
   const { trim, leaseTtlMs, now } = validate(options);
   const { store, group, committer } = options;
 
-  const lease = await CommitterLease.acquire(store.redis, group, leaseTtlMs);
+  const state = store.committerState(group);
+  const lease = await CommitterLease.acquire(state, leaseTtlMs);
   if (lease === undefined) {
     return { groupId: committer.groupId, skipped: 'lease-held', partitions: [], moves: [], reasons: [], trimmedBytes: 0 };
   }
 
   let result: CommitterResult;
   try {
-    const { result: committed, checks } = await commitUnderLease(store, group, committer, lease, trim, now, options.eventSource);
+    const { result: committed, checks } = await commitUnderLease(store, state, committer, lease, trim, now, options.eventSource);
     result = committed;
     const lost = checks.filter((check) => check.loss !== undefined);
     // Loaded only when needed: the recovery brings Kafka reading and key scanning with it.
@@ -178,7 +185,7 @@ export async function runCommitter(options: RunCommitterOptions): Promise<Commit
 
 async function commitUnderLease(
   store: RunCommitterOptions['store'],
-  group: string,
+  state: CommitterCalls,
   committer: OffsetCommitter,
   lease: CommitterLease,
   trim: boolean,
@@ -186,7 +193,8 @@ async function commitUnderLease(
   eventSource: RunCommitterOptions['eventSource'],
 ): Promise<{ result: CommitterResult; checks: PartitionCheck[] }> {
   // Partitions the completion group carries a marker for are checked too: Redis may have lost its tracked set.
-  const trackedSet = await store.trackedPartitions(group);
+  const { group } = state;
+  const trackedSet = await state.tracked();
   const allTracked = partitionsToCheck(group, trackedSet, (await committer.fetchAllCommitted?.()) ?? []);
 
   // Fetched under the lease: no other committer run can change these offsets until this run commits.
@@ -205,16 +213,16 @@ async function commitUnderLease(
   const plan = planCommit({
     frontiers: tracked.map((ref, i) => ({ topic: ref.topic, partition: ref.partition, reading: readings[i] })),
     committed,
-    previous: await loadReadings(store.redis, group),
+    previous: await loadReadings(state),
     nowMs: now(),
   });
-  await saveReadings(store.redis, group, plan.next);
-  const checks = await checkPartitions(store, tracked, committed, readings.map((r) => r?.frontier), now(), tracked.map((ref) => delivered.get(partitionId(ref))));
+  await saveReadings(state, plan.next);
+  const checks = await checkPartitions(store, state, tracked, committed, readings.map((r) => r?.frontier), now(), tracked.map((ref) => delivered.get(partitionId(ref))));
   const moves = durableMoves(plan.moves, checks);
   // Found by its marker alone with its state whole: the tracked set was lost. The re-drive reads that set.
   const known = new Set(trackedSet.map(partitionId));
   const untracked = checks.filter((c) => c.audit.present && c.loss === undefined && !known.has(partitionId(c.ref)));
-  await trackPartitions(store.redis, untracked.map((c) => c.ref));
+  await state.track(untracked.map((c) => c.ref));
 
   const byTopic = movesByTopic(moves);
   if (moves.length > 0) {
@@ -237,11 +245,11 @@ async function commitUnderLease(
   }
 
   // A state whose generation the completion group's marker names (committed now or before) is marked in Redis: its
-  // first minute is over, and a lane the `hold` policy holds needs no watch copy from then on (README, "Durability").
+  // first minute is over, and a lane the `hold` policy holds needs no watch copy from then on (docs/durability.md, "The first minute").
   const landed = new Set(moves.filter((move) => move.metadata !== undefined).map(partitionId));
   const unmarked = checks.filter((c) => c.loss === undefined && c.generation !== undefined && c.audit.marked !== c.generation &&
     (c.durable.marker?.generation === c.generation || landed.has(partitionId(c.ref))));
-  await Promise.all(unmarked.map((c) => store.markDurable(c.ref, c.generation!)));
+  await Promise.all(unmarked.map((c) => state.mark(c.ref, c.generation!)));
 
   const nowMs = now();
   const result: CommitterResult = {

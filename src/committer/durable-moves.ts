@@ -1,3 +1,4 @@
+import type { CommitterState } from '../completion/committer-state';
 import type { CompletionStore } from '../completion/store';
 import type { PartitionRef, PartitionAudit } from '../ports/partition';
 import type { CommitMove, CommittedOffset } from './types';
@@ -35,7 +36,8 @@ export function partitionsToCheck(group: string, tracked: readonly PartitionRef[
  * loss of its state is told apart from a partition that is new.
  */
 export async function checkPartitions(
-  store: Pick<CompletionStore, 'audit' | 'stampGeneration'>,
+  store: Pick<CompletionStore, 'audit'>,
+  state: Pick<CommitterState, 'stamp'>,
   refs: readonly PartitionRef[],
   committed: readonly CommittedOffset[],
   frontiers: ReadonlyArray<number | undefined>,
@@ -50,7 +52,7 @@ export async function checkPartitions(
     const loss = findLoss(audit, frontiers[i], durable, nowMs, delivered[i]);
     let generation = audit.generation;
     if (loss === undefined && audit.present && generation === undefined && durable.marker === undefined) {
-      generation = await store.stampGeneration(ref, newGeneration());
+      generation = await state.stamp(ref, newGeneration());
     }
     return { ref, audit, durable, loss, generation, delivered: delivered[i] };
   }));

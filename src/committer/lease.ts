@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { RedisClient } from '../completion/scripts';
-import { extendCommitterLease, releaseCommitterLease, takeCommitterLease } from '../completion/committer-state';
+import type { CommitterState } from '../completion/committer-state';
 import { describeValue } from '../errors';
 import { LeaseLostError } from './errors';
-import { committerLeaseKey } from '../completion/keys';
+
+/** The lease's calls on the committer state's door. */
+export type LeaseCalls = Pick<CommitterState, 'leaseKey' | 'takeLease' | 'extendLease' | 'releaseLease'>;
 
 /**
  * A per-group lease that serializes committer runs. Kafka's offset commit is not compare-and-set, so two
@@ -11,12 +12,12 @@ import { committerLeaseKey } from '../completion/keys';
  * slower one would write an older frontier over a newer one. Holding the lease from "fetch what is
  * committed" to "commit" makes each run's plan current.
  *
- * The lease is `SET key token NX PX ttl`; it is extended and released only by the run whose token it
+ * The lease is `SET key token NX PX ttl` (its calls are the committer state's door, `completion/committer-state.ts`); it is extended and released only by the run whose token it
  * holds (compare-and-expire / compare-and-delete scripts). Its time to live must be longer than one
  * commit call: a run re-checks the lease before every commit and refuses to commit once it is lost.
  *
  * @example
- * const lease = await CommitterLease.acquire(redis, 'orders', 60_000);
+ * const lease = await CommitterLease.acquire(store.committerState('orders'), 60_000);
  * if (lease === undefined) return; // another run holds it
  * try {
  *   await lease.renew(); // before each commit
@@ -28,16 +29,14 @@ export class CommitterLease {
   readonly key: string;
   readonly token: string;
   readonly ttlMs: number;
-  readonly #redis: RedisClient;
-  readonly #group: string;
+  readonly #state: LeaseCalls;
   readonly #now: () => number;
   // A conservative local view of the expiry: measured from before the request that set the TTL was sent.
   #heldUntilMs: number;
 
-  private constructor(redis: RedisClient, group: string, token: string, ttlMs: number, now: () => number, heldUntilMs: number) {
-    this.#redis = redis;
-    this.#group = group;
-    this.key = committerLeaseKey(group);
+  private constructor(state: LeaseCalls, token: string, ttlMs: number, now: () => number, heldUntilMs: number) {
+    this.#state = state;
+    this.key = state.leaseKey;
     this.token = token;
     this.ttlMs = ttlMs;
     this.#now = now;
@@ -46,8 +45,7 @@ export class CommitterLease {
 
   /** Takes the group's lease; `undefined` if another run holds it. */
   static async acquire(
-    redis: RedisClient,
-    group: string,
+    state: LeaseCalls,
     ttlMs: number,
     now: () => number = Date.now,
   ): Promise<CommitterLease | undefined> {
@@ -56,8 +54,8 @@ export class CommitterLease {
     }
     const token = randomUUID();
     const sentAt = now();
-    if (!(await takeCommitterLease(redis, group, token, ttlMs))) return undefined;
-    return new CommitterLease(redis, group, token, ttlMs, now, sentAt + ttlMs);
+    if (!(await state.takeLease(token, ttlMs))) return undefined;
+    return new CommitterLease(state, token, ttlMs, now, sentAt + ttlMs);
   }
 
   /** Milliseconds the lease is certainly still held for (0 once it may have expired). */
@@ -68,7 +66,7 @@ export class CommitterLease {
   /** Extends the lease to a full time to live again; throws `LeaseLostError` if this run no longer holds it. */
   async renew(): Promise<void> {
     const sentAt = this.#now();
-    if (!(await extendCommitterLease(this.#redis, this.#group, this.token, this.ttlMs))) {
+    if (!(await this.#state.extendLease(this.token, this.ttlMs))) {
       throw new LeaseLostError(`committer lease ${this.key} was lost (expired or taken by another run)`);
     }
     this.#heldUntilMs = sentAt + this.ttlMs;
@@ -89,7 +87,7 @@ export class CommitterLease {
 
   /** Releases the lease if this run still holds it; returns whether it did. */
   async release(): Promise<boolean> {
-    const released = await releaseCommitterLease(this.#redis, this.#group, this.token);
+    const released = await this.#state.releaseLease(this.token);
     this.#heldUntilMs = 0;
     return released;
   }

@@ -1,4 +1,5 @@
 import { sleep } from '../deadline';
+import { exponentialDelay } from '../options/backoff';
 import type { Kafka } from 'kafkajs';
 import { ConfigError, LanesError, describeValue } from '../errors';
 import {
@@ -7,7 +8,8 @@ import {
   KafkaInternalsChangedError,
   OffsetCommitError,
 } from './errors';
-import { KafkaErrorCode, kafkaErrorOf, messageOf, ownKafkaErrorOf } from '../kafka-errors';
+import { messageOf } from '../describe';
+import { KafkaErrorCode, kafkaErrorOf, ownKafkaErrorOf } from '../kafka-errors';
 import {
   clusterFactoryOf,
   field,
@@ -88,7 +90,7 @@ export function retryDelayMs(
   { initialRetryMs, maxRetryMs }: { readonly initialRetryMs: number; readonly maxRetryMs: number },
   random: () => number = Math.random,
 ): number {
-  return Math.min(maxRetryMs, Math.round(initialRetryMs * 2 ** attempt * (0.8 + 0.4 * random())));
+  return exponentialDelay({ initialMs: initialRetryMs, multiplier: 2, maxMs: maxRetryMs }, attempt, 0.8 + 0.4 * random());
 }
 
 function refusal(

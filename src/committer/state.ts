@@ -1,15 +1,17 @@
-import type { RedisClient } from '../completion/scripts';
-import { readCommitterReadings, writeCommitterReadings } from '../completion/committer-state';
+import type { CommitterState } from '../completion/committer-state';
 import { CorruptStateError } from './errors';
-import { committerReadingsKey } from '../completion/keys';
 import { partitionId } from './plan';
 import type { PreviousReading } from './types';
 
 /**
  * What one committer run leaves for the next: per partition, the frontier, the highest delivered offset
  * and since when the frontier has had its value. A scheduled function keeps no memory between runs, so
- * this lives in Redis (one hash per group) and is written only by the run holding the lease.
+ * this lives in Redis (one hash per group, read and written through the committer state's door) and is written only
+ * by the run holding the lease.
  */
+
+/** The readings' calls on the committer state's door. */
+export type ReadingsCalls = Pick<CommitterState, 'readingsKey' | 'readings' | 'writeReadings'>;
 
 /** Encodes the fields and values of the readings hash. */
 export function encodeReadings(readings: readonly PreviousReading[]): Record<string, string> {
@@ -42,11 +44,13 @@ export function decodeReadings(hash: Record<string, string>, where: string): Pre
   return readings;
 }
 
-export async function loadReadings(redis: RedisClient, group: string): Promise<PreviousReading[]> {
-  return decodeReadings(await readCommitterReadings(redis, group), committerReadingsKey(group));
+/** What the previous run left. */
+export async function loadReadings(state: ReadingsCalls): Promise<PreviousReading[]> {
+  return decodeReadings(await state.readings(), state.readingsKey);
 }
 
-export async function saveReadings(redis: RedisClient, group: string, readings: readonly PreviousReading[]): Promise<void> {
+/** Leaves this run's readings for the next. */
+export async function saveReadings(state: ReadingsCalls, readings: readonly PreviousReading[]): Promise<void> {
   if (readings.length === 0) return;
-  await writeCommitterReadings(redis, group, encodeReadings(readings));
+  await state.writeReadings(encodeReadings(readings));
 }

@@ -1,9 +1,9 @@
-import type { EffectsPort, OutputId, StepsRef, StoredSteps } from '../ports/effects';
 import { UnexpectedReplyError } from './errors';
 import { legacyStepsKey, outputClaimKey, outputClaimTag, partitionTag, steppedKey, stepsBlockKey, stepsBlockOf } from './keys';
 import { stepBlocks, stepField, type ScriptCall } from './args';
 import { bounded, runScript, type RedisClient } from './scripts';
 import type { CallLimits } from '../ports/completion';
+import type { EffectsPort, OutputId, StepsRef, StoredSteps } from '../ports/effects';
 import type { PartitionRef } from '../ports/partition';
 import { TagBatches } from './tag-batches';
 
@@ -134,12 +134,12 @@ export function parseClaimOutputsReply(reply: unknown, count: number): boolean[]
  * await effects.saveStep({ ref, offset: 41 }, 'charge', '{"id":"ch_1"}', 86_400_000);
  */
 export class RedisEffects implements EffectsPort {
-  readonly redis: RedisClient;
+  readonly #redis: RedisClient;
   readonly limits: CallLimits;
   readonly #batches: EffectBatches;
 
   constructor(redis: RedisClient, limits: CallLimits = { timeoutMs: 5_000 }, batches?: EffectBatches) {
-    this.redis = redis;
+    this.#redis = redis;
     this.limits = limits;
     // Shared by every invocation of one store: the batches' calls carry the store's own limits.
     this.#batches = batches ?? {
@@ -162,7 +162,7 @@ export class RedisEffects implements EffectsPort {
 
   /** The same store with other call limits (an invocation's deadline signal) for its unbatched calls. */
   withLimits(limits: CallLimits): RedisEffects {
-    return new RedisEffects(this.redis, { ...this.limits, ...limits }, this.#batches);
+    return new RedisEffects(this.#redis, { ...this.limits, ...limits }, this.#batches);
   }
 
   /**
@@ -176,7 +176,7 @@ export class RedisEffects implements EffectsPort {
       if (this.#batches.probed.has(tag)) return undefined;
       this.#batches.probed.add(tag);
     }
-    const stored = await bounded(this.redis.get(steppedKey(ref)), 'steps marker read', this.limits);
+    const stored = await bounded(this.#redis.get(steppedKey(ref)), 'steps marker read', this.limits);
     return stored === null ? -1 : Number(stored);
   }
 
@@ -201,7 +201,7 @@ export class RedisEffects implements EffectsPort {
     }
     const deletes: Array<Promise<unknown>> = [];
     for (const { ref, records } of byTag.values()) {
-      for (const block of stepBlocks(ref, records)) deletes.push(bounded(this.redis.hdel(block.key, ...block.fields), 'steps delete', this.limits));
+      for (const block of stepBlocks(ref, records)) deletes.push(bounded(this.#redis.hdel(block.key, ...block.fields), 'steps delete', this.limits));
     }
     await Promise.all(deletes);
   }

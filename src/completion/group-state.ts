@@ -1,20 +1,8 @@
-import { parkKey, partitionKeys } from './keys';
+import { parkKey, partitionKeys, trackedPartitionsKey } from './keys';
+import { findPartitions, partitionKeysPattern, scanKeys } from './redis-scan';
 import type { RedisClient } from './scripts';
+import { readTrackedMembers } from './tracked';
 import type { PartitionRef } from '../ports/partition';
-
-/**
- * What the operator tools read of a partition's state beside the store's own readings (`kafka-lanes status`, the
- * dashboard, `kafka-lanes reset`'s plan), read as they are: a lane entry in a shape this version does not know still
- * counts, so nothing here parses strictly. And the one deletion of state outside a script: `kafka-lanes reset`'s.
- *
- * @example
- * const facts = await readRecoveryFacts(redis, { group: 'orders-svc', topic: 'orders', partition: 3 });
- */
-
-/** Every blocked lane's entry as stored (lane id to `headOffset|attempt|state|...`). */
-export function readLaneEntries(redis: RedisClient, ref: PartitionRef): Promise<Record<string, string>> {
-  return redis.hgetall(partitionKeys(ref).lanes);
-}
 
 /** What `meta` says of parked records and recoveries. */
 export interface RecoveryFacts {
@@ -28,25 +16,69 @@ export interface RecoveryFacts {
   readonly recoveredAtMs: number | undefined;
 }
 
-/** The partition's parked count and recoveries, from one `HMGET` of its `meta`. */
-export async function readRecoveryFacts(redis: RedisClient, ref: PartitionRef): Promise<RecoveryFacts> {
-  const [parked, recoveries, recovering, recoveredAt] = await redis.hmget(partitionKeys(ref).meta, 'parked', 'recoveries', 'recovering', 'recoveredAt');
-  return {
-    parked: Number(parked ?? 0),
-    recoveries: Number(recoveries ?? 0),
-    fenceUntilMs: Number(recovering ?? 0),
-    recoveredAtMs: recoveredAt ? Number(recoveredAt) : undefined,
-  };
-}
+/**
+ * The operator tools' door to one group's state, beside the store's own readings (`kafka-lanes status`, the dashboard,
+ * `kafka-lanes reset`'s plan): read as it is, so a lane entry in a shape this version does not know still counts and
+ * nothing here parses strictly. And the one deletion of state outside a script: `kafka-lanes reset`'s. Opened by the
+ * completion store (`store.groupState(group)`), on its connection; it never hands that connection out.
+ *
+ * @example
+ * const facts = await store.groupState('orders-svc').recoveryFacts({ group: 'orders-svc', topic: 'orders', partition: 3 });
+ */
+export class GroupState {
+  readonly group: string;
+  readonly #redis: RedisClient;
 
-/** A lane's park list: its length and the offset of its first record (a head drained inline is kept there first). */
-export async function readParkList(redis: RedisClient, ref: PartitionRef, lane: string): Promise<{ length: number; firstOffset: number | undefined }> {
-  const key = parkKey(ref, lane);
-  const [length, first] = await Promise.all([redis.llen(key), redis.lindex(key, 0)]);
-  return { length, firstOffset: first === null ? undefined : Number(first.slice(0, first.indexOf(':'))) };
-}
+  constructor(redis: RedisClient, group: string) {
+    this.#redis = redis;
+    this.group = group;
+  }
 
-/** Deletes keys of one partition (they share a hash slot, so one `DEL` works on a Cluster too); how many were deleted. */
-export function deletePartitionKeys(redis: RedisClient, keys: readonly string[]): Promise<number> {
-  return keys.length === 0 ? Promise.resolve(0) : redis.del(...keys);
+  /** The partitions the group holds state for, found by a SCAN of its keys. */
+  partitions(): Promise<PartitionRef[]> {
+    return findPartitions(this.#redis, this.group);
+  }
+
+  /** The keys of a topic's partitions (or of one partition), found by a SCAN. */
+  partitionKeys(topic: string, partition?: number): Promise<string[]> {
+    return scanKeys(this.#redis, partitionKeysPattern(this.group, topic, partition));
+  }
+
+  /** Every blocked lane's entry as stored (lane id to `headOffset|attempt|state|...`). */
+  laneEntries(ref: PartitionRef): Promise<Record<string, string>> {
+    return this.#redis.hgetall(partitionKeys(ref).lanes);
+  }
+
+  /** The partition's parked count and recoveries, from one `HMGET` of its `meta`. */
+  async recoveryFacts(ref: PartitionRef): Promise<RecoveryFacts> {
+    const [parked, recoveries, recovering, recoveredAt] = await this.#redis.hmget(partitionKeys(ref).meta, 'parked', 'recoveries', 'recovering', 'recoveredAt');
+    return {
+      parked: Number(parked ?? 0),
+      recoveries: Number(recoveries ?? 0),
+      fenceUntilMs: Number(recovering ?? 0),
+      recoveredAtMs: recoveredAt ? Number(recoveredAt) : undefined,
+    };
+  }
+
+  /** A lane's park list: its length and the offset of its first record (a head drained inline is kept there first). */
+  async parkList(ref: PartitionRef, lane: string): Promise<{ length: number; firstOffset: number | undefined }> {
+    const key = parkKey(ref, lane);
+    const [length, first] = await Promise.all([this.#redis.llen(key), this.#redis.lindex(key, 0)]);
+    return { length, firstOffset: first === null ? undefined : Number(first.slice(0, first.indexOf(':'))) };
+  }
+
+  /** Every entry of the group's tracked set, as stored (`<topic>\n<partition>`). */
+  trackedMembers(): Promise<string[]> {
+    return readTrackedMembers(this.#redis, this.group);
+  }
+
+  /** Removes entries from the group's tracked set (`kafka-lanes reset`: the partition's state is gone on purpose). */
+  async untrack(members: readonly string[]): Promise<void> {
+    if (members.length > 0) await this.#redis.srem(trackedPartitionsKey(this.group), ...members);
+  }
+
+  /** Deletes keys of one partition (they share a hash slot, so one `DEL` works on a Cluster too); how many were deleted. */
+  deletePartitionKeys(keys: readonly string[]): Promise<number> {
+    return keys.length === 0 ? Promise.resolve(0) : this.#redis.del(...keys);
+  }
 }

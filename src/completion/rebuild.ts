@@ -2,6 +2,7 @@ import { rebuildRecordsArgs, type RebuildRecord } from './args';
 import { parkKey, partitionKeys } from './keys';
 import { parkKeysPattern, scanKeys } from './redis-scan';
 import { runScript, type RedisClient } from './scripts';
+import { trackPartitions } from './tracked';
 import type { PartitionRef } from '../ports/partition';
 
 /**
@@ -11,7 +12,7 @@ import type { PartitionRef } from '../ports/partition';
  * records, a chunk at a time), `end` (the fence lifted with a new generation).
  *
  * @example
- * const rebuild = new PartitionRebuild(redis, ref);
+ * const rebuild = store.rebuild(ref);
  * await rebuild.fence(Date.now() + 60_000);
  */
 export class PartitionRebuild {
@@ -52,6 +53,11 @@ export class PartitionRebuild {
   async records(nowMs: number, from: number, to: number, lanes: readonly string[], records: readonly RebuildRecord[]): Promise<void> {
     const parkLists = lanes.map((lane) => parkKey(this.#ref, lane));
     await this.#onState('rebuildRecords', parkLists, rebuildRecordsArgs(nowMs, from, to, lanes, records));
+  }
+
+  /** The partition added to its group's tracked set (a rebuilt partition is read by the committer at once). */
+  track(): Promise<void> {
+    return trackPartitions(this.#redis, [this.#ref]);
   }
 
   /** The fence lifted, the state stamped with `generation`. */

@@ -66,3 +66,54 @@ export function readEvictionPolicies(redis: RedisClient): Promise<Array<string |
 export function readClusterInfo(redis: RedisClient): Promise<string> {
   return redis.info('cluster');
 }
+
+/**
+ * The door to the server itself: what `kafka-lanes doctor` asks (opened by the completion store, `store.server()`, on
+ * its connection), and what the local stack asks of one node it runs (opened by `connections/`'s `openNode`, on a
+ * connection of its own that `disconnect()` drops).
+ *
+ * @example
+ * const policies = await store.server().evictionPolicies();
+ */
+export class RedisServer {
+  readonly #redis: RedisClient;
+
+  constructor(redis: RedisClient) {
+    this.#redis = redis;
+  }
+
+  /** One PING. */
+  ping(): Promise<void> {
+    return pingRedis(this.#redis);
+  }
+
+  /** The `maxmemory-policy` of every master. */
+  evictionPolicies(): Promise<Array<string | undefined>> {
+    return readEvictionPolicies(this.#redis);
+  }
+
+  /** `INFO cluster` as the server answers it. */
+  clusterInfo(): Promise<string> {
+    return readClusterInfo(this.#redis);
+  }
+
+  /** `CLUSTER INFO`: the node's view of its cluster (`cluster_state`, `cluster_known_nodes`, ...), as the server answers it. */
+  async clusterState(): Promise<string> {
+    return String(await this.#redis.call('CLUSTER', 'INFO'));
+  }
+
+  /** Deletes every key of the node (the local stack, before it makes a half-made cluster again). */
+  async flushAll(): Promise<void> {
+    await this.#redis.flushall();
+  }
+
+  /** `CLUSTER RESET HARD`: the node forgets its cluster (the local stack, before it makes one again). */
+  async resetCluster(): Promise<void> {
+    await this.#redis.call('CLUSTER', 'RESET', 'HARD');
+  }
+
+  /** Drops the connection this door was opened on. */
+  disconnect(): void {
+    this.#redis.disconnect();
+  }
+}

@@ -1,13 +1,18 @@
-import type { CompletionPort, CallLimits } from '../ports/completion';
 import { admitCall, advanceCall, claimCall, parseClaimReply, claimCopyCall, parseTakenReply, parseAdvanceReply, parseLaneHead, blockCall, frontierCall, markCall, stepBlocks, parseAdmitReply, parseBlockReply, parseFrontierReply, parseMarkReply, parseReleaseReply, releaseCall, type FrontierReading, type ScriptCall } from './args';
 import type { ParkedRecord, CopyClaim, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, LaneHold, NewLaneHead } from '../ports/lane-head';
 import { UnexpectedReplyError } from './errors';
 import { readOriginState, reportLoss } from './loss-suspect';
 import type { OriginState, PartitionAudit, PartitionCaps, PartitionRef } from '../ports/partition';
-import { trackedMember, trackedRef, trackPartitions } from './tracked';
+import { readTrackedPartitions, trackedMember, trackPartitions } from './tracked';
 import { auditPartition } from './audit';
-import { parkKey, partitionKeys, trackedPartitionsKey } from './keys';
+import { parkKey, partitionKeys } from './keys';
+import { CommitterState } from './committer-state';
+import { RedisEffects } from './effects-store';
+import { GroupState } from './group-state';
+import { PartitionRebuild } from './rebuild';
+import { RedisServer } from './redis-server';
 import { bounded, runScript, type RedisClient, type ScriptName } from './scripts';
+import type { CallLimits, CompletionPort } from '../ports/completion';
 import type { AdmitRecord, AdmitResult } from '../ports/admission';
 import type { RecordSteps } from '../ports/effects';
 
@@ -27,7 +32,10 @@ function where(op: string, ref: PartitionRef): string {
 }
 
 /**
- * The completion engine: one atomic script call per operation on a whole batch of one partition.
+ * The completion engine: one atomic script call per operation on a whole batch of one partition. It is also the door of
+ * its Redis connection: it opens the other doors on that connection (the committer's state, a group's state for the
+ * operator tools, a partition's rebuild, the exactly-once store, the server's own answers) and closes it, and hands
+ * the client to no one.
  *
  * @example
  * const store = new CompletionStore(new Redis());
@@ -37,7 +45,7 @@ function where(op: string, ref: PartitionRef): string {
  * const reading = await store.frontier(ref, { trim: true }); // reading.frontier === 43
  */
 export class CompletionStore implements CompletionPort {
-  readonly redis: RedisClient;
+  readonly #redis: RedisClient;
   readonly caps: PartitionCaps;
   /** Every call is given up after `timeoutMs` (default 5 s) or when `signal` aborts. */
   readonly limits: CallLimits;
@@ -47,7 +55,7 @@ export class CompletionStore implements CompletionPort {
 
   /** Caps not given take their `DEFAULT_CAPS` value; `now` is the clock of the tracked set's refresh. */
   constructor(redis: RedisClient, caps: Partial<PartitionCaps> = {}, limits: CallLimits = { timeoutMs: DEFAULT_CALL_TIMEOUT_MS }, now: () => number = Date.now) {
-    this.redis = redis;
+    this.#redis = redis;
     this.caps = { ...DEFAULT_CAPS, ...caps };
     this.limits = limits;
     this.#now = now;
@@ -60,13 +68,54 @@ export class CompletionStore implements CompletionPort {
    * const store = store.withLimits({ signal: AbortSignal.timeout(remainingMs - 250) });
    */
   withLimits(limits: CallLimits): CompletionStore {
-    const view = new CompletionStore(this.redis, this.caps, { ...this.limits, ...limits }, this.#now);
+    const view = new CompletionStore(this.#redis, this.caps, { ...this.limits, ...limits }, this.#now);
     view.#tracked = this.#tracked;
     return view;
   }
 
+  /** The committer's door for `group` on this connection: lease, readings, tracked set, generation stamp and mark. */
+  committerState(group: string): CommitterState {
+    return new CommitterState(this.#redis, group, this.limits);
+  }
+
+  /** The operator tools' door to `group`'s state on this connection (status, dashboard, reset). */
+  groupState(group: string): GroupState {
+    return new GroupState(this.#redis, group);
+  }
+
+  /** A recovery's door to one partition's rebuild on this connection. */
+  rebuild(ref: PartitionRef): PartitionRebuild {
+    return new PartitionRebuild(this.#redis, ref);
+  }
+
+  /** The exactly-once store (steps and output claims) on this connection. */
+  effects(): RedisEffects {
+    return new RedisEffects(this.#redis);
+  }
+
+  /** What is asked of the server itself on this connection (`kafka-lanes doctor`). */
+  server(): RedisServer {
+    return new RedisServer(this.#redis);
+  }
+
+  /** Follows the connection's `error` events (which also keeps ioredis from printing them). */
+  on(event: 'error', listener: (error: Error) => void): this {
+    this.#redis.on(event, listener);
+    return this;
+  }
+
+  /** Closes the connection once its pending replies are in (`QUIT`). */
+  async close(): Promise<void> {
+    await this.#redis.quit();
+  }
+
+  /** Drops the connection at once. */
+  disconnect(): void {
+    this.#redis.disconnect();
+  }
+
   #run(name: ScriptName, call: ScriptCall): Promise<unknown> {
-    return runScript(this.redis, name, call, this.limits);
+    return runScript(this.#redis, name, call, this.limits);
   }
 
   /**
@@ -169,65 +218,55 @@ export class CompletionStore implements CompletionPort {
 
   /** The partition's state as `audit-2.lua` reads it: counters against data, lowest lane head, generation. */
   audit(ref: PartitionRef): Promise<PartitionAudit> {
-    return auditPartition(this.redis, ref, this.limits);
-  }
-
-  /** Stamps a first generation on a partition's state; returns the one it carries now. */
-  async stampGeneration(ref: PartitionRef, generation: string): Promise<string> {
-    const reply = await this.#run('stampGeneration', { keys: [partitionKeys(ref).meta], argv: [generation] });
-    return String((reply as unknown[])[1]);
+    return auditPartition(this.#redis, ref, this.limits);
   }
 
   /**
-   * Records that the completion group's marker names the state's generation `generation` (the committer, once its
-   * commit landed); `false` when the state carries another one (made again since).
-   */
-  async markDurable(ref: PartitionRef, generation: string): Promise<boolean> {
-    const reply = await this.#run('setMarked', { keys: [partitionKeys(ref).meta], argv: [generation] });
-    return Number((reply as unknown[])[1]) === 1;
-  }
-
-  /**
-   * Whether the completion group is known to hold a marker naming the partition's state (README, "Durability"):
+   * Whether the completion group is known to hold a marker naming the partition's state (docs/durability.md, "The first minute"):
    * `false` in its first minute, before the committer's first commit of it landed, or when no state exists.
    */
   async durablyMarked(ref: PartitionRef): Promise<boolean> {
-    const [generation, marked] = await bounded(this.redis.hmget(partitionKeys(ref).meta, 'gen', 'marked'), 'HMGET marked', this.limits);
-    return generation !== null && generation === marked;
+    const [generation, marked] = await bounded(this.#redis.hmget(partitionKeys(ref).meta, 'gen', 'marked'), 'HMGET marked', this.limits);
+    if (generation !== null && generation === marked) return true;
+    // Asked in the partition's first minute (a watch copy, a held head): only the committer's audit of the partition
+    // ends that minute, and a loss may have taken its tracked-set entry; without it the watch copies would come back
+    // every 5 s until the next admission re-tracks it.
+    await trackPartitions(this.#redis, [ref], this.limits);
+    return false;
   }
 
   /** Redis `WAIT` on every master this connection writes to; the fewest replicas that acknowledged. */
   async waitForReplicas(replicas: number, timeoutMs: number): Promise<number> {
-    const nodes = 'nodes' in this.redis ? this.redis.nodes('master') : [this.redis];
+    const nodes = 'nodes' in this.#redis ? this.#redis.nodes('master') : [this.#redis];
     const counts = await Promise.all(nodes.map((node) => bounded(node.wait(replicas, timeoutMs), 'WAIT replicas', { timeoutMs: timeoutMs + DEFAULT_CALL_TIMEOUT_MS })));
     return Math.min(...counts);
   }
 
   /** What a retry copy whose lane is free reads to judge a loss: the partition's audit and its origin's done bit. */
   originState(ref: PartitionRef, origin: number): Promise<OriginState> {
-    return readOriginState(this.redis, ref, origin, this.limits);
+    return readOriginState(this.#redis, ref, origin, this.limits);
   }
 
   /** Reports a loss a retry copy found (its origin) in the partition's `meta`, for the committer to recover it. */
   reportLoss(ref: PartitionRef, origin: number): Promise<void> {
-    return reportLoss(this.redis, ref, origin, this.limits, this.#now());
+    return reportLoss(this.#redis, ref, origin, this.limits, this.#now());
   }
 
   /** The head of a blocked lane, or `undefined` when the lane is free: one read, atomic by itself. */
   async laneHead(ref: PartitionRef, lane: string): Promise<LaneHead | undefined> {
-    const entry = await bounded(this.redis.hget(partitionKeys(ref).lanes, lane), 'HGET lane head', this.limits);
+    const entry = await bounded(this.#redis.hget(partitionKeys(ref).lanes, lane), 'HGET lane head', this.limits);
     return entry === null ? undefined : parseLaneHead(entry, where('lane head', ref), lane);
   }
 
   /** Every blocked lane of a partition with its head (for the committer's re-drive and the operator commands). */
   async laneHeads(ref: PartitionRef): Promise<LaneHead[]> {
-    const entries = await bounded(this.redis.hgetall(partitionKeys(ref).lanes), 'HGETALL lane heads', this.limits);
+    const entries = await bounded(this.#redis.hgetall(partitionKeys(ref).lanes), 'HGETALL lane heads', this.limits);
     return Object.entries(entries).map(([lane, entry]) => parseLaneHead(entry, where('lane heads', ref), lane));
   }
 
   /** The first record of a lane's park list (a head drained inline keeps its payload there), if any. */
   async firstParked(ref: PartitionRef, lane: string): Promise<ParkedRecord | undefined> {
-    const entry = await bounded(this.redis.lindex(parkKey(ref, lane), 0), 'LINDEX park list', this.limits);
+    const entry = await bounded(this.#redis.lindex(parkKey(ref, lane), 0), 'LINDEX park list', this.limits);
     if (entry === null) return undefined;
     const cut = entry.indexOf(':');
     return { offset: Number(entry.slice(0, cut)), payload: entry.slice(cut + 1) };
@@ -235,10 +274,7 @@ export class CompletionStore implements CompletionPort {
 
   /** The partitions a group has admitted records on, for the committer. */
   async trackedPartitions(group: string): Promise<PartitionRef[]> {
-    const members = await bounded(this.redis.smembers(trackedPartitionsKey(group)), 'SMEMBERS tracked partitions', this.limits);
-    return members
-      .map((member) => trackedRef(group, member))
-      .sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1));
+    return readTrackedPartitions(this.#redis, group, this.limits);
   }
 
   /** Adds the partition to the tracked set unless this process did within `TRACK_REFRESH_MS` (or `force`); says whether it did. */
@@ -247,7 +283,7 @@ export class CompletionStore implements CompletionPort {
     const at = this.#tracked.get(id);
     const now = this.#now();
     if (!force && at !== undefined && now - at < TRACK_REFRESH_MS) return false;
-    await trackPartitions(this.redis, [ref], this.limits);
+    await trackPartitions(this.#redis, [ref], this.limits);
     this.#tracked.set(id, now);
     return true;
   }

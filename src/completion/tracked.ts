@@ -5,7 +5,7 @@ import type { PartitionRef } from '../ports/partition';
 
 /**
  * The tracked set's entries (`{kl:<group>}:partitions`, one `<topic>\n<partition>` per partition the committer
- * reads), written here and nowhere else (and removed here only, by `kafka-lanes reset`): by the store as it admits (again every minute, so a lost set comes back), by
+ * reads), written here and nowhere else (and removed only by `kafka-lanes reset`, through `GroupState`): by the store as it admits (again every minute, so a lost set comes back), by
  * a retry copy reporting a loss, by a recovery, and by the committer for a partition it found by its marker alone.
  *
  * @example
@@ -17,14 +17,17 @@ export async function trackPartitions(redis: RedisClient, refs: readonly Partiti
   await bounded(redis.sadd(trackedPartitionsKey(first.group), ...refs.map(trackedMember)), 'SADD tracked partitions', limits);
 }
 
+/** The partitions the group's tracked set names, sorted (topic, then partition). */
+export async function readTrackedPartitions(redis: RedisClient, group: string, limits: CallLimits = {}): Promise<PartitionRef[]> {
+  const members = await bounded(redis.smembers(trackedPartitionsKey(group)), 'SMEMBERS tracked partitions', limits);
+  return members
+    .map((member) => trackedRef(group, member))
+    .sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1));
+}
+
 /** Every entry of the group's tracked set, as stored. */
 export function readTrackedMembers(redis: RedisClient, group: string): Promise<string[]> {
   return redis.smembers(trackedPartitionsKey(group));
-}
-
-/** Removes entries from the group's tracked set (`kafka-lanes reset`: the partition's state is gone on purpose). */
-export async function untrackMembers(redis: RedisClient, group: string, members: readonly string[]): Promise<void> {
-  if (members.length > 0) await redis.srem(trackedPartitionsKey(group), ...members);
 }
 
 /** A partition's entry in its group's tracked set. */

@@ -9,7 +9,7 @@ export {
   type MskListener,
 } from './msk';
 export { importKafkaJs, type KafkaJsModule } from './kafkajs';
-export { connectRedis, createRedis, importIoRedis, redisConnectionConfig, redisUsesTls, type IoRedisModule, type RedisConnectionConfig } from './redis';
+export { connectRedis, connectStore, createRedis, importIoRedis, openNode, openStore, redisConnectionConfig, redisUsesTls, type IoRedisModule, type RedisConnectionConfig } from './redis';
 export {
   awsSecretReader,
   clearSecretCache,

@@ -3,7 +3,8 @@ import { defineScripts } from '../completion/scripts';
 import type { Telemetry } from '../telemetry';
 import type { LanesOptions, RedisOptions } from '../options/lanes-options';
 import { commonJsExports } from './interop';
-import { checkEvictionPolicy } from '../completion/redis-server';
+import { checkEvictionPolicy, RedisServer } from '../completion/redis-server';
+import type { CompletionStore } from '../completion/store';
 import { withRedisSecret, type SecretDeps } from './secrets';
 
 /** The ioredis module's exports. */
@@ -115,4 +116,48 @@ export async function connectRedis(options: LanesOptions, telemetry: Telemetry, 
     throw error;
   }
   return redis;
+}
+
+/**
+ * The completion store on a new connection from the resolved `redis` options (`createRedis`'s arguments): the door
+ * every other folder is given instead of the client. Closed with `store.close()` or `store.disconnect()`.
+ *
+ * @example
+ * const store = await openStore(options.redis, { maxRetriesPerRequest: 1 });
+ * try { await readStatus({ group, admin, store }); } finally { store.disconnect(); }
+ */
+export async function openStore(
+  redis: RedisOptions,
+  common: IoRedisOptions = {},
+  cluster: Omit<ClusterOptions, 'redisOptions'> = {},
+  deps: SecretDeps = {},
+): Promise<CompletionStore> {
+  const [{ CompletionStore }, client] = await Promise.all([import('../completion/store'), createRedis(redis, common, cluster, deps)]);
+  return new CompletionStore(client);
+}
+
+/** `connectRedis`'s connection (kept across invocations, its eviction policy checked) as the group's completion store. */
+export async function connectStore(options: LanesOptions, telemetry: Telemetry, deps: SecretDeps = {}): Promise<CompletionStore> {
+  // Loaded with the connection, as ioredis is: importing this module loads no completion engine.
+  const [{ CompletionStore }, client] = await Promise.all([import('../completion/store'), connectRedis(options, telemetry, deps)]);
+  return new CompletionStore(client, options.caps);
+}
+
+/**
+ * The server door of one node on `host:port`, on a connection of its own that gives up at once: no retry, no queue
+ * while disconnected, every command bounded by `timeoutMs` (the local stack asks a node it runs whether it answers).
+ *
+ * @example
+ * const node = await openNode('127.0.0.1', 6379, 1_000);
+ * try { await node.ping(); } finally { node.disconnect(); }
+ */
+export async function openNode(host: string, port: number, timeoutMs: number): Promise<RedisServer> {
+  const { Redis } = await importIoRedis();
+  const redis = new Redis({
+    host, port, connectTimeout: timeoutMs, commandTimeout: timeoutMs, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: true,
+    disconnectTimeout: 200,
+  });
+  // A node that does not answer is an answer here, not an error to print.
+  redis.on('error', () => undefined);
+  return new RedisServer(redis);
 }

@@ -1,7 +1,7 @@
 import type { Consumer, Kafka } from 'kafkajs';
 import { describeLane } from '../admin/status';
 import { readHandOffHeaders } from '../handoff/headers';
-import { laneOfDeadLetter, toDeadLetter, type DeadLetter } from '../retry/operator';
+import { laneOfDeadLetter, toDeadLetter, type DeadLetter } from '../operations/dead-letters';
 
 /**
  * The dashboard's view of a group's dead-letter topic: one consumer follows it from the beginning (no offsets

@@ -2,9 +2,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Admin, Kafka, Producer } from 'kafkajs';
 import { readBlockedLanes, readStatus, type GroupStatus } from '../admin/status';
-import type { RedisClient } from '../completion/scripts';
+import type { CompletionStore } from '../completion/store';
 import { deadLetterTopic } from '../options/names';
-import { LaneStateError, releaseHeldLane, replayDeadLetters, type OperatorParts } from '../retry/operator';
+import { replayDeadLetters } from '../operations/dead-letters';
+import { LaneStateError, releaseHeldLane, type OperatorParts } from '../operations/lanes';
 import { DeadLetterLog, followDeadLetters } from './dead-letters';
 import { History, sampleOf } from './history';
 import { renderPage } from './page';
@@ -20,7 +21,8 @@ import { allowedHost, csrfRefusal, hasAccess, randomToken, redactSecrets } from 
 export interface DashboardOptions {
   readonly group: string;
   readonly admin: Admin;
-  readonly redis: RedisClient;
+  /** The completion store on the group's Redis. */
+  readonly store: CompletionStore;
   /** Follows the dead-letter topic; without it the page has no dead-letter browser. */
   readonly kafka?: Kafka;
   /** Actions are on only with these (the `--actions` flag). */
@@ -77,11 +79,11 @@ async function readJson(request: IncomingMessage): Promise<unknown> {
  * Starts the dashboard; resolves once it listens.
  *
  * @example
- * const dashboard = await startDashboard({ group: 'orders-svc', admin, redis, kafka });
+ * const dashboard = await startDashboard({ group: 'orders-svc', admin, store, kafka });
  * console.log(`open ${dashboard.url}`);
  */
 export async function startDashboard(options: DashboardOptions): Promise<Dashboard> {
-  const { group, admin, redis, operator } = options;
+  const { group, admin, store, operator } = options;
   const host = options.host ?? '127.0.0.1';
   const token = options.token ?? randomToken();
   const csrf = randomToken();
@@ -110,7 +112,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
 
   const read = async (): Promise<void> => {
     try {
-      const status = await readStatus({ group, admin, redis });
+      const status = await readStatus({ group, admin, store });
       history.add(sampleOf(status));
       latest = { status };
       const dlqExists = status.partitions.some((p) => p.role === 'dead-letter');
@@ -144,7 +146,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
       const query = parseLanesQuery(url.searchParams);
       // The partitions of the last reading spare a SCAN of Redis per page; a new partition shows at the next reading.
       const partitions = latest.status?.partitions.filter((p) => p.role !== 'dead-letter');
-      return readBlockedLanes({ group, redis, query, ...(partitions === undefined ? {} : { partitions }) });
+      return readBlockedLanes({ group, store, query, ...(partitions === undefined ? {} : { partitions }) });
     },
     'GET /api/dlq': async (_request, url) => letters.page(parseDeadLetterQuery(url.searchParams)),
     'POST /api/lanes/release': async (request) => {

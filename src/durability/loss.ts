@@ -47,6 +47,12 @@ export const LossReason = {
   OriginUnknown: 'origin-unknown',
   /** A retry copy's origin is not done while its lane is free: a release sets it in the same step, so it was lost. */
   OriginNotDone: 'origin-not-done',
+  /**
+   * A retry copy's lane has its head below the copy's origin, in a state no recovery rebuilt: a lane's head only moves
+   * on, and a copy is written for its lane's head, so the state is older than the copy (a snapshot restored, the
+   * writes after it lost) and the lane would wait on a head whose copy was consumed.
+   */
+  HeadBehindOrigin: 'head-behind-origin',
   /** A recovery is rebuilding the partition: a retry copy waits for it (nothing to report). */
   Recovering: 'recovering',
 } as const;
@@ -83,6 +89,8 @@ export interface CopyFacts {
   /** The origin's done bit, when the state has one for it. */
   readonly originDone: boolean | undefined;
   readonly nowMs: number;
+  /** The lane's head, when it lies below the origin. */
+  readonly headBelow?: number | undefined;
 }
 
 export type LossFacts = CommitterFacts | CopyFacts;
@@ -179,6 +187,12 @@ const RULES: readonly LossRule[] = [
       : undefined),
   },
   { reason: LossReason.OriginNotDone, by: 'copy', judge: copy(({ origin, originDone }) => (originDone === false ? `offset ${origin} is not done while its lane is free` : undefined)) },
+  {
+    // A rebuilt lane starts again from the durable frontier, below the copies written before the recovery: those are stale.
+    reason: LossReason.HeadBehindOrigin, by: 'copy', judge: copy(({ audit, origin, headBelow }) => (headBelow !== undefined && audit.recoveries === 0
+      ? `its lane's head is offset ${headBelow}, below the copy's origin ${origin}: the state is older than the copy`
+      : undefined)),
+  },
 ];
 
 /**
@@ -219,14 +233,14 @@ export function findLoss(audit: PartitionAudit, frontier: number | undefined, du
  * its highest admitted offset) or not done says Redis lost writes, as do no state at all and counters that disagree
  * with the data. So does an origin below where the state was born (`born`): only an earlier state admitted it, and a
  * state is replaced only by a recovery (born no higher than the lowest offset the completion group vouches for, so a
- * copy below that is terminal and never gets here) or by a loss. A recovery under way is `Recovering`: the copy
- * waits, nothing is reported.
+ * copy below that is terminal and never gets here) or by a loss. `headBelow`: the lane's head, when it lies below the
+ * origin (`HeadBehindOrigin`). A recovery under way is `Recovering`: the copy waits, nothing is reported.
  *
  * @example
  * findCopyLoss(audit, 41, undefined, Date.now()); // { reason: 'origin-unknown', detail: 'offset 41 is above the highest admitted, 39' }
  */
-export function findCopyLoss(audit: PartitionAudit, origin: number, originDone: boolean | undefined, nowMs: number): Loss | undefined {
-  return judgeLoss({ by: 'copy', audit, origin, originDone, nowMs });
+export function findCopyLoss(audit: PartitionAudit, origin: number, originDone: boolean | undefined, nowMs: number, headBelow?: number): Loss | undefined {
+  return judgeLoss({ by: 'copy', audit, origin, originDone, nowMs, headBelow });
 }
 
 /** A loss a retry copy found: `firstReport` when its report is news to the partition's `meta` (see `suspectLoss`). */
@@ -247,10 +261,10 @@ export interface CopyLoss extends Loss {
  * @example
  * const loss = await suspectLoss(store, originRef, 41, Date.now()); // { reason: 'origin-unknown', firstReport: true, ... } or undefined
  */
-export async function suspectLoss(store: Pick<CompletionPort, 'originState' | 'reportLoss'>, ref: PartitionRef, origin: number, nowMs: number): Promise<CopyLoss | undefined> {
+export async function suspectLoss(store: Pick<CompletionPort, 'originState' | 'reportLoss'>, ref: PartitionRef, origin: number, nowMs: number, headBelow?: number): Promise<CopyLoss | undefined> {
   if (store.originState === undefined) return undefined;
   const { audit, originDone } = await store.originState(ref, origin);
-  const loss = findCopyLoss(audit, origin, originDone, nowMs);
+  const loss = findCopyLoss(audit, origin, originDone, nowMs, headBelow);
   if (loss === undefined) return undefined;
   if (loss.reason === LossReason.Recovering) return { ...loss, firstReport: false };
   const firstReport = audit.lossReported === undefined || (audit.lossReportedFrom !== undefined && origin < audit.lossReportedFrom);

@@ -148,12 +148,12 @@ class Invocation<T extends EngineTask> {
         this.#fill();
       },
       drainLane: (partitionKey, lane) => this.#scheduler.drainLane(partitionKey, lane),
+      leaveSlot: (task) => { this.#scheduler.leave(task); this.#fill(); },
+      takeSlot: (task) => this.#scheduler.rejoin(task),
       admitted: (partitionKey) => this.#admitted(partitionKey),
       markDone: (ref, offset, again) => this.#doneBits.add(ref, offset, again),
       redeliver,
-      unreportable: (count) => {
-        this.#unreportable += count;
-      },
+      unreportable: (count) => { this.#unreportable += count; },
       count: (name, by) => report.count(name, by),
       window: (ref, window) => report.window(ref, window),
       guard: (work, partitionKey) => work.then(noop, (error: unknown) => {

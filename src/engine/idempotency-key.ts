@@ -3,8 +3,11 @@
  * comes again by redelivery, from a retry tier or from a dead-letter replay. Pure: no I/O.
  */
 import { createHash } from 'node:crypto';
-import type { KafkaHeader, RecordCoordinates } from '../event';
+import type { RecordCoordinates } from '../event';
 import { HandOffHeader } from '../handoff/headers';
+
+// The first origin is a hand-off header: read and written in `handoff/headers.ts`.
+export { firstOriginOf, formatFirstOrigin, parseFirstOrigin } from '../handoff/headers';
 
 /**
  * The header that carries a record's first origin when it is written back to its topic as a new record
@@ -15,37 +18,6 @@ export const FIRST_ORIGIN_HEADER = HandOffHeader.FirstOrigin;
 
 /** Payment providers cap idempotency keys at 255 characters (Stripe, Adyen's 64 is met by the hashed form too). */
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
-
-/**
- * The coordinates a record's identity derives from: its first origin when it carries one (a replayed dead
- * letter), else its origin (a retry copy's comes from its headers).
- *
- * @example
- * firstOriginOf([{ name: 'lanes-first-origin', value: Buffer.from('payments/3/1042') }], origin); // payments, 3, 1042
- */
-export function firstOriginOf(headers: readonly KafkaHeader[], origin: RecordCoordinates): RecordCoordinates {
-  for (const header of headers) {
-    if (header.name !== FIRST_ORIGIN_HEADER || header.value === null) continue;
-    const parsed = parseFirstOrigin(header.value.toString('utf8'));
-    if (parsed !== undefined) return parsed;
-  }
-  return origin;
-}
-
-/** `<topic>/<partition>/<offset>` (Kafka topic names hold no `/`). */
-export function formatFirstOrigin(origin: RecordCoordinates): string {
-  return `${origin.topic}/${origin.partition}/${origin.offset}`;
-}
-
-/** `<topic>/<partition>/<offset>` read back; `undefined` when the text is not one. */
-export function parseFirstOrigin(text: string): RecordCoordinates | undefined {
-  const match = /^([a-zA-Z0-9._-]+)\/(\d+)\/(\d+)$/.exec(text);
-  if (match === null) return undefined;
-  const partition = Number(match[2]);
-  const offset = Number(match[3]);
-  if (!Number.isSafeInteger(partition) || !Number.isSafeInteger(offset)) return undefined;
-  return { topic: match[1]!, partition, offset };
-}
 
 /**
  * `<group>:<topic>:<partition>:<offset>` of the record's first origin, e.g. `payments-svc:payments:3:1042`.

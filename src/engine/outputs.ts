@@ -3,7 +3,7 @@
  * succeeded and before it is done; a record that is a repeat of another stage's output is skipped.
  */
 import { LanesError } from '../errors';
-import { messageOf } from '../kafka-errors';
+import { messageOf } from '../describe';
 import type { KafkaHeader, RecordCoordinates } from '../event';
 import { deadlineSignal } from '../deadline';
 import { LegacyOutputHeader, OUTPUT_HEADER } from '../lanes/effects';

@@ -69,6 +69,13 @@ export interface ScopeLanes<T extends EngineTask> {
   enqueue(tasks: readonly T[]): void;
   /** Removes and returns the not-started tasks of a lane. */
   drainLane(partitionKey: string, lane: string): T[];
+  /**
+   * The task waits before it runs (a retry copy not due yet): its concurrency slot goes to other records meanwhile,
+   * its lane stays held. `takeSlot` before it runs the handler; finished without it, it needs none.
+   */
+  leaveSlot(task: T): void;
+  /** Takes a slot again after `leaveSlot`: at once if one is free, else before any record not started. */
+  takeSlot(task: T): Promise<void>;
   /** Settles once the partition's whole batch is admitted. */
   admitted(partitionKey: string): Promise<void>;
 }

@@ -60,6 +60,9 @@ export class LaneScheduler<T extends Task> {
   readonly concurrency: number;
   #active = 0;
   #pending = 0;
+  /** Started tasks that gave their slot back to wait (`leave`), and those waiting to take one again (`rejoin`). */
+  readonly #away = new Set<T>();
+  readonly #rejoining: Array<() => void> = [];
   readonly #partitions = new Map<string, PartitionQueues<T>>();
   /** Partitions in turn order (round-robin), and whose turn is next. */
   readonly #turn: Array<PartitionQueues<T>> = [];
@@ -123,11 +126,44 @@ export class LaneScheduler<T extends Task> {
    */
   release(): void {
     this.#active -= 1;
+    this.#handOn();
+  }
+
+  /**
+   * A started task waits for a time of its own before it runs (a retry copy not due yet): its slot goes to another
+   * task meanwhile, its lane stays held. It takes a slot again with `rejoin`, or is finished without one.
+   */
+  leave(task: T): void {
+    this.#active -= 1;
+    this.#away.add(task);
+    this.#handOn();
+  }
+
+  /** A task that left its slot takes one again: at once if one is free, else the next one freed, before any task not started. */
+  rejoin(task: T): Promise<void> {
+    if (!this.#away.delete(task)) return Promise.resolve();
+    if (this.#active < this.concurrency) {
+      this.#active += 1;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve) => this.#rejoining.push(resolve));
+  }
+
+  /** A slot was freed: a task rejoining takes it first. */
+  #handOn(): void {
+    if (this.#active >= this.concurrency) return;
+    const rejoin = this.#rejoining.shift();
+    if (rejoin === undefined) return;
+    this.#active += 1;
+    rejoin();
   }
 
   /** A started task is finished (terminal or handed off): its lane's next task becomes ready. `released`: its slot went already. */
   finish(task: T, released = false): void {
-    if (!released) this.#active -= 1;
+    if (!released && !this.#away.delete(task)) {
+      this.#active -= 1;
+      this.#handOn();
+    }
     if (task.lane === undefined) return;
     const queues = this.#queues(task.partitionKey);
     const waiting = queues.busy.get(task.lane);

@@ -1,4 +1,4 @@
-import { thrownText } from '../describe';
+import { isObject, thrownText } from '../describe';
 import { describeValue } from '../errors';
 import { decodeBase64, isSignedByte } from './bytes';
 import { EventDecodeError } from './errors';
@@ -27,10 +27,6 @@ const EVENT_SOURCES = new Map<string, KafkaEventSource>([
 const TIMESTAMP_TYPES: ReadonlySet<unknown> = new Set<TimestampType>(['CREATE_TIME', 'LOG_APPEND_TIME']);
 
 type JsonObject = Record<string, unknown>;
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function expected(field: string, what: string, got: unknown): string {
   return `Expected \`${field}\` to be ${what}, got ${describeValue(got)}`;

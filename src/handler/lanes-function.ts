@@ -1,6 +1,4 @@
-import type { Cluster, Redis } from 'ioredis';
-import { CompletionStore } from '../completion';
-import { RedisEffects } from '../completion/effects-store';
+import type { CompletionStore } from '../completion/store';
 import type { HandOffSink } from '../ports/handoff';
 import type { RecordHandler } from '../engine/types';
 import type { LanesOptions } from '../options/lanes-options';
@@ -16,7 +14,8 @@ export type { LanesContext, LanesRecord, RecordHandler } from '../engine/types';
 export interface LanesFunctionParts {
   readonly options: LanesOptions;
   readonly handler: RecordHandler;
-  readonly redis: Redis | Cluster;
+  /** The completion store on the function's Redis connection (`connectStore`); the effects store shares it. */
+  readonly store: CompletionStore;
   /** The hand-off writer for an event's brokers (`options.kafka.brokers` win when set). */
   readonly handOff: (bootstrapServers: readonly string[]) => HandOffSink;
   readonly telemetry: Telemetry;
@@ -28,7 +27,7 @@ export interface LanesFunctionParts {
  * client. One instance per function (module scope), `process` per invocation.
  *
  * @example
- * const fn = new LanesFunction({ options, handler, redis, handOff, telemetry });
+ * const fn = new LanesFunction({ options, handler, store: await connectStore(options, telemetry), handOff, telemetry });
  * export const main = (event: unknown, context: Context) => fn.process(event, context);
  */
 export class LanesFunction extends LanesCore {
@@ -36,9 +35,8 @@ export class LanesFunction extends LanesCore {
   readonly store: CompletionStore;
 
   constructor(parts: LanesFunctionParts) {
-    const store = new CompletionStore(parts.redis, parts.options.caps);
-    super({ ...parts, store, effects: new RedisEffects(parts.redis) });
+    super({ ...parts, effects: parts.store.effects() });
     this.parts = parts;
-    this.store = store;
+    this.store = parts.store;
   }
 }

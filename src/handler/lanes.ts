@@ -3,7 +3,7 @@ import type { Context } from 'aws-lambda';
 import { brokersId, kafkaClientConfig } from '../connections/kafka';
 import { importKafkaJs } from '../connections/kafkajs';
 import { kafkaLogCreator } from '../connections/kafka-log';
-import { connectRedis } from '../connections/redis';
+import { connectStore } from '../connections/redis';
 import type { KafkaBatchResponse } from '../event';
 import type { HandOffWriter } from '../handoff/writer';
 import type { OutputWriter } from '../handoff/output-writer';
@@ -192,7 +192,7 @@ export function lanes<O extends LanesOptionsInput, V = RecordPartOf<O, 'value'>,
     return new LanesFunction({
       options,
       handler: handler as RecordHandler,
-      redis: await connectRedis(options, telemetry),
+      store: await connectStore(options, telemetry),
       handOff: handOffFactory(options, writers),
       telemetry,
     });
@@ -215,7 +215,7 @@ export function lanes<O extends LanesOptionsInput, V = RecordPartOf<O, 'value'>,
     }));
     const current = lanesFunction;
     lanesFunction = undefined;
-    await (await current?.catch(() => undefined))?.store.redis.quit();
+    await (await current?.catch(() => undefined))?.store.close();
   };
   const resolveWith = (env: NodeJS.ProcessEnv, group?: string): LanesOptions => resolveOptions(group === undefined ? input : { ...input, group }, env);
   const made = Object.assign(middy<unknown, KafkaBatchResponse, Error, Context>(base), { recordHandler: handler, close, [RESOLVE_OPTIONS]: resolveWith });

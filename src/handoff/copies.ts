@@ -4,6 +4,8 @@ import { backoffDelay } from '../options/backoff';
 import type { LanesOptions } from '../options/lanes-options';
 import { deadLetterTopic, retryTopic } from '../options/names';
 import { tierFor } from '../options/retry-tiers';
+import { replayHeaders } from './headers';
+import type { ReplayBasis, ReplayCopy } from './types';
 import type { HandOffItem, HandOffOrigin } from '../ports/handoff';
 
 /** An error as a copy carries it: its class and its message. */
@@ -45,6 +47,11 @@ export interface Copies {
   deadLetter(basis: CopyBasis, attempt: number, reason: string, error: CopyError): HandOffItem;
   /** The dead letter of a record the decoder could not read: its value is the record's JSON as received. */
   malformed(failure: DecodeFailure, reason: string, message: string): HandOffItem;
+  /**
+   * A dead letter written back to its origin topic as a new record (`kafka-lanes dlq replay`): its key and value,
+   * its own headers, where it was read (`lanes-replay-of`) and its first origin (`lanes-first-origin`).
+   */
+  replay(letter: ReplayBasis): ReplayCopy;
 }
 
 /**
@@ -113,6 +120,10 @@ export function copiesFor(options: LanesOptions, now: () => number): Copies {
         raw: {} as KafkaRecord['raw'],
       };
       return deadLetter({ record, origin: { topic: failure.topic, partition: failure.partition, offset: failure.offset } }, 0, reason, { name: 'DecodeFailure', message });
+    },
+    replay({ record, origin }) {
+      const replayOf = `${deadLetterTopic(group)}/${record.partition}/${record.offset}`;
+      return { topic: origin.topic, key: record.key, value: record.value, headers: replayHeaders(record, origin, replayOf) };
     },
   };
 }

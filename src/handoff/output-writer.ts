@@ -8,7 +8,7 @@ import type { Message, TopicMessages } from 'kafkajs';
 import type { KafkaProducer } from '../connections/kafka-client';
 import type { OutputMessage, OutputSink } from '../ports/handoff';
 import { HandOffError } from './errors';
-import { messageOf } from '../kafka-errors';
+import { messageOf } from '../describe';
 import { producerRetry, type ProducerFactory } from './writer';
 
 interface Pending {

@@ -1,4 +1,22 @@
+import type { IHeaders } from 'kafkajs';
+import type { KafkaRecord, RecordCoordinates } from '../event';
 import type { HandOffKind } from '../ports/handoff';
+
+/** A dead letter to write back to its origin topic (`kafka-lanes dlq replay`): the record as read, and where. */
+export interface ReplayBasis {
+  /** The dead letter as read from the dead-letter topic. */
+  readonly record: KafkaRecord;
+  /** Its origin (the offset known: a dead letter without one is not replayed). */
+  readonly origin: RecordCoordinates;
+}
+
+/** A dead letter written back to its origin topic as a new record: its key and value as read, the replay's headers. */
+export interface ReplayCopy {
+  readonly topic: string;
+  readonly key: Buffer | null;
+  readonly value: Buffer | null;
+  readonly headers: IHeaders;
+}
 
 /** Headers as a list: a decoded record's (`KafkaRecord.headers`), or any `{ name, value }` list in record order. */
 export type HeaderList = readonly { readonly name: string; readonly value: Uint8Array | string }[];

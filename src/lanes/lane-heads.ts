@@ -129,7 +129,7 @@ export async function applyDeadLetterPolicy(
 }
 
 /**
- * The first minute of a held lane (README, "Durability"). A lane the `hold` policy holds has no retry copy: its head
+ * The first minute of a held lane (docs/durability.md, "Held and drained lanes in the first minute"). A lane the `hold` policy holds has no retry copy: its head
  * is in the dead-letter topic, its followers live only in Redis. Once the completion group holds the partition's
  * marker a loss of that state is found against it; before that (until the committer's first commit of the partition
  * landed) nothing durable would tell, so the held head gets a **watch copy**: a deferred copy of the head in the retry

@@ -26,9 +26,7 @@ export function backoffDelay(backoff: Backoff, failedAttempt: number, random: ()
   if (backoff.type === 'tiers') return backoff.delaysMs[Math.min(failedAttempt, backoff.delaysMs.length) - 1] ?? backoff.maxDelayMs;
 
   const { initialDelayMs, multiplier, maxDelayMs, jitter } = backoff;
-  // multiplier^(n-1) overflows to Infinity for large n; 0 * Infinity would be NaN, hence the explicit zero case.
-  const grown = initialDelayMs === 0 ? 0 : initialDelayMs * multiplier ** (failedAttempt - 1);
-  const delay = Math.round(Math.min(maxDelayMs, grown));
+  const delay = exponentialDelay({ initialMs: initialDelayMs, multiplier, maxMs: maxDelayMs }, failedAttempt - 1);
   switch (jitter) {
     case 'none':
       return delay;
@@ -45,4 +43,28 @@ export function backoffDelay(backoff: Backoff, failedAttempt: number, random: ()
 function uniformBetween(low: number, high: number, random: () => number): number {
   const picked = low + Math.floor(random() * (high - low + 1));
   return Number.isNaN(picked) ? high : Math.min(high, Math.max(low, picked));
+}
+
+/** An exponential curve of waits: from `initialMs`, times `multiplier` per step, at most `maxMs`. */
+export interface Growth {
+  readonly initialMs: number;
+  readonly multiplier: number;
+  readonly maxMs: number;
+}
+
+/**
+ * The one exponential backoff: `initialMs * multiplier^step` (step 0 is the first wait), scaled by `spread` (a jitter
+ * factor the caller draws; 1 for none), rounded to whole ms, at most `maxMs`. A record's retries (`backoffDelay`), the
+ * member-less committer's retries and the offline trigger's resends all wait along it.
+ *
+ * @example
+ * exponentialDelay({ initialMs: 1_000, multiplier: 2, maxMs: 10_000 }, 3); // 8_000
+ * exponentialDelay({ initialMs: 1_000, multiplier: 2, maxMs: 10_000 }, 40); // 10_000
+ * exponentialDelay({ initialMs: 300, multiplier: 2, maxMs: 30_000 }, 2, 1.2); // 1_440
+ */
+export function exponentialDelay(growth: Growth, step: number, spread = 1): number {
+  const { initialMs, multiplier, maxMs } = growth;
+  // multiplier^step overflows to Infinity for a large step; 0 * Infinity would be NaN, hence the explicit zero case.
+  const grown = initialMs === 0 || spread === 0 ? 0 : initialMs * multiplier ** step * spread;
+  return Math.round(Math.min(maxMs, grown));
 }

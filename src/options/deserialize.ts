@@ -1,3 +1,4 @@
+import { messageOf } from '../describe';
 import type { KafkaRecord } from '../event';
 import type { Deserializer, LanesOptions } from './lanes-options';
 import { DeserializationError } from './errors';
@@ -110,8 +111,4 @@ function readPart(which: Deserializer, schema: StandardSchemaV1 | undefined, rec
   if (schema === undefined) return { pending: false, result: deserialized };
   const validated = validatePart(schema, deserialized, record, part);
   return validated instanceof Promise ? { pending: true, result: validated } : { pending: false, result: validated };
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -1,5 +1,6 @@
 /** What an options problem says: the option, where its value came from, what was expected and what was given. */
 import type * as z from 'zod/mini';
+import { isObject } from '../describe';
 import { ENV } from './constants';
 import { describeGiven, invalidOption, optionPath } from './messages';
 import { didYouMean } from './suggest';
@@ -78,10 +79,6 @@ function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
     value = (value as Record<PropertyKey, unknown>)[key];
   }
   return value;
-}
-
-export function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**

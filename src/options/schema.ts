@@ -11,7 +11,8 @@ import { deadLetterTopic, retryTopic, topicNameProblem } from './retry-tiers';
 import { isRecordPartInput, resolvePart, type RecordPartInput } from './standard-schema';
 import { resolveConnections } from './connection-options';
 import { parseSecretRef, secretRefExpected, type SecretStore } from './secret-ref';
-import { describeIssue, isObject, touches, type KnownKeys } from './issues';
+import { isObject } from '../describe';
+import { describeIssue, touches, type KnownKeys } from './issues';
 import type { LanesOptionsInput } from './types';
 
 // Every message of the schema is the "expected ..." part; `resolveOptions` adds the option's name, where the

@@ -48,7 +48,7 @@ export interface CompletionPort {
   /** Reports a loss a retry copy found, with its origin, in the partition's `meta`: the committer's next run recovers it. */
   reportLoss?(ref: PartitionRef, origin: number): Promise<void>;
   /**
-   * Whether the completion group is known to hold the partition's durable marker (README, "Durability"); a store
+   * Whether the completion group is known to hold the partition's durable marker (docs/durability.md, "The first minute"); a store
    * without it has no first minute to watch (the in-memory model loses nothing).
    */
   durablyMarked?(ref: PartitionRef): Promise<boolean>;

@@ -5,7 +5,7 @@
  * marker of a partition nothing was committed for.
  */
 import type { Kafka } from 'kafkajs';
-import type { RedisClient } from '../completion/scripts';
+import type { CompletionStore } from '../completion/store';
 import type { RecoveryStart } from '../durability/first-minute';
 import { newGeneration, type DurableMarker, type DurableView } from '../durability/marker';
 import type { KafkaRecord } from '../event';
@@ -18,7 +18,6 @@ import type { HandOffSink } from '../ports/handoff';
 import type { PartitionRef } from '../ports/partition';
 import { planRebuild, recoveryRange } from './plan';
 import { kafkaRecordLog, type RecordLog } from './read-range';
-import { redisRecoveryStore, type RecoveryStore } from './store';
 
 /** How long `admit` refuses a partition's records while it is rebuilt; a recovery that dies lifts it by expiry. */
 export const RECOVERY_FENCE_MS = 5 * 60_000;
@@ -32,12 +31,13 @@ interface RecoveryBase {
 }
 
 /**
- * What a recovery needs: the completion state (a store, or a Redis client to make one on), the handler's options, a
- * sink, and where the records are read again (Kafka, or a `RecordLog`).
+ * What a recovery asks of the completion state, injected: the rebuild door of a partition (its steps, one script each,
+ * and the tracked set), done bits, and a head's moves (its lease off once its copy is written). `CompletionStore` is it.
  */
-export type RecoveryParts = RecoveryBase &
-  ({ readonly store: RecoveryStore } | { readonly redis: RedisClient }) &
-  ({ readonly kafka: Kafka } | { readonly log: RecordLog });
+export type RecoveryStore = Pick<CompletionStore, 'rebuild' | 'markDone' | 'advance' | 'release' | 'durablyMarked'>;
+
+/** What a recovery needs: the completion store, the handler's options, a sink, and where the records are read again (Kafka, or a `RecordLog`). */
+export type RecoveryParts = RecoveryBase & { readonly store: RecoveryStore } & ({ readonly kafka: Kafka } | { readonly log: RecordLog });
 
 /** What one recovery did. */
 export interface Recovered {
@@ -88,7 +88,7 @@ export interface RebuildOptions {
 export async function rebuildPartition(rebuildOptions: RebuildOptions): Promise<Recovered> {
   const { parts, ref } = rebuildOptions;
   const { options } = parts;
-  const store = 'store' in parts ? parts.store : redisRecoveryStore(parts.redis);
+  const { store } = parts;
   const log = 'log' in parts ? parts.log : kafkaRecordLog(parts.kafka, ref.group);
   const now = parts.now ?? Date.now;
   const generation = rebuildOptions.generation ?? newGeneration();
@@ -121,7 +121,7 @@ export async function rebuildPartition(rebuildOptions: RebuildOptions): Promise<
   }
   await rebuild.end(generation);
   // The tracked set may have been lost with the rest: the committer and the re-drive find the partition again.
-  await store.track([ref]);
+  await rebuild.track();
   // The heads' copies, due at once, written by the recovery itself: nothing waits for a later re-drive. A head whose
   // copy was not written (refused, or this run dies first) keeps its expired lease: the re-drive writes it.
   const copies = copiesFor(options, now);

@@ -1,16 +1,18 @@
+import type { LaneHead } from '../ports/lane-head';
 import type { ScopeFigures, ScopeGiven } from '../engine/run-scope';
 import type { RetryTask } from './admit';
 import { RECOVERY_RECHECK_MS } from '../durability/first-minute';
 import { suspectLoss, type CopyLoss } from '../durability/loss';
 
 /**
- * Whether a retry copy whose lane is free (or whose lane's head lies past its origin) finds its partition's Redis
+ * Whether a retry copy whose lane is free (or whose lane's head lies past its origin, or below it) finds its partition's Redis
  * state lost; a loss is reported in the partition's `meta` for the committer. Said once per loss: the copy whose
  * report is news logs it as an error and counts it (`RetryCopiesHeldForRecovery`); a copy finding the loss already
  * reported (itself on an earlier pass, or another copy) logs at info level and counts nothing.
  */
-export async function copyFindsLoss(scope: ScopeGiven & ScopeFigures, task: RetryTask): Promise<CopyLoss | undefined> {
-  const loss = await suspectLoss(scope.store, task.originRef, task.origin.offset, scope.now());
+export async function copyFindsLoss(scope: ScopeGiven & ScopeFigures, task: RetryTask, head?: LaneHead): Promise<CopyLoss | undefined> {
+  const headBelow = head !== undefined && head.offset < task.origin.offset ? head.offset : undefined;
+  const loss = await suspectLoss(scope.store, task.originRef, task.origin.offset, scope.now(), headBelow);
   if (loss === undefined) return undefined;
   const fields = { origin: task.origin, attempt: task.attempt, reason: loss.reason, why: loss.detail };
   if (loss.firstReport) {
@@ -29,8 +31,8 @@ export async function copyFindsLoss(scope: ScopeGiven & ScopeFigures, task: Retr
  * never written back for this (`RetryPath.prepare` waits for its due time first), so a kept copy is written back at
  * most once per recheck interval. Returns whether the copy was kept.
  */
-export async function keptForRecovery(scope: ScopeGiven & ScopeFigures, task: RetryTask, writeBack: (task: RetryTask) => Promise<void>): Promise<boolean> {
-  if ((await copyFindsLoss(scope, task)) === undefined) return false;
+export async function keptForRecovery(scope: ScopeGiven & ScopeFigures, task: RetryTask, writeBack: (task: RetryTask) => Promise<void>, head?: LaneHead): Promise<boolean> {
+  if ((await copyFindsLoss(scope, task, head)) === undefined) return false;
   await writeBack({ ...task, writeBack: { ...task.writeBack!, dueAtMs: Math.max(task.dueAtMs, scope.now() + RECOVERY_RECHECK_MS) } });
   return true;
 }

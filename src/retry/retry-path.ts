@@ -35,6 +35,11 @@ function movedPast(task: RetryTask, head: LaneHead | undefined): boolean {
   return head === undefined || head.offset > task.origin.offset;
 }
 
+/** The lane's head lies below the copy's origin: a head only moves on, so the state went back (`HeadBehindOrigin`). */
+function behind(task: RetryTask, head: LaneHead | undefined): boolean {
+  return head !== undefined && head.offset < task.origin.offset;
+}
+
 /** The copy's origin is its lane's head, held by the `hold` policy: the copy is that head's watch copy (`watchHeldHead`). */
 function watching(task: RetryTask, head: LaneHead | undefined): boolean {
   return head !== undefined && head.state === 'held' && head.offset === task.origin.offset;
@@ -69,6 +74,9 @@ export class RetryPath implements RecordPath<RetryTask> {
     if (task.from === 'drained') return true;
     if (task.dueAtMs <= scope.now()) return this.#claim(scope, task);
     if (!(await this.#isHead(scope, task))) return false;
+    // The wait holds no slot: the copies behind it start meanwhile (a due one runs, one whose lane is gone reports the
+    // loss at once, not when this one is due); its lane stays held, so the lane's order is kept.
+    scope.leaveSlot(task);
     // A loop, not one sleep: Node's timers may fire a millisecond early by the wall clock that due times use,
     // and a copy woken 1 ms early would otherwise go back to its tier for a whole round trip.
     while (scope.now() < task.dueAtMs && scope.now() < scope.stopStartingAt && !scope.stopSignal.aborted) {
@@ -78,6 +86,7 @@ export class RetryPath implements RecordPath<RetryTask> {
       await this.#writeBack(scope, [task]);
       return false;
     }
+    await scope.takeSlot(task);
     // Waited: the lane may have moved meanwhile (an operator, a duplicate copy run elsewhere).
     return this.#claim(scope, task);
   }
@@ -92,7 +101,7 @@ export class RetryPath implements RecordPath<RetryTask> {
     // Nor is a copy that finds a loss, or that watches its lane, written back before its due time: it waits like any
     // copy (or goes back to its tier unchanged), and `#claim` judges it again when due. So a copy kept for a recovery
     // is written back at most once per recheck interval, however often its tier hands it over.
-    if (movedPast(task, head) && ((await copyFindsLoss(scope, task)) !== undefined || (await watchesLane(scope, task, head)))) return true;
+    if ((movedPast(task, head) || behind(task, head)) && ((await copyFindsLoss(scope, task, head)) !== undefined || (await watchesLane(scope, task, head)))) return true;
     this.#stale(scope, task, head);
     return false;
   }
@@ -113,8 +122,8 @@ export class RetryPath implements RecordPath<RetryTask> {
     if (claim.status === 'claimed') return true;
     if (claim.status === 'not-head') {
       if (watching(task, claim.head)) return this.#watch(scope, task);
-      if (movedPast(task, claim.head)) {
-        if (await keptForRecovery(scope, task, (kept) => this.#writeBack(scope, [kept]))) return false;
+      if (movedPast(task, claim.head) || behind(task, claim.head)) {
+        if (await keptForRecovery(scope, task, (kept) => this.#writeBack(scope, [kept]), claim.head)) return false;
         if (await watchesLane(scope, task, claim.head)) {
           await this.#writeBack(scope, [{ ...task, writeBack: { ...task.writeBack!, dueAtMs: scope.now() + RECOVERY_RECHECK_MS } }]);
           return false;
@@ -132,7 +141,7 @@ export class RetryPath implements RecordPath<RetryTask> {
   }
 
   /**
-   * A held head's watch copy, due (README, "Durability"): it never runs the record. Once the completion group holds
+   * A held head's watch copy, due (docs/durability.md, "Held and drained lanes in the first minute"): it never runs the record. Once the completion group holds
    * the partition's marker a loss is found against it, so the copy is dropped; until then it goes back to its tier
    * to look again. A lane it finds gone makes it report the loss instead (`#claim`, `keptForRecovery`).
    */

@@ -1,3 +1,4 @@
+import { isObject } from '../describe';
 import { ENV } from '../options/constants';
 import type { PasswordMechanism } from '../options/lanes-options';
 import { parseSecretRef, secretRefExpected, type SecretStore } from '../options/secret-ref';
@@ -21,10 +22,6 @@ const SELF_MANAGED_SASL: ReadonlyArray<[string, PasswordMechanism]> = [
   ['saslScram256Auth', 'scram-sha-256'],
   ['saslPlainAuth', 'plain'],
 ];
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** The SASL secret the trigger itself authenticates with, if any. */
 function triggerSasl(kind: 'msk' | 'kafka', settings: Record<string, unknown>): ResolvedKafkaAuth['sasl'] {

@@ -1,11 +1,11 @@
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import type { SecretDeps } from '../connections/secrets';
-import { CompletionStore } from '../completion/store';
+import type { CompletionStore } from '../completion/store';
 import { eventSourcePositions, MemberlessOffsetCommitter, runCommitter, type CommitterResult } from '../committer';
 import { kafkaClientConfig } from '../connections';
 import { kafkaLogCreator } from '../connections/kafka-log';
 import { resolveOptions } from '../options';
-import { connectRedis } from '../connections/redis';
+import { connectStore } from '../connections/redis';
 import { importTelemetry } from '../telemetry';
 import { HandOffWriter } from '../handoff';
 import { deadLetterTopic } from '../options';
@@ -82,11 +82,11 @@ export function committerHandler(
       clients.catch(() => (clients = undefined));
     }
     const { kafka, committer, sink, admin } = await clients;
-    store ??= new CompletionStore(await connectRedis(options, telemetry, deps));
+    store ??= await connectStore(options, telemetry, deps);
     const result: CommitterResult = await runCommitter({
       store, group: options.group, committer, redrive: { store, options, sink, telemetry },
       eventSource: eventSourcePositions(admin, options.group),
-      recovery: { parts: { redis: store.redis, kafka, options, sink }, telemetry },
+      recovery: { parts: { store, kafka, options, sink }, telemetry },
     });
     const summary: CommitterRunSummary = {
       groupId: result.groupId,
@@ -97,7 +97,7 @@ export function committerHandler(
       redriven: result.redriven?.length ?? 0,
       recovered: result.losses?.filter((loss) => loss.recovered !== undefined).length ?? 0,
     };
-    if (result.skipped === undefined) await publishGroupFigures({ group: options.group, redis: store.redis, kafka, telemetry, partitions: result.partitions });
+    if (result.skipped === undefined) await publishGroupFigures({ group: options.group, store, kafka, telemetry, partitions: result.partitions });
     if (summary.stalled.length > 0) telemetry.logger.warn('frontier stalled', { stalled: summary.stalled });
     telemetry.logger.info('committer run', { ...summary, stalled: summary.stalled.length });
     return summary;
@@ -105,10 +105,10 @@ export function committerHandler(
   /** Closes the connections (Lambda never needs it; tests do). */
   const close = async (): Promise<void> => {
     const made = await clients?.catch(() => undefined);
-    const redis = store?.redis;
+    const open = store;
     clients = undefined;
     store = undefined;
-    await Promise.all([made?.sink.disconnect(), made?.closeAdmin(), redis?.quit()]);
+    await Promise.all([made?.sink.disconnect(), made?.closeAdmin(), open?.close()]);
   };
   return Object.assign(run, { close });
 }

@@ -1,6 +1,6 @@
 import type { Kafka } from 'kafkajs';
 import { readGroupFigures } from '../admin/group-figures';
-import type { RedisClient } from '../completion/scripts';
+import type { CompletionStore } from '../completion/store';
 import { METRIC, MetricUnit, type Telemetry } from '../telemetry';
 
 /**
@@ -10,13 +10,13 @@ import { METRIC, MetricUnit, type Telemetry } from '../telemetry';
  */
 export async function publishGroupFigures({
   group,
-  redis,
+  store,
   kafka,
   telemetry,
   partitions,
 }: {
   group: string;
-  redis: RedisClient;
+  store: Pick<CompletionStore, 'groupState'>;
   kafka: Pick<Kafka, 'admin'>;
   telemetry: Telemetry;
   partitions: Parameters<typeof readGroupFigures>[0]['partitions'];
@@ -24,7 +24,7 @@ export async function publishGroupFigures({
   const admin = kafka.admin();
   try {
     await admin.connect();
-    const figures = await readGroupFigures({ group, redis, admin, partitions });
+    const figures = await readGroupFigures({ group, store, admin, partitions });
     const { metrics } = telemetry;
     metrics.addMetric(METRIC.oldestBlockedLaneAge, MetricUnit.Milliseconds, figures.oldestBlockedLaneAgeMs);
     metrics.addMetric(METRIC.blockedLanes, MetricUnit.Count, figures.blockedLanes);

@@ -1,3 +1,4 @@
+import { isObject } from '../describe';
 import { AWS_IAM_MECHANISM, DEFAULTS, ENV } from '../options/constants';
 import { retryTopic } from '../options/retry-tiers';
 import { resolveKafkaAuth, secretEnvironment, secretProblem, type KafkaAuth, type ResolvedKafkaAuth } from './auth';
@@ -372,10 +373,6 @@ function logicalIdCollisions(service: ServiceView, where: string, functionKey: s
 
 function withSettings(kind: 'msk' | 'kafka', settings: TriggerSettings): TriggerEvent {
   return kind === 'msk' ? { msk: settings } : { kafka: settings };
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**

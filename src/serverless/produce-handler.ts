@@ -1,5 +1,6 @@
 import { CompressionTypes, Kafka, logLevel, type Admin } from 'kafkajs';
 import { kafkaClientConfig, type KafkaConnectionDeps } from '../connections/kafka';
+import { sleep } from '../deadline';
 import { ConfigError } from '../errors';
 import { resolveOptions } from '../options';
 import { PRODUCE_TOPIC_VARIABLE } from './topics-resource';
@@ -70,7 +71,7 @@ export function produceHandler(
   env: Readonly<Record<string, string | undefined>> = process.env,
   deps: KafkaConnectionDeps & { sleep?: (ms: number) => Promise<void> } = {},
 ): (input: unknown) => Promise<ProduceAnswer> {
-  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const pause = deps.sleep ?? sleep;
   return async (input) => {
     const request = produceRequest(input);
     const topic = env[PRODUCE_TOPIC_VARIABLE];
@@ -108,7 +109,7 @@ export function produceHandler(
             waitedMs: Date.now() - started,
           };
         }
-        await sleep(1_000);
+        await pause(1_000);
       }
     } finally {
       await admin.disconnect();

@@ -3,7 +3,8 @@ import { ensureTopics, parseTopicRequest, TOPICS_DEFAULTS, type EnsureTopicsOpti
 import { kafkaClientConfig, type KafkaConnectionDeps } from '../connections/kafka';
 import { deadlineSignal, untilAborted } from '../deadline';
 import { ConfigError } from '../errors';
-import { kafkaErrorOf, messageOf } from '../kafka-errors';
+import { messageOf } from '../describe';
+import { kafkaErrorOf } from '../kafka-errors';
 import { deadLetterTopic, resolveOptions, retryTopic } from '../options';
 import { deleteOnRemove } from './topics-resource';
 
@@ -181,25 +182,7 @@ export function topicsWorkerHandler(
     }
     const ensure = ensureRequest(properties);
     const kafka = await connect(request.brokers);
-    if (request.RequestType === 'Update') {
-      const dropped = names('Tiers', request.OldResourceProperties?.['Tiers']).filter((tier) => !(ensure.tiers ?? []).includes(tier));
-      if (dropped.length > 0) {
-        await withAdmin(kafka, async (admin) => {
-          const waiting = await strandedTiers(admin, ensure.group, dropped);
-          if (waiting.length === 0) return;
-          if (request.rollback === true) {
-            // The rollback goes through: refusing would leave the stack UPDATE_ROLLBACK_FAILED. The copies stay in the
-            // dropped tier's topic (nothing is deleted), named in the log for recovery by hand.
-            log({ level: 'WARN', message: 'rollback drops retry tiers while records wait in them', group: ensure.group, waiting });
-            return;
-          }
-          throw new ConfigError(
-            `retry tiers dropped or renamed while records wait in them, which would never run without their trigger: ${waiting.join('; ')}. ` +
-              'Keep the tier until its trigger has read them (its lag is 0), then drop it',
-          );
-        });
-      }
-    }
+    if (request.RequestType === 'Update') await checkDroppedTiers(kafka, request, ensure, log);
     const result = await withAdmin(kafka, (admin) => ensureTopics(admin, { ...ensure, readyTimeoutMs: Math.max(1_000, Math.min(TOPICS_DEFAULTS.readyTimeoutMs, budgetMs)) }));
     const actions = result.actions.map(describe);
     log({ level: 'INFO', message: 'topics ensured', group: ensure.group, actions });
@@ -219,6 +202,29 @@ export function topicsWorkerHandler(
       return { status: 'FAILED', reason };
     }
   };
+}
+
+/**
+ * An update that drops retry tiers is refused while copies wait in a dropped tier's topic (they would never run); a
+ * rollback goes through, the waiting copies named in a warning.
+ */
+async function checkDroppedTiers(kafka: Kafka, request: TopicsWorkRequest, ensure: EnsureTopicsOptions, log: (line: Record<string, unknown>) => void): Promise<void> {
+  const dropped = names('Tiers', request.OldResourceProperties?.['Tiers']).filter((tier) => !(ensure.tiers ?? []).includes(tier));
+  if (dropped.length === 0) return;
+  await withAdmin(kafka, async (admin) => {
+    const waiting = await strandedTiers(admin, ensure.group, dropped);
+    if (waiting.length === 0) return;
+    if (request.rollback === true) {
+      // The rollback goes through: refusing would leave the stack UPDATE_ROLLBACK_FAILED. The copies stay in the
+      // dropped tier's topic (nothing is deleted), named in the log for recovery by hand.
+      log({ level: 'WARN', message: 'rollback drops retry tiers while records wait in them', group: ensure.group, waiting });
+      return;
+    }
+    throw new ConfigError(
+      `retry tiers dropped or renamed while records wait in them, which would never run without their trigger: ${waiting.join('; ')}. ` +
+        'Keep the tier until its trigger has read them (its lag is 0), then drop it',
+    );
+  });
 }
 
 /**

@@ -2,7 +2,7 @@ import { getBootstrapBrokersFromAws, pickBootstrapBrokers, regionOfArn, type Get
 import { commonJsExports } from '../connections/interop';
 import { deadlineSignal, untilAborted } from '../deadline';
 import { ConfigError } from '../errors';
-import { messageOf } from '../kafka-errors';
+import { messageOf } from '../describe';
 import { responseBody, sendResponse, type CustomResourceEvent, type CustomResourceOutcome } from './custom-resource';
 import type { TopicsWorkRequest, TopicsWorkResult } from './topics-handler';
 import { BROKERS_ATTRIBUTE, deleteOnRemove, TOPICS_WORKER_VARIABLE, topicsPhysicalId } from './topics-resource';

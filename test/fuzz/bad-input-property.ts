@@ -9,6 +9,7 @@
  * (An unhandled rejection fails the run: the scripts start node with `--unhandled-rejections=strict`.)
  * Assertions never print the event: node's assert would diff megabytes of nested JSON for minutes.
  */
+import { CompletionStore } from '../../src/completion/store';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -205,7 +206,7 @@ export function fuzzRig(group: string, redis: Redis | Cluster, writer: HandOffSi
   };
   const processor = new LanesFunction({
     options,
-    redis,
+    store: new CompletionStore(redis, options.caps),
     handOff: () => sink,
     telemetry: createTelemetry(group),
     handler: async (record) => {

@@ -324,7 +324,7 @@ describe('least privilege on a broker with SCRAM users and an authorizer', () =>
     await writeAs(broker.kafka(USERS.committer), retryTopic);
     // Its group figures read the ends of the tracked partitions.
     await withAdmin(broker.kafka(USERS.committer), async (admin) => {
-      const figures = await readGroupFigures({ group, redis, admin, partitions: run.partitions });
+      const figures = await readGroupFigures({ group, store: new CompletionStore(redis), admin, partitions: run.partitions });
       expect(figures).toBeDefined();
     });
     // A recovery reads the partition's bounds and its records again, in a group of its own under the granted prefix.

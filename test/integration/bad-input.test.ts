@@ -1,3 +1,4 @@
+import { CompletionStore } from '../../src/completion/store';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
@@ -52,7 +53,7 @@ async function setUp(input: Partial<LanesOptionsInput>, handler: RecordHandler):
   await createTopic(topic, 1);
   const options = resolveOptions({ group, retry: { tiers: ['1s', '1m'] }, ...input } as LanesOptionsInput, {});
   const writer = writerOf(group);
-  const processor = new LanesFunction({ options, handler, redis, handOff: () => writer, telemetry: createTelemetry(group) });
+  const processor = new LanesFunction({ options, handler, store: new CompletionStore(redis, options.caps), handOff: () => writer, telemetry: createTelemetry(group) });
   return { group, topic, processor };
 }
 

@@ -3,6 +3,7 @@
  * run while later chunks are admitted, a failing head's followers (from every chunk) are parked and run in
  * order after its retry, and the committed frontier reaches the end of the partition.
  */
+import { CompletionStore } from '../../src/completion/store';
 import type { Cluster, Redis } from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
 import { completionGroupId, MemberlessOffsetCommitter, runCommitter } from '../../src/committer';
@@ -59,7 +60,7 @@ describe.each(redisSetups())('chunked admission on a real broker and Redis $name
       if (record.origin.offset === 3 && ctx.attempt === 1) throw new Error('k3 fails once');
       if (record.origin.offset % 5 === 0) await new Promise((resolve) => setImmediate(resolve));
     };
-    const processor = new LanesFunction({ options, handler, redis, handOff: () => writer!, telemetry: createTelemetry(group) });
+    const processor = new LanesFunction({ options, handler, store: new CompletionStore(redis, options.caps), handOff: () => writer!, telemetry: createTelemetry(group) });
     const ref: PartitionRef = { group, topic, partition: 0 };
     feed = await RetryFeed.start(retryTopics);
     await produce(topic, Array.from({ length: COUNT }, (_, i) => ({ key: keyOf(i), value: JSON.stringify({ i }) })));

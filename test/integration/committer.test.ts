@@ -259,11 +259,11 @@ describe.each(redisSetups())('committer on Redis $name', ({ connect }) => {
     it('is held by one run at a time and extended or released only by its holder', async () => {
       // Prepare
       const group = uniqueName('grp{:}');
-      const first = await CommitterLease.acquire(redis, group, 5_000);
+      const first = await CommitterLease.acquire(new CompletionStore(redis).committerState(group), 5_000);
 
       // Act / Assess
       expect(first).toBeDefined();
-      expect(await CommitterLease.acquire(redis, group, 5_000)).toBeUndefined();
+      expect(await CommitterLease.acquire(new CompletionStore(redis).committerState(group), 5_000)).toBeUndefined();
       await first?.renew();
       expect(first?.remainingMs()).toBeGreaterThan(4_000);
       expect(await first?.release()).toBe(true);
@@ -274,9 +274,9 @@ describe.each(redisSetups())('committer on Redis $name', ({ connect }) => {
     it('lets a run whose lease expired neither extend nor release the next holder\'s lease', async () => {
       // Prepare
       const group = uniqueName('grp');
-      const stale = await CommitterLease.acquire(redis, group, 50);
+      const stale = await CommitterLease.acquire(new CompletionStore(redis).committerState(group), 50);
       await new Promise((resolve) => setTimeout(resolve, 120));
-      const current = await CommitterLease.acquire(redis, group, 5_000);
+      const current = await CommitterLease.acquire(new CompletionStore(redis).committerState(group), 5_000);
       expect(current).toBeDefined();
 
       // Act / Assess
@@ -415,7 +415,7 @@ describe.each(redisSetups())('committer on Redis $name', ({ connect }) => {
       const ref: PartitionRef = { group, topic, partition: 0 };
       await store.admit(ref, records(range(0, 4)));
       await store.markDone(ref, range(0, 4));
-      const other = await CommitterLease.acquire(redis, group, 30_000);
+      const other = await CommitterLease.acquire(new CompletionStore(redis).committerState(group), 30_000);
       expect(other).toBeDefined();
 
       // Act
@@ -631,7 +631,7 @@ describe.each(redisSetups())('committer on Redis $name', ({ connect }) => {
       // Act / Assess
       await expect(runCommitter({ store, group, committer: new ConsumerOffsetCommitter({ consumer: live, admin, groupId: group }) })).rejects.toThrow();
       expect(await committedOf(group, topic)).toEqual([-1]);
-      const lease = await CommitterLease.acquire(redis, group, 1_000);
+      const lease = await CommitterLease.acquire(new CompletionStore(redis).committerState(group), 1_000);
       expect(lease).toBeDefined();
       await lease?.release();
     });

@@ -74,7 +74,7 @@ describe('kafka-lanes dashboard in a browser', () => {
     cleanups.push(() => admin.disconnect());
     await admin.connect();
     processor = new LanesFunction({
-      options, redis, handOff: () => writer, telemetry: createTelemetry(group),
+      options, store: new CompletionStore(redis, options.caps), handOff: () => writer, telemetry: createTelemetry(group),
       handler: (record, ctx) => {
         runs.push({ offset: record.origin.offset, attempt: ctx.attempt });
         if (broken && record.origin.offset === 0) throw new Error('payment system unavailable');
@@ -83,7 +83,7 @@ describe('kafka-lanes dashboard in a browser', () => {
     feed = await RetryFeed.start(TIERS.map((t) => `${group}.retry.${t}`));
     cleanups.push(() => feed.stop());
     dashboard = await startDashboard({
-      group, admin, redis, kafka, readEveryMs: 300, log: (line) => logged.push(line),
+      group, admin, store: new CompletionStore(redis), kafka, readEveryMs: 300, log: (line) => logged.push(line),
       operator: { options, store: new CompletionStore(redis), sink: writer, producer },
     });
     cleanups.push(() => dashboard.close());
@@ -191,7 +191,7 @@ describe('kafka-lanes dashboard in a browser', () => {
         group,
         committer: new MemberlessOffsetCommitter(createKafka(), group),
         redrive: { store: processor.store, options, sink: writer },
-        recovery: { parts: { redis, kafka, options, sink: writer } },
+        recovery: { parts: { store: new CompletionStore(redis), kafka, options, sink: writer } },
       });
     await commit();
     const escaped = escapeName(group);

@@ -23,7 +23,7 @@ describe('kafka-lanes dashboard (the command) on Redis Cluster', () => {
   });
 
   afterAll(async () => {
-    await applyReset(redis, await planReset(redis, { group, topic }));
+    await applyReset(new CompletionStore(redis), await planReset(new CompletionStore(redis), { group, topic }));
     await redis.quit();
   });
 

@@ -2,7 +2,7 @@ import type { Cluster, Redis } from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
 import { scanKeys } from '../../src/completion/redis-scan';
 import { eventSourcePositions, MemberlessOffsetCommitter, runCommitter, type CommitterResult, type RunCommitterOptions } from '../../src/committer';
-import { escapeName, parkKey, partitionKeys, trackedPartitionsKey } from '../../src/completion';
+import { CompletionStore, escapeName, parkKey, partitionKeys, trackedPartitionsKey } from '../../src/completion';
 import type { PartitionRef } from '../../src/ports/partition';
 import { HandOffWriter } from '../../src/handoff';
 import { RECOVERY_RECHECK_MS } from '../../src/durability/first-minute';
@@ -80,7 +80,7 @@ async function setUp(connect: () => Redis | Cluster, { committed = true, hold = 
   const s = { group, topic, ref: { group, topic, partition: 0 }, options, redis, kafka, writer, runs: [], lost: false, skew: 0, laneA } as unknown as Setup;
   let failedOnce = false;
   s.processor = new LanesFunction({
-    options, redis, handOff: () => writer, telemetry: createTelemetry(group), now: () => Date.now() + s.skew,
+    options, store: new CompletionStore(redis, options.caps), handOff: () => writer, telemetry: createTelemetry(group), now: () => Date.now() + s.skew,
     handler: (record: LanesRecord, ctx) => {
       s.runs.push({ key: String(record.key), offset: record.origin.offset, attempt: ctx.attempt, afterLoss: s.lost });
       if (record.origin.offset === 0 && !failedOnce) {
@@ -123,7 +123,7 @@ function commit(s: Setup, eventSource?: RunCommitterOptions['eventSource']): Pro
     committer: new MemberlessOffsetCommitter(createKafka(), s.group),
     ...(eventSource === undefined ? {} : { eventSource }),
     redrive: { store: s.processor.store, options: s.options, sink: s.writer },
-    recovery: { parts: { redis: s.redis, kafka: s.kafka, options: s.options, sink: s.writer } },
+    recovery: { parts: { store: new CompletionStore(s.redis), kafka: s.kafka, options: s.options, sink: s.writer } },
   });
 }
 
@@ -362,7 +362,7 @@ describe("the partition's first minute, and a drained head: its invocation dies,
     const doomedRedis = redisSetups()[0]!.connect();
     const doomed = new LanesFunction({
       options: resolveOptions({ ...s.options, recordTimeoutMs: 200 } as LanesOptionsInput, {}),
-      redis: doomedRedis, handOff: () => s.writer, telemetry: createTelemetry(s.group), now: () => Date.now() + s.skew,
+      store: new CompletionStore(doomedRedis, s.options.caps), handOff: () => s.writer, telemetry: createTelemetry(s.group), now: () => Date.now() + s.skew,
       handler: async (record: LanesRecord, ctx) => {
         if (record.origin.offset === A_OFFSETS[1]) {
           doomedRedis.disconnect();
@@ -394,6 +394,33 @@ describe("the partition's first minute, and a drained head: its invocation dies,
     expect(new Set(aRuns)).toEqual(new Set(A_OFFSETS));
     expect(aRuns).toEqual([...aRuns].sort((x, y) => x - y));
     expect((await commit(s)).losses).toBeUndefined();
+  });
+});
+
+describe("the partition's first minute: a watch copy looks at its partition", () => {
+  // Issue 39: only the committer's audit of a partition marks it (and ends its watch copies); a loss that took the
+  // partition's tracked-set entry left its watch copies coming back every 5 s until a new record re-tracked it.
+  it('puts an unmarked partition whose tracked-set entry was lost back in the set, so the committer audits it', async () => {
+    // Prepare
+    const { Redis } = await import('ioredis');
+    const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 3 });
+    const group = uniqueName('watch');
+    const store = new CompletionStore(redis);
+    const ref: PartitionRef = { group, topic: uniqueName('orders'), partition: 0 };
+    try {
+      await store.admit(ref, [{ offset: 0 }]);
+      await redis.del(trackedPartitionsKey(group));
+
+      // Act
+      const marked = await store.durablyMarked(ref);
+
+      // Assess
+      expect(marked).toBe(false);
+      expect(await store.trackedPartitions(group)).toEqual([ref]);
+    } finally {
+      await redis.del(trackedPartitionsKey(group), ...Object.values(partitionKeys(ref)));
+      await redis.quit();
+    }
   });
 });
 

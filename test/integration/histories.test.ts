@@ -8,15 +8,18 @@ import {
   HELD_LANE_FLUSHED,
   HistoryViolation,
   KEPT_COPY_WAITS,
+  LOSS_BEHIND_WAITING_COPY,
   RECOVERED_UNDER_OLD_LEASE,
   LOSS_SHAPES,
   REDRIVEN_HEAD,
   RELEASE_LOST,
+  SNAPSHOT_BEHIND_COPY,
   RESTORED_BEFORE_RETRY,
   STATE_REMADE_UNTRACKED,
   TRACKED_SET_LOST,
   TWIN_COPIES,
   type HistoryCase,
+  type RecoveryTime,
   type HistoryStats,
 } from '../support/history-rig';
 import { runOnRedis } from '../support/history-redis';
@@ -174,6 +177,27 @@ describe('engine histories on the real Redis completion store', () => {
     // Handlers of 1 ms: a record deadline of a minute, longer than the committer runs played as a record starts.
     const stats = await runOnRedis(redis, RECOVERED_UNDER_OLD_LEASE, { handlerMs: 1 });
     expect(stats).toEqual(expect.objectContaining({ lanesLost: 1, recoveries: 1, redriven: 0, drainedRuns: 3 }));
+  });
+
+  // Issue 39: a copy waiting for its due time held the retry function's one slot, so the copy behind it, whose lane
+  // was lost, reported the loss only a minute later, when it was due itself.
+  it('reports a loss at once although a copy before it waits for its due time', async () => {
+    const times: RecoveryTime[] = [];
+    const stats = await runOnRedis(redis, LOSS_BEHIND_WAITING_COPY, { recoveryTimes: times });
+    expect(stats).toEqual(expect.objectContaining({ losses: 1, lossesUnmarked: 1, recoveries: 1 }));
+    // On the history's clock, which moves a minute for the copies to come due: recovered before they are.
+    expect(times).toEqual([expect.objectContaining({ ranAgainMs: expect.any(Number) })]);
+    expect(times[0]!.ranAgainMs).toBeLessThan(60_000);
+  });
+
+  // Issue 39: a copy finding its lane's head below its origin (an old snapshot restored) was dropped as stale, and the
+  // lane waited an hour for the committer's overdue-head check.
+  it('finds an old snapshot by a copy whose lane head lies below its origin, and recovers it at once', async () => {
+    const times: RecoveryTime[] = [];
+    const stats = await runOnRedis(redis, SNAPSHOT_BEHIND_COPY, { recoveryTimes: times });
+    expect(stats).toEqual(expect.objectContaining({ losses: 1, lossesFound: 1, recoveries: 1 }));
+    expect(times).toEqual([expect.objectContaining({ ranAgainMs: expect.any(Number) })]);
+    expect(times[0]!.ranAgainMs).toBeLessThan(60_000);
   });
 
   it('re-drives a lane head whose partition lost its state and tracked-set entry before the first commit', async () => {

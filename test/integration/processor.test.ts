@@ -1,3 +1,4 @@
+import { CompletionStore } from '../../src/completion/store';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -91,7 +92,7 @@ async function setUp(
   const redis = given ?? connectRedis();
   const kafka = new Kafka({ clientId: 'processor-test', brokers, logLevel: logLevel.NOTHING, retry: { retries: 1, initialRetryTime: 100 }, connectionTimeout: 500 });
   const writer = new HandOffWriter(kafka, { deadLetterTopic: `${group}.dlq` });
-  const processor = new LanesFunction({ options, handler, redis, handOff: () => writer, telemetry: createTelemetry(group) });
+  const processor = new LanesFunction({ options, handler, store: new CompletionStore(redis, options.caps), handOff: () => writer, telemetry: createTelemetry(group) });
   const setup = { group, topic, processor, redis, writer };
   open.push(setup);
   return setup;

@@ -5,7 +5,7 @@
  */
 import { CompletionStore } from '../../src/completion';
 import type { LanesOptionsInput } from '../../src/options';
-import { readDeadLetters, replayDeadLetters } from '../../src/retry/operator';
+import { readDeadLetters, replayDeadLetters } from '../../src/operations/dead-letters';
 import { runCliCaptured } from './support/cli';
 import { deadLetteredLanes, OPERATOR_TIERS as TIERS } from './support/dead-lettered-lane';
 import type { TestMessage } from './support/kafka-events';

@@ -1,3 +1,4 @@
+import { CompletionStore } from '../../src/completion/store';
 import { Redis } from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
 import { MemberlessOffsetCommitter, runCommitter } from '../../src/committer';
@@ -49,7 +50,7 @@ async function failoverHistory(waitForReplicas: number, lagging: boolean): Promi
   const aRuns: number[] = [];
   const processorOn = (redis: Redis, waits = true): LanesFunction => new LanesFunction({
     // The promoted replica has no replica of its own: the functions on it do not wait.
-    options: waits ? options : { ...options, redis: { ...options.redis, waitForReplicas: 0 } }, redis, handOff: () => writer, telemetry: createTelemetry(group),
+    options: waits ? options : { ...options, redis: { ...options.redis, waitForReplicas: 0 } }, store: new CompletionStore(redis, options.caps), handOff: () => writer, telemetry: createTelemetry(group),
     handler: (record: LanesRecord) => {
       if (String(record.key) === 'A' && failedOver) aRuns.push(record.origin.offset);
       if (record.origin.offset === 0 && !failedOnce) {
@@ -76,7 +77,7 @@ async function failoverHistory(waitForReplicas: number, lagging: boolean): Promi
   const commit = (): ReturnType<typeof runCommitter> => runCommitter({
     store: onReplica.store, group, committer: new MemberlessOffsetCommitter(createKafka(), group),
     redrive: { store: onReplica.store, options, sink: writer },
-    recovery: { parts: { redis: replica, kafka, options, sink: writer } },
+    recovery: { parts: { store: new CompletionStore(replica), kafka, options, sink: writer } },
   });
   // The retry copy comes, then a committer run, then the rest, until every record of A ran after the failover.
   await feed.feedUntil((event, context) => onReplica.process(event, context), () => feed.seen.length > 0 && feed.pending === 0);
@@ -113,7 +114,7 @@ describe('a Redis failover right after an invocation returned (a primary and a r
     const primary = new Redis({ port: pair.primary.port, maxRetriesPerRequest: 1 });
     cleanUps.push(() => primary.disconnect());
     const processor = new LanesFunction({
-      options, redis: primary, handOff: () => new HandOffWriter(createKafka(), { deadLetterTopic: `${group}.dlq` }), telemetry: createTelemetry(group),
+      options, store: new CompletionStore(primary, options.caps), handOff: () => new HandOffWriter(createKafka(), { deadLetterTopic: `${group}.dlq` }), telemetry: createTelemetry(group),
       handler: () => undefined,
     });
     await produce(topic, [{ key: 'A', value: '{}' }]);

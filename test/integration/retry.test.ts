@@ -1,3 +1,4 @@
+import { CompletionStore } from '../../src/completion/store';
 import { spawnWorker } from './support/worker-process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -70,7 +71,7 @@ async function setUp(
     runs.push({ key: String(record.key), offset: record.origin.offset, attempt: ctx.attempt, at: Date.now(), dueAt: readHandOffHeaders(record.headers).dueAtMs });
     return handler(record, ctx.attempt);
   };
-  const processor = new LanesFunction({ options, handler: wrapped, redis, handOff: () => writer, telemetry: createTelemetry(group) });
+  const processor = new LanesFunction({ options, handler: wrapped, store: new CompletionStore(redis, options.caps), handOff: () => writer, telemetry: createTelemetry(group) });
   const feed = await RetryFeed.start(TIERS.map((t) => `${group}.retry.${t}`));
   const setup = { options, group, topic, ref: { group, topic, partition: 0 }, processor, redis, writer, feed, runs };
   open.push(setup);

@@ -1,3 +1,4 @@
+import { CompletionStore } from '../../src/completion/store';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -65,7 +66,7 @@ describe('two kafka-lanes stages: stage 1 sends, stage 2 drops repeats', () => {
       const stageOne = new LanesFunction({
         options: resolveOptions(optionsOne, {}),
         handler: stageOneHandler(middle, (offset) => stepsInParent.push(offset)) as never,
-        redis, handOff: () => sinkOne, telemetry: createTelemetry(groupOne),
+        store: new CompletionStore(redis, resolveOptions(optionsOne, {}).caps), handOff: () => sinkOne, telemetry: createTelemetry(groupOne),
       });
       expect((await stageOne.process(event, contextWithin(120_000))).batchItemFailures).toEqual([]);
       const admin = createKafka().admin();
@@ -81,7 +82,7 @@ describe('two kafka-lanes stages: stage 1 sends, stage 2 drops repeats', () => {
           const id = parseOutputId(String(record.headers.find((h) => h.name === OUTPUT_HEADER)?.value));
           seen.push({ key: value.key, seq: value.seq, id: `${id?.origin.topic}/${id?.origin.partition}/${id?.origin.offset}#${id?.index}` });
         }) as never,
-        redis, handOff: () => sinkTwo, telemetry: createTelemetry(groupTwo),
+        store: new CompletionStore(redis, resolveOptions({ group: groupTwo }, {}).caps), handOff: () => sinkTwo, telemetry: createTelemetry(groupTwo),
       });
       expect((await stageTwo.process(eventOf(outputs), contextWithin(120_000))).batchItemFailures).toEqual([]);
 

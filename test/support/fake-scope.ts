@@ -110,6 +110,8 @@ export function fakeScope<T extends EngineTask>(
       return tasks;
     },
     admitted: async () => undefined,
+    leaveSlot: () => undefined,
+    takeSlot: async () => undefined,
     markDone(ref, offset, again = false) {
       events.push(`done ${ref.topic} ${offset}${again ? ' again' : ''}`);
       scope.done.push({ ref, offset, again });

@@ -141,7 +141,7 @@ export class RedisBackend implements HistoryBackend {
       committer: this.#committer,
       now: () => nowMs,
       eventSource: recovery.delivered,
-      recovery: { parts: { redis: this.#redis, log, sink: recovery.sink, options: recovery.options, now: () => nowMs }, telemetry: recovery.telemetry },
+      recovery: { parts: { store: new CompletionStore(this.#redis), log, sink: recovery.sink, options: recovery.options, now: () => nowMs }, telemetry: recovery.telemetry },
     });
     if (process.env.HISTORY_DEBUG === "1") console.log(JSON.stringify(result.partitions), JSON.stringify(result.losses), JSON.stringify(await Promise.all((await this.store.trackedPartitions(this.group)).map((r) => this.store.audit(r)))));
     if (result.skipped !== undefined) throw new Error(`committer run skipped: ${result.skipped}`);

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { boundedText, clip, jsonText, thrownText } from '../../src/describe';
+import { boundedText, clip, isObject, jsonText, messageOf, thrownText } from '../../src/describe';
 import { describeValue } from '../../src/errors';
 import { describeError } from '../../src/lanes/outcome';
 
@@ -115,5 +115,22 @@ describe('jsonText', () => {
     expect(jsonText(10n)).toBe('10n');
     expect(jsonText(undefined)).toBe('undefined');
     expect(clip('abcdef', 5)).toBe('ab...');
+  });
+});
+
+describe('isObject', () => {
+  it('is true for an object with keys, false for null, arrays and every other value', () => {
+    expect([{}, { a: 1 }, Object.create(null), new Date(0)].map(isObject)).toEqual([true, true, true, true]);
+    expect([null, undefined, [], [1], 'x', 1, true, () => 1].map(isObject)).toEqual([false, false, false, false, false, false, false, false]);
+  });
+});
+
+describe('messageOf', () => {
+  it("is an error's message, an error-like object's message (another realm's error), and String() of anything else", () => {
+    expect(messageOf(new TypeError('x is undefined'))).toBe('x is undefined');
+    expect(messageOf({ name: 'Error', message: 'from a sandbox' })).toBe('from a sandbox');
+    expect(messageOf('timeout')).toBe('timeout');
+    expect(messageOf(42)).toBe('42');
+    expect(messageOf({ message: 7 })).toBe('[object Object]');
   });
 });

@@ -3,7 +3,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { kafkaClientConfig } from '../../connections';
 import { startDashboard, type Dashboard } from '../../dashboard';
 import { ConfigError } from '../../errors';
-import { connectionOptions, kafkaOptions, redisOptions, withAdmin, withRedis } from '../connections';
+import { connectionOptions, kafkaOptions, redisOptions, withAdmin, withStore } from '../connections';
 import { TIERS_OPTION, withOperatorParts, type OperatorFlags } from '../operator-parts';
 
 interface DashboardFlags extends OperatorFlags {
@@ -41,8 +41,8 @@ export function registerDashboard(program: Command): void {
     const kafka = new Kafka({ ...(await kafkaClientConfig({ ...kafkaConfig, clientId: 'kafka-lanes-dashboard' }, ['127.0.0.1:9092'])), logLevel: logLevel.NOTHING });
     const serve = (operator?: Parameters<typeof startDashboard>[0]['operator']): Promise<void> =>
       withAdmin(group, flags, (admin) =>
-        withRedis(group, flags, async (redis) => {
-          const dashboard = await startDashboard({ group, admin, redis, kafka, host: flags.host, port, readEveryMs, ...(operator === undefined ? {} : { operator }) });
+        withStore(group, flags, async (store) => {
+          const dashboard = await startDashboard({ group, admin, store, kafka, host: flags.host, port, readEveryMs, ...(operator === undefined ? {} : { operator }) });
           process.stdout.write(
             `kafka-lanes dashboard of ${group}${operator === undefined ? ' (read only)' : ' (actions on)'}: open ${dashboard.url}\n` +
               'Ctrl-C stops it.\n',

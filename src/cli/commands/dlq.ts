@@ -3,7 +3,7 @@ import type { Kafka } from 'kafkajs';
 import { DeadLetterLog, deadLetterRow, type DeadLetterRow } from '../../dashboard/dead-letters';
 import { ConfigError } from '../../errors';
 import { deadLetterTopic } from '../../options';
-import { readDeadLetters, replayDeadLetters, type DeadLetter } from '../../retry/operator';
+import { readDeadLetters, replayDeadLetters, type DeadLetter } from '../../operations/dead-letters';
 import { kafkaOptions, redisOptions, withKafka, type KafkaFlags } from '../connections';
 import { TIERS_OPTION, withOperatorParts, type OperatorFlags } from '../operator-parts';
 

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { Kafka, logLevel } from 'kafkajs';
 import { checkKafka, checkRedis, describeKafkaAuth, describeRedisAuth, renderChecks } from '../../admin';
 import { watchConnection } from '../../admin/connection-errors';
-import { createRedis, kafkaClientConfig } from '../../connections';
+import { kafkaClientConfig, openStore } from '../../connections';
 import { LanesError } from '../../errors';
 import { ENV, resolveOptions } from '../../options';
 import { connectionOptions, kafkaOptions, LOCAL_BROKERS, redisOptions, type KafkaFlags, type RedisFlags } from '../connections';
@@ -65,24 +65,24 @@ export function registerDoctor(program: Command): void {
     });
     const admin = kafka.admin();
     // ioredis waits `disconnectTimeout` (2 s by default) for a refused socket to close again, which it never does.
-    const redis = await createRedis(
+    const store = await openStore(
       connections.redis,
       { maxRetriesPerRequest: 0, connectTimeout: 3_000, commandTimeout: 5_000, retryStrategy: () => null, disconnectTimeout: 200 },
       { clusterRetryStrategy: () => null },
     );
     // Failures are reported as rows, a refused port as such; the listener also keeps ioredis from printing each error.
-    const watch = watchConnection(redis);
+    const watch = watchConnection(store);
     try {
       const [kafkaRows, redisRows] = await Promise.all([
         checkKafka(admin, { group, sources, outputs, tiers: retry.tiers, auth: describeKafkaAuth(connections.kafka) }),
-        checkRedis(redis, connections.redis.clusterNodes.length > 0 ? 'cluster' : 'standalone', describeRedisAuth(connections.redis), watch.explain),
+        checkRedis(store.server(), connections.redis.clusterNodes.length > 0 ? 'cluster' : 'standalone', describeRedisAuth(connections.redis), watch.explain),
       ]);
       const checks = [...kafkaRows, ...redisRows];
       process.stdout.write(renderChecks(checks));
       const failed = checks.filter((check) => check.status === 'fail');
       if (failed.length > 0) throw new LanesError(`doctor: ${failed.length} check(s) failed: ${failed.map((check) => check.name).join(', ')}`);
     } finally {
-      redis.disconnect();
+      store.disconnect();
       await admin.disconnect();
     }
   });

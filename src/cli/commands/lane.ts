@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { ConfigError } from '../../errors';
-import { releaseHeldLane } from '../../retry/operator';
+import { releaseHeldLane } from '../../operations/lanes';
 import { kafkaOptions, redisOptions } from '../connections';
 import { TIERS_OPTION, withOperatorParts, type OperatorFlags } from '../operator-parts';
 

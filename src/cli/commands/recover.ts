@@ -45,7 +45,7 @@ export function registerRecover(program: Command): void {
     let handedOff = 0;
     await withOperatorParts(group, flags, async (parts) => {
       const committer = new MemberlessOffsetCommitter(parts.kafka, group);
-      const recoveryParts = { redis: parts.store.redis, kafka: parts.kafka, options: parts.options, sink: parts.sink };
+      const recoveryParts = { store: parts.store, kafka: parts.kafka, options: parts.options, sink: parts.sink };
       if (forced.length > 0) {
         const committed = await committer.fetchCommitted([...new Set(forced.map((f) => f.topic))]);
         for (const { topic, partition } of forced) {

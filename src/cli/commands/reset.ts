@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { applyReset, planReset, renderResetPlan } from '../../admin';
 import { ConfigError } from '../../errors';
-import { redisOptions, withRedis, type RedisFlags } from '../connections';
+import { redisOptions, withStore, type RedisFlags } from '../connections';
 
 interface ResetFlags extends RedisFlags {
   readonly partition?: string;
@@ -28,13 +28,13 @@ export function registerReset(program: Command): void {
     if (partition !== undefined && (!/^[0-9]+$/.test(flags.partition ?? '') || !Number.isSafeInteger(partition))) {
       throw new ConfigError(`Expected \`--partition\` to be a non-negative integer, got \`${flags.partition}\``);
     }
-    await withRedis(group, flags, async (redis) => {
-      const plan = await planReset(redis, { group, topic, partition });
+    await withStore(group, flags, async (store) => {
+      const plan = await planReset(store, { group, topic, partition });
       if (flags.yes !== true) {
         process.stdout.write(renderResetPlan(plan, false));
         return;
       }
-      await applyReset(redis, plan);
+      await applyReset(store, plan);
       process.stdout.write(renderResetPlan(plan, true));
     });
   });

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { readStatus, renderStatus } from '../../admin';
 import { sleep } from '../../deadline';
 import { ConfigError } from '../../errors';
-import { kafkaOptions, redisOptions, withAdmin, withRedis, type KafkaFlags, type RedisFlags } from '../connections';
+import { kafkaOptions, redisOptions, withAdmin, withStore, type KafkaFlags, type RedisFlags } from '../connections';
 
 interface StatusFlags extends KafkaFlags, RedisFlags {
   readonly json?: boolean;
@@ -35,13 +35,13 @@ export function registerStatus(program: Command): void {
     const lanesLimit = Number(flags.lanes);
     if (!/^[0-9]+$/.test(flags.lanes) || !Number.isSafeInteger(lanesLimit)) throw new ConfigError(`Expected \`--lanes\` to be a non-negative integer, got \`${flags.lanes}\``);
     await withAdmin(group, flags, (admin) =>
-      withRedis(group, flags, async (redis) => {
+      withStore(group, flags, async (store) => {
         const stop = new AbortController();
         const onSignal = (): void => stop.abort();
         process.once('SIGINT', onSignal);
         try {
           do {
-            const status = await readStatus({ group, admin, redis, ...(lanesLimit === 0 ? {} : { lanes: { limit: lanesLimit } }) });
+            const status = await readStatus({ group, admin, store, ...(lanesLimit === 0 ? {} : { lanes: { limit: lanesLimit } }) });
             if (flags.json === true) process.stdout.write(`${JSON.stringify(status, null, flags.watch === true ? undefined : 2)}\n`);
             else process.stdout.write(`${flags.watch === true && process.stdout.isTTY ? '\x1b[2J\x1b[H' : ''}${renderStatus(status)}`);
             if (flags.watch === true) await sleep(intervalMs, stop.signal);

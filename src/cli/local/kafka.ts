@@ -5,7 +5,8 @@ import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, 
 import { delimiter, join, relative } from 'node:path';
 import { HOST, LocalStackError, newClusterId, stackPaths, type LocalStackConfig, type Log } from './config';
 import { KAFKA_JARS_POM, LOG4J_PROPERTIES, serverProperties } from './files';
-import { alive, ownPid, portOpen, requireTool, runTool, seconds, sleep, tail } from './processes';
+import { sleep } from '../../deadline';
+import { alive, ownPid, portOpen, requireTool, runTool, seconds, tail } from './processes';
 
 /** The broker this directory started: a live java process whose command line names its configuration. */
 export function ownKafkaPid(config: LocalStackConfig): number | undefined {

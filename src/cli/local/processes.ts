@@ -3,13 +3,12 @@ import { spawn, spawnSync } from 'node:child_process';
 import { accessSync, closeSync, constants, existsSync, openSync, readFileSync, statSync } from 'node:fs';
 import { connect } from 'node:net';
 import { delimiter, join } from 'node:path';
+import { sleep } from '../../deadline';
 import { HOST, LocalStackError, type Log } from './config';
 
 export function seconds(since: number): string {
   return `${((Date.now() - since) / 1000).toFixed(1)}s`;
 }
-
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Whether something accepts TCP connections on 127.0.0.1:<port>. */
 export function portOpen(port: number, timeoutMs = 1000): Promise<boolean> {

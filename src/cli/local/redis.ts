@@ -1,40 +1,26 @@
-/** The local Redis and Redis Cluster: started with redis-server, spoken to in RESP over a socket. */
+/** The local Redis and Redis Cluster: started with redis-server, asked through the server door on an ioredis connection. */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
-import { connect } from 'node:net';
 import { join } from 'node:path';
+import type { RedisServer } from '../../completion/redis-server';
+import { openNode } from '../../connections/redis';
 import { HOST, LocalStackError, stackPaths, type LocalStackConfig, type Log } from './config';
-import { requireTool, runTool, seconds, sleep, tail } from './processes';
+import { sleep } from '../../deadline';
+import { requireTool, runTool, seconds, tail } from './processes';
 
-/** Sends one command to the Redis on 127.0.0.1:<port> and returns its reply as text; undefined when it does not answer. */
-export function redisCommand(port: number, args: readonly string[], timeoutMs = 1000): Promise<string | undefined> {
-  return new Promise((resolve) => {
-    const socket = connect({ host: HOST, port });
-    let buffer = '';
-    const done = (value: string | undefined) => (socket.destroy(), resolve(value));
-    socket.setTimeout(timeoutMs);
-    socket.once('timeout', () => done(undefined));
-    socket.once('error', () => done(undefined));
-    socket.once('connect', () => socket.write(`*${args.length}\r\n${args.map((arg) => `$${Buffer.byteLength(arg)}\r\n${arg}\r\n`).join('')}`));
-    socket.on('data', (chunk) => {
-      buffer += chunk.toString('utf8');
-      const lineEnd = buffer.indexOf('\r\n');
-      if (lineEnd < 0) return;
-      const head = buffer.slice(0, lineEnd);
-      if (head.startsWith('+') || head.startsWith('-') || head.startsWith(':')) return done(head.slice(1));
-      if (head.startsWith('$')) {
-        const length = Number(head.slice(1));
-        if (length < 0) return done('');
-        const body = Buffer.from(buffer.slice(lineEnd + 2), 'utf8');
-        if (body.length >= length) done(body.subarray(0, length).toString('utf8'));
-        return;
-      }
-      done(head);
-    });
-  });
+/** Asks the Redis on 127.0.0.1:<port> through its server door, on a connection of its own; undefined when it does not answer. */
+async function askNode<T>(port: number, ask: (server: RedisServer) => Promise<T>, timeoutMs = 1000): Promise<T | undefined> {
+  const server = await openNode(HOST, port, timeoutMs);
+  try {
+    return await ask(server);
+  } catch {
+    return undefined;
+  } finally {
+    server.disconnect();
+  }
 }
 
-export const redisAnswers = async (port: number) => (await redisCommand(port, ['PING'])) === 'PONG';
+export const redisAnswers = async (port: number): Promise<boolean> => (await askNode(port, async (server) => (await server.ping(), true))) === true;
 
 export async function waitForRedis(port: number): Promise<boolean> {
   for (let i = 0; i < 50; i++, await sleep(100)) if (await redisAnswers(port)) return true;
@@ -42,7 +28,7 @@ export async function waitForRedis(port: number): Promise<boolean> {
 }
 
 export async function clusterInfo(port: number): Promise<Record<string, string>> {
-  const text = (await redisCommand(port, ['CLUSTER', 'INFO'])) ?? '';
+  const text = (await askNode(port, (server) => server.clusterState())) ?? '';
   return Object.fromEntries(text.split('\r\n').map((line) => line.split(':') as [string, string]).filter((pair) => pair.length === 2));
 }
 
@@ -80,8 +66,8 @@ export async function upRedisCluster(config: LocalStackConfig, log: Log): Promis
     // Half-made (a node restarted without its peers, an interrupted create): start over. `--cluster create`
     // refuses nodes that know other nodes or hold keys, and these nodes hold local data only.
     for (const port of ports) {
-      await redisCommand(port, ['FLUSHALL']);
-      await redisCommand(port, ['CLUSTER', 'RESET', 'HARD']);
+      await askNode(port, (server) => server.flushAll());
+      await askNode(port, (server) => server.resetCluster());
     }
     log(`redis-cluster: creating a cluster of ${ports.length} masters`);
     const out = join(config.dir, 'redis-cluster-create.out');

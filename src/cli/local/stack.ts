@@ -17,7 +17,6 @@ import { clusterInfo, redisAnswers, upRedis, upRedisCluster } from './redis';
 
 export { LOCAL_SERVICES, LocalStackError, newClusterId, stackPaths, type LocalService, type LocalStackConfig, type ServiceStatus } from './config';
 export { portOpen } from './processes';
-export { redisCommand } from './redis';
 
 /**
  * The port of the Redis server this directory started: `config.redisPort`'s when it runs, else the one other

@@ -1,5 +1,5 @@
 --[[
-  Audit a partition's completion state for signs that Redis lost part of it (README, "Durability"). Read only.
+  Audit a partition's completion state for signs that Redis lost part of it (docs/durability.md, "How a loss is found"). Read only.
 
   Redis keeps two counts of what it holds beside the data itself: `parked` (records in the park lists) and
   `blockedTotal - freedTotal` (lanes in the lanes hash). A key lost on its own (a park list, the lanes hash)

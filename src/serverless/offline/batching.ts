@@ -1,4 +1,5 @@
 import { encodeKafkaEvent } from '../../event/encode';
+import { exponentialDelay } from '../../options/backoff';
 import type { AwsKafkaEvent, AwsKafkaRecord } from '../../event/types';
 import { topicPartitionKey } from '../../event/topic-partition';
 
@@ -146,5 +147,5 @@ function describeError(error: unknown): string {
  * retryDelayMs(4, 1_000, 30_000); // 8000
  */
 export function retryDelayMs(attempt: number, initialMs: number, maxMs: number): number {
-  return Math.min(maxMs, initialMs * 2 ** Math.min(Math.max(attempt - 1, 0), 30));
+  return exponentialDelay({ initialMs, multiplier: 2, maxMs }, Math.max(attempt - 1, 0));
 }

@@ -1,5 +1,5 @@
 import { sleep } from '../../deadline';
-import { Kafka, logLevel, type Consumer } from 'kafkajs';
+import { Kafka, logLevel, type Consumer, type ConsumerConfig } from 'kafkajs';
 import type { AwsKafkaEvent } from '../../event/types';
 import { topicPartitionKey } from '../../event/topic-partition';
 import { kafkaLogCreator } from '../../connections/kafka-log';
@@ -8,7 +8,7 @@ import { durationMs } from '../../options/duration';
 import { AWS_LIMITS, PLUGIN_DEFAULTS, type CustomBlock } from '../config';
 import type { FunctionPlan } from '../plan';
 import { awsRecordOf, mappingSpecs, type MappingSpec, type OfflineServerless } from './mapping';
-import { PartitionQueues } from './partition-queues';
+import { PartitionQueues, type PartitionQueuesSettings } from './partition-queues';
 
 /** What the trigger needs of serverless-offline's Lambda runtime (`serverless-offline/lambda`). */
 export interface OfflineLambda {
@@ -93,30 +93,11 @@ export class OfflineKafkaTrigger {
   async #startMapping(spec: MappingSpec): Promise<void> {
     // A coordinator still loading (the first consumer group of a fresh broker) is a retried warning, not an ERROR.
     const kafka = new Kafka({ clientId: `kafka-lanes-offline-${spec.functionKey}`, brokers: [...spec.brokers], logLevel: logLevel.ERROR, logCreator: kafkaLogCreator });
-    const consumer = kafka.consumer({
-      groupId: spec.groupId,
-      // The broker answers a fetch once 6 MB are there or the batching window has passed: Lambda's window.
-      maxWaitTimeInMs: Math.max(spec.batchingWindowMs, 10),
-      minBytes: spec.batchingWindowMs > 0 ? AWS_LIMITS.maxPayloadBytes : 1,
-      maxBytesPerPartition: AWS_LIMITS.maxPayloadBytes,
-      maxBytes: 4 * AWS_LIMITS.maxPayloadBytes,
-      sessionTimeout: spec.sessionTimeoutMs,
-      heartbeatInterval: Math.min(3_000, Math.floor(spec.sessionTimeoutMs / 3)),
-    });
+    const consumer = kafka.consumer(consumerConfig(spec));
     // The partitions this member owns, as of its last join: a partition is sought and resumed only while owned.
     let owned = new Set<string>();
     const queues = new PartitionQueues(
-      {
-        functionKey: spec.functionKey,
-        eventSource: spec.eventSource,
-        bootstrapServers: spec.brokers,
-        mixPartitions: spec.mixPartitions,
-        reportBatchItemFailures: spec.reportBatchItemFailures,
-        batchSize: spec.batchSize,
-        maxPayloadBytes: AWS_LIMITS.maxPayloadBytes,
-        retryDelayMs: durationMs(this.#custom.offline?.retryDelay ?? PLUGIN_DEFAULTS.retryDelay) ?? 1_000,
-        retryMaxDelayMs: durationMs(this.#custom.offline?.retryMaxDelay ?? PLUGIN_DEFAULTS.retryMaxDelay) ?? 30_000,
-      },
+      queueSettings(spec, this.#custom),
       {
         invoke: (event, partitions) => this.#invoke(spec.functionKey, spec.groupId, partitions, event),
         commit: (offsets) => consumer.commitOffsets(offsets.map(({ topic, partition, offset }) => ({ topic, partition, offset: String(offset) }))),
@@ -334,4 +315,33 @@ async function createLambda(serverless: OfflineServerless): Promise<OfflineLambd
     serverless.service.getAllFunctions().map((functionKey) => ({ functionKey, functionDefinition: serverless.service.getFunction(functionKey) })),
   );
   return lambda;
+}
+
+/** The consumer of one mapping, fetching as Lambda's event source poller does. */
+function consumerConfig(spec: MappingSpec): ConsumerConfig {
+  return {
+    groupId: spec.groupId,
+    // The broker answers a fetch once 6 MB are there or the batching window has passed: Lambda's window.
+    maxWaitTimeInMs: Math.max(spec.batchingWindowMs, 10),
+    minBytes: spec.batchingWindowMs > 0 ? AWS_LIMITS.maxPayloadBytes : 1,
+    maxBytesPerPartition: AWS_LIMITS.maxPayloadBytes,
+    maxBytes: 4 * AWS_LIMITS.maxPayloadBytes,
+    sessionTimeout: spec.sessionTimeoutMs,
+    heartbeatInterval: Math.min(3_000, Math.floor(spec.sessionTimeoutMs / 3)),
+  };
+}
+
+/** How one mapping's partition queues batch and resend, from its spec and the plugin's `offline` block. */
+function queueSettings(spec: MappingSpec, custom: CustomBlock): PartitionQueuesSettings {
+  return {
+    functionKey: spec.functionKey,
+    eventSource: spec.eventSource,
+    bootstrapServers: spec.brokers,
+    mixPartitions: spec.mixPartitions,
+    reportBatchItemFailures: spec.reportBatchItemFailures,
+    batchSize: spec.batchSize,
+    maxPayloadBytes: AWS_LIMITS.maxPayloadBytes,
+    retryDelayMs: durationMs(custom.offline?.retryDelay ?? PLUGIN_DEFAULTS.retryDelay) ?? 1_000,
+    retryMaxDelayMs: durationMs(custom.offline?.retryMaxDelay ?? PLUGIN_DEFAULTS.retryMaxDelay) ?? 30_000,
+  };
 }

@@ -23,7 +23,7 @@ describe.each(redisSetups())('blocked lanes on $name Redis', ({ name, connect })
   });
 
   afterAll(async () => {
-    for (const { group, topic } of groups) await applyReset(redis, await planReset(redis, { group, topic }));
+    for (const { group, topic } of groups) await applyReset(new CompletionStore(redis), await planReset(new CompletionStore(redis), { group, topic }));
     await redis.quit();
   });
 
@@ -57,8 +57,8 @@ describe.each(redisSetups())('blocked lanes on $name Redis', ({ name, connect })
     const { group, topic } = await seed(6, 2, 1_000_000);
 
     // Act
-    const page = await readBlockedLanes({ group, redis, query: { limit: 4 } });
-    const held = await readBlockedLanes({ group, redis, query: { state: 'held', sort: 'attempt', descending: true } });
+    const page = await readBlockedLanes({ group, store: new CompletionStore(redis), query: { limit: 4 } });
+    const held = await readBlockedLanes({ group, store: new CompletionStore(redis), query: { state: 'held', sort: 'attempt', descending: true } });
 
     // Assess
     expect(page.total).toBe(6);
@@ -83,7 +83,7 @@ describe.each(redisSetups())('blocked lanes on $name Redis', ({ name, connect })
     try {
       // Act
       const figures = await readGroupFigures({
-        group, redis, admin, nowMs: since + 61_000,
+        group, store: new CompletionStore(redis), admin, nowMs: since + 61_000,
         partitions: [{ topic, partition: 0, committed: 1, frontier: 2 }, { topic, partition: 1, committed: undefined, frontier: 0 }],
       });
 
@@ -101,7 +101,7 @@ describe.each(redisSetups())('blocked lanes on $name Redis', ({ name, connect })
     const kafka = new Kafka({ clientId: 'blocked-lanes-test', brokers: KAFKA_BROKERS, logLevel: logLevel.NOTHING });
     const admin = kafka.admin();
     await admin.connect();
-    const dashboard = await startDashboard({ group, admin, redis, readEveryMs: 60_000, log: () => undefined });
+    const dashboard = await startDashboard({ group, admin, store: new CompletionStore(redis), readEveryMs: 60_000, log: () => undefined });
     const token = new URL(dashboard.url).searchParams.get('token')!;
     const get = async (path: string): Promise<{ status: number; body: { total: number; lanes: Array<{ key: string }> } }> => {
       const response = await fetch(`http://127.0.0.1:${dashboard.port}${path}`, { headers: { authorization: `Bearer ${token}` } });

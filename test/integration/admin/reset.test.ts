@@ -71,10 +71,10 @@ describe.each(redisSetups())('kafka-lanes reset on $name Redis', ({ name, connec
 
     // Assess
     expect(all.code).toBe(0);
-    expect((await planReset(redis, { group, topic })).partitions).toEqual([]);
+    expect((await planReset(new CompletionStore(redis), { group, topic })).partitions).toEqual([]);
     expect(await redis.smembers(trackedPartitionsKey(group))).toEqual(expect.not.arrayContaining([`${topic}\n0`, `${topic}\n1`]));
     expect((await store.admit({ group, topic: other, partition: 0 }, [{ offset: 0 }])).statuses).toEqual(['duplicate']);
-    expect((await planReset(redis, { group, topic: other })).partitions.map((p) => p.partition)).toEqual([0, 1]);
+    expect((await planReset(new CompletionStore(redis), { group, topic: other })).partitions.map((p) => p.partition)).toEqual([0, 1]);
   });
 
   it('says so when there is nothing to reset, and rejects a bad partition', async () => {

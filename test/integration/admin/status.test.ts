@@ -59,7 +59,7 @@ describe.each(redisSetups())('kafka-lanes status on $name Redis', ({ name, conne
     await admin.setOffsets({ groupId: `${group}.lanes`, topic: source, partitions: [{ partition: 1, offset: '4' }] });
 
     // Act
-    const status = await readStatus({ group, admin, redis });
+    const status = await readStatus({ group, admin, store: new CompletionStore(redis) });
 
     // Assess
     const row = (topic: string, partition: number) => status.partitions.find((p) => p.topic === topic && p.partition === partition);
@@ -112,7 +112,7 @@ describe.each(redisSetups())('kafka-lanes status on $name Redis', ({ name, conne
     const gone = uniqueName('gone');
     await new CompletionStore(redis).admit({ group, topic: gone, partition: 0 }, [{ offset: 0 }]);
 
-    const status = await readStatus({ group, admin, redis });
+    const status = await readStatus({ group, admin, store: new CompletionStore(redis) });
 
     expect(status.missingTopics).toEqual([gone]);
     expect(status.partitions).toEqual([expect.objectContaining({ topic: gone, frontier: 0, endOffset: undefined, lag: undefined })]);

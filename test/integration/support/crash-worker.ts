@@ -3,6 +3,7 @@
  * runs it with a slow handler and prints `ran <offset>` per finished record, until the test kills it.
  * Options come as JSON in argv[3], the Redis setup's name (`standalone` or `cluster`) in argv[4].
  */
+import { CompletionStore } from '../../../src/completion/store';
 import { readFileSync } from 'node:fs';
 import { Kafka, logLevel } from 'kafkajs';
 import { HandOffWriter } from '../../../src/handoff';
@@ -26,7 +27,7 @@ async function main(): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, 5));
       process.stdout.write(`ran ${record.offset}\n`);
     },
-    redis: redisSetups().find((setup) => setup.name === process.argv[4])!.connect(),
+    store: new CompletionStore(redisSetups().find((setup) => setup.name === process.argv[4])!.connect(), options.caps),
     handOff: () => writer,
     telemetry: createTelemetry(options.group),
   });

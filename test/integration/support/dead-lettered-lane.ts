@@ -4,6 +4,7 @@
  * release`, `dlq replay`). Its own topics, retry tiers, dead-letter topic, Redis connection and retry feed;
  * `stop()` closes every rig the factory started.
  */
+import { CompletionStore } from '../../../src/completion/store';
 import { Redis } from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
 import { partitionKeys } from '../../../src/completion';
@@ -68,7 +69,7 @@ export function deadLetteredLanes(): { start(input: DeadLetteredLaneInput): Prom
       const runs: Array<{ offset: number; attempt: number }> = [];
       const processor = new LanesFunction({
         options,
-        redis,
+        store: new CompletionStore(redis, options.caps),
         handOff: () => writer,
         telemetry: createTelemetry(group),
         handler: (record, ctx) => {

@@ -56,7 +56,7 @@ async function main(): Promise<void> {
       if (step === 'mid-drain' && record.origin.offset === 1) await stopHere(step);
       if (ctx.attempt === 1 && record.origin.offset <= 1) throw new Error('first attempt fails');
     },
-    redis: redisSetups().find((setup) => setup.name === process.argv[4])!.connect(),
+    store: new CompletionStore(redisSetups().find((setup) => setup.name === process.argv[4])!.connect(), options.caps),
     handOff: () => ({
       write: async (items, opts) => {
         const outcomes = await writer.write(items, opts);

@@ -4,6 +4,7 @@
  * argv[4]). Options come as JSON in argv[3]. Prints `step <offset>` when a step's function runs and `ran <offset>`
  * when a handler returns.
  */
+import { CompletionStore } from '../../../src/completion/store';
 import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
@@ -53,7 +54,7 @@ async function main(): Promise<void> {
       await handler(record, ctx);
       process.stdout.write(`ran ${record.offset}\n`);
     },
-    redis: new Redis(REDIS_URL),
+    store: new CompletionStore(new Redis(REDIS_URL), options.caps),
     handOff: () => sink,
     telemetry: createTelemetry(options.group),
   });

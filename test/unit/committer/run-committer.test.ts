@@ -1,6 +1,8 @@
 import { runCommitter, type RunCommitterOptions } from '../../../src/committer/committer';
 import { LeaseLostError, TopicMissingError } from '../../../src/committer/errors';
+import { CommitterState } from '../../../src/completion/committer-state';
 import { committerLeaseKey } from '../../../src/completion/keys';
+import type { RedisClient } from '../../../src/completion/scripts';
 import type { OffsetCommitter } from '../../../src/committer/offset-committer';
 import { PlanReasonCode, type CommitMove, type CommittedOffset } from '../../../src/committer/types';
 import type { FrontierReading } from '../../../src/completion';
@@ -13,7 +15,7 @@ type ScriptCommand = (numKeys: number, ...args: string[]) => Promise<number>;
  * Just enough of Redis for the lease and the readings: `SET NX`, `DEL`, the lease scripts by their meaning
  * (extend or release when the token matches), `HGETALL` and `HSET`.
  */
-function fakeRedis(): Store['redis'] {
+function fakeRedis(): RedisClient {
   const strings = new Map<string, string>();
   const hashes = new Map<string, Record<string, string>>();
   const redis: Record<string, unknown> = {
@@ -37,23 +39,37 @@ function fakeRedis(): Store['redis'] {
       redis[name] = command;
     },
   };
-  return redis as unknown as Store['redis'];
+  return redis as unknown as RedisClient;
 }
 
 /** A completion store whose partitions have these frontiers (highest = frontier + 5). */
-function fakeStore(group: string, frontiers: ReadonlyArray<[topic: string, partition: number, frontier: number]>): Store {
+function fakeStore(group: string, frontiers: ReadonlyArray<[topic: string, partition: number, frontier: number]>): Store & { redis: RedisClient } {
   const refs: PartitionRef[] = frontiers.map(([topic, partition]) => ({ group, topic, partition }));
   const byId = new Map(frontiers.map(([topic, partition, frontier]) => [`${topic}-${partition}`, frontier]));
+  const redis = fakeRedis();
   return {
-    redis: fakeRedis(),
-    trackedPartitions: async () => refs,
+    redis,
+    // The lease and the readings on the fake Redis; the tracked set, the stamp and the mark as a fresh state has them.
+    committerState: (name: string) => {
+      const real = new CommitterState(redis, name);
+      return {
+        group: name, leaseKey: real.leaseKey, readingsKey: real.readingsKey,
+        takeLease: (token: string, ttlMs: number) => real.takeLease(token, ttlMs),
+        extendLease: (token: string, ttlMs: number) => real.extendLease(token, ttlMs),
+        releaseLease: (token: string) => real.releaseLease(token),
+        readings: () => real.readings(),
+        writeReadings: (fields: Record<string, string>) => real.writeReadings(fields),
+        tracked: async () => refs,
+        track: async () => undefined,
+        stamp: async (_ref: PartitionRef, generation: string) => generation,
+        mark: async () => true,
+      };
+    },
     // Redis as a fresh state shows it to the durability checks: nothing to compare, no generation to stamp.
     audit: async () => ({
       present: false, base: undefined, highest: undefined, generation: undefined, parked: 0, parkedInLists: 0, lanes: 0, openLanes: 0,
       lowestHead: undefined, recoveringUntil: undefined, recoveries: 0,
     }),
-    stampGeneration: async (_ref: PartitionRef, generation: string) => generation,
-    markDurable: async () => true,
     frontier: async (ref: PartitionRef): Promise<FrontierReading | undefined> => {
       const frontier = byId.get(`${ref.topic}-${ref.partition}`);
       return frontier === undefined ? undefined : { base: 0, frontier, highest: frontier + 5, trimmedBytes: 0 };

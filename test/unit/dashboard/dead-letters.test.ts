@@ -1,6 +1,6 @@
 import type { KafkaMessage } from 'kafkajs';
 import { DeadLetterLog, previewOf } from '../../../src/dashboard';
-import { toDeadLetter } from '../../../src/retry/operator';
+import { toDeadLetter } from '../../../src/operations/dead-letters';
 
 function letter(offset: number, timeMs: number, reason: string, originTopic: string, key: string) {
   return toDeadLetter('g.dlq', 0, {

@@ -21,6 +21,12 @@ describe('the loss judge, asked by a retry copy whose lane is free', () => {
     expect(findCopyLoss(audit, origin, originDone, NOW)?.reason).toBe(reason);
   });
 
+  it('finds its lane head below its origin in a state no recovery rebuilt: the state is older than the copy', () => {
+    expect(findCopyLoss(WHOLE, 30, true, NOW, 20)?.reason).toBe(LossReason.HeadBehindOrigin);
+    // A recovery rebuilds lanes from the durable frontier, below the copies written before it: those are stale.
+    expect(findCopyLoss({ ...WHOLE, recoveries: 1 }, 30, true, NOW, 20)).toBeUndefined();
+  });
+
   it('finds nothing when the origin is done in a whole state: the copy is stale', () => {
     expect(findCopyLoss(WHOLE, 30, true, NOW)).toBeUndefined();
     expect(findCopyLoss({ ...WHOLE, recoveringUntil: NOW - 1 }, 30, true, NOW)).toBeUndefined();

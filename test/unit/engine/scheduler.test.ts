@@ -530,4 +530,79 @@ describe('LaneScheduler', () => {
       ]);
     });
   });
+
+  describe('a task that leaves its slot to wait (a retry copy not due yet)', () => {
+    it('gives its slot to the next ready task and keeps its lane held', () => {
+      // Prepare
+      const scheduler = schedulerWith(1, partitionTasks('orders-0', ['a', 'a', 'b']));
+      const waiting = scheduler.next()!;
+
+      // Act
+      scheduler.leave(waiting);
+      const started = startAll(scheduler);
+
+      // Assess: b starts in the freed slot; a's follower waits for a
+      expect(ids(started)).toEqual(['orders-0@2']);
+      expect(scheduler.activeCount).toBe(1);
+      expect(scheduler.pendingCount).toBe(1);
+    });
+
+    it('takes a slot again before any task not started, once one is freed', async () => {
+      // Prepare
+      const scheduler = schedulerWith(1, partitionTasks('orders-0', ['a', 'b', 'c']));
+      const waiting = scheduler.next()!;
+      scheduler.leave(waiting);
+      const running = scheduler.next()!;
+      let rejoined = false;
+
+      // Act
+      const rejoin = scheduler.rejoin(waiting).then(() => {
+        rejoined = true;
+      });
+      await Promise.resolve();
+      const whileFull = rejoined;
+      scheduler.finish(running);
+      await rejoin;
+
+      // Assess: c does not start while the rejoined task holds the one slot
+      expect(whileFull).toBe(false);
+      expect(scheduler.activeCount).toBe(1);
+      expect(scheduler.next()).toBeUndefined();
+      scheduler.finish(waiting);
+      expect(ids(startAll(scheduler))).toEqual(['orders-0@2']);
+    });
+
+    it('takes a free slot at once', async () => {
+      // Prepare
+      const scheduler = schedulerWith(2, partitionTasks('orders-0', ['a']));
+      const waiting = scheduler.next()!;
+      scheduler.leave(waiting);
+
+      // Act
+      await scheduler.rejoin(waiting);
+
+      // Assess
+      expect(scheduler.activeCount).toBe(1);
+    });
+
+    it('finishes without a slot: its lane goes on and no slot is freed twice', () => {
+      // Prepare
+      const scheduler = schedulerWith(1, partitionTasks('orders-0', ['a', 'a', 'b']));
+      const waiting = scheduler.next()!;
+      scheduler.leave(waiting);
+      const other = scheduler.next()!;
+
+      // Act
+      scheduler.finish(waiting);
+      const whileOtherRuns = scheduler.next();
+      scheduler.finish(other);
+      const after = startAll(scheduler);
+
+      // Assess
+      expect(other.id).toBe('orders-0@2');
+      expect(whileOtherRuns).toBeUndefined();
+      expect(ids(after)).toEqual(['orders-0@1']);
+      expect(scheduler.activeCount).toBe(1);
+    });
+  });
 });

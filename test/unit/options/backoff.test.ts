@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { backoffDelay } from '../../../src/options';
+import { exponentialDelay } from '../../../src/options/backoff';
 import type { Backoff } from '../../../src/options';
 
 type Exponential = Extract<Backoff, { type: 'exponential' }>;
@@ -191,5 +192,33 @@ describe('backoffDelay', () => {
         }),
       );
     });
+  });
+});
+
+describe('exponentialDelay, the one exponential backoff', () => {
+  const growth = { initialMs: 1_000, multiplier: 2, maxMs: 10_000 };
+
+  it('grows from the first wait by the multiplier per step, up to the cap', () => {
+    expect([0, 1, 2, 3, 4, 40, 5_000].map((step) => exponentialDelay(growth, step))).toEqual([1_000, 2_000, 4_000, 8_000, 10_000, 10_000, 10_000]);
+  });
+
+  it('scales by the spread it is given before the cap, so a spread never passes the cap', () => {
+    expect(exponentialDelay({ initialMs: 300, multiplier: 2, maxMs: 30_000 }, 2, 0.8)).toBe(960);
+    expect(exponentialDelay({ initialMs: 300, multiplier: 2, maxMs: 30_000 }, 2, 1.2)).toBe(1_440);
+    expect(exponentialDelay(growth, 3, 1.2)).toBe(9_600);
+    expect(exponentialDelay(growth, 4, 1.2)).toBe(10_000);
+  });
+
+  it('waits nothing from a first wait of 0, however many steps (never NaN)', () => {
+    expect(exponentialDelay({ initialMs: 0, multiplier: 2, maxMs: 10_000 }, 5_000)).toBe(0);
+  });
+
+  it('is a whole number of ms between 0 and the cap', () => {
+    fc.assert(fc.property(fc.nat(60_000), fc.double({ min: 1, max: 10, noNaN: true }), fc.nat(120_000), fc.nat(2_000), fc.double({ min: 0, max: 2, noNaN: true }), (initialMs, multiplier, maxMs, step, spread) => {
+      const delay = exponentialDelay({ initialMs, multiplier, maxMs }, step, spread);
+      expect(Number.isInteger(delay)).toBe(true);
+      expect(delay).toBeGreaterThanOrEqual(0);
+      expect(delay).toBeLessThanOrEqual(maxMs);
+    }));
   });
 });

@@ -290,4 +290,22 @@ describe('testLanes', () => {
     // Assess
     expect(loaded).toEqual([]);
   });
+
+  it('keeps its methods bound: what a test takes out of it works on its own', async () => {
+    // Prepare
+    const handler = lanes({ group: 'orders-svc', value: 'json' }, async (record, ctx) => {
+      if (record.origin.offset === 0 && ctx.attempt === 1) throw new Error('once');
+    });
+    const { run, order, assertOrder, now, retries, runs } = testLanes(handler, { topic: 'orders', now: 1_000 });
+
+    // Act
+    await run([{ key: 'a', value: 1 }, { key: 'a', value: 2 }]);
+
+    // Assess
+    expect(order('a')).toEqual([0, 0, 1]);
+    expect(() => assertOrder()).not.toThrow();
+    expect(retries).toHaveLength(1);
+    expect(runs).toHaveLength(3);
+    expect(now()).toBe(1_000 + (retries[0]?.delayMs ?? Number.NaN));
+  });
 });

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { LanesError, NonRetriableError, RetryLaterError } from '../../../src/errors';
 import { DeserializationError } from '../../../src/options/errors';
 import { decideFailure, describeError, type FailureDecision } from '../../../src/lanes/outcome';
-import { kafkaRecord } from './factories';
+import { kafkaRecord } from '../../support/records';
 
 const deserializationError = (): DeserializationError =>
   new DeserializationError('value', kafkaRecord({ topic: 'orders', partition: 2, offset: 7 }), 'not JSON');

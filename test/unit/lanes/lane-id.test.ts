@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { laneIdOf, NULL_KEY_LANE, PARTITION_LANE } from '../../../src/lanes/lane-id';
 import type { LanesOptions } from '../../../src/options';
-import { kafkaRecord } from './factories';
+import { kafkaRecord } from '../../support/records';
 
 type LaneOptions = Pick<LanesOptions, 'ordering' | 'nullKey' | 'keyOf'>;
 

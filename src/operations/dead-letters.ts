@@ -1,75 +1,24 @@
-import type { Consumer, IHeaders, KafkaMessage, Producer } from 'kafkajs';
-import type { CompletionStore } from '../completion/store';
+import type { Consumer, KafkaMessage, Producer } from 'kafkajs';
 import type { PartitionRef } from '../ports/partition';
-import { LanesError } from '../errors';
-import { handOffNewHead, parkPayload, type LaneHeadScope } from '../lanes/lane-heads';
+import { parkPayload, handOffNewHead } from '../lanes/lane-heads';
 import { laneIdOf } from '../lanes/lane-id';
-import type { CompletionPort } from '../ports/completion';
-import type { HandOffSink } from '../ports/handoff';
 import { decodeKafkaEvent, encodeKafkaRecord, type KafkaRecord } from '../event';
-import { copiesFor } from '../handoff/copies';
-import { HEADER_PREFIX, readHandOffHeaders } from '../handoff/headers';
-import { FIRST_ORIGIN_HEADER, firstOriginOf, formatFirstOrigin } from '../engine/idempotency-key';
+import { HandOffHeader, readHandOffHeaders } from '../handoff/headers';
+import { writeReplay } from '../handoff/replay';
 import type { LanesOptions } from '../options/lanes-options';
-import { deadLetterTopic, retryTopic } from '../options/names';
+import { retryTopic } from '../options/names';
 import { tierFor } from '../options/retry-tiers';
-import { originalOf } from './admit';
-
-/** The header a replayed dead letter carries back to its origin topic: where it was read in the dead-letter topic. */
-export const REPLAY_OF_HEADER = `${HEADER_PREFIX}replay-of`;
-
-/** How long an operator's lease on a lane head lasts: far longer than one command takes. */
-const OPERATOR_LEASE_MS = 5 * 60_000;
-
-/** An operator command was asked for something the lane's state does not allow; nothing changed. */
-export class LaneStateError extends LanesError {}
-
-/** What operator commands need: the group's options (tiers), the completion store and a hand-off writer. */
-export interface OperatorParts {
-  readonly options: LanesOptions;
-  readonly store: CompletionStore;
-  readonly sink: HandOffSink;
-  readonly now?: () => number;
-}
-
-/** What a lane command needs: any completion store (the in-memory model of `kafka-lanes/testing` too). */
-export type LaneOperatorParts = Omit<OperatorParts, 'store'> & { readonly store: CompletionPort };
-
-function scopeOf(parts: LaneOperatorParts): LaneHeadScope {
-  const now = parts.now ?? Date.now;
-  const { options } = parts;
-  return {
-    options,
-    store: parts.store,
-    leaseUntilMs: now() + OPERATOR_LEASE_MS,
-    now,
-    write: (items) => parts.sink.write(items),
-    copies: copiesFor(options, now),
-  };
-}
+import { originalOf } from '../retry/admit';
+import { scopeOf, type OperatorParts } from './lanes';
 
 /**
- * `kafka-lanes lane release`: skips a held head (it is in the dead-letter topic already) and resumes the lane
- * in order: its next parked record is handed to the first retry tier, due now, with its full attempt budget.
- *
- * @throws LaneStateError when the lane is free or its head is not held (a retrying head is not skipped).
- * @example
- * const result = await releaseHeldLane(parts, { group: 'orders', topic: 'orders', partition: 3 }, 'Y3VzdC00Mg==');
- * // { skipped: 41, next: 57 }
+ * The operator commands on the dead-letter topic: read it (`kafka-lanes dlq list`, the dashboard's browser) and
+ * replay it (`kafka-lanes dlq replay`): a held head resumed in its lane, any other dead letter written back to its
+ * origin topic through `handoff/` (`copies.replay`, `writeReplay`).
  */
-export async function releaseHeldLane(parts: LaneOperatorParts, ref: PartitionRef, lane: string): Promise<{ skipped: number; next: number | undefined }> {
-  const head = await parts.store.laneHead(ref, lane);
-  if (head === undefined) throw new LaneStateError(`lane \`${lane}\` of ${ref.topic}-${ref.partition} is not blocked: nothing to release`);
-  if (head.state !== 'held') {
-    throw new LaneStateError(
-      `lane \`${lane}\` of ${ref.topic}-${ref.partition} is retrying offset ${head.offset} (attempt ${head.attempt}), not held: only a held head is skipped`,
-    );
-  }
-  const scope = scopeOf(parts);
-  const next = await parts.store.release(ref, lane, head.offset, 1, scope.now(), scope.leaseUntilMs);
-  if (next !== undefined) await handOffNewHead(scope, ref, lane, next);
-  return { skipped: head.offset, next: next?.offset };
-}
+
+/** The header a replayed dead letter carries back to its origin topic: where it was read in the dead-letter topic. */
+export const REPLAY_OF_HEADER = HandOffHeader.ReplayOf;
 
 /** One dead letter, as a replay sees it. */
 export interface DeadLetter {
@@ -198,14 +147,9 @@ export async function replayDeadLetters(
     const written = `to ${letter.origin.topic} as a new record (its order relative to later records of its key is not kept)`;
     actions.push({ deadLetter: at, origin: letter.origin, action: 'written-back', detail: dryRun ? `would be written back ${written}` : `written back ${written}` });
     if (dryRun) continue;
-    const headers: IHeaders = {};
-    for (const { name, value } of letter.record.headers) if (!name.startsWith(HEADER_PREFIX)) headers[name] = value;
-    headers[REPLAY_OF_HEADER] = `${deadLetterTopic(group)}/${at.partition}/${at.offset}`;
     // Its identity goes with it: `ctx.idempotencyKey` and its completed steps stay those of its first origin.
-    headers[FIRST_ORIGIN_HEADER] = formatFirstOrigin(firstOriginOf(letter.record.headers, {
-      topic: letter.origin.topic, partition: letter.origin.partition, offset: letter.origin.offset!,
-    }));
-    await producer!.send({ topic: letter.origin.topic, acks: -1, messages: [{ key: letter.record.key, value: letter.record.value, headers }] });
+    const origin = { topic: letter.origin.topic, partition: letter.origin.partition, offset: letter.origin.offset! };
+    await writeReplay(producer!, scope.copies.replay({ record: letter.record, origin }));
   }
   return actions;
 }

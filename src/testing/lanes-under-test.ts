@@ -1,0 +1,222 @@
+/** What `testLanes` returns: the handler's own engine on the in-memory models, with a clock the test moves. */
+import { Logger } from '@aws-lambda-powertools/logger';
+import type { Context } from 'aws-lambda';
+import type { RecordHandler } from '../engine/types';
+import { decodeKafkaEvent, encodeKafkaEvent, type KafkaBatchResponse, type KafkaRecordInput } from '../event';
+import { declaredOutputs } from '../handler/declared-outputs';
+import { LanesCore } from '../handler/lanes-core';
+import { RESOLVE_OPTIONS, TEST_ENGINE, type LanesHandler } from '../handler/lanes';
+import type { LanesOptions } from '../options/lanes-options';
+import { releaseHeldLane } from '../operations/lanes';
+import { logServiceName } from '../telemetry';
+import { CompletionModelStore } from './completion-model';
+import { HandOffRecorder } from './hand-off-recorder';
+import { DroppedMetrics, NotedEffects, bytesOf, valueBytes } from './recorders';
+import { copyRecord } from './retry-copies';
+import { RunRecorder } from './run-recorder';
+import type { LanesTest, TestDeadLetter, TestHeldLane, TestLanesOptions, TestOutput, TestRecord, TestRetry, TestRun, TestStep } from './types';
+
+/** What `testLanes` runs: the handler `lanes()` returns (with any `.use()`d middlewares), or its options and record function. */
+export type TestedHandler<V, K> = Pick<LanesHandler<V, K>, 'options' | 'recordHandler'> & Partial<Pick<LanesHandler<V, K>, typeof RESOLVE_OPTIONS>>;
+
+type Where = { readonly topic?: string; readonly partition?: number };
+
+/** The handler's options, resolved again when the test gives a group or an environment. */
+function optionsUnderTest<V, K>(handler: TestedHandler<V, K>, group: string | undefined, env: NodeJS.ProcessEnv | undefined): LanesOptions {
+  const resolve = handler[RESOLVE_OPTIONS];
+  if (group === undefined && env === undefined) return handler.options;
+  if (resolve !== undefined) return resolve(env ?? process.env, group);
+  // Options and a record function put together by hand: the group given replaces theirs.
+  return group === undefined ? handler.options : { ...handler.options, group };
+}
+
+/** A Lambda context as the runtime gives one, carrying the test's engine for the handler's base to run. */
+function testContext(group: string, invocation: number, getRemainingTimeInMillis: () => number, engine: (event: unknown) => Promise<KafkaBatchResponse>): Context {
+  const functionName = `${group}-test`;
+  return {
+    callbackWaitsForEmptyEventLoop: true,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:eu-west-1:123456789012:function:${functionName}`,
+    memoryLimitInMB: '1024',
+    awsRequestId: `test-invocation-${invocation}`,
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: 'test',
+    getRemainingTimeInMillis,
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+    [TEST_ENGINE]: engine,
+  } as Context;
+}
+
+/**
+ * A handler under test (`LanesTest`). Its methods are bound, so `const { run } = testLanes(handler)` works too.
+ *
+ * @example
+ * const t = new LanesUnderTest(handler, { topic: 'orders' });
+ * await t.run([{ key: 'c-1', value: order }]);
+ */
+export class LanesUnderTest<V, K> implements LanesTest<V, K> {
+  readonly options: LanesOptions;
+  readonly runs: ReadonlyArray<TestRun<V, K>>;
+  readonly retries: readonly TestRetry[];
+  readonly deadLetters: readonly TestDeadLetter[];
+  readonly outputs: readonly TestOutput[];
+  readonly steps: TestStep[] = [];
+  readonly #handler: TestedHandler<V, K>;
+  readonly #topic: string;
+  readonly #remainingMs: number;
+  readonly #maxRounds: number;
+  readonly #store: CompletionModelStore;
+  readonly #sink: HandOffRecorder;
+  readonly #recorder: RunRecorder<V, K>;
+  readonly #core: LanesCore;
+  /** The engine's clock: it stands still while records run and jumps when retries come due, so delays and `at`s are exact. */
+  #clock: number;
+  #invocations = 0;
+  #rounds = 0;
+  /** The next offset of each source partition and of each retry tier (partition 0). */
+  readonly #nextOffsets = new Map<string, number>();
+
+  constructor(handler: TestedHandler<V, K>, testOptions: TestLanesOptions = {}) {
+    const env = { ...process.env, ...testOptions.env };
+    const options = optionsUnderTest(handler, testOptions.group, testOptions.env === undefined ? undefined : env);
+    this.options = options;
+    this.#handler = handler;
+    this.#topic = testOptions.topic ?? 'source';
+    this.#remainingMs = testOptions.remainingMs ?? 60_000;
+    this.#maxRounds = testOptions.maxRounds ?? 100;
+    this.#clock = testOptions.now ?? Date.now();
+    const declared = testOptions.outputs === undefined ? (testOptions.env === undefined ? undefined : declaredOutputs(env)) : new Set(testOptions.outputs);
+    this.#sink = new HandOffRecorder(this.now, declared);
+    this.#recorder = new RunRecorder<V, K>(options, handler.recordHandler as RecordHandler, this.now);
+    this.#store = new CompletionModelStore(options.caps.maxWindow);
+    this.runs = this.#recorder.runs;
+    this.retries = this.#sink.retries;
+    this.deadLetters = this.#sink.deadLetters;
+    this.outputs = this.#sink.outputs;
+    const serializer = options.steps.serializer ?? { deserialize: (stored: string): unknown => JSON.parse(stored) };
+    const effects = new NotedEffects((at, name, value) => {
+      this.steps.push({ origin: { topic: at.ref.topic, partition: at.ref.partition, offset: at.offset }, name, value: serializer.deserialize(value) });
+    });
+    const logger = new Logger({ serviceName: logServiceName(env), persistentKeys: { group: options.group }, logLevel: testOptions.logLevel ?? 'SILENT' });
+    const metrics = new DroppedMetrics({ namespace: 'KafkaLanes', serviceName: 'kafka-lanes' });
+    this.#core = new LanesCore({ options, handler: this.#recorder.noted, store: this.#store, effects, handOff: () => this.#sink, telemetry: { logger, metrics }, now: this.now });
+  }
+
+  readonly now = (): number => this.#clock;
+
+  readonly deliver = async (input: TestRecord | readonly TestRecord[]): Promise<KafkaBatchResponse> => {
+    const list: readonly TestRecord[] = Array.isArray(input) ? input : [input as TestRecord];
+    const records: KafkaRecordInput[] = list.map((record) => {
+      const topic = record.topic ?? this.#topic;
+      const partition = record.partition ?? 0;
+      return {
+        topic, partition, offset: this.#takeOffset(`${topic}\n${partition}`, record.offset), timestamp: record.timestamp ?? this.now(),
+        key: bytesOf(record.key), value: valueBytes(record.value),
+        headers: Object.entries(record.headers ?? {}).map(([name, value]) => ({ name, value: bytesOf(value)! })),
+      };
+    });
+    for (const batch of decodeKafkaEvent(encodeKafkaEvent({ source: 'SelfManagedKafka', records })).partitions) {
+      for (const record of batch.records) this.#recorder.delivered(record);
+    }
+    return this.#invoke(records);
+  };
+
+  readonly run = async (records: TestRecord | readonly TestRecord[]): Promise<void> => {
+    await this.deliver(records);
+    await this.settle();
+  };
+
+  readonly settle = async (): Promise<void> => {
+    this.#rounds = 0;
+    while (this.#sink.pending.length > 0) {
+      this.#roundLimit();
+      const earliest = Math.min(...this.#sink.pending.map((copy) => copy.item.dueAtMs));
+      if (earliest > this.#clock) this.#clock = earliest;
+      await this.#deliverDue();
+    }
+  };
+
+  readonly advance = async (ms: number): Promise<void> => {
+    if (!(ms >= 0)) throw new RangeError(`Expected \`ms\` to be a non-negative number, got ${ms}`);
+    this.#clock += ms;
+    this.#rounds = 0;
+    while (await this.#deliverDue()) this.#roundLimit();
+  };
+
+  readonly release = async (key: string | null, where: Where = {}): Promise<void> => {
+    const lane = this.#recorder.laneOfKey(key);
+    if (lane === undefined) throw new Error('Expected the key of a lane: records without a key have none (unless `nullKey: \'shared\'`)');
+    const ref = { group: this.options.group, topic: where.topic ?? this.#topic, partition: where.partition ?? 0 };
+    await releaseHeldLane({ options: this.options, store: this.#store, sink: this.#sink, now: this.now }, ref, lane);
+    await this.settle();
+  };
+
+  get pending(): readonly TestRetry[] {
+    return this.#sink.pending.map((copy) => copy.shown);
+  }
+
+  readonly outputsTo = <T>(topic: string): ReadonlyArray<TestOutput<T>> => this.outputs.filter((output) => output.topic === topic) as ReadonlyArray<TestOutput<T>>;
+
+  get held(): readonly TestHeldLane[] {
+    const found: TestHeldLane[] = [];
+    for (const [id, partition] of this.#store.partitions) {
+      const [, topic = '', heldPartition = '0'] = id.split('\n');
+      for (const [lane, head] of partition.lanes) {
+        if (head.state !== 'held') continue;
+        const parked = (partition.park.get(lane) ?? []).filter((record) => record.offset !== head.offset).length;
+        found.push({ topic, partition: Number(heldPartition), key: this.#recorder.keyOfLane(lane), lane, offset: head.offset, reason: head.reason, parked });
+      }
+    }
+    return found;
+  }
+
+  readonly order = (key: string | null, where: Where = {}): number[] => this.#recorder.order(key, where.topic ?? this.#topic, where.partition ?? 0);
+
+  readonly assertOrder = (): void => this.#recorder.assertOrder();
+
+  /** One invocation of the function on `records`, through the handler's middy chain when it has one. */
+  #invoke(records: readonly KafkaRecordInput[]): Promise<KafkaBatchResponse> {
+    const end = Date.now() + this.#remainingMs;
+    const getRemainingTimeInMillis = (): number => end - Date.now();
+    const event = encodeKafkaEvent({ source: 'SelfManagedKafka', records });
+    const engine = (given: unknown): Promise<KafkaBatchResponse> => this.#core.process(given, { getRemainingTimeInMillis });
+    // The handler `lanes()` returned runs its middlewares (`.use()`) around each invocation, as on Lambda.
+    if (typeof this.#handler !== 'function') return engine(event);
+    this.#invocations += 1;
+    const lambda = this.#handler as unknown as (event: unknown, context: Context) => Promise<KafkaBatchResponse>;
+    return lambda(event, testContext(this.options.group, this.#invocations, getRemainingTimeInMillis, engine));
+  }
+
+  #takeOffset(id: string, given?: number): number {
+    const offset = given ?? this.#nextOffsets.get(id) ?? 0;
+    this.#nextOffsets.set(id, Math.max(this.#nextOffsets.get(id) ?? 0, offset + 1));
+    return offset;
+  }
+
+  /** Delivers the pending copies due now, one invocation per tier (in the order of the tiers' delays). */
+  async #deliverDue(): Promise<boolean> {
+    const due = this.#sink.takeDue(this.now());
+    if (due.length === 0) return false;
+    const tierIndex = (topic: string): number => this.options.retry.tiers.findIndex((tier) => topic.endsWith(`.${tier}`));
+    const tiers = [...new Set(due.map((copy) => copy.item.topic))].sort((a, b) => tierIndex(a) - tierIndex(b));
+    for (const tier of tiers) {
+      const copies = due.filter((copy) => copy.item.topic === tier).map((copy) => copyRecord(copy.item, this.#takeOffset(`${tier}\n0`), this.now()));
+      await this.#invoke(copies);
+    }
+    return true;
+  }
+
+  #roundLimit(): void {
+    this.#rounds += 1;
+    if (this.#rounds <= this.#maxRounds) return;
+    const pending = this.#sink.pending;
+    const first = pending[0]?.shown;
+    throw new Error(
+      `retries never settle: ${this.#maxRounds} retry invocations played and ${pending.length} cop${pending.length === 1 ? 'y' : 'ies'} still pending ` +
+        `(first: ${first?.origin.topic}-${first?.origin.partition}@${first?.origin.offset}, attempt ${first?.attempt}); raise \`maxRounds\``,
+    );
+  }
+}
