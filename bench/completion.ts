@@ -13,7 +13,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
-import { CompletionStore, partitionKeys, type PartitionRef } from '../src/completion';
+import { CompletionStore, partitionKeys } from '../src/completion';
+import type { PartitionRef } from '../src/ports/partition';
 
 const OFFSETS = Number(process.env.OFFSETS ?? 1_000_000);
 const ADMIT_BATCH = 10_000;

@@ -21,7 +21,7 @@ export { HandOffHeader, readHandOffHeaders } from './handoff/headers';
 export { runCommitter, MemberlessOffsetCommitter, GroupHasMembersError, LeaseLostError, type RunCommitterOptions } from './committer';
 export { LaneStateError, releaseHeldLane, type OperatorParts } from './operations/lanes';
 export { readDeadLetters, replayDeadLetters, type DeadLetter, type ReplayFilter } from './operations/dead-letters';
-export { redriveExpiredLeases, type RedriveOptions } from './retry/redrive';
+export { redriveExpiredLeases, type RedriveOptions } from './recovery/redrive';
 export { ensureTopics, readStatus, renderStatus, readBlockedLanes, planReset, applyReset, produceRecords } from './admin';
 export type { EnsureTopicsOptions, GroupStatus, LanesQuery, ResetPlan, ProduceRecord } from './admin';
 export { startDashboard, type DashboardOptions } from './dashboard';

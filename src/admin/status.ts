@@ -2,7 +2,7 @@ import type { Admin } from 'kafkajs';
 import { parseLaneHead } from '../completion/args';
 import type { CompletionStore } from '../completion/store';
 import type { GroupState } from '../completion/group-state';
-import type { PartitionRef } from '../completion/types';
+import type { PartitionRef } from '../ports/partition';
 import { completionGroupId } from '../options/names';
 import { fetchCommittedOffsets } from '../committer/offset-committer';
 import { deadLetterTopic, retryTopic } from '../options';

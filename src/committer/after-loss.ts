@@ -4,7 +4,7 @@ import type { PartitionCheck } from './durable-moves';
 import type { LossReason } from '../durability/loss';
 import { recoveryStart } from '../durability/first-minute';
 import { encodeMarker } from '../durability/marker';
-import { recoverPartition, type Recovered, type RecoveryParts } from '../durability/recover';
+import { recoverPartition, type Recovered, type RecoveryParts } from '../recovery/recover';
 
 /** What a committer run does about a lost partition: recover it with these parts, log and count on `telemetry`. */
 export interface LossRecovery {
@@ -57,26 +57,19 @@ export async function recoverLost(
     }
     try {
       await lease.renew();
-      const { marker } = durable;
-      const rewind = start.rewindTo;
-      if (rewind !== undefined && marker !== undefined) {
-        // Before the rebuild: a loss during the recovery must still find these records above the durable frontier.
-        const metadata = encodeMarker({ ...marker, since: rewind });
-        await committer.commit([{ topic: ref.topic, partition: ref.partition, from: durable.committed, to: rewind, metadata, rewind: true }], lease);
-        logger?.error('a commit made before the partition had a durable marker passed records that were not terminal: the completion group was moved back', {
-          ...base, rewoundTo: rewind,
-        });
-      }
-      const from = rewind ?? durable.committed;
-      const recovered = await recoverPartition(recovery.parts, ref, from, marker?.generation, check.delivered, rewind ?? start.since);
-      if (durable.committed === undefined) {
-        // Nothing committed yet (the first minute): the rebuilt state gets its marker now, at the recovery's start
-        // (Kafka holds nothing below it), so a loss before the next run is found against it, not taken for a new state.
-        const metadata = encodeMarker({ generation: recovered.generation, highest: recovered.from - 1, since: recovered.from });
-        await committer.commit([{ topic: ref.topic, partition: ref.partition, from: undefined, to: recovered.from, metadata }], lease);
-      }
+      const { recovered, rewoundTo } = await recoverPartition({
+        parts: recovery.parts, ref, durable, start, delivered: check.delivered,
+        commit: async ({ marker, ...move }) => {
+          await committer.commit([{ topic: ref.topic, partition: ref.partition, ...move, metadata: encodeMarker(marker) }], lease);
+          if (move.rewind === true) {
+            logger?.error('a commit made before the partition had a durable marker passed records that were not terminal: the completion group was moved back', {
+              ...base, rewoundTo: move.to,
+            });
+          }
+        },
+      });
       logger?.warn('partition recovered from Kafka: its records go through the retry path again, in order per lane', { ...recovered });
-      outcomes.push({ ...base, recovered, ...(rewind === undefined ? {} : { rewoundTo: rewind }) });
+      outcomes.push({ ...base, recovered, ...(rewoundTo === undefined ? {} : { rewoundTo }) });
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       logger?.error('recovery of a partition failed; the next committer run tries again', { ...base, error: message });

@@ -1,6 +1,6 @@
 import type { CommitterState } from '../completion/committer-state';
 import type { CompletionStore } from '../completion/store';
-import { redriveExpiredLeases, type RedriveOptions, type Redriven } from '../retry/redrive';
+import { redriveExpiredLeases, type RedriveOptions, type Redriven } from '../recovery/redrive';
 import { checkPartitions, durableMoves, partitionsToCheck, type PartitionCheck } from './durable-moves';
 import type { LossRecovery, RecoveryOutcome } from './after-loss';
 import { ConfigError, describeValue } from '../errors';

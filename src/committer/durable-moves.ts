@@ -1,9 +1,8 @@
 import type { CommitterState } from '../completion/committer-state';
 import type { CompletionStore } from '../completion/store';
-import type { PartitionRef } from '../completion/types';
+import type { PartitionRef, PartitionAudit } from '../ports/partition';
 import type { CommitMove, CommittedOffset } from './types';
 import { partitionId } from './plan';
-import type { PartitionAudit } from '../completion/audit';
 import { findLoss, type Loss } from '../durability/loss';
 import { decodeMarker, encodeMarker, newGeneration, type DurableView } from '../durability/marker';
 

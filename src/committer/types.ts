@@ -1,4 +1,4 @@
-import type { PartitionWindow } from '../completion/types';
+import type { PartitionWindow } from '../ports/partition';
 
 /** One partition of one topic, without its group: the unit Kafka commits. */
 export interface TopicPartition {

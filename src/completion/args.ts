@@ -1,6 +1,8 @@
-import type { AdmitRecord, AdmitResult, AdmitStatus, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, PartitionCaps, PartitionWindow } from './types';
+import type { ParkedRecord, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, LaneHold } from '../ports/lane-head';
+import type { AdmitRecord, AdmitResult, AdmitStatus } from '../ports/admission';
+import type { PartitionCaps, PartitionWindow, PartitionRef } from '../ports/partition';
 import { copyKey, parkKey, stepsBlockKey, stepsBlockOf, type PartitionKeys } from './keys';
-import type { LaneHold, PartitionRef, RecordSteps } from './types';
+import type { RecordSteps } from '../ports/effects';
 import { scriptError, UnexpectedReplyError } from './errors';
 
 /**
@@ -169,11 +171,6 @@ export function parseFrontierReply(reply: unknown, where: string): FrontierReadi
   return { base: Number(base), highest: Number(highest), frontier: Number(frontier), trimmedBytes: Number(trimmed) };
 }
 
-export interface ParkedRecord {
-  readonly offset: number;
-  readonly payload: string;
-}
-
 export function blockCall(
   ref: PartitionRef,
   keys: PartitionKeys,
@@ -331,4 +328,18 @@ export function parseTakenReply(reply: unknown, what: string): string | undefine
   if (reply[0] === 0) return undefined;
   const value: unknown = reply[1];
   return Buffer.isBuffer(value) ? value.toString('utf8') : String(value);
+}
+
+/** One record a recovery rebuilds: its offset, its lane's place (from 1) among the chunk's lanes or 0 for none, its park payload. */
+export interface RebuildRecord {
+  readonly offset: number;
+  readonly lane: number;
+  readonly payload: string;
+}
+
+/** The arguments of `rebuild-records-3.lua`: the range `[from, to]`, the chunk's lanes, then (offset, lane, payload) triples. */
+export function rebuildRecordsArgs(nowMs: number, from: number, to: number, lanes: readonly string[], records: readonly RebuildRecord[]): string[] {
+  const argv = [String(nowMs), String(from), String(to), String(lanes.length), ...lanes];
+  for (const record of records) argv.push(String(record.offset), String(record.lane), record.payload);
+  return argv;
 }

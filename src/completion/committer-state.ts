@@ -1,7 +1,8 @@
 import { committerLeaseKey, committerReadingsKey, partitionKeys } from './keys';
-import { runScript, type CallLimits, type RedisClient } from './scripts';
+import { runScript, type RedisClient } from './scripts';
+import type { CallLimits } from '../ports/completion';
 import { readTrackedPartitions, trackPartitions } from './tracked';
-import type { PartitionRef } from './types';
+import type { PartitionRef } from '../ports/partition';
 
 /**
  * The committer's door to Redis for one group: its lease, its readings, the tracked set it reads and completes, the

@@ -1,8 +1,10 @@
 import { UnexpectedReplyError } from './errors';
 import { legacyStepsKey, outputClaimKey, outputClaimTag, partitionTag, steppedKey, stepsBlockKey, stepsBlockOf } from './keys';
 import { stepBlocks, stepField, type ScriptCall } from './args';
-import { bounded, runScript, type CallLimits, type RedisClient } from './scripts';
-import type { OutputId, PartitionRef, StepsRef, StoredSteps } from './types';
+import { bounded, runScript, type RedisClient } from './scripts';
+import type { CallLimits } from '../ports/completion';
+import type { EffectsPort, OutputId, StepsRef, StoredSteps } from '../ports/effects';
+import type { PartitionRef } from '../ports/partition';
 import { TagBatches } from './tag-batches';
 
 /**
@@ -131,7 +133,7 @@ export function parseClaimOutputsReply(reply: unknown, count: number): boolean[]
  * const effects = new RedisEffects(redis);
  * await effects.saveStep({ ref, offset: 41 }, 'charge', '{"id":"ch_1"}', 86_400_000);
  */
-export class RedisEffects {
+export class RedisEffects implements EffectsPort {
   readonly #redis: RedisClient;
   readonly limits: CallLimits;
   readonly #batches: EffectBatches;

@@ -1,4 +1,5 @@
 import { LanesError } from '../errors';
+import { LaneConflictError, NotAdmittedError, NotHeadError, StaleAttemptError, StaleEpochError } from '../ports/errors';
 
 /** Every negative return code of the completion scripts, in one place (BullMQ's habit). */
 export const ScriptErrorCode = {
@@ -10,16 +11,6 @@ export const ScriptErrorCode = {
 } as const;
 export type ScriptErrorCode = (typeof ScriptErrorCode)[keyof typeof ScriptErrorCode];
 
-/** A newer owner of the partition holds a higher epoch: this caller was fenced off and changed nothing. */
-export class StaleEpochError extends LanesError {}
-/** An offset above the highest delivered offset was given: it was never admitted. */
-export class NotAdmittedError extends LanesError {}
-/** The lane is already blocked on another head record. */
-export class LaneConflictError extends LanesError {}
-/** The record given as head is not (or no longer) its lane's head: a duplicated retry or release. */
-export class NotHeadError extends LanesError {}
-/** The lane's head is the record given, but at another attempt: a stale retry copy. */
-export class StaleAttemptError extends LanesError {}
 /** A Redis call was given up: no answer in time, or the invocation's deadline came first. */
 export class RedisCallAbortedError extends LanesError {
   constructor(message: string) {

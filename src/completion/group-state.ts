@@ -2,7 +2,7 @@ import { parkKey, partitionKeys, trackedPartitionsKey } from './keys';
 import { findPartitions, partitionKeysPattern, scanKeys } from './redis-scan';
 import type { RedisClient } from './scripts';
 import { readTrackedMembers } from './tracked';
-import type { PartitionRef } from './types';
+import type { PartitionRef } from '../ports/partition';
 
 /** What `meta` says of parked records and recoveries. */
 export interface RecoveryFacts {

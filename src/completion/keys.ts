@@ -1,5 +1,6 @@
 import { escapeName, groupTag, partitionTagOf } from '../options/names';
-import type { OutputId, PartitionRef } from './types';
+import type { OutputId } from '../ports/effects';
+import type { PartitionRef } from '../ports/partition';
 
 export { escapeName };
 

@@ -1,23 +1,9 @@
-import { auditPartition, type PartitionAudit } from './audit';
+import type { OriginState, PartitionRef } from '../ports/partition';
+import { auditPartition } from './audit';
 import { partitionKeys } from './keys';
-import { bounded, runScript, type CallLimits, type RedisClient } from './scripts';
+import { bounded, runScript, type RedisClient } from './scripts';
+import type { CallLimits } from '../ports/completion';
 import { trackPartitions } from './tracked';
-import type { PartitionRef } from './types';
-
-/**
- * How long a copy kept for a suspected loss, or a watch copy, waits before it looks again (docs/durability.md): a
- * loss is reported at most this long after it happened, within the committer's period at both its default
- * schedules (5 s under `serverless offline`, a minute deployed). A kept copy is written back at most once per this
- * interval, and a watch copy lives in the partition's first minute only: a few writes per lane.
- */
-export const RECOVERY_RECHECK_MS = 5_000;
-
-/** What a retry copy whose lane is free reads to judge whether the state was lost (`findCopyLoss` in `durability/`). */
-export interface OriginState {
-  readonly audit: PartitionAudit;
-  /** The origin's done bit, when the state has one for it (at or above `base`). */
-  readonly originDone: boolean | undefined;
-}
 
 /**
  * The partition's audit and the origin's done bit. Asked on a rare path only: a retry copy that found its lane free.

@@ -1,8 +1,9 @@
+import { rebuildRecordsArgs, type RebuildRecord } from './args';
 import { parkKey, partitionKeys } from './keys';
 import { parkKeysPattern, scanKeys } from './redis-scan';
 import { runScript, type RedisClient } from './scripts';
 import { trackPartitions } from './tracked';
-import type { PartitionRef } from './types';
+import type { PartitionRef } from '../ports/partition';
 
 /**
  * The steps of a recovery's rebuild of one partition, one method and one script each (`rebuild-<step>-<keys>.lua`), so
@@ -46,12 +47,12 @@ export class PartitionRebuild {
   }
 
   /**
-   * The offsets `[from, to]`: `records` holds (offset, lane index from 1 or 0 for none, payload) triples of the records
-   * Kafka still has, each lane's first one its head, the rest parked; the offsets between them are done.
+   * The offsets `[from, to]`: `records` are the records Kafka still has (each with its lane's place in `lanes`, from 1,
+   * or 0 for none), each lane's first one its head, the rest parked; the offsets between them are done.
    */
-  async records(nowMs: number, from: number, to: number, lanes: readonly string[], triples: readonly string[]): Promise<void> {
+  async records(nowMs: number, from: number, to: number, lanes: readonly string[], records: readonly RebuildRecord[]): Promise<void> {
     const parkLists = lanes.map((lane) => parkKey(this.#ref, lane));
-    await this.#onState('rebuildRecords', parkLists, [String(nowMs), String(from), String(to), String(lanes.length), ...lanes, ...triples]);
+    await this.#onState('rebuildRecords', parkLists, rebuildRecordsArgs(nowMs, from, to, lanes, records));
   }
 
   /** The partition added to its group's tracked set (a rebuilt partition is read by the committer at once). */

@@ -2,7 +2,7 @@ import { Cluster, type Redis } from 'ioredis';
 import { escapeName, partitionTag } from './keys';
 import type { RedisClient } from './scripts';
 import { readTrackedMembers } from './tracked';
-import type { PartitionRef } from './types';
+import type { PartitionRef } from '../ports/partition';
 
 /**
  * Finding a group's completion state in Redis without knowing its partitions: SCAN on the group's key prefix,

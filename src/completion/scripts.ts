@@ -1,3 +1,4 @@
+import type { CallLimits } from '../ports/completion';
 import type { Cluster, Redis } from 'ioredis';
 import type { ScriptCall } from './args';
 import { withinDeadline } from '../deadline';
@@ -65,12 +66,6 @@ export function defineScripts(redis: RedisClient): void {
     redis.defineCommand(commandName(name), { lua: source });
   }
   defined.add(redis);
-}
-
-/** Bounds on one Redis call: it is given up (rejected) after `timeoutMs`, or when `signal` aborts. */
-export interface CallLimits {
-  readonly timeoutMs?: number | undefined;
-  readonly signal?: AbortSignal | undefined;
 }
 
 /** Runs one script call: the thin I/O half of the pure builders in `args.ts`. */

@@ -1,38 +1,20 @@
-import {
-  admitCall,
-  advanceCall,
-  claimCall,
-  parseClaimReply,
-  claimCopyCall,
-  parseTakenReply,
-  parseAdvanceReply,
-  parseLaneHead,
-  blockCall,
-  frontierCall,
-  markCall,
-  stepBlocks,
-  parseAdmitReply,
-  parseBlockReply,
-  parseFrontierReply,
-  parseMarkReply,
-  parseReleaseReply,
-  releaseCall,
-  type FrontierReading,
-  type ParkedRecord,
-  type ScriptCall,
-} from './args';
+import { admitCall, advanceCall, claimCall, parseClaimReply, claimCopyCall, parseTakenReply, parseAdvanceReply, parseLaneHead, blockCall, frontierCall, markCall, stepBlocks, parseAdmitReply, parseBlockReply, parseFrontierReply, parseMarkReply, parseReleaseReply, releaseCall, type FrontierReading, type ScriptCall } from './args';
+import type { ParkedRecord, CopyClaim, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, LaneHold, NewLaneHead } from '../ports/lane-head';
 import { UnexpectedReplyError } from './errors';
-import { readOriginState, reportLoss, type OriginState } from './loss-suspect';
+import { readOriginState, reportLoss } from './loss-suspect';
+import type { OriginState, PartitionAudit, PartitionCaps, PartitionRef } from '../ports/partition';
 import { readTrackedPartitions, trackedMember, trackPartitions } from './tracked';
-import { auditPartition, type PartitionAudit } from './audit';
+import { auditPartition } from './audit';
 import { parkKey, partitionKeys } from './keys';
 import { CommitterState } from './committer-state';
 import { RedisEffects } from './effects-store';
 import { GroupState } from './group-state';
 import { PartitionRebuild } from './rebuild';
 import { RedisServer } from './redis-server';
-import { bounded, runScript, type CallLimits, type RedisClient, type ScriptName } from './scripts';
-import type { AdmitRecord, AdmitResult, CopyClaim, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, LaneHold, NewLaneHead, PartitionCaps, PartitionRef, RecordSteps } from './types';
+import { bounded, runScript, type RedisClient, type ScriptName } from './scripts';
+import type { CallLimits, CompletionPort } from '../ports/completion';
+import type { AdmitRecord, AdmitResult } from '../ports/admission';
+import type { RecordSteps } from '../ports/effects';
 
 /** A 125 KB bitmap, 100,000 parked records, 64 MiB of parked payloads per partition. */
 export const DEFAULT_CALL_TIMEOUT_MS = 5_000;
@@ -62,7 +44,7 @@ function where(op: string, ref: PartitionRef): string {
  * await store.markDone(ref, [41, 42]);
  * const reading = await store.frontier(ref, { trim: true }); // reading.frontier === 43
  */
-export class CompletionStore {
+export class CompletionStore implements CompletionPort {
   readonly #redis: RedisClient;
   readonly caps: PartitionCaps;
   /** Every call is given up after `timeoutMs` (default 5 s) or when `signal` aborts. */

@@ -1,6 +1,7 @@
 import { trackedPartitionsKey } from './keys';
-import { bounded, type CallLimits, type RedisClient } from './scripts';
-import type { PartitionRef } from './types';
+import { bounded, type RedisClient } from './scripts';
+import type { CallLimits } from '../ports/completion';
+import type { PartitionRef } from '../ports/partition';
 
 /**
  * The tracked set's entries (`{kl:<group>}:partitions`, one `<topic>\n<partition>` per partition the committer

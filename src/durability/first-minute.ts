@@ -15,8 +15,8 @@
  * 4. **rewind**: the committer finds the report (`findLoss`) and asks `recoveryStart` (below) where to recover from:
  *    the durable frontier, unless the reported origin lies below the marker's `since`. Then the commit that passed it
  *    vouched for nothing there: `<group>.lanes` is committed back to that origin first, with the marker, so a loss
- *    during the recovery still finds those records (`committer/after-loss.ts`), and the recovery starts there.
- * 5. **rebuild**: the rebuilt state is born at `min(since, start)` (`recover.ts`): a copy of an origin the commits
+ *    during the recovery still finds those records (`recoverPartition`, `recovery/recover.ts`), and the recovery starts there.
+ * 5. **rebuild**: the rebuilt state is born at `min(since, start)` (`recoveryRange`, `recovery/plan.ts`): a copy of an origin the commits
  *    vouch for (at or above `since`, below the durable frontier) is terminal and stays stale, so stale copies never
  *    cause a recovery storm.
  * 6. **watch**: a lane held by the `hold` policy has no retry copy to report a loss, so while the partition is not
@@ -29,7 +29,17 @@
  * With nothing committed at all the recovery reads from the earliest offset and commits the rebuilt state's marker at
  * once (Kafka holds nothing below it), so a second loss before the next run is found against it.
  */
+import type { CompletionPort } from '../ports/completion';
+import type { PartitionRef } from '../ports/partition';
 import type { DurableView } from './marker';
+
+/**
+ * How long a copy kept for a suspected loss, or a watch copy, waits before it looks again (docs/durability.md): a
+ * loss is reported at most this long after it happened, within the committer's period at both its default
+ * schedules (5 s under `serverless offline`, a minute deployed). A kept copy is written back at most once per this
+ * interval, and a watch copy lives in the partition's first minute only: a few writes per lane.
+ */
+export const RECOVERY_RECHECK_MS = 5_000;
 
 /** Where a recovery reads the records again from, and whether the completion group must first be moved back there. */
 export interface RecoveryStart {
@@ -60,4 +70,13 @@ export function recoveryStart(durable: DurableView, reportedFrom: number | undef
   }
   // Commits without `since` (an older version's) do not tell where their guarantee starts: taken as vouching for all.
   return { from: committed, since: committed !== undefined && since === undefined ? 0 : since };
+}
+
+/**
+ * Whether a head of the partition needs a watch copy now (step 6): only in its first minute, while the committer has
+ * not recorded that the completion group's marker names the state (`marked`). A store that cannot tell has no first
+ * minute to watch (the in-memory model loses nothing).
+ */
+export async function needsWatchCopy(store: Pick<CompletionPort, 'durablyMarked'>, ref: PartitionRef): Promise<boolean> {
+  return store.durablyMarked !== undefined && !(await store.durablyMarked(ref));
 }

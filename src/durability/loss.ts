@@ -1,12 +1,11 @@
 /**
- * The one loss judge: whether a partition's Redis state was lost, in one reason type, judged by the committer from
- * what the completion group holds (`findLoss`) and by a retry copy whose lane it found free (`findCopyLoss`). Both are
- * pure: the facts come from `completion/` (the audit, the origin's done bit); `suspectLoss` reads them through the
- * completion port for a retry copy and reports what it finds; a recovery is the committer's to decide.
+ * The one loss judge: whether a partition's Redis state was lost, in one reason type, by one table of rules (`RULES`)
+ * asked for the committer's facts (`findLoss`: what the completion group holds) and for a retry copy's (`findCopyLoss`:
+ * a copy whose lane it found free). Pure: the facts are read through the completion port (the audit, the origin's
+ * done bit); `suspectLoss` reads them for a retry copy and reports what it finds; a recovery is the committer's to decide.
  */
-import type { PartitionAudit } from '../completion/audit';
-import type { CompletionPort } from '../lanes/ports';
-import type { PartitionRef } from '../completion/types';
+import type { PartitionAudit, PartitionRef } from '../ports/partition';
+import type { CompletionPort } from '../ports/completion';
 import type { DurableView } from './marker';
 
 /** Why a partition's Redis state is judged lost, in the words a log line and `status` use. */
@@ -81,60 +80,167 @@ export interface Loss {
   readonly detail: string;
 }
 
+/** What the committer knows of a partition when it judges it: its audit, its frontier, the completion group's view. */
+export interface CommitterFacts {
+  readonly by: 'committer';
+  readonly audit: PartitionAudit;
+  readonly frontier: number | undefined;
+  readonly durable: DurableView;
+  readonly nowMs: number;
+  /** What the event source mapping committed in its own group, when known. */
+  readonly delivered?: number | undefined;
+}
+
+/** What a retry copy whose lane is free (or whose lane's head lies past its origin) knows: the audit and its origin. */
+export interface CopyFacts {
+  readonly by: 'copy';
+  readonly audit: PartitionAudit;
+  readonly origin: number;
+  /** The origin's done bit, when the state has one for it. */
+  readonly originDone: boolean | undefined;
+  readonly nowMs: number;
+  /** The lane's head, when it lies behind the copy: below its origin, or at it with an earlier attempt. */
+  readonly headBehind?: HeadBehind | undefined;
+}
+
+export type LossFacts = CommitterFacts | CopyFacts;
+
+/** A rule's verdict: the detail of a loss, `WHOLE` (judged whole: no later rule is asked), or `undefined` (ask the next). */
+const WHOLE = null;
+type Verdict = string | typeof WHOLE | undefined;
+
+interface LossRule {
+  readonly reason: LossReason;
+  /** Who asks it: the committer, a retry copy, or both. */
+  readonly by: 'committer' | 'copy' | 'both';
+  judge(facts: LossFacts): Verdict;
+}
+
+/** Narrows a rule to one asker's facts. */
+function committer(judge: (facts: CommitterFacts) => Verdict): (facts: LossFacts) => Verdict {
+  return (facts) => (facts.by === 'committer' ? judge(facts) : undefined);
+}
+function copy(judge: (facts: CopyFacts) => Verdict): (facts: LossFacts) => Verdict {
+  return (facts) => (facts.by === 'copy' ? judge(facts) : undefined);
+}
 
 /**
- * Pure: whether a partition's Redis state was lost, judged from its audit, its frontier, what the completion
- * group holds and, when known, what the event source mapping committed (`delivered`). A partition under recovery (its fence standing) is not judged: the recovery is rebuilding it.
+ * The one table of loss rules, in the order they are asked; each says who asks it. A partition under recovery (its
+ * fence standing) is the committer's to leave alone and a copy's to wait for; the four rules on the state itself
+ * (recovering, missing, park lists, lanes) are asked by both.
+ */
+const RULES: readonly LossRule[] = [
+  { reason: LossReason.Recovering, by: 'both', judge: ({ audit, nowMs }) => (audit.recoveringUntil !== undefined && audit.recoveringUntil > nowMs ? 'a recovery is rebuilding the partition' : undefined) },
+  {
+    reason: LossReason.Reported, by: 'committer', judge: committer(({ audit }) => {
+      if (audit.lossReported === undefined) return undefined;
+      const from = audit.lossReportedFrom === undefined ? '' : ` (origin ${audit.lossReportedFrom})`;
+      return `a retry copy found its lane missing and its origin not known done${from} at ${new Date(audit.lossReported).toISOString()}`;
+    }),
+  },
+  {
+    reason: LossReason.StateMissing, by: 'both', judge: (facts) => {
+      if (facts.audit.present) return undefined;
+      if (facts.by === 'copy') return 'no state for the partition';
+      const { marker, committed } = facts.durable;
+      return marker === undefined ? WHOLE : `no state in Redis; the completion group has committed ${String(committed)} (generation ${marker.generation})`;
+    },
+  },
+  {
+    reason: LossReason.YoungerState, by: 'committer', judge: committer(({ audit, durable: { marker } }) => (marker !== undefined && audit.generation !== marker.generation
+      ? `Redis holds generation ${audit.generation ?? 'none'}, the completion group ${marker.generation}: the state was made again since`
+      : undefined)),
+  },
+  {
+    reason: LossReason.OlderState, by: 'committer', judge: committer(({ audit, durable: { marker } }) => (marker !== undefined && audit.highest !== undefined && audit.highest < marker.highest
+      ? `Redis has admitted up to ${audit.highest}, the completion group saw ${marker.highest}`
+      : undefined)),
+  },
+  {
+    reason: LossReason.BornAfterOrigin, by: 'copy', judge: copy(({ audit, origin }) => (audit.born !== undefined && origin < audit.born
+      ? `offset ${origin} is below where the state was born, ${audit.born}: an earlier state admitted it and was lost`
+      : undefined)),
+  },
+  {
+    reason: LossReason.OriginUnknown, by: 'copy', judge: copy(({ audit, origin }) => (audit.highest !== undefined && origin > audit.highest
+      ? `offset ${origin} is above the highest admitted, ${audit.highest}`
+      : undefined)),
+  },
+  {
+    reason: LossReason.DoneBitsLost, by: 'committer', judge: committer(({ frontier, durable: { committed } }) => (committed !== undefined && frontier !== undefined && frontier < committed
+      ? `frontier ${frontier} is below the committed ${committed}`
+      : undefined)),
+  },
+  {
+    reason: LossReason.HeadBelowCommitted, by: 'committer', judge: committer(({ audit, durable: { committed } }) => (committed !== undefined && audit.lowestHead !== undefined && audit.lowestHead < committed
+      ? `a lane is blocked on offset ${audit.lowestHead}, below the committed ${committed}: the state is older than the last commit`
+      : undefined)),
+  },
+  {
+    reason: LossReason.HeadOverdue, by: 'committer', judge: committer(({ audit, nowMs }) => (audit.oldestDueAtMs !== undefined && nowMs - audit.oldestDueAtMs > OVERDUE_HEAD_MS
+      ? `a retrying lane head was due at ${new Date(audit.oldestDueAtMs).toISOString()} and has not moved since`
+      : undefined)),
+  },
+  {
+    reason: LossReason.PassedNotDone, by: 'committer', judge: committer(({ frontier, delivered }) => (delivered !== undefined && frontier !== undefined && frontier < delivered
+      ? `frontier ${frontier} is below ${delivered}, where the event source committed: done bits were lost`
+      : undefined)),
+  },
+  {
+    reason: LossReason.ParkListsLost, by: 'both', judge: ({ audit }) => (audit.parked !== audit.parkedInLists
+      ? `${audit.parked} records counted parked, ${audit.parkedInLists} in the park lists of the blocked lanes`
+      : undefined),
+  },
+  {
+    reason: LossReason.LanesLost, by: 'both', judge: ({ audit }) => (audit.openLanes !== audit.lanes
+      ? `${audit.openLanes} lanes blocked and not freed, ${audit.lanes} in the lanes hash`
+      : undefined),
+  },
+  { reason: LossReason.OriginNotDone, by: 'copy', judge: copy(({ origin, originDone }) => (originDone === false ? `offset ${origin} is not done while its lane is free` : undefined)) },
+  {
+    // A rebuilt lane starts again from the durable frontier, below the copies written before the recovery: those are
+    // stale. Every rebuilt head is due at the recovery or later, so a copy whose record first failed since its head
+    // was due is not one of them.
+    reason: LossReason.HeadBehindOrigin, by: 'copy', judge: copy(({ audit, origin, headBehind }) => (headBehind !== undefined && (audit.recoveries === 0 || headBehind.failedSinceDue)
+      ? `its lane's head is offset ${headBehind.offset} attempt ${headBehind.attempt}, behind the copy (origin ${origin}): the state is older than the copy`
+      : undefined)),
+  },
+];
+
+/**
+ * Pure: the one loss judge. Asks the rules of `RULES` its asker asks, in order; the first that finds a loss names it,
+ * one that finds the state whole ends the judgement.
  *
  * @example
- * findLoss({ ...audit, present: false }, undefined, { committed: 20, marker: { generation: 'a1', highest: 19 } });
- * // { reason: 'state-missing', detail: '...' }
+ * judgeLoss({ by: 'copy', audit, origin: 41, originDone: undefined, nowMs: Date.now() }); // { reason: 'origin-unknown', ... }
  */
-export function findLoss(audit: PartitionAudit, frontier: number | undefined, durable: DurableView, nowMs: number, delivered?: number): Loss | undefined {
-  if (audit.recoveringUntil !== undefined && audit.recoveringUntil > nowMs) return undefined;
-  const { marker, committed } = durable;
-  if (audit.lossReported !== undefined) {
-    const from = audit.lossReportedFrom === undefined ? '' : ` (origin ${audit.lossReportedFrom})`;
-    return { reason: LossReason.Reported, detail: `a retry copy found its lane missing and its origin not known done${from} at ${new Date(audit.lossReported).toISOString()}` };
-  }
-  if (!audit.present) {
-    return marker === undefined
-      ? undefined
-      : { reason: LossReason.StateMissing, detail: `no state in Redis; the completion group has committed ${String(committed)} (generation ${marker.generation})` };
-  }
-  if (marker !== undefined && audit.generation !== marker.generation) {
-    return {
-      reason: LossReason.YoungerState,
-      detail: `Redis holds generation ${audit.generation ?? 'none'}, the completion group ${marker.generation}: the state was made again since`,
-    };
-  }
-  if (marker !== undefined && audit.highest !== undefined && audit.highest < marker.highest) {
-    return { reason: LossReason.OlderState, detail: `Redis has admitted up to ${audit.highest}, the completion group saw ${marker.highest}` };
-  }
-  if (committed !== undefined && frontier !== undefined && frontier < committed) {
-    return { reason: LossReason.DoneBitsLost, detail: `frontier ${frontier} is below the committed ${committed}` };
-  }
-  if (committed !== undefined && audit.lowestHead !== undefined && audit.lowestHead < committed) {
-    return { reason: LossReason.HeadBelowCommitted, detail: `a lane is blocked on offset ${audit.lowestHead}, below the committed ${committed}: the state is older than the last commit` };
-  }
-  if (audit.oldestDueAtMs !== undefined && nowMs - audit.oldestDueAtMs > OVERDUE_HEAD_MS) {
-    return { reason: LossReason.HeadOverdue, detail: `a retrying lane head was due at ${new Date(audit.oldestDueAtMs).toISOString()} and has not moved since` };
-  }
-  if (delivered !== undefined && frontier !== undefined && frontier < delivered) {
-    return { reason: LossReason.PassedNotDone, detail: `frontier ${frontier} is below ${delivered}, where the event source committed: done bits were lost` };
-  }
-  if (audit.parked !== audit.parkedInLists) {
-    return { reason: LossReason.ParkListsLost, detail: `${audit.parked} records counted parked, ${audit.parkedInLists} in the park lists of the blocked lanes` };
-  }
-  if (audit.openLanes !== audit.lanes) {
-    return { reason: LossReason.LanesLost, detail: `${audit.openLanes} lanes blocked and not freed, ${audit.lanes} in the lanes hash` };
+export function judgeLoss(facts: LossFacts): Loss | undefined {
+  for (const rule of RULES) {
+    if (rule.by !== 'both' && rule.by !== facts.by) continue;
+    const verdict = rule.judge(facts);
+    if (verdict === WHOLE) return undefined;
+    if (verdict !== undefined) return { reason: rule.reason, detail: verdict };
   }
   return undefined;
 }
 
 /**
- * Pure: why a partition's state looks lost to a retry copy whose lane is free (or whose lane's head lies past its
- * origin), or `undefined` when the copy is simply stale. A keyed copy's lane leaves the lanes hash only through a
+ * The committer's question: whether a partition's Redis state was lost, judged from its audit, its frontier, what the
+ * completion group holds and, when known, what the event source mapping committed (`delivered`). A partition under
+ * recovery (its fence standing) is not judged: the recovery is rebuilding it.
+ *
+ * @example
+ * findLoss({ ...audit, present: false }, undefined, { committed: 20, marker: { generation: 'a1', highest: 19 } }, Date.now());
+ * // { reason: 'state-missing', detail: '...' }
+ */
+export function findLoss(audit: PartitionAudit, frontier: number | undefined, durable: DurableView, nowMs: number, delivered?: number): Loss | undefined {
+  const loss = judgeLoss({ by: 'committer', audit, frontier, durable, nowMs, delivered });
+  return loss?.reason === LossReason.Recovering ? undefined : loss;
+}
+
+/**
+ * A retry copy's question, whose lane is free (or whose lane's head lies past its origin): why its partition's state
+ * looks lost, or `undefined` when the copy is simply stale. A keyed copy's lane leaves the lanes hash only through a
  * release, which sets the head's done bit in the same step; so a free lane with the origin unknown to the state (above
  * its highest admitted offset) or not done says Redis lost writes, as do no state at all and counters that disagree
  * with the data. So does an origin below where the state was born (`born`): only an earlier state admitted it, and a
@@ -148,20 +254,7 @@ export function findLoss(audit: PartitionAudit, frontier: number | undefined, du
  * findCopyLoss(audit, 41, undefined, Date.now()); // { reason: 'origin-unknown', detail: 'offset 41 is above the highest admitted, 39' }
  */
 export function findCopyLoss(audit: PartitionAudit, origin: number, originDone: boolean | undefined, nowMs: number, headBehind?: HeadBehind): Loss | undefined {
-  if (audit.recoveringUntil !== undefined && audit.recoveringUntil > nowMs) return { reason: LossReason.Recovering, detail: 'a recovery is rebuilding the partition' };
-  if (!audit.present) return { reason: LossReason.StateMissing, detail: 'no state for the partition' };
-  if (audit.born !== undefined && origin < audit.born) {
-    return { reason: LossReason.BornAfterOrigin, detail: `offset ${origin} is below where the state was born, ${audit.born}: an earlier state admitted it and was lost` };
-  }
-  if (audit.highest !== undefined && origin > audit.highest) return { reason: LossReason.OriginUnknown, detail: `offset ${origin} is above the highest admitted, ${audit.highest}` };
-  if (audit.parked !== audit.parkedInLists) return { reason: LossReason.ParkListsLost, detail: `${audit.parked} records counted parked, ${audit.parkedInLists} in the park lists` };
-  if (audit.openLanes !== audit.lanes) return { reason: LossReason.LanesLost, detail: `${audit.openLanes} lanes counted blocked, ${audit.lanes} in the lanes hash` };
-  if (originDone === false) return { reason: LossReason.OriginNotDone, detail: `offset ${origin} is not done while its lane is free` };
-  if (headBehind !== undefined && (audit.recoveries === 0 || headBehind.failedSinceDue)) {
-    const head = `offset ${headBehind.offset} attempt ${headBehind.attempt}`;
-    return { reason: LossReason.HeadBehindOrigin, detail: `its lane's head is ${head}, behind the copy (origin ${origin}): the state is older than the copy` };
-  }
-  return undefined;
+  return judgeLoss({ by: 'copy', audit, origin, originDone, nowMs, headBehind });
 }
 
 /** A loss a retry copy found: `firstReport` when its report is news to the partition's `meta` (see `suspectLoss`). */

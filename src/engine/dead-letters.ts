@@ -1,6 +1,6 @@
-import type { PartitionRef } from '../completion/types';
+import type { PartitionRef } from '../ports/partition';
 import { isDecodeFailure, topicPartitionKey, type Delivered, type DecodeFailure } from '../event';
-import type { HandOffItem } from '../handoff/types';
+import type { HandOffItem } from '../ports/handoff';
 import { describeError } from '../lanes/outcome';
 import type { ScopeFigures, ScopeGiven, ScopeSettling } from './run-scope';
 

@@ -1,8 +1,7 @@
-import type { PartitionRef } from '../completion/types';
+import type { PartitionRef } from '../ports/partition';
 import { topicPartitionKey } from '../event';
-import type { StoredSteps } from '../lanes/effects';
-import type { RecordSteps } from '../completion/types';
-import type { CompletionPort } from '../lanes/ports';
+import type { StoredSteps, RecordSteps } from '../ports/effects';
+import type { CompletionPort } from '../ports/completion';
 
 /**
  * A partition's pending done bits are flushed at once when this many wait, not only every `flushIntervalMs`:

@@ -1,4 +1,3 @@
-import type { PartitionRef } from '../completion/types';
 import { DeadlineError, RecordTimeoutError } from '../errors';
 import { awaitReplicas } from './replicas';
 import { batchSize, topicPartitionKey, type KafkaBatchResponse, type PartitionBatch, type RecordCoordinates } from '../event';
@@ -9,7 +8,7 @@ import { deadlineSignal } from '../deadline';
 import { DoneBits } from './done-bits';
 import { batchResponse, writeHandOffs } from './invocation-edges';
 import { describeError } from '../lanes/outcome';
-import { SYSTEM_CLOCK, type Clock, type CompletionPort, type HandOffSink } from '../lanes/ports';
+import { SYSTEM_CLOCK, type Clock, type CompletionPort, type EffectsPort, type HandOffSink, type PartitionRef, type StoredSteps } from '../ports';
 import { RecordContext, isPromiseLike, recordView } from './record-context';
 import { RecordDeadlines, type RecordDeadline } from './record-deadlines';
 import { RunReport } from './run-report';
@@ -17,7 +16,7 @@ import type { EngineTask, InvocationContext, RecordPath, RunScope } from './run-
 import { LaneScheduler } from './scheduler';
 import type { Telemetry } from '../telemetry';
 import type { RecordHandler } from './types';
-import { effectsTtlMs, type EffectsPort, type StoredSteps } from '../lanes/effects';
+import { effectsTtlMs } from '../lanes/effects';
 import { isRepeatedOutput, OutputBatches } from './outputs';
 
 export type { EngineTask, InvocationContext, RecordPath, RunScope } from './run-scope';

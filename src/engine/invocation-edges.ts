@@ -1,8 +1,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { BatchNotHandedOffError } from '../errors';
 import { batchItemFailures, topicPartitionKey, type KafkaBatchResponse, type RecordCoordinates } from '../event';
-import type { HandOffItem, HandOffOutcome } from '../handoff/types';
-import type { HandOffSink } from '../lanes/ports';
+import type { HandOffItem, HandOffOutcome, HandOffSink } from '../ports/handoff';
 import type { RunReport } from './run-report';
 
 /**

@@ -6,10 +6,11 @@ import { LanesError } from '../errors';
 import { messageOf } from '../describe';
 import type { KafkaHeader, RecordCoordinates } from '../event';
 import { deadlineSignal } from '../deadline';
-import { LegacyOutputHeader, OUTPUT_HEADER, type OutputId, type OutputMessage } from '../lanes/effects';
+import { LegacyOutputHeader, OUTPUT_HEADER } from '../lanes/effects';
+import type { OutputId } from '../ports/effects';
+import type { OutputMessage, HandOffSink } from '../ports/handoff';
 import type { EngineTask, ScopeFigures, ScopeGiven } from './run-scope';
 import { firstOriginOf, formatFirstOrigin, parseFirstOrigin } from './idempotency-key';
-import type { HandOffSink } from '../lanes/ports';
 
 /** The outputs of a record could not be produced (retriable: the record runs again, its steps stored). */
 export class OutputsNotSentError extends LanesError {}

@@ -1,6 +1,6 @@
 import type { LanesOptions } from '../options/lanes-options';
 import { BatchNotHandedOffError } from '../errors';
-import type { CompletionPort } from '../lanes/ports';
+import type { CompletionPort } from '../ports/completion';
 
 /**
  * With `redis.waitForReplicas`, one `WAIT` after the invocation's last Redis write (docs/durability.md): its

@@ -1,5 +1,5 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
-import type { PartitionRef } from '../completion/types';
+import type { PartitionRef } from '../ports/partition';
 import { topicPartitionKey } from '../event';
 import { METRIC, MetricUnit, type Telemetry } from '../telemetry';
 

@@ -4,9 +4,9 @@
  * and `heartbeat` rather than the runner. A path never sees the invocation itself.
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
-import type { PartitionRef } from '../completion/types';
+import type { PartitionRef } from '../ports/partition';
 import type { KafkaRecord, PartitionBatch, RecordCoordinates } from '../event';
-import type { EffectsPort } from '../lanes/effects';
+import type { EffectsPort } from '../ports/effects';
 import type { LaneHeadScope } from '../lanes/lane-heads';
 import type { CounterName } from './run-report';
 import type { Task } from './scheduler';

@@ -5,7 +5,9 @@
 import { LanesError, StepNameError, StepResultTooLargeError } from '../errors';
 import type { LanesOptions, StepSerializer } from '../options/lanes-options';
 import { outputIdPrefix } from './outputs';
-import { OUTPUT_HEADER, type EffectsPort, type OutputMessage, type OutputRecord, type StepsRef, type StoredSteps } from '../lanes/effects';
+import { OUTPUT_HEADER, type OutputRecord } from '../lanes/effects';
+import type { EffectsPort, StepsRef, StoredSteps } from '../ports/effects';
+import type { OutputMessage } from '../ports/handoff';
 
 // Public, so they live with the other public errors: importing the entry loads no part of the engine.
 export { StepNameError, StepResultTooLargeError } from '../errors';

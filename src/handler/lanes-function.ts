@@ -1,5 +1,5 @@
 import type { CompletionStore } from '../completion/store';
-import type { HandOffSink } from '../lanes/ports';
+import type { HandOffSink } from '../ports/handoff';
 import type { RecordHandler } from '../engine/types';
 import type { LanesOptions } from '../options/lanes-options';
 import type { Telemetry } from '../telemetry';
@@ -8,7 +8,7 @@ import { LanesCore } from './lanes-core';
 export { BatchNotHandedOffError, DeadlineError, RecordTimeoutError } from '../errors';
 export { quantiles } from '../engine/run-report';
 export type { InvocationContext } from '../engine/run-scope';
-export type { HandOffSink } from '../lanes/ports';
+export type { HandOffSink } from '../ports/handoff';
 export type { LanesContext, LanesRecord, RecordHandler } from '../engine/types';
 
 export interface LanesFunctionParts {

@@ -5,7 +5,8 @@ import type { LanesOptions } from '../options/lanes-options';
 import { deadLetterTopic, retryTopic } from '../options/names';
 import { tierFor } from '../options/retry-tiers';
 import { replayHeaders } from './headers';
-import type { HandOffItem, HandOffOrigin, ReplayBasis, ReplayCopy } from './types';
+import type { ReplayBasis, ReplayCopy } from './types';
+import type { HandOffItem, HandOffOrigin } from '../ports/handoff';
 
 /** An error as a copy carries it: its class and its message. */
 export interface CopyError {

@@ -5,7 +5,8 @@
 import type { IHeaders, Message } from 'kafkajs';
 import { describeValue } from '../errors';
 import type { KafkaHeader, KafkaRecord, RecordCoordinates } from '../event';
-import type { HandOffHeaders, HandOffItem, HandOffKind, HandOffOrigin, HeaderList } from './types';
+import type { HandOffHeaders, HeaderList } from './types';
+import type { HandOffItem, HandOffKind, HandOffOrigin } from '../ports/handoff';
 
 /** Every framework header starts with this; a user's header must not (copies drop it, see `handOffMessage`). */
 export const HEADER_PREFIX = 'lanes-';

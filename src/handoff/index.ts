@@ -10,6 +10,7 @@ export {
   readHandOffHeaders,
   truncateText,
 } from './headers';
-export type { HandOffHeaders, HandOffItem, HandOffKind, HandOffOrigin, HandOffOutcome, HeaderList, RefusalReason } from './types';
+export type { HandOffHeaders, HeaderList } from './types';
+export type { HandOffItem, HandOffKind, HandOffOrigin, HandOffOutcome, RefusalReason } from '../ports/handoff';
 export { HAND_OFF_WRITER_DEFAULTS, HandOffWriter, producerRetry } from './writer';
 export type { HandOffWriterOptions, HandOffWriterStats, ProducerFactory, WriteOptions } from './writer';

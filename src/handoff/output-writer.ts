@@ -6,7 +6,7 @@
  */
 import type { Message, TopicMessages } from 'kafkajs';
 import type { KafkaProducer } from '../connections/kafka-client';
-import type { OutputMessage, OutputSink } from './types';
+import type { OutputMessage, OutputSink } from '../ports/handoff';
 import { HandOffError } from './errors';
 import { messageOf } from '../describe';
 import { producerRetry, type ProducerFactory } from './writer';

@@ -5,7 +5,7 @@
 import type { Message } from 'kafkajs';
 import { KafkaErrorCode, kafkaErrorOf } from '../kafka-errors';
 import { HandOffHeader, HEADER_PREFIX, handOffMessage } from './headers';
-import type { HandOffItem } from './types';
+import type { HandOffItem } from '../ports/handoff';
 
 /** How much of a refused record its dead letter still carries: all but the value, or only the framework headers. */
 export type Stub = 'no-value' | 'bare';

@@ -4,7 +4,7 @@ import type { KafkaProducer } from '../connections/kafka-client';
 import * as KafkaJs from 'kafkajs';
 import { commonJsExports } from '../connections/interop';
 import type { Refusal, Stub } from './refusals';
-import type { HandOffItem, HandOffOutcome } from './types';
+import type { HandOffItem, HandOffOutcome } from '../ports/handoff';
 
 /** One `write` call: settles when every item has its outcome, or at its first failure. */
 export interface Caller {

@@ -3,12 +3,12 @@
  * concurrent writes into few sends, and settles each write only on the broker's acks=all acknowledgement (G3).
  * A copy the broker refuses for good becomes a dead letter without its value, so no record stalls its partition.
  */
+import type { HandOffSink, HandOffItem, HandOffOutcome } from '../ports/handoff';
 import type { Message, PartitionerArgs, ProducerConfig, TopicMessages } from 'kafkajs';
 import { withinDeadline } from '../deadline';
 import { HandOffError } from './errors';
 import { handOffMessage } from './headers';
 import { causeMessage, deadLetterWithout, messageBytes, refusalOf, type Refusal, type Stub } from './refusals';
-import type { HandOffItem, HandOffOutcome } from './types';
 import { SendTimeoutError, copyPartitioner, describeTopics, type Caller, type Connection, type Entry } from './writer-parts';
 import { producerRetry, validate, type HandOffWriterOptions, type HandOffWriterStats, type ProducerFactory, type WriteOptions } from './writer-options';
 
@@ -41,7 +41,7 @@ export { HAND_OFF_WRITER_DEFAULTS, producerRetry, type HandOffWriterOptions, typ
  *   attempt: 2, dueAtMs: Date.now() + 5_000, firstFailureAtMs: Date.now(), error: { name: err.name, message: err.message } }]);
  * // now, and only now, the record's done bit may be set; outcome.status 'refused': it is a dead letter, not a retry
  */
-export class HandOffWriter {
+export class HandOffWriter implements HandOffSink {
   readonly #kafka: ProducerFactory;
   readonly #options: Required<HandOffWriterOptions>;
   // Messages waiting for the next send, in call order.

@@ -1,41 +1,9 @@
 /**
- * The ports of a record's exactly-once effects (`ctx.step`, `ctx.send`, output dedupe), and
- * how long their state lives. The Redis effects store and the output writer implement them in production; the
- * in-memory model of src/testing in unit tests and in `kafka-lanes/testing`.
+ * What a record's exactly-once effects (`ctx.step`, `ctx.send`, output dedupe) share beyond their port
+ * (`ports/effects.ts`): the output record a handler sends, the output header, and how long their state lives.
  */
-import type { CallLimits } from '../completion/scripts';
-import type { OutputId, PartitionRef, StepsRef, StoredSteps } from '../completion/types';
 import type { LanesOptions } from '../options/lanes-options';
 import { durationMs } from '../options/duration';
-
-export type { CopyClaim, OutputId, StepsRef, StoredSteps } from '../completion/types';
-
-/** The Redis state of steps, output dedupe and unordered retry copies. Every call is safe to repeat. */
-export interface EffectsPort {
-  /** The stored results of a record's completed steps (name → serialized result). */
-  loadSteps(at: StepsRef): Promise<ReadonlyMap<string, string>>;
-  /**
-   * Stores a step's result unless one is stored already; returns the stored one then (a run cut off by its deadline
-   * that finished anyway stored it first: every run then goes on with the same result).
-   */
-  saveStep(at: StepsRef, name: string, value: string, ttlMs: number): Promise<string | undefined>;
-  /**
-   * The highest offset of the partition (first origins) with stored step results (-1: none): no record above it has
-   * any. `undefined` (or no such method): not known, so every record reads its steps. A store that has not seen a
-   * step yet reads the marker once per partition and answers `undefined` after that, so a function without steps
-   * pays one call per partition, not one per admission.
-   */
-  stepsStoredUpTo?(ref: PartitionRef): Promise<number | undefined>;
-  /** Deletes the step results of records that are terminal (the steps of each named; one stored by no run named stays until it expires). */
-  forgetSteps(at: readonly StoredSteps[]): Promise<void>;
-  /**
-   * Takes an output for the record running it (`runner`, its origin): `true` when it is the first to take it or
-   * takes it again (a run of the same record), `false` when another record took it (a repeat: skip it).
-   */
-  claimOutput(group: string, id: OutputId, runner: string, ttlMs: number): Promise<boolean>;
-  /** The same store with other call limits (an invocation's deadline signal). */
-  withLimits?(limits: CallLimits): EffectsPort;
-}
 
 /** A record a handler sends with `ctx.send`; `value` other than a string, a Buffer or null is sent as JSON. */
 export interface OutputRecord {
@@ -45,8 +13,6 @@ export interface OutputRecord {
   /** A partition of its own; default: the producer's partitioner, by key. */
   readonly partition?: number;
 }
-
-export type { OutputMessage, OutputSink } from '../handoff/types';
 
 /**
  * The header that identifies an output, `<group>/<topic>/<partition>/<offset>/<index>`: the group of the stage that

@@ -1,12 +1,13 @@
-import type { ParkedRecord } from '../completion/args';
 import { jsonText } from '../describe';
-import type { PartitionRef } from '../completion/types';
 import { decodeKafkaEvent, type KafkaRecord } from '../event';
 import type { Copies, CopyBasis } from '../handoff/copies';
-import { RECOVERY_RECHECK_MS } from '../completion/loss-suspect';
-import type { HandOffItem, HandOffOutcome } from '../handoff/types';
+import { needsWatchCopy, RECOVERY_RECHECK_MS } from '../durability/first-minute';
+import type { CompletionPort } from '../ports/completion';
+import { NotHeadError, StaleAttemptError } from '../ports/errors';
+import type { HandOffItem, HandOffOutcome } from '../ports/handoff';
+import type { ParkedRecord } from '../ports/lane-head';
+import type { PartitionRef } from '../ports/partition';
 import type { LanesOptions } from '../options/lanes-options';
-import type { CompletionPort } from './ports';
 
 /**
  * What moves a lane head through the retry path outside a handler run: the source path, the retry path,
@@ -22,6 +23,9 @@ export interface LaneHeadScope {
   now(): number;
   write(items: readonly HandOffItem[]): Promise<readonly HandOffOutcome[]>;
 }
+
+/** What the lane-head moves ask of the completion store: a head's move, a lane's release, the first minute. */
+export type HeadMoveScope = Omit<LaneHeadScope, 'store'> & { readonly store: Pick<CompletionPort, 'advance' | 'release' | 'durablyMarked'> };
 
 /**
  * The reason a retrying head carries in its `:lanes` entry when it was blocked at the deadline without
@@ -51,23 +55,55 @@ export function decodeParked(payload: string): KafkaRecord {
   return record;
 }
 
+/** A lane head whose retry copy is handed off: its lane, the head as Redis keeps it, its copy, and its record. */
+export interface HeadCopy {
+  readonly lane: string;
+  readonly head: { readonly offset: number; readonly attempt: number };
+  readonly copy: HandOffItem;
+  /** The head's record, for the dead-letter policy when its copy is refused. */
+  readonly record: KafkaRecord;
+}
+
+/** What became of one head: its copy written (`retried`), refused and dead-lettered, or refused and left as it was. */
+export type HeadHandedOff = 'retried' | 'dead-lettered' | 'left';
+
 /**
- * A lane was released onto `next` (its lease set): write `next`'s retry copy to the first tier, due now
- * (deferred: the attempt is unchanged), then take the lease off. A crash between the two leaves the lease
- * to expire and the committer to write the copy again: the head check drops the duplicate. A copy the
- * broker refuses for good is dead-lettered and the dead-letter policy applies to the lane again.
+ * The one hand-off of lane heads (the source path, the retry path, the committer's re-drive, a recovery, the operator
+ * commands): writes the heads' copies in one call, then takes each written head's lease off (`advance`, due when its
+ * copy is). A crash in between leaves the lease to expire and the committer to write the copy again: the head check
+ * drops the duplicate. A head that moved meanwhile (its copy ran already) took its lease with it: `NotHeadError` and
+ * `StaleAttemptError` are tolerated. A copy the broker refused for good is dead-lettered, and the lane's dead-letter
+ * policy applied (`refused: 'dead-letter'`), or left with its lease for the re-drive (`refused: 'leave'`).
  */
-export async function handOffNewHead(scope: LaneHeadScope, ref: PartitionRef, lane: string, next: ParkedRecord, attempt = 1): Promise<'retried' | 'dead-lettered'> {
+export async function handOffHeads(scope: HeadMoveScope, ref: PartitionRef, heads: readonly HeadCopy[], refused: 'dead-letter' | 'leave' = 'dead-letter'): Promise<HeadHandedOff[]> {
+  if (heads.length === 0) return [];
+  const outcomes = await scope.write(heads.map((one) => one.copy));
+  return Promise.all(heads.map(async ({ lane, head, copy, record }, i): Promise<HeadHandedOff> => {
+    const outcome = outcomes[i];
+    if (outcome?.status === 'refused' && refused === 'leave') return 'left';
+    try {
+      if (outcome?.status === 'refused') {
+        await applyDeadLetterPolicy(scope, ref, lane, head, outcome, record);
+        return 'dead-lettered';
+      }
+      await scope.store.advance(ref, lane, head, { attempt: head.attempt, state: 'retrying', dueAtMs: copy.dueAtMs, leaseUntilMs: 0 });
+    } catch (error) {
+      // The head moved meanwhile (its copy ran already): the lease went with it.
+      if (!(error instanceof NotHeadError || error instanceof StaleAttemptError)) throw error;
+    }
+    return 'retried';
+  }));
+}
+
+/**
+ * A lane was released onto `next` (its lease set): its retry copy goes to the first tier, due now (deferred: the
+ * attempt is unchanged), and its lease comes off (`handOffHeads`).
+ */
+export async function handOffNewHead(scope: HeadMoveScope, ref: PartitionRef, lane: string, next: ParkedRecord, attempt = 1): Promise<'retried' | 'dead-lettered'> {
   const record = decodeParked(next.payload);
-  const origin = { topic: ref.topic, partition: ref.partition, offset: next.offset };
-  const copy = scope.copies.deferred({ record, origin, lane }, attempt);
-  const [outcome] = await scope.write([copy]);
-  if (outcome?.status === 'refused') {
-    await applyDeadLetterPolicy(scope, ref, lane, { offset: next.offset, attempt }, outcome, record);
-    return 'dead-lettered';
-  }
-  await scope.store.advance(ref, lane, { offset: next.offset, attempt }, { attempt, state: 'retrying', dueAtMs: copy.dueAtMs, leaseUntilMs: 0 });
-  return 'retried';
+  const copy = scope.copies.deferred({ record, origin: { topic: ref.topic, partition: ref.partition, offset: next.offset }, lane }, attempt);
+  const [outcome] = await handOffHeads(scope, ref, [{ lane, head: { offset: next.offset, attempt }, copy, record }]);
+  return outcome === 'dead-lettered' ? 'dead-lettered' : 'retried';
 }
 
 /**
@@ -76,7 +112,7 @@ export async function handOffNewHead(scope: LaneHeadScope, ref: PartitionRef, la
  * `hold` it stays blocked on the head, held, until an operator releases or replays it.
  */
 export async function applyDeadLetterPolicy(
-  scope: LaneHeadScope,
+  scope: HeadMoveScope,
   ref: PartitionRef,
   lane: string,
   head: { offset: number; attempt: number },
@@ -102,7 +138,21 @@ export async function applyDeadLetterPolicy(
  * reports the loss like any retry copy (`retry/kept-for-recovery.ts`), so the committer recovers the partition from the head
  * on. Costs one copy per held lane per half minute, in the first minute only; nothing on the admission path.
  */
-export async function watchHeldHead(scope: LaneHeadScope, ref: PartitionRef, basis: CopyBasis, attempt: number): Promise<void> {
-  if (scope.store.durablyMarked === undefined || (await scope.store.durablyMarked(ref))) return;
-  await scope.write([scope.copies.deferred(basis, attempt, scope.now() + RECOVERY_RECHECK_MS)]);
+export async function watchHeldHead(scope: HeadMoveScope, ref: PartitionRef, basis: CopyBasis, attempt: number): Promise<void> {
+  const watches = await watchCopies(scope, ref, [{ basis, attempt }]);
+  if (watches.length > 0) await scope.write(watches);
+}
+
+/**
+ * The watch copies of held heads (`watchHeldHead`), the one place they are built: deferred copies due
+ * `RECOVERY_RECHECK_MS` after `nowMs` while the partition needs them (`needsWatchCopy`), none once it is marked.
+ */
+export async function watchCopies(
+  scope: Pick<HeadMoveScope, 'store' | 'copies' | 'now'>,
+  ref: PartitionRef,
+  heads: ReadonlyArray<{ readonly basis: CopyBasis; readonly attempt: number }>,
+  nowMs = scope.now(),
+): Promise<HandOffItem[]> {
+  if (heads.length === 0 || !(await needsWatchCopy(scope.store, ref))) return [];
+  return heads.map(({ basis, attempt }) => scope.copies.deferred(basis, attempt, nowMs + RECOVERY_RECHECK_MS));
 }

@@ -1,5 +1,5 @@
 import type { Consumer, KafkaMessage, Producer } from 'kafkajs';
-import type { PartitionRef } from '../completion/types';
+import type { PartitionRef } from '../ports/partition';
 import { parkPayload, handOffNewHead } from '../lanes/lane-heads';
 import { laneIdOf } from '../lanes/lane-id';
 import { decodeKafkaEvent, encodeKafkaRecord, type KafkaRecord } from '../event';

@@ -1,8 +1,9 @@
 import type { CompletionStore } from '../completion/store';
-import type { PartitionRef } from '../completion/types';
+import type { PartitionRef } from '../ports/partition';
 import { LanesError } from '../errors';
 import { handOffNewHead, type LaneHeadScope } from '../lanes/lane-heads';
-import type { CompletionPort, HandOffSink } from '../lanes/ports';
+import type { CompletionPort } from '../ports/completion';
+import type { HandOffSink } from '../ports/handoff';
 import { copiesFor } from '../handoff/copies';
 import type { LanesOptions } from '../options/lanes-options';
 

@@ -1,4 +1,4 @@
-import type { PartitionRef } from '../completion/types';
+import type { PartitionRef } from '../ports/partition';
 import { deadLetterMalformed, writeAndMarkDone } from '../engine/dead-letters';
 import { laneIdOf } from '../lanes/lane-id';
 import { describeError } from '../lanes/outcome';
@@ -6,7 +6,7 @@ import type { EngineTask, RunScope } from '../engine/run-scope';
 import { topicPartitionKey, type KafkaRecord, type PartitionBatch, type RecordCoordinates } from '../event';
 import { HEADER_PREFIX, readHandOffHeaders } from '../handoff/headers';
 import type { CopyError, CopyFacts } from '../handoff/copies';
-import type { HandOffItem } from '../handoff/types';
+import type { HandOffItem } from '../ports/handoff';
 import { retryTierOf } from '../options/names';
 
 /**
@@ -65,7 +65,6 @@ export function copyFacts(record: KafkaRecord, tiers: readonly string[], group: 
     deferred: h.deferred === true,
   };
 }
-
 
 /**
  * Admits one retry partition's batch of copies: each on its own offset (dedupe); a copy whose headers do not
@@ -154,7 +153,6 @@ function malformedCopy(scope: RunScope<RetryTask>, record: KafkaRecord, reason: 
     : { topic: record.topic, partition: record.partition, offset: record.offset };
   return scope.copies.deadLetter({ record, origin, lane: h.lane }, h.attempt ?? 0, 'malformed', { name: 'MalformedRetryCopy', message: reason });
 }
-
 
 /** A retry copy seen as its original: origin coordinates, no framework headers (what `keyOf` saw first). */
 export function originalOf(copy: KafkaRecord, origin: RecordCoordinates): KafkaRecord {

@@ -1,7 +1,7 @@
-import type { LaneHead } from '../completion/types';
+import type { LaneHead } from '../ports/lane-head';
 import type { ScopeFigures, ScopeGiven } from '../engine/run-scope';
 import type { RetryTask } from './admit';
-import { RECOVERY_RECHECK_MS } from '../completion/loss-suspect';
+import { RECOVERY_RECHECK_MS } from '../durability/first-minute';
 import { suspectLoss, type CopyLoss } from '../durability/loss';
 
 /**

@@ -1,10 +1,10 @@
-import type { LaneHead, LaneHold } from '../completion/types';
-import { NotHeadError, StaleAttemptError } from '../completion/errors';
+import type { LaneHead, LaneHold } from '../ports/lane-head';
+import { NotHeadError, StaleAttemptError } from '../ports/errors';
 import { sleep } from '../deadline';
 import { applyDeadLetterPolicy, decodeParked, handOffNewHead, parkPayload } from '../lanes/lane-heads';
 import { decideFailure, describeError } from '../lanes/outcome';
 import { copyFindsLoss, keptForRecovery } from './kept-for-recovery';
-import { RECOVERY_RECHECK_MS } from '../completion/loss-suspect';
+import { RECOVERY_RECHECK_MS } from '../durability/first-minute';
 import type { RecordPath, RunScope } from '../engine/run-scope';
 import { admitRetryBatch, type RetryTask } from './admit';
 

@@ -3,7 +3,7 @@
  * its copies are checked against one entry per origin offset (claim-copy-1.lua), in one script call per copy.
  */
 import type { EngineTask, ScopeGiven, ScopeSettling } from '../engine/run-scope';
-import type { PartitionRef } from '../completion/types';
+import type { PartitionRef } from '../ports/partition';
 
 interface CopyTask extends EngineTask {
   readonly originRef: PartitionRef;

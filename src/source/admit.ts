@@ -1,7 +1,6 @@
-import type { PartitionRef } from '../completion/types';
+import type { PartitionRef } from '../ports/partition';
 import { deadLetterConflicts, deadLetterMalformed, writeAndMarkDone } from '../engine/dead-letters';
-import { DEFERRED_HEAD, parkPayload } from '../lanes/lane-heads';
-import { RECOVERY_RECHECK_MS } from '../completion/loss-suspect';
+import { DEFERRED_HEAD, parkPayload, watchCopies } from '../lanes/lane-heads';
 import { laneIdOf } from '../lanes/lane-id';
 import { describeError, type DeadLetterReason } from '../lanes/outcome';
 import type { EngineTask, RunScope } from '../engine/run-scope';
@@ -149,9 +148,7 @@ async function admitChunk(
   });
   // A held head dead-lettered again in the partition's first minute gets its watch copy again (`watchHeldHead`).
   const heldAgain = redelivered.filter((item) => item.kind === 'dead-letter' && item.lane !== undefined);
-  const watches = heldAgain.length > 0 && (await scope.store.durablyMarked?.(ref)) === false
-    ? heldAgain.map((item) => scope.copies.deferred(item, item.attempt, now + RECOVERY_RECHECK_MS))
-    : [];
+  const watches = await watchCopies(scope, ref, heldAgain.map((item) => ({ basis: item, attempt: item.attempt })), now);
   const handOffs = scope.guard(Promise.all([
     writeAndMarkDone(scope, ref, [...redelivered, ...watches], () => {
       for (const item of redelivered) scope.count(item.kind === 'dead-letter' ? 'deadLettered' : item.deferred === true ? 'deferred' : 'retried');
@@ -161,7 +158,6 @@ async function admitChunk(
   ]), partitionKey);
   return { tasks, handOffs, stop: result.backPressure };
 }
-
 
 /** A batch of at most this many records is admitted in one call. */
 export const ADMIT_ONE_CALL = 2_048;

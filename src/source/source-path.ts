@@ -1,7 +1,7 @@
 import { applyDeadLetterPolicy, DEFERRED_HEAD, parkPayload, watchHeldHead } from '../lanes/lane-heads';
 import { decideFailure, describeError, type FailureDecision } from '../lanes/outcome';
 import type { RecordPath, RunScope } from '../engine/run-scope';
-import type { HandOffOutcome } from '../handoff/types';
+import type { HandOffOutcome } from '../ports/handoff';
 import { admitSourceBatch, type SourceTask } from './admit';
 
 export { ADMIT_FIRST_CHUNK, ADMIT_MAX_CHUNK, ADMIT_ONE_CALL, RECREATED_TOPIC_GAP, type SourceTask } from './admit';

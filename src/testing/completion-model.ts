@@ -1,7 +1,9 @@
-import type { ParkedRecord } from '../completion/args';
-import { LaneConflictError, NotHeadError, StaleAttemptError } from '../completion/errors';
-import type { AdmitRecord, AdmitResult, AdmitStatus, CopyClaim, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, PartitionRef, RecordSteps } from '../completion/types';
-import type { CompletionPort } from '../lanes/ports';
+import type { ParkedRecord, CopyClaim, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead } from '../ports/lane-head';
+import { LaneConflictError, NotHeadError, StaleAttemptError } from '../ports/errors';
+import type { AdmitRecord, AdmitResult, AdmitStatus } from '../ports/admission';
+import type { PartitionRef } from '../ports/partition';
+import type { RecordSteps } from '../ports/effects';
+import type { CompletionPort } from '../ports/completion';
 import { copyKey } from '../completion/keys';
 import { recordStepsId } from './effects-model';
 
@@ -224,7 +226,6 @@ export class CompletionModelStore implements CompletionPort {
 
   /** Unordered mode's copy entries (`claimCopy`), by key. */
   readonly copies = new Map<string, { attempt: number; copy: string; state: 'run' | 'done' }>();
-
 
   #parkList(p: { park: Map<string, ParkedRecord[]> }, lane: string): ParkedRecord[] {
     let list = p.park.get(lane);

@@ -2,10 +2,10 @@
  * The exactly-once state (step results, output claims, unordered copy claims) in memory, with the semantics of
  * the effects scripts, and counters of the calls made: one call is one round trip to Redis.
  */
-import type { EffectsPort, OutputId, StepsRef, StoredSteps } from '../lanes/effects';
+import type { EffectsPort, OutputId, StepsRef, StoredSteps } from '../ports/effects';
 import { outputClaimKey, steppedKey, stepsBlockKey } from '../completion/keys';
-import type { PartitionRef } from '../completion/types';
-import type { OutputMessage } from '../lanes/effects';
+import type { PartitionRef } from '../ports/partition';
+import type { OutputMessage } from '../ports/handoff';
 
 /** Where the model keeps one record's step results: its field of its step block, as the Redis store does. */
 export function recordStepsId(at: StepsRef): string {
@@ -75,7 +75,6 @@ export class EffectsModel implements EffectsPort {
     this.claims.set(key, runner);
     return true;
   }
-
 
   /** The step results stored for one record. */
   stepsOf(at: StepsRef): ReadonlyMap<string, string> | undefined {

@@ -1,10 +1,9 @@
 /** The hand-off writer of `testLanes`: it keeps what it is given (retry copies, dead letters, outputs) for the test. */
 import { sendDeclared } from '../handler/declared-outputs';
-import type { HandOffItem, HandOffOutcome } from '../handoff/types';
+import type { HandOffItem, HandOffOutcome, OutputMessage, HandOffSink } from '../ports/handoff';
 import { parseOutputId } from '../engine/outputs';
-import { OUTPUT_HEADER, type OutputMessage } from '../lanes/effects';
+import { OUTPUT_HEADER } from '../lanes/effects';
 import type { DeadLetterReason } from '../lanes/outcome';
-import type { HandOffSink } from '../lanes/ports';
 import { bytesOf, readValue, text } from './recorders';
 import type { TestDeadLetter, TestOutput, TestRetry } from './types';
 

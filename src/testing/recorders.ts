@@ -1,6 +1,6 @@
 /** What the test harness records with: metrics dropped, step results noted, bytes shown as text or JSON. */
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import type { StepsRef } from '../lanes/effects';
+import type { StepsRef } from '../ports/effects';
 import { EffectsModel } from './effects-model';
 
 /** Metrics kept in memory and dropped: a test prints no CloudWatch embedded metric lines. */

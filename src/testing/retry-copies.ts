@@ -1,6 +1,6 @@
 import type { KafkaRecordInput } from '../event';
 import { handOffMessage } from '../handoff/headers';
-import type { HandOffItem } from '../handoff/types';
+import type { HandOffItem } from '../ports/handoff';
 
 /**
  * A hand-off copy as the broker hands it back: the message the writer produces for `item` (its key, value and

@@ -26,7 +26,7 @@ import { eventSourcePositions, MemberlessOffsetCommitter, OffsetFetchRefusedErro
 import { encodeKafkaEvent, type KafkaRecordInput } from '../../src/event';
 import { readHandOffHeaders } from '../../src/handoff';
 import { readGroupFigures } from '../../src/admin';
-import { kafkaRecordLog, readRange } from '../../src/durability/read-range';
+import { kafkaRecordLog, readRange } from '../../src/recovery/read-range';
 import { groupGrants, mskArns, type Statement } from '../../src/serverless/iam';
 import { planFunction } from '../../src/serverless/plan';
 import type { CustomResourceEvent } from '../../src/serverless/custom-resource';

@@ -22,7 +22,8 @@ import {
   type CommitterResult,
   type OffsetCommitter,
 } from '../../src/committer';
-import { CompletionStore, type PartitionRef } from '../../src/completion';
+import { CompletionStore } from '../../src/completion';
+import type { PartitionRef } from '../../src/ports/partition';
 import { REDIS_URL, createKafka, createTopic, deleteTopics, redisSetups, uniqueName } from './support/stack';
 
 // jest's `testTimeout` is a global option, so the integration project's value does not reach this

@@ -1,15 +1,8 @@
 import fc from 'fast-check';
 import type { Cluster, Redis } from 'ioredis';
-import {
-  CompletionStore,
-  LaneConflictError,
-  NotAdmittedError,
-  NotHeadError,
-  StaleEpochError,
-  parkKey,
-  partitionKeys,
-  type PartitionRef,
-} from '../../src/completion';
+import { CompletionStore, parkKey, partitionKeys } from '../../src/completion';
+import { LaneConflictError, NotAdmittedError, NotHeadError, StaleEpochError } from '../../src/ports/errors';
+import type { PartitionRef } from '../../src/ports/partition';
 import { stepsBlockKey } from '../../src/completion/keys';
 import { RedisEffects } from '../../src/completion/effects-store';
 import { CompletionModel } from '../../src/testing/completion-model';

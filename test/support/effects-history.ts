@@ -9,14 +9,14 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import fc from 'fast-check';
-import type { PartitionRef } from '../../src/completion/types';
+import type { PartitionRef } from '../../src/ports/partition';
 import { Engine } from '../../src/engine/engine';
-import type { CompletionPort, HandOffSink } from '../../src/lanes/ports';
-import { OUTPUT_HEADER, type OutputMessage } from '../../src/lanes/effects';
+import type { CompletionPort } from '../../src/ports/completion';
+import type { HandOffSink, OutputMessage, HandOffItem } from '../../src/ports/handoff';
+import { OUTPUT_HEADER } from '../../src/lanes/effects';
 import { parseOutputId } from '../../src/engine/outputs';
 import type { LanesContext, LanesRecord } from '../../src/engine/types';
 import { decodeKafkaEvent, decodeKafkaEventLazily, encodeKafkaEvent, type KafkaRecordInput } from '../../src/event';
-import type { HandOffItem } from '../../src/handoff/types';
 import { resolveOptions } from '../../src/options';
 import { SourcePath } from '../../src/source/source-path';
 import { RetryPath } from '../../src/retry/retry-path';

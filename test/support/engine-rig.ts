@@ -6,17 +6,16 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { Engine, type InvocationContext } from '../../src/engine/engine';
-import type { HandOffSink } from '../../src/lanes/ports';
+import type { HandOffSink, HandOffItem, HandOffOutcome, OutputMessage } from '../../src/ports/handoff';
 import type { LanesContext, LanesRecord, RecordHandler } from '../../src/engine/types';
 import { decodeKafkaEvent, decodeKafkaEventLazily, encodeKafkaEvent, type KafkaBatchResponse, type KafkaRecordInput } from '../../src/event';
 import { copyRecord } from '../../src/testing/retry-copies';
-import type { HandOffItem, HandOffOutcome } from '../../src/handoff/types';
 import { resolveOptions, type LanesOptionsInput } from '../../src/options';
 import { SourcePath } from '../../src/source/source-path';
 import { RetryPath } from '../../src/retry/retry-path';
 import { CompletionModelStore } from '../../src/testing/completion-model';
 import { EffectsModel, OutputLog } from '../../src/testing/effects-model';
-import type { EffectsPort, OutputMessage } from '../../src/lanes/effects';
+import type { EffectsPort } from '../../src/ports/effects';
 
 export { copyRecord };
 

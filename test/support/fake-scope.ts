@@ -5,13 +5,13 @@
  * lands in `events`, in order, so a test can say "blocked before written, written before done".
  */
 import { Logger } from '@aws-lambda-powertools/logger';
-import type { PartitionRef } from '../../src/completion/types';
+import type { PartitionRef } from '../../src/ports/partition';
 import type { EngineTask, RunScope } from '../../src/engine/run-scope';
 import type { CounterName } from '../../src/engine/run-report';
 import { decodeKafkaEvent, encodeKafkaEvent, type KafkaRecord, type KafkaRecordInput, type PartitionBatch } from '../../src/event';
 import { copiesFor } from '../../src/handoff/copies';
-import type { HandOffItem, HandOffOutcome } from '../../src/handoff/types';
-import type { CompletionPort } from '../../src/lanes/ports';
+import type { HandOffItem, HandOffOutcome } from '../../src/ports/handoff';
+import type { CompletionPort } from '../../src/ports/completion';
 import { resolveOptions, type LanesOptionsInput } from '../../src/options';
 import { CompletionModelStore } from '../../src/testing/completion-model';
 

@@ -8,10 +8,11 @@ import type { Redis } from 'ioredis';
 import { runCommitter } from '../../src/committer/committer';
 import type { CommitLease, OffsetCommitter } from '../../src/committer/offset-committer';
 import type { CommitMove, CommittedOffset } from '../../src/committer/types';
-import { CompletionStore, parkKey, partitionKeys, type PartitionCaps, type PartitionRef } from '../../src/completion';
+import { CompletionStore, parkKey, partitionKeys } from '../../src/completion';
+import type { PartitionCaps, PartitionRef } from '../../src/ports/partition';
 import { completionGroupId, escapeName } from '../../src/options/names';
 import { uniqueName } from '../integration/support/stack';
-import type { RecordLog } from '../../src/durability/read-range';
+import type { RecordLog } from '../../src/recovery/read-range';
 import { decodeMarker } from '../../src/durability/marker';
 import { runHistory, tpKey, type CommitOutcome, type HistoryBackend, type HistoryRecovery, type HistorySpec, type HistoryStats, type LossPort, type RunOptions } from './history-rig';
 

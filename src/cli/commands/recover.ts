@@ -3,7 +3,7 @@ import { MemberlessOffsetCommitter, runCommitter } from '../../committer';
 import { ConfigError } from '../../errors';
 import { recoveryStart } from '../../durability/first-minute';
 import { decodeMarker } from '../../durability/marker';
-import { recoverPartition, type Recovered } from '../../durability/recover';
+import { recoverPartition, type Recovered } from '../../recovery/recover';
 import { kafkaOptions, redisOptions } from '../connections';
 import { TIERS_OPTION, withOperatorParts, type OperatorFlags } from '../operator-parts';
 
@@ -51,8 +51,8 @@ export function registerRecover(program: Command): void {
         for (const { topic, partition } of forced) {
           const entry = committed.find((c) => c.topic === topic && c.partition === partition);
           const durable = { committed: entry?.offset, marker: decodeMarker(entry?.metadata) };
-          const { since } = recoveryStart(durable, undefined);
-          const recovered = await recoverPartition(recoveryParts, { group, topic, partition }, entry?.offset, durable.marker?.generation, undefined, since);
+          // No commit here: the committer run below commits, under its lease.
+          const { recovered } = await recoverPartition({ parts: recoveryParts, ref: { group, topic, partition }, durable, start: recoveryStart(durable, undefined) });
           process.stdout.write(`${topic}-${partition}: recovered by request: ${describeRecovered(recovered)}\n`);
           handedOff += recovered.heads;
         }

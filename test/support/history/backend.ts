@@ -1,9 +1,10 @@
 /** What a history runs against: the completion store, the committer, Redis losing state (the ports of ./history.ts). */
 
-import type { ParkedRecord } from '../../../src/completion/args';
-import type { LaneHead, PartitionRef } from '../../../src/completion/types';
-import type { RecordLog } from '../../../src/durability/read-range';
-import type { CompletionPort, HandOffSink } from '../../../src/lanes/ports';
+import type { ParkedRecord, LaneHead } from '../../../src/ports/lane-head';
+import type { PartitionRef } from '../../../src/ports/partition';
+import type { RecordLog } from '../../../src/recovery/read-range';
+import type { CompletionPort } from '../../../src/ports/completion';
+import type { HandOffSink } from '../../../src/ports/handoff';
 import type { LanesOptions } from '../../../src/options';
 import type { Telemetry } from '../../../src/telemetry';
 

@@ -1,10 +1,10 @@
 /** One Lambda execution environment as a history plays it: the store and the broker as one container sees them, and its death. */
 
-import type { ParkedRecord } from '../../../src/completion/args';
-import type { OriginState } from '../../../src/completion/loss-suspect';
-import type { AdmitRecord, AdmitResult, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, LaneHold, NewLaneHead, PartitionRef } from '../../../src/completion/types';
-import type { HandOffItem, HandOffOutcome } from '../../../src/handoff/types';
-import type { CompletionPort, HandOffSink } from '../../../src/lanes/ports';
+import type { ParkedRecord, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, LaneHold, NewLaneHead } from '../../../src/ports/lane-head';
+import type { OriginState, PartitionRef } from '../../../src/ports/partition';
+import type { AdmitRecord, AdmitResult } from '../../../src/ports/admission';
+import type { HandOffItem, HandOffOutcome, HandOffSink } from '../../../src/ports/handoff';
+import type { CompletionPort } from '../../../src/ports/completion';
 import type { HistoryStore } from './backend';
 import type { Fault } from './spec';
 

@@ -1,10 +1,10 @@
 /** Redis losing state, committer runs (with their checks and recoveries), re-drives and operator releases. */
 
 import type { CompletionStore } from '../../../src/completion/store';
-import type { RecordLog } from '../../../src/durability/read-range';
+import type { RecordLog } from '../../../src/recovery/read-range';
 import { type KafkaRecordInput, decodeKafkaEvent, encodeKafkaEvent } from '../../../src/event';
 import { releaseHeldLane } from '../../../src/operations/lanes';
-import { redriveExpiredLeases } from '../../../src/retry/redrive';
+import { redriveExpiredLeases } from '../../../src/recovery/redrive';
 import { type LossFound, tpKey } from './backend';
 import { Container } from './container';
 import type { Fault, LoseStep } from './spec';

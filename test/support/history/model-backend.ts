@@ -1,9 +1,10 @@
 /** The history backend on the in-memory completion model (the real Redis one is ../history-redis.ts). */
 
 import { planCommit } from '../../../src/committer/plan';
-import type { ParkedRecord } from '../../../src/completion/args';
-import type { AdmitRecord, AdmitResult, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, PartitionRef } from '../../../src/completion/types';
-import type { CompletionPort } from '../../../src/lanes/ports';
+import type { ParkedRecord, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead } from '../../../src/ports/lane-head';
+import type { AdmitRecord, AdmitResult } from '../../../src/ports/admission';
+import type { PartitionRef } from '../../../src/ports/partition';
+import type { CompletionPort } from '../../../src/ports/completion';
 import { CompletionModelStore } from '../../../src/testing/completion-model';
 import { type CommitOutcome, type HistoryBackend, type HistoryStore, tpKey } from './backend';
 

@@ -4,7 +4,7 @@ import { Engine, type EngineTask, type RecordPath } from '../../../src/engine/en
 import type { LanesContext, LanesRecord, RecordHandler } from '../../../src/engine/types';
 import { type KafkaBatchResponse, type KafkaRecordInput, decodeKafkaEventLazily, encodeKafkaEvent } from '../../../src/event';
 import { readHandOffHeaders } from '../../../src/handoff/headers';
-import type { HandOffItem } from '../../../src/handoff/types';
+import type { HandOffItem } from '../../../src/ports/handoff';
 import { retryTierOf } from '../../../src/options/names';
 import { RetryPath } from '../../../src/retry/retry-path';
 import { SourcePath } from '../../../src/source/source-path';

@@ -4,7 +4,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { NonRetriableError, RetryLaterError } from '../../../src/errors';
 import type { KafkaRecordInput } from '../../../src/event';
-import type { HandOffItem } from '../../../src/handoff/types';
+import type { HandOffItem } from '../../../src/ports/handoff';
 import { type LanesOptions, type LanesOptionsInput, resolveOptions } from '../../../src/options';
 import type { FailureKind, HistorySpec } from './spec';
 

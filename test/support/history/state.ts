@@ -2,8 +2,8 @@
 
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { KafkaRecordInput } from '../../../src/event';
-import type { HandOffItem } from '../../../src/handoff/types';
-import type { Clock } from '../../../src/lanes/ports';
+import type { HandOffItem } from '../../../src/ports/handoff';
+import type { Clock } from '../../../src/ports/clock';
 import type { LanesOptions } from '../../../src/options';
 import { retryTopic } from '../../../src/options/names';
 import type { Telemetry } from '../../../src/telemetry';

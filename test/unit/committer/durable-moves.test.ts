@@ -1,4 +1,4 @@
-import type { PartitionAudit } from '../../../src/completion/audit';
+import type { PartitionAudit } from '../../../src/ports/partition';
 import { durableMoves, partitionsToCheck, type PartitionCheck } from '../../../src/committer/durable-moves';
 import { LossReason } from '../../../src/durability/loss';
 

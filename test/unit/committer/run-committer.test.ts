@@ -5,7 +5,8 @@ import { committerLeaseKey } from '../../../src/completion/keys';
 import type { RedisClient } from '../../../src/completion/scripts';
 import type { OffsetCommitter } from '../../../src/committer/offset-committer';
 import { PlanReasonCode, type CommitMove, type CommittedOffset } from '../../../src/committer/types';
-import type { FrontierReading, PartitionRef } from '../../../src/completion';
+import type { FrontierReading } from '../../../src/completion';
+import type { PartitionRef } from '../../../src/ports/partition';
 
 type Store = RunCommitterOptions['store'];
 type ScriptCommand = (numKeys: number, ...args: string[]) => Promise<number>;

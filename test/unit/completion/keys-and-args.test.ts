@@ -1,6 +1,6 @@
 import { escapeName, legacyStepsKey, outputClaimKey, outputClaimTag, parkKey, partitionKeys, partitionTag, steppedKey, STEPS_PER_BLOCK, stepsBlockKey } from '../../../src/completion/keys';
 import { claimOutputsCall, loadStepsCall, parseClaimOutputsReply, saveStepsCall } from '../../../src/completion/effects-store';
-import type { OutputId } from '../../../src/completion/types';
+import type { OutputId } from '../../../src/ports/effects';
 import {
   admitCall,
   blockCall,
@@ -15,13 +15,8 @@ import {
   parseReleaseReply,
   releaseCall,
 } from '../../../src/completion/args';
-import {
-  LaneConflictError,
-  NotAdmittedError,
-  NotHeadError,
-  StaleEpochError,
-  UnexpectedReplyError,
-} from '../../../src/completion/errors';
+import { UnexpectedReplyError } from '../../../src/completion/errors';
+import { LaneConflictError, NotAdmittedError, NotHeadError, StaleEpochError } from '../../../src/ports/errors';
 
 const ref = { group: 'orders', topic: 'orders-v1', partition: 3 };
 const caps = { maxWindow: 1000, maxParked: 10, maxParkedBytes: 4096 };

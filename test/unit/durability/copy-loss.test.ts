@@ -1,4 +1,4 @@
-import type { PartitionAudit } from '../../../src/completion/audit';
+import type { PartitionAudit } from '../../../src/ports/partition';
 import { findCopyLoss, LossReason, suspectLoss } from '../../../src/durability/loss';
 
 const NOW = 1_750_000_000_000;

@@ -1,4 +1,4 @@
-import type { PartitionAudit } from '../../../src/completion/audit';
+import type { PartitionAudit } from '../../../src/ports/partition';
 import { findLoss, LossReason, OVERDUE_HEAD_MS } from '../../../src/durability/loss';
 import { recoveryStart } from '../../../src/durability/first-minute';
 import { decodeMarker, encodeMarker } from '../../../src/durability/marker';

@@ -4,7 +4,8 @@
  * failed head's followers (from every chunk), or the refusal of the rest of a batch (back-pressure, Redis down).
  * Only public behaviour is asserted: what ran, the batch response, the model store's state and calls.
  */
-import type { AdmitRecord, AdmitResult, PartitionRef } from '../../../src/completion/types';
+import type { AdmitRecord, AdmitResult } from '../../../src/ports/admission';
+import type { PartitionRef } from '../../../src/ports/partition';
 import { decodeKafkaEventLazily, encodeKafkaEvent, type KafkaBatchResponse } from '../../../src/event';
 import { SourcePath } from '../../../src/source/source-path';
 import { NonRetriableError } from '../../../src/errors';

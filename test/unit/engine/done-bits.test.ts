@@ -1,6 +1,6 @@
 import { DoneBits } from '../../../src/engine/done-bits';
-import type { CompletionPort } from '../../../src/lanes/ports';
-import type { PartitionRef } from '../../../src/completion/types';
+import type { CompletionPort } from '../../../src/ports/completion';
+import type { PartitionRef } from '../../../src/ports/partition';
 
 const SOURCE: PartitionRef = { group: 'g', topic: 'orders', partition: 0 };
 const TIER: PartitionRef = { group: 'g', topic: 'g.retry.5s', partition: 0 };

@@ -1,13 +1,13 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { Engine, type InvocationContext } from '../../../src/engine/engine';
-import type { Clock, HandOffSink } from '../../../src/lanes/ports';
+import type { Clock } from '../../../src/ports/clock';
+import type { HandOffSink, HandOffItem, HandOffOutcome } from '../../../src/ports/handoff';
 import { NonRetriableError, RetryLaterError } from '../../../src/errors';
 import type { LanesRecord, RecordHandler } from '../../../src/engine/types';
 import { decodeKafkaEvent, encodeKafkaEvent, type KafkaBatchResponse, type KafkaRecordInput } from '../../../src/event';
 import { handOffMessage, readHandOffHeaders } from '../../../src/handoff/headers';
 import { copyRecord } from '../../../src/testing/retry-copies';
-import type { HandOffItem, HandOffOutcome } from '../../../src/handoff/types';
 import { resolveOptions, type LanesOptionsInput } from '../../../src/options';
 import { SourcePath } from '../../../src/source/source-path';
 import { RetryPath } from '../../../src/retry/retry-path';

@@ -1,6 +1,6 @@
 import { copiesFor } from '../../../src/handoff/copies';
 import { handOffMessage, readHandOffHeaders } from '../../../src/handoff/headers';
-import type { HandOffItem } from '../../../src/handoff/types';
+import type { HandOffItem } from '../../../src/ports/handoff';
 import { resolveOptions } from '../../../src/options';
 import { kafkaRecord } from './factories';
 

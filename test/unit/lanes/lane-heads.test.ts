@@ -3,7 +3,7 @@
  * write (no Redis, no Kafka): handing a lane's new head off, the dead-letter policy, the watch copy of a held head,
  * and what a park list keeps of a record.
  */
-import { RECOVERY_RECHECK_MS } from '../../../src/completion/loss-suspect';
+import { RECOVERY_RECHECK_MS } from '../../../src/durability/first-minute';
 import { applyDeadLetterPolicy, decodeParked, handOffNewHead, parkPayload, watchHeldHead } from '../../../src/lanes/lane-heads';
 import type { EngineTask } from '../../../src/engine/run-scope';
 import { fakeScope, laneOf, record, REFUSED, SOURCE_REF, T0, type FakeScope } from '../../support/fake-scope';

@@ -1,6 +1,6 @@
 import type { KafkaMessage, ProducerRecord } from 'kafkajs';
 import type { CompletionStore } from '../../../src/completion/store';
-import type { HandOffSink } from '../../../src/lanes/ports';
+import type { HandOffSink } from '../../../src/ports/handoff';
 import { replayDeadLetters, toDeadLetter, REPLAY_OF_HEADER } from '../../../src/operations/dead-letters';
 import { resolveOptions } from '../../../src/options';
 

@@ -2,7 +2,7 @@
  * The retry copy path alone, against a fake run scope (no engine, no Redis, no Kafka): when a copy runs, what its
  * success and failure do to its lane, and what becomes of a copy that must not run.
  */
-import { RECOVERY_RECHECK_MS } from '../../../src/completion/loss-suspect';
+import { RECOVERY_RECHECK_MS } from '../../../src/durability/first-minute';
 import { parkPayload } from '../../../src/lanes/lane-heads';
 import { RetryPath, type RetryTask } from '../../../src/retry/retry-path';
 import { CompletionModelStore } from '../../../src/testing/completion-model';

@@ -2,7 +2,7 @@
  * The source record path alone, against a fake run scope (no engine, no Redis, no Kafka): what a success, a
  * failure and the deadline make of a record and of the records behind it in its lane, and in which order.
  */
-import { RECOVERY_RECHECK_MS } from '../../../src/completion/loss-suspect';
+import { RECOVERY_RECHECK_MS } from '../../../src/durability/first-minute';
 import { SourcePath, type SourceTask } from '../../../src/source/source-path';
 import { CompletionModelStore } from '../../../src/testing/completion-model';
 import { fakeScope, laneOf, record, REFUSED, SOURCE_REF, T0, type FakeScope } from '../../support/fake-scope';

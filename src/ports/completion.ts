@@ -1,13 +1,18 @@
 /**
- * The ports of the engine (an engine takes ports, not clients). The Redis completion store and the
- * Kafka hand-off writer implement them in production; the in-memory models of src/testing implement them in
- * unit tests, so ordering, deadline and hand-off logic is tested without a broker.
+ * The completion port (an engine takes ports, not clients): done bits, lanes and park lists. `CompletionStore`
+ * (`completion/store.ts`) implements it on Redis; the in-memory model of src/testing in unit tests, so ordering,
+ * deadline and hand-off logic is tested without a broker.
  */
-import type { CallLimits } from '../completion/scripts';
-import type { AdmitRecord, AdmitResult, CopyClaim, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, LaneHold, NewLaneHead, PartitionRef, RecordSteps } from '../completion/types';
-import type { ParkedRecord } from '../completion/args';
-import type { OriginState } from '../completion/loss-suspect';
-import type { HandOffItem, HandOffOutcome, OutputMessage } from '../handoff/types';
+import type { AdmitRecord, AdmitResult } from './admission';
+import type { CopyClaim, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, LaneHold, NewLaneHead, ParkedRecord } from './lane-head';
+import type { OriginState, PartitionRef } from './partition';
+import type { RecordSteps } from './effects';
+
+/** Bounds on one Redis call: it is given up (rejected) after `timeoutMs`, or when `signal` aborts. */
+export interface CallLimits {
+  readonly timeoutMs?: number | undefined;
+  readonly signal?: AbortSignal | undefined;
+}
 
 /** The completion state the engine needs: done bits, lanes and park lists of each partition (docs/ARCHITECTURE.md, "Redis layout"). */
 export interface CompletionPort {
@@ -50,26 +55,3 @@ export interface CompletionPort {
   /** Redis `WAIT`: how many replicas acknowledged every write made so far (the fewest, on a cluster). */
   waitForReplicas?(replicas: number, timeoutMs: number): Promise<number>;
 }
-
-/** Writes retry and dead-letter copies; resolves once the broker acknowledged them (acks=all). */
-export interface HandOffSink {
-  /**
-   * One outcome per item, in order. `refused`: the broker refused the item for good and a stripped dead-letter
-   * copy of it was written instead. A transient failure rejects the whole call. `signal` aborts a write that
-   * would outlive the invocation.
-   */
-  write(items: readonly HandOffItem[], options?: { signal?: AbortSignal }): Promise<readonly HandOffOutcome[]>;
-  /**
-   * Produces the `ctx.send` outputs of records finishing together, one list per record (acks=all). One outcome per
-   * record, in order: `undefined` once every output of it is acknowledged, else why not; a record whose outputs
-   * were acknowledged is not failed by another's. A rejection fails them all.
-   */
-  send?(records: ReadonlyArray<readonly OutputMessage[]>, options?: { signal?: AbortSignal }): Promise<ReadonlyArray<Error | undefined>>;
-}
-
-/** Epoch milliseconds. Timers stay real: a clock only moves the engine's idea of "now". */
-export interface Clock {
-  now(): number;
-}
-
-export const SYSTEM_CLOCK: Clock = { now: () => Date.now() };

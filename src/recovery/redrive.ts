@@ -1,9 +1,7 @@
 import type { CompletionStore } from '../completion/store';
-import type { PartitionRef } from '../completion/types';
-import { NotHeadError, StaleAttemptError } from '../completion/errors';
-import { applyDeadLetterPolicy, decodeParked, type LaneHeadScope } from '../lanes/lane-heads';
-import type { HandOffSink } from '../lanes/ports';
-import type { HandOffItem, HandOffOutcome } from '../handoff/types';
+import type { PartitionRef } from '../ports/partition';
+import { decodeParked, handOffHeads, type LaneHeadScope } from '../lanes/lane-heads';
+import type { HandOffSink, HandOffItem, HandOffOutcome } from '../ports/handoff';
 import { copiesFor } from '../handoff/copies';
 import { readHandOffHeaders } from '../handoff/headers';
 import type { LanesOptions } from '../options/lanes-options';
@@ -87,18 +85,7 @@ async function redriveOne(
   const record = decodeParked(kept.payload);
   const facts = readHandOffHeaders(record.headers);
   const origin = { topic: ref.topic, partition: ref.partition, offset: head.offset };
-  const item = scope.copies.deferred({ record, origin, lane }, head.attempt, head.dueAtMs, facts.firstFailureAtMs);
-  const [outcome] = await scope.write([item]);
-  try {
-    if (outcome?.status === 'refused') {
-      await applyDeadLetterPolicy(scope, ref, lane, head, outcome, record);
-      return 'dead-lettered';
-    }
-    await scope.store.advance(ref, lane, head, { attempt: head.attempt, state: 'retrying', dueAtMs: head.dueAtMs, leaseUntilMs: 0 });
-  } catch (error) {
-    // The head moved meanwhile (the copy already ran): the lease went with it.
-    if (error instanceof NotHeadError || error instanceof StaleAttemptError) return 'retried';
-    throw error;
-  }
-  return 'retried';
+  const copy = scope.copies.deferred({ record, origin, lane }, head.attempt, head.dueAtMs, facts.firstFailureAtMs);
+  const [outcome] = await handOffHeads(scope, ref, [{ lane, head: { offset: head.offset, attempt: head.attempt }, copy, record }]);
+  return outcome === 'dead-lettered' ? 'dead-lettered' : 'retried';
 }

@@ -1,0 +1,8 @@
+export type { AdmitRecord, AdmitResult, AdmitStatus } from './admission';
+export { SYSTEM_CLOCK, type Clock } from './clock';
+export type { CallLimits, CompletionPort } from './completion';
+export type { EffectsPort, OutputId, RecordSteps, StepsRef, StoredSteps } from './effects';
+export type { HandOffItem, HandOffKind, HandOffOrigin, HandOffOutcome, HandOffSink, OutputMessage, OutputSink, RefusalReason } from './handoff';
+export type { CopyClaim, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, LaneHold, NewLaneHead, ParkedRecord } from './lane-head';
+export { LaneConflictError, NotAdmittedError, NotHeadError, StaleAttemptError, StaleEpochError } from './errors';
+export type { OriginState, PartitionAudit, PartitionCaps, PartitionRef, PartitionWindow } from './partition';
