@@ -4,6 +4,7 @@ import {
   DEAD_BEFORE_DEAD_LETTER,
   DONE_BIT_LOST,
   DRAIN_KILLED_UNMARKED,
+  DUE_BEHIND_WAITING_COPY,
   HELD_BEFORE_DEAD_LETTER,
   HELD_LANE_FLUSHED,
   HistoryViolation,
@@ -205,6 +206,12 @@ describe('engine histories on the real Redis completion store', () => {
     expect(stats).toEqual(expect.objectContaining({ losses, lossesFound: losses, recoveries: losses }));
     expect(times).toEqual([expect.objectContaining({ ranAgainMs: expect.any(Number) })]);
     expect(times[0]!.ranAgainMs).toBeLessThan(60_000);
+  });
+
+  // Issue 39: the drain moved its clock 1 ms a round while a due copy waited behind copies of its lane not due yet.
+  it('settles a lane whose due copy waits behind copies of its lane not due yet', async () => {
+    const stats = await runOnRedis(redis, DUE_BEHIND_WAITING_COPY);
+    expect(stats.records).toBe(7);
   });
 
   it('re-drives a lane head whose partition lost its state and tracked-set entry before the first commit', async () => {
