@@ -48,9 +48,10 @@ export const LossReason = {
   /** A retry copy's origin is not done while its lane is free: a release sets it in the same step, so it was lost. */
   OriginNotDone: 'origin-not-done',
   /**
-   * A retry copy's lane has its head below the copy's origin, in a state no recovery rebuilt: a lane's head only moves
-   * on, and a copy is written for its lane's head, so the state is older than the copy (a snapshot restored, the
-   * writes after it lost) and the lane would wait on a head whose copy was consumed.
+   * A retry copy's lane has its head below the copy's origin, or at its origin with an earlier attempt, in a state no
+   * recovery rebuilt: a lane's head only moves on, and a copy is written for its lane's head once the head holds the
+   * copy's attempt, so the state is older than the copy (a snapshot restored, the writes after it lost) and the lane
+   * would wait on a head whose copy was consumed.
    */
   HeadBehindOrigin: 'head-behind-origin',
   /** A recovery is rebuilding the partition: a retry copy waits for it (nothing to report). */
@@ -89,8 +90,8 @@ export interface CopyFacts {
   /** The origin's done bit, when the state has one for it. */
   readonly originDone: boolean | undefined;
   readonly nowMs: number;
-  /** The lane's head, when it lies below the origin. */
-  readonly headBelow?: number | undefined;
+  /** The lane's head, when it lies behind the copy: below its origin, or at it with an earlier attempt. */
+  readonly headBehind?: { readonly offset: number; readonly attempt: number } | undefined;
 }
 
 export type LossFacts = CommitterFacts | CopyFacts;
@@ -189,8 +190,8 @@ const RULES: readonly LossRule[] = [
   { reason: LossReason.OriginNotDone, by: 'copy', judge: copy(({ origin, originDone }) => (originDone === false ? `offset ${origin} is not done while its lane is free` : undefined)) },
   {
     // A rebuilt lane starts again from the durable frontier, below the copies written before the recovery: those are stale.
-    reason: LossReason.HeadBehindOrigin, by: 'copy', judge: copy(({ audit, origin, headBelow }) => (headBelow !== undefined && audit.recoveries === 0
-      ? `its lane's head is offset ${headBelow}, below the copy's origin ${origin}: the state is older than the copy`
+    reason: LossReason.HeadBehindOrigin, by: 'copy', judge: copy(({ audit, origin, headBehind }) => (headBehind !== undefined && audit.recoveries === 0
+      ? `its lane's head is offset ${headBehind.offset} attempt ${headBehind.attempt}, behind the copy (origin ${origin}): the state is older than the copy`
       : undefined)),
   },
 ];
@@ -233,14 +234,15 @@ export function findLoss(audit: PartitionAudit, frontier: number | undefined, du
  * its highest admitted offset) or not done says Redis lost writes, as do no state at all and counters that disagree
  * with the data. So does an origin below where the state was born (`born`): only an earlier state admitted it, and a
  * state is replaced only by a recovery (born no higher than the lowest offset the completion group vouches for, so a
- * copy below that is terminal and never gets here) or by a loss. `headBelow`: the lane's head, when it lies below the
- * origin (`HeadBehindOrigin`). A recovery under way is `Recovering`: the copy waits, nothing is reported.
+ * copy below that is terminal and never gets here) or by a loss. `originDone`: the origin's done bit, when the state
+ * has one for it. `headBehind`: the lane's head, when it lies behind the copy (`HeadBehindOrigin`). A recovery under
+ * way is `Recovering`: the copy waits, nothing is reported.
  *
  * @example
  * findCopyLoss(audit, 41, undefined, Date.now()); // { reason: 'origin-unknown', detail: 'offset 41 is above the highest admitted, 39' }
  */
-export function findCopyLoss(audit: PartitionAudit, origin: number, originDone: boolean | undefined, nowMs: number, headBelow?: number): Loss | undefined {
-  return judgeLoss({ by: 'copy', audit, origin, originDone, nowMs, headBelow });
+export function findCopyLoss(audit: PartitionAudit, origin: number, originDone: boolean | undefined, nowMs: number, headBehind?: { offset: number; attempt: number }): Loss | undefined {
+  return judgeLoss({ by: 'copy', audit, origin, originDone, nowMs, headBehind });
 }
 
 /** A loss a retry copy found: `firstReport` when its report is news to the partition's `meta` (see `suspectLoss`). */
@@ -261,10 +263,10 @@ export interface CopyLoss extends Loss {
  * @example
  * const loss = await suspectLoss(store, originRef, 41, Date.now()); // { reason: 'origin-unknown', firstReport: true, ... } or undefined
  */
-export async function suspectLoss(store: Pick<CompletionPort, 'originState' | 'reportLoss'>, ref: PartitionRef, origin: number, nowMs: number, headBelow?: number): Promise<CopyLoss | undefined> {
+export async function suspectLoss(store: Pick<CompletionPort, 'originState' | 'reportLoss'>, ref: PartitionRef, origin: number, nowMs: number, headBehind?: { offset: number; attempt: number }): Promise<CopyLoss | undefined> {
   if (store.originState === undefined) return undefined;
   const { audit, originDone } = await store.originState(ref, origin);
-  const loss = findCopyLoss(audit, origin, originDone, nowMs, headBelow);
+  const loss = findCopyLoss(audit, origin, originDone, nowMs, headBehind);
   if (loss === undefined) return undefined;
   if (loss.reason === LossReason.Recovering) return { ...loss, firstReport: false };
   const firstReport = audit.lossReported === undefined || (audit.lossReportedFrom !== undefined && origin < audit.lossReportedFrom);

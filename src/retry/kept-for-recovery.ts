@@ -5,14 +5,14 @@ import { RECOVERY_RECHECK_MS } from '../durability/first-minute';
 import { suspectLoss, type CopyLoss } from '../durability/loss';
 
 /**
- * Whether a retry copy whose lane is free (or whose lane's head lies past its origin, or below it) finds its partition's Redis
+ * Whether a retry copy whose lane is free (or whose lane's head lies past its origin, or behind the copy) finds its partition's Redis
  * state lost; a loss is reported in the partition's `meta` for the committer. Said once per loss: the copy whose
  * report is news logs it as an error and counts it (`RetryCopiesHeldForRecovery`); a copy finding the loss already
  * reported (itself on an earlier pass, or another copy) logs at info level and counts nothing.
  */
 export async function copyFindsLoss(scope: ScopeGiven & ScopeFigures, task: RetryTask, head?: LaneHead): Promise<CopyLoss | undefined> {
-  const headBelow = head !== undefined && head.offset < task.origin.offset ? head.offset : undefined;
-  const loss = await suspectLoss(scope.store, task.originRef, task.origin.offset, scope.now(), headBelow);
+  const behind = head !== undefined && (head.offset < task.origin.offset || (head.offset === task.origin.offset && head.attempt < task.attempt));
+  const loss = await suspectLoss(scope.store, task.originRef, task.origin.offset, scope.now(), behind ? head : undefined);
   if (loss === undefined) return undefined;
   const fields = { origin: task.origin, attempt: task.attempt, reason: loss.reason, why: loss.detail };
   if (loss.firstReport) {

@@ -35,9 +35,12 @@ function movedPast(task: RetryTask, head: LaneHead | undefined): boolean {
   return head === undefined || head.offset > task.origin.offset;
 }
 
-/** The lane's head lies below the copy's origin: a head only moves on, so the state went back (`HeadBehindOrigin`). */
+/**
+ * The lane's head lies behind the copy: below its origin, or at it with an earlier attempt (a head holds the copy's
+ * attempt before the copy is written). A head only moves on, so the state went back (`HeadBehindOrigin`).
+ */
 function behind(task: RetryTask, head: LaneHead | undefined): boolean {
-  return head !== undefined && head.offset < task.origin.offset;
+  return head !== undefined && (head.offset < task.origin.offset || (head.offset === task.origin.offset && head.attempt < task.attempt));
 }
 
 /** The copy's origin is its lane's head, held by the `hold` policy: the copy is that head's watch copy (`watchHeldHead`). */

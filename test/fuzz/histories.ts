@@ -1,5 +1,5 @@
 /**
- * `npm run fuzz:histories [-- <runs> [<seed>] [--redis] [--shape <part of a name>] [--path <path>]]`: the randomized histories of the engine tests
+ * `npm run fuzz:histories [-- <runs> [<seed>] [--redis] [--shape <part of a name>] [--path <path>] [--committer-period <ms>]]`: the randomized histories of the engine tests
  * (test/support/history-rig.ts) with many more cases: `<runs>` histories of each shape of `HISTORY_SHAPES`, on the
  * in-memory completion model, or with `--redis` on the real Redis store and committer (needs the local Redis,
  * `npm run local:up`), where the histories also hold `lose` steps: Redis loses its last writes, one key or every key
@@ -7,11 +7,14 @@
  * plus the shapes of `LOSS_SHAPES` (the partition's first minute: a loss before any durable marker). Shape i runs with seed `<seed> + i`; a failure prints its seed, path, shrunk history and
  * trace, so it can be replayed with the same arguments; `--shape` plays only the shapes whose name holds the text
  * (each keeps its seed `<seed> + i`), `--path` replays the one history fast-check's report names (with `--shape`).
+ * `--committer-period` plays the committer's schedule on the history's clock (default 60000, the plugin's
+ * `rate(1 minute)`; 2000 is the schedule of `committerHandler` as the issue's deployment runs it): the recovery times
+ * printed are measured against it.
  */
 import { Redis } from 'ioredis';
 import { REDIS_URL } from '../integration/support/stack';
 import { runOnRedis } from '../support/history-redis';
-import { addStats, assertHistories, HISTORY_SHAPES, LOSS_SHAPES, ModelBackend, NO_STATS, runHistory, type RecoveryTime } from '../support/history-rig';
+import { addStats, assertHistories, HISTORY_SHAPES, LOSS_SHAPES, ModelBackend, NO_STATS, runHistory, type HistorySpec, type RecoveryTime } from '../support/history-rig';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
 
@@ -23,7 +26,12 @@ async function main(): Promise<void> {
   };
   const shapeFilter = option('--shape');
   const path = option('--path');
-  const [runsArg, seedArg] = args.filter((arg, i) => !arg.startsWith('--') && !['--shape', '--path'].includes(args[i - 1] ?? ''));
+  const [runsArg, seedArg] = args.filter((arg, i) => !arg.startsWith('--') && !['--shape', '--path', '--committer-period'].includes(args[i - 1] ?? ''));
+  const periodArg = option('--committer-period');
+  const committerPeriodMs = periodArg === undefined ? undefined : Number(periodArg);
+  if (committerPeriodMs !== undefined && (!Number.isSafeInteger(committerPeriodMs) || committerPeriodMs < 1)) {
+    throw new Error(`Expected --committer-period to be a positive integer (ms), got ${String(periodArg)}`);
+  }
   const onRedis = args.includes('--redis');
   const runs = Number(runsArg ?? 2_000);
   const seed = Number(seedArg ?? Date.now() % 2 ** 31);
@@ -35,15 +43,16 @@ async function main(): Promise<void> {
   const played = [...Object.entries(shapes).entries()].filter(([, [name]]) => shapeFilter === undefined || name.includes(shapeFilter));
   if (played.length === 0) throw new Error(`Expected --shape to name part of one of ${Object.keys(shapes).join('; ')}, got ${String(shapeFilter)}`);
   const redis = onRedis ? new Redis(REDIS_URL, { maxRetriesPerRequest: 3 }) : undefined;
-  console.log(`history fuzz: ${runs} histories of each of ${played.length} shapes on ${onRedis ? 'real Redis' : 'the in-memory model'}, seed ${seed}`);
+  console.log(`history fuzz: ${runs} histories of each of ${played.length} shapes on ${onRedis ? 'real Redis' : 'the in-memory model'}, seed ${seed}` +
+    (committerPeriodMs === undefined ? '' : `, a committer run every ${committerPeriodMs} ms`));
   let total = NO_STATS;
   const allTimes: RecoveryTime[] = [];
   try {
     for (const [i, [name, shape]] of played) {
       const started = performance.now();
       const times: RecoveryTime[] = [];
-      const stats = await assertHistories({ shape: { ...shape, losses: onRedis }, runs, seed: seed + i, path }, (spec) =>
-        redis === undefined ? runHistory(spec, new ModelBackend(spec.caps)) : runOnRedis(redis, spec, { recoveryTimes: times }));
+      const stats = await assertHistories({ shape: { ...shape, losses: onRedis }, runs, seed: seed + i, path }, (spec) => watched(spec, () =>
+        redis === undefined ? runHistory(spec, new ModelBackend(spec.caps), { committerPeriodMs }) : runOnRedis(redis, spec, { recoveryTimes: times, committerPeriodMs })));
       total = addStats(total, stats);
       console.log(`  ${name} (seed ${seed + i}): ${runs} passed in ${((performance.now() - started) / 1000).toFixed(1)} s, ${stats.crashes} crashes, ${stats.copyRuns} copy runs, ${stats.deadLetters} dead letters` +
         (onRedis ? `, ${stats.losses} losses (${stats.lossesUnmarked} before a first marker, ${stats.lossesHeld} of them with a lane held), ${stats.lossesHeldMarked} with a lane held after the first marker, ${stats.lanesLost} taking blocked lanes' entries, ${stats.lossesFound} found, ${stats.recoveries} recoveries (${stats.rewinds} moving the completion group back), ${stats.blindRuns} runs out of order before a loss was found` : ''));
@@ -54,6 +63,19 @@ async function main(): Promise<void> {
     console.log(`all passed: ${JSON.stringify(total)}`);
   } finally {
     await redis?.quit();
+  }
+}
+
+/** A history taking longer than this (real time) is printed while it runs: a hang can then be replayed (with `runOnRedis` and the spec printed). */
+const STALL_MS = 120_000;
+
+/** Runs one history; one that takes longer than `STALL_MS` prints its spec (the run goes on). */
+async function watched<T>(spec: HistorySpec, run: () => Promise<T>): Promise<T> {
+  const timer = setTimeout(() => console.error(`a history has run for more than ${STALL_MS / 1000} s (a hang?): ${JSON.stringify(spec)}`), STALL_MS);
+  try {
+    return await run();
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -13,6 +13,7 @@ import {
   LOSS_SHAPES,
   REDRIVEN_HEAD,
   RELEASE_LOST,
+  SNAPSHOT_BEHIND_ATTEMPT,
   SNAPSHOT_BEHIND_COPY,
   RESTORED_BEFORE_RETRY,
   STATE_REMADE_UNTRACKED,
@@ -190,11 +191,14 @@ describe('engine histories on the real Redis completion store', () => {
     expect(times[0]!.ranAgainMs).toBeLessThan(60_000);
   });
 
-  // Issue 39: a copy finding its lane's head below its origin (an old snapshot restored) was dropped as stale, and the
-  // lane waited an hour for the committer's overdue-head check.
-  it('finds an old snapshot by a copy whose lane head lies below its origin, and recovers it at once', async () => {
+  // Issue 39: a copy finding its lane's head behind it (an old snapshot restored) was dropped as stale, and the lane
+  // waited an hour for the committer's overdue-head check.
+  it.each([
+    ['whose lane head lies below its origin', SNAPSHOT_BEHIND_COPY],
+    ['of a later attempt than its lane head', SNAPSHOT_BEHIND_ATTEMPT],
+  ])('finds an old snapshot by a copy %s, and recovers it at once', async (_, spec) => {
     const times: RecoveryTime[] = [];
-    const stats = await runOnRedis(redis, SNAPSHOT_BEHIND_COPY, { recoveryTimes: times });
+    const stats = await runOnRedis(redis, spec, { recoveryTimes: times });
     expect(stats).toEqual(expect.objectContaining({ losses: 1, lossesFound: 1, recoveries: 1 }));
     expect(times).toEqual([expect.objectContaining({ ranAgainMs: expect.any(Number) })]);
     expect(times[0]!.ranAgainMs).toBeLessThan(60_000);

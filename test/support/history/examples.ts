@@ -312,3 +312,15 @@ export const SNAPSHOT_BEHIND_COPY: HistorySpec = {
     { t: 'retry', order: 'asc', back: 0, size: 1, advanceMs: 0, fault: { kind: 'none' } },
   ],
 };
+
+/**
+ * Like `SNAPSHOT_BEHIND_COPY`, on the head itself: record 0 of key `a` fails twice, its copy of attempt 3 is written,
+ * then Redis is restored to a snapshot from before its copy of attempt 2 ran. The head is back at attempt 2 with that
+ * copy consumed; the copy of attempt 3 was dropped as stale (not the head's attempt). A head holds a copy's attempt
+ * before the copy is written, so a copy of a later attempt than its head's now reports the loss too.
+ */
+export const SNAPSHOT_BEHIND_ATTEMPT: HistorySpec = {
+  ...SNAPSHOT_BEHIND_COPY,
+  keys: [['a', 'a']],
+  failures: [{ p: 0, o: 0, attempt: 1, kind: 'transient' }, { p: 0, o: 0, attempt: 2, kind: 'transient' }],
+};

@@ -10,7 +10,7 @@ import type { Telemetry } from '../../../src/telemetry';
 import { copyRecord } from '../engine-rig';
 import { type HistoryBackend, tpKey } from './backend';
 import { Container, ContainerSink, ContainerStore } from './container';
-import { type LoggedCopy, RECORD_TIMEOUT_MS, type Run, TIERS, copyId, historyOptions, silent } from './runtime';
+import { COMMITTER_PERIOD_MS, type LoggedCopy, RECORD_TIMEOUT_MS, type Run, TIERS, copyId, historyOptions, silent } from './runtime';
 import type { FailureKind, HistorySpec } from './spec';
 import type { HistoryStats, RecoveryTime, RunOptions } from './stats';
 
@@ -53,6 +53,8 @@ export class HistoryState {
   readonly violations: string[] = [];
   readonly trace: string[] = [];
   readonly handlerMs: number | undefined;
+  /** How far a drain round moves the clock at most: the committer's period (`RunOptions.committerPeriodMs`). */
+  protected readonly committerPeriodMs: number;
   // ---- Redis losing state (`lose` steps) ----
   losses = 0;
   lossesUnmarked = 0;
@@ -103,6 +105,7 @@ export class HistoryState {
     this.spec = spec;
     this.backend = backend;
     this.handlerMs = run.handlerMs;
+    this.committerPeriodMs = run.committerPeriodMs ?? COMMITTER_PERIOD_MS;
     this.recoveryTimes = run.recoveryTimes;
     this.options = historyOptions(spec, backend.group, run.handlerMs === undefined ? RECORD_TIMEOUT_MS : 60_000);
     this.laneMode = spec.ordering !== 'unordered';

@@ -12,6 +12,11 @@ export interface RunOptions {
   readonly handlerMs?: number;
   /** Each recovery's timing is appended here (see `RecoveryTime`), for the fuzz's summary. */
   readonly recoveryTimes?: RecoveryTime[];
+  /**
+   * How often the committer runs, in ms of the history's clock (default `COMMITTER_PERIOD_MS`, the plugin's
+   * `rate(1 minute)`; the issue's "as deployed" schedule is 2 s): a drain round moves the clock at most this far.
+   */
+  readonly committerPeriodMs?: number;
 }
 
 /**

@@ -21,10 +21,10 @@ describe('the loss judge, asked by a retry copy whose lane is free', () => {
     expect(findCopyLoss(audit, origin, originDone, NOW)?.reason).toBe(reason);
   });
 
-  it('finds its lane head below its origin in a state no recovery rebuilt: the state is older than the copy', () => {
-    expect(findCopyLoss(WHOLE, 30, true, NOW, 20)?.reason).toBe(LossReason.HeadBehindOrigin);
+  it('finds its lane head behind the copy in a state no recovery rebuilt: the state is older than the copy', () => {
+    expect(findCopyLoss(WHOLE, 30, true, NOW, { offset: 20, attempt: 3 })?.reason).toBe(LossReason.HeadBehindOrigin);
     // A recovery rebuilds lanes from the durable frontier, below the copies written before it: those are stale.
-    expect(findCopyLoss({ ...WHOLE, recoveries: 1 }, 30, true, NOW, 20)).toBeUndefined();
+    expect(findCopyLoss({ ...WHOLE, recoveries: 1 }, 30, true, NOW, { offset: 20, attempt: 3 })).toBeUndefined();
   });
 
   it('finds nothing when the origin is done in a whole state: the copy is stale', () => {
