@@ -48,10 +48,11 @@ export const LossReason = {
   /** A retry copy's origin is not done while its lane is free: a release sets it in the same step, so it was lost. */
   OriginNotDone: 'origin-not-done',
   /**
-   * A retry copy's lane has its head below the copy's origin, or at its origin with an earlier attempt, in a state no
-   * recovery rebuilt: a lane's head only moves on, and a copy is written for its lane's head once the head holds the
-   * copy's attempt, so the state is older than the copy (a snapshot restored, the writes after it lost) and the lane
-   * would wait on a head whose copy was consumed.
+   * A retry copy's lane has its head below the copy's origin, or at its origin with an earlier attempt: a lane's head
+   * only moves on, and a copy is written for its lane's head once the head holds the copy's attempt, so the state is
+   * older than the copy (a snapshot restored, the writes after it lost) and the lane would wait on a head whose copy
+   * was consumed. In a partition a recovery rebuilt, only when the copy's record first failed once that head was due:
+   * a copy from before the rebuild (every rebuilt head is due at the recovery or later) is stale.
    */
   HeadBehindOrigin: 'head-behind-origin',
   /** A recovery is rebuilding the partition: a retry copy waits for it (nothing to report). */
@@ -65,6 +66,14 @@ export type LossReason = (typeof LossReason)[keyof typeof LossReason];
  * partitions recover (at-least-once), which is what it takes to move them again.
  */
 export const OVERDUE_HEAD_MS = 60 * 60_000;
+
+/** A retry copy's lane head that lies behind the copy (`HeadBehindOrigin`). */
+export interface HeadBehind {
+  readonly offset: number;
+  readonly attempt: number;
+  /** The copy's record first failed at or after the head's due time (so the copy is not from before a rebuild). */
+  readonly failedSinceDue: boolean;
+}
 
 export interface Loss {
   readonly reason: LossReason;
@@ -91,7 +100,7 @@ export interface CopyFacts {
   readonly originDone: boolean | undefined;
   readonly nowMs: number;
   /** The lane's head, when it lies behind the copy: below its origin, or at it with an earlier attempt. */
-  readonly headBehind?: { readonly offset: number; readonly attempt: number } | undefined;
+  readonly headBehind?: HeadBehind | undefined;
 }
 
 export type LossFacts = CommitterFacts | CopyFacts;
@@ -189,8 +198,10 @@ const RULES: readonly LossRule[] = [
   },
   { reason: LossReason.OriginNotDone, by: 'copy', judge: copy(({ origin, originDone }) => (originDone === false ? `offset ${origin} is not done while its lane is free` : undefined)) },
   {
-    // A rebuilt lane starts again from the durable frontier, below the copies written before the recovery: those are stale.
-    reason: LossReason.HeadBehindOrigin, by: 'copy', judge: copy(({ audit, origin, headBehind }) => (headBehind !== undefined && audit.recoveries === 0
+    // A rebuilt lane starts again from the durable frontier, below the copies written before the recovery: those are
+    // stale. Every rebuilt head is due at the recovery or later, so a copy whose record first failed since its head
+    // was due is not one of them.
+    reason: LossReason.HeadBehindOrigin, by: 'copy', judge: copy(({ audit, origin, headBehind }) => (headBehind !== undefined && (audit.recoveries === 0 || headBehind.failedSinceDue)
       ? `its lane's head is offset ${headBehind.offset} attempt ${headBehind.attempt}, behind the copy (origin ${origin}): the state is older than the copy`
       : undefined)),
   },
@@ -235,13 +246,14 @@ export function findLoss(audit: PartitionAudit, frontier: number | undefined, du
  * with the data. So does an origin below where the state was born (`born`): only an earlier state admitted it, and a
  * state is replaced only by a recovery (born no higher than the lowest offset the completion group vouches for, so a
  * copy below that is terminal and never gets here) or by a loss. `originDone`: the origin's done bit, when the state
- * has one for it. `headBehind`: the lane's head, when it lies behind the copy (`HeadBehindOrigin`). A recovery under
+ * has one for it. `headBehind`: the lane's head, when it lies behind the copy, and whether the copy's record first
+ * failed since that head was due (`HeadBehindOrigin`). A recovery under
  * way is `Recovering`: the copy waits, nothing is reported.
  *
  * @example
  * findCopyLoss(audit, 41, undefined, Date.now()); // { reason: 'origin-unknown', detail: 'offset 41 is above the highest admitted, 39' }
  */
-export function findCopyLoss(audit: PartitionAudit, origin: number, originDone: boolean | undefined, nowMs: number, headBehind?: { offset: number; attempt: number }): Loss | undefined {
+export function findCopyLoss(audit: PartitionAudit, origin: number, originDone: boolean | undefined, nowMs: number, headBehind?: HeadBehind): Loss | undefined {
   return judgeLoss({ by: 'copy', audit, origin, originDone, nowMs, headBehind });
 }
 
@@ -263,7 +275,7 @@ export interface CopyLoss extends Loss {
  * @example
  * const loss = await suspectLoss(store, originRef, 41, Date.now()); // { reason: 'origin-unknown', firstReport: true, ... } or undefined
  */
-export async function suspectLoss(store: Pick<CompletionPort, 'originState' | 'reportLoss'>, ref: PartitionRef, origin: number, nowMs: number, headBehind?: { offset: number; attempt: number }): Promise<CopyLoss | undefined> {
+export async function suspectLoss(store: Pick<CompletionPort, 'originState' | 'reportLoss'>, ref: PartitionRef, origin: number, nowMs: number, headBehind?: HeadBehind): Promise<CopyLoss | undefined> {
   if (store.originState === undefined) return undefined;
   const { audit, originDone } = await store.originState(ref, origin);
   const loss = findCopyLoss(audit, origin, originDone, nowMs, headBehind);

@@ -324,3 +324,34 @@ export const SNAPSHOT_BEHIND_ATTEMPT: HistorySpec = {
   keys: [['a', 'a']],
   failures: [{ p: 0, o: 0, attempt: 1, kind: 'transient' }, { p: 0, o: 0, attempt: 2, kind: 'transient' }],
 };
+
+/**
+ * Like `SNAPSHOT_BEHIND_ATTEMPT`, in a partition a recovery rebuilt: Redis loses every key, the committer recovers the
+ * partition (0 is the lane's head again, attempt 1, its copy written by the recovery); that copy fails and the copy of
+ * attempt 2 is written; then a snapshot from before it ran is restored. A recovered partition holds copies from before
+ * its recovery behind its heads, which are stale, so a copy behind its head was taken for one of those, and the lane
+ * waited an hour. A copy written after its head was due (its timestamp) is not from before the rebuild: it reports.
+ */
+export const SNAPSHOT_BEHIND_RECOVERED: HistorySpec = {
+  ...ONE_LANE,
+  deadLetter: 'release',
+  maxAttempts: 3,
+  keys: [['a', 'a']],
+  failures: [{ p: 0, o: 0, attempt: 1, kind: 'transient' }],
+  steps: [
+    { t: 'deliver', partition: 0, back: 0, size: 2, fault: { kind: 'none' } },
+    { t: 'lose', what: 'all', back: 1, pick: 0, uncommitted: false },
+    { t: 'retry', order: 'asc', back: 0, size: 1, advanceMs: 0, fault: { kind: 'none' } },
+    { t: 'lose', what: 'writes', back: 1, pick: 0, uncommitted: true },
+    { t: 'retry', order: 'asc', back: 0, size: 3, advanceMs: 0, fault: { kind: 'none' } },
+  ],
+};
+
+/**
+ * Issue 39, a history that looked hung (random, key mode, two partitions): in the drain, copies of one lane not due yet
+ * (written twice) sit before a due, stale copy of the same lane. A lane's copies run in order, so each round wrote them
+ * all back unchanged, and the due one made the drain move the clock by 1 ms a round: the lane never came due within
+ * the drain's rounds, and fast-check shrank the failure for an hour. A round that ran nothing now moves the clock on to
+ * the next copy due.
+ */
+export const DUE_BEHIND_WAITING_COPY: HistorySpec = {"caps": undefined, "ordering": "key", "nullKey": "independent", "deadLetter": "release", "maxAttempts": 3, "concurrency": 1, "keys": [["a", "a", "c", "a", "b"], [null, "a"]], "poison": "b", "badValues": [], "failures": [], "dupWrites": [13, 10, 11], "steps": [{"t": "deliver", "partition": "all", "back": 0, "size": 1, "fault": {"kind": "none"}}, {"t": "operator"}, {"t": "commit", "advanceMs": 0, "crashAfter": undefined}, {"t": "deliver", "partition": 1, "back": 3, "size": 1, "fault": {"kind": "crash", "after": 6}}, {"t": "both", "deliver": {"t": "deliver", "partition": 0, "back": 0, "size": 4, "fault": {"kind": "none"}}, "retry": {"t": "retry", "order": "desc", "back": 0, "size": 6, "advanceMs": 6000, "fault": {"kind": "die", "start": 3}}}, {"t": "rewind", "what": "tiers"}, {"t": "lose", "what": "all", "back": 3, "pick": 810, "uncommitted": true}, {"t": "retry", "order": "asc", "back": 0, "size": 4, "advanceMs": 6000, "fault": {"kind": "crash", "after": 19}}, {"t": "lose", "what": "all", "back": 1, "pick": 736, "uncommitted": false}]};

@@ -21,10 +21,14 @@ describe('the loss judge, asked by a retry copy whose lane is free', () => {
     expect(findCopyLoss(audit, origin, originDone, NOW)?.reason).toBe(reason);
   });
 
-  it('finds its lane head behind the copy in a state no recovery rebuilt: the state is older than the copy', () => {
-    expect(findCopyLoss(WHOLE, 30, true, NOW, { offset: 20, attempt: 3 })?.reason).toBe(LossReason.HeadBehindOrigin);
-    // A recovery rebuilds lanes from the durable frontier, below the copies written before it: those are stale.
-    expect(findCopyLoss({ ...WHOLE, recoveries: 1 }, 30, true, NOW, { offset: 20, attempt: 3 })).toBeUndefined();
+  it('finds its lane head behind the copy: the state is older than the copy', () => {
+    expect(findCopyLoss(WHOLE, 30, true, NOW, { offset: 20, attempt: 3, failedSinceDue: false })?.reason).toBe(LossReason.HeadBehindOrigin);
+    // Recovered: the copy's record first failed since its head was due, so the copy is not from before the rebuild.
+    expect(findCopyLoss({ ...WHOLE, recoveries: 1 }, 30, true, NOW, { offset: 20, attempt: 3, failedSinceDue: true })?.reason).toBe(LossReason.HeadBehindOrigin);
+  });
+
+  it('takes a copy behind its head in a recovered partition, from before the rebuild, for stale', () => {
+    expect(findCopyLoss({ ...WHOLE, recoveries: 1 }, 30, true, NOW, { offset: 20, attempt: 3, failedSinceDue: false })).toBeUndefined();
   });
 
   it('finds nothing when the origin is done in a whole state: the copy is stale', () => {

@@ -4,7 +4,7 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import { Engine, type InvocationContext } from '../../../src/engine/engine';
 import type { Clock } from '../../../src/ports/clock';
 import type { HandOffSink, HandOffItem, HandOffOutcome } from '../../../src/ports/handoff';
-import { NonRetriableError } from '../../../src/errors';
+import { NonRetriableError, RetryLaterError } from '../../../src/errors';
 import type { LanesRecord, RecordHandler } from '../../../src/engine/types';
 import { decodeKafkaEvent, encodeKafkaEvent, type KafkaBatchResponse, type KafkaRecordInput } from '../../../src/event';
 import { handOffMessage, readHandOffHeaders } from '../../../src/handoff/headers';
@@ -152,6 +152,26 @@ describe('engine: processor and retry function on the in-memory completion model
     await drainRetries(r);
     expect(dueTimes).toHaveLength(1);
     expect(dueTimes[0]!.ranAt).toBeGreaterThanOrEqual(dueTimes[0]!.dueAt);
+  });
+
+  it('runs a due copy of another lane while a copy before it waits for its due time, with one record at a time', async () => {
+    // Prepare: A's copy due in a minute, B's in 50 ms, both in the 1s tier, A's first
+    let writtenBackBeforeB: number | undefined;
+    const r: Rig = rig({ concurrency: 1, retry: { tiers: ['1s'], maxAttempts: 3, backoff: { type: 'fixed', delayMs: 50 } } }, (record, attempt) => {
+      if (attempt === 1) throw record.origin.offset === 0 ? new RetryLaterError(60_000) : new Error('once');
+      writtenBackBeforeB = r.sink.items.length;
+    });
+    await r.deliver([source(0, 'A'), source(1, 'B')]);
+    const copies = r.sink.take();
+    expect(copies.map((c) => c.origin.offset)).toEqual([0, 1]);
+
+    // Act: an invocation that can wait 1 s, not a minute
+    await r.redeliver(copies, 2_000);
+
+    // Assess: B ran in the slot A's wait gave back, before A went back to its tier unchanged
+    expect(r.runs.filter((run) => run.attempt === 2)).toEqual([{ key: 'B', offset: 1, attempt: 2 }]);
+    expect(writtenBackBeforeB).toBe(0);
+    expect(r.sink.take()).toEqual([expect.objectContaining({ origin: expect.objectContaining({ offset: 0 }), attempt: 2, dueAtMs: copies[0]!.dueAtMs })]);
   });
 
   it('writes a copy due after the invocation can wait back to its tier unchanged, and reports it done', async () => {
