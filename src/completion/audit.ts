@@ -1,7 +1,7 @@
 import type { PartitionAudit, PartitionRef } from '../ports/partition';
 import { parkKey, partitionKeys } from './keys';
 import { bounded, runScript, type RedisClient } from './scripts';
-import type { CallLimits } from '../ports/completion';
+import type { CallLimits } from '../ports/limits';
 import { UnexpectedReplyError } from './errors';
 
 function optionalNumber(value: unknown): number | undefined {

@@ -1,6 +1,6 @@
 import { committerLeaseKey, committerReadingsKey, partitionKeys } from './keys';
 import { runScript, type RedisClient } from './scripts';
-import type { CallLimits } from '../ports/completion';
+import type { CallLimits } from '../ports/limits';
 import { readTrackedPartitions, trackPartitions } from './tracked';
 import type { PartitionRef } from '../ports/partition';
 

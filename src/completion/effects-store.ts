@@ -2,7 +2,7 @@ import { UnexpectedReplyError } from './errors';
 import { legacyStepsKey, outputClaimKey, outputClaimTag, partitionTag, steppedKey, stepsBlockKey, stepsBlockOf } from './keys';
 import { stepBlocks, stepField, type ScriptCall } from './args';
 import { bounded, runScript, type RedisClient } from './scripts';
-import type { CallLimits } from '../ports/completion';
+import type { CallLimits } from '../ports/limits';
 import type { EffectsPort, OutputId, StepsRef, StoredSteps } from '../ports/effects';
 import type { PartitionRef } from '../ports/partition';
 import { TagBatches } from './tag-batches';

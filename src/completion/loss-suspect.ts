@@ -2,7 +2,7 @@ import type { OriginState, PartitionRef } from '../ports/partition';
 import { auditPartition } from './audit';
 import { partitionKeys } from './keys';
 import { bounded, runScript, type RedisClient } from './scripts';
-import type { CallLimits } from '../ports/completion';
+import type { CallLimits } from '../ports/limits';
 import { trackPartitions } from './tracked';
 
 /**

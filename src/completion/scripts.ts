@@ -1,4 +1,4 @@
-import type { CallLimits } from '../ports/completion';
+import type { CallLimits } from '../ports/limits';
 import type { Cluster, Redis } from 'ioredis';
 import type { ScriptCall } from './args';
 import { withinDeadline } from '../deadline';

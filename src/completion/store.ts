@@ -12,7 +12,8 @@ import { GroupState } from './group-state';
 import { PartitionRebuild } from './rebuild';
 import { RedisServer } from './redis-server';
 import { bounded, runScript, type RedisClient, type ScriptName } from './scripts';
-import type { CallLimits, CompletionPort } from '../ports/completion';
+import type { CompletionPort } from '../ports/completion';
+import type { CallLimits } from '../ports/limits';
 import type { AdmitRecord, AdmitResult } from '../ports/admission';
 import type { RecordSteps } from '../ports/effects';
 

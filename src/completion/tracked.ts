@@ -1,6 +1,6 @@
 import { trackedPartitionsKey } from './keys';
 import { bounded, type RedisClient } from './scripts';
-import type { CallLimits } from '../ports/completion';
+import type { CallLimits } from '../ports/limits';
 import type { PartitionRef } from '../ports/partition';
 
 /**

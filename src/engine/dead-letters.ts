@@ -2,10 +2,10 @@ import type { PartitionRef } from '../ports/partition';
 import { isDecodeFailure, topicPartitionKey, type Delivered, type DecodeFailure } from '../event';
 import type { HandOffItem } from '../ports/handoff';
 import { describeError } from '../lanes/outcome';
-import type { ScopeFigures, ScopeGiven, ScopeSettling } from './run-scope';
+import type { PathParts, ScopeFigures, ScopeGiven, ScopeSettling } from './run-scope';
 
 /** What dead-lettering at admission needs of a run scope. */
-type DeadLetterScope = ScopeGiven & ScopeSettling & ScopeFigures;
+type DeadLetterScope = ScopeGiven & PathParts & ScopeSettling & ScopeFigures;
 
 /** Writes hand-off copies, then marks their records done; reports them for redelivery if the write fails. */
 export async function writeAndMarkDone(scope: DeadLetterScope, ref: PartitionRef, items: readonly HandOffItem[], count: () => void): Promise<void> {

@@ -12,7 +12,7 @@ import { SYSTEM_CLOCK, type Clock, type CompletionPort, type EffectsPort, type H
 import { RecordContext, isPromiseLike, recordView } from './record-context';
 import { RecordDeadlines, type RecordDeadline } from './record-deadlines';
 import { RunReport } from './run-report';
-import type { EngineTask, InvocationContext, RecordPath, RunScope } from './run-scope';
+import type { EngineTask, InvocationContext, PathScope, RecordPath } from './run-scope';
 import { LaneScheduler } from './scheduler';
 import type { Telemetry } from '../telemetry';
 import type { RecordHandler } from './types';
@@ -64,7 +64,7 @@ class Invocation<T extends EngineTask> {
   readonly #options: LanesOptions;
   readonly #clock: Clock;
   readonly #path: RecordPath<T>;
-  readonly #scope: RunScope<T>;
+  readonly #scope: PathScope<T>;
   readonly #startedAt: number;
   readonly #stopStartingAt: number;
   readonly #abortRunningAt: number;

@@ -9,7 +9,7 @@ import { deadlineSignal } from '../deadline';
 import { LegacyOutputHeader, OUTPUT_HEADER } from '../lanes/effects';
 import type { OutputId } from '../ports/effects';
 import type { OutputMessage, HandOffSink } from '../ports/handoff';
-import type { EngineTask, ScopeFigures, ScopeGiven } from './run-scope';
+import type { EngineTask, PathParts, ScopeFigures, ScopeGiven } from './run-scope';
 import { firstOriginOf, formatFirstOrigin, parseFirstOrigin } from './idempotency-key';
 
 /** The outputs of a record could not be produced (retriable: the record runs again, its steps stored). */
@@ -135,7 +135,7 @@ function outputIdFrom(group: string, origin: string, index: string): OutputId | 
  * `dedupeOutputs`: takes the output a record carries for that record (its first origin); `true` when another record
  * took it first, so this one is a repeat and is skipped. A record that is not an output is never a repeat.
  */
-export async function isRepeatedOutput(scope: ScopeGiven, task: EngineTask): Promise<boolean> {
+export async function isRepeatedOutput(scope: ScopeGiven & PathParts, task: EngineTask): Promise<boolean> {
   const id = outputIdOf(task.record.headers);
   if (id === undefined) return false;
   if (scope.effects === undefined) throw new LanesError('dedupeOutputs needs the effects store, which this engine was made without');

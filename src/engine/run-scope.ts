@@ -8,6 +8,9 @@ import type { PartitionRef } from '../ports/partition';
 import type { KafkaRecord, PartitionBatch, RecordCoordinates } from '../event';
 import type { EffectsPort } from '../ports/effects';
 import type { LaneHeadScope } from '../lanes/lane-heads';
+import { effectsTtlMs } from '../lanes/effects';
+import { copiesFor, type Copies } from '../handoff/copies';
+import type { LanesOptions } from '../options/lanes-options';
 import type { CounterName } from './run-report';
 import type { Task } from './scheduler';
 
@@ -37,20 +40,65 @@ export interface EngineTask extends Task {
 
 /**
  * What a record path may do within one invocation, grouped by what it is for. A helper names only the groups it
- * uses (a test's fake scope then needs no more than those); a record path gets them all.
+ * uses (a test's fake scope then needs no more than those); a record path gets them all. What is the same for every
+ * invocation of a function (its options, how copies are built, its logger, how long effects live) is not in it: a
+ * record path is given that once, in its constructor (`PathParts`).
  */
 export interface RunScope<T extends EngineTask> extends ScopeGiven, ScopeTime, ScopeLanes<T>, ScopeSettling, ScopeFigures {}
 
 /**
- * What the invocation was given: the options, the ports it writes through and how copies are built (with the
- * clock and the hand-off write of `LaneHeadScope`: what moves a lane head outside a run), and its logger.
+ * What the invocation was given: the ports it writes through (with the clock, the lease and the hand-off write of
+ * `LaneHeadScope`: what moves a lane head outside a run).
  */
-export interface ScopeGiven extends LaneHeadScope {
-  readonly logger: Logger;
+export interface ScopeGiven extends Omit<LaneHeadScope, keyof PathParts> {
   /** Step results and output dedupe, bounded like `store`; absent: refused. */
   readonly effects: EffectsPort | undefined;
+}
+
+/** What a function's record paths are given once, in their constructors: the same for every invocation. */
+export interface PathParts {
+  readonly options: LanesOptions;
+  /** Builds the copies the paths write. */
+  readonly copies: Copies;
+  readonly logger: Logger;
   /** How long step results, output claims and copy claims are kept. */
   readonly effectsTtlMs: number;
+}
+
+/** A run scope with the function's parts: what a record path's code works with. */
+export type PathScope<T extends EngineTask> = RunScope<T> & PathParts;
+
+/**
+ * A function's path parts from its options, its logger and its clock.
+ *
+ * @example
+ * const source = new SourcePath(pathParts(options, telemetry.logger));
+ */
+export function pathParts(options: LanesOptions, logger: Logger, now: () => number = Date.now): PathParts {
+  return { options, copies: copiesFor(options, now), logger, effectsTtlMs: effectsTtlMs(options) };
+}
+
+/**
+ * The run scope of one invocation with a path's parts, made once per scope: a path's code reads both from one object.
+ * The scope is its prototype, so what the engine's scope holds is read through, never copied.
+ */
+export class ScopeWithParts {
+  readonly #parts: PathParts;
+  #scope: object | undefined;
+  #with: object | undefined;
+
+  /** Only the four parts are kept: a wider object given (a test's fake scope) lends nothing else. */
+  constructor({ options, copies, logger, effectsTtlMs }: PathParts) {
+    this.#parts = { options, copies, logger, effectsTtlMs };
+  }
+
+  of<T extends EngineTask>(scope: RunScope<T>): PathScope<T> {
+    if (this.#scope !== scope) {
+      this.#scope = scope;
+      this.#with = Object.assign(Object.create(scope) as object, this.#parts);
+    }
+    return this.#with as PathScope<T>;
+  }
 }
 
 /** The invocation's deadlines (besides `now` and the lease of `LaneHeadScope`). */

@@ -1,5 +1,5 @@
 import { Engine } from '../engine/engine';
-import type { InvocationContext } from '../engine/run-scope';
+import { pathParts, type InvocationContext } from '../engine/run-scope';
 import type { RecordHandler } from '../engine/types';
 import { decodeKafkaEventLazily, type KafkaBatchResponse, type PartitionBatch } from '../event';
 import type { EffectsPort } from '../ports/effects';
@@ -39,12 +39,15 @@ export class LanesCore {
   readonly engine: Engine;
   readonly #handOff: LanesCoreParts['handOff'];
   readonly #group: string;
-  readonly #source = new SourcePath();
-  readonly #retry = new RetryPath();
+  readonly #source: SourcePath;
+  readonly #retry: RetryPath;
 
   constructor(parts: LanesCoreParts) {
     this.#handOff = parts.handOff;
     this.#group = parts.options.group;
+    const pathsGiven = pathParts(parts.options, parts.telemetry.logger, parts.now);
+    this.#source = new SourcePath(pathsGiven);
+    this.#retry = new RetryPath(pathsGiven);
     this.engine = new Engine({
       options: parts.options,
       handler: parts.handler,

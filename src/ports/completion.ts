@@ -7,12 +7,7 @@ import type { AdmitRecord, AdmitResult } from './admission';
 import type { CopyClaim, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, LaneHold, NewLaneHead, ParkedRecord } from './lane-head';
 import type { OriginState, PartitionRef } from './partition';
 import type { RecordSteps } from './effects';
-
-/** Bounds on one Redis call: it is given up (rejected) after `timeoutMs`, or when `signal` aborts. */
-export interface CallLimits {
-  readonly timeoutMs?: number | undefined;
-  readonly signal?: AbortSignal | undefined;
-}
+import type { CallLimits } from './limits';
 
 /** The completion state the engine needs: done bits, lanes and park lists of each partition (docs/ARCHITECTURE.md, "Redis layout"). */
 export interface CompletionPort {

@@ -3,7 +3,7 @@
  * (`completion/effects-store.ts`) implements it; the in-memory model of src/testing in unit tests and `kafka-lanes/testing`.
  */
 import type { RecordCoordinates } from '../event';
-import type { CallLimits } from './completion';
+import type { CallLimits } from './limits';
 import type { PartitionRef } from './partition';
 
 /** Where one record's step results live (`ctx.step`): its first origin's partition (the hash tag) and offset. */

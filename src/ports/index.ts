@@ -1,6 +1,7 @@
 export type { AdmitRecord, AdmitResult, AdmitStatus } from './admission';
 export { SYSTEM_CLOCK, type Clock } from './clock';
-export type { CallLimits, CompletionPort } from './completion';
+export type { CompletionPort } from './completion';
+export type { CallLimits } from './limits';
 export type { EffectsPort, OutputId, RecordSteps, StepsRef, StoredSteps } from './effects';
 export type { HandOffItem, HandOffKind, HandOffOrigin, HandOffOutcome, HandOffSink, OutputMessage, OutputSink, RefusalReason } from './handoff';
 export type { CopyClaim, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, LaneHold, NewLaneHead, ParkedRecord } from './lane-head';

@@ -2,7 +2,7 @@ import type { PartitionRef } from '../ports/partition';
 import { deadLetterMalformed, writeAndMarkDone } from '../engine/dead-letters';
 import { laneIdOf } from '../lanes/lane-id';
 import { describeError } from '../lanes/outcome';
-import type { EngineTask, RunScope } from '../engine/run-scope';
+import type { EngineTask, PathScope } from '../engine/run-scope';
 import { topicPartitionKey, type KafkaRecord, type PartitionBatch, type RecordCoordinates } from '../event';
 import { HEADER_PREFIX, readHandOffHeaders } from '../handoff/headers';
 import type { CopyError, CopyFacts } from '../handoff/copies';
@@ -70,7 +70,7 @@ export function copyFacts(record: KafkaRecord, tiers: readonly string[], group: 
  * Admits one retry partition's batch of copies: each on its own offset (dedupe); a copy whose headers do not
  * say what it is (or whose lane cannot be found) is dead-lettered at once.
  */
-export async function admitRetryBatch(scope: RunScope<RetryTask>, batch: PartitionBatch): Promise<{ tasks: RetryTask[]; handOffs: Promise<unknown> }> {
+export async function admitRetryBatch(scope: PathScope<RetryTask>, batch: PartitionBatch): Promise<{ tasks: RetryTask[]; handOffs: Promise<unknown> }> {
   const { topic, partition, records, failures } = batch;
   const ref: PartitionRef = { group: scope.options.group, topic, partition };
   const partitionKey = topicPartitionKey(topic, partition);
@@ -143,7 +143,7 @@ export async function admitRetryBatch(scope: RunScope<RetryTask>, batch: Partiti
   return { tasks, handOffs };
 }
 
-function malformedCopy(scope: RunScope<RetryTask>, record: KafkaRecord, reason: string): HandOffItem {
+function malformedCopy(scope: PathScope<RetryTask>, record: KafkaRecord, reason: string): HandOffItem {
   scope.logger.error('malformed retry copy: sent to the dead-letter topic', {
     partition: topicPartitionKey(record.topic, record.partition), offset: record.offset, reason,
   });

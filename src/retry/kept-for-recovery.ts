@@ -1,5 +1,5 @@
 import type { LaneHead } from '../ports/lane-head';
-import type { ScopeFigures, ScopeGiven } from '../engine/run-scope';
+import type { PathParts, ScopeFigures, ScopeGiven } from '../engine/run-scope';
 import type { RetryTask } from './admit';
 import { RECOVERY_RECHECK_MS } from '../durability/first-minute';
 import { suspectLoss, type CopyLoss } from '../durability/loss';
@@ -10,7 +10,7 @@ import { suspectLoss, type CopyLoss } from '../durability/loss';
  * report is news logs it as an error and counts it (`RetryCopiesHeldForRecovery`); a copy finding the loss already
  * reported (itself on an earlier pass, or another copy) logs at info level and counts nothing.
  */
-export async function copyFindsLoss(scope: ScopeGiven & ScopeFigures, task: RetryTask, head?: LaneHead): Promise<CopyLoss | undefined> {
+export async function copyFindsLoss(scope: ScopeGiven & PathParts & ScopeFigures, task: RetryTask, head?: LaneHead): Promise<CopyLoss | undefined> {
   const behind = head !== undefined && (head.offset < task.origin.offset || (head.offset === task.origin.offset && head.attempt < task.attempt));
   // Its record first failed once the head was due: not a copy from before a recovery rebuilt the lane (every head of
   // a rebuilt lane is due at the recovery or later), which is stale.
@@ -34,7 +34,7 @@ export async function copyFindsLoss(scope: ScopeGiven & ScopeFigures, task: Retr
  * never written back for this (`RetryPath.prepare` waits for its due time first), so a kept copy is written back at
  * most once per recheck interval. Returns whether the copy was kept.
  */
-export async function keptForRecovery(scope: ScopeGiven & ScopeFigures, task: RetryTask, writeBack: (task: RetryTask) => Promise<void>, head?: LaneHead): Promise<boolean> {
+export async function keptForRecovery(scope: ScopeGiven & PathParts & ScopeFigures, task: RetryTask, writeBack: (task: RetryTask) => Promise<void>, head?: LaneHead): Promise<boolean> {
   if ((await copyFindsLoss(scope, task, head)) === undefined) return false;
   await writeBack({ ...task, writeBack: { ...task.writeBack!, dueAtMs: Math.max(task.dueAtMs, scope.now() + RECOVERY_RECHECK_MS) } });
   return true;

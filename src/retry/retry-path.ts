@@ -5,7 +5,8 @@ import { applyDeadLetterPolicy, decodeParked, handOffNewHead, parkPayload } from
 import { decideFailure, describeError } from '../lanes/outcome';
 import { copyFindsLoss, keptForRecovery } from './kept-for-recovery';
 import { RECOVERY_RECHECK_MS } from '../durability/first-minute';
-import type { RecordPath, RunScope } from '../engine/run-scope';
+import { ScopeWithParts, type PathParts, type PathScope, type RecordPath, type RunScope } from '../engine/run-scope';
+import type { PartitionBatch } from '../event';
 import { admitRetryBatch, type RetryTask } from './admit';
 
 export { copyFacts, type RetryTask } from './admit';
@@ -65,7 +66,16 @@ function holdOf(scope: Pick<RunScope<RetryTask>, 'leaseUntilMs'>, task: RetryTas
 }
 
 export class RetryPath implements RecordPath<RetryTask> {
-  readonly admit = admitRetryBatch;
+  readonly #parts: ScopeWithParts;
+
+  /** `parts`: what the function gives every invocation (its options, how copies are built, its logger, effects' lifetime). */
+  constructor(parts: PathParts) {
+    this.#parts = new ScopeWithParts(parts);
+  }
+
+  admit(runScope: RunScope<RetryTask>, batch: PartitionBatch): Promise<{ tasks: RetryTask[]; handOffs: Promise<unknown> }> {
+    return admitRetryBatch(this.#parts.of(runScope), batch);
+  }
 
   /**
    * A copy waits for its due time, then claims its lane's head (check and take in one step: two copies of one
@@ -73,7 +83,8 @@ export class RetryPath implements RecordPath<RetryTask> {
    * returned it) and is due at once. A copy not due yet is checked first with a read, so a stale one is dropped
    * without waiting.
    */
-  async prepare(scope: RunScope<RetryTask>, task: RetryTask): Promise<boolean> {
+  async prepare(runScope: RunScope<RetryTask>, task: RetryTask): Promise<boolean> {
+    const scope = this.#parts.of(runScope);
     if (task.from === 'drained') return true;
     if (task.dueAtMs <= scope.now()) return this.#claim(scope, task);
     if (!(await this.#isHead(scope, task))) return false;
@@ -95,7 +106,7 @@ export class RetryPath implements RecordPath<RetryTask> {
   }
 
   /** The head check before a copy waits: a stale or duplicated copy does nothing (see `#stale`). */
-  async #isHead(scope: RunScope<RetryTask>, task: RetryTask): Promise<boolean> {
+  async #isHead(scope: PathScope<RetryTask>, task: RetryTask): Promise<boolean> {
     if (task.lane === undefined) return true;
     const head = await scope.store.laneHead(task.originRef, task.lane);
     if (head !== undefined && head.offset === task.origin.offset && head.attempt === task.attempt && head.state === 'retrying') return true;
@@ -114,7 +125,7 @@ export class RetryPath implements RecordPath<RetryTask> {
    * and attempt, written twice after a crash) finding the claim alive goes back to its tier, due when the claim
    * ends: by then the head has moved on (the twin is stale) or its claimant died (the twin takes over).
    */
-  async #claim(scope: RunScope<RetryTask>, task: RetryTask): Promise<boolean> {
+  async #claim(scope: PathScope<RetryTask>, task: RetryTask): Promise<boolean> {
     if (task.lane === undefined) return (await claimUnorderedCopy(scope, task)) || (this.#stale(scope, task, undefined), false);
     const now = scope.now();
     const claim = await scope.store.claimHead(task.originRef, task.lane, { offset: task.origin.offset, attempt: task.attempt }, {
@@ -148,7 +159,7 @@ export class RetryPath implements RecordPath<RetryTask> {
    * the partition's marker a loss is found against it, so the copy is dropped; until then it goes back to its tier
    * to look again. A lane it finds gone makes it report the loss instead (`#claim`, `keptForRecovery`).
    */
-  async #watch(scope: RunScope<RetryTask>, task: RetryTask): Promise<false> {
+  async #watch(scope: PathScope<RetryTask>, task: RetryTask): Promise<false> {
     if ((await scope.store.durablyMarked?.(task.originRef)) !== false) {
       scope.logger.info('watch copy of a held lane dropped: the partition has its durable marker', { origin: task.origin, attempt: task.attempt });
       scope.markDone(task.ref, task.offset);
@@ -159,7 +170,7 @@ export class RetryPath implements RecordPath<RetryTask> {
   }
 
   /** A stale or duplicated copy does nothing and is counted; its own offset gets done. */
-  #stale(scope: RunScope<RetryTask>, task: RetryTask, head: LaneHead | undefined): void {
+  #stale(scope: PathScope<RetryTask>, task: RetryTask, head: LaneHead | undefined): void {
     scope.count('stale');
     scope.logger.info('stale retry copy dropped: not its lane head', {
       origin: task.origin, attempt: task.attempt, head: head === undefined ? 'lane free' : { offset: head.offset, attempt: head.attempt, state: head.state },
@@ -168,7 +179,7 @@ export class RetryPath implements RecordPath<RetryTask> {
   }
 
   /** Copies due later than the invocation can wait go back to their tier unchanged; their own offsets get done. */
-  async #writeBack(scope: RunScope<RetryTask>, tasks: readonly RetryTask[]): Promise<void> {
+  async #writeBack(scope: PathScope<RetryTask>, tasks: readonly RetryTask[]): Promise<void> {
     const items = tasks.map((task) => task.writeBack!);
     try {
       await scope.write(items);
@@ -180,7 +191,8 @@ export class RetryPath implements RecordPath<RetryTask> {
     for (const task of tasks) scope.markDone(task.ref, task.offset);
   }
 
-  async succeeded(scope: RunScope<RetryTask>, task: RetryTask): Promise<void> {
+  async succeeded(runScope: RunScope<RetryTask>, task: RetryTask): Promise<void> {
+    const scope = this.#parts.of(runScope);
     scope.count('done');
     if (task.lane !== undefined) await this.#releaseAndDrain(scope, task);
     else await unorderedCopyDone(scope, task);
@@ -192,7 +204,7 @@ export class RetryPath implements RecordPath<RetryTask> {
    * this run holds on the head (`hold`: by default the copy's claim, or the lease a drained head was given): a lane
    * written anew meanwhile (a recovery rebuilt it) is not this run's to move on, and its new head's copy runs it.
    */
-  async #releaseAndDrain(scope: RunScope<RetryTask>, task: RetryTask, hold: LaneHold = holdOf(scope, task)): Promise<void> {
+  async #releaseAndDrain(scope: PathScope<RetryTask>, task: RetryTask, hold: LaneHold = holdOf(scope, task)): Promise<void> {
     let next;
     try {
       next = await scope.store.release(task.originRef, task.lane!, task.origin.offset, 1, scope.now(), scope.leaseUntilMs, hold);
@@ -227,7 +239,8 @@ export class RetryPath implements RecordPath<RetryTask> {
     }]);
   }
 
-  async failed(scope: RunScope<RetryTask>, task: RetryTask, error: unknown): Promise<void> {
+  async failed(runScope: RunScope<RetryTask>, task: RetryTask, error: unknown): Promise<void> {
+    const scope = this.#parts.of(runScope);
     const decision = decideFailure(error, task.attempt, scope.options.retry.maxAttempts);
     const described = describeError(error);
     scope.logger.warn('retry failed', {
@@ -277,7 +290,7 @@ export class RetryPath implements RecordPath<RetryTask> {
   }
 
   /** The head is in the dead-letter topic: `hold` keeps the lane blocked, `release` moves on and drains. */
-  async #deadLettered(scope: RunScope<RetryTask>, task: RetryTask, head: { offset: number; attempt: number }, why: { reason: string }, hold?: LaneHold): Promise<void> {
+  async #deadLettered(scope: PathScope<RetryTask>, task: RetryTask, head: { offset: number; attempt: number }, why: { reason: string }, hold?: LaneHold): Promise<void> {
     if (scope.options.deadLetter.policy === 'hold') {
       await applyDeadLetterPolicy(scope, task.originRef, task.lane!, head, why, task.record);
       return;
@@ -286,7 +299,8 @@ export class RetryPath implements RecordPath<RetryTask> {
   }
 
   /** The deadline came: copies not started go back to their tier; drained heads go to the first tier, due now. */
-  async deferUnstarted(scope: RunScope<RetryTask>, tasks: RetryTask[]): Promise<void> {
+  async deferUnstarted(runScope: RunScope<RetryTask>, tasks: RetryTask[]): Promise<void> {
+    const scope = this.#parts.of(runScope);
     const copies = tasks.filter((task) => task.from === 'copy');
     const drained = tasks.filter((task) => task.from === 'drained');
     await Promise.all([
@@ -306,7 +320,8 @@ export class RetryPath implements RecordPath<RetryTask> {
   }
 
   /** A fault of ours: a copy goes back to the event source; a drained head keeps its lease for the re-drive. */
-  faulted(scope: RunScope<RetryTask>, task: RetryTask, error: unknown): void {
+  faulted(runScope: RunScope<RetryTask>, task: RetryTask, error: unknown): void {
+    const scope = this.#parts.of(runScope);
     if (task.from === 'copy') {
       scope.redeliver(task.ref, [task.offset], error);
       return;

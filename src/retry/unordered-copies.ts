@@ -2,7 +2,7 @@
  * Unordered mode's dedupe of retry copies by (origin, attempt): a record without a lane has no head to check, so
  * its copies are checked against one entry per origin offset (claim-copy-1.lua), in one script call per copy.
  */
-import type { EngineTask, ScopeGiven, ScopeSettling } from '../engine/run-scope';
+import type { EngineTask, PathParts, ScopeGiven, ScopeSettling } from '../engine/run-scope';
 import type { PartitionRef } from '../ports/partition';
 
 interface CopyTask extends EngineTask {
@@ -11,14 +11,14 @@ interface CopyTask extends EngineTask {
 }
 
 /** `true`: the copy took its attempt and runs; `false`: the record is terminal, a later attempt ran, or a twin ran. */
-export async function claimUnorderedCopy(scope: ScopeGiven, task: CopyTask): Promise<boolean> {
+export async function claimUnorderedCopy(scope: ScopeGiven & PathParts, task: CopyTask): Promise<boolean> {
   if (scope.store.claimCopy === undefined || task.from !== 'copy') return true;
   const claim = await scope.store.claimCopy(task.originRef, task.origin.offset, task.attempt, copyIdOf(task), scope.effectsTtlMs, false);
   return claim === 'claimed';
 }
 
 /** The copy succeeded: the record is terminal, and a later copy of any attempt does nothing. */
-export async function unorderedCopyDone(scope: ScopeGiven & ScopeSettling, task: CopyTask): Promise<void> {
+export async function unorderedCopyDone(scope: ScopeGiven & PathParts & ScopeSettling, task: CopyTask): Promise<void> {
   if (task.from !== 'copy') return;
   // The origin's done bit again: set at its hand-off, it may have been lost with its process before the flush, and
   // a redelivery of the origin must not run the record again once it is terminal (nor find its steps deleted).

@@ -3,7 +3,7 @@ import { deadLetterConflicts, deadLetterMalformed, writeAndMarkDone } from '../e
 import { DEFERRED_HEAD, parkPayload, watchCopies } from '../lanes/lane-heads';
 import { laneIdOf } from '../lanes/lane-id';
 import { describeError, type DeadLetterReason } from '../lanes/outcome';
-import type { EngineTask, RunScope } from '../engine/run-scope';
+import type { EngineTask, PathScope } from '../engine/run-scope';
 import { isDecodeFailure, LazyPartitionBatch, planOffsets, topicPartitionKey, type DecodeFailure, type Delivered, type KafkaRecord, type OffsetSlot, type PartitionBatch, type RecordCoordinates } from '../event';
 import { DeserializationError } from '../options/errors';
 
@@ -18,7 +18,7 @@ export const RECREATED_TOPIC_GAP = 10_000;
  * skipped, records of blocked lanes parked); hands off at once what needs no run (malformed records,
  * conflicting versions of an offset, a blocked lane's head redelivered).
  */
-export async function admitSourceBatch(scope: RunScope<SourceTask>, batch: PartitionBatch): Promise<{ tasks: SourceTask[]; handOffs: Promise<unknown> }> {
+export async function admitSourceBatch(scope: PathScope<SourceTask>, batch: PartitionBatch): Promise<{ tasks: SourceTask[]; handOffs: Promise<unknown> }> {
   const { topic, partition } = batch;
   const ref: PartitionRef = { group: scope.options.group, topic, partition };
   const partitionKey = topicPartitionKey(topic, partition);
@@ -73,7 +73,7 @@ export async function admitSourceBatch(scope: RunScope<SourceTask>, batch: Parti
  * admitted in this invocation (back-pressure); `undefined` when Redis could not be reached.
  */
 async function admitChunk(
-  scope: RunScope<SourceTask>,
+  scope: PathScope<SourceTask>,
   ref: PartitionRef,
   partitionKey: string,
   entries: readonly AdmitEntry[],
@@ -269,7 +269,7 @@ function batchEntries(batch: PartitionBatch, partitionKey: string, ref: Partitio
  * call before is sent first (that takes a few promise turns) and a reply that comes meanwhile starts its records
  * at once rather than after the whole chunk is decoded.
  */
-async function nextChunk(scope: RunScope<SourceTask>, entries: BatchEntries, from: number, to: number): Promise<AdmitEntry[]> {
+async function nextChunk(scope: PathScope<SourceTask>, entries: BatchEntries, from: number, to: number): Promise<AdmitEntry[]> {
   const end = Math.min(to, entries.offsets.length);
   const chunk: AdmitEntry[] = [];
   for (let at = from; at < end; at += PREPARE_SLICE) {
@@ -283,14 +283,14 @@ async function nextChunk(scope: RunScope<SourceTask>, entries: BatchEntries, fro
 const PREPARE_SLICE = 512;
 
 /** The entries of offsets [from, to) with their lanes, found just before they are admitted. */
-function chunkOf(scope: RunScope<SourceTask>, entries: BatchEntries, from: number, to: number): AdmitEntry[] {
+function chunkOf(scope: PathScope<SourceTask>, entries: BatchEntries, from: number, to: number): AdmitEntry[] {
   const chunk = entries.slice(from, to);
   assignLanes(scope, chunk);
   return chunk;
 }
 
 /** The lanes of a chunk's records, found just before it is admitted (the first chunk need not wait for the rest). */
-function assignLanes(scope: RunScope<SourceTask>, entries: readonly AdmitEntry[]): void {
+function assignLanes(scope: PathScope<SourceTask>, entries: readonly AdmitEntry[]): void {
   for (const entry of entries) {
     if (entry.record === undefined) continue;
     try {
@@ -306,13 +306,13 @@ function assignLanes(scope: RunScope<SourceTask>, entries: readonly AdmitEntry[]
  * The highest offset of the partition with stored step results (-1: none), or `undefined` when it cannot be known
  * (no effects store, Redis did not answer): then every record reads its steps.
  */
-function stepsStoredUpTo(scope: RunScope<SourceTask>, ref: PartitionRef): Promise<number | undefined> {
+function stepsStoredUpTo(scope: PathScope<SourceTask>, ref: PartitionRef): Promise<number | undefined> {
   const read = scope.effects?.stepsStoredUpTo?.(ref);
   return read === undefined ? Promise.resolve(undefined) : read.catch(() => undefined);
 }
 
 /** Records of a batch not admitted now (refused, or behind a refusal): the event source redelivers them. */
-function refuseRest(scope: RunScope<SourceTask>, ref: PartitionRef, rest: readonly number[]): void {
+function refuseRest(scope: PathScope<SourceTask>, ref: PartitionRef, rest: readonly number[]): void {
   scope.count('refused', rest.length);
   scope.redeliver(ref, rest);
 }
@@ -326,7 +326,7 @@ function originOfRecord(record: KafkaRecord): { topic: string; partition: number
  * be skipped as done, silently. A batch wholly below `base` while `highest` is far above it says so loudly.
  */
 function warnIfRecreated(
-  scope: RunScope<SourceTask>,
+  scope: PathScope<SourceTask>,
   partition: string,
   batch: readonly number[],
   window: { base: number; highest: number },

@@ -1,6 +1,7 @@
 import { applyDeadLetterPolicy, DEFERRED_HEAD, parkPayload, watchHeldHead } from '../lanes/lane-heads';
 import { decideFailure, describeError, type FailureDecision } from '../lanes/outcome';
-import type { RecordPath, RunScope } from '../engine/run-scope';
+import { ScopeWithParts, type PathParts, type PathScope, type RecordPath, type RunScope } from '../engine/run-scope';
+import type { PartitionBatch } from '../event';
 import type { HandOffOutcome } from '../ports/handoff';
 import { admitSourceBatch, type SourceTask } from './admit';
 
@@ -12,15 +13,26 @@ export { ADMIT_FIRST_CHUNK, ADMIT_MAX_CHUNK, ADMIT_ONE_CALL, RECREATED_TOPIC_GAP
  * records of the batch and hands the record to the retry or dead-letter topic before its done bit is set.
  */
 export class SourcePath implements RecordPath<SourceTask> {
-  readonly admit = admitSourceBatch;
+  readonly #parts: ScopeWithParts;
 
-  succeeded(scope: RunScope<SourceTask>, task: SourceTask): void {
+  /** `parts`: what the function gives every invocation (its options, how copies are built, its logger, effects' lifetime). */
+  constructor(parts: PathParts) {
+    this.#parts = new ScopeWithParts(parts);
+  }
+
+  admit(runScope: RunScope<SourceTask>, batch: PartitionBatch): Promise<{ tasks: SourceTask[]; handOffs: Promise<unknown> }> {
+    return admitSourceBatch(this.#parts.of(runScope), batch);
+  }
+
+  succeeded(runScope: RunScope<SourceTask>, task: SourceTask): void {
+    const scope = this.#parts.of(runScope);
     scope.markDone(task.ref, task.offset);
     scope.count('done');
   }
 
   /** A failed attempt: block the lane and hand the record to the retry topic, or dead-letter it. */
-  async failed(scope: RunScope<SourceTask>, task: SourceTask, error: unknown): Promise<void> {
+  async failed(runScope: RunScope<SourceTask>, task: SourceTask, error: unknown): Promise<void> {
+    const scope = this.#parts.of(runScope);
     const decision = decideFailure(error, task.attempt, scope.options.retry.maxAttempts);
     const blocksLane = task.lane !== undefined && (decision.action === 'retry' || scope.options.deadLetter.policy === 'hold');
     // Taken before any await: the lane's later records must not start once its head failed.
@@ -47,7 +59,7 @@ export class SourcePath implements RecordPath<SourceTask> {
    * lane blocks, the lane's head and its parked followers are recorded in Redis before a retry copy is written
    * and after a dead letter is. Throws when the record could not be handed off.
    */
-  async #handOff(scope: RunScope<SourceTask>, task: SourceTask, error: unknown, decision: FailureDecision, parked: SourceTask[] | undefined): Promise<void> {
+  async #handOff(scope: PathScope<SourceTask>, task: SourceTask, error: unknown, decision: FailureDecision, parked: SourceTask[] | undefined): Promise<void> {
     const now = scope.now();
     const described = describeError(error);
     scope.logger.warn('record failed', {
@@ -98,7 +110,8 @@ export class SourcePath implements RecordPath<SourceTask> {
   }
 
   /** The deadline came: hand every record not started off to the retry path, attempt unchanged. */
-  async deferUnstarted(scope: RunScope<SourceTask>, unstarted: SourceTask[]): Promise<void> {
+  async deferUnstarted(runScope: RunScope<SourceTask>, unstarted: SourceTask[]): Promise<void> {
+    const scope = this.#parts.of(runScope);
     const heads: SourceTask[] = [];
     const followers = new Map<string, SourceTask[]>();
     for (const task of unstarted) {

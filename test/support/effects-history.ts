@@ -7,6 +7,7 @@
  * are delivered again by fresh containers until every record is done. Unordered mode: see `runEffectsHistory`.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
+import { pathParts, type PathParts } from '../../src/engine/run-scope';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import fc from 'fast-check';
 import type { PartitionRef } from '../../src/ports/partition';
@@ -128,7 +129,7 @@ export async function runEffectsHistory(history: EffectsHistory): Promise<Effect
   const metrics = new Metrics({ namespace: 'test', serviceName: 'test' });
   let crashed = 0;
 
-  const container = (crashAt: number | undefined): { engine: Engine; sink: HandOffSink; gate: Gate; running: Map<string, boolean> } => {
+  const container = (crashAt: number | undefined): { engine: Engine; paths: PathParts; sink: HandOffSink; gate: Gate; running: Map<string, boolean> } => {
     const gate = new Gate(crashAt);
     const running = new Map<string, boolean>();
     const port: CompletionPort = new Proxy(store, {
@@ -200,7 +201,7 @@ export async function runEffectsHistory(history: EffectsHistory): Promise<Effect
       succeeded.add(offset);
     };
     const engine = new Engine({ options, handler, store: port, telemetry: { logger, metrics }, effects: gatedEffects });
-    return { engine, sink, gate, running };
+    return { engine, paths: pathParts(options, logger), sink, gate, running };
   };
 
   const retryRef = (topic: string): PartitionRef => ({ group: RIG_GROUP, topic, partition: 0 });
@@ -208,15 +209,15 @@ export async function runEffectsHistory(history: EffectsHistory): Promise<Effect
     && copies.every((c) => store.partition(retryRef(c.item.topic)).model.isDone(c.offset));
   const abandoned: Array<{ gate: Gate; run: Promise<void> }> = [];
   for (let round = 0; round < 40 && !allDone(); round += 1) {
-    const { engine, sink, gate, running: inStep } = container(history.crashes[round]);
+    const { engine, paths, sink, gate, running: inStep } = container(history.crashes[round]);
     const run = async (): Promise<void> => {
       const pending = copies.filter((c) => !store.partition(retryRef(c.item.topic)).model.isDone(c.offset));
       if (pending.length > 0) {
         const event = decodeKafkaEvent(encodeKafkaEvent({ source: 'SelfManagedKafka', records: pending.map((c) => copyRecord(c.item, c.offset)) }));
-        await engine.run(new RetryPath(), event.partitions, sink, within(60_000));
+        await engine.run(new RetryPath(paths), event.partitions, sink, within(60_000));
       }
       const event = decodeKafkaEventLazily(encodeKafkaEvent({ source: 'SelfManagedKafka', records }));
-      await engine.run(new SourcePath(), event.partitions, sink, within(60_000));
+      await engine.run(new SourcePath(paths), event.partitions, sink, within(60_000));
     };
     const running = run();
     await Promise.race([running, gate.died]);

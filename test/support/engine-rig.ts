@@ -4,6 +4,7 @@
  * the store's state. No network, no Redis, no Kafka.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
+import { pathParts, type PathParts } from '../../src/engine/run-scope';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { Engine, type InvocationContext } from '../../src/engine/engine';
 import type { HandOffSink, HandOffItem, HandOffOutcome, OutputMessage } from '../../src/ports/handoff';
@@ -65,6 +66,8 @@ export interface RigRun {
 
 export interface Rig {
   engine: Engine;
+  /** What the rig's record paths are given (as `LanesCore` gives its own). */
+  paths: PathParts;
   store: CompletionModelStore;
   sink: RecordingSink;
   logger: Logger;
@@ -105,13 +108,14 @@ export function engineRig(
     return handler(record, ctx);
   };
   const engine = new Engine({ options, handler: wrapped, store, telemetry: { logger, metrics }, ...(effects === undefined ? {} : { effects }) });
+  const paths = pathParts(options, logger);
   const retryOffsets = new Map<string, number>();
   return {
-    engine, store, sink, logger, runs,
+    engine, paths, store, sink, logger, runs,
     deliver: (records, remainingMs = 60_000) => {
       // Decoded as the function decodes an event: a record when its chunk is admitted.
       const decoded = decodeKafkaEventLazily(encodeKafkaEvent({ source: 'SelfManagedKafka', records: [...records] }));
-      return engine.run(new SourcePath(), decoded.partitions, sink, within(remainingMs));
+      return engine.run(new SourcePath(paths), decoded.partitions, sink, within(remainingMs));
     },
     redeliver: (items, remainingMs = 60_000) => {
       const records = items.map((item) => {
@@ -120,7 +124,7 @@ export function engineRig(
         return copyRecord(item, offset);
       });
       const decoded = decodeKafkaEvent(encodeKafkaEvent({ source: 'SelfManagedKafka', records }));
-      return engine.run(new RetryPath(), decoded.partitions, sink, within(remainingMs));
+      return engine.run(new RetryPath(paths), decoded.partitions, sink, within(remainingMs));
     },
   };
 }

@@ -6,7 +6,7 @@
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { PartitionRef } from '../../src/ports/partition';
-import type { EngineTask, RunScope } from '../../src/engine/run-scope';
+import type { EngineTask, PathScope } from '../../src/engine/run-scope';
 import type { CounterName } from '../../src/engine/run-report';
 import { decodeKafkaEvent, encodeKafkaEvent, type KafkaRecord, type KafkaRecordInput, type PartitionBatch } from '../../src/event';
 import { copiesFor } from '../../src/handoff/copies';
@@ -29,7 +29,10 @@ export type WriteOutcome = (item: HandOffItem) => HandOffOutcome;
 
 export const REFUSED: WriteOutcome = () => ({ status: 'refused', reason: 'too-large', error: { name: 'MESSAGE_TOO_LARGE', message: 'too large' } });
 
-export interface FakeScope<T extends EngineTask> extends RunScope<T> {
+/** A run scope with the parts a path is given in its constructor: `new SourcePath(scope)` takes them from it. */
+export type FakeScope<T extends EngineTask> = PathScope<T> & FakeRecords<T>;
+
+interface FakeRecords<T extends EngineTask> {
   /** Every step, in order: `block <offset>`, `advance <offset> <attempt> <state>`, `release <offset>`, `write retry <origin offset>`, `done <offset>`, `redeliver <offsets>`, ... */
   readonly events: string[];
   /** What the write acknowledged (or was given, when it failed). */

@@ -1,6 +1,7 @@
 /** Invocations of the processor and the retry function, and the handler the ghost watches at every start. */
 
 import { Engine, type EngineTask, type RecordPath } from '../../../src/engine/engine';
+import { pathParts } from '../../../src/engine/run-scope';
 import type { LanesContext, LanesRecord, RecordHandler } from '../../../src/engine/types';
 import { type KafkaBatchResponse, type KafkaRecordInput, decodeKafkaEventLazily, encodeKafkaEvent } from '../../../src/event';
 import { readHandOffHeaders } from '../../../src/handoff/headers';
@@ -53,9 +54,10 @@ export class HistoryRuns extends HistoryLosses {
       telemetry: silent,
       clock: this.clock,
     });
+    const paths = pathParts(this.options, silent.logger, () => this.clock.now());
     // Decoded as the function decodes an event: a record when its chunk is admitted.
     const decoded = decodeKafkaEventLazily(encodeKafkaEvent({ source: 'SelfManagedKafka', records }));
-    const admission: RecordPath<EngineTask> = kind === 'processor' ? new SourcePath() : new RetryPath() as unknown as RecordPath<EngineTask>;
+    const admission: RecordPath<EngineTask> = kind === 'processor' ? new SourcePath(paths) : new RetryPath(paths) as unknown as RecordPath<EngineTask>;
     let response: KafkaBatchResponse | undefined;
     let thrown: unknown;
     try {

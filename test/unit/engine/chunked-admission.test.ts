@@ -396,7 +396,7 @@ describe('chunked admission of a large batch (engine on the in-memory completion
     for (const offset of malformed) list[offset] = { ...list[offset]!, value: 'not base64!' };
 
     // Act: the event decoded as the function decodes it.
-    const response = await r.engine.run(new SourcePath(), decodeKafkaEventLazily(event).partitions, r.sink, within(60_000));
+    const response = await r.engine.run(new SourcePath(r.paths), decodeKafkaEventLazily(event).partitions, r.sink, within(60_000));
 
     // Assess
     expect(response.batchItemFailures).toEqual([]);

@@ -1,4 +1,5 @@
 import { Logger } from '@aws-lambda-powertools/logger';
+import { pathParts } from '../../../src/engine/run-scope';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { Engine, type InvocationContext } from '../../../src/engine/engine';
 import type { Clock } from '../../../src/ports/clock';
@@ -72,12 +73,13 @@ function rig(input: Partial<LanesOptionsInput>, handler: (record: LanesRecord, a
     return handler(record, ctx.attempt);
   };
   const engine = new Engine({ options, handler: wrapped, store, telemetry: silent, ...(clock === undefined ? {} : { clock }) });
+  const paths = pathParts(options, silent.logger, clock === undefined ? undefined : () => clock.now());
   const retryOffsets = new Map<string, number>();
   return {
     engine, store, sink, runs,
     deliver: (records, remainingMs = 30_000) => {
       const decoded = decodeKafkaEvent(encodeKafkaEvent({ source: 'SelfManagedKafka', records }));
-      return engine.run(new SourcePath(), decoded.partitions, sink, within(remainingMs));
+      return engine.run(new SourcePath(paths), decoded.partitions, sink, within(remainingMs));
     },
     redeliver: (items, remainingMs = 30_000) => {
       const records = items.map((item) => {
@@ -86,7 +88,7 @@ function rig(input: Partial<LanesOptionsInput>, handler: (record: LanesRecord, a
         return copyRecord(item, offset);
       });
       const decoded = decodeKafkaEvent(encodeKafkaEvent({ source: 'SelfManagedKafka', records }));
-      return engine.run(new RetryPath(), decoded.partitions, sink, within(remainingMs));
+      return engine.run(new RetryPath(paths), decoded.partitions, sink, within(remainingMs));
     },
   };
 }
@@ -394,7 +396,7 @@ describe('engine: processor and retry function on the in-memory completion model
     const decoded = decodeKafkaEvent(encodeKafkaEvent({ source: 'SelfManagedKafka', records: [source(0, 'A'), source(1, 'B')] }));
 
     // Act
-    await engine.run(new SourcePath(), decoded.partitions, new RecordingSink(), within(10_000));
+    await engine.run(new SourcePath(pathParts(options, logger)), decoded.partitions, new RecordingSink(), within(10_000));
 
     // Assess
     expect(errors).toHaveBeenCalledWith(expect.stringMatching(/created again/), expect.objectContaining({ base: 50_000, highest: 90_000 }));

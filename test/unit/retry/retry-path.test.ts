@@ -9,7 +9,8 @@ import { CompletionModelStore } from '../../../src/testing/completion-model';
 import { copyRecord } from '../../support/engine-rig';
 import { batchOf, fakeScope, laneOf, record, SOURCE_REF, T0, type FakeScope } from '../../support/fake-scope';
 
-const path = new RetryPath();
+/** The path, given what the fake scope holds of a function's parts (its options, copies, logger). */
+const pathOf = (scope: FakeScope<RetryTask>): RetryPath => new RetryPath(scope);
 const TIER = 'grp.retry.1s';
 
 /** Blocks `key`'s lane on `offset` at `attempt`, with `parked` behind it (as a failed source record leaves it). */
@@ -20,7 +21,7 @@ async function blocked(scope: FakeScope<RetryTask>, key: string, offset: number,
 /** The retry copy of `offset` at `attempt`, read from its tier at `copyOffset` and admitted. */
 async function copy(scope: FakeScope<RetryTask>, key: string, offset: number, attempt: number, dueAtMs = T0, copyOffset = 0): Promise<RetryTask> {
   const item = scope.copies.retry({ record: record(offset, key), origin: { topic: 'orders', partition: 0, offset }, lane: laneOf(key) }, { attempt, dueAtMs, firstFailureAtMs: T0 });
-  const { tasks } = await path.admit(scope, batchOf([copyRecord(item, copyOffset)]));
+  const { tasks } = await pathOf(scope).admit(scope, batchOf([copyRecord(item, copyOffset)]));
   expect(tasks).toHaveLength(1);
   return tasks[0]!;
 }
@@ -34,7 +35,7 @@ describe('the retry path: before a copy runs', () => {
   it("runs a due copy that is its lane's head, claiming the head until the copy's record deadline", async () => {
     const scope = fakeScope<RetryTask>({ recordTimeoutMs: 10_000 });
     await blocked(scope, 'a', 0, 2);
-    expect(await path.prepare(scope, await copy(scope, 'a', 0, 2))).toBe(true);
+    expect(await pathOf(scope).prepare(scope, await copy(scope, 'a', 0, 2))).toBe(true);
     const other = await scope.model.claimHead(SOURCE_REF, laneOf('a'), { offset: 0, attempt: 2 }, { copy: 'elsewhere', nowMs: T0, untilMs: T0 + 1 });
     expect(other).toEqual({ status: 'claimed-elsewhere', untilMs: T0 + 10_000 });
   });
@@ -42,7 +43,7 @@ describe('the retry path: before a copy runs', () => {
   it('drops a copy of an older attempt as stale: nothing runs, its own offset is done', async () => {
     const scope = fakeScope<RetryTask>();
     await blocked(scope, 'a', 0, 3);
-    expect(await path.prepare(scope, await copy(scope, 'a', 0, 2))).toBe(false);
+    expect(await pathOf(scope).prepare(scope, await copy(scope, 'a', 0, 2))).toBe(false);
     expect(scope.counts.get('stale')).toBe(1);
     expect(scope.events).toEqual([`done ${TIER} 0`]);
     expect(scope.written).toEqual([]);
@@ -52,7 +53,7 @@ describe('the retry path: before a copy runs', () => {
     const scope = fakeScope<RetryTask>();
     await blocked(scope, 'a', 0, 2);
     await scope.model.claimHead(SOURCE_REF, laneOf('a'), { offset: 0, attempt: 2 }, { copy: 'elsewhere', nowMs: T0, untilMs: T0 + 30_000 });
-    expect(await path.prepare(scope, await copy(scope, 'a', 0, 2))).toBe(false);
+    expect(await pathOf(scope).prepare(scope, await copy(scope, 'a', 0, 2))).toBe(false);
     expect(scope.written).toEqual([expect.objectContaining({ kind: 'retry', attempt: 2, dueAtMs: T0 + 30_000 })]);
     expect(scope.counts.get('twins')).toBe(1);
     expect(scope.events).toEqual(['write retry 0', `done ${TIER} 0`]);
@@ -62,14 +63,14 @@ describe('the retry path: before a copy runs', () => {
     const scope = fakeScope<RetryTask>();
     await blocked(scope, 'a', 0, 2);
     const late = await copy(scope, 'a', 0, 2, T0 + 120_000);
-    expect(await path.prepare({ ...scope, stopStartingAt: T0 }, late)).toBe(false);
+    expect(await pathOf(scope).prepare({ ...scope, stopStartingAt: T0 }, late)).toBe(false);
     expect(scope.written).toEqual([expect.objectContaining({ topic: 'grp.retry.1m', attempt: 2, dueAtMs: T0 + 120_000 })]);
     expect(scope.counts.get('writtenBack')).toBe(1);
   });
 
   it("keeps a copy whose lane is gone while its partition's state looks lost: written back for the recheck, not dropped", async () => {
     const scope = fakeScope<RetryTask>({}, new CompletionModelStore(), { originState: async () => ({ audit: WHOLE_AUDIT, originDone: false }) });
-    expect(await path.prepare(scope, await copy(scope, 'a', 0, 2))).toBe(false);
+    expect(await pathOf(scope).prepare(scope, await copy(scope, 'a', 0, 2))).toBe(false);
     expect(scope.counts.get('keptForRecovery')).toBe(1);
     expect(scope.counts.get('stale')).toBeUndefined();
     expect(scope.written).toEqual([expect.objectContaining({ attempt: 2, dueAtMs: T0 + RECOVERY_RECHECK_MS })]);
@@ -79,7 +80,7 @@ describe('the retry path: before a copy runs', () => {
     // Issue 39: a kept copy was written back due 30 s later on every pass, due or not, and its tier handed it straight back.
     const scope = fakeScope<RetryTask>({}, new CompletionModelStore(), { originState: async () => ({ audit: WHOLE_AUDIT, originDone: false }), reportLoss: async () => undefined });
     const late = await copy(scope, 'a', 0, 2, T0 + 120_000);
-    expect(await path.prepare({ ...scope, stopStartingAt: T0 }, late)).toBe(false);
+    expect(await pathOf(scope).prepare({ ...scope, stopStartingAt: T0 }, late)).toBe(false);
     expect(scope.written).toEqual([expect.objectContaining({ attempt: 2, dueAtMs: T0 + 120_000 })]);
     expect(scope.counts.get('writtenBack')).toBe(1);
     // The first report of the loss is said (and counted) at once, even before the copy is due.
@@ -89,7 +90,7 @@ describe('the retry path: before a copy runs', () => {
   it('says a loss already reported once: a copy finding it reported is kept without a count', async () => {
     const reported = { ...WHOLE_AUDIT, lossReported: T0 - 1_000, lossReportedFrom: 0 };
     const scope = fakeScope<RetryTask>({}, new CompletionModelStore(), { originState: async () => ({ audit: reported, originDone: false }), reportLoss: async () => undefined });
-    expect(await path.prepare(scope, await copy(scope, 'a', 0, 2))).toBe(false);
+    expect(await pathOf(scope).prepare(scope, await copy(scope, 'a', 0, 2))).toBe(false);
     expect(scope.counts.get('keptForRecovery')).toBeUndefined();
     expect(scope.written).toEqual([expect.objectContaining({ attempt: 2, dueAtMs: T0 + RECOVERY_RECHECK_MS })]);
   });
@@ -97,7 +98,7 @@ describe('the retry path: before a copy runs', () => {
   it("watches its lane in a partition's first minute: a copy whose lane's head moved past it goes back, not dropped", async () => {
     const scope = fakeScope<RetryTask>({}, new CompletionModelStore(), { originState: async () => ({ audit: WHOLE_AUDIT, originDone: true }), durablyMarked: async () => false });
     await blocked(scope, 'a', 1, 1);
-    expect(await path.prepare(scope, await copy(scope, 'a', 0, 2))).toBe(false);
+    expect(await pathOf(scope).prepare(scope, await copy(scope, 'a', 0, 2))).toBe(false);
     expect(scope.counts.get('stale')).toBeUndefined();
     expect(scope.written).toEqual([expect.objectContaining({ attempt: 2, dueAtMs: T0 + RECOVERY_RECHECK_MS })]);
   });
@@ -105,14 +106,14 @@ describe('the retry path: before a copy runs', () => {
   it('drops that copy once the partition is marked: a loss is found against the marker from then on', async () => {
     const scope = fakeScope<RetryTask>({}, new CompletionModelStore(), { originState: async () => ({ audit: WHOLE_AUDIT, originDone: true }), durablyMarked: async () => true });
     await blocked(scope, 'a', 1, 1);
-    expect(await path.prepare(scope, await copy(scope, 'a', 0, 2))).toBe(false);
+    expect(await pathOf(scope).prepare(scope, await copy(scope, 'a', 0, 2))).toBe(false);
     expect(scope.counts.get('stale')).toBe(1);
     expect(scope.written).toEqual([]);
   });
 
   it('drops a copy whose lane is gone when nothing looks lost: its lane moved on', async () => {
     const scope = fakeScope<RetryTask>({}, new CompletionModelStore(), { originState: async () => ({ audit: WHOLE_AUDIT, originDone: true }) });
-    expect(await path.prepare(scope, await copy(scope, 'a', 0, 2))).toBe(false);
+    expect(await pathOf(scope).prepare(scope, await copy(scope, 'a', 0, 2))).toBe(false);
     expect(scope.counts.get('stale')).toBe(1);
     expect(scope.written).toEqual([]);
   });
@@ -122,7 +123,7 @@ describe('the retry path: a copy that succeeds', () => {
   it('releases its lane and runs the next parked record at once, as attempt 1, then its own offset is done', async () => {
     const scope = fakeScope<RetryTask>();
     await blocked(scope, 'a', 0, 2, [1, 2]);
-    await path.succeeded(scope, await copy(scope, 'a', 0, 2));
+    await pathOf(scope).succeeded(scope, await copy(scope, 'a', 0, 2));
     expect(scope.events).toEqual(['release 0', 'enqueue 1', `done ${TIER} 0`]);
     expect(scope.enqueued[0]).toMatchObject({ from: 'drained', offset: 1, attempt: 1, origin: { topic: 'orders', partition: 0, offset: 1 } });
     expect(scope.enqueued[0]?.record.value?.toString()).toBe('{"offset":1}');
@@ -132,7 +133,7 @@ describe('the retry path: a copy that succeeds', () => {
   it("in a partition's first minute, writes itself back as its lane's watch copy before the drain runs and before its own done bit", async () => {
     const scope = fakeScope<RetryTask>({}, new CompletionModelStore(), { durablyMarked: async () => false });
     await blocked(scope, 'a', 0, 2, [1, 2]);
-    await path.succeeded(scope, await copy(scope, 'a', 0, 2));
+    await pathOf(scope).succeeded(scope, await copy(scope, 'a', 0, 2));
     expect(scope.events).toEqual(['release 0', 'write retry 0', 'enqueue 1', `done ${TIER} 0`]);
     expect(scope.written).toEqual([expect.objectContaining({ attempt: 2, dueAtMs: T0 + RECOVERY_RECHECK_MS, origin: expect.objectContaining({ offset: 0 }) })]);
   });
@@ -143,15 +144,15 @@ describe('the retry path: a copy that succeeds', () => {
     const release = scope.store.release.bind(scope.store);
     const store = { ...scope.store, release: (...args: Parameters<typeof release>) => (holds.push(args[6]), release(...args)) };
     await blocked(scope, 'a', 0, 2, [1, 2]);
-    await path.succeeded({ ...scope, store }, await copy(scope, 'a', 0, 2, T0, 7));
-    await path.succeeded({ ...scope, store }, scope.enqueued[0]!);
+    await pathOf(scope).succeeded({ ...scope, store }, await copy(scope, 'a', 0, 2, T0, 7));
+    await pathOf(scope).succeeded({ ...scope, store }, scope.enqueued[0]!);
     expect(holds).toEqual([{ claim: `${TIER}:0:7` }, { lease: scope.leaseUntilMs }]);
   });
 
   it('frees the lane when nothing is parked behind it', async () => {
     const scope = fakeScope<RetryTask>();
     await blocked(scope, 'a', 0, 2);
-    await path.succeeded(scope, await copy(scope, 'a', 0, 2));
+    await pathOf(scope).succeeded(scope, await copy(scope, 'a', 0, 2));
     expect(head(scope, 'a')).toBeUndefined();
     expect(scope.model.partition(SOURCE_REF).model.isDone(0)).toBe(true);
   });
@@ -161,7 +162,7 @@ describe('the retry path: a copy that fails', () => {
   it('with attempts left: advances its head (leased, payload kept) before writing the next copy, then takes the lease off', async () => {
     const scope = fakeScope<RetryTask>();
     await blocked(scope, 'a', 0, 2, [1]);
-    await path.failed(scope, await copy(scope, 'a', 0, 2), new Error('down'));
+    await pathOf(scope).failed(scope, await copy(scope, 'a', 0, 2), new Error('down'));
     expect(scope.events).toEqual(['advance 0 to 3 retrying leased', 'write retry 0', 'advance 0 to 3 retrying', `done ${TIER} 0`]);
     expect(scope.written[0]).toMatchObject({ kind: 'retry', attempt: 3, dueAtMs: T0 + 1_000 });
     expect(head(scope, 'a')).toMatchObject({ offset: 0, attempt: 3, leaseUntilMs: 0 });
@@ -171,7 +172,7 @@ describe('the retry path: a copy that fails', () => {
   it('with its attempts exhausted under `release`: is dead-lettered, then its lane is released and drains', async () => {
     const scope = fakeScope<RetryTask>();
     await blocked(scope, 'a', 0, 3, [1]);
-    await path.failed(scope, await copy(scope, 'a', 0, 3), new Error('down'));
+    await pathOf(scope).failed(scope, await copy(scope, 'a', 0, 3), new Error('down'));
     expect(scope.events).toEqual(['write dead-letter 0', 'release 0', 'enqueue 1', `done ${TIER} 0`]);
     expect(scope.written[0]).toMatchObject({ kind: 'dead-letter', attempt: 3, reason: 'attempts-exhausted' });
   });
@@ -179,7 +180,7 @@ describe('the retry path: a copy that fails', () => {
   it('with its attempts exhausted under `hold`: is dead-lettered, then its head is held', async () => {
     const scope = fakeScope<RetryTask>({ deadLetter: { policy: 'hold' } });
     await blocked(scope, 'a', 0, 3, [1]);
-    await path.failed(scope, await copy(scope, 'a', 0, 3), new Error('down'));
+    await pathOf(scope).failed(scope, await copy(scope, 'a', 0, 3), new Error('down'));
     expect(scope.events).toEqual(['write dead-letter 0', 'advance 0 to 3 held', `done ${TIER} 0`]);
     expect(head(scope, 'a')).toMatchObject({ offset: 0, state: 'held', reason: 'attempts-exhausted' });
     expect(scope.enqueued).toEqual([]);
@@ -190,7 +191,7 @@ describe('the retry path: a copy that fails', () => {
     await blocked(scope, 'a', 0, 2);
     const task = await copy(scope, 'a', 0, 2);
     await scope.model.release(SOURCE_REF, laneOf('a'), 0);
-    await path.failed(scope, task, new Error('down'));
+    await pathOf(scope).failed(scope, task, new Error('down'));
     expect(scope.written).toEqual([]);
     expect(scope.counts.get('stale')).toBe(1);
   });
@@ -201,11 +202,11 @@ describe('the retry path at the deadline and on a fault of ours', () => {
     const scope = fakeScope<RetryTask>();
     await blocked(scope, 'a', 0, 2, [1]);
     await blocked(scope, 'b', 5, 2);
-    await path.succeeded(scope, await copy(scope, 'a', 0, 2));
+    await pathOf(scope).succeeded(scope, await copy(scope, 'a', 0, 2));
     const drained = scope.enqueued[0]!;
     const waiting = await copy(scope, 'b', 5, 2, T0, 1);
     scope.events.length = 0;
-    await path.deferUnstarted(scope, [drained, waiting]);
+    await pathOf(scope).deferUnstarted(scope, [drained, waiting]);
     expect(scope.events).toEqual(['write retry 5', 'write retry 1 deferred', `done ${TIER} 1`, 'advance 1 to 1 retrying']);
     expect(head(scope, 'a')).toMatchObject({ offset: 1, attempt: 1, leaseUntilMs: 0 });
     expect(Object.fromEntries(scope.counts)).toMatchObject({ writtenBack: 1, deferred: 1 });
@@ -215,9 +216,9 @@ describe('the retry path at the deadline and on a fault of ours', () => {
     const scope = fakeScope<RetryTask>();
     await blocked(scope, 'a', 0, 2, [1]);
     const task = await copy(scope, 'a', 0, 2);
-    await path.succeeded(scope, task);
-    path.faulted(scope, task, new Error('ours'));
-    path.faulted(scope, scope.enqueued[0]!, new Error('ours'));
+    await pathOf(scope).succeeded(scope, task);
+    pathOf(scope).faulted(scope, task, new Error('ours'));
+    pathOf(scope).faulted(scope, scope.enqueued[0]!, new Error('ours'));
     expect(scope.redelivered).toEqual([0]);
     expect(head(scope, 'a')?.leaseUntilMs).toBe(scope.leaseUntilMs);
   });
@@ -227,7 +228,7 @@ describe('the retry path: admitting copies', () => {
   it("dead-letters a copy whose headers do not say what it is, as malformed, and marks its own offset done", async () => {
     const scope = fakeScope<RetryTask>();
     const bare = { topic: TIER, partition: 0, offset: 7, timestamp: T0, key: Buffer.from('a'), value: Buffer.from('{}') };
-    const { tasks, handOffs } = await path.admit(scope, batchOf([bare]));
+    const { tasks, handOffs } = await pathOf(scope).admit(scope, batchOf([bare]));
     await handOffs;
     expect(tasks).toEqual([]);
     expect(scope.written).toEqual([expect.objectContaining({ kind: 'dead-letter', reason: 'malformed' })]);
@@ -240,7 +241,7 @@ describe('the retry path: admitting copies', () => {
     await copy(scope, 'a', 0, 2);
     await scope.model.markDone({ ...SOURCE_REF, topic: TIER }, [0]);
     const item = scope.copies.retry({ record: record(0, 'a'), origin: { topic: 'orders', partition: 0, offset: 0 }, lane: laneOf('a') }, { attempt: 2, dueAtMs: T0, firstFailureAtMs: T0 });
-    const { tasks } = await path.admit(scope, batchOf([copyRecord(item, 0)]));
+    const { tasks } = await pathOf(scope).admit(scope, batchOf([copyRecord(item, 0)]));
     expect(tasks).toEqual([]);
     expect(scope.counts.get('duplicates')).toBe(1);
   });

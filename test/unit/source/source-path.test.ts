@@ -7,7 +7,8 @@ import { SourcePath, type SourceTask } from '../../../src/source/source-path';
 import { CompletionModelStore } from '../../../src/testing/completion-model';
 import { fakeScope, laneOf, record, REFUSED, SOURCE_REF, T0, type FakeScope } from '../../support/fake-scope';
 
-const path = new SourcePath();
+/** The path, given what the fake scope holds of a function's parts (its options, copies, logger). */
+const pathOf = (scope: FakeScope<SourceTask>): SourcePath => new SourcePath(scope);
 const PK = 'orders-0';
 
 function task(offset: number, key: string, attempt = 1): SourceTask {
@@ -25,7 +26,7 @@ const parked = (scope: FakeScope<SourceTask>, key: string) => scope.model.partit
 describe('the source path: a record that succeeds', () => {
   it('is marked done and counted, and nothing is written', () => {
     const scope = fakeScope<SourceTask>();
-    path.succeeded(scope, task(0, 'a'));
+    pathOf(scope).succeeded(scope, task(0, 'a'));
     expect(scope.events).toEqual(['done orders 0']);
     expect(scope.counts.get('done')).toBe(1);
   });
@@ -35,7 +36,7 @@ describe('the source path: a record that fails with attempts left', () => {
   it('blocks its lane and parks the records waiting behind it, then writes its retry copy, and only then is done', async () => {
     const scope = fakeScope<SourceTask>();
     waiting(scope, 'a', 1, 2);
-    await path.failed(scope, task(0, 'a'), new Error('down'));
+    await pathOf(scope).failed(scope, task(0, 'a'), new Error('down'));
     expect(scope.events).toEqual(['block 0 retrying parking 1,2', 'write retry 0', 'done orders 0']);
     expect(lane(scope, 'a')).toMatchObject({ offset: 0, attempt: 2, state: 'retrying', dueAtMs: T0 + 1_000 });
     expect(parked(scope, 'a')).toEqual([1, 2]);
@@ -46,7 +47,7 @@ describe('the source path: a record that fails with attempts left', () => {
   it('leaves other lanes alone', async () => {
     const scope = fakeScope<SourceTask>();
     waiting(scope, 'b', 1);
-    await path.failed(scope, task(0, 'a'), new Error('down'));
+    await pathOf(scope).failed(scope, task(0, 'a'), new Error('down'));
     expect(scope.queued.get(`${PK}\n${laneOf('b')}`)?.map((t) => t.offset)).toEqual([1]);
     expect(lane(scope, 'b')).toBeUndefined();
   });
@@ -54,7 +55,7 @@ describe('the source path: a record that fails with attempts left', () => {
   it('goes back to the event source when its copy cannot be written, and is not done', async () => {
     const scope = fakeScope<SourceTask>();
     scope.outcome = new Error('brokers unreachable');
-    await path.failed(scope, task(0, 'a'), new Error('down'));
+    await pathOf(scope).failed(scope, task(0, 'a'), new Error('down'));
     expect(scope.events).toEqual(['block 0 retrying', 'write retry 0', 'redeliver 0']);
     expect(scope.done).toEqual([]);
   });
@@ -63,7 +64,7 @@ describe('the source path: a record that fails with attempts left', () => {
     const scope = fakeScope<SourceTask>();
     scope.outcome = (item) => (item.origin.offset === 0 ? REFUSED(item) : { status: 'written' });
     waiting(scope, 'a', 1);
-    await path.failed(scope, task(0, 'a'), new Error('down'));
+    await pathOf(scope).failed(scope, task(0, 'a'), new Error('down'));
     expect(scope.events).toEqual([
       'block 0 retrying parking 1', 'write retry 0', 'release 0', 'write retry 1 deferred', 'advance 1 to 1 retrying', 'done orders 0',
     ]);
@@ -77,7 +78,7 @@ describe('the source path: a record dead-lettered', () => {
   it('under `release`: is written to the dead-letter topic and done; its lane is not blocked and its followers stay queued', async () => {
     const scope = fakeScope<SourceTask>();
     waiting(scope, 'a', 4);
-    await path.failed(scope, task(3, 'a', 3), new Error('down'));
+    await pathOf(scope).failed(scope, task(3, 'a', 3), new Error('down'));
     expect(scope.events).toEqual(['write dead-letter 3', 'done orders 3']);
     expect(scope.written[0]).toMatchObject({ kind: 'dead-letter', topic: 'grp.dlq', attempt: 3, reason: 'attempts-exhausted' });
     expect(lane(scope, 'a')).toBeUndefined();
@@ -88,7 +89,7 @@ describe('the source path: a record dead-lettered', () => {
     const scope = fakeScope<SourceTask>();
     scope.outcome = new Error('brokers unreachable');
     waiting(scope, 'a', 4, 5);
-    await path.failed(scope, task(3, 'a', 3), new Error('down'));
+    await pathOf(scope).failed(scope, task(3, 'a', 3), new Error('down'));
     expect(scope.redelivered).toEqual([3, 4, 5]);
     expect(scope.done).toEqual([]);
   });
@@ -96,14 +97,14 @@ describe('the source path: a record dead-lettered', () => {
   it('under `hold`: the lane is blocked as held only after the dead letter is written', async () => {
     const scope = fakeScope<SourceTask>({ deadLetter: { policy: 'hold' } });
     waiting(scope, 'a', 1);
-    await path.failed(scope, task(0, 'a'), new TypeError('x is undefined'));
+    await pathOf(scope).failed(scope, task(0, 'a'), new TypeError('x is undefined'));
     expect(scope.events).toEqual(['write dead-letter 0', 'block 0 held parking 1', 'done orders 0']);
     expect(lane(scope, 'a')).toMatchObject({ offset: 0, attempt: 1, state: 'held', reason: 'programming-error' });
   });
 
   it('under `hold`, before the partition has its durable marker: a watch copy of the held head goes to the retry path', async () => {
     const scope = fakeScope<SourceTask>({ deadLetter: { policy: 'hold' } }, new CompletionModelStore(), { durablyMarked: async () => false });
-    await path.failed(scope, task(0, 'a'), new TypeError('x is undefined'));
+    await pathOf(scope).failed(scope, task(0, 'a'), new TypeError('x is undefined'));
     expect(scope.events).toEqual(['write dead-letter 0', 'block 0 held', 'write retry 0 deferred', 'done orders 0']);
     expect(scope.written[1]).toMatchObject({ kind: 'retry', attempt: 1, dueAtMs: T0 + RECOVERY_RECHECK_MS });
   });
@@ -112,7 +113,7 @@ describe('the source path: a record dead-lettered', () => {
 describe('the source path at the deadline', () => {
   it('blocks each lane on its first unstarted record as deferred, parks the rest, and hands the heads on with their attempt unchanged', async () => {
     const scope = fakeScope<SourceTask>();
-    await path.deferUnstarted(scope, [task(0, 'a'), task(1, 'a'), task(2, 'b')]);
+    await pathOf(scope).deferUnstarted(scope, [task(0, 'a'), task(1, 'a'), task(2, 'b')]);
     expect(scope.events).toEqual(['block 0 retrying parking 1', 'block 2 retrying', 'write retry 0 deferred', 'write retry 2 deferred', 'done orders 0', 'done orders 2']);
     expect(lane(scope, 'a')).toMatchObject({ offset: 0, attempt: 1, reason: 'deferred' });
     expect(scope.written.map((item) => [item.origin.offset, item.attempt, item.topic])).toEqual([[0, 1, 'grp.retry.1s'], [2, 1, 'grp.retry.1s']]);
@@ -122,7 +123,7 @@ describe('the source path at the deadline', () => {
   it('sends a lane back to the event source, head and followers, when its block fails', async () => {
     const scope = fakeScope<SourceTask>();
     await scope.model.block(SOURCE_REF, { lane: laneOf('a'), offset: 9, attempt: 2, state: 'retrying' });
-    await path.deferUnstarted(scope, [task(10, 'a'), task(11, 'a'), task(12, 'b')]);
+    await pathOf(scope).deferUnstarted(scope, [task(10, 'a'), task(11, 'a'), task(12, 'b')]);
     expect(scope.redelivered).toEqual([10, 11]);
     expect(scope.written.map((item) => item.origin.offset)).toEqual([12]);
   });
@@ -134,7 +135,7 @@ describe('the source path: admitting a batch', () => {
   it('runs the records of free lanes and parks those of a blocked lane behind its head', async () => {
     const scope = fakeScope<SourceTask>();
     await scope.model.block(SOURCE_REF, { lane: laneOf('a'), offset: 0, attempt: 2, state: 'retrying' });
-    const { tasks } = await path.admit(scope, batch([1, 'a'], [2, 'b'], [3, 'a']));
+    const { tasks } = await pathOf(scope).admit(scope, batch([1, 'a'], [2, 'b'], [3, 'a']));
     expect(tasks.map((t) => [t.offset, t.lane])).toEqual([[2, laneOf('b')]]);
     expect(parked(scope, 'a')).toEqual([1, 3]);
     expect(scope.counts.get('parked')).toBe(2);
@@ -143,7 +144,7 @@ describe('the source path: admitting a batch', () => {
   it("hands a blocked lane's head, delivered again, off again as Redis recorded it instead of running it", async () => {
     const scope = fakeScope<SourceTask>();
     await scope.model.block(SOURCE_REF, { lane: laneOf('a'), offset: 0, attempt: 2, state: 'retrying', dueAtMs: T0 + 5_000 });
-    const { tasks, handOffs } = await path.admit(scope, batch([0, 'a']));
+    const { tasks, handOffs } = await pathOf(scope).admit(scope, batch([0, 'a']));
     await handOffs;
     expect(tasks).toEqual([]);
     expect(scope.written).toEqual([expect.objectContaining({ kind: 'retry', attempt: 2, dueAtMs: T0 + 5_000 })]);
@@ -152,14 +153,14 @@ describe('the source path: admitting a batch', () => {
 
   it('sends the whole batch back to the event source when Redis refuses it', async () => {
     const scope = fakeScope<SourceTask>({}, new CompletionModelStore(), { admit: async () => Promise.reject(new Error('Redis down')) });
-    const { tasks } = await path.admit(scope, batch([0, 'a'], [1, 'b'], [2, 'a']));
+    const { tasks } = await pathOf(scope).admit(scope, batch([0, 'a'], [1, 'b'], [2, 'a']));
     expect(tasks).toEqual([]);
     expect(scope.redelivered).toEqual([0, 1, 2]);
   });
 
   it('refuses the records past the window for redelivery, never dropping one', async () => {
     const scope = fakeScope<SourceTask>({}, new CompletionModelStore(2));
-    const { tasks } = await path.admit(scope, batch([0, 'a'], [1, 'b'], [2, 'c'], [3, 'd']));
+    const { tasks } = await pathOf(scope).admit(scope, batch([0, 'a'], [1, 'b'], [2, 'c'], [3, 'd']));
     expect(tasks.map((t) => t.offset)).toEqual([0, 1]);
     expect(scope.redelivered).toEqual([2, 3]);
     expect(scope.counts.get('refused')).toBe(2);
