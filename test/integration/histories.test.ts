@@ -13,6 +13,7 @@ import {
   RECOVERED_UNDER_OLD_LEASE,
   LOSS_SHAPES,
   REDRIVEN_HEAD,
+  REFUSED_COPY_AFTER_RELEASE,
   RELEASE_LOST,
   SNAPSHOT_BEHIND_ATTEMPT,
   SNAPSHOT_BEHIND_COPY,
@@ -212,6 +213,16 @@ describe('engine histories on the real Redis completion store', () => {
   it('settles a lane whose due copy waits behind copies of its lane not due yet', async () => {
     const stats = await runOnRedis(redis, DUE_BEHIND_WAITING_COPY);
     expect(stats.records).toBe(7);
+  });
+
+  // Issue 39: a drain round that ran no handler moved the clock on to the next copy due, past a due copy the window
+  // cap had refused (its trigger hands it over again at once): the recovery was timed 5 s instead of under a second.
+  it('times a recovered copy the window cap refused without moving the clock past it', async () => {
+    const times: RecoveryTime[] = [];
+    const stats = await runOnRedis(redis, REFUSED_COPY_AFTER_RELEASE, { recoveryTimes: times });
+    expect(stats).toEqual(expect.objectContaining({ losses: 1, lossesFound: 1, recoveries: 1 }));
+    expect(times).toEqual([expect.objectContaining({ ranAgainMs: expect.any(Number) })]);
+    expect(times[0]!.ranAgainMs).toBeLessThan(1_000);
   });
 
   it('re-drives a lane head whose partition lost its state and tracked-set entry before the first commit', async () => {

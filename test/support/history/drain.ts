@@ -2,7 +2,8 @@
 
 import { tpKey } from './backend';
 import { HistoryRuns } from './runs';
-import { COMMITTER_PERIOD_MS, DRAIN_ROUNDS, DRAIN_START_MS, IDLE_TICK_MS, STEP_START_MS } from './runtime';
+import type { HandOffItem } from '../../../src/ports/handoff';
+import { COMMITTER_PERIOD_MS, DRAIN_ROUNDS, DRAIN_START_MS, IDLE_TICK_MS, STEP_START_MS, copyId } from './runtime';
 
 export class HistoryDrain extends HistoryRuns {
   protected async settled(): Promise<boolean> {
@@ -63,6 +64,7 @@ export class HistoryDrain extends HistoryRuns {
       const log = this.tierLogs.get(topic) ?? [];
       const key = tpKey(topic, 0);
       const start = this.position.get(key) ?? 0;
+      this.handedUpTo.set(topic, log.length);
       if (start < log.length) await this.invoke('retry', [{ key, start, end: log.length, records: log.slice(start).map((c) => c.record) }], { kind: 'none' }, undefined, startMs);
     }
   }
@@ -88,14 +90,24 @@ export class HistoryDrain extends HistoryRuns {
 
   /**
    * How far a drain round moves the clock: not at all (1 ms) while a copy in a tier (past its trigger's position) is
-   * due; else until the next copy is due or lease of a lane head expires, at most a committer period; `IDLE_TICK_MS`
-   * with none of these.
+   * due and may run; else until the next copy is due or lease of a lane head expires, at most a committer period;
+   * `IDLE_TICK_MS` with none of these.
    */
   protected async drainTick(): Promise<number> {
     const now = this.clock.now();
     const waits: number[] = [];
+    // A due copy the function has not been handed yet may run at once: one refused last round (the window cap; the
+    // trigger hands it over again at once) or one written since (a recovery's, a release's). Only a due copy written
+    // back unchanged after the function was handed it waits for something else (`ran` below).
+    let fresh = false;
     for (const topic of this.tierTopics) {
-      for (const c of (this.tierLogs.get(topic) ?? []).slice(this.position.get(tpKey(topic, 0)) ?? 0)) waits.push(c.item.dueAtMs - now);
+      const log = this.tierLogs.get(topic) ?? [];
+      const position = this.position.get(tpKey(topic, 0)) ?? 0;
+      const handed = new Set(log.slice(0, position).map((c) => handedKey(c.item)));
+      for (const [i, c] of log.slice(position).entries()) {
+        waits.push(c.item.dueAtMs - now);
+        if (c.item.dueAtMs <= now && (position + i < (this.handedUpTo.get(topic) ?? 0) || !handed.has(handedKey(c.item)))) fresh = true;
+      }
     }
     // Records not delivered yet are delivered every round (a refused one waits for its lane: no reason to move).
     for (const p of this.sourceLogs.keys()) {
@@ -106,16 +118,22 @@ export class HistoryDrain extends HistoryRuns {
     if (waits.length === 0) return IDLE_TICK_MS;
     const ran = this.runs.length !== this.runsAtTick;
     this.runsAtTick = this.runs.length;
-    // Copies due that ran nothing last round wait behind a copy of their lane not due yet (a lane's copies run in
-    // order, and the invocation writes them back unchanged): the clock moves on to that one. Moved by 1 ms a round
-    // instead, such a lane never came due within the drain's rounds (and fast-check shrank it for an hour).
+    // Copies due, all handed to the function before and written back unchanged in a round that ran nothing, wait
+    // behind a copy of their lane not due yet (a lane's copies run in order): as deployed, the function holds them
+    // until that one is due, so the clock moves on to it. Moved by 1 ms a round instead, such a lane never came due
+    // within the drain's rounds (and fast-check shrank it for an hour). A fresh due copy does not wait: a round that
+    // only dead-lettered or released, or whose copies the window cap refused, moved the clock 5 s (the next copy
+    // due) before the copies behind ran, and the recovery times counted that wait, which no deployment has.
     const ahead = waits.filter((wait) => wait > 0);
-    if (waits.some((wait) => wait <= 0) && (ran || ahead.length === 0)) return 1;
+    if (waits.some((wait) => wait <= 0) && (ran || fresh || ahead.length === 0)) return 1;
     return Math.min(this.committerPeriodMs, Math.min(...ahead) + 1);
   }
 
   /** Handler runs at the last drain tick: a round that ran none moves the clock past copies due (`drainTick`). */
   protected runsAtTick = -1;
+
+  /** Per tier, the end of the copies last handed to the retry function: one below it past the position was refused. */
+  protected readonly handedUpTo = new Map<string, number>();
 
   /** Each recovery whose records all became terminal again before the next one of its partition (`RecoveryTime`). */
   protected timeRecoveries(): void {
@@ -148,4 +166,9 @@ export class HistoryDrain extends HistoryRuns {
       }
     }
   }
+}
+
+/** A copy as the function was handed it: written back unchanged, it has the same origin, attempt and due time. */
+function handedKey(item: HandOffItem): string {
+  return `${copyId(item)}:${item.dueAtMs}`;
 }
