@@ -222,6 +222,18 @@ describe('the claims of docs/ARCHITECTURE.md', () => {
     expect([...named].sort()).toEqual([...files].sort());
   });
 
+  it('"one file each under src/completion/scripts/ with a header listing KEYS, ARGV and return codes": the scripts without one', () => {
+    const folder = join(SRC, 'completion', 'scripts');
+    const scripts = readdirSync(folder).filter((file) => file.endsWith('.lua'));
+    expect(scripts.length).toBeGreaterThan(0);
+    const headerless = scripts.filter((file) => {
+      const text = readFileSync(join(folder, file), 'utf8');
+      const header = text.startsWith('--[[') ? text.slice(0, text.indexOf(']]')) : '';
+      return !(header.includes('KEYS') && header.includes('ARGV') && header.includes('Returns'));
+    });
+    expect(headerless).toEqual([]);
+  });
+
   it('"the one deadline helper", "the one isObject and the one messageOf": each declared in one file', () => {
     const where = Object.fromEntries(['deadlineSignal', 'untilAborted', 'withinDeadline', 'sleep', 'isObject', 'messageOf'].map((name) => [name, filesWhere(declares(name))]));
     expect(where).toEqual({
