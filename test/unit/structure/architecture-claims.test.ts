@@ -8,7 +8,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import ts from 'typescript';
-import { SRC, sourceFiles } from './source-tree';
+import { SRC, namesClient, sourceFiles } from './source-tree';
 
 const ARCHITECTURE = readFileSync(join(SRC, '..', 'docs', 'ARCHITECTURE.md'), 'utf8');
 
@@ -84,18 +84,6 @@ const COMMANDS: ReadonlySet<string> = (() => {
   return names;
 })();
 
-/** The ioredis types a client value is declared with, directly or through our own alias. */
-const CLIENT_TYPES = new Set(['RedisClient', 'Redis', 'Cluster']);
-
-/** Whether a type annotation names a client (`RedisClient`, `Redis | Cluster`, `RedisClient[]`, `Array<Redis>`). */
-function namesClient(type: ts.TypeNode): boolean {
-  if (ts.isTypeReferenceNode(type) && ts.isIdentifier(type.typeName) && CLIENT_TYPES.has(type.typeName.text)) return true;
-  let found = false;
-  ts.forEachChild(type, (child) => {
-    if (!found && ts.isTypeNode(child) && namesClient(child)) found = true;
-  });
-  return found;
-}
 
 /**
  * The names a client goes by anywhere in `src/`: every parameter, property, variable or field declared with a client

@@ -7,28 +7,16 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import ts from 'typescript';
-import { SRC, sourceFiles } from './source-tree';
+import { CLIENT_TYPES, SRC, namesClient, sourceFiles } from './source-tree';
 
 const parsed = sourceFiles().map((file) => ({ file, source: ts.createSourceFile(file, readFileSync(join(SRC, file), 'utf8'), ts.ScriptTarget.ES2022, true) }));
 
 /** Where a client may be named: the Redis state's folder, and where connections are made. */
 const DOOR_FOLDERS = /^(completion|connections)\//;
 
-/** The types a client goes by: ioredis' own, and our alias of them. */
-const CLIENT_TYPES = new Set(['RedisClient', 'Redis', 'Cluster']);
 
 /** The names that are a client or hand one out (the ioredis module, our alias, the functions that make one). */
 const CLIENT_NAMES = new Set([...CLIENT_TYPES, 'createRedis', 'connectRedis', 'importIoRedis', 'IoRedisModule']);
-
-/** Whether a type annotation names a client (`RedisClient`, `Redis | Cluster`, `RedisClient[]`). */
-function namesClient(type: ts.TypeNode): boolean {
-  if (ts.isTypeReferenceNode(type) && ts.isIdentifier(type.typeName) && CLIENT_TYPES.has(type.typeName.text)) return true;
-  let found = false;
-  ts.forEachChild(type, (child) => {
-    if (!found && ts.isTypeNode(child) && namesClient(child)) found = true;
-  });
-  return found;
-}
 
 /** How a file reaches a client: an import of ioredis, an import of a client's name, a value declared with a client type. */
 function clientUses(source: ts.SourceFile): string[] {

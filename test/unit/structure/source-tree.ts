@@ -134,3 +134,16 @@ export function unitCycles(imports: readonly SourceImport[]): string[] {
     return `${[...path, start].join(' -> ')} (${evidence.join('; ')})`;
   });
 }
+
+/** The types a Redis client goes by: ioredis' own, and our alias of them. */
+export const CLIENT_TYPES: ReadonlySet<string> = new Set(['RedisClient', 'Redis', 'Cluster']);
+
+/** Whether a type annotation names a Redis client (`RedisClient`, `Redis | Cluster`, `RedisClient[]`, `Array<Redis>`). */
+export function namesClient(type: ts.TypeNode): boolean {
+  if (ts.isTypeReferenceNode(type) && ts.isIdentifier(type.typeName) && CLIENT_TYPES.has(type.typeName.text)) return true;
+  let found = false;
+  ts.forEachChild(type, (child) => {
+    if (!found && ts.isTypeNode(child) && namesClient(child)) found = true;
+  });
+  return found;
+}
