@@ -1,7 +1,7 @@
 --[[
-  Claim a lane's head for one retry copy before it runs (docs/ARCHITECTURE.md, "The path of a retry copy": "checks in
-  Redis that its (origin offset, attempt) is still the lane's current head; a stale or duplicated copy
-  does nothing"). A plain read of the head lets two copies of one head and attempt (written twice after a
+  Claim a lane's head for one retry copy before it runs (docs/ARCHITECTURE.md, "The path of a retry copy"): the
+  copy's (origin offset, attempt) must still be the lane's current head, else the copy is stale or duplicated and
+  does nothing. A plain read of the head lets two copies of one head and attempt (written twice after a
   crash: by the committer's re-drive, or by the source path handing the head off again) run at once from two
   retry invocations; the claim makes the check and the taking one atomic step, so one record of a lane runs
   at a time.
