@@ -81,6 +81,11 @@ export const ENV = {
   ordering: 'KAFKA_LANES_ORDERING',
   /** The declared output topics (`kafkaLanes.outputs`), comma-separated: `ctx.send` to any other fails the record. */
   outputs: 'KAFKA_LANES_OUTPUTS',
+  /**
+   * The retry function's durable execution timeout in seconds (its `DurableConfig.ExecutionTimeout`, set by the
+   * plugin): a retry copy due later than the execution can wait goes back to its tier unchanged.
+   */
+  retryExecutionTimeout: 'KAFKA_LANES_RETRY_EXECUTION_TIMEOUT',
 } as const;
 
 /** SASL mechanisms with a username and password. */
