@@ -1,6 +1,6 @@
 import { ENV } from '../options/constants';
 import { durationMs } from '../options/duration';
-import type { FunctionPlan } from './plan';
+import type { FunctionPlan, ServiceView, TriggerEvent } from './plan';
 
 // Checks `serverless package` makes so that what AWS would refuse at deploy time, or what every cold start
 // would refuse, fails before anything is uploaded, naming the setting, the limit and the value. Pure.
@@ -312,12 +312,19 @@ export function undeclaredSendsWarning(where: string, source: string, outputs: r
   );
 }
 
+/** A resource of the service's own CloudFormation, as far as the plugin reads it. */
+export interface DeclaredResource {
+  readonly Type?: unknown;
+  readonly Condition?: unknown;
+  readonly Properties?: Record<string, unknown>;
+}
+
 /** The service's own CloudFormation under `resources:` (one fragment or a list), merged as the framework merges it. */
-export function declaredTemplate(declared: unknown): { resources: Record<string, { Type?: unknown }>; parameters: Record<string, { Default?: unknown }> } {
-  const fragments = (Array.isArray(declared) ? declared : [declared]) as Array<{ Resources?: Record<string, { Type?: unknown }>; Parameters?: Record<string, object> } | undefined>;
+export function declaredTemplate(declared: unknown): { resources: Record<string, DeclaredResource>; parameters: Record<string, { Default?: unknown }> } {
+  const fragments = (Array.isArray(declared) ? declared : [declared]) as Array<{ Resources?: Record<string, DeclaredResource>; Parameters?: Record<string, object> } | undefined>;
   const parameters: Record<string, { Default?: unknown }> = {};
   for (const fragment of fragments) for (const [name, value] of Object.entries(fragment?.Parameters ?? {})) parameters[name] = { ...parameters[name], ...value };
-  return { resources: Object.assign({}, ...fragments.map((fragment) => fragment?.Resources ?? {})) as Record<string, { Type?: unknown }>, parameters };
+  return { resources: Object.assign({}, ...fragments.map((fragment) => fragment?.Resources ?? {})) as Record<string, DeclaredResource>, parameters };
 }
 
 /**
@@ -344,4 +351,26 @@ export function existingVpcProblems(parameters: Readonly<Record<string, { Defaul
     ];
   }
   return [];
+}
+
+/**
+ * Two triggers of one function with one logical ID: the framework shortens topic names inside the IDs, so long
+ * groups give every tier's trigger the same ID and only the last would be deployed.
+ */
+export function logicalIdCollisions(service: ServiceView, where: string, functionKey: string, triggers: readonly TriggerEvent[]): string[] {
+  const logicalIdOf = service.triggerLogicalId;
+  if (logicalIdOf === undefined) return [];
+  const topicsById = new Map<string, string[]>();
+  for (const trigger of triggers) {
+    const id = logicalIdOf(functionKey, trigger);
+    const topic = ('msk' in trigger ? trigger.msk : trigger.kafka).topic;
+    topicsById.set(id, [...(topicsById.get(id) ?? []), topic]);
+  }
+  return [...topicsById]
+    .filter(([, topics]) => topics.length > 1)
+    .map(
+      ([id, topics]) =>
+        `${where}.kafkaLanes.group: expected a group short enough for the triggers' CloudFormation logical IDs to differ ` +
+        `(the framework shortens topic names in them), got one ID \`${id}\` for ${topics.map((topic) => `\`${topic}\``).join(', ')}`,
+    );
 }

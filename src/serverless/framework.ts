@@ -77,19 +77,83 @@ export function keepZeroBatchingWindows(serverless: Serverless): void {
   }
 }
 
+/**
+ * The logical ID of the function an event source mapping invokes: `Fn::GetAtt [<fn>, Arn]`, or for a function the
+ * framework invokes through an alias (a durable function's `durable`), `Fn::Join [':', [Fn::GetAtt [<fn>, Arn], <alias>]]`.
+ *
+ * @example
+ * mappingTarget({ FunctionName: { 'Fn::Join': [':', [{ 'Fn::GetAtt': ['OrdersRetryLambdaFunction', 'Arn'] }, 'durable']] } }); // 'OrdersRetryLambdaFunction'
+ */
+export function mappingTarget(properties: Readonly<Record<string, unknown>>): string | undefined {
+  const name = properties['FunctionName'] as { 'Fn::GetAtt'?: unknown[]; 'Fn::Join'?: [string, unknown[]] } | undefined;
+  const getAtt = name?.['Fn::GetAtt'] ?? (name?.['Fn::Join']?.[1]?.[0] as { 'Fn::GetAtt'?: unknown[] } | undefined)?.['Fn::GetAtt'];
+  const target = getAtt?.[0];
+  return typeof target === 'string' ? target : undefined;
+}
+
 /** A provisioned-mode group's triggers report partial batch failures (the only mode where Kafka triggers honour them). */
 export function compileResponseTypes(serverless: Serverless, plans: readonly FunctionPlan[]): void {
   const provider = serverless.getProvider('aws');
   const resources = serverless.service.provider.compiledCloudFormationTemplate.Resources;
   for (const plan of plans) {
     if (plan.mode !== 'provisioned') continue;
-    const logicalId = provider.naming.getLambdaLogicalId(plan.functionKey);
+    const functions = [plan.functionKey, plan.retry.key].map((key) => provider.naming.getLambdaLogicalId(key));
     for (const resource of Object.values(resources)) {
       if (resource.Type !== 'AWS::Lambda::EventSourceMapping') continue;
-      const target = resource.Properties['FunctionName'] as { 'Fn::GetAtt'?: unknown[] } | undefined;
-      if (target?.['Fn::GetAtt']?.[0] !== logicalId) continue;
+      if (!functions.includes(mappingTarget(resource.Properties) ?? '')) continue;
       resource.Properties['FunctionResponseTypes'] = ['ReportBatchItemFailures'];
     }
   }
 }
 
+/** The logical ID the framework gives a function's Kafka trigger. */
+function triggerLogicalId(serverless: Serverless, functionKey: string, trigger: FunctionPlan['retryTriggers'][number]): string {
+  const naming = serverless.getProvider('aws').naming;
+  return 'msk' in trigger
+    ? naming.getMSKEventLogicalId(functionKey, mskClusterNameToken(trigger.msk.arn), trigger.msk.topic)
+    : naming.getKafkaEventLogicalId(functionKey, trigger.kafka.topic);
+}
+
+/**
+ * Each retry tier's trigger keeps the logical ID it had when the handler carried it (`<Function>EventSourceMapping...`,
+ * under the handler's key), so that a stack of an earlier release moves the tier to the retry function in place: an
+ * `Update` of the mapping's `FunctionName` (Lambda API reference, `UpdateEventSourceMapping`: "You can change the
+ * function that AWS Lambda invokes"), which keeps its UUID, its consumer group and the group's committed offsets. A new
+ * logical ID would make CloudFormation create the new mapping before deleting the old one, and a Kafka event source's
+ * consumer group id cannot be used by two mappings at once ("must be unique among all your Kafka event sources").
+ *
+ * @returns the retry triggers' logical IDs, by group.
+ */
+export function keepRetryTriggerIds(serverless: Serverless, plans: readonly FunctionPlan[]): Map<string, string[]> {
+  const resources = serverless.service.provider.compiledCloudFormationTemplate.Resources;
+  const moved = new Map<string, string[]>();
+  for (const plan of plans) {
+    const ids: string[] = [];
+    for (const trigger of plan.retryTriggers) {
+      const from = triggerLogicalId(serverless, plan.retry.key, trigger);
+      const to = triggerLogicalId(serverless, plan.functionKey, trigger);
+      const resource = resources[from];
+      if (resource === undefined) continue;
+      delete resources[from];
+      resources[to] = resource;
+      ids.push(to);
+    }
+    moved.set(plan.group, ids);
+  }
+  return moved;
+}
+
+/**
+ * The handler's role is updated after the retry triggers: on an upgrade from a release whose handler consumed the retry
+ * tiers, its role loses their reads only once every tier's trigger invokes the retry function (whose role reads them),
+ * so no trigger polls with a role that may no longer read its topic. `role` is the handler's role resource.
+ *
+ * @example
+ * const role = { Type: 'AWS::IAM::Role', Properties: {} };
+ * afterRetryTriggers(role, ['OrdersEventSourceMappingMSKShopOrderssvcretry5s']); // role.DependsOn: ['OrdersEventSourceMappingMSKShopOrderssvcretry5s']
+ */
+export function afterRetryTriggers(role: { DependsOn?: string | string[] }, retryTriggers: readonly string[]): void {
+  const after = role.DependsOn === undefined ? [] : Array.isArray(role.DependsOn) ? role.DependsOn : [role.DependsOn];
+  const all = [...new Set([...after, ...retryTriggers])];
+  if (all.length > 0) role.DependsOn = all;
+}
