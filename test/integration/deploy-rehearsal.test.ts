@@ -207,8 +207,8 @@ describe('the deploy rehearsal', () => {
     // Assess
     expect(rehearsal.problems).toEqual([
       "OrdersKafkaLanesTopics: OrdersTopicsVpcLambdaFunction is in a VPC and calls s3 (its answer to CloudFormation's pre-signed S3 URL), but the VPC has no s3 endpoint in the template and no declared route to it (a NAT gateway or an endpoint of its own)",
-      expect.stringMatching(/^OrdersTopicsVpcLambdaFunction \(the provider of OrdersKafkaLanesTopics\) is in a VPC/),
       'OrdersKafkaLanesTopics: OrdersTopicsVpcLambdaFunction is in a VPC and calls kafka (GetBootstrapBrokers), but the VPC has no kafka endpoint in the template and no declared route to it (a NAT gateway or an endpoint of its own)',
+      expect.stringMatching(/^OrdersTopicsVpcLambdaFunction \(the provider of OrdersKafkaLanesTopics\) is in a VPC/),
       'OrdersTopicsVpcLambdaFunction is in a VPC and calls kafka (GetBootstrapBrokers), but the VPC has no kafka endpoint in the template and no declared route to it (a NAT gateway or an endpoint of its own)',
     ]);
   });

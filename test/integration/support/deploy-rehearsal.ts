@@ -131,13 +131,14 @@ const PSEUDO: Record<string, string> = {
 
 /** Rehearses one configuration of a packaged template with cfn-lint's graph of it. */
 export function rehearse(template: Template, edges: readonly Edge[], options: RehearsalOptions = {}): Rehearsal {
-  const { scene, createOrder } = read(template, edges, options);
+  const { scene, createOrder, cycle } = read(template, edges, options);
   const { problems, needs } = customResourceNeeds(scene);
+  if (cycle.length > 0) problems.unshift(`CloudFormation refuses the template: a circular dependency among ${cycle.join(', ')}`);
   for (const check of REHEARSAL_CHECKS) problems.push(...check(scene));
   return { problems: [...new Set(problems)], createOrder, needs };
 }
 
-function read(template: Template, edges: readonly Edge[], options: RehearsalOptions): { scene: Scene; createOrder: string[] } {
+function read(template: Template, edges: readonly Edge[], options: RehearsalOptions): { scene: Scene; createOrder: string[]; cycle: string[] } {
   const resources = template.Resources;
   const parameters = Object.fromEntries(
     Object.entries(template.Parameters ?? {}).map(([name, parameter]) => [
@@ -243,9 +244,13 @@ function read(template: Template, edges: readonly Edge[], options: RehearsalOpti
   };
   const createOrder: string[] = [];
   const placed = new Set<string>();
+  let cycle: string[] = [];
   while (placed.size < dependsOn.size) {
     const ready = [...dependsOn].filter(([id, after]) => !placed.has(id) && [...after].every((dependency) => placed.has(dependency))).map(([id]) => id);
-    if (ready.length === 0) throw new Error(`a dependency cycle among ${[...dependsOn.keys()].filter((id) => !placed.has(id)).join(', ')}`);
+    if (ready.length === 0) {
+      cycle = [...dependsOn.keys()].filter((id) => !placed.has(id));
+      break;
+    }
     for (const id of ready.sort()) {
       placed.add(id);
       createOrder.push(id);
@@ -311,5 +316,5 @@ function read(template: Template, edges: readonly Edge[], options: RehearsalOpti
         what: call.what,
       })),
   };
-  return { scene, createOrder };
+  return { scene, createOrder, cycle };
 }

@@ -135,9 +135,10 @@ export const PLANTED_FAULTS: readonly PlantedFault[] = [
     found: /^OrdersEventSourceMapping\w+retry1s does not depend on KafkaLanesLambdaEndpoint: on create, its pollers may start before the lambda endpoint they use exists/,
   },
   {
-    fault: "the handler no longer after the stack's Secrets Manager endpoint",
+    // The committer's schedule may invoke it as soon as it exists, and its first run reads the Redis AUTH token.
+    fault: "the committer no longer after the stack's Secrets Manager endpoint",
     configuration: EXAMPLE,
-    plant: (template) => delete resource(template, 'OrdersLambdaFunction').Metadata,
-    found: /^OrdersLambdaFunction does not depend on KafkaLanesSecretsManagerEndpoint: on create, its first invocation may read the Redis AUTH token/,
+    plant: (template) => delete resource(template, 'OrdersCommitterLambdaFunction').Metadata,
+    found: /^OrdersCommitterLambdaFunction does not depend on KafkaLanesSecretsManagerEndpoint: on create, its first invocation may read the Redis AUTH token/,
   },
 ];
