@@ -60,7 +60,8 @@ function serviceNameText(name: unknown): string {
 
 /**
  * The AWS services a function calls at run time, by what its environment names (docs/deploy.md, "AWS APIs the
- * deployed functions call"): Secrets Manager or SSM for a secret, MSK for a cluster's brokers.
+ * deployed functions call"): Secrets Manager or SSM for a secret, MSK for a cluster's brokers, Lambda for a durable
+ * execution's checkpoints (the retry function, told its execution timeout).
  *
  * @example
  * servicesCalled({ KAFKA_LANES_REDIS_AUTH_SECRET: 'ssm:/shop/redis-token' }); // ['ssm']
@@ -75,6 +76,7 @@ export function servicesCalled(environment: Readonly<Record<string, unknown>>): 
     services.add(ref !== undefined && !('problem' in ref) && ref.store === 'ssm' ? 'ssm' : 'secretsmanager');
   }
   if (environment[ENV.mskClusterArn] !== undefined && environment[ENV.mskClusterArn] !== '') services.add('kafka');
+  if (environment[ENV.retryExecutionTimeout] !== undefined) services.add('lambda');
   return [...services];
 }
 

@@ -111,9 +111,9 @@ export function triggerOf(event: Record<string, unknown>): { kind: 'msk' | 'kafk
 
 /**
  * Plans what a function with a `kafkaLanes:` block needs: its group (the block's `group`, else the trigger's
- * `consumerGroupId`, else the function's deployed name), the source trigger's consumer group, one trigger per
- * retry tier on the same handler, the group's settings resolved once (the environment the handler and the
- * committer both get), and the scheduled committer. Pure: the plugin applies the plan to the service.
+ * `consumerGroupId`, else the function's deployed name), the source trigger's consumer group, the retry function
+ * and its trigger per retry tier, the group's settings resolved once (the environment the handler, the retry function
+ * and the committer all get), and the scheduled committer. Pure: the plugin applies the plan to the service.
  *
  * Refuses, naming the setting, the limit and the value, what AWS would refuse at deploy time or what every cold
  * start would refuse (see checks.ts).

@@ -383,9 +383,18 @@ const removals: Removal[] = ROLES.flatMap((role) =>
 );
 const short = (action: string): string => action.replace(/^kafka-cluster:/, '');
 const notProvable = removals.filter((r) => NOT_PROVABLE[short(r.action)] !== undefined);
+/** Another statement of the role grants the action on resources (ARNs, `*` a wildcard) covering all of this one's. */
+const coveredElsewhere = ({ role, index, action }: Removal): boolean => {
+  const resources = (statement: Statement): string[] => ([] as unknown[]).concat(statement.Resource).map(String);
+  const matches = (pattern: string, arn: string): boolean => new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`).test(arn);
+  const removed = resources(statementsOf(role)[index]!);
+  return statementsOf(role).some((other, i) => i !== index && other.Action.includes(action) && removed.every((arn) => resources(other).some((pattern) => matches(pattern, arn))));
+};
 // Granted again by another statement of the role (each statement of a role is there for a purpose of its own,
-// e.g. the trigger's reads and the hand-off's writes both need Connect): removing one copy changes no ACL.
-const grantedAgain = removals.filter((r) => !notProvable.includes(r) && sameAcls(statementsOf(r.role), without(statementsOf(r.role), r.index, r.action)));
+// e.g. the trigger's reads and the hand-off's writes both need Connect, and the retry function's reads of its tiers
+// and its hand-off's writes to `<group>.retry.*` both need DescribeTopic): removing one copy changes no ACL, or the
+// other statement's wildcard still covers its resources.
+const grantedAgain = removals.filter((r) => !notProvable.includes(r) && (sameAcls(statementsOf(r.role), without(statementsOf(r.role), r.index, r.action)) || coveredElsewhere(r)));
 const provable = removals.filter((r) => !notProvable.includes(r) && !grantedAgain.includes(r));
 
 /** The smallest operation that needs statement `index` of `role`, and its name. */

@@ -15,6 +15,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { join } from 'node:path';
 import { entrySources, projectFiles, readSnippets } from '../support/doc-snippets';
 import { cfnGraph, rehearse, type RehearsalOptions, type Template } from './support/deploy-rehearsal';
+import { README_REACH } from './support/readme-deploy';
 import { BEHIND_NAT, CONFIGURED_BROKERS, EXAMPLE, PLANTED_FAULTS } from './support/planted-faults';
 import { ROOT, serverless, service, serviceYml } from './support/serverless';
 
@@ -78,7 +79,7 @@ const CONFIGURATIONS: readonly Configuration[] = [
   { name: BEHIND_NAT, dir: () => ROOT, args: [...EXISTING_VPC, '--param', 'createEndpoints=false'], options: () => ({ declaredReach: ['*'] }) },
   { name: 'the example with a provisioned cluster', dir: () => ROOT, args: ['--param', 'msk=provisioned'], options: () => ({}) },
   {
-    name: 'a SCRAM service on an existing cluster (its VPC with a Secrets Manager endpoint of its own)',
+    name: 'a SCRAM service on an existing cluster (its VPC with Secrets Manager and Lambda endpoints of its own)',
     dir: () =>
       service(
         serviceYml(`  orders:
@@ -88,7 +89,7 @@ const CONFIGURATIONS: readonly Configuration[] = [
     kafkaLanes: { group: shop-orders, outputs: [orders-paid], redis: { url: 'rediss://shop-redis.abc123.euw1.cache.amazonaws.com:6379' } }`),
       ),
     args: [],
-    options: () => ({ declaredReach: ['secretsmanager'] }),
+    options: () => ({ declaredReach: ['secretsmanager', 'lambda'] }),
     lint: true,
   },
   {
@@ -105,14 +106,16 @@ const CONFIGURATIONS: readonly Configuration[] = [
       redis: { url: 'rediss://shop-redis.abc123.euw1.cache.amazonaws.com:6379' }`),
       ),
     args: [],
-    options: () => ({}),
+    // The retry function's checkpoints reach Lambda's API: through an endpoint of the VPC's own (or a NAT gateway).
+    options: () => ({ declaredReach: ['lambda'] }),
     lint: true,
   },
   {
     name: "the README's own service",
     dir: readmeService,
     args: [],
-    options: (dir) => ({ sends: { OrdersLambdaFunction: sendsOf(readFileSync(join(dir, 'src', 'orders.ts'), 'utf8')) } }),
+    // What the README asks of the VPC: the pollers and the retry function's checkpoints reach Lambda (and STS).
+    options: (dir) => ({ declaredReach: README_REACH, sends: { OrdersLambdaFunction: sendsOf(readFileSync(join(dir, 'src', 'orders.ts'), 'utf8')) } }),
     lint: true,
   },
 ];
@@ -309,7 +312,7 @@ describe('the deploy rehearsal', () => {
     // Act
     const refused = await serverless(dir, ['package', '--stage', 'prod']);
     const { file, template } = await packaged(CONFIGURATIONS.find((configuration) => configuration.name === "the README's own service")!);
-    const undeclared = rehearse(template, await cfnGraph(file), { sends: { OrdersLambdaFunction: ['orders-paid', 'orders-refunded'] } });
+    const undeclared = rehearse(template, await cfnGraph(file), { declaredReach: README_REACH, sends: { OrdersLambdaFunction: ['orders-paid', 'orders-refunded'] } });
 
     // Assess: refused at package time, naming the fix; the rehearsal names the send MSK IAM would refuse
     expect(refused.code).not.toBe(0);

@@ -65,6 +65,7 @@ export const API_CALLS: ReadonlyArray<{ readonly variable: string; readonly serv
   { variable: 'KAFKA_LANES_SASL_SECRET', service: () => 'secretsmanager', what: 'the SCRAM secret' },
   { variable: 'KAFKA_LANES_MSK_CLUSTER_ARN', service: () => 'kafka', what: 'GetBootstrapBrokers' },
   { variable: 'KAFKA_LANES_TOPICS_WORKER', service: () => 'lambda', what: 'the invocation of the topics worker' },
+  { variable: 'KAFKA_LANES_RETRY_EXECUTION_TIMEOUT', service: () => 'lambda', what: "its durable executions' checkpoints" },
 ];
 
 export interface RehearsalOptions {

@@ -129,6 +129,12 @@ export const PLANTED_FAULTS: readonly PlantedFault[] = [
     found: /^OrdersRetryLambdaFunction's KAFKA_LANES_RETRY_EXECUTION_TIMEOUT \(3600\) is not its DurableConfig\.ExecutionTimeout \(900\)/,
   },
   {
+    fault: "the example's VPC without its Lambda endpoint (the retry function checkpoints through it)",
+    configuration: EXAMPLE,
+    plant: (template) => delete (template.Resources as Record<string, TemplateResource>)['KafkaLanesLambdaEndpoint'],
+    found: /^OrdersRetryLambdaFunction is in a VPC and calls lambda \(its durable executions' checkpoints\), but the VPC has no lambda endpoint/,
+  },
+  {
     fault: "a retry tier's trigger no longer after the stack's Lambda endpoint",
     configuration: EXAMPLE,
     plant: (template) => delete resource(template, retryTriggers(template)[0]!).Metadata,

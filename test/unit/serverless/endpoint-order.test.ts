@@ -24,10 +24,12 @@ describe('the order after the stack\'s endpoints', () => {
     ]);
   });
 
-  it('names the services a function calls by its environment: its secrets\' store, MSK for a cluster ARN', () => {
+  it('names the services a function calls by its environment: its secrets\' store, MSK for a cluster ARN, Lambda for checkpoints', () => {
     expect(servicesCalled({ KAFKA_LANES_REDIS_AUTH_SECRET: { Ref: 'Secret' }, KAFKA_LANES_SASL_SECRET: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:s' })).toEqual(['secretsmanager']);
     expect(servicesCalled({ KAFKA_LANES_REDIS_AUTH_SECRET: 'ssm:/shop/token', KAFKA_LANES_MSK_CLUSTER_ARN: 'arn:aws:kafka:eu-west-1:123456789012:cluster/shop/x' })).toEqual(['ssm', 'kafka']);
     expect(servicesCalled({ KAFKA_LANES_GROUP: 'g', KAFKA_LANES_REDIS_AUTH_SECRET: '' })).toEqual([]);
+    // The retry function checkpoints its durable executions through Lambda's API.
+    expect(servicesCalled({ KAFKA_LANES_RETRY_EXECUTION_TIMEOUT: '900' })).toEqual(['lambda']);
   });
 
   it('depends on an endpoint every configuration creates, and refers to one created under a condition from Metadata', () => {
