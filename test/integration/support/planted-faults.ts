@@ -135,10 +135,11 @@ export const PLANTED_FAULTS: readonly PlantedFault[] = [
     found: /^OrdersRetryLambdaFunction is in a VPC and calls lambda \(its durable executions' checkpoints\), but the VPC has no lambda endpoint/,
   },
   {
-    fault: "a retry tier's trigger no longer after the stack's Lambda endpoint",
+    // (The retry function itself comes after the Lambda endpoint, for its checkpoints: its triggers follow through it.)
+    fault: "a retry tier's trigger no longer after the stack's STS endpoint",
     configuration: EXAMPLE,
     plant: (template) => delete resource(template, retryTriggers(template)[0]!).Metadata,
-    found: /^OrdersEventSourceMapping\w+retry1s does not depend on KafkaLanesLambdaEndpoint: on create, its pollers may start before the lambda endpoint they use exists/,
+    found: /^OrdersEventSourceMapping\w+retry1s does not depend on KafkaLanesStsEndpoint: on create, its pollers may start before the sts endpoint they use exists/,
   },
   {
     // The committer's schedule may invoke it as soon as it exists, and its first run reads the Redis AUTH token.
