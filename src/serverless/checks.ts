@@ -1,6 +1,7 @@
 import { ENV } from '../options/constants';
 import { durationMs } from '../options/duration';
 import type { FunctionPlan } from './plan';
+import { DOCS } from './config';
 
 // Checks `serverless package` makes so that what AWS would refuse at deploy time, or what every cold start
 // would refuse, fails before anything is uploaded, naming the setting, the limit and the value. Pure.
@@ -249,7 +250,7 @@ export function vpcProblems(
   }
   const fix =
     'give the functions the VPC that reaches them: `provider.vpc` (or `' + where + '.vpc`) with `subnetIds` (private subnets) and ' +
-    '`securityGroupIds` (a group the brokers and Redis admit), as the README\'s serverless.yml does (docs/deploy.md, "Your own service")';
+    '`securityGroupIds` (a group the brokers and Redis admit), as the README\'s serverless.yml does (' + DOCS + '/deploy.md, "Your own service")';
   if (reasons.length > 0) return { problems: [`${where}: expected a VPC for a function whose brokers or Redis are private, got none: ${reasons.join('; ')}; ${fix}`], warnings: [] };
   if (unknown.length > 0) {
     return {
@@ -288,7 +289,7 @@ export function stackParametersWarning(keys: readonly string[]): string | undefi
     `provider.stackParameters (${keys.join(', ')}) are sent with the request that creates the stack too, whose ` +
     'template (the deployment bucket only) declares no parameter: CloudFormation refuses it, so the first deploy of a ' +
     "stage fails (updates of an existing stack work). Give the values as the parameters' Default under `resources:` " +
-    'instead (a `${param:...}` per stage), as the example service does (docs/deploy.md, "The example stack")'
+    `instead (a \`\${param:...}\` per stage), as the example service does (${DOCS}/deploy.md, "The example stack")`
   );
 }
 
