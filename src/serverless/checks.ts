@@ -346,3 +346,49 @@ export function existingVpcProblems(parameters: Readonly<Record<string, { Defaul
   }
   return [];
 }
+
+/** The example stack's own network settings (infra/aws/network.yml's endpoint switches, given as `--param`). */
+const EXAMPLE_NETWORK_PARAMS = ['createEndpoints', 'lambdaEndpoint', 'stsEndpoint', 'secretsManagerEndpoint'] as const;
+
+/**
+ * `--param createEndpoints=false` (or another of the example stack's endpoint switches) given to a service that
+ * does not include infra/aws/network.yml and declares no such param of its own: it changes nothing there, and the
+ * service's own VPC needs none of it. A warning naming what the VPC does need.
+ *
+ * @example
+ * exampleNetworkParamWarning(['createEndpoints=false'], new Set(), {});
+ * // '--param createEndpoints: a switch of the example stack's network ... behind a NAT gateway, nothing to set; ...'
+ */
+export function exampleNetworkParamWarning(
+  given: readonly string[],
+  declaredParams: ReadonlySet<string>,
+  templateParameters: Readonly<Record<string, unknown>>,
+): string | undefined {
+  if ('KafkaLanesCreateEndpoints' in templateParameters) return undefined;
+  const names = given.map((param) => param.split('=')[0]!.trim());
+  const stray = EXAMPLE_NETWORK_PARAMS.filter((name) => names.includes(name) && !declaredParams.has(name));
+  if (stray.length === 0) return undefined;
+  return (
+    `${stray.map((name) => `--param ${name}`).join(', ')}: a switch of the example stack's network (node_modules/kafka-lanes/infra/aws/network.yml), ` +
+    'which this service does not include: it changes nothing here. For your own VPC kafka-lanes needs no setting: behind a NAT ' +
+    "gateway, nothing to set; without one, the cluster's VPC needs interface endpoints for Lambda and STS (and Secrets Manager for " +
+    `a secret) (${DOCS}/deploy.md, "Your own service")`
+  );
+}
+
+/**
+ * `serverless invoke local` refused for the stage's loopback settings (the local stack's Redis or broker): the local way
+ * to write records, which the refusal alone does not say.
+ *
+ * @example
+ * invokeLocalHint(['invoke', 'local'], ['functions.orders.kafkaLanes.redis.url: ... (a loopback address) ...']);
+ * // ['`serverless invoke local` runs a function with the settings of a deployed one ... `npx kafka-lanes produce` ...']
+ */
+export function invokeLocalHint(commands: readonly string[], problems: readonly string[]): string[] {
+  if (commands[0] !== 'invoke' || commands[1] !== 'local' || !problems.some((problem) => problem.includes('a loopback address'))) return [];
+  return [
+    '`serverless invoke local` runs a function with the settings of a deployed one, which reach no loopback address. Locally, ' +
+      "write records to the local broker with `npx kafka-lanes produce <topic> --key <key> '<value>'` (the `<function>Produce` " +
+      'function is for a deployed cluster: `serverless offline` does not add it), and run the functions under `npx serverless offline start`',
+  ];
+}
