@@ -20,7 +20,7 @@
  * the `hold` dead-letter policy (so that a lane waits for the operator), and the offline servers get free ports.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Admin } from 'kafkajs';
@@ -305,6 +305,8 @@ describe("the consumer's path: the README in a new project, with the packed pack
       letters = await deadLetters();
     }
     expect(letters.rows.map((row) => row.reason).sort()).toEqual(['attempts-exhausted', 'non-retriable', 'schema-validation']);
+    // zod/mini with the README's locale: the dead letter says what was expected, not only `Invalid input`.
+    expect(letters.rows.find((row) => row.reason === 'schema-validation')?.error).toContain('expected number, received string');
     lap('outputs and dead letters read');
 
     // The failing charge: five attempts, each retry from the tier its delay names (1s, then 2s), then dead-lettered.
@@ -363,5 +365,14 @@ describe("the consumer's path: the README in a new project, with the packed pack
     expect(await exited).toBe(0);
     expect(output.join('')).toContain('kafka-lanes offline: Kafka triggers stopped, offsets committed');
     lap('offline stopped');
+
+    // What the tools left in the project is the user's own files, or listed in the README's `.gitignore` line.
+    const gitignore = block('printf').find(({ words }) => words[0] === 'printf')!;
+    const expectedIgnored = gitignore.words.slice(2, gitignore.words.indexOf('>>'));
+    expect(gitignore.words.slice(-2)).toEqual(['>>', '.gitignore']);
+    const own = new Set(['package.json', 'package-lock.json', 'orders.txt', ...[...readmeFiles().keys()].map((path) => path.split('/')[0]!)]);
+    const left = readdirSync(project, { withFileTypes: true }).filter((entry) => !own.has(entry.name)).map((entry) => (entry.isDirectory() ? `${entry.name}/` : entry.name));
+    expect(left).toContain('dist-lambda/');
+    expect(left.filter((entry) => !expectedIgnored.includes(entry))).toEqual([]);
   });
 });
