@@ -356,17 +356,19 @@ const EXAMPLE_NETWORK_PARAMS = ['createEndpoints', 'lambdaEndpoint', 'stsEndpoin
  * service's own VPC needs none of it. A warning naming what the VPC does need.
  *
  * @example
- * exampleNetworkParamWarning(['createEndpoints=false'], new Set(), {});
+ * exampleNetworkParamWarning(['createEndpoints=false'], { prod: { subnetIds: '...' } }, {});
  * // '--param createEndpoints: a switch of the example stack's network ... behind a NAT gateway, nothing to set; ...'
  */
 export function exampleNetworkParamWarning(
-  given: readonly string[],
-  declaredParams: ReadonlySet<string>,
+  given: string | readonly string[] | undefined,
+  params: Readonly<Record<string, Readonly<Record<string, unknown>> | null>> | undefined,
   templateParameters: Readonly<Record<string, unknown>>,
 ): string | undefined {
   if ('KafkaLanesCreateEndpoints' in templateParameters) return undefined;
-  const names = given.map((param) => param.split('=')[0]!.trim());
-  const stray = EXAMPLE_NETWORK_PARAMS.filter((name) => names.includes(name) && !declaredParams.has(name));
+  const names = (typeof given === 'string' ? [given] : (given ?? [])).map((param) => param.split('=')[0]!.trim());
+  // A param the service declares itself (`params:` of any stage) is its own, whatever it is called.
+  const declared = new Set(Object.values(params ?? {}).flatMap((stage) => Object.keys(stage ?? {})));
+  const stray = EXAMPLE_NETWORK_PARAMS.filter((name) => names.includes(name) && !declared.has(name));
   if (stray.length === 0) return undefined;
   return (
     `${stray.map((name) => `--param ${name}`).join(', ')}: a switch of the example stack's network (node_modules/kafka-lanes/infra/aws/network.yml), ` +

@@ -5,17 +5,7 @@ import { BUNDLE_DIR, bundleHandlers, handlerSourceFile, type BundleEntry } from 
 import { customBlockSchema, DOCS, functionBlockSchema, PLUGIN_DEFAULTS, validateBlock, type CustomBlock } from './config';
 import { AWS_IAM_MECHANISM, ENV } from '../options/constants';
 import { plaintextSecrets } from './auth';
-import {
-  declaredTemplate,
-  exampleNetworkParamWarning,
-  existingVpcProblems,
-  invokeLocalHint,
-  loopbackEnvironmentProblems,
-  mskServerlessRegionWarning,
-  planVpcProblems,
-  stackParametersWarning,
-  undeclaredSendsWarning,
-} from './checks';
+import { declaredTemplate, exampleNetworkParamWarning, existingVpcProblems, invokeLocalHint, loopbackEnvironmentProblems, mskServerlessRegionWarning, planVpcProblems, stackParametersWarning, undeclaredSendsWarning } from './checks';
 import { functionRole, groupGrants, rolePolicyLength, ROLE_POLICY_LIMIT, type Statement } from './iam';
 import { dropRedundantRoleDependsOn } from './role-depends-on';
 import { compileResponseTypes, keepZeroBatchingWindows, mskClusterNameToken, type PluginUtils, type Serverless } from './framework';
@@ -143,15 +133,11 @@ export class KafkaLanesPlugin {
     }
     if (problems.length > 0) this.#fail([...problems, ...invokeLocalHint(this.#serverless.processedInput?.commands ?? [], problems)]);
     if (!offline) {
-      const stackWarning = stackParametersWarning((service.provider.stackParameters ?? []).map((parameter) => String(parameter.ParameterKey)));
-      if (stackWarning !== undefined) this.#log.warning(`kafka-lanes: ${stackWarning}`);
       const declared = declaredTemplate((service as unknown as { resources?: unknown }).resources);
-      const regionWarning = mskServerlessRegionWarning(provider.getRegion(), declared.resources);
-      if (regionWarning !== undefined) this.#log.warning(`kafka-lanes: ${regionWarning}`);
-      const cliParams = this.#serverless.processedInput?.options?.param ?? [];
-      const declaredParams = new Set(Object.values(this.#serverless.configurationInput?.params ?? {}).flatMap((stage) => Object.keys(stage ?? {})));
-      const paramWarning = exampleNetworkParamWarning(typeof cliParams === 'string' ? [cliParams] : cliParams, declaredParams, declared.parameters);
-      if (paramWarning !== undefined) this.#log.warning(`kafka-lanes: ${paramWarning}`);
+      for (const warning of [
+        stackParametersWarning((service.provider.stackParameters ?? []).map((parameter) => String(parameter.ParameterKey))), mskServerlessRegionWarning(provider.getRegion(), declared.resources),
+        exampleNetworkParamWarning(this.#serverless.processedInput?.options?.param, this.#serverless.configurationInput?.params, declared.parameters),
+      ]) if (warning !== undefined) this.#log.warning(`kafka-lanes: ${warning}`);
       if (existingVpcProblems(declared.parameters).length > 0) this.#fail(existingVpcProblems(declared.parameters));
     }
 

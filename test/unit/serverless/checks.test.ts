@@ -194,16 +194,17 @@ describe('existingVpcProblems', () => {
 
 describe('exampleNetworkParamWarning', () => {
   it("names the example stack's endpoint switches given to a service without its network, and what a VPC needs instead", () => {
-    const warning = exampleNetworkParamWarning(['createEndpoints=false', 'subnetIds=subnet-a'], new Set(['subnetIds']), {});
+    const warning = exampleNetworkParamWarning(['createEndpoints=false', 'subnetIds=subnet-a'], { prod: { subnetIds: ['subnet-a'] } }, {});
     expect(warning).toContain("--param createEndpoints: a switch of the example stack's network (node_modules/kafka-lanes/infra/aws/network.yml)");
     expect(warning).toContain('behind a NAT gateway, nothing to set');
     expect(warning).toContain('node_modules/kafka-lanes/docs/deploy.md, "Your own service"');
   });
 
   it('says nothing to the example stack, to a service that declares the param itself, or without such a param', () => {
-    expect(exampleNetworkParamWarning(['createEndpoints=false'], new Set(), { KafkaLanesCreateEndpoints: { Default: 'true' } })).toBeUndefined();
-    expect(exampleNetworkParamWarning(['createEndpoints=false'], new Set(['createEndpoints']), {})).toBeUndefined();
-    expect(exampleNetworkParamWarning(['vpcId=vpc-1'], new Set(), {})).toBeUndefined();
+    expect(exampleNetworkParamWarning(['createEndpoints=false'], undefined, { KafkaLanesCreateEndpoints: { Default: 'true' } })).toBeUndefined();
+    expect(exampleNetworkParamWarning('createEndpoints=false', { default: { createEndpoints: 'true' } }, {})).toBeUndefined();
+    expect(exampleNetworkParamWarning(['vpcId=vpc-1'], undefined, {})).toBeUndefined();
+    expect(exampleNetworkParamWarning(undefined, undefined, {})).toBeUndefined();
   });
 });
 
