@@ -1,5 +1,5 @@
 import type { Admin } from 'kafkajs';
-import { parseLaneHead } from '../completion/args';
+import { parseLaneHead, parseLanesEntry } from '../completion/lanes-entry';
 import type { CompletionStore } from '../completion/store';
 import type { GroupState } from '../completion/group-state';
 import type { PartitionRef } from '../ports/partition';
@@ -271,14 +271,14 @@ export async function readBlockedLanes({
     for (const [lane, entry] of Object.entries(heads[index] ?? {})) {
       let head;
       try {
-        head = parseLaneHead(entry, `lane ${lane}`, lane);
+        head = parseLanesEntry(entry, `lane ${lane}`);
       } catch {
         continue;
       }
       if (query.state !== undefined && head.state !== query.state) continue;
       all.push({
         topic: ref.topic, partition: ref.partition, lane, key: describeLane(lane), headOffset: head.offset, attempt: head.attempt,
-        state: head.state, sinceMs: Number(entry.split('|')[3] ?? 0), dueAtMs: head.dueAtMs, reason: head.reason,
+        state: head.state, sinceMs: head.sinceMs, dueAtMs: head.dueAtMs, reason: head.reason,
       });
     }
   }
