@@ -1,11 +1,11 @@
 import type { Admin } from 'kafkajs';
-import { parseLaneHead } from '../completion/args';
+import { parseLaneHead, parseLanesEntry } from '../completion/lanes-entry';
 import type { CompletionStore } from '../completion/store';
 import type { PartitionRef } from '../ports/partition';
 import { completionGroupId } from '../options/names';
 import { fetchCommittedOffsets } from '../committer/offset-committer';
 import { deadLetterTopic, retryTopic } from '../options';
-import { renderLanes, type StatusLanes } from './lanes-table';
+import { renderLanes, type BlockedLane, type StatusLanes } from './lanes-table';
 
 /**
  * `kafka-lanes status <group>`: where every partition of a group stands (docs/ARCHITECTURE.md, "Operating it"), read from
@@ -177,23 +177,6 @@ export async function readPartition(store: CompletionStore, ref: PartitionRef): 
   };
 }
 
-/** One blocked or held lane, as an operator sees it. */
-export interface BlockedLane {
-  readonly topic: string;
-  readonly partition: number;
-  /** The lane id as Redis and the CLI name it (base64 of the key bytes in key mode). */
-  readonly lane: string;
-  /** The key as text where it is printable UTF-8; otherwise what kind of lane it is (see `describeLane`). */
-  readonly key: string;
-  readonly headOffset: number;
-  readonly attempt: number;
-  readonly state: 'retrying' | 'held';
-  /** When the lane blocked (epoch ms). */
-  readonly sinceMs: number;
-  /** When its retry copy is due; for a held head, when it was dead-lettered (epoch ms). */
-  readonly dueAtMs: number;
-  readonly reason: string;
-}
 
 export type LaneSort = 'age' | 'attempt' | 'due' | 'offset' | 'partition' | 'key' | 'state';
 
@@ -275,14 +258,14 @@ export async function readBlockedLanes({
     for (const [lane, entry] of Object.entries(heads[index] ?? {})) {
       let head;
       try {
-        head = parseLaneHead(entry, `lane ${lane}`, lane);
+        head = parseLanesEntry(entry, `lane ${lane}`);
       } catch {
         continue;
       }
       if (query.state !== undefined && head.state !== query.state) continue;
       all.push({
         topic: ref.topic, partition: ref.partition, lane, key: describeLane(lane), headOffset: head.offset, attempt: head.attempt,
-        state: head.state, sinceMs: Number(entry.split('|')[3] ?? 0), dueAtMs: head.dueAtMs, reason: head.reason,
+        state: head.state, sinceMs: head.sinceMs, dueAtMs: head.dueAtMs, reason: head.reason,
       });
     }
   }
