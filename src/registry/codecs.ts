@@ -137,6 +137,6 @@ const MAKERS: Record<SchemaFormat, (schema: RegisteredSchema) => Codec> = { avro
  * @throws CodecError when the schema is of another format, or its text does not parse.
  */
 export function codecOf(schema: RegisteredSchema, expected: SchemaFormat): Codec {
-  if (schema.format !== expected) throw new CodecError(`expected a ${expected} schema, but ${schema.ref} is ${schema.format}`);
+  if (schema.format !== expected) throw new CodecError(`expected the ${expected} format, but ${schema.ref} is ${schema.format}`);
   return MAKERS[expected](schema);
 }
