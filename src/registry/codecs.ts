@@ -106,9 +106,18 @@ function protobufCodec(schema: RegisteredSchema): Codec {
           throw new CodecError(`Protobuf ${schema.ref} has no message ${messageType}`);
         }
       })();
-      const problem = type.verify(value as Record<string, unknown>);
-      if (problem !== null) throw new CodecError(`the value does not match Protobuf message ${type.fullName.replace(/^\./, '')} of ${schema.ref}: ${problem}`);
-      return { payload: Buffer.from(type.encode(type.fromObject(value as Record<string, unknown>)).finish()), messageIndexes: indexesOf(type) };
+      const name = type.fullName.replace(/^\./, '');
+      // Converted first, then checked: the plain shape `decode` gives (64-bit integers as strings, enums as names)
+      // encodes back.
+      let message: protobuf.Message;
+      try {
+        message = type.fromObject(value as Record<string, unknown>);
+      } catch (error) {
+        throw new CodecError(`the value does not match Protobuf message ${name} of ${schema.ref}: ${why(error)}`);
+      }
+      const problem = type.verify(message);
+      if (problem !== null) throw new CodecError(`the value does not match Protobuf message ${name} of ${schema.ref}: ${problem}`);
+      return { payload: Buffer.from(type.encode(message).finish()), messageIndexes: indexesOf(type) };
     },
   };
 }
