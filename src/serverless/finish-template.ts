@@ -1,7 +1,8 @@
 import { addAlarms } from './alarms-hook';
 import { declaredTemplate } from './checks';
 import { orderAfter, POLLER_SERVICES, servicesCalled, stackEndpoints, type OrderedResource } from './endpoint-order';
-import { afterRetryTriggers, compileResponseTypes, keepRetryTriggerIds, keepZeroBatchingWindows, mappingTarget, type Serverless } from './framework';
+import { afterRetryTriggers, compileResponseTypes, keepZeroBatchingWindows, mappingTarget, type Serverless } from './framework';
+import { keepRetryTriggerIds } from './trigger-ids';
 import { dropImpliedDependsOn } from './implied-depends-on';
 import type { FunctionPlan } from './plan';
 import { triggersAfterTopics } from './topics-resource';

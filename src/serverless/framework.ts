@@ -32,7 +32,9 @@ export interface Serverless {
     functions: Record<string, FunctionView>;
     getAllFunctions(): string[];
   };
-  readonly processedInput?: { readonly commands?: readonly string[] };
+  readonly processedInput?: { readonly commands?: readonly string[]; readonly options?: { readonly param?: string | readonly string[] } };
+  /** serverless.yml as written: its `params` per stage. */
+  readonly configurationInput?: { readonly params?: Readonly<Record<string, Readonly<Record<string, unknown>> | null>> };
   getProvider(name: string): {
     naming: {
       getLambdaLogicalId(functionKey: string): string;
@@ -104,43 +106,6 @@ export function compileResponseTypes(serverless: Serverless, plans: readonly Fun
       resource.Properties['FunctionResponseTypes'] = ['ReportBatchItemFailures'];
     }
   }
-}
-
-/** The logical ID the framework gives a function's Kafka trigger. */
-function triggerLogicalId(serverless: Serverless, functionKey: string, trigger: FunctionPlan['retryTriggers'][number]): string {
-  const naming = serverless.getProvider('aws').naming;
-  return 'msk' in trigger
-    ? naming.getMSKEventLogicalId(functionKey, mskClusterNameToken(trigger.msk.arn), trigger.msk.topic)
-    : naming.getKafkaEventLogicalId(functionKey, trigger.kafka.topic);
-}
-
-/**
- * Each retry tier's trigger keeps the logical ID it had when the handler carried it (`<Function>EventSourceMapping...`,
- * under the handler's key), so that a stack of an earlier release moves the tier to the retry function in place: an
- * `Update` of the mapping's `FunctionName` (Lambda API reference, `UpdateEventSourceMapping`: "You can change the
- * function that AWS Lambda invokes"), which keeps its UUID, its consumer group and the group's committed offsets. A new
- * logical ID would make CloudFormation create the new mapping before deleting the old one, and a Kafka event source's
- * consumer group id cannot be used by two mappings at once ("must be unique among all your Kafka event sources").
- *
- * @returns the retry triggers' logical IDs, by group.
- */
-export function keepRetryTriggerIds(serverless: Serverless, plans: readonly FunctionPlan[]): Map<string, string[]> {
-  const resources = serverless.service.provider.compiledCloudFormationTemplate.Resources;
-  const moved = new Map<string, string[]>();
-  for (const plan of plans) {
-    const ids: string[] = [];
-    for (const trigger of plan.retryTriggers) {
-      const from = triggerLogicalId(serverless, plan.retry.key, trigger);
-      const to = triggerLogicalId(serverless, plan.functionKey, trigger);
-      const resource = resources[from];
-      if (resource === undefined) continue;
-      delete resources[from];
-      resources[to] = resource;
-      ids.push(to);
-    }
-    moved.set(plan.group, ids);
-  }
-  return moved;
 }
 
 /**
