@@ -313,12 +313,15 @@ export function undeclaredSendsWarning(where: string, source: string, outputs: r
   );
 }
 
+/** A resource of the service's own CloudFormation, as far as the plugin reads it. */
+export type DeclaredResource = { readonly Type?: unknown; readonly Condition?: unknown; readonly Properties?: Record<string, unknown> };
+
 /** The service's own CloudFormation under `resources:` (one fragment or a list), merged as the framework merges it. */
-export function declaredTemplate(declared: unknown): { resources: Record<string, { Type?: unknown }>; parameters: Record<string, { Default?: unknown }> } {
-  const fragments = (Array.isArray(declared) ? declared : [declared]) as Array<{ Resources?: Record<string, { Type?: unknown }>; Parameters?: Record<string, object> } | undefined>;
+export function declaredTemplate(declared: unknown): { resources: Record<string, DeclaredResource>; parameters: Record<string, { Default?: unknown }> } {
+  const fragments = (Array.isArray(declared) ? declared : [declared]) as Array<{ Resources?: Record<string, DeclaredResource>; Parameters?: Record<string, object> } | undefined>;
   const parameters: Record<string, { Default?: unknown }> = {};
   for (const fragment of fragments) for (const [name, value] of Object.entries(fragment?.Parameters ?? {})) parameters[name] = { ...parameters[name], ...value };
-  return { resources: Object.assign({}, ...fragments.map((fragment) => fragment?.Resources ?? {})) as Record<string, { Type?: unknown }>, parameters };
+  return { resources: Object.assign({}, ...fragments.map((fragment) => fragment?.Resources ?? {})) as Record<string, DeclaredResource>, parameters };
 }
 
 /**
@@ -373,8 +376,8 @@ export function exampleNetworkParamWarning(
   return (
     `${stray.map((name) => `--param ${name}`).join(', ')}: a switch of the example stack's network (node_modules/kafka-lanes/infra/aws/network.yml), ` +
     'which this service does not include: it changes nothing here. For your own VPC kafka-lanes needs no setting: behind a NAT ' +
-    "gateway, nothing to set; without one, the cluster's VPC needs interface endpoints for Lambda and STS (and Secrets Manager for " +
-    `a secret) (${DOCS}/deploy.md, "Your own service")`
+    "gateway, nothing to set; without one, the cluster's VPC needs interface endpoints for Lambda and STS (Lambda's for the retry " +
+    `function's checkpoints too; Secrets Manager for a secret) (${DOCS}/deploy.md, "Your own service")`
   );
 }
 

@@ -225,10 +225,10 @@ export class OfflineKafkaTrigger {
 export async function startOfflineTrigger(options: StartOfflineTriggerOptions): Promise<OfflineKafkaTrigger> {
   const { serverless, custom, plans, log } = options;
   const specs = mappingSpecs(serverless, custom);
-  // Without brokers of their own, a group's producers and committer use the local broker its trigger maps to.
+  // Without brokers of their own, a group's producers (handler and retry function) and committer use the local broker its trigger maps to.
   for (const plan of plans) {
     const source = specs.find((spec) => spec.functionKey === plan.functionKey);
-    for (const key of [plan.functionKey, ...(plan.committer === undefined ? [] : [plan.committer.key])]) {
+    for (const key of [plan.functionKey, plan.retry.key, ...(plan.committer === undefined ? [] : [plan.committer.key])]) {
       const fn = serverless.service.getFunction(key) as { environment?: Record<string, unknown> };
       if (source !== undefined && fn.environment?.[ENV.brokers] === undefined) fn.environment = { ...fn.environment, [ENV.brokers]: source.brokers.join(',') };
     }
