@@ -40,6 +40,10 @@ import { REDIS_URL } from './support/stack';
  * commit metadata (or its other checks), log it, and recover the partition from the history's source log. Checked
  * besides: G2 against the durable completion group at every commit, lane order for every run after the loss was
  * found, every record terminal once drained. (The in-memory model has no loss checks: these run on Redis only.)
+ *
+ * A sample, sized so that every case reaches each of its counters (`reached`) several times over: the first history
+ * reaching the last of them is at most the 18th of its case. The soak that searches many more histories is
+ * `npm run fuzz:histories -- <runs> [<seed>] --redis` (docs/testing.md).
  */
 jest.setTimeout(240_000);
 
@@ -57,14 +61,14 @@ const cases: Array<HistoryCase & { name: string; reached: Counter[] }> = [
   {
     name: 'key mode, two partitions',
     shape: { orderings: ['key'], partitions: 2, maxRecords: 6, maxSteps: 10 },
-    runs: 120,
+    runs: 30,
     seed: 2_101,
     reached: ['crashes', 'copyRuns', 'drainedRuns', 'deadLetters', 'redeliveredRuns', 'refused', 'operatorReleases'],
   },
   {
     name: 'key mode, one hot key',
     shape: { orderings: ['key'], partitions: 1, maxRecords: 8, maxSteps: 10, keys: ['a'] },
-    runs: 60,
+    runs: 20,
     seed: 2_151,
     reached: ['crashes', 'copyRuns', 'drainedRuns', 'deadLetters', 'refused', 'redriven'],
     examples: [REDRIVEN_HEAD],
@@ -72,21 +76,21 @@ const cases: Array<HistoryCase & { name: string; reached: Counter[] }> = [
   {
     name: 'partition mode',
     shape: { orderings: ['partition'], partitions: 1, maxRecords: 6, maxSteps: 10 },
-    runs: 60,
+    runs: 20,
     seed: 2_202,
     reached: ['crashes', 'copyRuns', 'drainedRuns', 'deadLetters', 'refused'],
   },
   {
     name: 'unordered mode',
     shape: { orderings: ['unordered'], partitions: 1, maxRecords: 6, maxSteps: 10 },
-    runs: 60,
+    runs: 20,
     seed: 2_303,
     reached: ['crashes', 'copyRuns', 'deadLetters', 'refused'],
   },
   {
     name: 'key mode, two partitions, with Redis losing state',
     shape: { orderings: ['key'], partitions: 2, maxRecords: 6, maxSteps: 10, losses: true },
-    runs: 100,
+    runs: 30,
     seed: 2_404,
     reached: ['crashes', 'copyRuns', 'drainedRuns', 'deadLetters', 'losses', 'lossesFound', 'recoveries'],
     examples: [RESTORED_BEFORE_RETRY, RELEASE_LOST, HELD_LANE_FLUSHED, TRACKED_SET_LOST],
@@ -94,7 +98,7 @@ const cases: Array<HistoryCase & { name: string; reached: Counter[] }> = [
   {
     name: 'partition mode, with Redis losing state',
     shape: { orderings: ['partition'], partitions: 1, maxRecords: 6, maxSteps: 10, losses: true },
-    runs: 60,
+    runs: 20,
     seed: 2_505,
     reached: ['crashes', 'copyRuns', 'deadLetters', 'refused', 'losses', 'lossesFound', 'recoveries'],
     examples: [DONE_BIT_LOST],
@@ -104,14 +108,14 @@ const cases: Array<HistoryCase & { name: string; reached: Counter[] }> = [
     // commit may pass the lost records until a retry copy reports them and the completion group moves back.
     name: 'key mode, the first minute',
     shape: LOSS_SHAPES['key mode, the first minute'],
-    runs: 100,
+    runs: 30,
     seed: 2_606,
     reached: ['copyRuns', 'losses', 'lossesUnmarked', 'lossesFound', 'recoveries', 'rewinds'],
   },
   {
     name: 'unordered mode, with Redis losing state',
     shape: { orderings: ['unordered'], partitions: 1, maxRecords: 6, maxSteps: 10, losses: true },
-    runs: 60,
+    runs: 30,
     seed: 2_606,
     reached: ['crashes', 'copyRuns', 'deadLetters', 'losses', 'lossesFound', 'recoveries'],
   },
