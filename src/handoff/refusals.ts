@@ -4,7 +4,7 @@
  */
 import type { Message } from 'kafkajs';
 import { KafkaErrorCode, kafkaErrorOf } from '../kafka-errors';
-import { HandOffHeader, HEADER_PREFIX, handOffMessage } from './headers';
+import { HEADER_PREFIX, handOffMessage } from './headers';
 import type { HandOffItem } from '../ports/handoff';
 
 /** How much of a refused record its dead letter still carries: all but the value, or only the framework headers. */
@@ -60,29 +60,28 @@ export function messageBytes(message: Message): number {
 export function deadLetterWithout(item: HandOffItem, topic: string, refusal: Refusal, carries: Stub): Message {
   const { record } = item;
   const bare = carries === 'bare';
-  const message = handOffMessage({
-    record: {
-      ...record,
-      value: null,
-      key: bare ? null : record.key,
-      // The framework headers stay: `handOffMessage` reads the origin timestamp of a retry copy from them.
-      headers: bare ? record.headers.filter(({ name }) => name.startsWith(HEADER_PREFIX)) : record.headers,
+  return handOffMessage(
+    {
+      record: {
+        ...record,
+        value: null,
+        key: bare ? null : record.key,
+        // The framework headers stay: `handOffMessage` reads the origin timestamp of a retry copy from them.
+        headers: bare ? record.headers.filter(({ name }) => name.startsWith(HEADER_PREFIX)) : record.headers,
+      },
+      origin: item.origin,
+      ...(item.lane === undefined ? {} : { lane: item.lane }),
+      kind: 'dead-letter',
+      topic,
+      // A dead letter carries the number of the record's last run; a retry copy, the number of its next one.
+      attempt: item.kind === 'retry' ? Math.max(0, item.attempt - 1) : item.attempt,
+      dueAtMs: Date.now(),
+      firstFailureAtMs: item.firstFailureAtMs,
+      error: item.error ?? refusal.error,
+      reason: refusal.reason,
     },
-    origin: item.origin,
-    ...(item.lane === undefined ? {} : { lane: item.lane }),
-    kind: 'dead-letter',
-    topic,
-    // A dead letter carries the number of the record's last run; a retry copy, the number of its next one.
-    attempt: item.kind === 'retry' ? Math.max(0, item.attempt - 1) : item.attempt,
-    dueAtMs: Date.now(),
-    firstFailureAtMs: item.firstFailureAtMs,
-    error: item.error ?? refusal.error,
-    reason: refusal.reason,
-  });
-  const headers = message.headers ?? {};
-  headers[HandOffHeader.LeftOut] = bare ? 'value,key,headers' : 'value';
-  headers[HandOffHeader.OriginalValueSize] = String(record.value === null ? 0 : record.value.byteLength);
-  return { ...message, headers };
+    { leftOut: bare ? 'value,key,headers' : 'value', originalValueSize: record.value === null ? 0 : record.value.byteLength },
+  );
 }
 
 export function causeMessage(cause: unknown): string {
