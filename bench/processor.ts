@@ -24,6 +24,7 @@
  *   FIGURES_JSON=out.json npm run bench:processor   # also every column's rounds and medians, as JSON (bench/interleave.ts)
  *   npm run bench:processor -- --cpu-prof   # only the no-op run, in a V8 CPU profile (.cpuprofile + summary)
  *   PROFILE_LATENCY_MS=10 CONCURRENCY=1000 npm run bench:processor -- --cpu-prof   # the 10 ms run at concurrency 1,000
+ *   npm run bench:processor -- --heap-prof  # the same run in a sampling heap profile: bytes allocated per record
  */
 import { CompletionStore } from '../src/completion/store';
 import { writeFileSync } from 'node:fs';
@@ -36,7 +37,7 @@ import { LanesFunction, type LanesContext, type LanesRecord } from '../src/handl
 import { createTelemetry } from '../src/telemetry';
 import { eventOf, fetchRecords, produce } from '../test/integration/support/kafka-events';
 import { createKafka, createTopic, uniqueName, KAFKA_BROKERS } from '../test/integration/support/stack';
-import { countCommands, median, percentile, printProfile, profiled, startClock, type CpuProfile } from './support';
+import { countCommands, heapProfiled, median, percentile, printHeapProfile, printProfile, profiled, startClock, type CpuProfile } from './support';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'ERROR';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
@@ -51,6 +52,8 @@ const CONCURRENCY = (process.env.CONCURRENCY ?? '200,1000').split(',').map(Numbe
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const PROFILE_INTERVAL_US = Number(process.env.PROFILE_INTERVAL_US ?? 100);
 const PROFILE = process.argv.includes('--cpu-prof') || process.argv.includes('--profile');
+/** `--heap-prof`: the profiled run in a sampling heap profile instead (bytes allocated per record, by room and site). */
+const HEAP_PROFILE = process.argv.includes('--heap-prof');
 const PROFILE_LATENCY_MS = Number(process.env.PROFILE_LATENCY_MS ?? 0);
 const FAILING_KEY = 'k0';
 /** The failure storms: shares of the keys whose every record fails its first run ('' leaves them out). */
@@ -304,11 +307,18 @@ async function profileOne(): Promise<void> {
   const concurrency = CONCURRENCY[0] ?? 200;
   const latencyMs = PROFILE_LATENCY_MS;
   let profile: CpuProfile | undefined;
-  const figures = await runProcessor(records.slice(0, latencyMs === 0 ? NOOP_RECORDS : RECORDS), {
+  let heap: Awaited<ReturnType<typeof heapProfiled>>['profile'] | undefined;
+  const measured = records.slice(0, latencyMs === 0 ? NOOP_RECORDS : RECORDS);
+  const figures = await runProcessor(measured, {
     label: `kafka-lanes, concurrency ${concurrency}, ${latencyMs === 0 ? 'no-op' : `${latencyMs} ms`} handler, profiled`,
     concurrency,
     latencyMs,
     around: async (loop) => {
+      if (HEAP_PROFILE) {
+        const done = await heapProfiled(loop);
+        heap = done.profile;
+        return done.result;
+      }
       const done = await profiled(PROFILE_INTERVAL_US, loop);
       profile = done.profile;
       return done.result;
@@ -317,11 +327,12 @@ async function profileOne(): Promise<void> {
   console.log(`\n${figures.label}: ${integer(figures.records)} records in events of ${integer(BATCH)}, ${KEYS} keys`);
   console.log(`  ${integer(recordsPerSecond(figures))} records/s, ${fixed(1)(cpuPerRecord(figures))} CPU µs/record (profiler on: both worse than unprofiled)`);
   console.log(`  first handler start ms: median ${fixed(1)(median(figures.firstHandlerMs!))}, 1st invocation ${fixed(1)(figures.firstHandlerMs![0]!)}`);
-  printProfile(profile!, ROOT, `bench-processor-${latencyMs === 0 ? 'noop' : `c${concurrency}-${latencyMs}ms`}`, PROFILE_INTERVAL_US);
+  if (heap !== undefined) printHeapProfile(heap, ROOT, measured.length);
+  else printProfile(profile!, ROOT, `bench-processor-${latencyMs === 0 ? 'noop' : `c${concurrency}-${latencyMs}ms`}`, PROFILE_INTERVAL_US);
 }
 
 async function main(): Promise<void> {
-  if (PROFILE) return profileOne();
+  if (PROFILE || HEAP_PROFILE) return profileOne();
   const { topic, records } = await prepare();
   const clean = records.slice(0, RECORDS);
   const concurrency = CONCURRENCY[0] ?? 200;
