@@ -167,6 +167,12 @@ export function ms(text: string | undefined, fallback: string): number {
   return durationMs(text ?? fallback) ?? 0;
 }
 
+/**
+ * Where a service's messages send the reader: the docs the package ships, as the path from the service's directory
+ * (a bare `docs/deploy.md` would name a file of the user's own project).
+ */
+export const DOCS = 'node_modules/kafka-lanes/docs';
+
 export const PLUGIN_DEFAULTS = {
   retryTiers: [...DEFAULTS.retry.tiers] as string[],
   committerSchedule: 'rate(1 minute)',

@@ -32,7 +32,9 @@ export interface Serverless {
     functions: Record<string, FunctionView>;
     getAllFunctions(): string[];
   };
-  readonly processedInput?: { readonly commands?: readonly string[] };
+  readonly processedInput?: { readonly commands?: readonly string[]; readonly options?: { readonly param?: string | readonly string[] } };
+  /** serverless.yml as written: its `params` per stage. */
+  readonly configurationInput?: { readonly params?: Readonly<Record<string, Readonly<Record<string, unknown>> | null>> };
   getProvider(name: string): {
     naming: {
       getLambdaLogicalId(functionKey: string): string;

@@ -2,10 +2,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { addAlarms } from './alarms-hook';
 import { BUNDLE_DIR, bundleHandlers, handlerSourceFile, type BundleEntry } from './bundle';
-import { customBlockSchema, functionBlockSchema, PLUGIN_DEFAULTS, validateBlock, type CustomBlock } from './config';
+import { customBlockSchema, DOCS, functionBlockSchema, PLUGIN_DEFAULTS, validateBlock, type CustomBlock } from './config';
 import { AWS_IAM_MECHANISM, ENV } from '../options/constants';
 import { plaintextSecrets } from './auth';
-import { declaredTemplate, existingVpcProblems, loopbackEnvironmentProblems, mskServerlessRegionWarning, planVpcProblems, stackParametersWarning, undeclaredSendsWarning } from './checks';
+import { declaredTemplate, exampleNetworkParamWarning, existingVpcProblems, invokeLocalHint, loopbackEnvironmentProblems, mskServerlessRegionWarning, planVpcProblems, stackParametersWarning, undeclaredSendsWarning } from './checks';
 import { functionRole, groupGrants, rolePolicyLength, ROLE_POLICY_LIMIT, type Statement } from './iam';
 import { dropRedundantRoleDependsOn } from './role-depends-on';
 import { compileResponseTypes, keepZeroBatchingWindows, mskClusterNameToken, type PluginUtils, type Serverless } from './framework';
@@ -17,7 +17,7 @@ const COMMITTER_OUT = 'kafka-lanes/committer';
 const TOPICS_OUT = 'kafka-lanes/topics';
 const TOPICS_PROVIDER_OUT = 'kafka-lanes/topics-provider';
 const PRODUCE_OUT = 'kafka-lanes/produce';
-const OPAQUE_BLOCK = { description: 'kafka-lanes settings, validated by the kafka-lanes plugin (docs/options.md)' };
+const OPAQUE_BLOCK = { description: `kafka-lanes settings, validated by the kafka-lanes plugin (${DOCS}/options.md)` };
 
 /**
  * The serverless plugin `kafka-lanes/serverless`. For every function with a `kafkaLanes:` block (validated
@@ -131,13 +131,13 @@ export class KafkaLanesPlugin {
       problems.push(...loopbackEnvironmentProblems('provider.environment', providerEnvironment));
       for (const key of service.getAllFunctions()) problems.push(...loopbackEnvironmentProblems(`functions.${key}.environment`, service.functions[key]?.environment));
     }
-    if (problems.length > 0) this.#fail(problems);
+    if (problems.length > 0) this.#fail([...problems, ...invokeLocalHint(this.#serverless.processedInput?.commands ?? [], problems)]);
     if (!offline) {
-      const stackWarning = stackParametersWarning((service.provider.stackParameters ?? []).map((parameter) => String(parameter.ParameterKey)));
-      if (stackWarning !== undefined) this.#log.warning(`kafka-lanes: ${stackWarning}`);
       const declared = declaredTemplate((service as unknown as { resources?: unknown }).resources);
-      const regionWarning = mskServerlessRegionWarning(provider.getRegion(), declared.resources);
-      if (regionWarning !== undefined) this.#log.warning(`kafka-lanes: ${regionWarning}`);
+      for (const warning of [
+        stackParametersWarning((service.provider.stackParameters ?? []).map((parameter) => String(parameter.ParameterKey))), mskServerlessRegionWarning(provider.getRegion(), declared.resources),
+        exampleNetworkParamWarning(this.#serverless.processedInput?.options?.param, this.#serverless.configurationInput?.params, declared.parameters),
+      ]) if (warning !== undefined) this.#log.warning(`kafka-lanes: ${warning}`);
       if (existingVpcProblems(declared.parameters).length > 0) this.#fail(existingVpcProblems(declared.parameters));
     }
 

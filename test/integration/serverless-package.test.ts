@@ -451,4 +451,26 @@ describe('serverless package with kafka-lanes/serverless', () => {
     expect(serverlessCluster.output).toContain("resources.KafkaLanesMsk: MSK Serverless is not offered in `sa-east-1` according to AWS's MSK developer guide");
     expect(provisioned.output).not.toContain('MSK Serverless is not offered');
   });
+  it("warns that the example stack's --param createEndpoints changes nothing in a team's own service, and names kafka-lanes produce where invoke local is refused", async () => {
+    // Prepare: a team's own service (its own VPC, no infra/aws/network.yml); the same with the local stack's Redis.
+    const own = (redis: string): string => {
+      const dir = service(yml(`    events:
+      - msk: { arn: '${ARN}', topic: orders }
+    kafkaLanes: { group: shop-orders, produce: true, redis: { url: '${redis}' } }`));
+      dirs.push(dir);
+      return dir;
+    };
+
+    // Act
+    const withParam = await serverless(own('rediss://redis.internal:6379'), ['package', '--param', 'createEndpoints=false']);
+    const invoked = await serverless(own('redis://127.0.0.1:6379'), ['invoke', 'local', '--function', 'ordersProduce', '--data', '{"records":[]}']);
+
+    // Assess: the param is named and said to change nothing; invoke local is refused for the loopback Redis, naming the local way.
+    expect(withParam.code).toBe(0);
+    expect(withParam.output).toContain("--param createEndpoints: a switch of the example stack's network");
+    expect(withParam.output).toContain('behind a NAT gateway, nothing to set');
+    expect(invoked.code).not.toBe(0);
+    expect(invoked.output).toContain('(a loopback address)');
+    expect(invoked.output).toContain("npx kafka-lanes produce <topic> --key <key> '<value>'");
+  });
 });

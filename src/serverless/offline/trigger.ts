@@ -7,7 +7,8 @@ import { ENV } from '../../options/constants';
 import { durationMs } from '../../options/duration';
 import { AWS_LIMITS, PLUGIN_DEFAULTS, type CustomBlock } from '../config';
 import type { FunctionPlan } from '../plan';
-import { awsRecordOf, mappingSpecs, type MappingSpec, type OfflineServerless } from './mapping';
+import { awsRecordOfMessage } from '../../event/kafkajs-message';
+import { mappingSpecs, type MappingSpec, type OfflineServerless } from './mapping';
 import { PartitionQueues, type PartitionQueuesSettings } from './partition-queues';
 
 /** What the trigger needs of serverless-offline's Lambda runtime (`serverless-offline/lambda`). */
@@ -129,7 +130,7 @@ export class OfflineKafkaTrigger {
       // Every batch of a fetch handed over at once, so that one event can gather them.
       partitionsConsumedConcurrently: 64,
       eachBatch: async ({ batch, pause }) => {
-        const records = batch.messages.map((message) => awsRecordOf(batch.topic, batch.partition, message));
+        const records = batch.messages.map((message) => awsRecordOfMessage(batch.topic, batch.partition, message));
         if (records.length === 0) return;
         pause();
         queues.add(batch.topic, batch.partition, records);
