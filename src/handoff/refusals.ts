@@ -44,10 +44,15 @@ export function messageBytes(message: Message): number {
   let bytes = RECORD_OVERHEAD_BYTES;
   if (message.key !== null && message.key !== undefined) bytes += Buffer.byteLength(message.key);
   if (message.value !== null) bytes += Buffer.byteLength(message.value);
-  for (const [name, value] of Object.entries(message.headers ?? {})) {
-    for (const one of Array.isArray(value) ? value : value === undefined ? [] : [value]) {
-      bytes += Buffer.byteLength(name) + Buffer.byteLength(one) + 4;
-    }
+  const headers = message.headers;
+  // A copy's headers have no prototype (see `handOffMessage`): `for in` sees its own names only; an output's are plain.
+  for (const name in headers) {
+    if (!Object.hasOwn(headers, name)) continue;
+    const value = headers[name];
+    if (value === undefined) continue;
+    const nameBytes = Buffer.byteLength(name) + 4;
+    if (!Array.isArray(value)) bytes += nameBytes + Buffer.byteLength(value);
+    else for (const one of value) bytes += nameBytes + Buffer.byteLength(one);
   }
   return bytes;
 }
