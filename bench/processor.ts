@@ -7,7 +7,10 @@
  * concurrency / latency); NOOP_RECORDS records with a handler that does nothing (the framework's own cost), beside
  * a raw kafkajs `eachBatch` consumer reading the same records of the same topic; the G6 run (the first concurrency,
  * key k0 failing every record: the other keys' completion times beside the clean run's); and a sequential kafkajs
- * `eachMessage` consumer of BASELINE_RECORDS records (0 leaves it out). ROUNDS rounds run every contender once
+ * `eachMessage` consumer of BASELINE_RECORDS records (0 leaves it out); and the failure storms, the no-op run with
+ * every record of a share of the keys (each of STORM, `0.1,1`: a tenth, all) failing its first run, beside the no-op
+ * run of the same round (a failing record is handed off to the first retry tier, its key's later records are parked
+ * behind it: what a dependency outage does to a partition). ROUNDS rounds run every contender once
  * each, interleaved; a column shows the median over its rounds (the eachMessage baseline runs once). For every run: records/s, process CPU µs
  * per record (user + system over the processing loop only), Redis round trips per record, and the time from an
  * invocation's start to its first handler start (median over the run's invocations, and the first invocation's).
@@ -18,20 +21,23 @@
  *
  *   npm run bench:processor
  *   RECORDS=2000 NOOP_RECORDS=5000 BASELINE_RECORDS=0 ROUNDS=1 npm run bench:processor      # a quick run
+ *   FIGURES_JSON=out.json npm run bench:processor   # also every column's rounds and medians, as JSON (bench/interleave.ts)
  *   npm run bench:processor -- --cpu-prof   # only the no-op run, in a V8 CPU profile (.cpuprofile + summary)
  *   PROFILE_LATENCY_MS=10 CONCURRENCY=1000 npm run bench:processor -- --cpu-prof   # the 10 ms run at concurrency 1,000
+ *   npm run bench:processor -- --heap-prof  # the same run in a sampling heap profile: bytes allocated per record
  */
 import { CompletionStore } from '../src/completion/store';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Redis from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
 import { HandOffWriter } from '../src/handoff';
 import { DEFAULTS, deadLetterTopic, resolveOptions, retryTopics } from '../src/options';
-import { LanesFunction, type LanesRecord } from '../src/handler/lanes-function';
+import { LanesFunction, type LanesContext, type LanesRecord } from '../src/handler/lanes-function';
 import { createTelemetry } from '../src/telemetry';
 import { eventOf, fetchRecords, produce } from '../test/integration/support/kafka-events';
 import { createKafka, createTopic, uniqueName, KAFKA_BROKERS } from '../test/integration/support/stack';
-import { countCommands, median, percentile, printProfile, profiled, startClock, type CpuProfile } from './support';
+import { countCommands, heapProfiled, median, percentile, printHeapProfile, printProfile, profiled, startClock, type CpuProfile } from './support';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'ERROR';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
@@ -46,8 +52,18 @@ const CONCURRENCY = (process.env.CONCURRENCY ?? '200,1000').split(',').map(Numbe
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const PROFILE_INTERVAL_US = Number(process.env.PROFILE_INTERVAL_US ?? 100);
 const PROFILE = process.argv.includes('--cpu-prof') || process.argv.includes('--profile');
+/** `--heap-prof`: the profiled run in a sampling heap profile instead (bytes allocated per record, by room and site). */
+const HEAP_PROFILE = process.argv.includes('--heap-prof');
 const PROFILE_LATENCY_MS = Number(process.env.PROFILE_LATENCY_MS ?? 0);
 const FAILING_KEY = 'k0';
+/** The failure storms: shares of the keys whose every record fails its first run ('' leaves them out). */
+const STORM = (process.env.STORM ?? '0.1,1').split(',').filter((share) => share.trim() !== '').map(Number);
+/** G6=0 leaves the G6 run out. */
+const G6 = process.env.G6 !== '0';
+/** FIGURES_JSON=path: also write every column's rounds and medians there (bench/interleave.ts reads them). */
+const FIGURES_JSON = process.env.FIGURES_JSON;
+/** One error made once: capturing a stack per record is the handler's cost, not the framework's. */
+const FIRST_RUN_FAILS = new Error('fails its first run: handed off to the retry topic');
 const ROOT = join(__dirname, '..');
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -78,6 +94,8 @@ interface ProcessorRun {
   readonly latencyMs: number;
   /** Every record of this key fails (it goes to the retry topic, its later records are parked). */
   readonly failingKey?: string;
+  /** Every record of these keys fails its first run (a failure storm). */
+  readonly failingFirstRun?: ReadonlySet<string>;
   /** Wraps the processing loop (the profiler); the clocks run inside it. */
   readonly around?: <T>(loop: () => Promise<T>) => Promise<T>;
 }
@@ -102,10 +120,11 @@ async function runProcessor(records: Records, run: ProcessorRun): Promise<Figure
   let invocationStart = 0;
   let firstHandler = -1;
   let lastHandler = -1;
-  const handler = async (record: LanesRecord): Promise<void> => {
+  const handler = async (record: LanesRecord, ctx: LanesContext): Promise<void> => {
     if (firstHandler < 0) firstHandler = performance.now();
     if (run.latencyMs > 0) await sleep(run.latencyMs);
     if (record.key === run.failingKey) throw new Error('this key always fails');
+    if (ctx.attempt === 1 && run.failingFirstRun?.has(record.key as string) === true) throw FIRST_RUN_FAILS;
     if (collect) {
       lastHandler = performance.now() - invocationStart;
       if (record.key !== FAILING_KEY) otherKeysDone.push(lastHandler);
@@ -210,6 +229,7 @@ const ROWS = [
   ['bound: concurrency / latency', 'bound', integer],
   ['records/s ÷ bound', 'boundRatio', fixed(2)],
   ['records/s ÷ raw eachBatch (same round)', 'rawRatio', fixed(2)],
+  ['records/s ÷ no-op, no failure (same round)', 'stormRatio', fixed(2)],
   ['CPU µs/record (process, user+sys)', 'cpuPerRecord', fixed(1)],
   ['Redis round trips/record', 'redisPerRecord', fixed(4)],
   ['first handler start ms, median', 'firstHandlerMedian', fixed(1)],
@@ -287,11 +307,18 @@ async function profileOne(): Promise<void> {
   const concurrency = CONCURRENCY[0] ?? 200;
   const latencyMs = PROFILE_LATENCY_MS;
   let profile: CpuProfile | undefined;
-  const figures = await runProcessor(records.slice(0, latencyMs === 0 ? NOOP_RECORDS : RECORDS), {
+  let heap: Awaited<ReturnType<typeof heapProfiled>>['profile'] | undefined;
+  const measured = records.slice(0, latencyMs === 0 ? NOOP_RECORDS : RECORDS);
+  const figures = await runProcessor(measured, {
     label: `kafka-lanes, concurrency ${concurrency}, ${latencyMs === 0 ? 'no-op' : `${latencyMs} ms`} handler, profiled`,
     concurrency,
     latencyMs,
     around: async (loop) => {
+      if (HEAP_PROFILE) {
+        const done = await heapProfiled(loop);
+        heap = done.profile;
+        return done.result;
+      }
       const done = await profiled(PROFILE_INTERVAL_US, loop);
       profile = done.profile;
       return done.result;
@@ -300,11 +327,12 @@ async function profileOne(): Promise<void> {
   console.log(`\n${figures.label}: ${integer(figures.records)} records in events of ${integer(BATCH)}, ${KEYS} keys`);
   console.log(`  ${integer(recordsPerSecond(figures))} records/s, ${fixed(1)(cpuPerRecord(figures))} CPU µs/record (profiler on: both worse than unprofiled)`);
   console.log(`  first handler start ms: median ${fixed(1)(median(figures.firstHandlerMs!))}, 1st invocation ${fixed(1)(figures.firstHandlerMs![0]!)}`);
-  printProfile(profile!, ROOT, `bench-processor-${latencyMs === 0 ? 'noop' : `c${concurrency}-${latencyMs}ms`}`, PROFILE_INTERVAL_US);
+  if (heap !== undefined) printHeapProfile(heap, ROOT, measured.length);
+  else printProfile(profile!, ROOT, `bench-processor-${latencyMs === 0 ? 'noop' : `c${concurrency}-${latencyMs}ms`}`, PROFILE_INTERVAL_US);
 }
 
 async function main(): Promise<void> {
-  if (PROFILE) return profileOne();
+  if (PROFILE || HEAP_PROFILE) return profileOne();
   const { topic, records } = await prepare();
   const clean = records.slice(0, RECORDS);
   const concurrency = CONCURRENCY[0] ?? 200;
@@ -323,6 +351,7 @@ async function main(): Promise<void> {
   const latencyHead = (c: number): string => `c${c} ${LATENCY_MS}ms`;
   const g6Head = `G6 c${concurrency}`;
   const noopHead = `no-op c${concurrency}`;
+  const stormHead = (share: number): string => `storm ${Math.round(share * 100)}%`;
   // Contenders interleaved: every round runs each once, so a slower spell of the machine hits all of them.
   for (let round = 1; round <= ROUNDS; round += 1) {
     const latencyRows = new Map<number, Row>();
@@ -330,19 +359,40 @@ async function main(): Promise<void> {
       const label = `kafka-lanes, ${integer(RECORDS)} records, concurrency ${c}, ${LATENCY_MS} ms handler`;
       latencyRows.set(c, add(round, latencyHead(c), await runProcessor(clean, { label, concurrency: c, latencyMs: LATENCY_MS })));
     }
-    const g6Label = `same as ${latencyHead(concurrency)}, key ${FAILING_KEY} failing every record`;
-    const g6 = add(round, g6Head, await runProcessor(clean, { label: g6Label, concurrency, latencyMs: LATENCY_MS, failingKey: FAILING_KEY }));
-    g6.g6Ratio = g6.doneP99! / latencyRows.get(concurrency)!.doneP99!;
+    if (G6) {
+      const g6Label = `same as ${latencyHead(concurrency)}, key ${FAILING_KEY} failing every record`;
+      const g6 = add(round, g6Head, await runProcessor(clean, { label: g6Label, concurrency, latencyMs: LATENCY_MS, failingKey: FAILING_KEY }));
+      g6.g6Ratio = g6.doneP99! / latencyRows.get(concurrency)!.doneP99!;
+    }
     // The no-op run and its raw baseline back to back, so that both see the same machine.
     const raw = add(round, 'raw eachBatch', await runKafkaJs(topic, NOOP_RECORDS, { eachBatch: true }));
     const noopLabel = `kafka-lanes, ${integer(NOOP_RECORDS)} records, concurrency ${concurrency}, no-op handler`;
     const noop = add(round, noopHead, await runProcessor(records.slice(0, NOOP_RECORDS), { label: noopLabel, concurrency, latencyMs: 0 }));
     noop.rawRatio = noop.recordsPerSecond! / raw.recordsPerSecond!;
+    // The failure storms beside the no-op run of the same round.
+    for (const share of STORM) {
+      const failing = new Set(Array.from({ length: Math.round(share * KEYS) }, (_, i) => `k${i}`));
+      const label = `same as ${noopHead}, every record of ${failing.size} of ${KEYS} keys failing its first run`;
+      const storm = add(round, stormHead(share), await runProcessor(records.slice(0, NOOP_RECORDS), { label, concurrency, latencyMs: 0, failingFirstRun: failing }));
+      storm.stormRatio = storm.recordsPerSecond! / noop.recordsPerSecond!;
+    }
     // Sequential and slow (records × latency): once is enough.
     if (round === 1 && BASELINE_RECORDS > 0) add(round, 'eachMessage', await runKafkaJs(topic, BASELINE_RECORDS, { eachMessage: true, latencyMs: LATENCY_MS }));
   }
   console.log('');
   printTable([...columns.values()]);
+  if (FIGURES_JSON !== undefined) {
+    const names = ROWS.map(([, key]) => key);
+    const json = [...columns.values()].map((c) => [c.head, { label: c.label, rounds: c.rounds, median: Object.fromEntries(names.map((name) => [name, figure(c, name)])) }]);
+    writeFileSync(FIGURES_JSON, JSON.stringify({ columns: Object.fromEntries(json) }, null, 2));
+  }
+  for (const share of STORM) {
+    const storm = columns.get(stormHead(share));
+    console.log(
+      `failure storm, ${Math.round(share * 100)}% of the keys: ${integer(figure(storm, 'recordsPerSecond'))} records/s, ` +
+        `${fixed(2)(figure(storm, 'stormRatio'))} of the no-op run without failures (same rounds), ${fixed(1)(figure(storm, 'cpuPerRecord'))} CPU µs/record`,
+    );
+  }
 
   const noop = columns.get(noopHead);
   const raw = columns.get('raw eachBatch');

@@ -91,6 +91,69 @@ export async function profiled<T>(intervalMicros: number, work: () => Promise<T>
   }
 }
 
+/** A V8 sampling heap profile (`HeapProfiler.stopSampling`): a tree of allocation sites with their sampled bytes. */
+interface HeapProfileNode {
+  callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
+  selfSize: number;
+  children: HeapProfileNode[];
+}
+
+/**
+ * Runs `work` inside a sampling heap profile that keeps what garbage collection freed too (every allocation, not only
+ * what is left), and returns it with `work`'s result: the bytes the record path allocates, a figure steadier than
+ * CPU time on a loaded machine.
+ *
+ * @example
+ * const { result, profile } = await heapProfiled(() => runTheLoop());
+ */
+export async function heapProfiled<T>(work: () => Promise<T>): Promise<{ result: T; profile: HeapProfileNode }> {
+  const session = new Session();
+  session.connect();
+  const post = (method: string, params: object = {}): Promise<unknown> =>
+    new Promise((resolve, reject) => session.post(method, params, (error, result) => (error === null ? resolve(result) : reject(error))));
+  try {
+    await post('HeapProfiler.enable');
+    await post('HeapProfiler.startSampling', { samplingInterval: 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+    const result = await work();
+    const { profile } = (await post('HeapProfiler.stopSampling')) as { profile: { head: HeapProfileNode } };
+    return { result, profile: profile.head };
+  } finally {
+    session.disconnect();
+  }
+}
+
+/**
+ * Prints the bytes allocated per record: in all, by room of the record path (`roomOf`), and the top allocation sites
+ * (functions, with the `src/` or bench function they were called from).
+ */
+export function printHeapProfile(head: HeapProfileNode, root: string, records: number, top = Number(process.env.PROFILE_TOP ?? 20)): void {
+  const toSource = sourceMapper();
+  const rooms = new Map<string, number>();
+  const sites = new Map<string, number>();
+  let total = 0;
+  const walk = (node: HeapProfileNode, stack: Array<HeapProfileNode['callFrame']>): void => {
+    toSource(node.callFrame);
+    const frames = [node.callFrame, ...stack];
+    if (node.selfSize > 0) {
+      total += node.selfSize;
+      const room = roomOf(frames);
+      rooms.set(room, (rooms.get(room) ?? 0) + node.selfSize);
+      const own = frames.find((frame) => /\/(src|bench|\.bench-interleave)\//.test(pathOf(frame.url)));
+      const where = (frame: HeapProfileNode['callFrame'] | undefined): string =>
+        frame === undefined ? '' : `${frame.functionName || '(anonymous)'} ${relative(root, pathOf(frame.url))}:${frame.lineNumber + 1}`;
+      const site = own === node.callFrame ? where(node.callFrame) : `${node.callFrame.functionName || '(native)'} <- ${where(own)}`;
+      sites.set(site, (sites.get(site) ?? 0) + node.selfSize);
+    }
+    for (const child of node.children) walk(child, frames);
+  };
+  walk(head, []);
+  const perRecord = (bytes: number): string => `${(bytes / records).toFixed(0).padStart(6)} B/record`;
+  console.log(`\nallocated while the loop ran (sampled every 1 KiB, freed objects included): ${perRecord(total)}`);
+  for (const [room, bytes] of [...rooms].sort((a, b) => b[1] - a[1])) console.log(`  ${room.padEnd(58)} ${perRecord(bytes)}`);
+  console.log(`\ntop ${top} allocation sites`);
+  for (const [site, bytes] of [...sites].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`  ${perRecord(bytes)}  ${site}`);
+}
+
 const pathOf = (url: string): string => (url.startsWith('file://') ? fileURLToPath(url) : url);
 
 /**
@@ -99,20 +162,25 @@ const pathOf = (url: string): string => (url.startsWith('file://') ? fileURLToPa
  * of a mapped function are dropped: they count lines of the generated code.
  */
 export function mapToSources(profile: CpuProfile): void {
+  const toSource = sourceMapper();
+  for (const node of profile.nodes) if (toSource(node.callFrame)) delete node.positionTicks;
+}
+
+/** Moves a frame's position to the TypeScript source (true when it did), through the source maps tsx registers. */
+function sourceMapper(): (frame: { url: string; lineNumber: number; columnNumber: number }) => boolean {
   const maps = new Map<string, SourceMap | undefined>();
-  for (const node of profile.nodes) {
-    const frame = node.callFrame;
-    if (frame.url === '' || frame.url.startsWith('node:') || frame.lineNumber < 0) continue;
+  return (frame) => {
+    if (frame.url === '' || frame.url.startsWith('node:') || frame.lineNumber < 0) return false;
     if (!maps.has(frame.url)) maps.set(frame.url, findSourceMap(pathOf(frame.url)));
     const map = maps.get(frame.url);
-    if (map === undefined) continue;
+    if (map === undefined) return false;
     const entry = map.findEntry(frame.lineNumber, frame.columnNumber) as { originalSource?: string; originalLine?: number; originalColumn?: number };
-    if (entry.originalLine === undefined || entry.originalSource === undefined) continue;
+    if (entry.originalLine === undefined || entry.originalSource === undefined) return false;
     frame.url = entry.originalSource;
     frame.lineNumber = entry.originalLine;
     frame.columnNumber = entry.originalColumn ?? 0;
-    delete node.positionTicks;
-  }
+    return true;
+  };
 }
 
 /** Where a sampled function's code lives: the lines of the summary. */
@@ -144,6 +212,38 @@ export interface ProfileSummary {
    * most of its time was called from (the nearest src/ frame below it on the stack).
    */
   readonly functions: ReadonlyArray<{ readonly name: string; readonly where: string; readonly ms: number; readonly calledFrom?: string }>;
+  /** Busy time by room of the record path (`roomOf`), largest first. */
+  readonly rooms: ReadonlyArray<readonly [string, number]>;
+}
+
+/**
+ * The rooms of the record path a stack's time goes to, by file: the first frame from the top of the stack whose file
+ * names a room decides (so a node or V8 function counts for the code that called it), and garbage collection is a room
+ * of its own. In the order the docs' tables list them.
+ */
+const ROOMS: ReadonlyArray<readonly [string, RegExp]> = [
+  ['decode (event → records)', /\/src\/event\//],
+  ['deserialize (key and value for the handler)', /\/src\/options\/(deserialize|standard-schema)\.ts$/],
+  ['admission (chunks, lanes, the admit call)', /\/src\/(source\/|lanes\/lane-id\.ts$|retry\/admit\.ts$)/],
+  ['scheduler', /\/src\/engine\/scheduler\.ts$/],
+  ['record deadlines', /\/src\/engine\/record-deadlines\.ts$/],
+  ['done bits', /\/src\/engine\/done-bits\.ts$/],
+  ['run path (engine, run scope, context, report)', /\/src\/(engine|handler)\//],
+  ['hand-off (copies, writer)', /\/src\/(handoff|retry|lanes)\//],
+  ['Redis (scripts, ioredis, its socket)', /\/src\/completion\/|node_modules\/(ioredis|redis-parser|@ioredis)\//],
+  ['kafkajs (producer: encoding, socket)', /node_modules\/kafkajs\//],
+  ["the benchmark's handler and loop", /\/(bench|\.bench-interleave|test)\//],
+  ['timers (the handler\'s sleep and the promise turns after it)', /^node:internal\/timers$/],
+];
+
+function roomOf(frames: ReadonlyArray<{ functionName: string; url: string }>): string {
+  const [leaf] = frames;
+  if (leaf?.functionName === '(garbage collector)') return 'garbage collection';
+  for (const { url } of frames) {
+    const path = pathOf(url);
+    for (const [room, pattern] of ROOMS) if (pattern.test(path)) return room;
+  }
+  return 'other (microtask queue, node, V8)';
 }
 
 /**
@@ -165,6 +265,7 @@ export function summarizeProfile(profile: CpuProfile, root: string): ProfileSumm
   const categories = new Map<string, number>();
   const inclusive = new Map<string, number>();
   const functions = new Map<string, { name: string; where: string; ms: number; callers: Map<string, number> }>();
+  const rooms = new Map<string, number>();
   const whereOf = (url: string, lineNumber: number): string => {
     const file = url === '' ? '' : url.startsWith('node:') ? url : relative(root, pathOf(url));
     return file === '' ? '(native)' : `${file}:${lineNumber + 1}`;
@@ -182,6 +283,12 @@ export function summarizeProfile(profile: CpuProfile, root: string): ProfileSumm
     const fn = functions.get(`${name} ${where}`) ?? { name, where, ms: 0, callers: new Map<string, number>() };
     fn.ms += ms;
     functions.set(`${name} ${where}`, fn);
+    if (functionName !== '(idle)') {
+      const frames: Array<{ functionName: string; url: string }> = [];
+      for (let node: number | undefined = id; node !== undefined; node = parent.get(node)) frames.push(byId.get(node)!.callFrame);
+      const room = roomOf(frames);
+      rooms.set(room, (rooms.get(room) ?? 0) + ms);
+    }
     const onStack = new Set<string>();
     for (let node: number | undefined = id; node !== undefined; node = parent.get(node)) {
       const frame = byId.get(node)!.callFrame;
@@ -201,6 +308,7 @@ export function summarizeProfile(profile: CpuProfile, root: string): ProfileSumm
     idleMs,
     categories: largest(categories, ([, ms]) => ms),
     inclusive: largest(inclusive, ([, ms]) => ms),
+    rooms: largest(rooms, ([, ms]) => ms),
     functions: largest(functions.values(), (fn) => fn.ms).map(({ name, where, ms, callers }) => {
       const calledFrom = largest(callers, ([, callerMs]) => callerMs)[0]?.[0];
       return calledFrom === undefined ? { name, where, ms } : { name, where, ms, calledFrom };
@@ -229,6 +337,8 @@ export function printProfile(profile: CpuProfile, root: string, name: string, in
   for (const [category, ms] of summary.categories) console.log(`  ${category.padEnd(58)} ${ms0(ms)} ${category.startsWith('idle') ? '      -' : pct(ms)}`);
   console.log(`\ntime with a src/ folder anywhere on the stack (its code and all it calls)`);
   for (const [part, ms] of summary.inclusive) console.log(`  ${part.padEnd(58)} ${ms0(ms)} ${pct(ms)}`);
+  console.log(`\nbusy time by room of the record path (the first frame from the top whose file names one)`);
+  for (const [room, ms] of summary.rooms) console.log(`  ${room.padEnd(58)} ${ms0(ms)} ${pct(ms)}`);
   console.log(`\ntop ${top} functions by self time (outside src/: the src/ function most of it was called from)`);
   for (const fn of summary.functions.filter((f) => f.name !== '(idle)').slice(0, top)) {
     const from = fn.calledFrom === undefined ? '' : `  <- ${fn.calledFrom}`;

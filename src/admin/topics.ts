@@ -42,10 +42,12 @@ export interface TopicsPlan {
 }
 
 /**
- * Bytes a retry or dead-letter copy may add to its record: the `lanes-*` headers at their longest (error
- * message, class and reason are cut to a length in UTF-16 units, at most 3 UTF-8 bytes each; the origin
- * topic name; eleven short numeric or fixed headers with their names) plus the record's own framing,
- * rounded up generously: a copy the retry topic refuses stalls its lane (issue 7), a few KB cost nothing.
+ * Bytes a retry or dead-letter copy may add to its record: its `lanes-copy` header at its longest (error message,
+ * class and reason are cut to a length in UTF-16 units, at most 3 UTF-8 bytes each, and the whole value to
+ * `MAX_COPY_HEADER_BYTES`; the origin topic name; the other facts, short numbers and fixed words, with their field
+ * names) plus the record's own framing, rounded up generously: a copy the retry topic refuses stalls its lane
+ * (issue 7), a few KB cost nothing. Copies of the previous release carried the same facts in eleven headers, within
+ * the same bound.
  */
 export const COPY_HEADROOM_BYTES =
   Math.ceil((3 * (MAX_ERROR_MESSAGE_LENGTH + MAX_ERROR_NAME_LENGTH + MAX_REASON_LENGTH) + TOPIC_NAME.maxLength + 12 * 64 + 512) / 1024) * 1024 +

@@ -37,15 +37,16 @@ export function admitCall(
   const payloads: Array<string | Buffer> = [];
   // Offsets as distances and lane indexes, each one space-separated string: two arguments for a whole batch
   // instead of one or more per record (writing thousands of small arguments was a large part of a call's cost).
-  let offsets = '';
-  let lanes = '';
+  // Numbers joined once, not a string added to per record (a piece of string each time).
+  const offsets = new Array<number>(records.length);
+  const lanes = new Array<number>(records.length);
   let previous = -1;
   for (let k = 0; k < records.length; k += 1) {
     const record = records[k]!;
     if (record.offset <= previous) {
       throw new RangeError(`admit: offsets must ascend strictly, got ${record.offset} after ${previous}`);
     }
-    offsets += k === 0 ? String(record.offset) : ` ${record.offset - previous}`;
+    offsets[k] = k === 0 ? record.offset : record.offset - previous;
     previous = record.offset;
     let index = 0;
     if (record.lane !== undefined) {
@@ -64,7 +65,7 @@ export function admitCall(
         if (text !== undefined && text !== '') payloads.push(String(k), text);
       }
     }
-    lanes += k === 0 ? String(index) : ` ${index}`;
+    lanes[k] = index;
   }
   return {
     keys: [keys.bits, keys.meta, keys.lanes, ...laneKeys],
@@ -76,8 +77,8 @@ export function admitCall(
       String(records.length),
       String(laneIds.length),
       ...laneIds,
-      offsets,
-      lanes,
+      offsets.join(' '),
+      lanes.join(' '),
       parkLanes,
       ...payloads,
     ],
@@ -140,8 +141,9 @@ export function stepBlocks(ref: PartitionRef, records: readonly RecordSteps[]): 
  */
 export function markCall(keys: PartitionKeys, offsets: readonly number[], epoch: number, steps: readonly StepBlock[] = []): ScriptCall {
   const sorted = Float64Array.from(offsets).sort();
-  let text = '';
-  for (let i = 0; i < sorted.length; i += 1) text += i === 0 ? String(sorted[0]) : ` ${sorted[i]! - sorted[i - 1]!}`;
+  // Each offset as its distance from the one before, in place, joined once.
+  for (let i = sorted.length - 1; i > 0; i -= 1) sorted[i] = sorted[i]! - sorted[i - 1]!;
+  const text = sorted.join(' ');
   if (steps.length === 0) return { keys: [keys.bits, keys.meta], argv: [String(epoch), text] };
   return {
     keys: [keys.bits, keys.meta, ...steps.map((block) => block.key)],

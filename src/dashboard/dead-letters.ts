@@ -68,7 +68,7 @@ export function deadLetterRow(letter: DeadLetter): DeadLetterRow {
     timeMs: letter.record.timestamp,
     reason: letter.reason ?? '',
     origin: letter.origin,
-    // The lane its copy carries; a copy written before `lanes-lane` existed is shown with its key-mode lane.
+    // The lane its copy carries; a copy written before the lane was recorded is shown with its key-mode lane.
     lane,
     key: lane === undefined ? '' : describeLane(lane),
     attempt: facts.attempt,

@@ -160,7 +160,8 @@ export class LaneScheduler<T extends Task> {
 
   /** A started task is finished (terminal or handed off): its lane's next task becomes ready. `released`: its slot went already. */
   finish(task: T, released = false): void {
-    if (!released && !this.#away.delete(task)) {
+    // `#away` is nearly always empty: a lookup would give every task an identity hash, for nothing.
+    if (!released && !(this.#away.size > 0 && this.#away.delete(task))) {
       this.#active -= 1;
       this.#handOn();
     }

@@ -45,7 +45,12 @@ export function bufferToSignedBytes(bytes: Uint8Array): number[] {
 // not a regular expression: V8's backtracking matcher overflows its stack on a value of a few megabytes
 // (3.4 MB of bytes, 4.5 MB of text), well inside the 6 MB a Lambda event may hold.
 const ALPHABET = new Uint8Array(128);
-for (const char of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/') ALPHABET[char.charCodeAt(0)] = 1;
+/** Each character's 6 bits. */
+const VALUE = new Uint8Array(128);
+[...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'].forEach((char, value) => {
+  ALPHABET[char.charCodeAt(0)] = 1;
+  VALUE[char.charCodeAt(0)] = value;
+});
 const PAD = '='.charCodeAt(0);
 
 /**
@@ -68,6 +73,23 @@ export function isBase64(text: string): boolean {
     if (code >= 128 || ALPHABET[code] === 0) return false;
   }
   return true;
+}
+
+/**
+ * True if `text`, standard padded base64 (`isBase64`), is what encoding its bytes gives: the bits its padding leaves
+ * over are zero (`YQ==`, not `YR==`, for `a`). Then the text itself is the base64 of its bytes, with no decoding.
+ *
+ * @example
+ * isCanonicalBase64('YQ=='); // true
+ * isCanonicalBase64('YR=='); // false: decodes to `a` as well, which encodes as `YQ==`
+ */
+export function isCanonicalBase64(text: string): boolean {
+  const length = text.length;
+  if (length === 0 || text.charCodeAt(length - 1) !== PAD) return true;
+  const padding = text.charCodeAt(length - 2) === PAD ? 2 : 1;
+  const last = text.charCodeAt(length - 1 - padding);
+  // Two `=`: the last character carries 2 bits of data and 4 of padding; one `=`: 4 and 2.
+  return last < 128 && (VALUE[last]! & (padding === 2 ? 0b1111 : 0b11)) === 0;
 }
 
 /**

@@ -1,7 +1,8 @@
 import { isObject, thrownText } from '../describe';
 import { describeValue } from '../errors';
-import { decodeBase64, isSignedByte } from './bytes';
+import { isBase64, isCanonicalBase64, isSignedByte } from './bytes';
 import { EventDecodeError } from './errors';
+import { isDecodeFailure } from './offsets';
 import { isOffset, isPartition, parseTopicPartitionKey, type TopicPartition } from './topic-partition';
 import type {
   AwsKafkaRecord,
@@ -192,6 +193,51 @@ export class LazyPartitionBatch implements PartitionBatch {
     return item;
   }
 
+  /**
+   * The failure of the `index`-th item as delivered, or `undefined` when it is a record: what `decodeAt` would give,
+   * without making the record. With `recordAt`, the way to hold a batch's records only while each is used: a record
+   * checked at admission is made when it runs, and nothing keeps it once it is done.
+   */
+  failureAt(index: number): DecodeFailure | undefined {
+    const decoded = this.#decoded[index];
+    if (decoded !== undefined) return isDecodeFailure(decoded) ? decoded : undefined;
+    const raw = this.#list[index];
+    try {
+      checkRecord(raw, this.topic, this.partition, this.#key);
+      return undefined;
+    } catch (error) {
+      const failure = failureOf(error, raw, this.topic, this.partition, this.#key, index);
+      this.#decoded[index] = failure;
+      return failure;
+    }
+  }
+
+  /**
+   * The `index`-th item, made into a record each time it is asked for (not kept), without checking it again: call it
+   * only for an item `failureAt` found to be a record (it throws for one it found to be a failure).
+   */
+  recordAt(index: number): KafkaRecord {
+    const failure = this.#decoded[index];
+    if (failure !== undefined && isDecodeFailure(failure)) throw new EventDecodeError(failure.message);
+    const raw = this.#list[index] as JsonObject;
+    return buildRecord(raw, hasSchemaMetadata(raw));
+  }
+
+  /**
+   * The key of the `index`-th item as AWS sent it, base64, when decoding and encoding it again gives the same text
+   * (its lane id, without making its bytes); `null` for a null key; `undefined` when it is not such a text.
+   */
+  keyTextAt(index: number): string | null | undefined {
+    const key = (this.#list[index] as JsonObject | undefined)?.key;
+    if (key === undefined || key === null) return null;
+    return typeof key === 'string' && isCanonicalBase64(key) ? key : undefined;
+  }
+
+  /** The `index`-th item as AWS sent it (what a park list keeps). */
+  rawAt(index: number): unknown {
+    return this.#list[index];
+  }
+
   #decodeAll(): { records: KafkaRecord[]; failures: DecodeFailure[] } {
     return (this.#all ??= decodeList(this, this.#key, this.#list, this.#decoded));
   }
@@ -236,25 +282,38 @@ function decodeRecord(raw: unknown, topic: string, partition: number, key: strin
   try {
     return readRecord(raw, topic, partition, key);
   } catch (error) {
-    // Anything else thrown while reading one record (a bug of ours met by odd input) must not fail the batch
-    // for ever: the record becomes a failure like any malformed one and is dead-lettered with what was thrown.
-    const problem = error instanceof Problem ? error : new Problem('record', `cannot be read: ${thrownText(error, 400)}`);
-    const offset = readableOffset(raw);
-    const named = `record ${index} of \`${key}\` (offset ${offset ?? 'unknown'})`;
-    return {
-      topic,
-      partition,
-      offset,
-      index,
-      field: problem.field,
-      reason: problem.reason,
-      message: `Cannot decode ${named}: ${problem.reason}`,
-      raw,
-    };
+    return failureOf(error, raw, topic, partition, key, index);
   }
 }
 
+/** The failure of a record that could not be read: what `checkRecord` or `readRecord` threw. */
+function failureOf(error: unknown, raw: unknown, topic: string, partition: number, key: string, index: number): DecodeFailure {
+  // Anything else thrown while reading one record (a bug of ours met by odd input) must not fail the batch
+  // for ever: the record becomes a failure like any malformed one and is dead-lettered with what was thrown.
+  const problem = error instanceof Problem ? error : new Problem('record', `cannot be read: ${thrownText(error, 400)}`);
+  const offset = readableOffset(raw);
+  const named = `record ${index} of \`${key}\` (offset ${offset ?? 'unknown'})`;
+  return {
+    topic,
+    partition,
+    offset,
+    index,
+    field: problem.field,
+    reason: problem.reason,
+    message: `Cannot decode ${named}: ${problem.reason}`,
+    raw,
+  };
+}
+
 function readRecord(raw: unknown, keyTopic: string, keyPartition: number, key: string): KafkaRecord {
+  return buildRecord(raw as JsonObject, checkRecord(raw, keyTopic, keyPartition, key));
+}
+
+/**
+ * Throws the first thing wrong with a record (a `Problem`); allocates nothing for a record that is right. Returns
+ * whether it has schema metadata.
+ */
+function checkRecord(raw: unknown, keyTopic: string, keyPartition: number, key: string): boolean {
   if (!isObject(raw)) throw new Problem('record', expected('record', 'an object', raw));
   const { topic, partition, offset, timestamp, timestampType } = raw;
   if (typeof topic !== 'string') throw new Problem('topic', expected('topic', 'a string', topic));
@@ -272,22 +331,32 @@ function readRecord(raw: unknown, keyTopic: string, keyPartition: number, key: s
   if (!TIMESTAMP_TYPES.has(timestampType)) {
     throw new Problem('timestampType', expected('timestampType', '`CREATE_TIME` or `LOG_APPEND_TIME`', timestampType));
   }
-  const keySchemaMetadata = readSchemaMetadata(raw, 'keySchemaMetadata');
-  const valueSchemaMetadata = readSchemaMetadata(raw, 'valueSchemaMetadata');
+  const keyMetadata = checkSchemaMetadata(raw, 'keySchemaMetadata');
+  const valueMetadata = checkSchemaMetadata(raw, 'valueSchemaMetadata');
+  checkBytes(raw, 'key');
+  checkBytes(raw, 'value');
+  checkHeaders(raw.headers);
+  return keyMetadata || valueMetadata;
+}
+
+/** The record of a raw record `checkRecord` found right (`metadata`: with schema metadata). */
+function buildRecord(raw: JsonObject, metadata: boolean): KafkaRecord {
   const record: KafkaRecord = {
-    topic,
-    partition,
-    offset,
-    timestamp,
-    timestampType: timestampType as TimestampType,
-    key: readBytes(raw, 'key'),
-    value: readBytes(raw, 'value'),
-    headers: readHeaders(raw.headers),
-    // Validated field by field above; the extra fields AWS may add are kept untouched.
+    topic: raw.topic as string,
+    partition: raw.partition as number,
+    offset: raw.offset as number,
+    timestamp: raw.timestamp as number,
+    timestampType: raw.timestampType as TimestampType,
+    key: bytesOf(raw.key),
+    value: bytesOf(raw.value),
+    headers: headersOf(raw.headers),
+    // Validated field by field; the extra fields AWS may add are kept untouched.
     raw: raw as unknown as AwsKafkaRecord,
   };
   // Without the two temporary objects of a conditional spread per record: most records have no metadata.
-  if (keySchemaMetadata === undefined && valueSchemaMetadata === undefined) return record;
+  if (!metadata) return record;
+  const keySchemaMetadata = schemaMetadataOf(raw.keySchemaMetadata);
+  const valueSchemaMetadata = schemaMetadataOf(raw.valueSchemaMetadata);
   return {
     ...record,
     ...(keySchemaMetadata === undefined ? {} : { keySchemaMetadata }),
@@ -295,18 +364,25 @@ function readRecord(raw: unknown, keyTopic: string, keyPartition: number, key: s
   };
 }
 
-function readBytes(raw: JsonObject, field: 'key' | 'value'): Buffer | null {
+function checkBytes(raw: JsonObject, field: 'key' | 'value'): void {
   const text = raw[field];
-  if (text === undefined || text === null) return null;
-  const bytes = typeof text === 'string' ? decodeBase64(text) : undefined;
-  if (bytes === undefined) throw new Problem(field, expected(field, 'a base64 string or null', text));
-  return bytes;
+  if (text === undefined || text === null) return;
+  if (typeof text !== 'string' || !isBase64(text)) throw new Problem(field, expected(field, 'a base64 string or null', text));
 }
 
-function readHeaders(headers: unknown): KafkaHeader[] {
-  if (headers === undefined || headers === null) return [];
+/** The bytes of a key or value `checkBytes` found right. */
+function bytesOf(text: unknown): Buffer | null {
+  return typeof text === 'string' ? Buffer.from(text, 'base64') : null;
+}
+
+/** The headers of most records: none. One array for them all (a record's headers are read-only). */
+const NO_HEADERS: readonly KafkaHeader[] = Object.freeze([]);
+
+function checkHeaders(headers: unknown): void {
+  if (headers === undefined || headers === null) return;
   if (!Array.isArray(headers)) throw new Problem('headers', expected('headers', 'an array', headers));
-  return headers.map((header: unknown, index) => {
+  for (let index = 0; index < headers.length; index += 1) {
+    const header: unknown = headers[index];
     const field = `headers[${index}]`;
     const entries = isObject(header) ? Object.entries(header) : [];
     const [entry] = entries;
@@ -318,19 +394,40 @@ function readHeaders(headers: unknown): KafkaHeader[] {
     if (!Array.isArray(bytes)) throw new Problem(path, expected(path, 'an array of signed bytes (-128..127)', bytes));
     const bad = bytes.findIndex((byte) => !isSignedByte(byte));
     if (bad !== -1) throw new Problem(`${path}[${bad}]`, expected(`${path}[${bad}]`, 'a signed byte (-128..127)', bytes[bad]));
+  }
+}
+
+/** The headers `checkHeaders` found right. */
+function headersOf(headers: unknown): readonly KafkaHeader[] {
+  if (!Array.isArray(headers) || headers.length === 0) return NO_HEADERS;
+  return headers.map((header: Record<string, number[]>) => {
+    const [name, bytes] = Object.entries(header)[0]!;
     // Two's complement: Buffer.from keeps the low 8 bits, so -61 becomes 0xc3.
-    return { name, value: Buffer.from(bytes as number[]) };
+    return { name, value: Buffer.from(bytes) };
   });
 }
 
-function readSchemaMetadata(raw: JsonObject, field: 'keySchemaMetadata' | 'valueSchemaMetadata'): SchemaMetadata | undefined {
+function hasSchemaMetadata(raw: JsonObject): boolean {
+  return (raw.keySchemaMetadata !== undefined && raw.keySchemaMetadata !== null) || (raw.valueSchemaMetadata !== undefined && raw.valueSchemaMetadata !== null);
+}
+
+/** Throws when a record's schema metadata is malformed; whether it has any. */
+function checkSchemaMetadata(raw: JsonObject, field: 'keySchemaMetadata' | 'valueSchemaMetadata'): boolean {
   const metadata = raw[field];
-  if (metadata === undefined || metadata === null) return undefined;
+  if (metadata === undefined || metadata === null) return false;
   if (!isObject(metadata) || typeof metadata.dataFormat !== 'string') {
     throw new Problem(field, expected(field, 'an object with a string `dataFormat`', metadata));
   }
-  const { dataFormat, schemaId } = metadata;
-  if (schemaId === undefined || schemaId === null) return { dataFormat };
-  if (typeof schemaId !== 'string') throw new Problem(`${field}.schemaId`, expected(`${field}.schemaId`, 'a string', schemaId));
-  return { dataFormat, schemaId };
+  const { schemaId } = metadata;
+  if (schemaId !== undefined && schemaId !== null && typeof schemaId !== 'string') {
+    throw new Problem(`${field}.schemaId`, expected(`${field}.schemaId`, 'a string', schemaId));
+  }
+  return true;
+}
+
+/** The schema metadata `checkSchemaMetadata` found right. */
+function schemaMetadataOf(metadata: unknown): SchemaMetadata | undefined {
+  if (metadata === undefined || metadata === null) return undefined;
+  const { dataFormat, schemaId } = metadata as { dataFormat: string; schemaId?: string | null };
+  return schemaId === undefined || schemaId === null ? { dataFormat } : { dataFormat, schemaId };
 }

@@ -63,18 +63,25 @@ export interface Copies {
  */
 export function copiesFor(options: LanesOptions, now: () => number): Copies {
   const { group, retry } = options;
-  const retryCopy = (basis: CopyBasis, facts: CopyFacts, at = now()): HandOffItem => ({
-    record: basis.record,
-    origin: basis.origin,
-    ...(basis.lane === undefined ? {} : { lane: basis.lane }),
-    kind: 'retry',
-    topic: retryTopic(group, tierFor(Math.max(0, facts.dueAtMs - at), retry.tiers)),
-    attempt: facts.attempt,
-    dueAtMs: facts.dueAtMs,
-    firstFailureAtMs: facts.firstFailureAtMs,
-    ...(facts.error === undefined ? {} : { error: facts.error }),
-    deferred: facts.deferred === true,
-  });
+  // Each tier's topic named once, not for every copy.
+  const topics = new Map(retry.tiers.map((tier) => [tier, retryTopic(group, tier)]));
+  const retryCopy = (basis: CopyBasis, facts: CopyFacts, at = now()): HandOffItem => {
+    const tier = tierFor(Math.max(0, facts.dueAtMs - at), retry.tiers);
+    const item: { -readonly [K in keyof HandOffItem]: HandOffItem[K] } = {
+      record: basis.record,
+      origin: basis.origin,
+      kind: 'retry',
+      topic: topics.get(tier) ?? retryTopic(group, tier),
+      attempt: facts.attempt,
+      dueAtMs: facts.dueAtMs,
+      firstFailureAtMs: facts.firstFailureAtMs,
+      deferred: facts.deferred === true,
+    };
+    // Absent, not undefined, when there is none (a copy's fields as before), without a spread's object per copy.
+    if (basis.lane !== undefined) item.lane = basis.lane;
+    if (facts.error !== undefined) item.error = facts.error;
+    return item;
+  };
   const deadLetter = (basis: CopyBasis, attempt: number, reason: string, error: CopyError): HandOffItem => {
     const at = now();
     return {

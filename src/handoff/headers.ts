@@ -11,38 +11,16 @@ import type { HandOffItem, HandOffKind, HandOffOrigin } from '../ports/handoff';
 /** Every framework header starts with this; a user's header must not (copies drop it, see `handOffMessage`). */
 export const HEADER_PREFIX = 'lanes-';
 
-/** The framework header names, one prefix. Values are UTF-8 text; numbers are decimal integers. */
+/** The framework header names, one prefix. Values are UTF-8 text. */
 export const HandOffHeader = {
-  OriginTopic: 'lanes-origin-topic',
-  OriginPartition: 'lanes-origin-partition',
-  OriginOffset: 'lanes-origin-offset',
-  /** The original record's timestamp (epoch ms); a copy's own timestamp is the time it was written. */
-  OriginTimestamp: 'lanes-origin-timestamp',
   /**
-   * The lane id the engine derived for the record (key, partition, shared null-key or `keyOf` lane, hashed when
-   * long), so an operator command finds the lane without deriving it again. Absent on a record of no lane.
+   * The facts of a retry or dead-letter copy, one JSON object whose fields are those `readHandOffHeaders` gives
+   * (`CopyFacts` below): origin, lane, kind, attempt, due time, first failure, error, reason, deferred, and on a dead
+   * letter the broker would not take whole, what it leaves out. One header, not one per fact: the producer encodes
+   * every header in a buffer of its own, and the eleven headers copies carried before took a copy's encoding from
+   * about 9 to about 30 µs.
    */
-  Lane: 'lanes-lane',
-  /** `retry` or `dead-letter`. */
-  Kind: 'lanes-kind',
-  Attempt: 'lanes-attempt',
-  /** Epoch ms. */
-  DueAt: 'lanes-due-at',
-  /** Epoch ms. */
-  FirstFailureAt: 'lanes-first-failure-at',
-  ErrorClass: 'lanes-error-class',
-  /** Truncated to `MAX_ERROR_MESSAGE_LENGTH` characters, with a marker saying so. */
-  ErrorMessage: 'lanes-error-message',
-  DeadLetterReason: 'lanes-dead-letter-reason',
-  /** `true` on a record handed off near the Lambda deadline without being attempted; absent otherwise. */
-  Deferred: 'lanes-deferred',
-  /**
-   * On a dead letter the broker would not take whole (see `HandOffOutcome`): what the copy leaves out of the
-   * record, `value` or `value,key,headers`. Absent on a full copy.
-   */
-  LeftOut: 'lanes-left-out',
-  /** With `lanes-left-out`: the byte length of the value left out (0 for a null value). */
-  OriginalValueSize: 'lanes-original-value-size',
+  Copy: 'lanes-copy',
   /**
    * `<topic>/<partition>/<offset>` where a record replayed from the dead-letter topic was first read (its identity,
    * `ctx.idempotencyKey`). Unlike the other framework headers, copies keep it.
@@ -55,6 +33,28 @@ export const HandOffHeader = {
   ReplayOf: 'lanes-replay-of',
 } as const;
 export type HandOffHeader = (typeof HandOffHeader)[keyof typeof HandOffHeader];
+
+/**
+ * The headers copies carried before `lanes-copy`, one per fact; numbers as decimal text. Still read: a copy written by
+ * the previous release may wait in a retry topic, and dead letters stay for as long as the topic keeps them.
+ */
+export const LegacyHandOffHeader = {
+  OriginTopic: 'lanes-origin-topic',
+  OriginPartition: 'lanes-origin-partition',
+  OriginOffset: 'lanes-origin-offset',
+  OriginTimestamp: 'lanes-origin-timestamp',
+  Lane: 'lanes-lane',
+  Kind: 'lanes-kind',
+  Attempt: 'lanes-attempt',
+  DueAt: 'lanes-due-at',
+  FirstFailureAt: 'lanes-first-failure-at',
+  ErrorClass: 'lanes-error-class',
+  ErrorMessage: 'lanes-error-message',
+  DeadLetterReason: 'lanes-dead-letter-reason',
+  Deferred: 'lanes-deferred',
+  LeftOut: 'lanes-left-out',
+  OriginalValueSize: 'lanes-original-value-size',
+} as const;
 
 /** Longest error message a copy carries, in UTF-16 code units (JavaScript string length), marker included. */
 export const MAX_ERROR_MESSAGE_LENGTH = 1_000;
@@ -115,10 +115,19 @@ function checkItem(item: HandOffItem): void {
   );
 }
 
+/** What a dead letter the broker would not take whole leaves out (see `deadLetterWithout`). */
+export interface LeftOut {
+  /** `value`, or `value,key,headers`. */
+  readonly leftOut: string;
+  /** The byte length of the value left out (0 for a null value). */
+  readonly originalValueSize: number;
+}
+
 /**
- * The kafkajs message of a retry or dead-letter copy: the original key, value and headers, plus the framework
- * headers. Framework headers the record already carries (it is itself a copy) are replaced, never duplicated:
- * every header named `lanes-*` is dropped first.
+ * The kafkajs message of a retry or dead-letter copy: the original key, value and headers, plus the framework's
+ * facts in one header, `lanes-copy` (JSON, see `HandOffHeader.Copy`). Framework headers the record already carries
+ * (it is itself a copy) are replaced, never duplicated: every header named `lanes-*` but `lanes-first-origin` is
+ * dropped first.
  *
  * No partition is set: the producer's partitioner picks one from the key, so every copy of one key lands in one
  * partition of the target topic. A record with a null key stays keyless.
@@ -141,39 +150,70 @@ function checkItem(item: HandOffItem): void {
  *   error: { name: err.name, message: err.message },
  * });
  * await producer.send({ topic: 'orders.retry.5s', messages: [message], acks: -1 });
+ * // message.headers['lanes-copy']: '{"kind":"retry","originTopic":"orders","originPartition":3,"originOffset":41,...}'
  */
-export function handOffMessage(item: HandOffItem): Message {
+export function handOffMessage(item: HandOffItem, leftOut?: LeftOut): Message {
   checkItem(item);
   // A null prototype: a header named `__proto__` or `constructor` is an ordinary name here.
   const headers = Object.create(null) as IHeaders;
-  for (const { name, value } of item.record.headers) {
+  const { record, origin } = item;
+  for (const { name, value } of record.headers) {
     if (name.startsWith(HEADER_PREFIX) && name !== HandOffHeader.FirstOrigin) continue;
     const existing = headers[name];
     if (existing === undefined) headers[name] = value;
     else if (Array.isArray(existing)) existing.push(value);
     else headers[name] = [existing, value];
   }
-
-  const { record, origin } = item;
-  const originTimestamp = readHandOffHeaders(record.headers).originTimestamp ?? record.timestamp;
-  headers[HandOffHeader.OriginTopic] = origin.topic;
-  headers[HandOffHeader.OriginPartition] = String(origin.partition);
-  if (origin.offset !== undefined) headers[HandOffHeader.OriginOffset] = String(origin.offset);
-  if (isNonNegativeInteger(originTimestamp)) headers[HandOffHeader.OriginTimestamp] = String(originTimestamp);
-  if (item.lane !== undefined) headers[HandOffHeader.Lane] = item.lane;
-  headers[HandOffHeader.Kind] = item.kind;
-  headers[HandOffHeader.Attempt] = String(item.attempt);
-  headers[HandOffHeader.DueAt] = String(item.dueAtMs);
-  headers[HandOffHeader.FirstFailureAt] = String(item.firstFailureAtMs);
-  if (item.error !== undefined) {
-    headers[HandOffHeader.ErrorClass] = truncateText(String(item.error.name), MAX_ERROR_NAME_LENGTH);
-    headers[HandOffHeader.ErrorMessage] = truncateText(String(item.error.message), MAX_ERROR_MESSAGE_LENGTH);
-  }
-  if (item.reason !== undefined) headers[HandOffHeader.DeadLetterReason] = truncateText(item.reason, MAX_REASON_LENGTH);
-  if (item.deferred === true) headers[HandOffHeader.Deferred] = 'true';
-
+  // A copy of a copy keeps the first record's timestamp; a record without headers is no copy (most are not).
+  const originTimestamp = (record.headers.length === 0 ? undefined : readHandOffHeaders(record.headers).originTimestamp) ?? record.timestamp;
+  // Written in this order, fields without a value left out (JSON.stringify drops `undefined`).
+  const facts: CopyFacts = {
+    kind: item.kind,
+    originTopic: origin.topic,
+    originPartition: origin.partition,
+    originOffset: origin.offset,
+    originTimestamp: isNonNegativeInteger(originTimestamp) ? originTimestamp : undefined,
+    lane: item.lane,
+    attempt: item.attempt,
+    dueAtMs: item.dueAtMs,
+    firstFailureAtMs: item.firstFailureAtMs,
+    errorName: item.error === undefined ? undefined : truncateText(String(item.error.name), MAX_ERROR_NAME_LENGTH),
+    errorMessage: item.error === undefined ? undefined : truncateText(String(item.error.message), MAX_ERROR_MESSAGE_LENGTH),
+    reason: item.reason === undefined ? undefined : truncateText(item.reason, MAX_REASON_LENGTH),
+    deferred: item.deferred === true ? true : undefined,
+    leftOut: leftOut?.leftOut,
+    originalValueSize: leftOut?.originalValueSize,
+  };
+  headers[HandOffHeader.Copy] = copyHeaderValue(facts);
   return { key: record.key, value: record.value, headers };
 }
+
+/**
+ * The longest `lanes-copy` value in UTF-8 bytes: the error message, class and reason at 3 bytes per character, plus
+ * the rest of the facts (the origin topic, at most 249 characters, the lane id, at most 129, numbers and field names).
+ * The retry and dead-letter topics are sized for it (`COPY_HEADROOM_BYTES`).
+ */
+export const MAX_COPY_HEADER_BYTES = 3 * (MAX_ERROR_MESSAGE_LENGTH + MAX_ERROR_NAME_LENGTH + MAX_REASON_LENGTH) + 1_024;
+
+/**
+ * The facts as JSON, within `MAX_COPY_HEADER_BYTES`. JSON writes a control character or a lone surrogate as `\uXXXX`,
+ * 6 bytes: a text full of them is cut further (halved until the value fits), which ordinary text never is.
+ */
+function copyHeaderValue(facts: CopyFacts): string {
+  let value = JSON.stringify(facts);
+  // A few rounds cut any text down to its marker; what is left over then is not theirs (a hand-made origin topic).
+  for (let round = 0; round < 8 && value.length * 3 > MAX_COPY_HEADER_BYTES && Buffer.byteLength(value, 'utf8') > MAX_COPY_HEADER_BYTES; round += 1) {
+    for (const field of ['errorMessage', 'errorName', 'reason'] as const) {
+      const text = facts[field];
+      if (text !== undefined) facts[field] = truncateText(text, Math.floor(text.length / 2));
+    }
+    value = JSON.stringify(facts);
+  }
+  return value;
+}
+
+/** The fields of the `lanes-copy` header: the facts `readHandOffHeaders` gives, in the order they are written. */
+type CopyFacts = { -readonly [K in keyof HandOffHeaders]: HandOffHeaders[K] };
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 const DECIMAL = /^(?:0|[1-9][0-9]*)$/;
@@ -213,9 +253,11 @@ function integer(headers: HeaderList | IHeaders, name: string): number | undefin
 }
 
 /**
- * Reads the framework headers of a retry or dead-letter copy: the inverse of `handOffMessage`. Tolerant: a missing
- * or garbled header (not UTF-8, not a decimal integer, an unknown kind) gives an `undefined` field, never an error.
- * A repeated header counts by its last value, as Kafka's `lastHeader` does.
+ * Reads the framework facts of a retry or dead-letter copy: the inverse of `handOffMessage`. Tolerant: a missing or
+ * garbled fact (not UTF-8, not JSON, not a non-negative integer, an unknown kind) gives an `undefined` field, never an
+ * error. A copy with a `lanes-copy` header is read from it alone; a copy without one from the headers copies carried
+ * before it (`LegacyHandOffHeader`, one per fact), so copies and dead letters written by the previous release read
+ * the same. A repeated header counts by its last value, as Kafka's `lastHeader` does.
  *
  * Takes a header list (a decoded record's headers) or a kafkajs headers object (what a kafkajs consumer hands over).
  *
@@ -224,26 +266,74 @@ function integer(headers: HeaderList | IHeaders, name: string): number | undefin
  * if (facts.dueAtMs !== undefined && facts.dueAtMs > Date.now()) await sleep(facts.dueAtMs - Date.now());
  */
 export function readHandOffHeaders(headers: HeaderList | IHeaders): HandOffHeaders {
-  const originTopic = text(headers, HandOffHeader.OriginTopic);
-  const kind = text(headers, HandOffHeader.Kind);
-  const deferred = text(headers, HandOffHeader.Deferred);
+  const copy = lastValue(headers, HandOffHeader.Copy);
+  return copy === undefined ? readLegacyHeaders(headers) : readCopyHeader(text(headers, HandOffHeader.Copy));
+}
+
+/** The facts of a `lanes-copy` value; every field `undefined` when it is not a JSON object. */
+function readCopyHeader(value: string | undefined): HandOffHeaders {
+  let facts: unknown;
+  try {
+    facts = value === undefined ? undefined : JSON.parse(value);
+  } catch {
+    facts = undefined;
+  }
+  const f = (typeof facts === 'object' && facts !== null && !Array.isArray(facts) ? facts : {}) as Record<string, unknown>;
+  const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+  const int = (v: unknown): number | undefined => (isNonNegativeInteger(v) ? v : undefined);
+  const kind = str(f.kind);
+  return {
+    originTopic: str(f.originTopic) || undefined,
+    originPartition: int(f.originPartition),
+    originOffset: int(f.originOffset),
+    originTimestamp: int(f.originTimestamp),
+    lane: str(f.lane) || undefined,
+    kind: kind !== undefined && KINDS.has(kind) ? (kind as HandOffKind) : undefined,
+    attempt: int(f.attempt),
+    dueAtMs: int(f.dueAtMs),
+    firstFailureAtMs: int(f.firstFailureAtMs),
+    errorName: str(f.errorName),
+    errorMessage: str(f.errorMessage),
+    reason: str(f.reason),
+    deferred: typeof f.deferred === 'boolean' ? f.deferred : undefined,
+    leftOut: str(f.leftOut),
+    originalValueSize: int(f.originalValueSize),
+  };
+}
+
+/** The facts of a copy written before `lanes-copy`: one header per fact. */
+function readLegacyHeaders(headers: HeaderList | IHeaders): HandOffHeaders {
+  const originTopic = text(headers, LegacyHandOffHeader.OriginTopic);
+  const kind = text(headers, LegacyHandOffHeader.Kind);
+  const deferred = text(headers, LegacyHandOffHeader.Deferred);
   return {
     originTopic: originTopic === '' ? undefined : originTopic,
-    originPartition: integer(headers, HandOffHeader.OriginPartition),
-    originOffset: integer(headers, HandOffHeader.OriginOffset),
-    originTimestamp: integer(headers, HandOffHeader.OriginTimestamp),
-    lane: text(headers, HandOffHeader.Lane) || undefined,
+    originPartition: integer(headers, LegacyHandOffHeader.OriginPartition),
+    originOffset: integer(headers, LegacyHandOffHeader.OriginOffset),
+    originTimestamp: integer(headers, LegacyHandOffHeader.OriginTimestamp),
+    lane: text(headers, LegacyHandOffHeader.Lane) || undefined,
     kind: kind !== undefined && KINDS.has(kind) ? (kind as HandOffKind) : undefined,
-    attempt: integer(headers, HandOffHeader.Attempt),
-    dueAtMs: integer(headers, HandOffHeader.DueAt),
-    firstFailureAtMs: integer(headers, HandOffHeader.FirstFailureAt),
-    errorName: text(headers, HandOffHeader.ErrorClass),
-    errorMessage: text(headers, HandOffHeader.ErrorMessage),
-    reason: text(headers, HandOffHeader.DeadLetterReason),
+    attempt: integer(headers, LegacyHandOffHeader.Attempt),
+    dueAtMs: integer(headers, LegacyHandOffHeader.DueAt),
+    firstFailureAtMs: integer(headers, LegacyHandOffHeader.FirstFailureAt),
+    errorName: text(headers, LegacyHandOffHeader.ErrorClass),
+    errorMessage: text(headers, LegacyHandOffHeader.ErrorMessage),
+    reason: text(headers, LegacyHandOffHeader.DeadLetterReason),
     deferred: deferred === 'true' ? true : deferred === 'false' ? false : undefined,
-    leftOut: text(headers, HandOffHeader.LeftOut),
-    originalValueSize: integer(headers, HandOffHeader.OriginalValueSize),
+    leftOut: text(headers, LegacyHandOffHeader.LeftOut),
+    originalValueSize: integer(headers, LegacyHandOffHeader.OriginalValueSize),
   };
+}
+
+const LEGACY_NAMES: readonly string[] = Object.values(LegacyHandOffHeader);
+
+/**
+ * How a record carries the framework's facts: in a `lanes-copy` header (`copy`, this release), in the headers copies
+ * carried before it (`legacy`), or not at all (`undefined`). What a message about a garbled copy names.
+ */
+export function copyHeaderFormat(headers: HeaderList | IHeaders): 'copy' | 'legacy' | undefined {
+  if (lastValue(headers, HandOffHeader.Copy) !== undefined) return 'copy';
+  return LEGACY_NAMES.some((name) => lastValue(headers, name) !== undefined) ? 'legacy' : undefined;
 }
 
 /**

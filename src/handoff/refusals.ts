@@ -4,7 +4,7 @@
  */
 import type { Message } from 'kafkajs';
 import { KafkaErrorCode, kafkaErrorOf } from '../kafka-errors';
-import { HandOffHeader, HEADER_PREFIX, handOffMessage } from './headers';
+import { HEADER_PREFIX, handOffMessage } from './headers';
 import type { HandOffItem } from '../ports/handoff';
 
 /** How much of a refused record its dead letter still carries: all but the value, or only the framework headers. */
@@ -44,10 +44,15 @@ export function messageBytes(message: Message): number {
   let bytes = RECORD_OVERHEAD_BYTES;
   if (message.key !== null && message.key !== undefined) bytes += Buffer.byteLength(message.key);
   if (message.value !== null) bytes += Buffer.byteLength(message.value);
-  for (const [name, value] of Object.entries(message.headers ?? {})) {
-    for (const one of Array.isArray(value) ? value : value === undefined ? [] : [value]) {
-      bytes += Buffer.byteLength(name) + Buffer.byteLength(one) + 4;
-    }
+  const headers = message.headers;
+  // A copy's headers have no prototype (see `handOffMessage`): `for in` sees its own names only; an output's are plain.
+  for (const name in headers) {
+    if (!Object.hasOwn(headers, name)) continue;
+    const value = headers[name];
+    if (value === undefined) continue;
+    const nameBytes = Buffer.byteLength(name) + 4;
+    if (!Array.isArray(value)) bytes += nameBytes + Buffer.byteLength(value);
+    else for (const one of value) bytes += nameBytes + Buffer.byteLength(one);
   }
   return bytes;
 }
@@ -60,29 +65,28 @@ export function messageBytes(message: Message): number {
 export function deadLetterWithout(item: HandOffItem, topic: string, refusal: Refusal, carries: Stub): Message {
   const { record } = item;
   const bare = carries === 'bare';
-  const message = handOffMessage({
-    record: {
-      ...record,
-      value: null,
-      key: bare ? null : record.key,
-      // The framework headers stay: `handOffMessage` reads the origin timestamp of a retry copy from them.
-      headers: bare ? record.headers.filter(({ name }) => name.startsWith(HEADER_PREFIX)) : record.headers,
+  return handOffMessage(
+    {
+      record: {
+        ...record,
+        value: null,
+        key: bare ? null : record.key,
+        // The framework headers stay: `handOffMessage` reads the origin timestamp of a retry copy from them.
+        headers: bare ? record.headers.filter(({ name }) => name.startsWith(HEADER_PREFIX)) : record.headers,
+      },
+      origin: item.origin,
+      ...(item.lane === undefined ? {} : { lane: item.lane }),
+      kind: 'dead-letter',
+      topic,
+      // A dead letter carries the number of the record's last run; a retry copy, the number of its next one.
+      attempt: item.kind === 'retry' ? Math.max(0, item.attempt - 1) : item.attempt,
+      dueAtMs: Date.now(),
+      firstFailureAtMs: item.firstFailureAtMs,
+      error: item.error ?? refusal.error,
+      reason: refusal.reason,
     },
-    origin: item.origin,
-    ...(item.lane === undefined ? {} : { lane: item.lane }),
-    kind: 'dead-letter',
-    topic,
-    // A dead letter carries the number of the record's last run; a retry copy, the number of its next one.
-    attempt: item.kind === 'retry' ? Math.max(0, item.attempt - 1) : item.attempt,
-    dueAtMs: Date.now(),
-    firstFailureAtMs: item.firstFailureAtMs,
-    error: item.error ?? refusal.error,
-    reason: refusal.reason,
-  });
-  const headers = message.headers ?? {};
-  headers[HandOffHeader.LeftOut] = bare ? 'value,key,headers' : 'value';
-  headers[HandOffHeader.OriginalValueSize] = String(record.value === null ? 0 : record.value.byteLength);
-  return { ...message, headers };
+    { leftOut: bare ? 'value,key,headers' : 'value', originalValueSize: record.value === null ? 0 : record.value.byteLength },
+  );
 }
 
 export function causeMessage(cause: unknown): string {

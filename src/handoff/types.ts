@@ -31,7 +31,7 @@ export interface HandOffHeaders {
   readonly originOffset?: number | undefined;
   /** The timestamp of the original record (epoch ms): a copy gets its own timestamp when it is written. */
   readonly originTimestamp?: number | undefined;
-  /** The lane id the copy was written with (`lanes-lane`); absent on copies written before it existed. */
+  /** The lane id the copy was written with; absent on copies written before the lane was recorded. */
   readonly lane?: string | undefined;
   readonly kind?: HandOffKind | undefined;
   readonly attempt?: number | undefined;

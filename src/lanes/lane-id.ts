@@ -19,12 +19,24 @@ export function laneIdOf(
   record: KafkaRecord,
   options: Pick<LanesOptions, 'ordering' | 'nullKey' | 'keyOf'>,
 ): string | undefined {
+  if (options.ordering !== 'key') return laneIdOfKey(null, options);
+  const key = options.keyOf === undefined ? record.key : options.keyOf(record);
+  if (key === null || key === undefined) return laneIdOfKey(null, options);
+  return laneIdOfKey((typeof key === 'string' ? Buffer.from(key, 'utf8') : key).toString('base64'), options);
+}
+
+/**
+ * `laneIdOf` from the base64 of the key's bytes (what AWS sends when it is canonical), or `null` for a null key: the
+ * lane id without decoding the key.
+ *
+ * @example
+ * laneIdOfKey('Y3VzdG9tZXItNDI=', { ordering: 'key', nullKey: 'independent' }); // 'Y3VzdG9tZXItNDI='
+ */
+export function laneIdOfKey(base64: string | null, options: Pick<LanesOptions, 'ordering' | 'nullKey'>): string | undefined {
   if (options.ordering === 'unordered') return undefined;
   if (options.ordering === 'partition') return PARTITION_LANE;
-  const key = options.keyOf === undefined ? record.key : options.keyOf(record);
-  if (key === null || key === undefined) return options.nullKey === 'shared' ? NULL_KEY_LANE : undefined;
-  const id = (typeof key === 'string' ? Buffer.from(key, 'utf8') : key).toString('base64');
-  if (id.length <= MAX_LANE_ID) return id;
+  if (base64 === null) return options.nullKey === 'shared' ? NULL_KEY_LANE : undefined;
+  if (base64.length <= MAX_LANE_ID) return base64;
   // node:crypto is loaded at the first long key, not at cold start, where importing it costs milliseconds.
-  return `#${process.getBuiltinModule('node:crypto').createHash('sha256').update(id).digest('base64url')}`;
+  return `#${process.getBuiltinModule('node:crypto').createHash('sha256').update(base64).digest('base64url')}`;
 }

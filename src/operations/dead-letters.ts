@@ -24,7 +24,7 @@ export const REPLAY_OF_HEADER = HandOffHeader.ReplayOf;
 export interface DeadLetter {
   readonly record: KafkaRecord;
   readonly origin: { readonly topic: string; readonly partition: number; readonly offset: number | undefined };
-  /** The lane its copy carries (`lanes-lane`); see `laneOfDeadLetter` for copies written before it. */
+  /** The lane its copy carries (its `lane` fact); see `laneOfDeadLetter` for copies written before it. */
   readonly lane: string | undefined;
   readonly reason: string | undefined;
 }
@@ -47,7 +47,7 @@ export interface ReplayFilter {
 }
 
 /**
- * The lane of a dead letter: the one its copy carries (`lanes-lane`), else, for a copy written before that
+ * The lane of a dead letter: the one its copy carries (its `lane` fact), else, for a copy written before that
  * header existed, the one the engine derives from the record as first read with the group's options
  * (ordering, `nullKey`, `keyOf`, hashed long keys). `undefined`: a record of no lane, or `keyOf` threw.
  */

@@ -32,17 +32,24 @@ export function retryTopics(group: string, tiers: readonly string[]): RetryTopic
  */
 export function tierFor(delayMs: number, tiers: readonly string[]): string {
   if (Number.isNaN(delayMs)) throw new RangeError('Expected `delayMs` to be a number, got `NaN`');
-  const [first, ...rest] = tiers;
-  if (first === undefined) throw new RangeError('Expected at least one retry tier, got none');
+  if (tiers.length === 0) throw new RangeError('Expected at least one retry tier, got none');
   // Validated tiers ascend; this does not rely on it, so a hand-built list still picks the right tier.
-  let shortest = { tier: first, ms: parseDuration(first) };
-  let longestDue = shortest.ms <= delayMs ? shortest : undefined;
-  for (const tier of rest) {
-    const ms = parseDuration(tier);
-    if (ms < shortest.ms) shortest = { tier, ms };
-    if (ms <= delayMs && (longestDue === undefined || ms > longestDue.ms)) longestDue = { tier, ms };
+  let shortest = 0;
+  let longestDue = -1;
+  for (let i = 0; i < tiers.length; i += 1) {
+    const ms = tierMs(tiers[i]!);
+    if (ms < tierMs(tiers[shortest]!)) shortest = i;
+    if (ms <= delayMs && (longestDue < 0 || ms > tierMs(tiers[longestDue]!))) longestDue = i;
   }
-  return (longestDue ?? shortest).tier;
+  return tiers[longestDue < 0 ? shortest : longestDue]!;
+}
+
+/** A tier's delay, parsed once per tier name (every copy picks its tier: `tierFor`). */
+const TIER_MS = new Map<string, number>();
+function tierMs(tier: string): number {
+  let ms = TIER_MS.get(tier);
+  if (ms === undefined) TIER_MS.set(tier, (ms = parseDuration(tier)));
+  return ms;
 }
 
 /**

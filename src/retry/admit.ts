@@ -4,7 +4,7 @@ import { laneIdOf } from '../lanes/lane-id';
 import { describeError } from '../lanes/outcome';
 import type { EngineTask, PathScope } from '../engine/run-scope';
 import { topicPartitionKey, type KafkaRecord, type PartitionBatch, type RecordCoordinates } from '../event';
-import { HEADER_PREFIX, readHandOffHeaders } from '../handoff/headers';
+import { copyHeaderFormat, HEADER_PREFIX, readHandOffHeaders } from '../handoff/headers';
 import type { CopyError, CopyFacts } from '../handoff/copies';
 import type { HandOffItem } from '../ports/handoff';
 import { retryTierOf } from '../options/names';
@@ -44,17 +44,21 @@ export function copyFacts(record: KafkaRecord, tiers: readonly string[], group: 
     return `unknown retry tier \`${tier ?? record.topic}\`: the configured tiers are ${tiers.map((t) => `\`${t}\``).join(', ')}`;
   }
   const h = readHandOffHeaders(record.headers);
+  // A copy of the previous release carries a header per fact: what is wrong is named as it was written.
+  const format = copyHeaderFormat(record.headers);
+  if (format === undefined) return 'retry copy without a `lanes-copy` header';
+  const legacy = format === 'legacy';
   const missing = (
     [
-      ['lanes-origin-topic', h.originTopic],
-      ['lanes-origin-partition', h.originPartition],
-      ['lanes-origin-offset', h.originOffset],
-      ['lanes-attempt', h.attempt],
-      ['lanes-due-at', h.dueAtMs],
+      ['originTopic', 'lanes-origin-topic', h.originTopic],
+      ['originPartition', 'lanes-origin-partition', h.originPartition],
+      ['originOffset', 'lanes-origin-offset', h.originOffset],
+      ['attempt', 'lanes-attempt', h.attempt],
+      ['dueAtMs', 'lanes-due-at', h.dueAtMs],
     ] as const
-  ).filter(([, value]) => value === undefined).map(([name]) => `\`${name}\``);
-  if (missing.length > 0) return `retry copy without valid ${missing.join(', ')} header(s)`;
-  if (h.kind !== 'retry') return `retry copy whose \`lanes-kind\` is not \`retry\``;
+  ).filter(([, , value]) => value === undefined).map(([field, header]) => `\`${legacy ? header : field}\``);
+  if (missing.length > 0) return legacy ? `retry copy without valid ${missing.join(', ')} header(s)` : `retry copy whose \`lanes-copy\` header has no valid ${missing.join(', ')}`;
+  if (h.kind !== 'retry') return `retry copy whose ${legacy ? '`lanes-kind`' : '`lanes-copy` kind'} is not \`retry\``;
   if (h.attempt! < 1) return `retry copy with attempt ${h.attempt}`;
   return {
     origin: { topic: h.originTopic!, partition: h.originPartition!, offset: h.originOffset! },

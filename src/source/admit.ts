@@ -1,10 +1,12 @@
 import type { PartitionRef } from '../ports/partition';
 import { deadLetterConflicts, deadLetterMalformed, writeAndMarkDone } from '../engine/dead-letters';
 import { DEFERRED_HEAD, parkPayload, watchCopies } from '../lanes/lane-heads';
-import { laneIdOf } from '../lanes/lane-id';
+import { laneIdOf, laneIdOfKey } from '../lanes/lane-id';
+import { jsonText } from '../describe';
+import type { LanesOptions } from '../options/lanes-options';
 import { describeError, type DeadLetterReason } from '../lanes/outcome';
 import type { EngineTask, PathScope } from '../engine/run-scope';
-import { isDecodeFailure, LazyPartitionBatch, planOffsets, topicPartitionKey, type DecodeFailure, type Delivered, type KafkaRecord, type OffsetSlot, type PartitionBatch, type RecordCoordinates } from '../event';
+import { LazyPartitionBatch, planOffsets, topicPartitionKey, type DecodeFailure, type Delivered, type KafkaRecord, type OffsetSlot, type PartitionBatch, type RecordCoordinates } from '../event';
 import { DeserializationError } from '../options/errors';
 
 /** A delivered record of a source topic, to run as attempt 1 (or to fail at once, `preset`). */
@@ -112,7 +114,7 @@ async function admitChunk(
   for (let i = 0; i < entries.length; i += 1) {
     const entry = entries[i]!;
     const status = statuses[i];
-    if (status === 'run' && entry.record !== undefined) {
+    if (status === 'run' && entry.runnable) {
       entry.fresh = entry.offset > freshAbove;
       tasks.push(entry as RunnableEntry);
     } else if (status === 'duplicate') scope.count('duplicates');
@@ -178,22 +180,36 @@ class AdmitEntry {
   readonly partitionKey: string;
   readonly ref: PartitionRef;
   readonly offset: number;
-  readonly record: KafkaRecord | undefined;
   readonly failure: DecodeFailure | undefined;
   readonly conflict: readonly Delivered[] | undefined;
   readonly attempt = 1;
   lane: string | undefined = undefined;
   preset: unknown = undefined;
   fresh = false;
+  #record: KafkaRecord | undefined;
+  /** Where a record checked but not made yet is: made when first read (when it runs), kept no longer than the entry. */
+  readonly #batch: LazyPartitionBatch | undefined;
+  readonly #index: number;
   #origin: RecordCoordinates | undefined = undefined;
 
-  constructor(partitionKey: string, ref: PartitionRef, offset: number, record: KafkaRecord | undefined, slot?: OffsetSlot) {
+  constructor(partitionKey: string, ref: PartitionRef, offset: number, record: KafkaRecord | undefined, slot?: OffsetSlot, batch?: LazyPartitionBatch, index = -1) {
     this.partitionKey = partitionKey;
     this.ref = ref;
     this.offset = offset;
-    this.record = record;
+    this.#record = record;
     this.failure = slot?.failure;
     this.conflict = slot?.conflict;
+    this.#batch = slot === undefined ? batch : undefined;
+    this.#index = index;
+  }
+
+  /** A record to run: neither malformed nor conflicting versions of its offset. */
+  get runnable(): boolean {
+    return this.#record !== undefined || this.#batch !== undefined;
+  }
+
+  get record(): KafkaRecord | undefined {
+    return this.#record ?? (this.#batch === undefined ? undefined : (this.#record = this.#batch.recordAt(this.#index)));
   }
 
   /** A source record's origin is where it was read. */
@@ -202,7 +218,14 @@ class AdmitEntry {
   }
 
   get payload(): string | undefined {
-    return this.record === undefined ? undefined : parkPayload(this.record);
+    if (this.#record === undefined && this.#batch !== undefined) return jsonText(this.#batch.rawAt(this.#index));
+    return this.#record === undefined ? undefined : parkPayload(this.#record);
+  }
+
+  /** Its lane: from the key as AWS sent it when that is its lane id (no decoding), else from the record. */
+  laneOf(options: LanesOptions): string | undefined {
+    const key = this.#batch !== undefined && this.#record === undefined && options.keyOf === undefined ? this.#batch.keyTextAt(this.#index) : undefined;
+    return key === undefined ? laneIdOf(this.record!, options) : laneIdOfKey(key, options);
   }
 }
 
@@ -237,10 +260,11 @@ function batchEntries(batch: PartitionBatch, partitionKey: string, ref: Partitio
         const end = Math.min(to, offsets.length);
         const entries = new Array<AdmitEntry>(Math.max(0, end - from));
         for (let i = from; i < end; i += 1) {
-          const item = lazy.decodeAt(i);
-          entries[i - from] = isDecodeFailure(item)
-            ? new AdmitEntry(partitionKey, ref, offsets[i]!, undefined, { offset: offsets[i]!, failure: item })
-            : new AdmitEntry(partitionKey, ref, item.offset, item);
+          // Checked now, made into a record when it runs: a queued record holds no bytes.
+          const failure = lazy.failureAt(i);
+          entries[i - from] = failure === undefined
+            ? new AdmitEntry(partitionKey, ref, offsets[i]!, undefined, undefined, lazy, i)
+            : new AdmitEntry(partitionKey, ref, offsets[i]!, undefined, { offset: offsets[i]!, failure });
         }
         return entries;
       },
@@ -292,12 +316,12 @@ function chunkOf(scope: PathScope<SourceTask>, entries: BatchEntries, from: numb
 /** The lanes of a chunk's records, found just before it is admitted (the first chunk need not wait for the rest). */
 function assignLanes(scope: PathScope<SourceTask>, entries: readonly AdmitEntry[]): void {
   for (const entry of entries) {
-    if (entry.record === undefined) continue;
+    if (!entry.runnable) continue;
     try {
-      entry.lane = laneIdOf(entry.record, scope.options);
+      entry.lane = entry.laneOf(scope.options);
     } catch (error) {
       // Without its lane the record cannot run in order: it is dead-lettered like an unreadable key.
-      entry.preset = new DeserializationError('key', entry.record, `keyOf threw: ${describeError(error).message}`, { cause: error });
+      entry.preset = new DeserializationError('key', entry.record!, `keyOf threw: ${describeError(error).message}`, { cause: error });
     }
   }
 }

@@ -2,7 +2,7 @@ import { applyDeadLetterPolicy, DEFERRED_HEAD, parkPayload, watchHeldHead } from
 import { decideFailure, describeError, type FailureDecision } from '../lanes/outcome';
 import { ScopeWithParts, type PathParts, type PathScope, type RecordPath, type RunScope } from '../engine/run-scope';
 import type { PartitionBatch } from '../event';
-import type { HandOffOutcome } from '../ports/handoff';
+import type { HandOffItem, HandOffOutcome } from '../ports/handoff';
 import { admitSourceBatch, type SourceTask } from './admit';
 
 export { ADMIT_FIRST_CHUNK, ADMIT_MAX_CHUNK, ADMIT_ONE_CALL, RECREATED_TOPIC_GAP, type SourceTask } from './admit';
@@ -70,33 +70,16 @@ export class SourcePath implements RecordPath<SourceTask> {
     const item = retrying
       ? scope.copies.afterFailure(task, task.attempt, now, described, decision.delayMs)
       : scope.copies.deadLetter(task, task.attempt, decision.reason, described);
-    const block = async (followers: SourceTask[]): Promise<void> => {
-      await scope.store.block(
-        task.ref,
-        {
-          lane: task.lane!,
-          offset: task.offset,
-          attempt: retrying ? task.attempt + 1 : task.attempt,
-          state: retrying ? 'retrying' : 'held',
-          dueAtMs: item.dueAtMs,
-          reason: item.reason ?? '',
-        },
-        followers.map((p) => ({ offset: p.offset, payload: parkPayload(p.record) })),
-      );
-      scope.count('parked', followers.length);
-      // From here the followers are parked and done: only the head itself is left to hand off.
-      followers.length = 0;
-    };
     // A retrying head is blocked before its copy is written, so the retry function always finds the head it is
     // given. A held head is blocked only once its dead letter is written: `kafka-lanes lane release` trusts a held
     // head to be in the dead-letter topic already, and a crash (or a dead-letter topic out of reach) between the
     // two must not leave a held lane whose release would set the done bit of a record never dead-lettered. A crash
     // after the write and before the block redelivers the record: it runs again (at-least-once), its followers
     // still behind it.
-    if (parked !== undefined && retrying) await block(parked);
+    if (parked !== undefined && retrying) await this.#block(scope, task, item, retrying, parked);
     const [outcome] = await scope.write([item]);
     if (parked !== undefined && !retrying) {
-      await block(parked);
+      await this.#block(scope, task, item, retrying, parked);
       // Held in the partition's first minute: a watch copy stands in for the retry copy a held head lacks.
       await watchHeldHead(scope, task.ref, task, task.attempt);
     }
@@ -107,6 +90,27 @@ export class SourcePath implements RecordPath<SourceTask> {
     }
     scope.count(retrying && outcome?.status !== 'refused' ? 'retried' : 'deadLettered');
     scope.markDone(task.ref, task.offset);
+  }
+
+  /**
+   * Records the failed head of a blocked lane and parks its followers in Redis (a method, not a closure per failure:
+   * the bundle names every closure it makes). From here the followers are parked and done: `followers` is emptied.
+   */
+  async #block(scope: PathScope<SourceTask>, task: SourceTask, item: HandOffItem, retrying: boolean, followers: SourceTask[]): Promise<void> {
+    await scope.store.block(
+      task.ref,
+      {
+        lane: task.lane!,
+        offset: task.offset,
+        attempt: retrying ? task.attempt + 1 : task.attempt,
+        state: retrying ? 'retrying' : 'held',
+        dueAtMs: item.dueAtMs,
+        reason: item.reason ?? '',
+      },
+      followers.map((p) => ({ offset: p.offset, payload: parkPayload(p.record) })),
+    );
+    scope.count('parked', followers.length);
+    followers.length = 0;
   }
 
   /** The deadline came: hand every record not started off to the retry path, attempt unchanged. */

@@ -3,8 +3,11 @@
  * `dlq replay --position` replays that one dead letter; a dry run says what it would do and changes nothing.
  */
 import type { DeadLetterRow } from '../../src/dashboard';
+import { readHandOffHeaders } from '../../src/handoff';
 import { runCliCaptured } from './support/cli';
 import { deadLetteredLanes, OPERATOR_TIERS as TIERS } from './support/dead-lettered-lane';
+import { fetchRecords, produce } from './support/kafka-events';
+import { previousReleaseHeaders } from './support/previous-release';
 import { KAFKA_BROKERS, REDIS_URL } from './support/stack';
 
 jest.setTimeout(120_000);
@@ -72,5 +75,31 @@ describe('kafka-lanes dlq list and dlq replay --position', () => {
     expect(replay.code).toBe(0);
     expect(replay.out).toContain(`resumed-held-head: resumed held lane ${s.lane} in order: attempt 1 in ${s.group}.retry.1s`);
     expect(s.runs).toEqual([{ offset: 0, attempt: 1 }, { offset: 0, attempt: 1 }, { offset: 1, attempt: 1 }]);
+  });
+
+  it('lists a dead letter the previous release wrote (one header per fact) as it lists one of this release', async () => {
+    // Prepare: the group's dead letter, and the same dead letter as the previous release wrote it, after it.
+    const s = await lanes.start({ prefix: 'dlo', policy: 'hold', messages: [{ key: 'c-1', value: '{"n":0}' }, { key: 'c-1', value: '{"n":1}' }] });
+    const [letter] = await fetchRecords(`${s.group}.dlq`, 1);
+    await produce(`${s.group}.dlq`, [{ key: 'c-1', value: '{"n":0}', headers: previousReleaseHeaders(readHandOffHeaders(letter!.headers ?? [])) }]);
+
+    // Act
+    const json = await runCliCaptured('dlq', 'list', s.group, '--json', ...BROKERS);
+
+    // Assess
+    expect(json.code).toBe(0);
+    const listed = JSON.parse(json.out) as { total: number; rows: DeadLetterRow[] };
+    const same = {
+      partition: 0,
+      reason: 'non-retriable',
+      key: 'c-1',
+      lane: s.lane,
+      origin: { topic: s.topic, partition: 0, offset: 0 },
+      attempt: 1,
+      error: 'NonRetriableError: broken until fixed',
+    };
+    expect(listed.total).toBe(2);
+    expect(listed.rows.map((row) => row.offset).sort()).toEqual([0, 1]);
+    for (const row of listed.rows) expect(row).toMatchObject(same);
   });
 });

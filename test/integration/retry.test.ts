@@ -13,6 +13,7 @@ import { LanesFunction, type LanesRecord, type RecordHandler } from '../../src/h
 import { createTelemetry } from '../../src/telemetry';
 import { redriveExpiredLeases } from '../../src/recovery/redrive';
 import { contextWithin, eventOf, fetchRecords, produce } from './support/kafka-events';
+import { ownHeaders, previousReleaseHeaders } from './support/previous-release';
 import { RetryFeed } from './support/retry-feed';
 import { createTopic, KAFKA_BROKERS, redisSetups, uniqueName } from './support/stack';
 
@@ -164,6 +165,32 @@ describe.each(redisSetups())('retry function on a real broker and Redis $name', 
     expect(await lanesFree(s)).toBe(true);
     const retryRef = { group: s.group, topic: `${s.group}.retry.1s`, partition: 0 };
     expect((await s.processor.store.frontier(retryRef))?.frontier).toBe(2);
+  });
+
+  it('runs a retry copy the previous release wrote (one header per fact) as its own: a fleet mid-upgrade', async () => {
+    // Prepare: A's head fails once; its copy is taken off the feed and written again as the previous release wrote it.
+    const s = await setUp(connect, {}, (record, attempt) => {
+      if (record.origin.offset === 0 && attempt === 1) throw new Error('down');
+    });
+    await produce(s.topic, [{ key: 'A', value: '{"n":0}', headers: { trace: 't0' } }, { key: 'A', value: '{"n":1}' }, { key: 'A', value: '{"n":2}' }]);
+    await s.processor.process(eventOf(await fetchRecords(s.topic, 3)), contextWithin(60_000));
+    await s.feed.feedUntil(async () => ({ batchItemFailures: [] }), () => s.feed.pending > 0);
+    const [copy] = s.feed.take();
+    const facts = readHandOffHeaders(copy!.headers ?? []);
+    await produce(copy!.topic, [{ key: 'A', value: '{"n":0}', headers: { ...ownHeaders(copy!), ...previousReleaseHeaders(facts) } }]);
+
+    // Act: the retry function gets only the copy in the previous release's form.
+    await s.feed.feedUntil(feedTo(s), async () => (await lanesFree(s)) && s.runs.length === 4);
+
+    // Assess: the copy as this release wrote it, then as the previous one did; the head ran as attempt 2 from its origin,
+    // then its parked successors in order, and the source partition is done.
+    const frameworkNames = (r: (typeof s.feed.seen)[number]): string[] => [...new Set((r.headers ?? []).map((h) => h.name))].filter((n) => n.startsWith('lanes-'));
+    expect(s.feed.seen.filter((r) => r.topic === copy!.topic).slice(0, 2).map(frameworkNames)).toEqual([
+      ['lanes-copy'],
+      ['lanes-origin-topic', 'lanes-origin-partition', 'lanes-origin-offset', 'lanes-origin-timestamp', 'lanes-lane', 'lanes-kind', 'lanes-attempt', 'lanes-due-at', 'lanes-first-failure-at', 'lanes-error-class', 'lanes-error-message'],
+    ]);
+    expect(s.runs.map((r) => [r.offset, r.attempt])).toEqual([[0, 1], [0, 2], [1, 1], [2, 1]]);
+    expect((await s.processor.store.frontier(s.ref))?.frontier).toBe(3);
   });
 
   it('dead-letters a malformed retry copy with the reason', async () => {

@@ -145,7 +145,7 @@ export function registerDlq(program: Command): void {
       .argument('<group>', 'the consumer group of the handler')
       .option('--position <partition@offset>', 'only this dead letter, at its position in the dead-letter topic as `dlq list` prints it')
       .option('--origin-topic <topic>', 'only dead letters from this source topic')
-      .option('--lane <lane>', 'only dead letters of this lane, as `status` shows it (the `lanes-lane` header of the dead letter)')
+      .option('--lane <lane>', 'only dead letters of this lane, as `status` shows it (the lane its `lanes-copy` header names)')
       .option('--since <time>', 'only dead letters written at or after this time (ISO 8601, or epoch ms)')
       .option('--dry-run', 'print what would be done, change nothing')
       .option(...TIERS_OPTION),

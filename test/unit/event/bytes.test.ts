@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { bufferToSignedBytes, decodeBase64, encodeBase64, isBase64, signedBytesToBuffer } from '../../../src/event';
+import { isCanonicalBase64 } from '../../../src/event/bytes';
 
 describe('signed bytes', () => {
   it('turns [-61, -85] into the UTF-8 bytes of ë and back', () => {
@@ -71,6 +72,15 @@ describe('base64', () => {
 
   it.each([['-_8='], ['YQ=a'], ['Y===']])('refuses URL-safe or misplaced padding %p', (text) => {
     expect(isBase64(text)).toBe(false);
+  });
+
+  it('tells canonical base64 (the text its bytes encode to) from text with padding bits set', () => {
+    fc.assert(fc.property(fc.uint8Array({ maxLength: 40 }), (bytes) => {
+      expect(isCanonicalBase64(encodeBase64(bytes))).toBe(true);
+    }));
+    for (const text of ['YR==', 'YWJ=', 'YQ==', 'YWI=', 'cmVjb3JkS2V5', '']) {
+      expect(isCanonicalBase64(text)).toBe(encodeBase64(decodeBase64(text)!) === text);
+    }
   });
 
   it('decodes values up to the 6 MB Lambda payload in linear time, without overflowing the stack', () => {

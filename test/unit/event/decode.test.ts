@@ -435,6 +435,34 @@ describe('decodeKafkaEventLazily', () => {
     expect({ records: lazy.records, failures: lazy.failures }).toEqual({ records: eager.records, failures: eager.failures });
   });
 
+  it('checks an item without making it (failureAt), then makes the record decodeAt gives (recordAt), anew each time', () => {
+    // Prepare
+    const list = [recordAt(4, { headers: [{ trace: [97] }], keySchemaMetadata: { dataFormat: 'AVRO', schemaId: '7' } }), recordAt(5, { headers: [{ bad: [300] }] }), recordAt(6, { key: null })];
+    const event = awsEvent('SelfManagedKafka', { 'orders-0': list });
+    const lazy = decodeKafkaEventLazily(event).partitions[0] as LazyPartitionBatch;
+    const eager = decodeKafkaEventLazily(event).partitions[0] as LazyPartitionBatch;
+
+    // Act
+    const failures = [0, 1, 2].map((i) => lazy.failureAt(i));
+
+    // Assess
+    expect(failures[0]).toBeUndefined();
+    expect(failures[1]).toEqual(eager.decodeAt(1));
+    expect(failures[2]).toBeUndefined();
+    expect(lazy.recordAt(0)).toEqual(eager.decodeAt(0));
+    expect(lazy.recordAt(2)).toEqual(eager.decodeAt(2));
+    expect(lazy.recordAt(0)).not.toBe(lazy.recordAt(0));
+    expect(() => lazy.recordAt(1)).toThrow(EventDecodeError);
+    expect(lazy.rawAt(1)).toBe(list[1]);
+  });
+
+  it('gives the key as AWS sent it when it is the base64 of its bytes, null for a null key', () => {
+    const list = [recordAt(4, { key: 'YQ==' }), recordAt(5, { key: 'YR==' }), recordAt(6, { key: null }), recordAt(7, { key: '' })];
+    const lazy = decodeKafkaEventLazily(awsEvent('SelfManagedKafka', { 'orders-0': list })).partitions[0] as LazyPartitionBatch;
+
+    expect([0, 1, 2, 3].map((i) => lazy.keyTextAt(i))).toEqual(['YQ==', undefined, null, '']);
+  });
+
   it('throws the EventDecodeError decodeKafkaEvent throws for a malformed event, before any record is decoded', () => {
     expect(() => decodeKafkaEventLazily(awsEvent('SelfManagedKafka', { orders: [] }))).toThrow(EventDecodeError);
     expect(() => decodeKafkaEventLazily(awsEvent('SelfManagedKafka', { 'orders-0': {} }))).toThrow(EventDecodeError);

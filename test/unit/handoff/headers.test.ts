@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import type { IHeaders } from 'kafkajs';
 import type { KafkaHeader } from '../../../src/event';
+import { COPY_HEADROOM_BYTES } from '../../../src/admin/topics';
 import {
   HandOffHeader,
   MAX_ERROR_MESSAGE_LENGTH,
@@ -11,6 +12,7 @@ import {
   truncateText,
   type HandOffItem,
 } from '../../../src/handoff';
+import { copyHeaderFormat, LegacyHandOffHeader, MAX_COPY_HEADER_BYTES } from '../../../src/handoff/headers';
 import { header, kafkaRecord, retryItem } from './factories';
 
 /** The headers of a message as a consumer receives them: one entry per value, Buffers, in kafkajs' write order. */
@@ -25,8 +27,11 @@ function asReceived(headers: IHeaders | undefined): KafkaHeader[] {
 const frameworkNames = (headers: IHeaders | undefined): string[] =>
   Object.keys(headers ?? {}).filter((name) => name.startsWith('lanes-'));
 
+/** The facts of a message's `lanes-copy` header, as JSON. */
+const copyFacts = (headers: IHeaders | undefined): Record<string, unknown> => JSON.parse(String(headers?.[HandOffHeader.Copy])) as Record<string, unknown>;
+
 describe('handOffMessage', () => {
-  it('keeps the original key, value and headers and adds the framework headers', () => {
+  it('keeps the original key, value and headers and adds the framework facts in one JSON header', () => {
     // Prepare
     const record = kafkaRecord({ headers: [header('trace-id', 'abc'), header('tenant', 'eu-1')] });
     const item = retryItem({ record });
@@ -38,33 +43,13 @@ describe('handOffMessage', () => {
     expect(message.key).toEqual(Buffer.from('customer-1'));
     expect(message.value).toEqual(Buffer.from('{"id":1}'));
     expect(message.partition).toBeUndefined();
-    expect(Object.keys(message.headers ?? {})).toEqual([
-      'trace-id',
-      'tenant',
-      HandOffHeader.OriginTopic,
-      HandOffHeader.OriginPartition,
-      HandOffHeader.OriginOffset,
-      HandOffHeader.OriginTimestamp,
-      HandOffHeader.Kind,
-      HandOffHeader.Attempt,
-      HandOffHeader.DueAt,
-      HandOffHeader.FirstFailureAt,
-      HandOffHeader.ErrorClass,
-      HandOffHeader.ErrorMessage,
-    ]);
-    expect(message.headers).toMatchObject({
-      'trace-id': Buffer.from('abc'),
-      'lanes-origin-topic': 'orders',
-      'lanes-origin-partition': '3',
-      'lanes-origin-offset': '41',
-      'lanes-origin-timestamp': '1718000000000',
-      'lanes-kind': 'retry',
-      'lanes-attempt': '2',
-      'lanes-due-at': '1718000006000',
-      'lanes-first-failure-at': '1718000001000',
-      'lanes-error-class': 'TypeError',
-      'lanes-error-message': 'boom',
-    });
+    expect(Object.keys(message.headers ?? {})).toEqual(['trace-id', 'tenant', HandOffHeader.Copy]);
+    expect(message.headers?.['trace-id']).toEqual(Buffer.from('abc'));
+    // Readable as it is: the kind and the origin first, fields named as `readHandOffHeaders` names them.
+    expect(message.headers?.[HandOffHeader.Copy]).toBe(
+      '{"kind":"retry","originTopic":"orders","originPartition":3,"originOffset":41,"originTimestamp":1718000000000,' +
+        '"attempt":2,"dueAtMs":1718000006000,"firstFailureAtMs":1718000001000,"errorName":"TypeError","errorMessage":"boom"}',
+    );
   });
 
   it('keeps a null key null (no partition either) and a tombstone a tombstone', () => {
@@ -130,9 +115,7 @@ describe('handOffMessage', () => {
     const received = asReceived(second.headers);
     const names = received.map((h) => h.name);
     expect(new Set(names).size).toBe(names.length);
-    expect(frameworkNames(second.headers)).not.toContain(HandOffHeader.Deferred);
-    expect(frameworkNames(second.headers)).not.toContain(HandOffHeader.ErrorMessage);
-    expect(frameworkNames(second.headers)).not.toContain(HandOffHeader.DeadLetterReason);
+    expect(frameworkNames(second.headers)).toEqual([HandOffHeader.Copy]);
     expect(readHandOffHeaders(received)).toEqual({
       originTopic: 'orders',
       originPartition: 3,
@@ -166,13 +149,13 @@ describe('handOffMessage', () => {
     );
 
     // Assess
-    expect(message.headers).toMatchObject({ 'lanes-kind': 'dead-letter', 'lanes-dead-letter-reason': 'attempts exhausted (5 of 5)' });
+    expect(copyFacts(message.headers)).toMatchObject({ kind: 'dead-letter', reason: 'attempts exhausted (5 of 5)' });
   });
 
   it('flags a deferred record and leaves the flag out otherwise', () => {
-    expect(handOffMessage(retryItem({ deferred: true, error: undefined })).headers?.[HandOffHeader.Deferred]).toBe('true');
-    expect(handOffMessage(retryItem({ deferred: false })).headers?.[HandOffHeader.Deferred]).toBeUndefined();
-    expect(handOffMessage(retryItem()).headers?.[HandOffHeader.Deferred]).toBeUndefined();
+    expect(copyFacts(handOffMessage(retryItem({ deferred: true, error: undefined })).headers).deferred).toBe(true);
+    expect(copyFacts(handOffMessage(retryItem({ deferred: false })).headers)).not.toHaveProperty('deferred');
+    expect(copyFacts(handOffMessage(retryItem()).headers)).not.toHaveProperty('deferred');
   });
 
   it('truncates a long error message and error class, saying so', () => {
@@ -180,18 +163,38 @@ describe('handOffMessage', () => {
     const message = 'x'.repeat(5000);
 
     // Act
-    const headers = handOffMessage(retryItem({ error: { name: 'E'.repeat(300), message } })).headers ?? {};
+    const facts = copyFacts(handOffMessage(retryItem({ error: { name: 'E'.repeat(300), message } })).headers);
 
     // Assess
-    const written = String(headers[HandOffHeader.ErrorMessage]);
+    const written = String(facts.errorMessage);
     expect(written).toHaveLength(MAX_ERROR_MESSAGE_LENGTH);
     expect(written.endsWith('… [truncated from 5000 chars]')).toBe(true);
     expect(written.startsWith('xxxx')).toBe(true);
-    expect(String(headers[HandOffHeader.ErrorClass])).toHaveLength(MAX_ERROR_NAME_LENGTH);
+    expect(String(facts.errorName)).toHaveLength(MAX_ERROR_NAME_LENGTH);
+  });
+
+  it('keeps the header within its byte bound when JSON escapes the error text to six bytes a character', () => {
+    // Prepare: control characters and lone surrogates are written as \uXXXX.
+    const item = retryItem({ kind: 'dead-letter', error: { name: '\u0001'.repeat(300), message: '\u0002\ud800'.repeat(3000) }, reason: '\u0003'.repeat(5000) });
+
+    // Act
+    const value = String(handOffMessage(item).headers?.[HandOffHeader.Copy]);
+
+    // Assess
+    expect(Buffer.byteLength(value, 'utf8')).toBeLessThanOrEqual(MAX_COPY_HEADER_BYTES);
+    const read = readHandOffHeaders({ [HandOffHeader.Copy]: value });
+    const kept = String(read.errorMessage).replace(/… \[truncated from \d+ chars\]$/, '');
+    expect(kept.length).toBeLessThan(String(read.errorMessage).length);
+    expect('\u0002\ud800'.repeat(3000).startsWith(kept)).toBe(true);
+    expect(read.reason).toMatch(/… \[truncated from \d+ chars\]$/);
+  });
+
+  it('sizes the retry and dead-letter topics for the longest header', () => {
+    expect(MAX_COPY_HEADER_BYTES + HandOffHeader.Copy.length + 1_024).toBeLessThanOrEqual(COPY_HEADROOM_BYTES);
   });
 
   it('leaves out the origin timestamp when the record has none (-1)', () => {
-    expect(handOffMessage(retryItem({ record: kafkaRecord({ timestamp: -1 }) })).headers?.[HandOffHeader.OriginTimestamp]).toBeUndefined();
+    expect(copyFacts(handOffMessage(retryItem({ record: kafkaRecord({ timestamp: -1 }) })).headers)).not.toHaveProperty('originTimestamp');
   });
 
   it.each<[string, Partial<HandOffItem>, RegExp]>([
@@ -249,47 +252,51 @@ describe('readHandOffHeaders', () => {
 
   it.each<[string, string | Buffer]>([
     ['not UTF-8', Buffer.from([0xc3, 0x28])],
-    ['not a number', '12a'],
-    ['negative', '-1'],
-    ['exponent notation', '1e3'],
-    ['a leading zero', '007'],
-    ['padded', ' 7'],
-    ['beyond 2^53', '9007199254740993'],
-    ['empty', ''],
-  ])('gives undefined for a number header that is %s', (_, value) => {
+    ['not JSON', '{"attempt":2'],
+    ['a JSON array', '[2]'],
+    ['a JSON string', '"attempt"'],
+    ['null', 'null'],
+  ])('gives every field undefined for a lanes-copy header that is %s', (_, value) => {
+    expect(Object.values(readHandOffHeaders([header(HandOffHeader.Copy, value)])).every((fact) => fact === undefined)).toBe(true);
+  });
+
+  it('gives undefined for a fact of the wrong type, a negative or unsafe number, an unknown kind, an empty origin topic', () => {
     // Act
     const read = readHandOffHeaders([
-      header(HandOffHeader.Attempt, value),
-      header(HandOffHeader.OriginOffset, value),
-      header(HandOffHeader.DueAt, value),
+      header(
+        HandOffHeader.Copy,
+        JSON.stringify({ kind: 'parked', originTopic: '', originPartition: '3', originOffset: -1, attempt: 1.5, dueAtMs: 2 ** 53, deferred: 'yes', errorMessage: 7 }),
+      ),
     ]);
 
     // Assess
-    expect(read.attempt).toBeUndefined();
-    expect(read.originOffset).toBeUndefined();
-    expect(read.dueAtMs).toBeUndefined();
+    expect(read).toMatchObject({
+      kind: undefined, originTopic: undefined, originPartition: undefined, originOffset: undefined, attempt: undefined,
+      dueAtMs: undefined, deferred: undefined, errorMessage: undefined,
+    });
   });
 
-  it('gives undefined for an unknown kind, an unknown deferred flag, an empty origin topic and non-UTF-8 text', () => {
-    // Act
-    const read = readHandOffHeaders([
-      header(HandOffHeader.Kind, 'parked'),
-      header(HandOffHeader.Deferred, 'yes'),
-      header(HandOffHeader.OriginTopic, ''),
-      header(HandOffHeader.ErrorMessage, Buffer.from([0xff])),
-    ]);
-
-    // Assess
-    expect(read).toMatchObject({ kind: undefined, deferred: undefined, originTopic: undefined, errorMessage: undefined });
-  });
-
-  it('counts a repeated header by its last value, as Kafka lastHeader does', () => {
-    expect(readHandOffHeaders([header(HandOffHeader.Attempt, '2'), header(HandOffHeader.Attempt, '3')]).attempt).toBe(3);
-    expect(readHandOffHeaders({ [HandOffHeader.Attempt]: ['2', Buffer.from('3')] }).attempt).toBe(3);
+  it('counts a repeated lanes-copy header by its last value, as Kafka lastHeader does', () => {
+    expect(readHandOffHeaders([header(HandOffHeader.Copy, '{"attempt":2}'), header(HandOffHeader.Copy, '{"attempt":3}')]).attempt).toBe(3);
+    expect(readHandOffHeaders({ [HandOffHeader.Copy]: ['{"attempt":2}', Buffer.from('{"attempt":3}')] }).attempt).toBe(3);
   });
 
   it('reads a deferred flag written as false', () => {
-    expect(readHandOffHeaders([header(HandOffHeader.Deferred, 'false')]).deferred).toBe(false);
+    expect(readHandOffHeaders([header(HandOffHeader.Copy, '{"deferred":false}')]).deferred).toBe(false);
+  });
+
+  it('reads the facts from lanes-copy alone when a record also carries headers of the previous release', () => {
+    // Act
+    const read = readHandOffHeaders([header(LegacyHandOffHeader.Attempt, '7'), header(HandOffHeader.Copy, '{"attempt":2}'), header(LegacyHandOffHeader.Kind, 'retry')]);
+
+    // Assess
+    expect(read).toMatchObject({ attempt: 2, kind: undefined });
+  });
+
+  it('names how a record carries the facts', () => {
+    expect(copyHeaderFormat(handOffMessage(retryItem()).headers ?? {})).toBe('copy');
+    expect(copyHeaderFormat([header(LegacyHandOffHeader.Attempt, 'two')])).toBe('legacy');
+    expect(copyHeaderFormat([header('trace-id', 'abc'), header(HandOffHeader.FirstOrigin, 'orders/3/41')])).toBeUndefined();
   });
 
   it('round-trips any item (property)', () => {
@@ -320,11 +327,9 @@ describe('readHandOffHeaders', () => {
             deferred: f.deferred,
           });
           const read = readHandOffHeaders(asReceived(handOffMessage(item).headers));
-          // Strings round-trip through UTF-8, where a lone surrogate becomes U+FFFD.
-          const utf8 = (s: string | undefined): string | undefined =>
-            s === undefined ? undefined : Buffer.from(s, 'utf8').toString('utf8');
+          // Strings round-trip exactly: JSON writes a lone surrogate as an escape, which UTF-8 would not keep.
           expect(read).toEqual({
-            originTopic: utf8(f.topic),
+            originTopic: f.topic,
             originPartition: f.partition,
             originOffset: f.offset,
             originTimestamp: 1718000000000,
@@ -332,14 +337,113 @@ describe('readHandOffHeaders', () => {
             attempt: f.attempt,
             dueAtMs: f.dueAtMs,
             firstFailureAtMs: f.firstFailureAtMs,
-            errorName: utf8(f.error?.name),
-            errorMessage: utf8(f.error?.message),
-            reason: utf8(f.reason),
+            errorName: f.error?.name,
+            errorMessage: f.error?.message,
+            reason: f.reason,
             deferred: f.deferred === true ? true : undefined,
           });
         },
       ),
     );
+  });
+});
+
+describe('readHandOffHeaders, a copy of the previous release (one header per fact)', () => {
+  /** The headers the previous release wrote on a dead letter, as a consumer receives them. */
+  const previousRelease = [
+    header('trace-id', 'abc'),
+    header(LegacyHandOffHeader.OriginTopic, 'orders'),
+    header(LegacyHandOffHeader.OriginPartition, '3'),
+    header(LegacyHandOffHeader.OriginOffset, '41'),
+    header(LegacyHandOffHeader.OriginTimestamp, '1718000000000'),
+    header(LegacyHandOffHeader.Lane, 'Y3VzdG9tZXItMQ=='),
+    header(LegacyHandOffHeader.Kind, 'dead-letter'),
+    header(LegacyHandOffHeader.Attempt, '4'),
+    header(LegacyHandOffHeader.DueAt, '1718000006000'),
+    header(LegacyHandOffHeader.FirstFailureAt, '1718000001000'),
+    header(LegacyHandOffHeader.ErrorClass, 'NonRetriableError'),
+    header(LegacyHandOffHeader.ErrorMessage, 'bad order ✓'),
+    header(LegacyHandOffHeader.DeadLetterReason, 'non-retriable'),
+    header(LegacyHandOffHeader.Deferred, 'true'),
+    header(LegacyHandOffHeader.LeftOut, 'value'),
+    header(LegacyHandOffHeader.OriginalValueSize, '1048400'),
+  ];
+
+  it('reads every fact as the previous release wrote it', () => {
+    expect(readHandOffHeaders(previousRelease)).toEqual({
+      originTopic: 'orders',
+      originPartition: 3,
+      originOffset: 41,
+      originTimestamp: 1718000000000,
+      lane: 'Y3VzdG9tZXItMQ==',
+      kind: 'dead-letter',
+      attempt: 4,
+      dueAtMs: 1718000006000,
+      firstFailureAtMs: 1718000001000,
+      errorName: 'NonRetriableError',
+      errorMessage: 'bad order ✓',
+      reason: 'non-retriable',
+      deferred: true,
+      leftOut: 'value',
+      originalValueSize: 1048400,
+    });
+  });
+
+  it('writes a copy of it in the one-header form, the first origin timestamp kept', () => {
+    // Prepare
+    const copy = kafkaRecord({ topic: 'grp.retry.5s', partition: 0, offset: 7, timestamp: 1718000009999, headers: previousRelease });
+
+    // Act
+    const message = handOffMessage({ record: copy, origin: originOf(copy), kind: 'retry', topic: 'grp.retry.1m', attempt: 5, dueAtMs: 1, firstFailureAtMs: 1 });
+
+    // Assess
+    expect(frameworkNames(message.headers)).toEqual([HandOffHeader.Copy]);
+    expect(copyFacts(message.headers)).toMatchObject({ originTopic: 'orders', originPartition: 3, originOffset: 41, originTimestamp: 1718000000000, attempt: 5 });
+  });
+
+  it.each<[string, string | Buffer]>([
+    ['not UTF-8', Buffer.from([0xc3, 0x28])],
+    ['not a number', '12a'],
+    ['negative', '-1'],
+    ['exponent notation', '1e3'],
+    ['a leading zero', '007'],
+    ['padded', ' 7'],
+    ['beyond 2^53', '9007199254740993'],
+    ['empty', ''],
+  ])('gives undefined for a number header that is %s', (_, value) => {
+    // Act
+    const read = readHandOffHeaders([
+      header(LegacyHandOffHeader.Attempt, value),
+      header(LegacyHandOffHeader.OriginOffset, value),
+      header(LegacyHandOffHeader.DueAt, value),
+    ]);
+
+    // Assess
+    expect(read.attempt).toBeUndefined();
+    expect(read.originOffset).toBeUndefined();
+    expect(read.dueAtMs).toBeUndefined();
+  });
+
+  it('gives undefined for an unknown kind, an unknown deferred flag, an empty origin topic and non-UTF-8 text', () => {
+    // Act
+    const read = readHandOffHeaders([
+      header(LegacyHandOffHeader.Kind, 'parked'),
+      header(LegacyHandOffHeader.Deferred, 'yes'),
+      header(LegacyHandOffHeader.OriginTopic, ''),
+      header(LegacyHandOffHeader.ErrorMessage, Buffer.from([0xff])),
+    ]);
+
+    // Assess
+    expect(read).toMatchObject({ kind: undefined, deferred: undefined, originTopic: undefined, errorMessage: undefined });
+  });
+
+  it('counts a repeated header by its last value, as Kafka lastHeader does', () => {
+    expect(readHandOffHeaders([header(LegacyHandOffHeader.Attempt, '2'), header(LegacyHandOffHeader.Attempt, '3')]).attempt).toBe(3);
+    expect(readHandOffHeaders({ [LegacyHandOffHeader.Attempt]: ['2', Buffer.from('3')] }).attempt).toBe(3);
+  });
+
+  it('reads a deferred flag written as false', () => {
+    expect(readHandOffHeaders([header(LegacyHandOffHeader.Deferred, 'false')]).deferred).toBe(false);
   });
 });
 
@@ -367,7 +471,7 @@ describe('originOf', () => {
       topic: 'grp.retry.5s',
       partition: 0,
       offset: 7,
-      headers: [header(HandOffHeader.OriginTopic, 'orders'), header(HandOffHeader.OriginPartition, '3'), header(HandOffHeader.OriginOffset, 'x')],
+      headers: [header(LegacyHandOffHeader.OriginTopic, 'orders'), header(LegacyHandOffHeader.OriginPartition, '3'), header(LegacyHandOffHeader.OriginOffset, 'x')],
     });
 
     // Act / Assess

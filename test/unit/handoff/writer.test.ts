@@ -104,7 +104,7 @@ const item = (offset: number, topic = 'grp.retry.5s') =>
 
 const offsetsOf = (batch: ProducerBatch | undefined): string[] =>
   (batch?.topicMessages ?? []).flatMap(({ topic, messages }) =>
-    messages.map((m) => `${topic}@${String((m.headers ?? {})['lanes-origin-offset'])}`),
+    messages.map((m) => `${topic}@${String(readHandOffHeaders(m.headers ?? {}).originOffset)}`),
   );
 
 describe('HandOffWriter', () => {

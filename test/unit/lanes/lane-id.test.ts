@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { laneIdOf, NULL_KEY_LANE, PARTITION_LANE } from '../../../src/lanes/lane-id';
+import { laneIdOf, laneIdOfKey, NULL_KEY_LANE, PARTITION_LANE } from '../../../src/lanes/lane-id';
 import type { LanesOptions } from '../../../src/options';
 import { kafkaRecord } from '../../support/records';
 
@@ -350,5 +350,22 @@ describe('laneIdOf', () => {
         { numRuns: 500 },
       );
     });
+  });
+});
+
+describe('laneIdOfKey', () => {
+  it('gives the lane laneIdOf gives, from the base64 of the key (null for a null key), in every mode', () => {
+    fc.assert(
+      fc.property(
+        fc.option(fc.uint8Array({ maxLength: 200 }), { nil: null }),
+        fc.constantFrom<LaneOptions['ordering']>('key', 'partition', 'unordered'),
+        fc.constantFrom<LaneOptions['nullKey']>('independent', 'shared'),
+        (key, ordering, nullKey) => {
+          const record = kafkaRecord({ key: key === null ? null : Buffer.from(key) });
+          const text = key === null ? null : Buffer.from(key).toString('base64');
+          expect(laneIdOfKey(text, { ordering, nullKey })).toBe(laneIdOf(record, { ordering, nullKey }));
+        },
+      ),
+    );
   });
 });

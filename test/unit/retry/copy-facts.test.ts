@@ -25,10 +25,31 @@ describe('copyFacts: what a retry copy says about itself', () => {
   });
 
   it.each([
-    [{}, /without valid `lanes-origin-topic`, `lanes-origin-partition`, `lanes-origin-offset`, `lanes-attempt`, `lanes-due-at`/],
+    [{}, /without a `lanes-copy` header/],
+    [{ 'lanes-copy': '{"originTopic":"orders","originPartition":0,"originOffset":1,"attempt":"two","dueAtMs":5,"kind":"retry"}' }, /^retry copy whose `lanes-copy` header has no valid `attempt`$/],
+    [{ 'lanes-copy': 'not json' }, /has no valid `originTopic`, `originPartition`, `originOffset`, `attempt`, `dueAtMs`/],
+    [{ 'lanes-copy': '{"originTopic":"orders","originPartition":0,"originOffset":1,"attempt":2,"dueAtMs":5,"kind":"dead-letter"}' }, /`lanes-copy` kind is not `retry`/],
+  ])('says what is wrong with a malformed copy %#', (headers, reason) => {
+    expect(copyFacts(copy(headers), TIERS, 'orders')).toMatch(reason);
+  });
+
+  it('reads a copy the previous release wrote (one header per fact)', () => {
+    const legacy = {
+      'lanes-origin-topic': 'orders', 'lanes-origin-partition': '3', 'lanes-origin-offset': '41', 'lanes-origin-timestamp': '1',
+      'lanes-lane': 'Y3VzdG9tZXItMQ==', 'lanes-kind': 'retry', 'lanes-attempt': '2', 'lanes-due-at': '1000', 'lanes-first-failure-at': '900',
+      'lanes-error-class': 'Error', 'lanes-error-message': 'boom', 'lanes-deferred': 'true',
+    };
+    expect(copyFacts(copy(legacy), TIERS, 'orders')).toEqual({
+      origin: { topic: 'orders', partition: 3, offset: 41 }, attempt: 2, dueAtMs: 1_000, firstFailureAtMs: 900,
+      error: { name: 'Error', message: 'boom' }, deferred: true,
+    });
+  });
+
+  it.each([
+    [{ 'lanes-origin-topic': 'orders' }, /without valid `lanes-origin-partition`, `lanes-origin-offset`, `lanes-attempt`, `lanes-due-at`/],
     [{ 'lanes-origin-topic': 'orders', 'lanes-origin-partition': '0', 'lanes-origin-offset': '1', 'lanes-attempt': 'two', 'lanes-due-at': '5' }, /`lanes-attempt`/],
-    [{ 'lanes-origin-topic': 'orders', 'lanes-origin-partition': '0', 'lanes-origin-offset': '1', 'lanes-attempt': '2', 'lanes-due-at': '5', 'lanes-kind': 'dead-letter' }, /not `retry`/],
-  ])('says what is wrong with malformed headers %#', (headers, reason) => {
+    [{ 'lanes-origin-topic': 'orders', 'lanes-origin-partition': '0', 'lanes-origin-offset': '1', 'lanes-attempt': '2', 'lanes-due-at': '5', 'lanes-kind': 'dead-letter' }, /`lanes-kind` is not `retry`/],
+  ])('names the headers of the previous release in what is wrong with a copy it wrote %#', (headers, reason) => {
     expect(copyFacts(copy(headers), TIERS, 'orders')).toMatch(reason);
   });
 

@@ -3,6 +3,7 @@
  * failure and the deadline make of a record and of the records behind it in its lane, and in which order.
  */
 import { RECOVERY_RECHECK_MS } from '../../../src/durability/first-minute';
+import { decodeKafkaEventLazily } from '../../../src/event';
 import { SourcePath, type SourceTask } from '../../../src/source/source-path';
 import { CompletionModelStore } from '../../../src/testing/completion-model';
 import { fakeScope, laneOf, record, REFUSED, SOURCE_REF, T0, type FakeScope } from '../../support/fake-scope';
@@ -164,5 +165,33 @@ describe('the source path: admitting a batch', () => {
     expect(tasks.map((t) => t.offset)).toEqual([0, 1]);
     expect(scope.redelivered).toEqual([2, 3]);
     expect(scope.counts.get('refused')).toBe(2);
+  });
+});
+
+describe('the source path: admitting a batch as AWS sends it', () => {
+  it('gives records of one key one lane, whether its base64 is the canonical one or not, and makes each record only when asked', async () => {
+    // Prepare: key `a` as `YQ==` (what encoding gives) and as `YR==` (padding bits set: the same byte), and a record of
+    // another key; each item counts the reads of its value.
+    const reads: number[] = [0, 0, 0];
+    const item = (offset: number, key: string) => {
+      const raw: Record<string, unknown> = { topic: 'orders', partition: 0, offset, timestamp: 1, timestampType: 'CREATE_TIME', key, headers: [] };
+      Object.defineProperty(raw, 'value', { enumerable: true, get: () => { reads[offset]! += 1; return 'e30='; } });
+      return raw;
+    };
+    const event = { eventSource: 'SelfManagedKafka', records: { 'orders-0': [item(0, 'YQ=='), item(1, 'YR=='), item(2, 'Yg==')] } };
+    const scope = fakeScope<SourceTask>();
+    const [batch] = decodeKafkaEventLazily(event).partitions;
+
+    // Act
+    const { tasks } = await pathOf(scope).admit(scope, batch!);
+    const checked = [...reads];
+
+    // Assess
+    expect(tasks.map((t) => t.lane)).toEqual(['YQ==', 'YQ==', 'Yg==']);
+    expect(tasks.map((t) => t.record.key?.toString('utf8'))).toEqual(['a', 'a', 'b']);
+    expect(tasks[0]!.record).toBe(tasks[0]!.record);
+    expect(checked.every((n) => n >= 1)).toBe(true);
+    // Made when first read, once; the record whose key is not canonical was made at admission already, for its lane.
+    expect(reads.map((n, i) => n - checked[i]!)).toEqual([1, 0, 1]);
   });
 });
