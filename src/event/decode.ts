@@ -1,5 +1,7 @@
 import { isObject, thrownText } from '../describe';
 import { describeValue } from '../errors';
+import type { EventRecordFormat } from '../options/lanes-options';
+import { asProducerWrote } from '../registry/esm-records';
 import { decodeBase64, isSignedByte } from './bytes';
 import { EventDecodeError } from './errors';
 import { isOffset, isPartition, parseTopicPartitionKey, type TopicPartition } from './topic-partition';
@@ -64,9 +66,12 @@ export function decodeKafkaEvent(event: unknown): DecodedKafkaEvent {
  * const batch = event.partitions[0] as LazyPartitionBatch;
  * batch.ascendingOffsets(); // the offsets as delivered when strictly ascending (every batch AWS sends)
  * batch.decodeAt(0); // the first record, or its failure
+ *
+ * `eventRecordFormat`: what the trigger's schema registry integration delivers, when it has one: each record is read
+ * as the producer wrote it (a `SOURCE` payload framed again) or marked as JSON text (see registry/esm-records.ts).
  */
-export function decodeKafkaEventLazily(event: unknown): DecodedKafkaEvent {
-  return decodeEventWith(event, (key, list) => new LazyPartitionBatch(key, list));
+export function decodeKafkaEventLazily(event: unknown, eventRecordFormat?: EventRecordFormat): DecodedKafkaEvent {
+  return decodeEventWith(event, (key, list) => new LazyPartitionBatch(key, list, eventRecordFormat));
 }
 
 function decodeEventWith(event: unknown, partitionOf: (key: string, list: unknown) => PartitionBatch): DecodedKafkaEvent {
@@ -110,7 +115,7 @@ function partitionList(key: string, list: unknown): { where: TopicPartition; lis
 
 function decodePartition(key: string, list: unknown): PartitionBatch {
   const partition = partitionList(key, list);
-  return { ...partition.where, ...decodeList(partition.where, key, partition.list, undefined) };
+  return { ...partition.where, ...decodeList(partition.where, key, partition.list, undefined, undefined) };
 }
 
 /** Decodes every item of a partition's list (`decoded`: items decoded already, kept as they are). */
@@ -119,12 +124,13 @@ function decodeList(
   key: string,
   list: readonly unknown[],
   decoded: ReadonlyArray<KafkaRecord | DecodeFailure | undefined> | undefined,
+  format: EventRecordFormat | undefined,
 ): { records: KafkaRecord[]; failures: DecodeFailure[] } {
   const records: KafkaRecord[] = [];
   const failures: DecodeFailure[] = [];
   let sorted = true;
   for (let index = 0; index < list.length; index += 1) {
-    const item = decoded?.[index] ?? decodeRecord(list[index], where.topic, where.partition, key, index);
+    const item = decoded?.[index] ?? decodeRecord(list[index], where.topic, where.partition, key, index, format);
     if ('reason' in item) {
       failures.push(item);
     } else {
@@ -148,11 +154,13 @@ export class LazyPartitionBatch implements PartitionBatch {
   readonly #key: string;
   readonly #list: readonly unknown[];
   readonly #decoded: Array<KafkaRecord | DecodeFailure | undefined>;
+  readonly #format: EventRecordFormat | undefined;
   #all: { records: KafkaRecord[]; failures: DecodeFailure[] } | undefined = undefined;
   #ascending: number[] | null | undefined = undefined;
 
-  constructor(key: string, list: unknown) {
+  constructor(key: string, list: unknown, format?: EventRecordFormat) {
     const { where, list: items } = partitionList(key, list);
+    this.#format = format;
     this.topic = where.topic;
     this.partition = where.partition;
     this.#key = key;
@@ -187,13 +195,13 @@ export class LazyPartitionBatch implements PartitionBatch {
   decodeAt(index: number): KafkaRecord | DecodeFailure {
     const decoded = this.#decoded[index];
     if (decoded !== undefined) return decoded;
-    const item = decodeRecord(this.#list[index], this.topic, this.partition, this.#key, index);
+    const item = decodeRecord(this.#list[index], this.topic, this.partition, this.#key, index, this.#format);
     this.#decoded[index] = item;
     return item;
   }
 
   #decodeAll(): { records: KafkaRecord[]; failures: DecodeFailure[] } {
-    return (this.#all ??= decodeList(this, this.#key, this.#list, this.#decoded));
+    return (this.#all ??= decodeList(this, this.#key, this.#list, this.#decoded, this.#format));
   }
 }
 
@@ -232,9 +240,9 @@ class Problem {
   ) {}
 }
 
-function decodeRecord(raw: unknown, topic: string, partition: number, key: string, index: number): KafkaRecord | DecodeFailure {
+function decodeRecord(raw: unknown, topic: string, partition: number, key: string, index: number, format?: EventRecordFormat): KafkaRecord | DecodeFailure {
   try {
-    return readRecord(raw, topic, partition, key);
+    return readRecord(isObject(raw) ? asProducerWrote(raw, format) : raw, topic, partition, key);
   } catch (error) {
     // Anything else thrown while reading one record (a bug of ours met by odd input) must not fail the batch
     // for ever: the record becomes a failure like any malformed one and is dead-lettered with what was thrown.

@@ -39,12 +39,14 @@ export class LanesCore {
   readonly engine: Engine;
   readonly #handOff: LanesCoreParts['handOff'];
   readonly #group: string;
+  readonly #eventRecordFormat: LanesOptions['eventRecordFormat'];
   readonly #source: SourcePath;
   readonly #retry: RetryPath;
 
   constructor(parts: LanesCoreParts) {
     this.#handOff = parts.handOff;
     this.#group = parts.options.group;
+    this.#eventRecordFormat = parts.options.eventRecordFormat;
     const pathsGiven = pathParts(parts.options, parts.telemetry.logger, parts.now);
     this.#source = new SourcePath(pathsGiven);
     this.#retry = new RetryPath(pathsGiven);
@@ -61,7 +63,7 @@ export class LanesCore {
   /** Processes one Kafka trigger event; throws only for a malformed event or when nothing can be reported. */
   async process(event: unknown, context: InvocationContext): Promise<KafkaBatchResponse> {
     // Records are decoded when their part of the batch is admitted: the first start before the rest is decoded.
-    const decoded = decodeKafkaEventLazily(event);
+    const decoded = decodeKafkaEventLazily(event, this.#eventRecordFormat);
     const sink = this.#handOff(decoded.bootstrapServers);
     const sources: PartitionBatch[] = [];
     const retries: PartitionBatch[] = [];

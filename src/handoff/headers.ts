@@ -53,6 +53,12 @@ export const HandOffHeader = {
    * it was read in the dead-letter topic. Only a replayed record carries it.
    */
   ReplayOf: 'lanes-replay-of',
+  /**
+   * On a record whose trigger decoded its key or value to JSON through a schema registry (`eventRecordFormat: JSON`):
+   * the parts that hold that JSON text instead of the producer's bytes, `value` or `key,value`. Copies keep it, so a retry reads the JSON again; `dlq replay` does not
+   * write such a record back to its origin topic, whose readers expect the producer's format.
+   */
+  EsmDecoded: 'lanes-esm-decoded',
 } as const;
 export type HandOffHeader = (typeof HandOffHeader)[keyof typeof HandOffHeader];
 
@@ -147,7 +153,7 @@ export function handOffMessage(item: HandOffItem): Message {
   // A null prototype: a header named `__proto__` or `constructor` is an ordinary name here.
   const headers = Object.create(null) as IHeaders;
   for (const { name, value } of item.record.headers) {
-    if (name.startsWith(HEADER_PREFIX) && name !== HandOffHeader.FirstOrigin) continue;
+    if (name.startsWith(HEADER_PREFIX) && name !== HandOffHeader.FirstOrigin && name !== HandOffHeader.EsmDecoded) continue;
     const existing = headers[name];
     if (existing === undefined) headers[name] = value;
     else if (Array.isArray(existing)) existing.push(value);

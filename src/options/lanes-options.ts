@@ -5,6 +5,9 @@ import type { KafkaRecord } from '../event';
  * The options of a `lanes(...)` handler, after validation and defaults (see src/options/ for the schema).
  * Every framework name — Redis keys, retry and dead-letter topics — derives from `group`.
  */
+/** What an event source mapping with a schema registry delivers: the source bytes less their frame, or JSON text. */
+export type EventRecordFormat = 'SOURCE' | 'JSON';
+
 export type Ordering = 'key' | 'partition' | 'unordered';
 
 /** Turns bytes into the value a handler sees; throwing sends the record to the dead-letter topic. */
@@ -131,6 +134,8 @@ export interface LanesOptions {
    * returned as a Kafka partial batch response. Off: the invocation fails and the whole batch is redelivered.
    */
   readonly partialBatchResponse: boolean;
+  /** The trigger's schema registry integration delivers `SOURCE` payloads or `JSON` text; unset: no integration. */
+  readonly eventRecordFormat?: EventRecordFormat;
   /** `ctx.step` results: size limit, how long they are kept past the retry path, serializer. */
   readonly steps: StepsOptions;
   /** Records carrying a `lanes-output` header (a kafka-lanes stage's `ctx.send`) run once per output. */

@@ -293,6 +293,7 @@ const rootShape = {
   kafka: z.prefault(z.strictObject(kafkaShape, anObject("{ brokers: ['b-1.example:9092'] }")), {}),
   caps: z.prefault(z.strictObject(capsShape, anObject('{ maxParked: 10000 }')), {}),
   partialBatchResponse: z._default(later(() => z.boolean({ error: '`true` or `false`' })), DEFAULTS.partialBatchResponse),
+  eventRecordFormat: z.optional(later(() => oneOf(['SOURCE', 'JSON']))),
   steps: z.prefault(z.strictObject(stepsShape, anObject('{ maxBytes: 65536 }')), {}),
   dedupeOutputs: z._default(later(() => z.boolean({ error: '`true` or `false`' })), DEFAULTS.dedupeOutputs),
 };

@@ -45,7 +45,11 @@ export const REGISTRY_FORMAT: unique symbol = Symbol.for('kafka-lanes.registry-f
  * and the matching serializer for `ctx.send`. Made by `avro()`, `protobuf()` or `jsonSchema()`.
  */
 export interface RegistryDeserializer<T> {
-  (bytes: Buffer | null, record: KafkaRecord): Promise<T | null>;
+  /**
+   * `part`: which part of `record` `bytes` are; with it, a part the trigger's schema registry integration delivered
+   * as JSON (the record's `lanes-esm-decoded` header) is parsed as that JSON.
+   */
+  (bytes: Buffer | null, record: KafkaRecord, part?: 'key' | 'value'): Promise<T | null>;
   readonly [REGISTRY_FORMAT]: SchemaFormat;
   /**
    * The bytes of `value` in Confluent's wire format, under the options' `subject` and `schema` (registered when
