@@ -1,7 +1,5 @@
 import { isObject, thrownText } from '../describe';
 import { describeValue } from '../errors';
-import type { EventRecordFormat } from '../options/lanes-options';
-import { asProducerWrote } from '../registry/esm-records';
 import { decodeBase64, isSignedByte } from './bytes';
 import { EventDecodeError } from './errors';
 import { isOffset, isPartition, parseTopicPartitionKey, type TopicPartition } from './topic-partition';
@@ -67,12 +65,15 @@ export function decodeKafkaEvent(event: unknown): DecodedKafkaEvent {
  * batch.ascendingOffsets(); // the offsets as delivered when strictly ascending (every batch AWS sends)
  * batch.decodeAt(0); // the first record, or its failure
  *
- * `eventRecordFormat`: what the trigger's schema registry integration delivers, when it has one: each record is read
- * as the producer wrote it (a `SOURCE` payload framed again) or marked as JSON text (see registry/esm-records.ts).
+ * `prepare`: what turns a record object as delivered into the one to read, before it is decoded (the handler's reading
+ * of a trigger's schema registry integration, registry/esm-records.ts); the same object when there is nothing to do.
  */
-export function decodeKafkaEventLazily(event: unknown, eventRecordFormat?: EventRecordFormat): DecodedKafkaEvent {
-  return decodeEventWith(event, (key, list) => new LazyPartitionBatch(key, list, eventRecordFormat));
+export function decodeKafkaEventLazily(event: unknown, prepare?: RecordPrep): DecodedKafkaEvent {
+  return decodeEventWith(event, (key, list) => new LazyPartitionBatch(key, list, prepare));
 }
+
+/** Turns a record object as delivered into the one to decode. */
+export type RecordPrep = (raw: Readonly<Record<string, unknown>>) => Readonly<Record<string, unknown>>;
 
 function decodeEventWith(event: unknown, partitionOf: (key: string, list: unknown) => PartitionBatch): DecodedKafkaEvent {
   if (!isObject(event)) {
@@ -124,13 +125,13 @@ function decodeList(
   key: string,
   list: readonly unknown[],
   decoded: ReadonlyArray<KafkaRecord | DecodeFailure | undefined> | undefined,
-  format: EventRecordFormat | undefined,
+  prepare: RecordPrep | undefined,
 ): { records: KafkaRecord[]; failures: DecodeFailure[] } {
   const records: KafkaRecord[] = [];
   const failures: DecodeFailure[] = [];
   let sorted = true;
   for (let index = 0; index < list.length; index += 1) {
-    const item = decoded?.[index] ?? decodeRecord(list[index], where.topic, where.partition, key, index, format);
+    const item = decoded?.[index] ?? decodeRecord(list[index], where.topic, where.partition, key, index, prepare);
     if ('reason' in item) {
       failures.push(item);
     } else {
@@ -154,13 +155,13 @@ export class LazyPartitionBatch implements PartitionBatch {
   readonly #key: string;
   readonly #list: readonly unknown[];
   readonly #decoded: Array<KafkaRecord | DecodeFailure | undefined>;
-  readonly #format: EventRecordFormat | undefined;
+  readonly #prepare: RecordPrep | undefined;
   #all: { records: KafkaRecord[]; failures: DecodeFailure[] } | undefined = undefined;
   #ascending: number[] | null | undefined = undefined;
 
-  constructor(key: string, list: unknown, format?: EventRecordFormat) {
+  constructor(key: string, list: unknown, prepare?: RecordPrep) {
     const { where, list: items } = partitionList(key, list);
-    this.#format = format;
+    this.#prepare = prepare;
     this.topic = where.topic;
     this.partition = where.partition;
     this.#key = key;
@@ -195,13 +196,13 @@ export class LazyPartitionBatch implements PartitionBatch {
   decodeAt(index: number): KafkaRecord | DecodeFailure {
     const decoded = this.#decoded[index];
     if (decoded !== undefined) return decoded;
-    const item = decodeRecord(this.#list[index], this.topic, this.partition, this.#key, index, this.#format);
+    const item = decodeRecord(this.#list[index], this.topic, this.partition, this.#key, index, this.#prepare);
     this.#decoded[index] = item;
     return item;
   }
 
   #decodeAll(): { records: KafkaRecord[]; failures: DecodeFailure[] } {
-    return (this.#all ??= decodeList(this, this.#key, this.#list, this.#decoded, this.#format));
+    return (this.#all ??= decodeList(this, this.#key, this.#list, this.#decoded, this.#prepare));
   }
 }
 
@@ -240,9 +241,9 @@ class Problem {
   ) {}
 }
 
-function decodeRecord(raw: unknown, topic: string, partition: number, key: string, index: number, format?: EventRecordFormat): KafkaRecord | DecodeFailure {
+function decodeRecord(raw: unknown, topic: string, partition: number, key: string, index: number, prepare?: RecordPrep): KafkaRecord | DecodeFailure {
   try {
-    return readRecord(isObject(raw) ? asProducerWrote(raw, format) : raw, topic, partition, key);
+    return readRecord(isObject(raw) && prepare !== undefined ? prepare(raw) : raw, topic, partition, key);
   } catch (error) {
     // Anything else thrown while reading one record (a bug of ours met by odd input) must not fail the batch
     // for ever: the record becomes a failure like any malformed one and is dead-lettered with what was thrown.

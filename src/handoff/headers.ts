@@ -5,6 +5,7 @@
 import type { IHeaders, Message } from 'kafkajs';
 import { describeValue } from '../errors';
 import type { KafkaHeader, KafkaRecord, RecordCoordinates } from '../event';
+import { ESM_DECODED_HEADER } from '../registry/esm-records';
 import type { HandOffHeaders, HeaderList } from './types';
 import type { HandOffItem, HandOffKind, HandOffOrigin } from '../ports/handoff';
 
@@ -58,7 +59,7 @@ export const HandOffHeader = {
    * the parts that hold that JSON text instead of the producer's bytes, `value` or `key,value`. Copies keep it, so a retry reads the JSON again; `dlq replay` does not
    * write such a record back to its origin topic, whose readers expect the producer's format.
    */
-  EsmDecoded: 'lanes-esm-decoded',
+  EsmDecoded: ESM_DECODED_HEADER,
 } as const;
 export type HandOffHeader = (typeof HandOffHeader)[keyof typeof HandOffHeader];
 

@@ -1,12 +1,12 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import type { KafkaRecord } from '../event';
+import type { EventRecordFormat } from '../registry/esm-records';
 
 /**
  * The options of a `lanes(...)` handler, after validation and defaults (see src/options/ for the schema).
  * Every framework name — Redis keys, retry and dead-letter topics — derives from `group`.
  */
-/** What an event source mapping with a schema registry delivers: the source bytes less their frame, or JSON text. */
-export type EventRecordFormat = 'SOURCE' | 'JSON';
+export type { EventRecordFormat };
 
 export type Ordering = 'key' | 'partition' | 'unordered';
 

@@ -11,10 +11,14 @@
  *   JSON, on the retry path too (copies keep the header).
  * Either way the metadata is dropped once applied, so a record read again (a parked one) is left as it is.
  */
-import { HandOffHeader } from '../handoff/headers';
 import type { AwsKafkaHeader, KafkaHeader } from '../event/types';
-import type { EventRecordFormat } from '../options/lanes-options';
 import { confluentFrame, glueFrame } from './wire-format';
+
+/** What an event source mapping with a schema registry delivers: the source bytes less their frame, or JSON text. */
+export type EventRecordFormat = 'SOURCE' | 'JSON';
+
+/** The header naming the parts a trigger delivered as JSON text (`ESM_DECODED_HEADER`; copies keep it). */
+export const ESM_DECODED_HEADER = 'lanes-esm-decoded';
 
 const PARTS = ['key', 'value'] as const;
 type Part = (typeof PARTS)[number];
@@ -68,7 +72,7 @@ export function asProducerWrote<T extends Readonly<Record<string, unknown>>>(raw
   if (decoded.length > 0) {
     const headers = Array.isArray(raw['headers']) ? (raw['headers'] as AwsKafkaHeader[]) : [];
     // Signed bytes, as AWS sends header values; the text is ASCII.
-    result['headers'] = [...headers, { [HandOffHeader.EsmDecoded]: [...Buffer.from(decoded.join(','))] }];
+    result['headers'] = [...headers, { [ESM_DECODED_HEADER]: [...Buffer.from(decoded.join(','))] }];
   }
   return result as T;
 }
@@ -83,7 +87,7 @@ export function asProducerWrote<T extends Readonly<Record<string, unknown>>>(raw
 export function isEsmDecoded(headers: readonly KafkaHeader[], part: Part): boolean {
   for (let i = headers.length - 1; i >= 0; i -= 1) {
     const header = headers[i]!;
-    if (header.name === HandOffHeader.EsmDecoded) return header.value.toString('latin1').split(',').includes(part);
+    if (header.name === ESM_DECODED_HEADER) return header.value.toString('latin1').split(',').includes(part);
   }
   return false;
 }

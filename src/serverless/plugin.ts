@@ -8,7 +8,7 @@ import { plaintextSecrets } from './auth';
 import { declaredTemplate, exampleNetworkParamWarning, existingVpcProblems, invokeLocalHint, loopbackEnvironmentProblems, mskServerlessRegionWarning, planVpcProblems, stackParametersWarning, undeclaredSendsWarning } from './checks';
 import { functionRole, groupGrants, rolePolicyLength, ROLE_POLICY_LIMIT, type Statement } from './iam';
 import { dropRedundantRoleDependsOn } from './role-depends-on';
-import { compileResponseTypes, keepZeroBatchingWindows, mskClusterNameToken, type PluginUtils, type Serverless } from './framework';
+import { compileResponseTypes, compileSchemaRegistries, keepZeroBatchingWindows, mskClusterNameToken, type PluginUtils, type Serverless } from './framework';
 import { nameTheService, planFunction, type FunctionPlan, type ServiceView } from './plan';
 import { startOfflineTrigger, type OfflineKafkaTrigger } from './offline/trigger';
 import { topicsResource, triggersAfterTopics } from './topics-resource';
@@ -58,7 +58,7 @@ export class KafkaLanesPlugin {
       initialize: () => this.#initialize(),
       'before:package:createDeploymentArtifacts': () => this.#bundle('package'),
       'after:package:compileEvents': () => {
-        compileResponseTypes(this.#serverless, this.#plans);
+        for (const pass of [compileResponseTypes, compileSchemaRegistries]) pass(this.#serverless, this.#plans);
         keepZeroBatchingWindows(this.#serverless);
         triggersAfterTopics(this.#serverless.service.provider.compiledCloudFormationTemplate.Resources, this.#topicsResources);
         addAlarms(this.#serverless, this.#plans);
