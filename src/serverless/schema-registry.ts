@@ -13,7 +13,10 @@ import type { Statement } from './iam';
 import type { TriggerSettings } from './plan';
 
 const GLUE_REGISTRY_ARN = /^arn:aws[a-z-]*:glue:[a-z0-9-]+:[0-9]{12}:registry\/([^/\s]+)$/;
+const HTTP_URL = /^https?:\/\/[^/\s]+\S*$/;
 const SECRET_ARN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:\S+$/;
+const URI_EXPECTED = 'a Glue registry ARN (`arn:aws:glue:<region>:<account>:registry/<name>`, or a CloudFormation function giving it) or an http(s) URL';
+const SECRET_EXPECTED = 'a Secrets Manager secret ARN (or a CloudFormation function giving it)';
 /** A value known at deploy time (`!GetAtt Registry.Arn`, `!Ref`, `!ImportValue`, `!Sub`): a Glue registry's or a secret's ARN. */
 const arnAtDeploy = z.record(z.string().regex(/^(Ref|Fn::GetAtt|Fn::ImportValue|Fn::Sub|Fn::Join)$/), z.unknown(), {
   error: 'a CloudFormation function giving an ARN (`Ref`, `Fn::GetAtt`, `Fn::ImportValue`, `Fn::Sub`, `Fn::Join`)',
@@ -22,12 +25,7 @@ const arnAtDeploy = z.record(z.string().regex(/^(Ref|Fn::GetAtt|Fn::ImportValue|
 /** `kafkaLanes.schemaRegistry`: CloudFormation's `SchemaRegistryConfig`, in the framework's camelCase. */
 export const schemaRegistryBlockSchema = z.strictObject({
   /** A Glue registry's ARN (or a CloudFormation function giving it), or a Confluent-compatible registry's URL. */
-  schemaRegistryUri: z.union([
-    z.string().regex(GLUE_REGISTRY_ARN, { error: 'a Glue registry ARN (`arn:aws:glue:<region>:<account>:registry/<name>`) or an http(s) URL' }).or(
-      z.string().regex(/^https?:\/\/[^/\s]+\S*$/, { error: 'a Glue registry ARN (`arn:aws:glue:<region>:<account>:registry/<name>`) or an http(s) URL' }),
-    ),
-    arnAtDeploy,
-  ]),
+  schemaRegistryUri: z.union([z.string().regex(new RegExp(`${GLUE_REGISTRY_ARN.source}|${HTTP_URL.source}`), { error: URI_EXPECTED }), arnAtDeploy], { error: URI_EXPECTED }),
   /** `SOURCE` (default): the payload less its frame, framed again by the handler; `JSON`: the value decoded to JSON. */
   eventRecordFormat: z.enum(['SOURCE', 'JSON']).optional(),
   /** The parts the mapping validates (default the value). */
@@ -37,7 +35,7 @@ export const schemaRegistryBlockSchema = z.strictObject({
     .array(
       z.strictObject({
         type: z.enum(['BASIC_AUTH', 'CLIENT_CERTIFICATE_TLS_AUTH', 'SERVER_ROOT_CA_CERTIFICATE']),
-        uri: z.union([z.string().regex(SECRET_ARN, { error: 'a Secrets Manager secret ARN' }), arnAtDeploy]),
+        uri: z.union([z.string().regex(SECRET_ARN, { error: SECRET_EXPECTED }), arnAtDeploy], { error: SECRET_EXPECTED }),
       }),
     )
     .min(1)

@@ -557,7 +557,7 @@ describe('resolveOptions', () => {
         { parallelism: 10 },
         'Unknown kafka-lanes option `parallelism`: expected one of `group`, `ordering`, `keyOf`, `nullKey`, `concurrency`, ' +
           '`recordTimeoutMs`, `deadlineMarginMs`, `flushIntervalMs`, `key`, `value`, `retry`, `deadLetter`, `redis`, `kafka`, ' +
-          '`caps`, `partialBatchResponse`, `steps`, `dedupeOutputs`',
+          '`caps`, `partialBatchResponse`, `eventRecordFormat`, `steps`, `dedupeOutputs`',
       ],
     ])('%p: %s', (input, problem) => {
       // Act
