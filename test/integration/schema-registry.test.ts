@@ -8,7 +8,7 @@ import { deflateSync } from 'node:zlib';
 import type { Context } from 'aws-lambda';
 import * as avsc from 'avsc';
 import * as protobufjs from 'protobufjs';
-import { avro, jsonSchema, lanes, protobuf, type KafkaBatchResponse } from '../../src';
+import { avro, jsonSchema, lanes, NonRetriableError, protobuf, type KafkaBatchResponse } from '../../src';
 import { confluentFrame, glueFrame, writeMessageIndexes } from '../../src/registry/wire-format';
 import type { KafkaRecordInput } from '../../src/event';
 import { contextWithin, eventOf, fetchRecords, produce } from './support/kafka-events';
@@ -250,6 +250,48 @@ describe('values from a schema registry (against the registry stand-in)', () => 
       }
     },
   );
+
+  it("reads what a trigger with the schema registry integration delivers: SOURCE framed again (dead letters keep the producer's bytes), JSON parsed (no registry asked, dead letters marked)", async () => {
+    // Prepare: Avro records as the producer wrote them, then as the event source mapping delivers them.
+    const { group, topic } = await setUp();
+    const id = registry.register(`${topic}-value`, ORDER_SCHEMA);
+    const produced = [1, 2].map((i) => confluentFrame(id, orderType.toBuffer({ id: i, item: i === 1 ? 'ok' : 'bad' })));
+    await produce(topic, produced.map((value, i) => ({ key: `k${i + 1}`, value })));
+    const records = await fetchRecords(topic, 2);
+    const metadata = { dataFormat: 'AVRO', schemaId: String(id) };
+    const source = records.map((r) => ({ ...r, value: Buffer.from(r.value!).subarray(5), valueSchemaMetadata: metadata }));
+    const json = records.map((r, i) => ({ ...r, value: Buffer.from(JSON.stringify({ id: i + 1, item: i === 0 ? 'ok' : 'bad' })), valueSchemaMetadata: metadata }));
+    const seen: string[] = [];
+    const run = async (record: { value: Order | null }): Promise<void> => {
+      if (record.value?.item === 'bad') throw new NonRetriableError('refused');
+      seen.push(`${record.value!.id}:${record.value!.item}`);
+    };
+    process.env.KAFKA_LANES_EVENT_RECORD_FORMAT = 'SOURCE';
+    const sourceHandler = lanes({ value: avro<Order>({ registry: registry.url }) }, run);
+    process.env.KAFKA_LANES_EVENT_RECORD_FORMAT = 'JSON';
+    const jsonGroup = uniqueName('grp');
+    await createTopic(`${jsonGroup}.dlq`, 1);
+    process.env.KAFKA_LANES_GROUP = jsonGroup;
+    const jsonHandler = lanes({ value: avro<Order>({ registry: 'http://127.0.0.1:1' }) }, run);
+
+    try {
+      // Act
+      const fromSource = await invoke(sourceHandler, source);
+      const fromJson = await invoke(jsonHandler, json);
+      const [sourceLetter] = await fetchRecords(`${group}.dlq`, 1);
+      const [jsonLetter] = await fetchRecords(`${jsonGroup}.dlq`, 1);
+
+      // Assess
+      expect([fromSource, fromJson]).toEqual([{ batchItemFailures: [] }, { batchItemFailures: [] }]);
+      expect(seen).toEqual(['1:ok', '1:ok']);
+      expect(Buffer.from(sourceLetter!.value!)).toEqual(produced[1]);
+      expect(header(sourceLetter!, 'lanes-esm-decoded')).toBeUndefined();
+      expect(JSON.parse(Buffer.from(jsonLetter!.value!).toString())).toEqual({ id: 2, item: 'bad' });
+      expect(header(jsonLetter!, 'lanes-esm-decoded')).toBe('value');
+    } finally {
+      await Promise.all([sourceHandler.close(), jsonHandler.close()]);
+    }
+  });
 
   it('encodes outputs with a registered schema: ctx.send of encode(value) reads back with the same format', async () => {
     // Prepare
