@@ -233,6 +233,17 @@ describe('resolveOptions', () => {
       expect(act).toThrow(message);
     });
 
+    it("reads what the trigger's schema registry integration delivers from KAFKA_LANES_EVENT_RECORD_FORMAT, and refuses another value", () => {
+      // Act
+      const fromEnv = resolve({ group: 'g' }, { KAFKA_LANES_EVENT_RECORD_FORMAT: 'json' });
+      const none = resolve({ group: 'g' }, {});
+      const act = (): unknown => resolve({ group: 'g' }, { KAFKA_LANES_EVENT_RECORD_FORMAT: 'AVRO' });
+
+      // Assess
+      expect([fromEnv.eventRecordFormat, none.eventRecordFormat]).toEqual(['JSON', undefined]);
+      expect(act).toThrow('Invalid kafka-lanes option `eventRecordFormat` (from environment variable `KAFKA_LANES_EVENT_RECORD_FORMAT`): expected `SOURCE` or `JSON`, got `AVRO` (string)');
+    });
+
     it('reads the ordering the committer rebuilds lanes by from KAFKA_LANES_ORDERING, and refuses another in code', () => {
       // Act
       const fromEnv = resolve({ group: 'g' }, { KAFKA_LANES_ORDERING: 'partition' });
