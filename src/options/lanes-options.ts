@@ -1,6 +1,7 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import type { KafkaRecord } from '../event';
 import type { EventRecordFormat } from '../registry/esm-records';
+import type { RegistryDeserializer } from '../registry/types';
 
 /**
  * The options of a `lanes(...)` handler, after validation and defaults (see src/options/ for the schema).
@@ -136,6 +137,8 @@ export interface LanesOptions {
   readonly partialBatchResponse: boolean;
   /** The trigger's schema registry integration delivers `SOURCE` payloads or `JSON` text; unset: no integration. */
   readonly eventRecordFormat?: EventRecordFormat;
+  /** Output topic -> the registry format its `ctx.send` values are encoded with. */
+  readonly outputFormats?: Readonly<Record<string, RegistryDeserializer<unknown>>>;
   /** `ctx.step` results: size limit, how long they are kept past the retry path, serializer. */
   readonly steps: StepsOptions;
   /** Records carrying a `lanes-output` header (a kafka-lanes stage's `ctx.send`) run once per output. */

@@ -12,6 +12,7 @@ import { isRecordPartInput, resolvePart, type RecordPartInput } from './standard
 import { resolveConnections } from './connection-options';
 import { parseSecretRef, secretRefExpected, type SecretStore } from './secret-ref';
 import { isObject } from '../describe';
+import { isRegistryWriter, type RegistryDeserializer } from '../registry/types';
 import { describeIssue, touches, type KnownKeys } from './issues';
 import type { LanesOptionsInput } from './types';
 
@@ -294,6 +295,7 @@ const rootShape = {
   caps: z.prefault(z.strictObject(capsShape, anObject('{ maxParked: 10000 }')), {}),
   partialBatchResponse: z._default(later(() => z.boolean({ error: '`true` or `false`' })), DEFAULTS.partialBatchResponse),
   eventRecordFormat: z.optional(later(() => oneOf(['SOURCE', 'JSON']))),
+  outputFormats: z.optional(later(() => z.record(z.string(), z.custom<RegistryDeserializer<unknown>>(isRegistryWriter, { error: 'avro(), protobuf() or jsonSchema() given `registry`, `subject` and `schema` (what encode writes with)' })))),
   steps: z.prefault(z.strictObject(stepsShape, anObject('{ maxBytes: 65536 }')), {}),
   dedupeOutputs: z._default(later(() => z.boolean({ error: '`true` or `false`' })), DEFAULTS.dedupeOutputs),
 };

@@ -7,7 +7,7 @@ import type { KafkaRecord } from '../event';
 import { ConfigError } from '../errors';
 import { isEsmDecoded } from './esm-records';
 import type { RegistryReader } from './reader';
-import { REGISTRY_FORMAT, type RegistryDeserializer, type RegistryFormatOptions, type SchemaFormat } from './types';
+import { REGISTRY_FORMAT, REGISTRY_SUBJECT, type RegistryDeserializer, type RegistryFormatOptions, type SchemaFormat } from './types';
 
 export { isRegistryDeserializer, REGISTRY_FORMAT, type GlueSchemaSource, type RegistryDeserializer, type RegistryFormatOptions, type SchemaFormat } from './types';
 export type { ConfluentRegistryConfig } from './confluent-client';
@@ -52,6 +52,7 @@ function registryFormat<T>(format: SchemaFormat, options: RegistryFormatOptions)
   };
   return Object.assign(read, {
     [REGISTRY_FORMAT]: format,
+    [REGISTRY_SUBJECT]: options.registry !== undefined && options.schema !== undefined ? options.subject : undefined,
     encode: async (value: T): Promise<Buffer> => (await readerOf()).encode(value),
   });
 }

@@ -39,6 +39,8 @@ export interface RegistryFormatOptions {
 }
 
 export const REGISTRY_FORMAT: unique symbol = Symbol.for('kafka-lanes.registry-format');
+/** The subject a format's `encode` writes under, when its options give `registry`, `subject` and `schema`. */
+export const REGISTRY_SUBJECT: unique symbol = Symbol.for('kafka-lanes.registry-subject');
 
 /**
  * A key or value read through a schema registry: a deserializer (bytes, record) => value that kafka-lanes awaits,
@@ -51,6 +53,7 @@ export interface RegistryDeserializer<T> {
    */
   (bytes: Buffer | null, record: KafkaRecord, part?: 'key' | 'value'): Promise<T | null>;
   readonly [REGISTRY_FORMAT]: SchemaFormat;
+  readonly [REGISTRY_SUBJECT]: string | undefined;
   /**
    * The bytes of `value` in Confluent's wire format, under the options' `subject` and `schema` (registered when
    * the subject lacks it), for `ctx.send`.
@@ -64,4 +67,9 @@ export interface RegistryDeserializer<T> {
  */
 export function isRegistryDeserializer(value: unknown): value is RegistryDeserializer<unknown> {
   return typeof value === 'function' && (value as unknown as Record<symbol, unknown>)[REGISTRY_FORMAT] !== undefined;
+}
+
+/** Whether `value` is a registry format that can encode: made with `registry`, `subject` and `schema`. */
+export function isRegistryWriter(value: unknown): value is RegistryDeserializer<unknown> {
+  return isRegistryDeserializer(value) && value[REGISTRY_SUBJECT] !== undefined;
 }

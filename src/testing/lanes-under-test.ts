@@ -102,7 +102,8 @@ export class LanesUnderTest<V, K> implements LanesTest<V, K> {
     const service = testDeclaration(testOptions, () => ownGroup(handler), given);
     const env = { ...process.env, ...(service.found ? service.env : {}), ...testOptions.env };
     const resolved = testOptions.env !== undefined || service.found;
-    const options = optionsUnderTest(handler, testOptions.group ?? (service.found ? service.env[ENV.group] : undefined), resolved ? env : undefined);
+    // Outputs are recorded as `ctx.send` was given them: a registry format's value is not encoded (no registry is asked).
+    const { outputFormats: _encodedOnDeploy, ...options } = optionsUnderTest(handler, testOptions.group ?? (service.found ? service.env[ENV.group] : undefined), resolved ? env : undefined);
     this.options = options;
     this.#handler = handler;
     this.#topic = testOptions.topic ?? 'source';

@@ -323,4 +323,42 @@ describe('values from a schema registry (against the registry stand-in)', () => 
       await handler.close();
     }
   });
+
+  it('encodes what ctx.send gives a topic declared in outputFormats; a value its schema refuses fails the record and writes nothing', async () => {
+    // Prepare
+    const { group, topic } = await setUp();
+    const out = uniqueName('out');
+    await createTopic(out, 1);
+    process.env.KAFKA_LANES_OUTPUTS = out;
+    const id = registry.register(`${topic}-value`, ORDER_SCHEMA);
+    await produce(topic, [
+      { key: 'good', value: confluentFrame(id, orderType.toBuffer({ id: 1, item: 'in' })) },
+      { key: 'bad', value: confluentFrame(id, orderType.toBuffer({ id: 2, item: 'in' })) },
+    ]);
+    const records = await fetchRecords(topic, 2);
+    const enriched = avro<Order>({ registry: registry.url, subject: `${out}-value`, schema: ORDER_SCHEMA });
+    const handler = lanes({ value: avro<Order>({ registry: registry.url }), outputFormats: { [out]: enriched } }, async (record, ctx) => {
+      // No encode(): the declaration names the schema. The second value lacks `item`: the schema refuses it.
+      ctx.send(out, { key: 'k', value: record.value!.id === 1 ? { id: 1, item: 'out' } : { id: 2 } });
+    });
+
+    try {
+      // Act
+      const response = await invoke(handler, records);
+      const [retry] = await fetchRecords(`${group}.retry.5s`, 1);
+      await produce(out, [{ key: 'marker', value: 'end' }]);
+      const [written, ...after] = await fetchRecords(out, 2);
+
+      // Assess: the first written in Confluent's wire format with the subject's id; the second not written, its record retried.
+      expect(response).toEqual({ batchItemFailures: [] });
+      const bytes = Buffer.from(written!.value!);
+      expect([bytes[0], bytes.readInt32BE(1)]).toEqual([0, registry.register(`${out}-value`, ORDER_SCHEMA)]);
+      expect({ ...(orderType.fromBuffer(bytes.subarray(5)) as Order) }).toEqual({ id: 1, item: 'out' });
+      expect(after.map((r) => r.key?.toString())).toEqual(['marker']);
+      expect(retry!.key?.toString()).toBe('bad');
+      expect(header(retry!, 'lanes-error-message')).toMatch(/the value does not match Avro .*\(shop\.Order\) at item/);
+    } finally {
+      await handler.close();
+    }
+  });
 });

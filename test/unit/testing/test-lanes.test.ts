@@ -284,6 +284,22 @@ describe('testLanes', () => {
     expect(t.deadLetters.map((letter) => [letter.reason, letter.value])).toEqual([['non-retriable', { id: 'o-3', amount: -1 }]]);
   });
 
+  it('records the value ctx.send was given to a topic with a registry format, encoding nothing (no registry is asked)', async () => {
+    // Prepare: nothing listens at the registry's URL.
+    const enriched = avro<{ id: string }>({ registry: 'http://127.0.0.1:1', subject: 'enriched-value', schema: { type: 'record', name: 'E', fields: [{ name: 'id', type: 'string' }] } });
+    const handler = lanes({ group: 'orders-svc', value: 'string', outputFormats: { enriched } }, async (record, ctx) => {
+      ctx.send('enriched', { key: 'k', value: { id: record.value } });
+    });
+    const t = testLanes(handler, { topic: 'orders', outputs: ['enriched'] });
+
+    // Act
+    await t.run([{ key: 'c-1', value: 'o-1' }]);
+
+    // Assess
+    expect(t.outputs.map((output) => [output.topic, output.value])).toEqual([['enriched', { id: 'o-1' }]]);
+    expect(t.deadLetters).toEqual([]);
+  });
+
   it('takes bytes for a registry format as the wire format, and dead-letters bytes without a frame with the reason', async () => {
     // Prepare: no registry: the frame is read before any schema is needed.
     const handler = lanes({ group: 'orders-svc', value: avro({ registry: 'http://127.0.0.1:1' }) }, async () => undefined);
