@@ -5,7 +5,7 @@
 import type { IHeaders, Message } from 'kafkajs';
 import { describeValue } from '../errors';
 import type { KafkaHeader, KafkaRecord, RecordCoordinates } from '../event';
-import { ESM_DECODED_HEADER } from '../registry/esm-records';
+import { ESM_DECODED_HEADER } from '../registry/types';
 import type { HandOffHeaders, HeaderList } from './types';
 import type { HandOffItem, HandOffKind, HandOffOrigin } from '../ports/handoff';
 

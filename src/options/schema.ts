@@ -295,7 +295,11 @@ const rootShape = {
   caps: z.prefault(z.strictObject(capsShape, anObject('{ maxParked: 10000 }')), {}),
   partialBatchResponse: z._default(later(() => z.boolean({ error: '`true` or `false`' })), DEFAULTS.partialBatchResponse),
   eventRecordFormat: z.optional(later(() => oneOf(['SOURCE', 'JSON']))),
-  outputFormats: z.optional(later(() => z.record(z.string(), z.custom<RegistryDeserializer<unknown>>(isRegistryWriter, { error: 'avro(), protobuf() or jsonSchema() given `registry`, `subject` and `schema` (what encode writes with)' })))),
+  // A custom check, not z.record: the record schema is more of zod read at every cold start, for an option few give.
+  outputFormats: z.optional(later(() => z.custom<Readonly<Record<string, RegistryDeserializer<unknown>>>>(
+    (value) => isObject(value) && Object.values(value).every(isRegistryWriter),
+    { error: 'an object of topic -> avro(), protobuf() or jsonSchema() given `registry`, `subject` and `schema` (what encode writes with)' },
+  ))),
   steps: z.prefault(z.strictObject(stepsShape, anObject('{ maxBytes: 65536 }')), {}),
   dedupeOutputs: z._default(later(() => z.boolean({ error: '`true` or `false`' })), DEFAULTS.dedupeOutputs),
 };

@@ -11,14 +11,13 @@
  *   JSON, on the retry path too (copies keep the header).
  * Either way the metadata is dropped once applied, so a record read again (a parked one) is left as it is.
  */
-import type { AwsKafkaHeader, KafkaHeader } from '../event/types';
+import type { AwsKafkaHeader } from '../event/types';
+import { ESM_DECODED_HEADER } from './types';
 import { confluentFrame, glueFrame } from './wire-format';
 
 /** What an event source mapping with a schema registry delivers: the source bytes less their frame, or JSON text. */
 export type EventRecordFormat = 'SOURCE' | 'JSON';
 
-/** The header naming the parts a trigger delivered as JSON text (`ESM_DECODED_HEADER`; copies keep it). */
-export const ESM_DECODED_HEADER = 'lanes-esm-decoded';
 
 const PARTS = ['key', 'value'] as const;
 type Part = (typeof PARTS)[number];
@@ -75,19 +74,4 @@ export function asProducerWrote<T extends Readonly<Record<string, unknown>>>(raw
     result['headers'] = [...headers, { [ESM_DECODED_HEADER]: [...Buffer.from(decoded.join(','))] }];
   }
   return result as T;
-}
-
-/**
- * Whether the record's `part` holds JSON text its trigger decoded through a schema registry (the `lanes-esm-decoded`
- * header names it), rather than registry-framed bytes.
- *
- * @example
- * isEsmDecoded(record.headers, 'value'); // true for a record delivered by a mapping with `EventRecordFormat: JSON`
- */
-export function isEsmDecoded(headers: readonly KafkaHeader[], part: Part): boolean {
-  for (let i = headers.length - 1; i >= 0; i -= 1) {
-    const header = headers[i]!;
-    if (header.name === ESM_DECODED_HEADER) return header.value.toString('latin1').split(',').includes(part);
-  }
-  return false;
 }

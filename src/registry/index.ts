@@ -5,9 +5,8 @@
  */
 import type { KafkaRecord } from '../event';
 import { ConfigError } from '../errors';
-import { isEsmDecoded } from './esm-records';
 import type { RegistryReader } from './reader';
-import { REGISTRY_FORMAT, REGISTRY_SUBJECT, type RegistryDeserializer, type RegistryFormatOptions, type SchemaFormat } from './types';
+import { isEsmDecoded, REGISTRY_FORMAT, REGISTRY_SUBJECT, type RegistryDeserializer, type RegistryFormatOptions, type SchemaFormat } from './types';
 
 export { isRegistryDeserializer, REGISTRY_FORMAT, type GlueSchemaSource, type RegistryDeserializer, type RegistryFormatOptions, type SchemaFormat } from './types';
 export type { ConfluentRegistryConfig } from './confluent-client';

@@ -1,4 +1,4 @@
-import type { KafkaRecord } from '../event';
+import type { KafkaHeader, KafkaRecord } from '../event';
 import type { ConfluentRegistryConfig } from './confluent-client';
 
 /** The schema languages a registry holds. */
@@ -36,6 +36,27 @@ export interface RegistryFormatOptions {
   readonly schema?: string | object;
   /** Protobuf only: the message type `encode` writes (full name); default the file's first message. */
   readonly messageType?: string;
+}
+
+/**
+ * The header naming the parts a trigger delivered as JSON text (`HandOffHeader.EsmDecoded`; copies keep it; see
+ * esm-records.ts). Here, in a module of no code to speak of, so the hand-off headers name it without loading more.
+ */
+export const ESM_DECODED_HEADER = 'lanes-esm-decoded';
+
+/**
+ * Whether the record's `part` holds JSON text its trigger decoded through a schema registry (the `lanes-esm-decoded`
+ * header names it), rather than registry-framed bytes.
+ *
+ * @example
+ * isEsmDecoded(record.headers, 'value'); // true for a record delivered by a mapping with `EventRecordFormat: JSON`
+ */
+export function isEsmDecoded(headers: readonly KafkaHeader[], part: 'key' | 'value'): boolean {
+  for (let i = headers.length - 1; i >= 0; i -= 1) {
+    const header = headers[i]!;
+    if (header.name === ESM_DECODED_HEADER) return header.value.toString('latin1').split(',').includes(part);
+  }
+  return false;
 }
 
 export const REGISTRY_FORMAT: unique symbol = Symbol.for('kafka-lanes.registry-format');

@@ -255,7 +255,7 @@ describe('resolveOptions', () => {
 
       // Assess
       expect(options.outputFormats).toEqual({ out: writer });
-      expect(act).toThrow(/`outputFormats\.out`.*avro\(\), protobuf\(\) or jsonSchema\(\) given `registry`, `subject` and `schema`/);
+      expect(act).toThrow(/`outputFormats`.*avro\(\), protobuf\(\) or jsonSchema\(\) given `registry`, `subject` and `schema`/);
     });
 
     it('reads the ordering the committer rebuilds lanes by from KAFKA_LANES_ORDERING, and refuses another in code', () => {

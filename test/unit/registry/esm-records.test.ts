@@ -4,7 +4,8 @@ import { handOffMessage } from '../../../src/handoff/headers';
 import { readRecordParts } from '../../../src/options/deserialize';
 import { DeserializationError } from '../../../src/options/errors';
 import { avro, protobuf } from '../../../src/registry';
-import { asProducerWrote, isEsmDecoded, type EventRecordFormat } from '../../../src/registry/esm-records';
+import { asProducerWrote, type EventRecordFormat } from '../../../src/registry/esm-records';
+import { isEsmDecoded } from '../../../src/registry/types';
 import { readFrame } from '../../../src/registry/wire-format';
 
 const ORDER = avsc.Type.forSchema({ type: 'record', name: 'Order', fields: [{ name: 'id', type: 'long' }, { name: 'item', type: 'string' }] });
