@@ -13,7 +13,7 @@
  */
 export { lanes, type LanesHandler, type LanesMiddleware, type LanesRequest, type RecordPartOf } from './handler/lanes';
 export type { LanesContext, LanesRecord, RecordHandler } from './engine/types';
-export type { LanesOptionsInput, Ordering, KeyOf, Deserializer, DeserializerFn, BackoffInput, RetryOptionsInput } from './options';
+export type { LanesOptionsInput, Ordering, EventRecordFormat, KeyOf, Deserializer, DeserializerFn, BackoffInput, RetryOptionsInput } from './options';
 export type { LanesOptions, Backoff, RetryOptions, KafkaOptions, RedisOptions, KafkaOptionsInput, RedisOptionsInput, SaslInput } from './options';
 export type { StandardSchemaV1 } from './options/standard-schema';
 export type { KafkaBatchResponse, KafkaHeader } from './event';

@@ -400,7 +400,7 @@ class Invocation<T extends EngineTask> {
       const effects = ctx?.effects;
       if (!failed && effects !== undefined) {
         try {
-          const outputs = effects.seal();
+          const outputs = await effects.seal();
           if (outputs.length > 0) {
             // The handler is over: while the broker acknowledges its outputs, its slot runs another lane's record
             // (its own lane waits until it is done).

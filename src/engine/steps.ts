@@ -50,6 +50,9 @@ export class RecordEffects {
   /** The `lanes-output` value of this record's outputs up to their index (made at the first `ctx.send`). */
   #outputPrefix: string | undefined = undefined;
   #sealed = false;
+  /** The encodings of this run's outputs to topics with a registry format (`outputFormats`); none rejects. */
+  readonly #encodings: Array<Promise<void>> = [];
+  #encodeError: unknown = undefined;
   /** Steps that ran their function in this run (not those returned from storage). */
   ran = 0;
 
@@ -157,18 +160,36 @@ export class RecordEffects {
     this.#outputPrefix ??= outputIdPrefix(this.#group, { topic: this.#at.ref.topic, partition: this.#at.ref.partition, offset: this.#at.offset });
     headers[OUTPUT_HEADER] = `${this.#outputPrefix}${outputs.length}`;
     const { value } = record;
-    outputs.push({
+    const format = value === null || Buffer.isBuffer(value) ? undefined : this.#options.outputFormats?.[topic];
+    const index = outputs.push({
       topic,
       key: record.key ?? null,
-      value: value === null || typeof value === 'string' || Buffer.isBuffer(value) ? value : JSON.stringify(value),
+      value: format !== undefined || value === null || typeof value === 'string' || Buffer.isBuffer(value) ? (value as string | Buffer | null) : JSON.stringify(value),
       headers,
       ...(record.partition === undefined ? {} : { partition: record.partition }),
-    });
+    }) - 1;
+    if (format !== undefined) {
+      // Encoded while the handler goes on; a failure is kept for `seal`, so a run that fails first leaves none unhandled.
+      this.#encodings.push(format.encode(value).then(
+        (bytes) => void (outputs[index] = { ...outputs[index]!, value: bytes }),
+        (error: unknown) => void (this.#encodeError ??= error),
+      ));
+    }
   }
 
-  /** The outputs to produce before the record is done; `ctx.send` is refused from here on. */
-  seal(): readonly OutputMessage[] {
+  /**
+   * The outputs to produce before the record is done (once those of registry-format topics are encoded); `ctx.send`
+   * is refused from here on.
+   *
+   * @throws the first encoding's error (a value its schema refuses, a registry that refused or did not answer): the
+   * record fails, and is retried.
+   */
+  seal(): readonly OutputMessage[] | Promise<readonly OutputMessage[]> {
     this.#sealed = true;
-    return this.#outputs ?? [];
+    if (this.#encodings.length === 0) return this.#outputs ?? [];
+    return Promise.all(this.#encodings).then(() => {
+      if (this.#encodeError !== undefined) throw this.#encodeError;
+      return this.#outputs ?? [];
+    });
   }
 }

@@ -65,10 +65,16 @@ export function decodeKafkaEvent(event: unknown): DecodedKafkaEvent {
  * const batch = event.partitions[0] as LazyPartitionBatch;
  * batch.ascendingOffsets(); // the offsets as delivered when strictly ascending (every batch AWS sends)
  * batch.decodeAt(0); // the first record, or its failure
+ *
+ * `prepare`: what turns a record object as delivered into the one to read, before it is decoded (the handler's reading
+ * of a trigger's schema registry integration, registry/esm-records.ts); the same object when there is nothing to do.
  */
-export function decodeKafkaEventLazily(event: unknown): DecodedKafkaEvent {
-  return decodeEventWith(event, (key, list) => new LazyPartitionBatch(key, list));
+export function decodeKafkaEventLazily(event: unknown, prepare?: RecordPrep): DecodedKafkaEvent {
+  return decodeEventWith(event, (key, list) => new LazyPartitionBatch(key, list, prepare));
 }
+
+/** Turns a record object as delivered into the one to decode. */
+export type RecordPrep = (raw: Readonly<Record<string, unknown>>) => Readonly<Record<string, unknown>>;
 
 function decodeEventWith(event: unknown, partitionOf: (key: string, list: unknown) => PartitionBatch): DecodedKafkaEvent {
   if (!isObject(event)) {
@@ -111,7 +117,7 @@ function partitionList(key: string, list: unknown): { where: TopicPartition; lis
 
 function decodePartition(key: string, list: unknown): PartitionBatch {
   const partition = partitionList(key, list);
-  return { ...partition.where, ...decodeList(partition.where, key, partition.list, undefined) };
+  return { ...partition.where, ...decodeList(partition.where, key, partition.list, undefined, undefined) };
 }
 
 /** Decodes every item of a partition's list (`decoded`: items decoded already, kept as they are). */
@@ -120,12 +126,13 @@ function decodeList(
   key: string,
   list: readonly unknown[],
   decoded: ReadonlyArray<KafkaRecord | DecodeFailure | undefined> | undefined,
+  prepare: RecordPrep | undefined,
 ): { records: KafkaRecord[]; failures: DecodeFailure[] } {
   const records: KafkaRecord[] = [];
   const failures: DecodeFailure[] = [];
   let sorted = true;
   for (let index = 0; index < list.length; index += 1) {
-    const item = decoded?.[index] ?? decodeRecord(list[index], where.topic, where.partition, key, index);
+    const item = decoded?.[index] ?? decodeRecord(list[index], where.topic, where.partition, key, index, prepare);
     if ('reason' in item) {
       failures.push(item);
     } else {
@@ -149,11 +156,13 @@ export class LazyPartitionBatch implements PartitionBatch {
   readonly #key: string;
   readonly #list: readonly unknown[];
   readonly #decoded: Array<KafkaRecord | DecodeFailure | undefined>;
+  readonly #prepare: RecordPrep | undefined;
   #all: { records: KafkaRecord[]; failures: DecodeFailure[] } | undefined = undefined;
   #ascending: number[] | null | undefined = undefined;
 
-  constructor(key: string, list: unknown) {
+  constructor(key: string, list: unknown, prepare?: RecordPrep) {
     const { where, list: items } = partitionList(key, list);
+    this.#prepare = prepare;
     this.topic = where.topic;
     this.partition = where.partition;
     this.#key = key;
@@ -188,7 +197,7 @@ export class LazyPartitionBatch implements PartitionBatch {
   decodeAt(index: number): KafkaRecord | DecodeFailure {
     const decoded = this.#decoded[index];
     if (decoded !== undefined) return decoded;
-    const item = decodeRecord(this.#list[index], this.topic, this.partition, this.#key, index);
+    const item = decodeRecord(this.#list[index], this.topic, this.partition, this.#key, index, this.#prepare);
     this.#decoded[index] = item;
     return item;
   }
@@ -239,7 +248,7 @@ export class LazyPartitionBatch implements PartitionBatch {
   }
 
   #decodeAll(): { records: KafkaRecord[]; failures: DecodeFailure[] } {
-    return (this.#all ??= decodeList(this, this.#key, this.#list, this.#decoded));
+    return (this.#all ??= decodeList(this, this.#key, this.#list, this.#decoded, this.#prepare));
   }
 }
 
@@ -278,9 +287,9 @@ class Problem {
   ) {}
 }
 
-function decodeRecord(raw: unknown, topic: string, partition: number, key: string, index: number): KafkaRecord | DecodeFailure {
+function decodeRecord(raw: unknown, topic: string, partition: number, key: string, index: number, prepare?: RecordPrep): KafkaRecord | DecodeFailure {
   try {
-    return readRecord(raw, topic, partition, key);
+    return readRecord(isObject(raw) && prepare !== undefined ? prepare(raw) : raw, topic, partition, key);
   } catch (error) {
     return failureOf(error, raw, topic, partition, key, index);
   }

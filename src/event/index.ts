@@ -2,6 +2,7 @@ export { batchItemFailures } from './batch-response';
 export type { KafkaBatchItemFailure, KafkaBatchResponse, KafkaItemIdentifier, RecordCoordinates } from './batch-response';
 export { bufferToSignedBytes, decodeBase64, encodeBase64, isBase64, signedBytesToBuffer } from './bytes';
 export { decodeKafkaEvent, decodeKafkaEventLazily, LazyPartitionBatch, batchSize } from './decode';
+export type { RecordPrep } from './decode';
 export { encodeKafkaEvent, encodeKafkaRecord } from './encode';
 export { awsRecordOfMessage, recordOfMessage } from './kafkajs-message';
 export { isDecodeFailure, planOffsets, sameJson } from './offsets';

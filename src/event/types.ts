@@ -77,7 +77,10 @@ export interface KafkaRecord {
   readonly headers: readonly KafkaHeader[];
   readonly keySchemaMetadata?: SchemaMetadata;
   readonly valueSchemaMetadata?: SchemaMetadata;
-  /** The record JSON object exactly as received (same reference): what gets parked or written to a retry topic. */
+  /**
+   * The record JSON object exactly as received (same reference): what gets parked. Under a trigger with a schema
+   * registry integration, the record as the producer wrote it instead (registry/esm-records.ts).
+   */
   readonly raw: Readonly<AwsKafkaRecord>;
 }
 

@@ -1,7 +1,8 @@
 import { Engine } from '../engine/engine';
 import { pathParts, type InvocationContext } from '../engine/run-scope';
 import type { RecordHandler } from '../engine/types';
-import { decodeKafkaEventLazily, type KafkaBatchResponse, type PartitionBatch } from '../event';
+import { decodeKafkaEventLazily, type KafkaBatchResponse, type PartitionBatch, type RecordPrep } from '../event';
+import { asProducerWrote } from '../registry/esm-records';
 import type { EffectsPort } from '../ports/effects';
 import type { CompletionPort } from '../ports/completion';
 import type { HandOffSink } from '../ports/handoff';
@@ -39,12 +40,16 @@ export class LanesCore {
   readonly engine: Engine;
   readonly #handOff: LanesCoreParts['handOff'];
   readonly #group: string;
+  readonly #prepare: RecordPrep | undefined;
   readonly #source: SourcePath;
   readonly #retry: RetryPath;
 
   constructor(parts: LanesCoreParts) {
     this.#handOff = parts.handOff;
     this.#group = parts.options.group;
+    const format = parts.options.eventRecordFormat;
+    // A trigger with a schema registry integration: its records read as the producer wrote them (esm-records.ts).
+    this.#prepare = format === undefined ? undefined : (raw) => asProducerWrote(raw, format);
     const pathsGiven = pathParts(parts.options, parts.telemetry.logger, parts.now);
     this.#source = new SourcePath(pathsGiven);
     this.#retry = new RetryPath(pathsGiven);
@@ -61,7 +66,7 @@ export class LanesCore {
   /** Processes one Kafka trigger event; throws only for a malformed event or when nothing can be reported. */
   async process(event: unknown, context: InvocationContext): Promise<KafkaBatchResponse> {
     // Records are decoded when their part of the batch is admitted: the first start before the rest is decoded.
-    const decoded = decodeKafkaEventLazily(event);
+    const decoded = decodeKafkaEventLazily(event, this.#prepare);
     const sink = this.#handOff(decoded.bootstrapServers);
     const sources: PartitionBatch[] = [];
     const retries: PartitionBatch[] = [];

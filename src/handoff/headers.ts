@@ -5,6 +5,7 @@
 import type { IHeaders, Message } from 'kafkajs';
 import { describeValue } from '../errors';
 import type { KafkaHeader, KafkaRecord, RecordCoordinates } from '../event';
+import { ESM_DECODED_HEADER } from '../registry/types';
 import type { HandOffHeaders, HeaderList } from './types';
 import type { HandOffItem, HandOffKind, HandOffOrigin } from '../ports/handoff';
 
@@ -31,6 +32,12 @@ export const HandOffHeader = {
    * it was read in the dead-letter topic. Only a replayed record carries it.
    */
   ReplayOf: 'lanes-replay-of',
+  /**
+   * On a record whose trigger decoded its key or value to JSON through a schema registry (`eventRecordFormat: JSON`):
+   * the parts that hold that JSON text instead of the producer's bytes, `value` or `key,value`. Copies keep it, so a retry reads the JSON again; `dlq replay` does not
+   * write such a record back to its origin topic, whose readers expect the producer's format.
+   */
+  EsmDecoded: ESM_DECODED_HEADER,
 } as const;
 export type HandOffHeader = (typeof HandOffHeader)[keyof typeof HandOffHeader];
 
@@ -158,7 +165,7 @@ export function handOffMessage(item: HandOffItem, leftOut?: LeftOut): Message {
   const headers = Object.create(null) as IHeaders;
   const { record, origin } = item;
   for (const { name, value } of record.headers) {
-    if (name.startsWith(HEADER_PREFIX) && name !== HandOffHeader.FirstOrigin) continue;
+    if (name.startsWith(HEADER_PREFIX) && name !== HandOffHeader.FirstOrigin && name !== HandOffHeader.EsmDecoded) continue;
     const existing = headers[name];
     if (existing === undefined) headers[name] = value;
     else if (Array.isArray(existing)) existing.push(value);

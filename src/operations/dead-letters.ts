@@ -139,6 +139,13 @@ export async function replayDeadLetters(
       await handOffNewHead(scope, ref, letter.lane!, { offset: origin.offset, payload: parkPayload(letter.record) });
       continue;
     }
+    const esmDecoded = letter.record.headers.find((header) => header.name === HandOffHeader.EsmDecoded);
+    if (esmDecoded !== undefined) {
+      // JSON its trigger decoded, not the producer's bytes: the origin topic's other readers could not read it.
+      const parts = esmDecoded.value.toString('latin1');
+      actions.push({ deadLetter: at, origin: letter.origin, action: 'skipped', detail: `not written back to ${letter.origin.topic}: its ${parts} is the JSON its trigger's schema registry integration decoded (eventRecordFormat JSON), not the producer's bytes` });
+      continue;
+    }
     const written = `to ${letter.origin.topic} as a new record (its order relative to later records of its key is not kept)`;
     actions.push({ deadLetter: at, origin: letter.origin, action: 'written-back', detail: dryRun ? `would be written back ${written}` : `written back ${written}` });
     if (dryRun) continue;

@@ -77,6 +77,8 @@ export const ENV = {
   retryTiers: 'KAFKA_LANES_RETRY_TIERS',
   deadLetterPolicy: 'KAFKA_LANES_DEAD_LETTER_POLICY',
   partialBatchResponse: 'KAFKA_LANES_PARTIAL_BATCH_RESPONSE',
+  /** What the trigger's schema registry integration delivers (`SOURCE` or `JSON`), set by the plugin. */
+  eventRecordFormat: 'KAFKA_LANES_EVENT_RECORD_FORMAT',
   /** The handler's ordering, for the committer: a recovery rebuilds lanes as the source path derives them. */
   ordering: 'KAFKA_LANES_ORDERING',
   /** The declared output topics (`kafkaLanes.outputs`), comma-separated: `ctx.send` to any other fails the record. */

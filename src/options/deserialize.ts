@@ -125,7 +125,7 @@ function readPart(which: Deserializer, schema: StandardSchemaV1 | undefined, rec
 async function readRegistryPart(which: RegistryDeserializer<unknown>, schema: StandardSchemaV1 | undefined, record: KafkaRecord, part: RecordPart): Promise<unknown> {
   let decoded: unknown;
   try {
-    decoded = await which(part === 'key' ? record.key : record.value, record);
+    decoded = await which(part === 'key' ? record.key : record.value, record, part);
   } catch (error) {
     if (error instanceof SchemaRegistryUnavailableError) throw error;
     throw new DeserializationError(part, record, messageOf(error), { cause: error });

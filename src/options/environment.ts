@@ -36,6 +36,8 @@ type Env = Readonly<Record<string, string | undefined>>;
  *   (the committer follows the deployment). `partialBatchResponse` <-
  *   `KAFKA_LANES_PARTIAL_BATCH_RESPONSE`: the serverless plugin sets both from the deployment (the tiers its
  *   retry triggers read, and whether the event source mapping reports batch item failures).
+ * - `eventRecordFormat` <- `KAFKA_LANES_EVENT_RECORD_FORMAT` (`SOURCE` / `JSON`, any case): what the trigger's schema
+ *   registry integration delivers, set by the plugin from `kafkaLanes.schemaRegistry`.
  *
  * @example
  * withEnvironment({}, { KAFKA_LANES_GROUP: 'orders-svc' }).input; // { group: 'orders-svc', retry: {}, deadLetter: {}, redis: {}, kafka: {} }
@@ -60,6 +62,7 @@ export function withEnvironment(input: unknown, env: Env): WithEnvironment {
   const result: Record<string, unknown> = { ...options };
   fill(result, 'group', 'group', ENV.group, (text) => text);
   fill(result, 'partialBatchResponse', 'partialBatchResponse', ENV.partialBatchResponse, parseBoolean);
+  fill(result, 'eventRecordFormat', 'eventRecordFormat', ENV.eventRecordFormat, (text) => text.toUpperCase());
   const ordering = read(ENV.ordering);
   if (result['ordering'] !== undefined && ordering !== undefined && result['ordering'] !== ordering) {
     // The committer has no code of the handler: it rebuilds lanes after a loss (docs/durability.md) by this value.

@@ -18,4 +18,4 @@ export type {
   RetryTopic,
   SaslInput,
 } from './types';
-export type { Backoff, Deserializer, DeserializerFn, KafkaOptions, KeyOf, LanesOptions, Ordering, RedisOptions, RetryOptions } from './lanes-options';
+export type { Backoff, Deserializer, DeserializerFn, EventRecordFormat, KafkaOptions, KeyOf, LanesOptions, Ordering, RedisOptions, RetryOptions } from './lanes-options';

@@ -1,10 +1,14 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import type { KafkaRecord } from '../event';
+import type { EventRecordFormat } from '../registry/esm-records';
+import type { RegistryDeserializer } from '../registry/types';
 
 /**
  * The options of a `lanes(...)` handler, after validation and defaults (see src/options/ for the schema).
  * Every framework name — Redis keys, retry and dead-letter topics — derives from `group`.
  */
+export type { EventRecordFormat };
+
 export type Ordering = 'key' | 'partition' | 'unordered';
 
 /** Turns bytes into the value a handler sees; throwing sends the record to the dead-letter topic. */
@@ -131,6 +135,10 @@ export interface LanesOptions {
    * returned as a Kafka partial batch response. Off: the invocation fails and the whole batch is redelivered.
    */
   readonly partialBatchResponse: boolean;
+  /** The trigger's schema registry integration delivers `SOURCE` payloads or `JSON` text; unset: no integration. */
+  readonly eventRecordFormat?: EventRecordFormat;
+  /** Output topic -> the registry format its `ctx.send` values are encoded with. */
+  readonly outputFormats?: Readonly<Record<string, RegistryDeserializer<unknown>>>;
   /** `ctx.step` results: size limit, how long they are kept past the retry path, serializer. */
   readonly steps: StepsOptions;
   /** Records carrying a `lanes-output` header (a kafka-lanes stage's `ctx.send`) run once per output. */

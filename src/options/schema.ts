@@ -12,6 +12,7 @@ import { isRecordPartInput, resolvePart, type RecordPartInput } from './standard
 import { resolveConnections } from './connection-options';
 import { parseSecretRef, secretRefExpected, type SecretStore } from './secret-ref';
 import { isObject } from '../describe';
+import { isRegistryWriter, type RegistryDeserializer } from '../registry/types';
 import { describeIssue, touches, type KnownKeys } from './issues';
 import type { LanesOptionsInput } from './types';
 
@@ -293,6 +294,12 @@ const rootShape = {
   kafka: z.prefault(z.strictObject(kafkaShape, anObject("{ brokers: ['b-1.example:9092'] }")), {}),
   caps: z.prefault(z.strictObject(capsShape, anObject('{ maxParked: 10000 }')), {}),
   partialBatchResponse: z._default(later(() => z.boolean({ error: '`true` or `false`' })), DEFAULTS.partialBatchResponse),
+  eventRecordFormat: z.optional(later(() => oneOf(['SOURCE', 'JSON']))),
+  // A custom check, not z.record: the record schema is more of zod read at every cold start, for an option few give.
+  outputFormats: z.optional(later(() => z.custom<Readonly<Record<string, RegistryDeserializer<unknown>>>>(
+    (value) => isObject(value) && Object.values(value).every(isRegistryWriter),
+    { error: 'an object of topic -> avro(), protobuf() or jsonSchema() given `registry`, `subject` and `schema` (what encode writes with)' },
+  ))),
   steps: z.prefault(z.strictObject(stepsShape, anObject('{ maxBytes: 65536 }')), {}),
   dedupeOutputs: z._default(later(() => z.boolean({ error: '`true` or `false`' })), DEFAULTS.dedupeOutputs),
 };

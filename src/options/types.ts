@@ -1,4 +1,5 @@
-import type { KeyOf, Ordering, StepSerializer } from './lanes-options';
+import type { EventRecordFormat, KeyOf, Ordering, StepSerializer } from './lanes-options';
+import type { RegistryDeserializer } from '../registry/types';
 import type { RecordPartInput } from './standard-schema';
 
 /**
@@ -177,6 +178,20 @@ export interface LanesOptionsInput {
    * returned as a partial batch response. Default `true`; `false` fails the invocation instead.
    */
   readonly partialBatchResponse?: boolean;
+  /**
+   * How the trigger's own schema registry integration (provisioned mode: the event source mapping validates keys and
+   * values through a Glue or Confluent registry) delivers what it validated: `SOURCE`, the payload without its frame
+   * (the frame is put back, so the record reads and is copied as the producer wrote it), or `JSON`, the value decoded
+   * to JSON text (`avro()`, `protobuf()` and `jsonSchema()` parse it). Unset: the trigger has no such integration.
+   * The serverless plugin sets it from `kafkaLanes.schemaRegistry` (docs/schema-registry.md).
+   */
+  readonly eventRecordFormat?: EventRecordFormat;
+  /**
+   * The format of an output topic's values, by topic: `avro()`, `protobuf()` or `jsonSchema()` made with `registry`,
+   * `subject` and `schema`. A `ctx.send` to that topic gives the value itself; it is encoded in Confluent's wire format
+   * (the schema registered under the subject at the first send) before it is produced. A Buffer is sent as it is.
+   */
+  readonly outputFormats?: Readonly<Record<string, RegistryDeserializer<unknown>>>;
   /**
    * Durable steps (`ctx.step`): `maxBytes`, the largest serialized result (default 256 KiB; a larger result fails
    * its record for good); `replayHorizonMs`, how long results are kept past the longest retry path so that a

@@ -6,7 +6,7 @@
 import type { KafkaRecord } from '../event';
 import { ConfigError } from '../errors';
 import type { RegistryReader } from './reader';
-import { REGISTRY_FORMAT, type RegistryDeserializer, type RegistryFormatOptions, type SchemaFormat } from './types';
+import { isEsmDecoded, REGISTRY_FORMAT, REGISTRY_SUBJECT, type RegistryDeserializer, type RegistryFormatOptions, type SchemaFormat } from './types';
 
 export { isRegistryDeserializer, REGISTRY_FORMAT, type GlueSchemaSource, type RegistryDeserializer, type RegistryFormatOptions, type SchemaFormat } from './types';
 export type { ConfluentRegistryConfig } from './confluent-client';
@@ -42,15 +42,30 @@ function registryFormat<T>(format: SchemaFormat, options: RegistryFormatOptions)
     reader ??= import('./reader').then(({ RegistryReader }) => new RegistryReader(format, options));
     return reader;
   };
-  const read = async (bytes: Buffer | null, _record: KafkaRecord): Promise<T | null> => {
+  const read = async (bytes: Buffer | null, record: KafkaRecord, part?: 'key' | 'value'): Promise<T | null> => {
     // A tombstone (or an absent key) has no frame: it stays null, as with every deserializer.
     if (bytes === null) return null;
+    // The trigger validated it through the registry and delivered it as JSON text (`eventRecordFormat: JSON`).
+    if (part !== undefined && isEsmDecoded(record.headers, part)) return parseEsmJson(bytes, part) as T;
     return (await readerOf()).decode(bytes) as Promise<T>;
   };
   return Object.assign(read, {
     [REGISTRY_FORMAT]: format,
+    [REGISTRY_SUBJECT]: options.registry !== undefined && options.schema !== undefined ? options.subject : undefined,
     encode: async (value: T): Promise<Buffer> => (await readerOf()).encode(value),
   });
+}
+
+// fatal: invalid UTF-8 is an error, not U+FFFD, as for every JSON this framework reads.
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The JSON text an event source mapping decoded a key or value to; throws saying what came instead. */
+function parseEsmJson(bytes: Buffer, part: 'key' | 'value'): unknown {
+  try {
+    return JSON.parse(utf8.decode(bytes)) as unknown;
+  } catch (error) {
+    throw new SyntaxError(`expected the JSON text the trigger's schema registry integration decoded the ${part} to (eventRecordFormat JSON), got ${bytes.length} bytes that are not: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
 
 /**

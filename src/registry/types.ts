@@ -1,4 +1,4 @@
-import type { KafkaRecord } from '../event';
+import type { KafkaHeader, KafkaRecord } from '../event';
 import type { ConfluentRegistryConfig } from './confluent-client';
 
 /** The schema languages a registry holds. */
@@ -38,15 +38,43 @@ export interface RegistryFormatOptions {
   readonly messageType?: string;
 }
 
+/**
+ * The header naming the parts a trigger delivered as JSON text (`HandOffHeader.EsmDecoded`; copies keep it; see
+ * esm-records.ts). Here, in a module of no code to speak of, so the hand-off headers name it without loading more.
+ */
+export const ESM_DECODED_HEADER = 'lanes-esm-decoded';
+
+/**
+ * Whether the record's `part` holds JSON text its trigger decoded through a schema registry (the `lanes-esm-decoded`
+ * header names it), rather than registry-framed bytes.
+ *
+ * @example
+ * isEsmDecoded(record.headers, 'value'); // true for a record delivered by a mapping with `EventRecordFormat: JSON`
+ */
+export function isEsmDecoded(headers: readonly KafkaHeader[], part: 'key' | 'value'): boolean {
+  for (let i = headers.length - 1; i >= 0; i -= 1) {
+    const header = headers[i]!;
+    if (header.name === ESM_DECODED_HEADER) return header.value.toString('latin1').split(',').includes(part);
+  }
+  return false;
+}
+
 export const REGISTRY_FORMAT: unique symbol = Symbol.for('kafka-lanes.registry-format');
+/** The subject a format's `encode` writes under, when its options give `registry`, `subject` and `schema`. */
+export const REGISTRY_SUBJECT: unique symbol = Symbol.for('kafka-lanes.registry-subject');
 
 /**
  * A key or value read through a schema registry: a deserializer (bytes, record) => value that kafka-lanes awaits,
  * and the matching serializer for `ctx.send`. Made by `avro()`, `protobuf()` or `jsonSchema()`.
  */
 export interface RegistryDeserializer<T> {
-  (bytes: Buffer | null, record: KafkaRecord): Promise<T | null>;
+  /**
+   * `part`: which part of `record` `bytes` are; with it, a part the trigger's schema registry integration delivered
+   * as JSON (the record's `lanes-esm-decoded` header) is parsed as that JSON.
+   */
+  (bytes: Buffer | null, record: KafkaRecord, part?: 'key' | 'value'): Promise<T | null>;
   readonly [REGISTRY_FORMAT]: SchemaFormat;
+  readonly [REGISTRY_SUBJECT]: string | undefined;
   /**
    * The bytes of `value` in Confluent's wire format, under the options' `subject` and `schema` (registered when
    * the subject lacks it), for `ctx.send`.
@@ -60,4 +88,9 @@ export interface RegistryDeserializer<T> {
  */
 export function isRegistryDeserializer(value: unknown): value is RegistryDeserializer<unknown> {
   return typeof value === 'function' && (value as unknown as Record<symbol, unknown>)[REGISTRY_FORMAT] !== undefined;
+}
+
+/** Whether `value` is a registry format that can encode: made with `registry`, `subject` and `schema`. */
+export function isRegistryWriter(value: unknown): value is RegistryDeserializer<unknown> {
+  return isRegistryDeserializer(value) && value[REGISTRY_SUBJECT] !== undefined;
 }

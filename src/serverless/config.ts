@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { DEFAULTS } from '../options/constants';
 import { DURATION_EXPECTED, durationMs } from '../options/duration';
 import { alarmsBlockSchema } from './alarms';
+import { schemaRegistryBlockSchema } from './schema-registry';
 
 // One definition of the plugin's options: the zod schemas below. The framework is only told that the blocks
 // exist (see plugin.ts), so every message about them is the plugin's, naming what was expected.
@@ -118,6 +119,11 @@ export const functionBlockSchema = z.strictObject({
    * record into a deployed service whose cluster is private. Its role may write the source topic only.
    */
   produce: z.boolean().optional(),
+  /**
+   * The source trigger validates through a schema registry (provisioned mode only): its `SchemaRegistryConfig`, the
+   * grants it reads with, and what the handler is told it delivers (schema-registry.ts).
+   */
+  schemaRegistry: schemaRegistryBlockSchema.optional(),
 });
 export type FunctionBlock = z.infer<typeof functionBlockSchema>;
 

@@ -1,7 +1,7 @@
 import { addAlarms } from './alarms-hook';
 import { declaredTemplate } from './checks';
 import { orderAfter, POLLER_SERVICES, servicesCalled, stackEndpoints, type OrderedResource } from './endpoint-order';
-import { afterRetryTriggers, compileResponseTypes, keepZeroBatchingWindows, mappingTarget, type Serverless } from './framework';
+import { afterRetryTriggers, compileResponseTypes, compileSchemaRegistries, keepZeroBatchingWindows, mappingTarget, type Serverless } from './framework';
 import { keepRetryTriggerIds } from './trigger-ids';
 import { dropImpliedDependsOn } from './implied-depends-on';
 import type { FunctionPlan } from './plan';
@@ -19,13 +19,14 @@ type CompiledResource = OrderedResource & { Type: string; Properties: Record<str
 
 /**
  * The plugin's pass over the template the framework compiled (`after:package:compileEvents`): the triggers' response
- * types and batching windows, each trigger after its group's topics, the retry tiers' triggers under the logical IDs they
+ * types, schema registries and batching windows, each trigger after its group's topics, the retry tiers' triggers under the logical IDs they
  * had on the handler (an upgrade moves them in place) with the handler's role updated after them, the functions and
  * triggers after the stack's endpoints they need, the alarms and dashboards, and no `DependsOn` a `Ref` already implies.
  */
 export function finishTemplate(serverless: Serverless, plans: readonly FunctionPlan[], made: MadeResources): void {
   const resources = serverless.service.provider.compiledCloudFormationTemplate.Resources;
   compileResponseTypes(serverless, plans);
+  compileSchemaRegistries(serverless, plans);
   keepZeroBatchingWindows(serverless);
   triggersAfterTopics(resources, made.topicsResources);
   const retryTriggers = keepRetryTriggerIds(serverless, plans);

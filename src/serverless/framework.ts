@@ -2,7 +2,8 @@
  * The Serverless Framework as the plugin sees it: the parts of its `serverless` object the plugin uses, and the
  * passes the plugin makes over the template the framework compiled.
  */
-import type { FunctionPlan, FunctionView } from './plan';
+import type { FunctionPlan, FunctionView, TriggerSettings } from './plan';
+import { schemaRegistryConfig } from './schema-registry';
 
 /** The parts of the framework's `serverless` object the plugin uses (osls, the Serverless Framework v3 line). */
 export interface Serverless {
@@ -121,4 +122,23 @@ export function afterRetryTriggers(role: { DependsOn?: string | string[] }, retr
   const after = role.DependsOn === undefined ? [] : Array.isArray(role.DependsOn) ? role.DependsOn : [role.DependsOn];
   const all = [...new Set([...after, ...retryTriggers])];
   if (all.length > 0) role.DependsOn = all;
+}
+
+/**
+ * Writes each planned source trigger's `SchemaRegistryConfig` (schema-registry.ts) into the template the framework
+ * compiled (its `msk` and `kafka` events have no such key): beside the `ConsumerGroupId` of its `AmazonManagedKafkaEventSourceConfig` (MSK) or
+ * `SelfManagedKafkaEventSourceConfig`.
+ */
+export function compileSchemaRegistries(serverless: Serverless, plans: readonly FunctionPlan[]): void {
+  const naming = serverless.getProvider('aws').naming;
+  const resources = serverless.service.provider.compiledCloudFormationTemplate.Resources;
+  for (const plan of plans) {
+    if (plan.schemaRegistry === undefined) continue;
+    const msk = 'msk' in plan.source ? plan.source.msk : undefined;
+    const logicalId = msk !== undefined ? naming.getMSKEventLogicalId(plan.functionKey, mskClusterNameToken(msk.arn), msk.topic) : naming.getKafkaEventLogicalId(plan.functionKey, (plan.source as { kafka: TriggerSettings }).kafka.topic);
+    const resource = resources[logicalId];
+    if (resource === undefined) continue;
+    const field = msk !== undefined ? 'AmazonManagedKafkaEventSourceConfig' : 'SelfManagedKafkaEventSourceConfig';
+    resource.Properties[field] = { ...(resource.Properties[field] as object | undefined), SchemaRegistryConfig: schemaRegistryConfig(plan.schemaRegistry) };
+  }
 }

@@ -2,6 +2,7 @@ import { ENV } from '../options/constants';
 import { completionGroupId, deadLetterTopic, recoveryGroupPrefix, retryTopic, retryTopicPrefix } from '../options/names';
 import { parseSecretRef } from '../options/secret-ref';
 import type { FunctionPlan } from './plan';
+import { glueRegistryGrants, schemaRegistrySecrets } from './schema-registry';
 
 /** One IAM policy statement. */
 export interface Statement {
@@ -165,6 +166,10 @@ export function groupGrants(plan: FunctionPlan, inVpc: boolean, compact = false)
   if (inVpc) committer.push({ Effect: 'Allow', Action: ENI_ACTIONS, Resource: '*' });
   if (inVpc) topics.push({ Effect: 'Allow', Action: ENI_ACTIONS, Resource: '*' });
   if (inVpc && plan.producer !== undefined) produce.push({ Effect: 'Allow', Action: ENI_ACTIONS, Resource: '*' });
+  // The source trigger's schema registry (schema-registry.ts): a Glue registry's reads, or a Confluent registry's secrets.
+  handler.push(...glueRegistryGrants(plan.schemaRegistry));
+  const registrySecrets = schemaRegistrySecrets(plan.schemaRegistry);
+  if (registrySecrets.length > 0) handler.push(...secretReads(registrySecrets));
   const secrets = secretGrants(plan.environment);
   both(...secrets);
   committer.push(...secrets);
@@ -199,7 +204,7 @@ function kafkaCluster(
  * A trigger's secrets: read by the event source mapping with the function's role, decrypted through Secrets Manager
  * only, with a key of the secret's account and region (the stack's for a secret known at deploy time).
  */
-function secretReads(secrets: readonly unknown[]): Statement[] {
+export function secretReads(secrets: readonly unknown[]): Statement[] {
   const decrypts = secrets.map((secret): Statement => {
     const arn = typeof secret === 'string' ? /^arn:[^:]+:[^:]+:([^:]*):([0-9]*):/.exec(secret) : null;
     const region = arn?.[1] || '${AWS::Region}';

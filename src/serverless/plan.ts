@@ -8,6 +8,7 @@ import { logicalIdCollisions } from './trigger-ids';
 import { AWS_LIMITS, PLUGIN_DEFAULTS, type FunctionBlock } from './config';
 import { retryDescription, retryFunctionProblems, retryKey, retryName, retryTriggerSettings } from './retry-function';
 import { PRODUCE_TOPIC_VARIABLE, PROVIDER_EXTRA_SECONDS } from './topics-resource';
+import { schemaRegistryEnvironment, schemaRegistryProblems, type SchemaRegistryBlock } from './schema-registry';
 
 /** The variable every Powertools utility reads its service from (the logs' `service`, telemetry.ts). */
 const POWERTOOLS_SERVICE_NAME = 'POWERTOOLS_SERVICE_NAME';
@@ -99,6 +100,7 @@ export interface FunctionPlan {
   };
   /** The produce function (`kafkaLanes.produce: true`, produce-handler.ts): in the VPC, writing the source topic only. */
   readonly producer: { readonly key: string; readonly definition: FunctionView } | undefined;
+  /** The source trigger's own schema registry integration (`kafkaLanes.schemaRegistry`, schema-registry.ts). */ readonly schemaRegistry?: SchemaRegistryBlock;
 }
 
 const DEFAULT_TIMEOUT_SECONDS = 6;
@@ -173,6 +175,7 @@ export function planFunction(
   problems.push(...nameProblems(where, functionKey, fn, name, group, tiers, block));
   const regionProblem = trigger.kind === 'msk' ? clusterRegionProblem(`${where}.events.msk.arn`, settings.arn, service.region) : undefined;
   if (regionProblem !== undefined) problems.push(regionProblem);
+  problems.push(...schemaRegistryProblems(`${where}.kafkaLanes.schemaRegistry`, block.schemaRegistry, settings));
   if (service.offline !== true) problems.push(...endpointProblems(endpoints(where, trigger.kind, settings, block)));
   if (problems.length > 0 || 'problems' in auth) return { problems };
 
@@ -182,7 +185,7 @@ export function planFunction(
   const collisions = logicalIdCollisions(service, where, functionKey, [source, ...retryTriggers]);
   if (collisions.length > 0) return { problems: collisions };
 
-  const environment = groupEnvironment(trigger.kind, settings, block, { group, tiers, auth, mode });
+  const environment = { ...groupEnvironment(trigger.kind, settings, block, { group, tiers, auth, mode }), ...schemaRegistryEnvironment(block.schemaRegistry) };
   const committerBlock = block.committer ?? {};
   const committer =
     committerBlock.enabled === false
@@ -259,7 +262,7 @@ export function planFunction(
             ...(fn.vpc === undefined ? {} : { vpc: fn.vpc }),
           },
         };
-  return { plan: { functionKey, group, tiers, mode, auth: auth.auth, source, retryTriggers, retry, environment, committer, outputs, topics, producer }, problems: [] };
+  return { plan: { functionKey, group, tiers, mode, auth: auth.auth, source, retryTriggers, retry, environment, committer, outputs, topics, producer, ...(block.schemaRegistry === undefined ? {} : { schemaRegistry: block.schemaRegistry }) }, problems: [] };
 }
 
 /** The MSK listener of each auth (`GetBootstrapBrokers`' field the provider reads). */

@@ -15,6 +15,7 @@ import { HandOffRecorder } from './hand-off-recorder';
 import { outputsNotice } from './outputs-notice';
 import { DroppedMetrics, NotedEffects, bytesOf, valueBytes } from './recorders';
 import { copyRecord } from './retry-copies';
+import { ESM_DECODED_HEADER, isRegistryDeserializer } from '../registry/types';
 import { RunRecorder } from './run-recorder';
 import { testDeclaration } from './service-file';
 import type { LanesTest, TestDeadLetter, TestHeldLane, TestLanesOptions, TestOutput, TestRecord, TestRetry, TestRun, TestStep } from './types';
@@ -34,6 +35,9 @@ function optionsUnderTest<V, K>(handler: TestedHandler<V, K>, group: string | un
 }
 
 /** The handler's own group (its `group` option, else `KAFKA_LANES_GROUP`), if it has one. */
+/** A decoded value as JSON text, a string included (`"c-1"`), as a trigger in JSON mode delivers it. */
+const jsonBytes = (value: unknown): Buffer => Buffer.from(JSON.stringify(value), 'utf8');
+
 function ownGroup<V, K>(handler: TestedHandler<V, K>): string | undefined {
   try {
     return handler.options.group;
@@ -97,7 +101,8 @@ export class LanesUnderTest<V, K> implements LanesTest<V, K> {
     const service = testDeclaration(testOptions, () => ownGroup(handler), given);
     const env = { ...process.env, ...(service.found ? service.env : {}), ...testOptions.env };
     const resolved = testOptions.env !== undefined || service.found;
-    const options = optionsUnderTest(handler, testOptions.group ?? (service.found ? service.env[ENV.group] : undefined), resolved ? env : undefined);
+    // Outputs are recorded as `ctx.send` was given them: a registry format's value is not encoded (no registry is asked).
+    const { outputFormats: _encodedOnDeploy, ...options } = optionsUnderTest(handler, testOptions.group ?? (service.found ? service.env[ENV.group] : undefined), resolved ? env : undefined);
     this.options = options;
     this.#handler = handler;
     this.#topic = testOptions.topic ?? 'source';
@@ -128,10 +133,15 @@ export class LanesUnderTest<V, K> implements LanesTest<V, K> {
     const records: KafkaRecordInput[] = list.map((record) => {
       const topic = record.topic ?? this.#topic;
       const partition = record.partition ?? 0;
+      const decoded = this.#decodedParts(record);
       return {
         topic, partition, offset: this.#takeOffset(`${topic}\n${partition}`, record.offset), timestamp: record.timestamp ?? this.now(),
-        key: bytesOf(record.key), value: valueBytes(record.value),
-        headers: Object.entries(record.headers ?? {}).map(([name, value]) => ({ name, value: bytesOf(value)! })),
+        key: decoded.includes('key') ? jsonBytes(record.key) : bytesOf(record.key),
+        value: decoded.includes('value') ? jsonBytes(record.value) : valueBytes(record.value),
+        headers: [
+          ...Object.entries(record.headers ?? {}).map(([name, value]) => ({ name, value: bytesOf(value)! })),
+          ...(decoded.length === 0 ? [] : [{ name: ESM_DECODED_HEADER, value: Buffer.from(decoded.join(',')) }]),
+        ],
       };
     });
     for (const batch of decodeKafkaEvent(encodeKafkaEvent({ source: 'SelfManagedKafka', records })).partitions) {
@@ -139,6 +149,18 @@ export class LanesUnderTest<V, K> implements LanesTest<V, K> {
     }
     return this.#invoke(records);
   };
+
+  /**
+   * The parts of `record` given decoded for a registry format (`avro()`, `protobuf()`, `jsonSchema()`): anything but
+   * bytes. They are delivered as a trigger with the schema registry integration in JSON mode delivers them, JSON text
+   * marked `lanes-esm-decoded`, which the format reads without a registry; bytes go as they are, frame and all.
+   */
+  #decodedParts(record: TestRecord): Array<'key' | 'value'> {
+    return (['key', 'value'] as const).filter((part) => {
+      const given = record[part];
+      return isRegistryDeserializer(this.options[part]) && given !== null && given !== undefined && !(given instanceof Uint8Array);
+    });
+  }
 
   readonly run = async (records: TestRecord | readonly TestRecord[]): Promise<void> => {
     await this.deliver(records);

@@ -8,7 +8,12 @@ import type { LanesOptions } from '../options/lanes-options';
 export interface TestRecord {
   /** A string (UTF-8), bytes, or `null` (no key). Default `null`. */
   readonly key?: string | Uint8Array | null;
-  /** A string (UTF-8) or bytes as they are, `null` (a tombstone), anything else as JSON. Default `null`. */
+  /**
+   * A string (UTF-8) or bytes as they are, `null` (a tombstone), anything else as JSON. Default `null`. For a value
+   * declared `avro()`, `protobuf()` or `jsonSchema()`: bytes are the wire format (frame and payload, read through the
+   * registry); anything else is the decoded value, delivered as the trigger's schema registry integration delivers
+   * it in JSON mode (JSON text marked by the `lanes-esm-decoded` header), read without a registry. The same for `key`.
+   */
   readonly value?: unknown;
   readonly headers?: Readonly<Record<string, string | Uint8Array>>;
   /** Default: the `topic` of `testLanes`. */

@@ -2,7 +2,7 @@
  * Every template kafka-lanes produces passes the CloudFormation linter (`cfn-lint`, which knows each resource's
  * schema and AWS's limits): the example as `serverless package` builds it (MSK Serverless, provisioned, an existing
  * VPC), a matrix of services (self-managed `kafka` trigger, SCRAM trigger, MSK IAM, an imported cluster ARN, the
- * longest names the plugin accepts, 20 retry tiers of a 64-character group), and infra/aws/ on its own.
+ * triggers' schema registries, the longest names the plugin accepts, 20 retry tiers of a 64-character group), and infra/aws/ on its own.
  */
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -65,7 +65,7 @@ const MATRIX: ReadonlyArray<[string, string]> = [
     kafkaLanes: { group: shop-invoices, redis: { url: 'rediss://redis.internal:6379' } }`),
   ],
   [
-    'MSK IAM in provisioned mode, a cron committer, and the longest names the plugin accepts',
+    'MSK IAM in provisioned mode, the triggers\' schema registries (Glue, imported; Confluent, with its secrets), a cron committer, and the longest names the plugin accepts',
     serviceYml(`  orders:
     handler: handler.handler
     events:
@@ -76,6 +76,29 @@ const MATRIX: ReadonlyArray<[string, string]> = [
     events:
       - msk: { arn: '${ARN}', topic: payments }
     kafkaLanes: { group: shop-payments, redis: { url: 'rediss://redis.internal:6379' }, committer: { schedule: 'cron(0/5 * * * ? *)' } }
+  glueRegistry:
+    handler: handler.handler
+    events:
+      - msk: { arn: '${ARN}', topic: shipments, provisionedPollerConfig: { minimumPollers: 1, maximumPollers: 2 } }
+    kafkaLanes:
+      group: shop-shipments
+      redis: { url: 'rediss://redis.internal:6379' }
+      schemaRegistry: { schemaRegistryUri: { 'Fn::ImportValue': shop-registry-arn }, schemaValidationConfigs: [{ attribute: KEY }, { attribute: VALUE }] }
+  confluentRegistry:
+    handler: handler.handler
+    events:
+      - kafka:
+          topic: refunds
+          bootstrapServers: [b-1.kafka.internal:9096]
+          accessConfigurations: { vpcSubnet: [subnet-0123456789abcdef0], vpcSecurityGroup: [sg-0123456789abcdef0], saslScram512Auth: ['${SECRET}'] }
+          provisionedPollerConfig: { minimumPollers: 1, maximumPollers: 2 }
+    kafkaLanes:
+      group: shop-refunds
+      redis: { url: 'rediss://redis.internal:6379' }
+      schemaRegistry:
+        schemaRegistryUri: https://registry.shop.io
+        eventRecordFormat: JSON
+        accessConfigs: [{ type: BASIC_AUTH, uri: '${SECRET}' }, { type: SERVER_ROOT_CA_CERTIFICATE, uri: '${SECRET}' }]
   ${'o'.repeat(40)}:
     name: ${'f'.repeat(54)}
     handler: handler.handler

@@ -8,7 +8,7 @@ import { deflateSync } from 'node:zlib';
 import type { Context } from 'aws-lambda';
 import * as avsc from 'avsc';
 import * as protobufjs from 'protobufjs';
-import { avro, jsonSchema, lanes, protobuf, type KafkaBatchResponse } from '../../src';
+import { avro, jsonSchema, lanes, NonRetriableError, protobuf, type KafkaBatchResponse } from '../../src';
 import { confluentFrame, glueFrame, writeMessageIndexes } from '../../src/registry/wire-format';
 import type { KafkaRecordInput } from '../../src/event';
 import { contextWithin, eventOf, fetchRecords, produce } from './support/kafka-events';
@@ -251,6 +251,48 @@ describe('values from a schema registry (against the registry stand-in)', () => 
     },
   );
 
+  it("reads what a trigger with the schema registry integration delivers: SOURCE framed again (dead letters keep the producer's bytes), JSON parsed (no registry asked, dead letters marked)", async () => {
+    // Prepare: Avro records as the producer wrote them, then as the event source mapping delivers them.
+    const { group, topic } = await setUp();
+    const id = registry.register(`${topic}-value`, ORDER_SCHEMA);
+    const produced = [1, 2].map((i) => confluentFrame(id, orderType.toBuffer({ id: i, item: i === 1 ? 'ok' : 'bad' })));
+    await produce(topic, produced.map((value, i) => ({ key: `k${i + 1}`, value })));
+    const records = await fetchRecords(topic, 2);
+    const metadata = { dataFormat: 'AVRO', schemaId: String(id) };
+    const source = records.map((r) => ({ ...r, value: Buffer.from(r.value!).subarray(5), valueSchemaMetadata: metadata }));
+    const json = records.map((r, i) => ({ ...r, value: Buffer.from(JSON.stringify({ id: i + 1, item: i === 0 ? 'ok' : 'bad' })), valueSchemaMetadata: metadata }));
+    const seen: string[] = [];
+    const run = async (record: { value: Order | null }): Promise<void> => {
+      if (record.value?.item === 'bad') throw new NonRetriableError('refused');
+      seen.push(`${record.value!.id}:${record.value!.item}`);
+    };
+    process.env.KAFKA_LANES_EVENT_RECORD_FORMAT = 'SOURCE';
+    const sourceHandler = lanes({ value: avro<Order>({ registry: registry.url }) }, run);
+    process.env.KAFKA_LANES_EVENT_RECORD_FORMAT = 'JSON';
+    const jsonGroup = uniqueName('grp');
+    await createTopic(`${jsonGroup}.dlq`, 1);
+    process.env.KAFKA_LANES_GROUP = jsonGroup;
+    const jsonHandler = lanes({ value: avro<Order>({ registry: 'http://127.0.0.1:1' }) }, run);
+
+    try {
+      // Act
+      const fromSource = await invoke(sourceHandler, source);
+      const fromJson = await invoke(jsonHandler, json);
+      const [sourceLetter] = await fetchRecords(`${group}.dlq`, 1);
+      const [jsonLetter] = await fetchRecords(`${jsonGroup}.dlq`, 1);
+
+      // Assess
+      expect([fromSource, fromJson]).toEqual([{ batchItemFailures: [] }, { batchItemFailures: [] }]);
+      expect(seen).toEqual(['1:ok', '1:ok']);
+      expect(Buffer.from(sourceLetter!.value!)).toEqual(produced[1]);
+      expect(header(sourceLetter!, 'lanes-esm-decoded')).toBeUndefined();
+      expect(JSON.parse(Buffer.from(jsonLetter!.value!).toString())).toEqual({ id: 2, item: 'bad' });
+      expect(header(jsonLetter!, 'lanes-esm-decoded')).toBe('value');
+    } finally {
+      await Promise.all([sourceHandler.close(), jsonHandler.close()]);
+    }
+  });
+
   it('encodes outputs with a registered schema: ctx.send of encode(value) reads back with the same format', async () => {
     // Prepare
     const { topic } = await setUp();
@@ -277,6 +319,44 @@ describe('values from a schema registry (against the registry stand-in)', () => 
       expect(bytes.readInt32BE(1)).toBe(id);
       expect({ ...(orderType.fromBuffer(bytes.subarray(5)) as Order) }).toEqual({ id: 9, item: 'out' });
       expect(registry.requests).toContain(`POST /subjects/${out}-value/versions`);
+    } finally {
+      await handler.close();
+    }
+  });
+
+  it('encodes what ctx.send gives a topic declared in outputFormats; a value its schema refuses fails the record and writes nothing', async () => {
+    // Prepare
+    const { group, topic } = await setUp();
+    const out = uniqueName('out');
+    await createTopic(out, 1);
+    process.env.KAFKA_LANES_OUTPUTS = out;
+    const id = registry.register(`${topic}-value`, ORDER_SCHEMA);
+    await produce(topic, [
+      { key: 'good', value: confluentFrame(id, orderType.toBuffer({ id: 1, item: 'in' })) },
+      { key: 'bad', value: confluentFrame(id, orderType.toBuffer({ id: 2, item: 'in' })) },
+    ]);
+    const records = await fetchRecords(topic, 2);
+    const enriched = avro<Order>({ registry: registry.url, subject: `${out}-value`, schema: ORDER_SCHEMA });
+    const handler = lanes({ value: avro<Order>({ registry: registry.url }), outputFormats: { [out]: enriched } }, async (record, ctx) => {
+      // No encode(): the declaration names the schema. The second value lacks `item`: the schema refuses it.
+      ctx.send(out, { key: 'k', value: record.value!.id === 1 ? { id: 1, item: 'out' } : { id: 2 } });
+    });
+
+    try {
+      // Act
+      const response = await invoke(handler, records);
+      const [retry] = await fetchRecords(`${group}.retry.5s`, 1);
+      await produce(out, [{ key: 'marker', value: 'end' }]);
+      const [written, ...after] = await fetchRecords(out, 2);
+
+      // Assess: the first written in Confluent's wire format with the subject's id; the second not written, its record retried.
+      expect(response).toEqual({ batchItemFailures: [] });
+      const bytes = Buffer.from(written!.value!);
+      expect([bytes[0], bytes.readInt32BE(1)]).toEqual([0, registry.register(`${out}-value`, ORDER_SCHEMA)]);
+      expect({ ...(orderType.fromBuffer(bytes.subarray(5)) as Order) }).toEqual({ id: 1, item: 'out' });
+      expect(after.map((r) => r.key?.toString())).toEqual(['marker']);
+      expect(retry!.key?.toString()).toBe('bad');
+      expect(header(retry!, 'lanes-error-message')).toMatch(/the value does not match Avro .*\(shop\.Order\) at item/);
     } finally {
       await handler.close();
     }

@@ -237,6 +237,45 @@ describe('serverless package with kafka-lanes/serverless', () => {
     expect((fn.Properties['Environment'] as { Variables: Record<string, string> }).Variables['KAFKA_LANES_PARTIAL_BATCH_RESPONSE']).toBe('true');
   });
 
+  it("passes the source trigger's schema registry through (provisioned mode), grants the Glue registry's reads, tells the handler, and refuses it on demand", async () => {
+    // Prepare
+    const registry = 'arn:aws:glue:eu-west-1:123456789012:registry/shop';
+    const dir = service(
+      yml(`    events:
+      - msk: { arn: '${ARN}', topic: orders, provisionedPollerConfig: { minimumPollers: 1 } }
+    kafkaLanes: { group: shop-orders, retryTiers: [5s], schemaRegistry: { schemaRegistryUri: '${registry}', schemaValidationConfigs: [{ attribute: KEY }, { attribute: VALUE }] } }`),
+    );
+    const onDemand = service(
+      yml(`    events:
+      - msk: { arn: '${ARN}', topic: orders }
+    kafkaLanes: { group: shop-orders, schemaRegistry: { schemaRegistryUri: '${registry}' } }`),
+    );
+    dirs.push(dir, onDemand);
+
+    // Act
+    const packaged = await serverless(dir, ['package']);
+    const refused = await serverless(onDemand, ['package']);
+
+    // Assess
+    expect({ code: packaged.code }).toEqual({ code: 0 });
+    const resources = template(join(dir, '.serverless'));
+    const mappings = ofType(resources, 'AWS::Lambda::EventSourceMapping').map((m) => m.Properties);
+    const source = mappings.find((m) => (m['Topics'] as string[])[0] === 'orders')!;
+    const retry = mappings.find((m) => (m['Topics'] as string[])[0] === 'shop-orders.retry.5s')!;
+    expect(source['AmazonManagedKafkaEventSourceConfig']).toEqual({
+      ConsumerGroupId: 'shop-orders',
+      SchemaRegistryConfig: { SchemaRegistryURI: registry, EventRecordFormat: 'SOURCE', SchemaValidationConfigs: [{ Attribute: 'KEY' }, { Attribute: 'VALUE' }] },
+    });
+    expect(retry['AmazonManagedKafkaEventSourceConfig']).toEqual({ ConsumerGroupId: 'shop-orders.retry.5s' });
+    const role = JSON.stringify(ofType(resources, 'AWS::IAM::Role').find((r) => JSON.stringify(r).includes('glue:'))!.Properties);
+    expect(role).toContain('"Action":["glue:GetRegistry"],"Resource":"arn:aws:glue:eu-west-1:123456789012:registry/shop"');
+    expect(role).toContain('"Action":["glue:GetSchemaVersion"],"Resource":["arn:aws:glue:eu-west-1:123456789012:registry/shop","arn:aws:glue:eu-west-1:123456789012:schema/shop/*"]');
+    const fn = ofType(resources, 'AWS::Lambda::Function').find((f) => f.Properties['FunctionName'] === 'shop-dev-orders')!;
+    expect((fn.Properties['Environment'] as { Variables: Record<string, string> }).Variables['KAFKA_LANES_EVENT_RECORD_FORMAT']).toBe('SOURCE');
+    expect(refused.code).not.toBe(0);
+    expect(refused.output).toContain('functions.orders.kafkaLanes.schemaRegistry: expected a trigger in provisioned mode');
+  });
+
   it("names the service in every function's logs, and keeps the name the service gives itself", async () => {
     // Prepare: a service name for all functions, another for the handler alone.
     const dir = service(

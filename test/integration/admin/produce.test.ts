@@ -1,8 +1,11 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import * as avsc from 'avsc';
+import * as protobufjs from 'protobufjs';
 import { runCliCaptured } from '../support/cli';
 import { fetchRecords } from '../support/kafka-events';
+import { RegistryStandIn } from '../support/registry-stand-in';
 import { createTopic, deleteTopics, KAFKA_BROKERS, uniqueName } from '../support/stack';
 
 const BROKERS = KAFKA_BROKERS.join(',');
@@ -70,5 +73,73 @@ describe('kafka-lanes produce', () => {
     const run = await runCliCaptured('produce', 'any-topic', '1', '--brokers', '127.0.0.1:1');
     expect(run.code).toBe(1);
     expect(run.err).toBe('kafka-lanes: Kafka (127.0.0.1:1) not reachable: connection refused (nothing listens there) at 127.0.0.1:1\n');
+  });
+
+  describe('through a schema registry (the registry stand-in: no real registry runs here)', () => {
+    const registry = new RegistryStandIn();
+    beforeAll(() => registry.start());
+    afterAll(() => registry.stop());
+
+    const ORDER = JSON.stringify({ type: 'record', name: 'Order', fields: [{ name: 'id', type: 'long' }, { name: 'item', type: 'string' }] });
+
+    it("writes Avro values in Confluent's wire format, registering the schema under <topic>-value first", async () => {
+      // Prepare
+      const name = await topic(1);
+      const schema = join(dir, 'order.avsc');
+      await writeFile(schema, ORDER);
+
+      // Act
+      const run = await runCliCaptured('produce', name, '{"id":1,"item":"a"}', '{"id":2,"item":"b"}', '--value-format', 'avro', '--value-schema', schema, '--schema-registry', registry.url, '--brokers', BROKERS);
+
+      // Assess: framed with the id the registry gave the subject; each decodes with the schema.
+      expect(run).toMatchObject({ code: 0, err: '' });
+      expect(run.out).toContain(`2 record(s) written to ${name} (acks=all, avro under subject ${name}-value)`);
+      const id = registry.register(`${name}-value`, ORDER);
+      const type = avsc.Type.forSchema(JSON.parse(ORDER) as avsc.Schema);
+      const records = await fetchRecords(name, 2);
+      expect(records.map((r) => Buffer.from(r.value!).readInt32BE(1))).toEqual([id, id]);
+      expect(records.map((r) => ({ ...(type.fromBuffer(Buffer.from(r.value!).subarray(5)) as object) }))).toEqual([{ id: 1, item: 'a' }, { id: 2, item: 'b' }]);
+    });
+
+    it('writes Protobuf records of a named message, with its message indexes, under the subject given', async () => {
+      // Prepare
+      const name = await topic(1);
+      const proto = 'syntax = "proto3";\npackage shop;\nmessage Envelope { string source = 1; }\nmessage Shipment { string id = 1; int64 grams = 2; }\n';
+      const schema = join(dir, 'shipment.proto');
+      await writeFile(schema, proto);
+      const Shipment = protobufjs.parse(proto, { keepCase: true }).root.lookupType('shop.Shipment');
+
+      // Act
+      const run = await runCliCaptured('produce', name, '--records', '{"key":"s-1","value":{"id":"s-1","grams":"9007199254740993"}}', '--value-format', 'protobuf', '--value-schema', schema, '--message-type', 'shop.Shipment', '--subject', 'shipments', '--schema-registry', registry.url, '--brokers', BROKERS);
+
+      // Assess: magic byte, the subject's id, message indexes [1] (zigzag 0x02 0x02), then the message.
+      expect(run).toMatchObject({ code: 0, err: '' });
+      const [record] = await fetchRecords(name, 1);
+      const bytes = Buffer.from(record!.value!);
+      expect(bytes.readInt32BE(1)).toBe(registry.register('shipments', proto, 'PROTOBUF'));
+      expect([...bytes.subarray(5, 7)]).toEqual([2, 2]);
+      expect(Shipment.toObject(Shipment.decode(bytes.subarray(7)), { longs: String })).toEqual({ id: 's-1', grams: '9007199254740993' });
+    });
+
+    it('refuses, before writing anything, a value the schema does not take and a format without its schema, naming them', async () => {
+      // Prepare
+      const name = await topic(1);
+      const schema = join(dir, 'order-refused.avsc');
+      await writeFile(schema, ORDER);
+
+      // Act
+      const mismatch = await runCliCaptured('produce', name, '{"id":1,"item":"a"}', '{"id":"two"}', '--value-format', 'avro', '--value-schema', schema, '--schema-registry', registry.url, '--brokers', BROKERS);
+      const noSchema = await runCliCaptured('produce', name, '{"id":1}', '--value-format', 'avro', '--schema-registry', registry.url, '--brokers', BROKERS);
+      const noFormat = await runCliCaptured('produce', name, '{"id":1}', '--value-schema', schema, '--brokers', BROKERS);
+      await runCliCaptured('produce', name, '"marker"', '--brokers', BROKERS);
+      const written = await fetchRecords(name, 1);
+
+      // Assess
+      expect(mismatch.code).toBe(1);
+      expect(mismatch.err).toMatch(new RegExp(`Record 2 cannot be written as avro under subject ${name}-value: the value does not match Avro .* at id, item`));
+      expect(noSchema.err).toMatch(/Expected `--value-schema <file>` and `--schema-registry <url>` with `--value-format avro`, got no --value-schema/);
+      expect(noFormat.err).toMatch(/Expected `--value-format avro\|protobuf\|json-schema` with `--value-schema`, got none/);
+      expect(written.map((r) => String(r.value))).toEqual(['"marker"']);
+    });
   });
 });

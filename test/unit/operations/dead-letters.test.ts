@@ -70,4 +70,17 @@ describe('dlq replay (operations/dead-letters.ts)', () => {
     expect(producer.sent).toEqual([]);
     expect(actions.map((a) => a.detail)).toEqual(['would be written back to orders as a new record (its order relative to later records of its key is not kept)']);
   });
+
+  it("does not write back a letter whose value is the JSON its trigger's schema registry integration decoded, and says why", async () => {
+    // Prepare
+    const producer = recordingProducer();
+
+    // Act
+    const actions = await replayDeadLetters(parts(), [letter(10, { 'lanes-esm-decoded': 'value' }), letter(11)], {}, producer, false);
+
+    // Assess: the other letter is written back; this one is skipped, naming what its value is.
+    expect(actions.map((a) => [a.deadLetter.offset, a.action])).toEqual([[10, 'skipped'], [11, 'written-back']]);
+    expect(actions[0]!.detail).toBe("not written back to orders: its value is the JSON its trigger's schema registry integration decoded (eventRecordFormat JSON), not the producer's bytes");
+    expect(producer.sent).toHaveLength(1);
+  });
 });

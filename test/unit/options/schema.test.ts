@@ -2,6 +2,7 @@ import { ConfigError } from '../../../src/errors';
 import { OptionsError, resolveOptions } from '../../../src/options';
 import type { LanesOptionsInput } from '../../../src/options';
 import type { LanesOptions } from '../../../src/options';
+import { avro } from '../../../src/registry';
 
 type Env = Record<string, string>;
 
@@ -231,6 +232,30 @@ describe('resolveOptions', () => {
 
       // Assess
       expect(act).toThrow(message);
+    });
+
+    it("reads what the trigger's schema registry integration delivers from KAFKA_LANES_EVENT_RECORD_FORMAT, and refuses another value", () => {
+      // Act
+      const fromEnv = resolve({ group: 'g' }, { KAFKA_LANES_EVENT_RECORD_FORMAT: 'json' });
+      const none = resolve({ group: 'g' }, {});
+      const act = (): unknown => resolve({ group: 'g' }, { KAFKA_LANES_EVENT_RECORD_FORMAT: 'AVRO' });
+
+      // Assess
+      expect([fromEnv.eventRecordFormat, none.eventRecordFormat]).toEqual(['JSON', undefined]);
+      expect(act).toThrow('Invalid kafka-lanes option `eventRecordFormat` (from environment variable `KAFKA_LANES_EVENT_RECORD_FORMAT`): expected `SOURCE` or `JSON`, got `AVRO` (string)');
+    });
+
+    it('takes an output format that can encode, and refuses one made without its subject and schema', () => {
+      // Prepare
+      const writer = avro({ registry: 'http://127.0.0.1:8081', subject: 'out-value', schema: '"string"' });
+
+      // Act
+      const options = resolve({ group: 'g', outputFormats: { out: writer } }, {});
+      const act = (): unknown => resolve({ group: 'g', outputFormats: { out: avro({ registry: 'http://127.0.0.1:8081' }) } }, {});
+
+      // Assess
+      expect(options.outputFormats).toEqual({ out: writer });
+      expect(act).toThrow(/`outputFormats`.*avro\(\), protobuf\(\) or jsonSchema\(\) given `registry`, `subject` and `schema`/);
     });
 
     it('reads the ordering the committer rebuilds lanes by from KAFKA_LANES_ORDERING, and refuses another in code', () => {
@@ -557,7 +582,7 @@ describe('resolveOptions', () => {
         { parallelism: 10 },
         'Unknown kafka-lanes option `parallelism`: expected one of `group`, `ordering`, `keyOf`, `nullKey`, `concurrency`, ' +
           '`recordTimeoutMs`, `deadlineMarginMs`, `flushIntervalMs`, `key`, `value`, `retry`, `deadLetter`, `redis`, `kafka`, ' +
-          '`caps`, `partialBatchResponse`, `steps`, `dedupeOutputs`',
+          '`caps`, `partialBatchResponse`, `eventRecordFormat`, `outputFormats`, `steps`, `dedupeOutputs`',
       ],
     ])('%p: %s', (input, problem) => {
       // Act

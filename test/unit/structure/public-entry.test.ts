@@ -23,6 +23,7 @@ describe('the public entry, kafka-lanes', () => {
       'DeserializationError',
       'Deserializer',
       'DeserializerFn',
+      'EventRecordFormat',
       'GlueSchemaSource',
       'KafkaBatchResponse',
       'KafkaHeader',

@@ -4,7 +4,7 @@
  * tiers' delays simulated.
  */
 import { z } from 'zod';
-import { lanes, NonRetriableError, RetryLaterError } from '../../../src';
+import { avro, lanes, NonRetriableError, protobuf, RetryLaterError } from '../../../src';
 import { testLanes } from '../../../src/testing';
 
 const order = z.object({ id: z.string(), amount: z.number() });
@@ -260,6 +260,56 @@ describe('testLanes', () => {
 
     // Assess
     await expect(settled).rejects.toThrow('retries never settle: 3 retry invocations played and 1 copy still pending (first: source-0@0, attempt 5)');
+  });
+
+  it('takes decoded values for a registry format, read without a registry, through retries and into dead letters', async () => {
+    // Prepare: nothing listens at the registry's URL; a decoded value never asks it.
+    const handler = lanes({ group: 'orders-svc', key: protobuf<string>({ registry: 'http://127.0.0.1:1' }), value: { deserializer: avro({ registry: 'http://127.0.0.1:1' }), schema: order } }, async (record, ctx) => {
+      if (record.value.amount < 0) throw new NonRetriableError('negative');
+      if (ctx.attempt === 1 && record.value.id === 'o-2') throw new Error('flaky');
+    });
+    const t = testLanes(handler, { topic: 'orders' });
+
+    // Act
+    await t.run([
+      { key: 'c-1', value: { id: 'o-1', amount: 5 } },
+      { key: 'c-2', value: { id: 'o-2', amount: 7 } },
+      { key: 'c-3', value: { id: 'o-3', amount: -1 } },
+    ]);
+
+    // Assess
+    // The key as the trigger delivers it, JSON text (a lane's key is its bytes).
+    expect(t.runs.filter((run) => run.status === 'succeeded').map((run) => [run.key, run.value.id, run.attempt])).toEqual(expect.arrayContaining([['"c-1"', 'o-1', 1], ['"c-2"', 'o-2', 2]]));
+    expect(t.retries.map((retry) => retry.key)).toEqual(['"c-2"']);
+    expect(t.deadLetters.map((letter) => [letter.reason, letter.value])).toEqual([['non-retriable', { id: 'o-3', amount: -1 }]]);
+  });
+
+  it('records the value ctx.send was given to a topic with a registry format, encoding nothing (no registry is asked)', async () => {
+    // Prepare: nothing listens at the registry's URL.
+    const enriched = avro<{ id: string }>({ registry: 'http://127.0.0.1:1', subject: 'enriched-value', schema: { type: 'record', name: 'E', fields: [{ name: 'id', type: 'string' }] } });
+    const handler = lanes({ group: 'orders-svc', value: 'string', outputFormats: { enriched } }, async (record, ctx) => {
+      ctx.send('enriched', { key: 'k', value: { id: record.value } });
+    });
+    const t = testLanes(handler, { topic: 'orders', outputs: ['enriched'] });
+
+    // Act
+    await t.run([{ key: 'c-1', value: 'o-1' }]);
+
+    // Assess
+    expect(t.outputs.map((output) => [output.topic, output.value])).toEqual([['enriched', { id: 'o-1' }]]);
+    expect(t.deadLetters).toEqual([]);
+  });
+
+  it('takes bytes for a registry format as the wire format, and dead-letters bytes without a frame with the reason', async () => {
+    // Prepare: no registry: the frame is read before any schema is needed.
+    const handler = lanes({ group: 'orders-svc', value: avro({ registry: 'http://127.0.0.1:1' }) }, async () => undefined);
+    const t = testLanes(handler, { topic: 'orders' });
+
+    // Act
+    await t.deliver([{ key: 'c-1', value: Buffer.from('{"id":"o-1"}') }]);
+
+    // Assess
+    expect(t.deadLetters.map((letter) => [letter.reason, letter.error?.message])).toEqual([['deserialization', expect.stringContaining('expected magic byte 0 (Confluent wire format) or header version 3 (Glue), got 0x7b')]]);
   });
 
   it('loads neither kafkajs nor ioredis nor an AWS SDK client, even running steps, outputs and retries', async () => {
