@@ -17,7 +17,7 @@
 import { LanesUnderTest, type TestedHandler as Tested } from './lanes-under-test';
 import type { LanesTest, TestLanesOptions } from './types';
 
-export type { LanesTest, TestDeadLetter, TestError, TestHeldLane, TestLanesOptions, TestOrigin, TestOutput, TestRecord, TestRetry, TestRun, TestStep } from './types';
+export type { LanesTest, TestDeadLetter, TestError, TestHeldLane, TestLanesOptions, TestOrigin, TestOutput, TestRecord, TestRetry, TestRetryTime, TestRun, TestStep } from './types';
 export { CompletionModel, CompletionModelStore } from './completion-model';
 export { EffectsModel, OutputLog } from './effects-model';
 
