@@ -7,8 +7,8 @@
  *
  * Prints, per mode: `billed function-seconds per retried record: X (waiting: Y)` (X the retry function's billed time,
  * Y the time its executions waited suspended), each retry's delay as the tiers set it and as observed (the run after
- * the failure before it), and the lateness after due (p50 / p99 / max). Figures only, no assertion. Needs
- * `npm run local:up`.
+ * the failure before it), and the lateness after due (p50 / p99 / max); then how long a stop of the trigger (Ctrl-C)
+ * takes while a copy waits suspended. Figures only, no assertion. Needs `npm run local:up`.
  *
  *   npm run bench:retry-cost
  *   RECORDS=5 MODES=suspend npm run bench:retry-cost
@@ -132,6 +132,44 @@ function report(f: Figures): void {
   process.stdout.write(`    lateness after due: p50 ${percentile(l, 50)} ms, p99 ${percentile(l, 99)} ms, max ${l[l.length - 1]} ms, earliest ${l[0]} ms (${l.length} retries)\n`);
 }
 
+/** How long a stop of the trigger (Ctrl-C) takes while a copy waits suspended in a 30 s tier. */
+async function stopWhileWaiting(): Promise<number> {
+  const group = uniqueName('bench-cost-stop');
+  const source = `${group}.source`;
+  const topics = [source, retryTopic(group, '30s'), deadLetterTopic(group)];
+  await Promise.all(topics.map((topic) => createTopic(topic, 1)));
+  const handler = lanes({ group, redis: { url: REDIS_URL }, kafka: { brokers: KAFKA_BROKERS }, retry: { tiers: ['30s'], maxAttempts: 2 } }, async () => {
+    throw new Error('always failing');
+  });
+  const fn = lanesFunction(handler as unknown as (event: never, context: Context) => Promise<unknown>, FUNCTION_TIMEOUT_MS);
+  const base = { batchSize: 100, batchingWindowMs: 0, startingPosition: 'TRIM_HORIZON', startingPositionTimestamp: undefined, reportBatchItemFailures: true, brokers: KAFKA_BROKERS, eventSource: { source: 'SelfManagedKafka' }, mixPartitions: true, sessionTimeoutMs: 30_000 } as const;
+  const specs: MappingSpec[] = [
+    { ...base, functionKey: 'fn', topic: source, groupId: `${source}-esm` },
+    { ...base, functionKey: 'fnRetry', topic: retryTopic(group, '30s'), groupId: `${group}-retry-esm`, durable: { executionTimeoutMs: 900_000 } },
+  ];
+  const notices: string[] = [];
+  const trigger = new OfflineKafkaTrigger(inProcessLambda({ fn, fnRetry: fn }), specs, [], {}, { notice: (m) => notices.push(m), warning: (m) => notices.push(m) });
+  try {
+    await trigger.start();
+    await produce(source, [{ key: 'k', value: '{}' }]);
+    const until = Date.now() + 60_000;
+    while ((trigger.stats.functions['fnRetry']?.invocations ?? 0) === 0) {
+      if (Date.now() > until) throw new Error('the retry function never ran');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    // The first round has started: let it leave the copy waiting.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const started = performance.now();
+    await trigger.stop();
+    const seconds = (performance.now() - started) / 1000;
+    for (const notice of notices.filter((n) => n.includes('left uncommitted'))) process.stdout.write(`    ${notice}\n`);
+    return seconds;
+  } finally {
+    await handler.close();
+    await deleteTopics(topics);
+  }
+}
+
 async function main(): Promise<void> {
   process.stdout.write(`${RECORDS} always-failing record(s), tiers ${TIERS.join(', ')}, ${MAX_ATTEMPTS} attempts, under the offline trigger on ${KAFKA_BROKERS.join(',')}\n`);
   const all: Figures[] = [];
@@ -139,6 +177,10 @@ async function main(): Promise<void> {
     const figures = await measure(mode);
     report(figures);
     all.push(figures);
+  }
+  if (MODES.includes('suspend')) {
+    process.stdout.write('  stop (Ctrl-C) with a copy waiting suspended in a 30 s tier:\n');
+    process.stdout.write(`    returned in ${(await stopWhileWaiting()).toFixed(2)} s\n`);
   }
   const after = all.find((f) => f.mode === 'suspend');
   const before = all.find((f) => f.mode === 'inline');

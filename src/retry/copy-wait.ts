@@ -8,10 +8,11 @@ import type { CopyWait } from '../engine/run-scope';
 /**
  * A copy due this soon waits in the invocation even in a round of a durable execution. A durable wait lasts whole
  * seconds (at least one), so a suspension would leave such a copy up to a second late; waiting here bills at most
- * this long. The wait decision after a round (`waitAfter`) aims each wake-up this far before the copy it wakes for
- * is due, so every copy is at most this late or bills at most this long, never both.
+ * this long. The wait decision after a round (`waitAfter`) picks the whole seconds that end within this much before
+ * the copy it wakes for is due, or less than a second minus this much after: a copy bills at most 250 ms of waiting per
+ * retry, or runs less than 750 ms late (plus the time the execution takes to resume), never both.
  */
-export const WAIT_HERE_MS = 500;
+export const WAIT_HERE_MS = 250;
 
 /** What a copy not due yet does now. */
 export type CopyWaitAction =

@@ -60,13 +60,13 @@ export async function suspendLoop(ports: SuspendPorts, execution: ExecutionWindo
 
 /**
  * How long the execution waits after a round, in whole seconds (a durable wait's unit, at least one), or `undefined`
- * when nothing waits: the whole number of seconds that ends within `WAIT_HERE_MS` of the next copy's due time. Woken
- * before it, the copy waits the rest in the round (at most `WAIT_HERE_MS` billed); woken after it, it runs less than
- * `WAIT_HERE_MS` late. Never early either way: a round runs no copy before its due time. Pure.
+ * when nothing waits: the fewest whole seconds that end at most `WAIT_HERE_MS` before the next copy's due time. Woken
+ * before it, the copy waits the rest in the round (at most `WAIT_HERE_MS` billed); woken after it, it runs less than a
+ * second minus `WAIT_HERE_MS` late. Never early either way: a round runs no copy before its due time. Pure.
  *
  * @example
  * waitAfter({ response, waiting: { copies: 1, nextDueAtMs: t + 4_800 }, startedAtMs: t, endedAtMs: t }); // 5: 200 ms late
- * waitAfter({ response, waiting: { copies: 1, nextDueAtMs: t + 4_400 }, startedAtMs: t, endedAtMs: t }); // 4: 400 ms waited in the round
+ * waitAfter({ response, waiting: { copies: 1, nextDueAtMs: t + 4_200 }, startedAtMs: t, endedAtMs: t }); // 4: 200 ms waited in the round
  */
 export function waitAfter(outcome: RoundOutcome): number | undefined {
   if (outcome.waiting === undefined) return undefined;

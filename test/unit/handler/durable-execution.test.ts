@@ -54,7 +54,7 @@ describe('the suspend loop as a durable execution (the SDK’s local runner)', (
     ]);
     expect(runner.getOperation('wait-0').getWaitDetails()?.waitSeconds).toBe(waitAfter(outcomes[0]!));
     expect(runner.getOperation('wait-1').getWaitDetails()?.waitSeconds).toBe(waitAfter(outcomes[1]!));
-    expect([waitAfter(outcomes[0]!), waitAfter(outcomes[1]!)]).toEqual([4, 8]);
+    expect([waitAfter(outcomes[0]!), waitAfter(outcomes[1]!)]).toEqual([5, 8]);
   });
 
   it('fails the execution when a round throws, without running it again as a step retry', async () => {
