@@ -11,7 +11,7 @@
 import { withDurableExecution, type DurableContext } from '@aws/durable-execution-sdk-js';
 import type { Context } from 'aws-lambda';
 import type { KafkaBatchResponse } from '../event';
-import { suspendLoop, type ExecutionWindow, type RoundOutcome } from '../retry/suspend-loop';
+import { retryExecutionTimeoutMs, suspendLoop, type ExecutionWindow, type RoundOutcome } from '../retry/suspend-loop';
 
 /** Runs one round of the event in a Lambda invocation (`LanesCore.round`). */
 export type RunRound = (event: unknown, context: Context, execution: ExecutionWindow) => Promise<RoundOutcome>;
@@ -21,10 +21,13 @@ export type RunRound = (event: unknown, context: Context, execution: ExecutionWi
  * that throws is not retried as a step: the execution fails and the event source mapping sends the batch again, as it
  * does when a plain invocation fails (every copy the failed round settled is done: G7 skips it).
  *
+ * `timeoutMs`: the execution's timeout, by default what the plugin sets (`KAFKA_LANES_RETRY_EXECUTION_TIMEOUT`), read
+ * here, once: only a durable retry function has one, and this module loads with its first invocation.
+ *
  * @example
- * const handler = durableRetryHandler((event, context, execution) => fn.round(event, context, execution), 900_000);
+ * const handler = durableRetryHandler((event, context, execution) => fn.round(event, context, execution));
  */
-export function durableRetryHandler(round: RunRound, timeoutMs: number): (event: unknown, context: Context) => Promise<unknown> {
+export function durableRetryHandler(round: RunRound, timeoutMs = retryExecutionTimeoutMs(process.env)): (event: unknown, context: Context) => Promise<unknown> {
   const loop = async (event: unknown, durable: DurableContext): Promise<KafkaBatchResponse> =>
     suspendLoop({
       round: (index, execution) => durable.step(`round-${index}`, () => round(event, durable.lambdaContext, execution), { retryStrategy: () => ({ shouldRetry: false }) }),

@@ -11,7 +11,7 @@ import { deadLetterTopic, ENV, resolveOptions, type LanesOptionsInput, type Lane
 import type { LanesFunction, HandOffSink, RecordHandler } from './lanes-function';
 import { importTelemetry } from '../telemetry';
 import { declaredOutputs, sendDeclared } from './declared-outputs';
-import { retryExecutionTimeoutMs, roundOf } from '../retry/suspend-loop';
+import { roundOf } from '../retry/execution-window';
 
 /**
  * An invocation of a durable function: Lambda's durable execution envelope, which carries the event inside its state
@@ -214,8 +214,6 @@ export function lanes<O extends LanesOptionsInput, V = RecordPartOf<O, 'value'>,
     }
     return lanesFunction;
   };
-  // Read at cold start like the options: only a durable retry function uses it.
-  const executionTimeoutMs = retryExecutionTimeoutMs(process.env);
   let durable: Promise<(event: unknown, context: Context) => Promise<unknown>> | undefined;
   const base = async (event: unknown, context: Context): Promise<KafkaBatchResponse> => {
     const testEngine = (context as Context & { [TEST_ENGINE]?: (event: unknown) => Promise<KafkaBatchResponse> })[TEST_ENGINE];
@@ -223,7 +221,7 @@ export function lanes<O extends LanesOptionsInput, V = RecordPartOf<O, 'value'>,
     if (isDurableEnvelope(event)) {
       // A durable retry function: the SDK is loaded at its first invocation, never by a handler that is not one.
       durable ??= import('./durable-execution').then(({ durableRetryHandler }) =>
-        durableRetryHandler(async (kafkaEvent, lambdaContext, execution) => (await functionNow()).round(kafkaEvent, lambdaContext, execution), executionTimeoutMs));
+        durableRetryHandler(async (kafkaEvent, lambdaContext, execution) => (await functionNow()).round(kafkaEvent, lambdaContext, execution)));
       // What Lambda's durable execution service reads (the execution's status and, at its end, the batch response).
       return (await durable)(event, context) as Promise<KafkaBatchResponse>;
     }

@@ -11,14 +11,9 @@ import type { Waiting } from '../engine/run-scope';
 import { ConfigError, describeValue } from '../errors';
 import { ENV } from '../options/constants';
 import { WAIT_HERE_MS } from './copy-wait';
+import type { ExecutionWindow } from './execution-window';
 
-/** The durable execution a round belongs to. */
-export interface ExecutionWindow {
-  /** When the execution started (epoch ms); absent for its first round, which reads its own clock. */
-  readonly startedAtMs?: number | undefined;
-  /** How long the execution may last (its `DurableConfig.ExecutionTimeout`), in ms. */
-  readonly timeoutMs: number;
-}
+export type { ExecutionWindow } from './execution-window';
 
 /** What one round tells the loop: small and JSON, so a durable step checkpoints it. */
 export interface RoundOutcome {
@@ -103,32 +98,6 @@ export function compactResponse(response: KafkaBatchResponse): KafkaBatchRespons
     if (known === undefined || failure.itemIdentifier.offset < known.itemIdentifier.offset) lowest.set(failure.itemIdentifier.partition, failure);
   }
   return { batchItemFailures: [...lowest.values()] };
-}
-
-/**
- * Where the offline trigger tells a handler that an invocation is a round of a durable execution, and of which: a key
- * of the invocation's client context (`custom`), so the event stays what AWS sends. On AWS a durable invocation says
- * so itself (its event is the durable envelope); no event source mapping sends a client context.
- */
-export const ROUND_CONTEXT_KEY = 'kafka-lanes.round';
-
-/** The client context that makes an invocation a round of `execution` (what `roundOf` reads back). */
-export function roundClientContext(execution: ExecutionWindow): { custom: Record<string, ExecutionWindow> } {
-  return { custom: { [ROUND_CONTEXT_KEY]: execution } };
-}
-
-/**
- * The execution an invocation is a round of, from its Lambda context's client context; `undefined` for any other
- * invocation. Pure.
- *
- * @example
- * roundOf({ clientContext: roundClientContext({ startedAtMs: t, timeoutMs: 900_000 }) }); // { startedAtMs: t, timeoutMs: 900_000 }
- */
-export function roundOf(context: { readonly clientContext?: unknown }): ExecutionWindow | undefined {
-  const custom = (context.clientContext as { custom?: Record<string, unknown> } | null | undefined)?.custom;
-  const round = custom?.[ROUND_CONTEXT_KEY] as { startedAtMs?: unknown; timeoutMs?: unknown } | undefined;
-  if (round === undefined || typeof round.timeoutMs !== 'number' || !(round.timeoutMs > 0)) return undefined;
-  return typeof round.startedAtMs === 'number' ? { startedAtMs: round.startedAtMs, timeoutMs: round.timeoutMs } : { timeoutMs: round.timeoutMs };
 }
 
 /** The longest `DurableConfig.ExecutionTimeout` Lambda takes, in seconds (366 days). */

@@ -12,7 +12,7 @@ import { PartitionQueues, type PartitionQueuesSettings } from './partition-queue
 import { executionReport, leftUncommitted, playExecution, type ExecutionEnd, type FunctionFigures } from './durable-executions';
 
 export type { FunctionFigures } from './durable-executions';
-import { roundClientContext } from '../../retry/suspend-loop';
+import { roundClientContext } from '../../retry/execution-window';
 
 /** What the trigger needs of serverless-offline's Lambda runtime (`serverless-offline/lambda`). */
 export interface OfflineLambda {

@@ -5,9 +5,8 @@
  */
 import fc from 'fast-check';
 import { WAIT_HERE_MS } from '../../../src/retry/copy-wait';
-import {
-  compactResponse, retryExecutionTimeoutMs, roundClientContext, roundOf, suspendHorizon, suspendLoop, waitAfter, type RoundOutcome,
-} from '../../../src/retry/suspend-loop';
+import { roundClientContext, roundOf } from '../../../src/retry/execution-window';
+import { compactResponse, retryExecutionTimeoutMs, suspendHorizon, suspendLoop, waitAfter, type RoundOutcome } from '../../../src/retry/suspend-loop';
 
 const T0 = 1_750_000_000_000;
 const failure = (partition: string, offset: number) => ({ itemIdentifier: { partition, offset } });
