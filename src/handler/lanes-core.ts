@@ -6,7 +6,7 @@ import type { EffectsPort } from '../ports/effects';
 import type { CompletionPort } from '../ports/completion';
 import type { HandOffSink } from '../ports/handoff';
 import type { LanesOptions } from '../options/lanes-options';
-import { parseDuration } from '../options/duration';
+import { durationMs } from '../options/duration';
 import { retryTierOf } from '../options/names';
 import { RetryPath } from '../retry/retry-path';
 import { compactResponse, suspendHorizon, type ExecutionWindow, type RoundOutcome } from '../retry/suspend-loop';
@@ -91,8 +91,9 @@ export class LanesCore {
     for (const batch of decoded.partitions) (retryTierOf(this.#group, batch.topic) === undefined ? sources : retries).push(batch);
     const runRetries = (): Promise<InvocationOutcome> => {
       if (execution === undefined) return this.engine.run(this.#retry, retries, sink, context).then((response) => ({ response, waiting: undefined }));
-      // One tier per event source; should an emulator mix them, the shortest tier bounds the suspension.
-      const tierMs = Math.min(...retries.map((batch) => parseDuration(retryTierOf(this.#group, batch.topic)!)));
+      // One tier per event source; should an emulator mix them, the shortest tier bounds the suspension. A topic named
+      // like a tier that is none (its copies are dead-lettered as malformed) bounds nothing.
+      const tierMs = Math.min(...retries.map((batch) => durationMs(retryTierOf(this.#group, batch.topic)) ?? 0));
       return this.engine.round(this.#retry, retries, sink, context, suspendHorizon(execution, context.getRemainingTimeInMillis(), tierMs));
     };
     if (retries.length === 0) return { response: await this.engine.run(this.#source, sources, sink, context), waiting: undefined };
