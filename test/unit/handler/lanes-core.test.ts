@@ -227,3 +227,17 @@ describe('LanesCore.round: a round of a durable execution', () => {
     expect(outcome).toEqual({ response: { batchItemFailures: [] }, startedAtMs: T0 + 5, endedAtMs: T0 + 5 });
   });
 });
+
+describe('LanesCore.round: a topic named like a tier that is none', () => {
+  it('dead-letters its copies as malformed, as a plain invocation does', async () => {
+    const r = rig();
+    r.failOnce.add(0);
+    await r.core.process(eventOf([sourceRecord(0)]), context);
+    const stray = { ...r.written[0]!, topic: `${GROUP}.retry.soon` };
+
+    const outcome = await r.core.round(eventOf([copyRecord(stray, 0, T0)]), context, { startedAtMs: T0, timeoutMs: 900_000 });
+
+    expect(outcome.response).toEqual({ batchItemFailures: [] });
+    expect(r.written.at(-1)).toEqual(expect.objectContaining({ kind: 'dead-letter', reason: 'malformed' }));
+  });
+});
