@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Order } from './orders';
+import type { Order } from './order';
 
 /** A transient failure of the downstream system: retried through the retry tiers. */
 export class DownstreamUnavailableError extends Error {

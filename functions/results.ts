@@ -1,7 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import { createRedis } from '../src/connections';
 import { resolveOptions } from '../src/options';
-import type { Order } from './orders';
+import type { Order } from './order';
 
 /**
  * Where the demo records what it processed, so `npm start` can check the run: per customer, the order

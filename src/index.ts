@@ -19,6 +19,8 @@ export type { StandardSchemaV1 } from './options/standard-schema';
 export type { KafkaBatchResponse, KafkaHeader } from './event';
 export { LanesError, ConfigError, NonRetriableError, RetryLaterError, DeadlineError, RecordTimeoutError } from './errors';
 export { DeserializationError } from './options/errors';
+export { SchemaRegistryUnavailableError } from './registry/errors';
+export { avro, protobuf, jsonSchema, type RegistryDeserializer, type RegistryFormatOptions, type GlueSchemaSource, type ConfluentRegistryConfig, type SchemaFormat } from './registry';
 export { SchemaValidationError } from './options/standard-schema';
 export type { OutputRecord } from './lanes/effects';
 export type { StepSerializer } from './options/lanes-options';

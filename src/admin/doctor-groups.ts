@@ -1,7 +1,7 @@
 import { AssignerProtocol, type Admin } from 'kafkajs';
 import { retryTopics } from '../options';
 import { completionGroupId } from '../options/names';
-import type { Check } from './doctor';
+import type { Check } from './check';
 
 /**
  * `kafka-lanes doctor`'s "groups unique" rows: the consumer group ids a group uses (the source trigger's `<group>`,

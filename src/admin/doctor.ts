@@ -5,6 +5,7 @@ import { evictionProblem, type RedisServer } from '../completion/redis-server';
 import { redisUsesTls } from '../connections/redis';
 import { deadLetterTopic, retryTopics } from '../options';
 import type { KafkaOptions, RedisOptions } from '../options/lanes-options';
+import type { Check, CheckStatus } from './check';
 import { describeGroupUse, groupChecks, ownGroups } from './doctor-groups';
 import { describeTopics, formatMs, RETENTION_HEADROOM_MS, type TopicState } from './topics';
 
@@ -12,14 +13,6 @@ import { describeTopics, formatMs, RETENTION_HEADROOM_MS, type TopicState } from
  * `kafka-lanes doctor`: checks a group's deployment from where the operator stands. Each check is one row; the
  * deciding logic is pure (`topicChecks`, `evictionCheck`, `clusterModeCheck`), the probes are thin shells.
  */
-
-export type CheckStatus = 'ok' | 'warn' | 'fail';
-
-export interface Check {
-  readonly name: string;
-  readonly status: CheckStatus;
-  readonly detail: string;
-}
 
 const RANK: Readonly<Record<CheckStatus, number>> = { ok: 0, warn: 1, fail: 2 };
 

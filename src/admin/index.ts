@@ -23,7 +23,6 @@ export {
   readBlockedLanes,
   readStatus,
   renderStatus,
-  type BlockedLane,
   type GroupStatus,
   type LaneSort,
   type LanesPage,
@@ -31,7 +30,7 @@ export {
   type PartitionRole,
   type PartitionStatus,
 } from './status';
-export { age, renderLanes, type StatusLane, type StatusLanes } from './lanes-table';
+export { age, renderLanes, type BlockedLane, type StatusLane, type StatusLanes } from './lanes-table';
 export { applyReset, planReset, renderResetPlan, type ResetPartition, type ResetPlan } from './reset';
 export { escapeGlob, findPartitions, partitionKeysPattern, partitionOfKey, scanKeys, unescapeName } from '../completion/redis-scan';
 export { CREATE_TOPICS_READY_DEFAULTS, createTopicsReady, notReady, waitForTopicsReady } from './create-topics';
@@ -40,5 +39,6 @@ export { TopicsNotReadyError } from './errors';
 export { readGroupFigures, type GroupFigures } from './group-figures';
 export { describeGroupUse, groupChecks, ownGroups, type GroupsInput, type GroupUse, type OwnGroup } from './doctor-groups';
 export { checkKafka, checkRedis, clusterModeCheck, describeKafkaAuth, describeRedisAuth, evictionCheck, renderChecks, topicChecks } from './doctor';
-export type { Check, CheckStatus, TopicsInput } from './doctor';
+export type { Check, CheckStatus } from './check';
+export type { TopicsInput } from './doctor';
 export { parseProduceRecords, produceRecords, type ProduceInput, type ProduceRecord, type ProducedRecord } from './produce';

@@ -1,4 +1,20 @@
-import type { BlockedLane } from './status';
+/** One blocked or held lane, as an operator sees it. */
+export interface BlockedLane {
+  readonly topic: string;
+  readonly partition: number;
+  /** The lane id as Redis and the CLI name it (base64 of the key bytes in key mode). */
+  readonly lane: string;
+  /** The key as text where it is printable UTF-8; otherwise what kind of lane it is (see `describeLane`). */
+  readonly key: string;
+  readonly headOffset: number;
+  readonly attempt: number;
+  readonly state: 'retrying' | 'held';
+  /** When the lane blocked (epoch ms). */
+  readonly sinceMs: number;
+  /** When its retry copy is due; for a held head, when it was dead-lettered (epoch ms). */
+  readonly dueAtMs: number;
+  readonly reason: string;
+}
 
 /** A blocked or held lane as `status` lists it: the lane, the records parked behind its head, and how long it has been blocked. */
 export type StatusLane = BlockedLane & { readonly parked: number; readonly ageMs: number };

@@ -1,12 +1,11 @@
 import type { Admin } from 'kafkajs';
-import { parseLaneHead } from '../completion/args';
+import { parseLaneHead, parseLanesEntry } from '../completion/lanes-entry';
 import type { CompletionStore } from '../completion/store';
-import type { GroupState } from '../completion/group-state';
 import type { PartitionRef } from '../ports/partition';
 import { completionGroupId } from '../options/names';
 import { fetchCommittedOffsets } from '../committer/offset-committer';
 import { deadLetterTopic, retryTopic } from '../options';
-import { renderLanes, type StatusLanes } from './lanes-table';
+import { renderLanes, type BlockedLane, type StatusLanes } from './lanes-table';
 
 /**
  * `kafka-lanes status <group>`: where every partition of a group stands (docs/ARCHITECTURE.md, "Operating it"), read from
@@ -37,7 +36,10 @@ export interface PartitionStatus {
   /** Lanes whose head is in the retry path (`retrying`) or waiting for an operator (`held`). */
   readonly blockedLanes: number;
   readonly heldLanes: number;
-  /** Records parked behind blocked heads (Redis is their index; the completion group never commits past them). */
+  /**
+   * Records parked behind blocked heads (Redis is their index; the completion group never commits past them): the sum
+   * of the lanes' `parked`. A head is not counted, even where Redis keeps its payload in its lane's park list.
+   */
   readonly parked: number;
   /** Times the partition was recovered from Kafka after Redis lost its state (docs/durability.md). */
   readonly recoveries: number;
@@ -160,36 +162,21 @@ export async function readPartition(store: CompletionStore, ref: PartitionRef): 
       // A head in a shape this version does not know (a newer writer) still blocks its lane.
     }
   }
+  // The sum of the lanes' counts, so the partition row, its lanes' rows and the dashboard agree (see `parkedBehind`).
+  const parked = await state.parkedBehind(ref, Object.entries(heads).map(([lane, entry]) => ({ lane, headOffset: Number(entry.split('|')[0]) })));
   return {
     frontier: reading?.frontier,
     highest: reading?.highest,
     window: reading === undefined ? undefined : reading.highest + 1 - reading.frontier,
     blockedLanes: Object.keys(heads).length,
     heldLanes: held,
-    parked: facts.parked,
+    parked: parked.reduce((sum, count) => sum + count, 0),
     recoveries: facts.recoveries,
     lastRecoveredAtMs: facts.recoveredAtMs,
     recovering: facts.fenceUntilMs > Date.now(),
   };
 }
 
-/** One blocked or held lane, as an operator sees it. */
-export interface BlockedLane {
-  readonly topic: string;
-  readonly partition: number;
-  /** The lane id as Redis and the CLI name it (base64 of the key bytes in key mode). */
-  readonly lane: string;
-  /** The key as text where it is printable UTF-8; otherwise what kind of lane it is (see `describeLane`). */
-  readonly key: string;
-  readonly headOffset: number;
-  readonly attempt: number;
-  readonly state: 'retrying' | 'held';
-  /** When the lane blocked (epoch ms). */
-  readonly sinceMs: number;
-  /** When its retry copy is due; for a held head, when it was dead-lettered (epoch ms). */
-  readonly dueAtMs: number;
-  readonly reason: string;
-}
 
 export type LaneSort = 'age' | 'attempt' | 'due' | 'offset' | 'partition' | 'key' | 'state';
 
@@ -209,7 +196,7 @@ export interface LanesPage {
   /** Lanes matching the filter, over every page. */
   readonly total: number;
   readonly offset: number;
-  /** The page, each with the records parked behind its head. */
+  /** The page, each with the records parked behind its head (the head itself not counted). */
   readonly lanes: ReadonlyArray<BlockedLane & { readonly parked: number }>;
 }
 
@@ -271,14 +258,14 @@ export async function readBlockedLanes({
     for (const [lane, entry] of Object.entries(heads[index] ?? {})) {
       let head;
       try {
-        head = parseLaneHead(entry, `lane ${lane}`, lane);
+        head = parseLanesEntry(entry, `lane ${lane}`);
       } catch {
         continue;
       }
       if (query.state !== undefined && head.state !== query.state) continue;
       all.push({
         topic: ref.topic, partition: ref.partition, lane, key: describeLane(lane), headOffset: head.offset, attempt: head.attempt,
-        state: head.state, sinceMs: Number(entry.split('|')[3] ?? 0), dueAtMs: head.dueAtMs, reason: head.reason,
+        state: head.state, sinceMs: head.sinceMs, dueAtMs: head.dueAtMs, reason: head.reason,
       });
     }
   }
@@ -288,14 +275,11 @@ export async function readBlockedLanes({
   all.sort((a, b) => sign * order(a, b) || LANE_ORDER.partition(a, b) || a.headOffset - b.headOffset || (a.lane < b.lane ? -1 : 1));
   const offset = query.offset ?? 0;
   const page = all.slice(offset, offset + (query.limit ?? 50));
-  const lanes = await Promise.all(page.map(async (lane) => ({ ...lane, parked: await parkedBehind(state, lane) })));
+  const lanes = await Promise.all(page.map(async (lane) => {
+    const [parked = 0] = await state.parkedBehind({ group, topic: lane.topic, partition: lane.partition }, [lane]);
+    return { ...lane, parked };
+  }));
   return { total: all.length, offset, lanes };
-}
-
-/** Records parked behind a lane's head: its park list, less the head where it is kept first in that list. */
-async function parkedBehind(state: GroupState, lane: BlockedLane): Promise<number> {
-  const { length, firstOffset } = await state.parkList({ group: state.group, topic: lane.topic, partition: lane.partition }, lane.lane);
-  return firstOffset === lane.headOffset ? length - 1 : length;
 }
 
 const COLUMNS: ReadonlyArray<[string, (p: PartitionStatus) => string]> = [

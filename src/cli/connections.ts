@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { Kafka, logLevel, type Admin } from 'kafkajs';
+import { Kafka, logLevel, type Admin, type KafkaConfig } from 'kafkajs';
 import type { CompletionStore } from '../completion/store';
 import { describeConnectionError, watchConnection } from '../admin/connection-errors';
 import { brokersId, kafkaClientConfig, openStore } from '../connections';
@@ -84,26 +84,33 @@ export async function connectKafka<T>(options: LanesOptions['kafka'], connect: (
   }
 }
 
+/**
+ * The kafkajs client of a CLI command: brokers, TLS and SASL from `options` (else the local stack), quiet, with a
+ * connect timeout a person waits for; `tuning` overrides (the doctor's short timeouts and no retries).
+ *
+ * @example
+ * const kafka = await cliKafka(connectionOptions(group, flags).kafka, 'kafka-lanes-cli');
+ */
+export async function cliKafka(options: LanesOptions['kafka'], clientId: string, tuning: Pick<KafkaConfig, 'connectionTimeout' | 'requestTimeout' | 'retry'> = {}): Promise<Kafka> {
+  return new Kafka({
+    ...(await kafkaClientConfig({ ...options, clientId }, LOCAL_BROKERS)),
+    logLevel: logLevel.NOTHING,
+    connectionTimeout: 5_000,
+    ...tuning,
+  });
+}
+
 /** Runs `work` with a kafkajs client made from the flags, the environment or the local default. */
 export async function withKafka<T>(group: string, flags: KafkaFlags, work: (kafka: Kafka) => Promise<T>): Promise<T> {
   const { kafka: options } = connectionOptions(group, flags);
-  const kafka = new Kafka({
-    ...(await kafkaClientConfig({ ...options, clientId: 'kafka-lanes-cli' }, LOCAL_BROKERS)),
-    logLevel: logLevel.NOTHING,
-    connectionTimeout: 5_000,
-  });
+  const kafka = await cliKafka(options, 'kafka-lanes-cli');
   return connectKafka(options, () => work(kafka));
 }
 
 /** Runs `work` with a connected kafkajs admin, disconnected afterwards. */
 export async function withAdmin<T>(group: string, flags: KafkaFlags, work: (admin: Admin) => Promise<T>): Promise<T> {
   const { kafka: options } = connectionOptions(group, flags);
-  const kafka = new Kafka({
-    ...(await kafkaClientConfig({ ...options, clientId: 'kafka-lanes-cli' }, LOCAL_BROKERS)),
-    logLevel: logLevel.NOTHING,
-    connectionTimeout: 5_000,
-  });
-  const admin = kafka.admin();
+  const admin = (await cliKafka(options, 'kafka-lanes-cli')).admin();
   await connectKafka(options, () => admin.connect());
   try {
     return await work(admin);

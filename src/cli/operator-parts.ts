@@ -1,16 +1,13 @@
-import { Kafka, logLevel, type Producer } from 'kafkajs';
-import { kafkaClientConfig } from '../connections';
+import type { Kafka, Producer } from 'kafkajs';
 import { HandOffWriter } from '../handoff';
 import { deadLetterTopic, DEFAULTS, ENV, resolveOptions, retryTopic } from '../options';
 import { durationMs } from '../options/duration';
 import type { OperatorParts } from '../operations/lanes';
-import { connectionOptions, connectKafka, withStore, type KafkaFlags, type RedisFlags } from './connections';
+import { cliKafka, connectionOptions, connectKafka, withStore, type KafkaFlags, type RedisFlags } from './connections';
 
 export interface OperatorFlags extends KafkaFlags, RedisFlags {
   readonly tiers?: string;
 }
-
-const LOCAL_BROKERS = ['127.0.0.1:9092'];
 
 /** The `--tiers` option of the commands that write retry copies. */
 export const TIERS_OPTION = [
@@ -40,11 +37,7 @@ export function tiersOfTopics(group: string, topics: readonly string[]): string[
  */
 export async function withOperatorParts<T>(group: string, flags: OperatorFlags, work: (parts: OperatorParts & { producer: Producer; kafka: Kafka }) => Promise<T>): Promise<T> {
   const connections = connectionOptions(group, flags);
-  const kafka = new Kafka({
-    ...(await kafkaClientConfig({ ...connections.kafka, clientId: 'kafka-lanes-cli' }, LOCAL_BROKERS)),
-    logLevel: logLevel.NOTHING,
-    connectionTimeout: 5_000,
-  });
+  const kafka = await cliKafka(connections.kafka, 'kafka-lanes-cli');
   // A copy written to a tier the group does not have would wait in a topic nothing reads: the flag, else the
   // variable the plugin sets, else the group's own retry topics.
   let tiers = flags.tiers === undefined ? undefined : flags.tiers.split(',').map((t) => t.trim()).filter((t) => t !== '');

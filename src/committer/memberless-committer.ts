@@ -79,13 +79,13 @@ export function offsetCommitRequest(groupId: string, moves: readonly CommitMove[
 }
 
 /**
- * The wait before retry number `attempt + 1`: `initialRetryMs` doubled per attempt, ±20 % at random, at
+ * The wait before commit retry number `attempt + 1` (a refused or failed offset commit): `initialRetryMs` doubled per attempt, ±20 % at random, at
  * most `maxRetryMs` (the shape of kafkajs' retrier).
  *
  * @example
- * retryDelayMs(2, { initialRetryMs: 300, maxRetryMs: 30_000 }, () => 0.5); // 1200
+ * commitRetryDelayMs(2, { initialRetryMs: 300, maxRetryMs: 30_000 }, () => 0.5); // 1200
  */
-export function retryDelayMs(
+export function commitRetryDelayMs(
   attempt: number,
   { initialRetryMs, maxRetryMs }: { readonly initialRetryMs: number; readonly maxRetryMs: number },
   random: () => number = Math.random,
@@ -299,7 +299,7 @@ export class MemberlessOffsetCommitter implements OffsetCommitter {
         const code = ownKafkaErrorOf(error)?.code;
         const moved = code !== undefined && COORDINATOR_MOVED.has(code);
         if (!moved || attempt >= this.#retry.retries || error instanceof KafkaInternalsChangedError) throw error;
-        await sleep(retryDelayMs(attempt, this.#retry));
+        await sleep(commitRetryDelayMs(attempt, this.#retry));
       }
     }
   }

@@ -1,9 +1,10 @@
-import type { ParkedRecord, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead, LaneHold } from '../ports/lane-head';
+import type { ParkedRecord, HeadAdvance, HeadClaim, HeadClaimRequest, NewLaneHead, LaneHold } from '../ports/lane-head';
 import type { AdmitRecord, AdmitResult, AdmitStatus } from '../ports/admission';
 import type { PartitionCaps, PartitionWindow, PartitionRef } from '../ports/partition';
 import { copyKey, parkKey, stepsBlockKey, stepsBlockOf, type PartitionKeys } from './keys';
 import type { RecordSteps } from '../ports/effects';
 import { scriptError, UnexpectedReplyError } from './errors';
+import { parseLaneHead } from './lanes-entry';
 
 /**
  * Pure builders of script arguments and parsers of script replies: everything about a script call but
@@ -285,27 +286,6 @@ export function parseReleaseReply(reply: unknown, where: string): ParkedRecord |
   if (code === 0) return undefined;
   if (code === 1) return { offset: Number(offset), payload: String(payload) };
   throw scriptError(Number(code), String(offset ?? ''), where);
-}
-
-/**
- * Reads a `:lanes` entry, `headOffset|attempt|state|sinceMs|dueAtMs|reason[|leaseUntilMs[|claimCopy|claimUntilMs]]`
- * (a reason never holds a `|`, see `laneReason`; an empty lease is none; only `claim-1.lua` reads the claim). The
- * lane id is not in the entry (it is the hash field); `parseLaneHead` leaves it empty unless given.
- */
-export function parseLaneHead(entry: string, where: string, lane = ''): LaneHead {
-  const [offset, attempt, state, , dueAt, reason, lease] = entry.split('|');
-  if (offset === undefined || attempt === undefined || (state !== 'retrying' && state !== 'held')) {
-    throw new UnexpectedReplyError(`${where}: malformed lane head \`${entry}\``);
-  }
-  return {
-    lane,
-    offset: Number(offset),
-    attempt: Number(attempt),
-    state,
-    dueAtMs: Number(dueAt ?? 0),
-    reason: reason ?? '',
-    leaseUntilMs: Number(lease ?? 0),
-  };
 }
 
 function asArray(reply: unknown, where: string): unknown[] {

@@ -6,7 +6,7 @@ import type { PartitionRef } from '../ports/partition';
 
 /** What `meta` says of parked records and recoveries. */
 export interface RecoveryFacts {
-  /** Records parked behind blocked heads. */
+  /** Entries of the partition's park lists (a head kept first in its list included): what the caps count. */
   readonly parked: number;
   /** Times the partition was recovered. */
   readonly recoveries: number;
@@ -60,11 +60,19 @@ export class GroupState {
     };
   }
 
-  /** A lane's park list: its length and the offset of its first record (a head drained inline is kept there first). */
-  async parkList(ref: PartitionRef, lane: string): Promise<{ length: number; firstOffset: number | undefined }> {
-    const key = parkKey(ref, lane);
-    const [length, first] = await Promise.all([this.#redis.llen(key), this.#redis.lindex(key, 0)]);
-    return { length, firstOffset: first === null ? undefined : Number(first.slice(0, first.indexOf(':'))) };
+  /**
+   * Records parked behind each lane's head, in the order given: the lane's park list, less the head where it is kept
+   * first in that list (a parked record that became the head keeps its payload there until the lane is released past
+   * it; it is the head, in the retry path, not parked). The one count of parked records `status`, its lanes and the
+   * dashboard show; `meta`'s `parked` counts every entry of the lists, heads included, for the caps.
+   */
+  parkedBehind(ref: PartitionRef, heads: ReadonlyArray<{ readonly lane: string; readonly headOffset: number }>): Promise<number[]> {
+    return Promise.all(heads.map(async ({ lane, headOffset }) => {
+      const key = parkKey(ref, lane);
+      const [length, first] = await Promise.all([this.#redis.llen(key), this.#redis.lindex(key, 0)]);
+      const firstOffset = first === null ? undefined : Number(first.slice(0, first.indexOf(':')));
+      return firstOffset === headOffset ? length - 1 : length;
+    }));
   }
 
   /** Every entry of the group's tracked set, as stored (`<topic>\n<partition>`). */

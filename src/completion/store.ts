@@ -1,4 +1,5 @@
-import { admitCall, advanceCall, claimCall, parseClaimReply, claimCopyCall, parseTakenReply, parseAdvanceReply, parseLaneHead, blockCall, frontierCall, markCall, stepBlocks, parseAdmitReply, parseBlockReply, parseFrontierReply, parseMarkReply, parseReleaseReply, releaseCall, type FrontierReading, type ScriptCall } from './args';
+import { admitCall, advanceCall, claimCall, parseClaimReply, claimCopyCall, parseTakenReply, parseAdvanceReply, blockCall, frontierCall, markCall, stepBlocks, parseAdmitReply, parseBlockReply, parseFrontierReply, parseMarkReply, parseReleaseReply, releaseCall, type FrontierReading, type ScriptCall } from './args';
+import { parseLaneHead } from './lanes-entry';
 import type { ParkedRecord, CopyClaim, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, LaneHold, NewLaneHead } from '../ports/lane-head';
 import { UnexpectedReplyError } from './errors';
 import { readOriginState, reportLoss } from './loss-suspect';

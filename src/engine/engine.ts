@@ -3,6 +3,7 @@ import { awaitReplicas } from './replicas';
 import { batchSize, topicPartitionKey, type KafkaBatchResponse, type PartitionBatch, type RecordCoordinates } from '../event';
 import { copiesFor } from '../handoff/copies';
 import { readRecordParts } from '../options/deserialize';
+import { SchemaRegistryUnavailableError } from '../registry/errors';
 import type { LanesOptions } from '../options/lanes-options';
 import { deadlineSignal } from '../deadline';
 import { invocationDoneBits, type DoneBits } from './done-bits';
@@ -316,6 +317,7 @@ class Invocation<T extends EngineTask> {
       } catch (error) {
         expired = deadline.expired && deadline.handedOver;
         if (expired) return;
+        if (error instanceof SchemaRegistryUnavailableError) throw error; // not an attempt: back to the event source (`#faulted`)
         failed = true;
         failure = error;
       } finally {

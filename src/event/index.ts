@@ -3,6 +3,7 @@ export type { KafkaBatchItemFailure, KafkaBatchResponse, KafkaItemIdentifier, Re
 export { bufferToSignedBytes, decodeBase64, encodeBase64, isBase64, signedBytesToBuffer } from './bytes';
 export { decodeKafkaEvent, decodeKafkaEventLazily, LazyPartitionBatch, batchSize } from './decode';
 export { encodeKafkaEvent, encodeKafkaRecord } from './encode';
+export { awsRecordOfMessage, recordOfMessage } from './kafkajs-message';
 export { isDecodeFailure, planOffsets, sameJson } from './offsets';
 export type { Delivered, OffsetPlan, OffsetSlot } from './offsets';
 export type { EncodeKafkaEventInput, KafkaRecordInput } from './encode';

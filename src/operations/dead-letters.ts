@@ -2,7 +2,7 @@ import type { Consumer, KafkaMessage, Producer } from 'kafkajs';
 import type { PartitionRef } from '../ports/partition';
 import { parkPayload, handOffNewHead } from '../lanes/lane-heads';
 import { laneIdOf } from '../lanes/lane-id';
-import { decodeKafkaEvent, encodeKafkaRecord, type KafkaRecord } from '../event';
+import { recordOfMessage, type KafkaRecord } from '../event';
 import { HandOffHeader, readHandOffHeaders } from '../handoff/headers';
 import { writeReplay } from '../handoff/replay';
 import type { LanesOptions } from '../options/lanes-options';
@@ -84,12 +84,7 @@ export async function readDeadLetters(consumer: Consumer, topic: string, ends: R
 
 /** A message read from the dead-letter topic, as a replay sees it (the `dlq replay` command and the dashboard). */
 export function toDeadLetter(topic: string, partition: number, message: KafkaMessage): DeadLetter {
-  const headers = Object.entries(message.headers ?? {}).flatMap(([name, value]) =>
-    (Array.isArray(value) ? value : value === undefined ? [] : [value]).map((one) => ({ name, value: Buffer.isBuffer(one) ? one : Buffer.from(String(one)) })));
-  const raw = encodeKafkaRecord({
-    topic, partition, offset: Number(message.offset), timestamp: Number(message.timestamp), key: message.key, value: message.value, headers,
-  });
-  const record = decodeKafkaEvent({ eventSource: 'SelfManagedKafka', records: { [`${topic}-${partition}`]: [raw] } }).partitions[0]!.records[0]!;
+  const record = recordOfMessage(topic, partition, message);
   const facts = readHandOffHeaders(record.headers);
   return {
     record,

@@ -1,6 +1,8 @@
 import { messageOf } from '../describe';
 import type { KafkaRecord } from '../event';
 import type { Deserializer, LanesOptions } from './lanes-options';
+import { isRegistryDeserializer, type RegistryDeserializer } from '../registry/types';
+import { SchemaRegistryUnavailableError } from '../registry/errors';
 import { DeserializationError } from './errors';
 import type { RecordPart } from './errors';
 import { validatePart, type StandardSchemaV1 } from './standard-schema';
@@ -107,8 +109,26 @@ export function readRecordParts(
 type PartResult = { readonly pending: false; readonly result: unknown } | { readonly pending: true; readonly result: Promise<unknown> };
 
 function readPart(which: Deserializer, schema: StandardSchemaV1 | undefined, record: KafkaRecord, part: RecordPart): PartResult {
+  if (isRegistryDeserializer(which)) return { pending: true, result: readRegistryPart(which, schema, record, part) };
   const deserialized = deserialize(which, part === 'key' ? record.key : record.value, record, part);
   if (schema === undefined) return { pending: false, result: deserialized };
   const validated = validatePart(schema, deserialized, record, part);
   return validated instanceof Promise ? { pending: true, result: validated } : { pending: false, result: validated };
+}
+
+/**
+ * A key or value of a registry format (`avro()`, `protobuf()`, `jsonSchema()`), then its Standard Schema if any.
+ * Bytes that do not decode (a wrong magic byte, an unknown schema id, a payload its schema does not read) are a
+ * DeserializationError: the record is dead-lettered with the reason. A registry that does not answer stays a
+ * SchemaRegistryUnavailableError: the record goes back to the event source, never to the dead-letter topic.
+ */
+async function readRegistryPart(which: RegistryDeserializer<unknown>, schema: StandardSchemaV1 | undefined, record: KafkaRecord, part: RecordPart): Promise<unknown> {
+  let decoded: unknown;
+  try {
+    decoded = await which(part === 'key' ? record.key : record.value, record);
+  } catch (error) {
+    if (error instanceof SchemaRegistryUnavailableError) throw error;
+    throw new DeserializationError(part, record, messageOf(error), { cause: error });
+  }
+  return schema === undefined ? decoded : validatePart(schema, decoded, record, part);
 }

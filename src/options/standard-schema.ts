@@ -2,6 +2,7 @@ import type { StandardSchemaV1 } from '@standard-schema/spec';
 import { thrownText } from '../describe';
 import type { KafkaRecord } from '../event';
 import type { Deserializer, DeserializerFn } from '../options/lanes-options';
+import type { RegistryDeserializer } from '../registry/types';
 import { DeserializationError, type RecordPart } from './errors';
 
 export type { StandardSchemaV1 };
@@ -75,6 +76,8 @@ export type PartOutput<P, Default> = P extends StandardSchemaV1
   ? StandardSchemaV1.InferOutput<P>
   : P extends { readonly schema: infer S extends StandardSchemaV1 }
     ? StandardSchemaV1.InferOutput<S>
+    : P extends RegistryDeserializer<infer R>
+      ? R | null
     : P extends 'raw'
       ? Buffer | null
       : P extends 'string'

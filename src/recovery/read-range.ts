@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { Kafka, KafkaMessage } from 'kafkajs';
-import { decodeKafkaEvent, encodeKafkaRecord, type KafkaRecord } from '../event';
+import type { Kafka } from 'kafkajs';
+import { recordOfMessage, type KafkaRecord } from '../event';
 import { recoveryGroupPrefix } from '../options/names';
 
 /**
@@ -40,15 +40,6 @@ export function kafkaRecordLog(kafka: Kafka, group: string): RecordLog {
 
 /** How long a read waits without a new record before it takes the range as read (offsets may be markers). */
 export const READ_IDLE_MS = 5_000;
-
-function recordOf(topic: string, partition: number, message: KafkaMessage): KafkaRecord {
-  const headers = Object.entries(message.headers ?? {}).flatMap(([name, value]) =>
-    (Array.isArray(value) ? value : value === undefined ? [] : [value]).map((one) => ({ name, value: Buffer.isBuffer(one) ? one : Buffer.from(String(one)) })));
-  const raw = encodeKafkaRecord({
-    topic, partition, offset: Number(message.offset), timestamp: Number(message.timestamp), key: message.key, value: message.value, headers,
-  });
-  return decodeKafkaEvent({ eventSource: 'SelfManagedKafka', records: { [`${topic}-${partition}`]: [raw] } }).partitions[0]!.records[0]!;
-}
 
 /**
  * Reads the records of one partition at offsets `[from, end)` again from Kafka, in offset order, as the event
@@ -93,7 +84,7 @@ export async function readRange(kafka: Kafka, topic: string, partition: number, 
           arm();
           for (const message of batch.messages) {
             const offset = Number(message.offset);
-            if (offset >= from && offset < end) records.push(recordOf(topic, partition, message));
+            if (offset >= from && offset < end) records.push(recordOfMessage(topic, partition, message));
           }
           if (Number(batch.lastOffset()) >= end - 1) settle();
         },

@@ -17,6 +17,7 @@ export function addAlarms(serverless: Serverless, plans: readonly FunctionPlan[]
         functionKey: plan.functionKey,
         group: plan.group,
         functionName: String(fn?.['name'] ?? `${service.service}-${stage}-${plan.functionKey}`),
+        retryFunctionName: plan.retry.name,
         committerName: plan.committer === undefined ? undefined : String(plan.committer.definition['name']),
         block: block.success ? block.data.alarms : undefined,
     });

@@ -76,8 +76,9 @@ export interface AlarmsInput {
   readonly stage: string;
   readonly functionKey: string;
   readonly group: string;
-  /** The deployed names of the handler and of its committer (`undefined` when the committer is off). */
+  /** The deployed names of the handler, of its retry function and of its committer (`undefined` when the committer is off). */
   readonly functionName: string;
+  readonly retryFunctionName: string;
   readonly committerName: string | undefined;
   readonly block: AlarmsBlock | undefined;
 }
@@ -96,6 +97,14 @@ export const ALARM_KEY_ID = 'KafkaLanesAlarmKey';
  * The alarm topic, encrypted at rest with a key of its own: CloudWatch publishes to an encrypted topic only when the
  * key's policy lets its service principal use the key, which the AWS managed key `alias/aws/sns` does not (its
  * policy cannot be changed). The account keeps the key's administration (IAM policies decide who else may use it).
+ *
+ * CloudWatch's statement is the one the SNS developer guide gives ("Key management", "Enable compatibility between event
+ * sources from AWS services and encrypted topics"): the service principal, `kms:Decrypt` and `kms:GenerateDataKey*`,
+ * no condition. A confused-deputy condition (`aws:SourceAccount`) would rest on no first-party page saying that
+ * CloudWatch sends the key with its KMS requests, and if it did not, every notification would be refused with the error
+ * only in the alarms' history: fail-safe is to leave it out. Who may publish is the topic's to say: it keeps SNS's
+ * default access policy, which lets only the topic owner's account publish (SNS developer guide, "Amazon SNS access
+ * control", the default policy's `AWS:SourceOwner` condition), so another account's alarm cannot use the key through it.
  */
 function alarmTopicResources(service: string, emails: readonly string[]): Record<string, CfnResource> {
   return {
@@ -108,16 +117,7 @@ function alarmTopicResources(service: string, emails: readonly string[]): Record
           Version: '2012-10-17',
           Statement: [
             { Sid: 'Account', Effect: 'Allow', Principal: { AWS: { 'Fn::Sub': 'arn:${AWS::Partition}:iam::${AWS::AccountId}:root' } }, Action: 'kms:*', Resource: '*' },
-            // Only on behalf of this account's alarms: the service principal with `aws:SourceAccount` (IAM user guide,
-            // "The confused deputy problem", cross-service: the global condition keys aws:SourceAccount / aws:SourceArn).
-            {
-              Sid: 'CloudWatchAlarms',
-              Effect: 'Allow',
-              Principal: { Service: 'cloudwatch.amazonaws.com' },
-              Action: ['kms:Decrypt', 'kms:GenerateDataKey*'],
-              Resource: '*',
-              Condition: { StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } },
-            },
+            { Sid: 'CloudWatchAlarms', Effect: 'Allow', Principal: { Service: 'cloudwatch.amazonaws.com' }, Action: ['kms:Decrypt', 'kms:GenerateDataKey*'], Resource: '*' },
           ],
         },
       },
@@ -234,6 +234,12 @@ function dashboardBody(input: AlarmsInput, alarmIds: readonly string[]): Record<
     ]),
     widget(0, 15, 'handler latency (ms)', [metric(METRIC.handlerLatency, 'p50', 'p50'), metric(METRIC.handlerLatency, 'p99', 'p99')]),
   ];
+  // The retry function's runs: each a durable execution's invocation (the first, and one after each wait ends).
+  widgets.push(widget(0, 21, 'retry function runs', [
+    ['AWS/Lambda', 'Invocations', 'FunctionName', input.retryFunctionName, { stat: 'Sum', label: 'invocations' }],
+    ['AWS/Lambda', 'Errors', 'FunctionName', input.retryFunctionName, { stat: 'Sum', label: 'failed' }],
+    ['AWS/Lambda', 'Duration', 'FunctionName', input.retryFunctionName, { stat: 'Sum', label: 'run time (ms, summed)', yAxis: 'right' }],
+  ]));
   if (input.committerName !== undefined) {
     widgets.push(widget(12, 15, 'committer runs', [
       ['AWS/Lambda', 'Invocations', 'FunctionName', input.committerName, { stat: 'Sum', label: 'runs' }],

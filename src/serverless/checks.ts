@@ -1,6 +1,7 @@
 import { ENV } from '../options/constants';
 import { durationMs } from '../options/duration';
 import type { FunctionPlan } from './plan';
+import { DOCS } from './config';
 
 // Checks `serverless package` makes so that what AWS would refuse at deploy time, or what every cold start
 // would refuse, fails before anything is uploaded, naming the setting, the limit and the value. Pure.
@@ -249,7 +250,7 @@ export function vpcProblems(
   }
   const fix =
     'give the functions the VPC that reaches them: `provider.vpc` (or `' + where + '.vpc`) with `subnetIds` (private subnets) and ' +
-    '`securityGroupIds` (a group the brokers and Redis admit), as the README\'s serverless.yml does (docs/deploy.md, "Your own service")';
+    '`securityGroupIds` (a group the brokers and Redis admit), as the README\'s serverless.yml does (' + DOCS + '/deploy.md, "Your own service")';
   if (reasons.length > 0) return { problems: [`${where}: expected a VPC for a function whose brokers or Redis are private, got none: ${reasons.join('; ')}; ${fix}`], warnings: [] };
   if (unknown.length > 0) {
     return {
@@ -288,7 +289,7 @@ export function stackParametersWarning(keys: readonly string[]): string | undefi
     `provider.stackParameters (${keys.join(', ')}) are sent with the request that creates the stack too, whose ` +
     'template (the deployment bucket only) declares no parameter: CloudFormation refuses it, so the first deploy of a ' +
     "stage fails (updates of an existing stack work). Give the values as the parameters' Default under `resources:` " +
-    'instead (a `${param:...}` per stage), as the example service does (docs/deploy.md, "The example stack")'
+    `instead (a \`\${param:...}\` per stage), as the example service does (${DOCS}/deploy.md, "The example stack")`
   );
 }
 
@@ -312,12 +313,15 @@ export function undeclaredSendsWarning(where: string, source: string, outputs: r
   );
 }
 
+/** A resource of the service's own CloudFormation, as far as the plugin reads it. */
+export type DeclaredResource = { readonly Type?: unknown; readonly Condition?: unknown; readonly Properties?: Record<string, unknown> };
+
 /** The service's own CloudFormation under `resources:` (one fragment or a list), merged as the framework merges it. */
-export function declaredTemplate(declared: unknown): { resources: Record<string, { Type?: unknown }>; parameters: Record<string, { Default?: unknown }> } {
-  const fragments = (Array.isArray(declared) ? declared : [declared]) as Array<{ Resources?: Record<string, { Type?: unknown }>; Parameters?: Record<string, object> } | undefined>;
+export function declaredTemplate(declared: unknown): { resources: Record<string, DeclaredResource>; parameters: Record<string, { Default?: unknown }> } {
+  const fragments = (Array.isArray(declared) ? declared : [declared]) as Array<{ Resources?: Record<string, DeclaredResource>; Parameters?: Record<string, object> } | undefined>;
   const parameters: Record<string, { Default?: unknown }> = {};
   for (const fragment of fragments) for (const [name, value] of Object.entries(fragment?.Parameters ?? {})) parameters[name] = { ...parameters[name], ...value };
-  return { resources: Object.assign({}, ...fragments.map((fragment) => fragment?.Resources ?? {})) as Record<string, { Type?: unknown }>, parameters };
+  return { resources: Object.assign({}, ...fragments.map((fragment) => fragment?.Resources ?? {})) as Record<string, DeclaredResource>, parameters };
 }
 
 /**
@@ -344,4 +348,52 @@ export function existingVpcProblems(parameters: Readonly<Record<string, { Defaul
     ];
   }
   return [];
+}
+
+/** The example stack's own network settings (infra/aws/network.yml's endpoint switches, given as `--param`). */
+const EXAMPLE_NETWORK_PARAMS = ['createEndpoints', 'lambdaEndpoint', 'stsEndpoint', 'secretsManagerEndpoint'] as const;
+
+/**
+ * `--param createEndpoints=false` (or another of the example stack's endpoint switches) given to a service that
+ * does not include infra/aws/network.yml and declares no such param of its own: it changes nothing there, and the
+ * service's own VPC needs none of it. A warning naming what the VPC does need.
+ *
+ * @example
+ * exampleNetworkParamWarning(['createEndpoints=false'], { prod: { subnetIds: '...' } }, {});
+ * // '--param createEndpoints: a switch of the example stack's network ... behind a NAT gateway, nothing to set; ...'
+ */
+export function exampleNetworkParamWarning(
+  given: string | readonly string[] | undefined,
+  params: Readonly<Record<string, Readonly<Record<string, unknown>> | null>> | undefined,
+  templateParameters: Readonly<Record<string, unknown>>,
+): string | undefined {
+  if ('KafkaLanesCreateEndpoints' in templateParameters) return undefined;
+  const names = (typeof given === 'string' ? [given] : (given ?? [])).map((param) => param.split('=')[0]!.trim());
+  // A param the service declares itself (`params:` of any stage) is its own, whatever it is called.
+  const declared = new Set(Object.values(params ?? {}).flatMap((stage) => Object.keys(stage ?? {})));
+  const stray = EXAMPLE_NETWORK_PARAMS.filter((name) => names.includes(name) && !declared.has(name));
+  if (stray.length === 0) return undefined;
+  return (
+    `${stray.map((name) => `--param ${name}`).join(', ')}: a switch of the example stack's network (node_modules/kafka-lanes/infra/aws/network.yml), ` +
+    'which this service does not include: it changes nothing here. For your own VPC kafka-lanes needs no setting: behind a NAT ' +
+    "gateway, nothing to set; without one, the cluster's VPC needs interface endpoints for Lambda and STS (Lambda's for the retry " +
+    `function's checkpoints too; Secrets Manager for a secret) (${DOCS}/deploy.md, "Your own service")`
+  );
+}
+
+/**
+ * `serverless invoke local` refused for the stage's loopback settings (the local stack's Redis or broker): the local way
+ * to write records, which the refusal alone does not say.
+ *
+ * @example
+ * invokeLocalHint(['invoke', 'local'], ['functions.orders.kafkaLanes.redis.url: ... (a loopback address) ...']);
+ * // ['`serverless invoke local` runs a function with the settings of a deployed one ... `npx kafka-lanes produce` ...']
+ */
+export function invokeLocalHint(commands: readonly string[], problems: readonly string[]): string[] {
+  if (commands[0] !== 'invoke' || commands[1] !== 'local' || !problems.some((problem) => problem.includes('a loopback address'))) return [];
+  return [
+    '`serverless invoke local` runs a function with the settings of a deployed one, which reach no loopback address. Locally, ' +
+      "write records to the local broker with `npx kafka-lanes produce <topic> --key <key> '<value>'` (the `<function>Produce` " +
+      'function is for a deployed cluster: `serverless offline` does not add it), and run the functions under `npx serverless offline start`',
+  ];
 }

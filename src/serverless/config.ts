@@ -95,6 +95,21 @@ export const functionBlockSchema = z.strictObject({
       deleteOnRemove: z.boolean().optional(),
     })
     .optional(),
+  /**
+   * The retry function `<function>Retry` (a Lambda durable function that consumes the retry tiers, waiting out a copy's
+   * delay suspended, billed no compute): its durable execution's limits, compiled into the function's `DurableConfig`.
+   */
+  retry: z
+    .strictObject({
+      /**
+       * Seconds one durable execution may last, waits included (default 900): an event source mapping invokes a durable
+       * function synchronously, so at most 15 minutes; a copy due later goes back to its tier unchanged.
+       */
+      executionTimeout: z.number().int().min(1).max(900, { error: 'at most 900 seconds (an event source mapping waits for a durable execution 15 minutes at most)' }).optional(),
+      /** Days Lambda keeps a closed execution's history (default 7; Lambda takes 1 to 90). */
+      retentionPeriodInDays: z.number().int().min(1).max(90).optional(),
+    })
+    .optional(),
   /** CloudWatch alarms and a dashboard of the group (on unless `false`); see `alarms.ts`. */
   alarms: alarmsBlockSchema.optional(),
   /**
@@ -167,6 +182,12 @@ export function ms(text: string | undefined, fallback: string): number {
   return durationMs(text ?? fallback) ?? 0;
 }
 
+/**
+ * Where a service's messages send the reader: the docs the package ships, as the path from the service's directory
+ * (a bare `docs/deploy.md` would name a file of the user's own project).
+ */
+export const DOCS = 'node_modules/kafka-lanes/docs';
+
 export const PLUGIN_DEFAULTS = {
   retryTiers: [...DEFAULTS.retry.tiers] as string[],
   committerSchedule: 'rate(1 minute)',
@@ -175,6 +196,10 @@ export const PLUGIN_DEFAULTS = {
   topicsTimeout: 300,
   /** Seconds the produce function may take (the write, then the wait for the trigger's commit). */
   produceTimeout: 120,
+  /** The retry function's `DurableConfig.ExecutionTimeout`: the most an event source mapping waits for a durable execution. */
+  retryExecutionTimeout: 900,
+  /** The retry function's `DurableConfig.RetentionPeriodInDays`: a week of closed executions' history to look back on. */
+  retryRetentionDays: 7,
   offlineBroker: '127.0.0.1:9092',
   offlineRedis: 'redis://127.0.0.1:6379',
   /** Days the functions' CloudWatch log groups keep their logs, unless `provider.logRetentionInDays` says otherwise. */
@@ -202,4 +227,9 @@ export const AWS_LIMITS = {
   consumerGroupIdLength: 200,
   /** A CloudFormation logical ID. */
   logicalIdLength: 255,
+  /**
+   * The Node.js runtimes of Lambda durable functions (Lambda developer guide, "Supported runtimes for durable
+   * functions"): the retry function's runtime must be one of them.
+   */
+  durableRuntimes: ['nodejs22.x', 'nodejs24.x'],
 } as const;

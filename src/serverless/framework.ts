@@ -32,7 +32,9 @@ export interface Serverless {
     functions: Record<string, FunctionView>;
     getAllFunctions(): string[];
   };
-  readonly processedInput?: { readonly commands?: readonly string[] };
+  readonly processedInput?: { readonly commands?: readonly string[]; readonly options?: { readonly param?: string | readonly string[] } };
+  /** serverless.yml as written: its `params` per stage. */
+  readonly configurationInput?: { readonly params?: Readonly<Record<string, Readonly<Record<string, unknown>> | null>> };
   getProvider(name: string): {
     naming: {
       getLambdaLogicalId(functionKey: string): string;
@@ -77,19 +79,46 @@ export function keepZeroBatchingWindows(serverless: Serverless): void {
   }
 }
 
+/**
+ * The logical ID of the function an event source mapping invokes: `Fn::GetAtt [<fn>, Arn]`, or for a function the
+ * framework invokes through an alias (a durable function's `durable`), `Fn::Join [':', [Fn::GetAtt [<fn>, Arn], <alias>]]`.
+ *
+ * @example
+ * mappingTarget({ FunctionName: { 'Fn::Join': [':', [{ 'Fn::GetAtt': ['OrdersRetryLambdaFunction', 'Arn'] }, 'durable']] } }); // 'OrdersRetryLambdaFunction'
+ */
+export function mappingTarget(properties: Readonly<Record<string, unknown>>): string | undefined {
+  const name = properties['FunctionName'] as { 'Fn::GetAtt'?: unknown[]; 'Fn::Join'?: [string, unknown[]] } | undefined;
+  const getAtt = name?.['Fn::GetAtt'] ?? (name?.['Fn::Join']?.[1]?.[0] as { 'Fn::GetAtt'?: unknown[] } | undefined)?.['Fn::GetAtt'];
+  const target = getAtt?.[0];
+  return typeof target === 'string' ? target : undefined;
+}
+
 /** A provisioned-mode group's triggers report partial batch failures (the only mode where Kafka triggers honour them). */
 export function compileResponseTypes(serverless: Serverless, plans: readonly FunctionPlan[]): void {
   const provider = serverless.getProvider('aws');
   const resources = serverless.service.provider.compiledCloudFormationTemplate.Resources;
   for (const plan of plans) {
     if (plan.mode !== 'provisioned') continue;
-    const logicalId = provider.naming.getLambdaLogicalId(plan.functionKey);
+    const functions = [plan.functionKey, plan.retry.key].map((key) => provider.naming.getLambdaLogicalId(key));
     for (const resource of Object.values(resources)) {
       if (resource.Type !== 'AWS::Lambda::EventSourceMapping') continue;
-      const target = resource.Properties['FunctionName'] as { 'Fn::GetAtt'?: unknown[] } | undefined;
-      if (target?.['Fn::GetAtt']?.[0] !== logicalId) continue;
+      if (!functions.includes(mappingTarget(resource.Properties) ?? '')) continue;
       resource.Properties['FunctionResponseTypes'] = ['ReportBatchItemFailures'];
     }
   }
 }
 
+/**
+ * The handler's role is updated after the retry triggers: on an upgrade from a release whose handler consumed the retry
+ * tiers, its role loses their reads only once every tier's trigger invokes the retry function (whose role reads them),
+ * so no trigger polls with a role that may no longer read its topic. `role` is the handler's role resource.
+ *
+ * @example
+ * const role = { Type: 'AWS::IAM::Role', Properties: {} };
+ * afterRetryTriggers(role, ['OrdersEventSourceMappingMSKShopOrderssvcretry5s']); // role.DependsOn: ['OrdersEventSourceMappingMSKShopOrderssvcretry5s']
+ */
+export function afterRetryTriggers(role: { DependsOn?: string | string[] }, retryTriggers: readonly string[]): void {
+  const after = role.DependsOn === undefined ? [] : Array.isArray(role.DependsOn) ? role.DependsOn : [role.DependsOn];
+  const all = [...new Set([...after, ...retryTriggers])];
+  if (all.length > 0) role.DependsOn = all;
+}

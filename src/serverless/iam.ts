@@ -11,9 +11,12 @@ export interface Statement {
   readonly Condition?: Record<string, unknown>;
 }
 
-/** The statements of the two roles of a group: the handler's (trigger, hand-off producers) and the committer's. */
+/** The statements of the roles of a group's functions. */
 export interface GroupGrants {
+  /** The handler: its source trigger's reads, the hand-off producer's writes, the declared outputs. */
   readonly handler: Statement[];
+  /** The retry function: the retry tiers' triggers' reads, the hand-off writes, the outputs, its durable executions. */
+  readonly retry: Statement[];
   readonly committer: Statement[];
   /** The topics resource's worker: creates and checks the group's topics at deploy time (topics-handler.ts). */
   readonly topics: Statement[];
@@ -52,20 +55,31 @@ const ENI_ACTIONS = ['ec2:CreateNetworkInterface', 'ec2:DescribeNetworkInterface
 // What an event source mapping in a VPC needs besides (Lambda developer guide, MSK and self-managed Kafka
 // "execution role permissions"). EC2 has no resource-level permissions for these: `"*"` is the only form.
 const TRIGGER_NETWORK_ACTIONS = ['ec2:DescribeVpcs', 'ec2:DescribeSubnets', 'ec2:DescribeSecurityGroups'];
+/** A function in a VPC whose trigger is in a VPC too: both lists, each action once (`DescribeSubnets` is in both). */
+const TRIGGER_ENI_ACTIONS = [...new Set([...ENI_ACTIONS, ...TRIGGER_NETWORK_ACTIONS])];
+/**
+ * What a durable function's role needs for its checkpoints (Lambda developer guide, "Security and permissions for Lambda
+ * durable functions"; the same two actions as the managed policy AWSLambdaBasicDurableExecutionRolePolicy, which grants
+ * them on `"*"`).
+ */
+const DURABLE_ACTIONS = ['lambda:CheckpointDurableExecution', 'lambda:GetDurableExecutionState'];
 const SECRET_KEYS = ['saslScram512Auth', 'saslScram256Auth', 'saslPlainAuth', 'clientCertificateTlsAuth', 'serverRootCaCertificate'];
 
 /**
- * Least-privilege grants of one group, per function (`compact`: the retry tiers under one wildcard, see below). The handler role: the trigger's reads (its source topic
- * and its retry topics, in their consumer groups `<group>` and `<group>.retry.<tier>`, with the cluster's
- * connect and dynamic-configuration reads MSK IAM asks of a consumer) and the hand-off producer's writes
- * (`<group>.retry.*` and `<group>.dlq`, idempotently). The committer role: offset commits to `<group>.lanes` for
- * the source and retry topics, and the re-drive's writes. MSK IAM grants only when the clients use IAM.
+ * Least-privilege grants of one group, per function (`compact`: the retry tiers under one wildcard, see below). The
+ * handler role: its trigger's reads (the source topic in the consumer group `<group>`, with the cluster's connect and
+ * dynamic-configuration reads MSK IAM asks of a consumer) and the hand-off producer's writes (`<group>.retry.*` and
+ * `<group>.dlq`, idempotently). The retry function's role: the retry tiers' triggers' reads (`<group>.retry.<tier>` in
+ * groups of the same names), the same writes, and its durable executions' checkpoints. The committer role: offset
+ * commits to `<group>.lanes` for the source and retry topics, and the re-drive's writes. MSK IAM grants only when the
+ * clients use IAM.
  *
  * @example
  * groupGrants(plan).committer; // [{ Action: ['kafka-cluster:Connect', ...], Resource: 'arn:aws:kafka:...:cluster/shop/abcd-1' }, ...]
  */
 export function groupGrants(plan: FunctionPlan, inVpc: boolean, compact = false): GroupGrants {
   const handler: Statement[] = [];
+  const retry: Statement[] = [];
   const committer: Statement[] = [];
   const topics: Statement[] = [];
   const topicsProvider: Statement[] = [];
@@ -77,25 +91,33 @@ export function groupGrants(plan: FunctionPlan, inVpc: boolean, compact = false)
   const retryTopics = compact && plan.tiers.length > 0 ? [`${retryTopicPrefix(group)}*`] : plan.tiers.map((tier) => retryTopic(group, tier));
   const readTopics = [trigger.settings.topic, ...retryTopics];
   const triggerGroups = [group, ...retryTopics];
+  // The code of the handler runs in both functions: the same hand-off producer, the same outputs, the same secrets.
+  const both = (...statements: Statement[]): void => {
+    handler.push(...statements);
+    retry.push(...statements);
+  };
   const writes = [`${retryTopicPrefix(group)}*`, deadLetterTopic(group)];
   const outputs = plan.outputs;
 
   if (trigger.kind === 'msk') {
     const arns = mskArns(trigger.settings.arn);
     const describe = { Effect: 'Allow', Action: ['kafka:DescribeCluster', 'kafka:DescribeClusterV2', 'kafka:GetBootstrapBrokers'], Resource: arns.cluster } as const;
-    // The trigger's (Lambda's MSK execution role permissions); the committer calls no MSK API: its brokers come from
+    // The triggers' (Lambda's MSK execution role permissions); the committer calls no MSK API: its brokers come from
     // the topics resource, at deploy time (topics-resource.ts).
-    handler.push(describe);
+    both(describe);
     const scram = trigger.settings['saslScram512'];
-    // The trigger authenticates with the function's role unless it has a SCRAM secret.
+    // A trigger authenticates with its function's role unless it has a SCRAM secret: the source's with the handler's
+    // role, each retry tier's with the retry function's.
     if (scram === undefined) {
-      handler.push(...kafkaCluster(arns, { cluster: ['Connect', 'DescribeClusterDynamicConfiguration'], topics: readTopics, topicActions: ['DescribeTopic', 'ReadData'], groups: triggerGroups }));
+      const reads = (topics: readonly string[]): Statement[] =>
+        kafkaCluster(arns, { cluster: ['Connect', 'DescribeClusterDynamicConfiguration'], topics, topicActions: ['DescribeTopic', 'ReadData'], groups: topics === retryTopics ? retryTopics : [group] });
+      handler.push(...reads([trigger.settings.topic]));
+      retry.push(...reads(retryTopics));
     }
     if (plan.auth === 'iam') {
-      const producer = kafkaCluster(arns, { cluster: ['Connect', 'WriteDataIdempotently', 'DescribeClusterDynamicConfiguration'], topics: writes, topicActions: ['DescribeTopic', 'WriteData'] });
-      handler.push(...producer);
+      both(...kafkaCluster(arns, { cluster: ['Connect', 'WriteDataIdempotently', 'DescribeClusterDynamicConfiguration'], topics: writes, topicActions: ['DescribeTopic', 'WriteData'] }));
       // The handler's `ctx.send` outputs, only to the declared topics.
-      if (outputs.length > 0) handler.push({ Effect: 'Allow', Action: ['kafka-cluster:DescribeTopic', 'kafka-cluster:WriteData'], Resource: outputs.map(arns.topic) });
+      if (outputs.length > 0) both({ Effect: 'Allow', Action: ['kafka-cluster:DescribeTopic', 'kafka-cluster:WriteData'], Resource: outputs.map(arns.topic) });
       committer.push(
         // The re-drive's producer: no cluster configuration read (DescribeClusterDynamicConfiguration is the trigger's).
         ...kafkaCluster(arns, { cluster: ['Connect', 'WriteDataIdempotently'], topics: writes, topicActions: ['DescribeTopic', 'WriteData'] }),
@@ -131,21 +153,24 @@ export function groupGrants(plan: FunctionPlan, inVpc: boolean, compact = false)
     }
     // The topics resource's provider asks MSK for the brokers, at deploy time, when only the cluster's ARN is known.
     if (plan.topics.properties['Cluster'] !== undefined) topicsProvider.push({ Effect: 'Allow', Action: ['kafka:GetBootstrapBrokers'], Resource: arns.cluster });
-    if (scram !== undefined) handler.push(...secretReads([scram]));
+    if (scram !== undefined) both(...secretReads([scram]));
   } else {
     const access = (trigger.settings['accessConfigurations'] ?? {}) as Record<string, unknown>;
     const secrets = SECRET_KEYS.flatMap((key) => (Array.isArray(access[key]) ? (access[key] as unknown[]) : []));
-    if (secrets.length > 0) handler.push(...secretReads(secrets));
-    if (access['vpcSubnet'] !== undefined) handler.push({ Effect: 'Allow', Action: [...ENI_ACTIONS, ...TRIGGER_NETWORK_ACTIONS], Resource: '*' });
+    if (secrets.length > 0) both(...secretReads(secrets));
+    if (access['vpcSubnet'] !== undefined) both({ Effect: 'Allow', Action: TRIGGER_ENI_ACTIONS, Resource: '*' });
   }
-  if (trigger.kind === 'msk') handler.push({ Effect: 'Allow', Action: [...ENI_ACTIONS, ...TRIGGER_NETWORK_ACTIONS], Resource: '*' });
-  else if (inVpc) handler.push({ Effect: 'Allow', Action: ENI_ACTIONS, Resource: '*' });
+  if (trigger.kind === 'msk') both({ Effect: 'Allow', Action: TRIGGER_ENI_ACTIONS, Resource: '*' });
+  else if (inVpc) both({ Effect: 'Allow', Action: ENI_ACTIONS, Resource: '*' });
   if (inVpc) committer.push({ Effect: 'Allow', Action: ENI_ACTIONS, Resource: '*' });
   if (inVpc) topics.push({ Effect: 'Allow', Action: ENI_ACTIONS, Resource: '*' });
   if (inVpc && plan.producer !== undefined) produce.push({ Effect: 'Allow', Action: ENI_ACTIONS, Resource: '*' });
   const secrets = secretGrants(plan.environment);
-  handler.push(...secrets);
+  both(...secrets);
   committer.push(...secrets);
+  // Its durable executions' checkpoints: Lambda authorizes them against the execution's ARN, which extends the
+  // function's qualified ARN (`...:function:<name>:<version>/durable-execution/...`), so `:*` of this function only.
+  retry.push({ Effect: 'Allow', Action: DURABLE_ACTIONS, Resource: { 'Fn::Sub': `arn:\${AWS::Partition}:lambda:\${AWS::Region}:\${AWS::AccountId}:function:${plan.retry.name}:*` } });
   // The topics worker needs the Kafka credentials only: not the Redis AUTH token.
   topics.push(...secretGrants({ ...plan.environment, [ENV.redisAuthSecret]: undefined }));
   if (plan.producer !== undefined) produce.push(...secretGrants({ ...plan.environment, [ENV.redisAuthSecret]: undefined }));
@@ -154,7 +179,7 @@ export function groupGrants(plan: FunctionPlan, inVpc: boolean, compact = false)
     { Effect: 'Allow', Action: ['lambda:InvokeFunction'], Resource: { 'Fn::Sub': `arn:\${AWS::Partition}:lambda:\${AWS::Region}:\${AWS::AccountId}:function:${String(plan.topics.definition.name)}` } },
     { Effect: 'Allow', Action: ['cloudformation:DescribeStacks'], Resource: { Ref: 'AWS::StackId' } },
   );
-  return { handler: dedupe(handler), committer: dedupe(committer), topics: dedupe(topics), topicsProvider: dedupe(topicsProvider), producer: dedupe(produce) };
+  return { handler: dedupe(handler), retry: dedupe(retry), committer: dedupe(committer), topics: dedupe(topics), topicsProvider: dedupe(topicsProvider), producer: dedupe(produce) };
 }
 
 function kafkaCluster(
@@ -250,7 +275,7 @@ export function functionRole(
   functionName: string,
   statements: readonly Statement[],
   extra: { managedPolicyArns?: unknown[]; permissionsBoundary?: unknown } = {},
-): { Type: 'AWS::IAM::Role'; Properties: Record<string, unknown> } {
+): { Type: 'AWS::IAM::Role'; Properties: Record<string, unknown>; DependsOn?: string[] } {
   const logGroup = { 'Fn::Sub': `arn:\${AWS::Partition}:logs:\${AWS::Region}:\${AWS::AccountId}:log-group:/aws/lambda/${functionName}:*` };
   return {
     Type: 'AWS::IAM::Role',

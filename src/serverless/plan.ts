@@ -1,9 +1,12 @@
+import { version } from '../../package.json';
 import { isObject } from '../describe';
 import { AWS_IAM_MECHANISM, DEFAULTS, ENV } from '../options/constants';
 import { retryTopic } from '../options/retry-tiers';
 import { resolveKafkaAuth, secretEnvironment, secretProblem, type KafkaAuth, type ResolvedKafkaAuth } from './auth';
 import { clusterRegionProblem, endpointProblems, lengthProblem, scheduleProblem, tierOrderProblems } from './checks';
+import { logicalIdCollisions } from './trigger-ids';
 import { AWS_LIMITS, PLUGIN_DEFAULTS, type FunctionBlock } from './config';
+import { retryDescription, retryFunctionProblems, retryKey, retryName, retryTriggerSettings } from './retry-function';
 import { PRODUCE_TOPIC_VARIABLE, PROVIDER_EXTRA_SECONDS } from './topics-resource';
 
 /** The variable every Powertools utility reads its service from (the logs' `service`, telemetry.ts). */
@@ -40,6 +43,8 @@ export interface ServiceView {
   service: string;
   stage: string;
   providerTimeout?: number;
+  /** `provider.runtime`: the runtime of every function that names none (the retry function's among them). */
+  providerRuntime?: string;
   /** The service's region (`provider.region`); an MSK trigger's cluster must be in it. */
   region?: string;
   /** `serverless offline`: the local stack is the target, so loopback endpoints are expected. */
@@ -60,8 +65,19 @@ export interface FunctionPlan {
   readonly auth: KafkaAuth;
   /** The source trigger, with its `consumerGroupId` set to the group. */
   readonly source: TriggerEvent;
-  /** One trigger per retry tier, on the same handler. */
+  /** One trigger per retry tier, on the retry function. */
   readonly retryTriggers: readonly TriggerEvent[];
+  /**
+   * The retry function `<function>Retry`: the handler's code as a Lambda durable function (`durableConfig`, compiled into
+   * the function's `DurableConfig`), whose triggers are the retry tiers'. A copy not yet due waits in a suspended durable
+   * execution, billed no compute. Its definition is the handler's but for what `retryDefinition` says.
+   */
+  readonly retry: {
+    readonly key: string;
+    readonly name: string;
+    readonly description: string;
+    readonly durableConfig: { readonly executionTimeout: number; readonly retentionPeriodInDays: number };
+  };
   /**
    * The group's resolved settings as environment variables, given as they are to the handler and to its
    * committer: one resolution, so the two cannot disagree on tiers, policy, Redis, Kafka or auth.
@@ -96,9 +112,9 @@ export function triggerOf(event: Record<string, unknown>): { kind: 'msk' | 'kafk
 
 /**
  * Plans what a function with a `kafkaLanes:` block needs: its group (the block's `group`, else the trigger's
- * `consumerGroupId`, else the function's deployed name), the source trigger's consumer group, one trigger per
- * retry tier on the same handler, the group's settings resolved once (the environment the handler and the
- * committer both get), and the scheduled committer. Pure: the plugin applies the plan to the service.
+ * `consumerGroupId`, else the function's deployed name), the source trigger's consumer group, the retry function
+ * and its trigger per retry tier, the group's settings resolved once (the environment the handler, the retry function
+ * and the committer all get), and the scheduled committer. Pure: the plugin applies the plan to the service.
  *
  * Refuses, naming the setting, the limit and the value, what AWS would refuse at deploy time or what every cold
  * start would refuse (see checks.ts).
@@ -136,6 +152,11 @@ export function planFunction(
   if (timeout > AWS_LIMITS.kafkaTimeoutSeconds) {
     problems.push(`${where}.timeout: expected at most ${AWS_LIMITS.kafkaTimeoutSeconds} seconds (14 minutes, the limit for a Kafka trigger), got ${timeout}`);
   }
+  const durableConfig = {
+    executionTimeout: block.retry?.executionTimeout ?? PLUGIN_DEFAULTS.retryExecutionTimeout,
+    retentionPeriodInDays: block.retry?.retentionPeriodInDays ?? PLUGIN_DEFAULTS.retryRetentionDays,
+  };
+  problems.push(...retryFunctionProblems(where, service, fn, timeout, durableConfig.executionTimeout));
   const batchSize = settings.batchSize;
   if (batchSize !== undefined && (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > AWS_LIMITS.maxBatchSize)) {
     problems.push(`${where}.events.${trigger.kind}.batchSize: expected an integer from 1 to ${AWS_LIMITS.maxBatchSize.toLocaleString('en-US')}, got ${batchSize}`);
@@ -157,13 +178,7 @@ export function planFunction(
 
   const mode = settings.provisionedPollerConfig === undefined ? 'on-demand' : 'provisioned';
   const source = withSettings(trigger.kind, { ...settings, consumerGroupId: group });
-  const retryTriggers = tiers.map((tier) => {
-    const topic = retryTopic(group, tier);
-    const { filterPatterns: _filters, startingPositionTimestamp: _timestamp, ...kept } = settings;
-    // A retry topic is read from its start: copies written before the trigger first polls must not be skipped.
-    // Each trigger has a consumer group of its own (a group id is unique among Kafka event sources).
-    return withSettings(trigger.kind, { ...kept, topic, startingPosition: 'TRIM_HORIZON', consumerGroupId: topic });
-  });
+  const retryTriggers = tiers.map((tier) => withSettings(trigger.kind, retryTriggerSettings(settings, retryTopic(group, tier))));
   const collisions = logicalIdCollisions(service, where, functionKey, [source, ...retryTriggers]);
   if (collisions.length > 0) return { problems: collisions };
 
@@ -186,6 +201,7 @@ export function planFunction(
   const outputs = block.outputs ?? [];
   // Declared outputs are the contract everywhere: with none declared, every `ctx.send` fails as MSK IAM would refuse it.
   environment[ENV.outputs] = outputs.join(',');
+  const retry = { key: retryKey(functionKey), name: retryName(name), description: retryDescription(group), durableConfig };
   const topicsBlock = block.topics ?? {};
   const workerTimeout = PLUGIN_DEFAULTS.topicsTimeout;
   const topics = {
@@ -217,6 +233,8 @@ export function planFunction(
       ...(topicsBlock.retryPartitions === undefined ? {} : { RetryPartitions: String(topicsBlock.retryPartitions) }),
       ...(topicsBlock.replicationFactor === undefined ? {} : { ReplicationFactor: String(topicsBlock.replicationFactor) }),
       DeleteOnRemove: String(topicsBlock.deleteOnRemove ?? false),
+      // A kafka-lanes upgrade is an `Update` of the resource: the topics are ensured again by the new release's rules.
+      Version: version,
       // The cluster: a new one (a replaced cluster, another ARN, other brokers) is an `Update` of the resource.
       ...(environment[ENV.brokers] !== undefined
         ? { Brokers: environment[ENV.brokers] }
@@ -241,7 +259,7 @@ export function planFunction(
             ...(fn.vpc === undefined ? {} : { vpc: fn.vpc }),
           },
         };
-  return { plan: { functionKey, group, tiers, mode, auth: auth.auth, source, retryTriggers, environment, committer, outputs, topics, producer }, problems: [] };
+  return { plan: { functionKey, group, tiers, mode, auth: auth.auth, source, retryTriggers, retry, environment, committer, outputs, topics, producer }, problems: [] };
 }
 
 /** The MSK listener of each auth (`GetBootstrapBrokers`' field the provider reads). */
@@ -329,6 +347,7 @@ function nameProblems(
     const scheduleIssue = schedule === undefined ? undefined : scheduleProblem(schedule);
     if (scheduleIssue !== undefined) problems.push(`${where}.kafkaLanes.committer.schedule: ${scheduleIssue}`);
   }
+  problems.push(lengthProblem(`functions.${retryKey(functionKey)}.name (the retry function kafka-lanes adds, \`<function name>-retry\`)`, retryName(name), limits.functionNameLength, 'Lambda function names'));
   problems.push(lengthProblem(`functions.${topicsKey(functionKey)}.name (the topics worker kafka-lanes adds, \`<function name>-topicsvpc\`)`, topicsName(name), limits.functionNameLength, 'Lambda function names'));
   problems.push(lengthProblem(`functions.${topicsProviderKey(functionKey)}.name (the topics resource's provider kafka-lanes adds, \`<function name>-topics\`)`, topicsProviderName(name), limits.functionNameLength, 'Lambda function names'));
   if (block.produce === true) problems.push(lengthProblem(`functions.${functionKey}Produce.name (the produce function kafka-lanes adds, \`<function name>-produce\`)`, `${name}-produce`, limits.functionNameLength, 'Lambda function names'));
@@ -349,34 +368,12 @@ function endpoints(where: string, kind: 'msk' | 'kafka', settings: TriggerSettin
   return list;
 }
 
-/**
- * Two triggers of one function with one logical ID: the framework shortens topic names inside the IDs, so long
- * groups give every tier's trigger the same ID and only the last would be deployed.
- */
-function logicalIdCollisions(service: ServiceView, where: string, functionKey: string, triggers: readonly TriggerEvent[]): string[] {
-  const logicalIdOf = service.triggerLogicalId;
-  if (logicalIdOf === undefined) return [];
-  const topicsById = new Map<string, string[]>();
-  for (const trigger of triggers) {
-    const id = logicalIdOf(functionKey, trigger);
-    const topic = ('msk' in trigger ? trigger.msk : trigger.kafka).topic;
-    topicsById.set(id, [...(topicsById.get(id) ?? []), topic]);
-  }
-  return [...topicsById]
-    .filter(([, topics]) => topics.length > 1)
-    .map(
-      ([id, topics]) =>
-        `${where}.kafkaLanes.group: expected a group short enough for the triggers' CloudFormation logical IDs to differ ` +
-        `(the framework shortens topic names in them), got one ID \`${id}\` for ${topics.map((topic) => `\`${topic}\``).join(', ')}`,
-    );
-}
-
 function withSettings(kind: 'msk' | 'kafka', settings: TriggerSettings): TriggerEvent {
   return kind === 'msk' ? { msk: settings } : { kafka: settings };
 }
 
 /**
- * `POWERTOOLS_SERVICE_NAME`, the service's name, for every function of the groups (handler, committer, topics provider
+ * `POWERTOOLS_SERVICE_NAME`, the service's name, for every function of the groups (handler, retry function, committer, topics provider
  * and worker, produce function), so `ctx.logger` and the framework's logs carry the user's service (telemetry.ts) on
  * AWS and under `serverless offline`. A value of the service's own (`provider.environment`, a function's) is kept.
  *
@@ -389,7 +386,7 @@ export function nameTheService(
 ): void {
   if (service.provider.environment?.[POWERTOOLS_SERVICE_NAME] !== undefined || service.service === '') return;
   for (const plan of plans) {
-    for (const key of [plan.functionKey, plan.committer?.key, plan.topics.key, plan.topics.provider.key, plan.producer?.key]) {
+    for (const key of [plan.functionKey, plan.retry.key, plan.committer?.key, plan.topics.key, plan.topics.provider.key, plan.producer?.key]) {
       const fn = key === undefined ? undefined : service.functions[key];
       if (fn !== undefined && fn.environment?.[POWERTOOLS_SERVICE_NAME] === undefined) fn.environment = { ...fn.environment, [POWERTOOLS_SERVICE_NAME]: service.service };
     }

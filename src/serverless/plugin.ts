@@ -1,29 +1,29 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { addAlarms } from './alarms-hook';
 import { BUNDLE_DIR, bundleHandlers, handlerSourceFile, type BundleEntry } from './bundle';
-import { customBlockSchema, functionBlockSchema, PLUGIN_DEFAULTS, validateBlock, type CustomBlock } from './config';
+import { customBlockSchema, DOCS, functionBlockSchema, PLUGIN_DEFAULTS, validateBlock, type CustomBlock } from './config';
 import { AWS_IAM_MECHANISM, ENV } from '../options/constants';
 import { plaintextSecrets } from './auth';
-import { declaredTemplate, existingVpcProblems, loopbackEnvironmentProblems, mskServerlessRegionWarning, planVpcProblems, stackParametersWarning, undeclaredSendsWarning } from './checks';
+import { declaredTemplate, exampleNetworkParamWarning, existingVpcProblems, invokeLocalHint, loopbackEnvironmentProblems, mskServerlessRegionWarning, planVpcProblems, stackParametersWarning, undeclaredSendsWarning } from './checks';
 import { functionRole, groupGrants, rolePolicyLength, ROLE_POLICY_LIMIT, type Statement } from './iam';
-import { dropRedundantRoleDependsOn } from './role-depends-on';
-import { compileResponseTypes, keepZeroBatchingWindows, mskClusterNameToken, type PluginUtils, type Serverless } from './framework';
+import { finishTemplate } from './finish-template';
+import { mskClusterNameToken, type PluginUtils, type Serverless } from './framework';
 import { nameTheService, planFunction, type FunctionPlan, type ServiceView } from './plan';
+import { retryDefinition } from './retry-function';
 import { startOfflineTrigger, type OfflineKafkaTrigger } from './offline/trigger';
-import { topicsResource, triggersAfterTopics } from './topics-resource';
+import { topicsResource } from './topics-resource';
 
 const COMMITTER_OUT = 'kafka-lanes/committer';
 const TOPICS_OUT = 'kafka-lanes/topics';
 const TOPICS_PROVIDER_OUT = 'kafka-lanes/topics-provider';
 const PRODUCE_OUT = 'kafka-lanes/produce';
-const OPAQUE_BLOCK = { description: 'kafka-lanes settings, validated by the kafka-lanes plugin (docs/options.md)' };
+const OPAQUE_BLOCK = { description: `kafka-lanes settings, validated by the kafka-lanes plugin (${DOCS}/options.md)` };
 
 /**
- * The serverless plugin `kafka-lanes/serverless`. For every function with a `kafkaLanes:` block (validated
- * through the framework's schema and again here, so an unknown key fails even where the framework only
- * warns) it sets the trigger's consumer group, adds one trigger per retry tier on the same handler, the
- * environment `lanes(...)` reads, the IAM statements, and a committer function on a schedule. Handlers are
+ * The serverless plugin `kafka-lanes/serverless`. For every function with a `kafkaLanes:` block (validated through the
+ * framework's schema and again here, so an unknown key fails even where the framework only warns) it sets the trigger's
+ * consumer group, adds the retry function (the handler's code as a durable function, one trigger per retry tier), the
+ * environment `lanes(...)` reads, the IAM statements, a committer on a schedule and the topics resource. Handlers are
  * bundled with esbuild. Under `serverless offline` it plays the Kafka triggers against a local broker.
  *
  * @example
@@ -43,8 +43,10 @@ export class KafkaLanesPlugin {
   #custom: CustomBlock = {};
   #trigger: OfflineKafkaTrigger | undefined;
   #bundled = false;
-  /** Each group's topics resource, by the logical ID of its handler function. */
+  /** Each group's topics resource, by the logical ID of its handler function (and of its retry function). */
   readonly #topicsResources = new Map<string, string>();
+  /** The role the plugin made for a function, by the function's key. */
+  readonly #roles = new Map<string, ReturnType<typeof functionRole>>();
 
   constructor(serverless: Serverless, _options: Record<string, unknown>, utils?: PluginUtils) {
     this.#serverless = serverless;
@@ -57,13 +59,7 @@ export class KafkaLanesPlugin {
     this.hooks = {
       initialize: () => this.#initialize(),
       'before:package:createDeploymentArtifacts': () => this.#bundle('package'),
-      'after:package:compileEvents': () => {
-        compileResponseTypes(this.#serverless, this.#plans);
-        keepZeroBatchingWindows(this.#serverless);
-        triggersAfterTopics(this.#serverless.service.provider.compiledCloudFormationTemplate.Resources, this.#topicsResources);
-        addAlarms(this.#serverless, this.#plans);
-        dropRedundantRoleDependsOn(this.#serverless.service.provider.compiledCloudFormationTemplate.Resources);
-      },
+      'after:package:compileEvents': () => finishTemplate(this.#serverless, this.#plans, { topicsResources: this.#topicsResources, roles: this.#roles }),
       // `serverless offline start` and plain `serverless offline` (whose own hook blocks until Ctrl-C).
       'before:offline:start:init': () => this.#startOffline(false),
       'before:offline:start': () => this.#startOffline(true),
@@ -77,10 +73,7 @@ export class KafkaLanesPlugin {
   }
 
   #fail(problems: readonly string[]): never {
-    throw new this.#serverless.classes.Error(
-      `kafka-lanes: invalid configuration:\n  - ${problems.join('\n  - ')}`,
-      'KAFKA_LANES_INVALID_CONFIG',
-    );
+    throw new this.#serverless.classes.Error(`kafka-lanes: invalid configuration:\n  - ${problems.join('\n  - ')}`, 'KAFKA_LANES_INVALID_CONFIG');
   }
 
   #initialize(): void {
@@ -101,6 +94,7 @@ export class KafkaLanesPlugin {
           ? provider.naming.getMSKEventLogicalId(functionKey, mskClusterNameToken(trigger.msk.arn), trigger.msk.topic)
           : provider.naming.getKafkaEventLogicalId(functionKey, trigger.kafka.topic),
       ...(service.provider.timeout === undefined ? {} : { providerTimeout: service.provider.timeout }),
+      ...(service.provider.runtime === undefined ? {} : { providerRuntime: service.provider.runtime }),
     };
     const plans: FunctionPlan[] = [];
     for (const key of service.getAllFunctions()) {
@@ -131,13 +125,13 @@ export class KafkaLanesPlugin {
       problems.push(...loopbackEnvironmentProblems('provider.environment', providerEnvironment));
       for (const key of service.getAllFunctions()) problems.push(...loopbackEnvironmentProblems(`functions.${key}.environment`, service.functions[key]?.environment));
     }
-    if (problems.length > 0) this.#fail(problems);
+    if (problems.length > 0) this.#fail([...problems, ...invokeLocalHint(this.#serverless.processedInput?.commands ?? [], problems)]);
     if (!offline) {
-      const stackWarning = stackParametersWarning((service.provider.stackParameters ?? []).map((parameter) => String(parameter.ParameterKey)));
-      if (stackWarning !== undefined) this.#log.warning(`kafka-lanes: ${stackWarning}`);
       const declared = declaredTemplate((service as unknown as { resources?: unknown }).resources);
-      const regionWarning = mskServerlessRegionWarning(provider.getRegion(), declared.resources);
-      if (regionWarning !== undefined) this.#log.warning(`kafka-lanes: ${regionWarning}`);
+      for (const warning of [
+        stackParametersWarning((service.provider.stackParameters ?? []).map((parameter) => String(parameter.ParameterKey))), mskServerlessRegionWarning(provider.getRegion(), declared.resources),
+        exampleNetworkParamWarning(this.#serverless.processedInput?.options?.param, this.#serverless.configurationInput?.params, declared.parameters),
+      ]) if (warning !== undefined) this.#log.warning(`kafka-lanes: ${warning}`);
       if (existingVpcProblems(declared.parameters).length > 0) this.#fail(existingVpcProblems(declared.parameters));
     }
 
@@ -146,9 +140,11 @@ export class KafkaLanesPlugin {
       const events = fn.events ?? [];
       const sourceIndex = events.findIndex((event) => 'msk' in event || 'kafka' in event);
       events[sourceIndex] = plan.source as unknown as Record<string, unknown>;
-      events.push(...(plan.retryTriggers as unknown as Array<Record<string, unknown>>));
       fn.events = events;
       fn.environment = { ...fn.environment, ...(offline ? this.#offlineEnvironment(plan.environment) : plan.environment) };
+      // The retry tiers' triggers are the retry function's: the handler's code as a durable function (plan.ts).
+      if (service.functions[plan.retry.key] !== undefined) this.#fail([`functions.${plan.retry.key}: the name of the retry function kafka-lanes adds for \`${plan.functionKey}\` is taken`]);
+      service.functions[plan.retry.key] = retryDefinition(fn, plan);
       if (plan.committer !== undefined) {
         if (service.functions[plan.committer.key] !== undefined) {
           this.#fail([`functions.${plan.committer.key}: the name of the committer kafka-lanes adds for \`${plan.functionKey}\` is taken`]);
@@ -203,8 +199,10 @@ export class KafkaLanesPlugin {
       service.functions[providerKey] = { ...provider, environment: made.providerEnvironment, handler: `${BUNDLE_DIR}/${TOPICS_PROVIDER_OUT}.handler` };
       resources[made.logicalId] = made.resource;
       this.#topicsResources.set(naming.getLambdaLogicalId(plan.functionKey), made.logicalId);
-      // The handler and the produce function take the brokers the resource answers, as the committer does.
-      for (const fn of [service.functions[plan.functionKey]!, ...(plan.producer === undefined ? [] : [service.functions[plan.producer.key]!])]) {
+      this.#topicsResources.set(naming.getLambdaLogicalId(plan.retry.key), made.logicalId);
+      // The handler, the retry function and the produce function take the brokers the resource answers, as the committer does.
+      for (const key of [plan.functionKey, plan.retry.key, ...(plan.producer === undefined ? [] : [plan.producer.key])]) {
+        const fn = service.functions[key]!;
         fn.environment = { ...fn.environment, ...made.handlerEnvironment };
         for (const name of made.removed) delete fn.environment[name];
       }
@@ -251,7 +249,8 @@ export class KafkaLanesPlugin {
       const fn = service.functions[plan.functionKey]!;
       const made = (compact: boolean): Array<{ key: string; logicalId: string; role: ReturnType<typeof functionRole> }> => {
         const grants = groupGrants(plan, (fn.vpc ?? providerVpc) !== undefined, compact);
-        const roles: Array<[string, Statement[], boolean]> = [[plan.functionKey, grants.handler, true]];
+        // The handler's code runs in the handler and in the retry function: both take the provider's own statements.
+        const roles: Array<[string, Statement[], boolean]> = [[plan.functionKey, grants.handler, true], [plan.retry.key, grants.retry, true]];
         if (plan.committer !== undefined) roles.push([plan.committer.key, grants.committer, false]);
         if (service.functions[plan.topics.key] !== undefined) roles.push([plan.topics.key, grants.topics, false]);
         if (service.functions[plan.topics.provider.key] !== undefined) roles.push([plan.topics.provider.key, grants.topicsProvider, false]);
@@ -286,6 +285,7 @@ export class KafkaLanesPlugin {
           continue;
         }
         resources[logicalId] = role;
+        this.#roles.set(key, role);
         service.functions[key]!['role'] = logicalId;
       }
     }
@@ -317,7 +317,7 @@ export class KafkaLanesPlugin {
       Object.entries(provided).filter(([name, value]) => name.startsWith('KAFKA_LANES_') && typeof value === 'object').map(([name]) => [name, '']),
     );
     for (const plan of plans) {
-      for (const key of [plan.functionKey, ...(plan.committer === undefined ? [] : [plan.committer.key])]) {
+      for (const key of [plan.functionKey, plan.retry.key, ...(plan.committer === undefined ? [] : [plan.committer.key])]) {
         const fn = service.functions[key];
         if (fn !== undefined) fn.environment = { ...blanks, ...fn.environment };
       }

@@ -1,4 +1,5 @@
 import { ENV } from '../options/constants';
+import { mappingTarget } from './framework';
 import type { FunctionPlan } from './plan';
 
 // The template side of a group's topics resource (its provider is topics-provider.ts, its worker topics-handler.ts). Pure.
@@ -80,7 +81,7 @@ export function topicsResource(plan: FunctionPlan, ids: { providerLogicalId: str
 
 /**
  * A group's triggers are made once its topics are (`DependsOn` the group's topics resource), so a trigger's first poll
- * finds its topic. `topicsByFunction`: the topics resource of each handler, by the handler's logical ID.
+ * finds its topic. `topicsByFunction`: the topics resource of each handler and retry function, by its logical ID.
  */
 export function triggersAfterTopics(
   resources: Record<string, { Type: string; Properties: Record<string, unknown>; DependsOn?: string | string[] }>,
@@ -88,8 +89,8 @@ export function triggersAfterTopics(
 ): void {
   for (const resource of Object.values(resources)) {
     if (resource.Type !== 'AWS::Lambda::EventSourceMapping') continue;
-    const target = (resource.Properties['FunctionName'] as { 'Fn::GetAtt'?: unknown[] } | undefined)?.['Fn::GetAtt']?.[0];
-    const topics = typeof target === 'string' ? topicsByFunction.get(target) : undefined;
+    const target = mappingTarget(resource.Properties);
+    const topics = target === undefined ? undefined : topicsByFunction.get(target);
     if (topics === undefined) continue;
     const after = resource.DependsOn === undefined ? [] : Array.isArray(resource.DependsOn) ? resource.DependsOn : [resource.DependsOn];
     if (!after.includes(topics)) resource.DependsOn = [...after, topics];

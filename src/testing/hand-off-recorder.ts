@@ -4,6 +4,7 @@ import type { HandOffItem, HandOffOutcome, OutputMessage, HandOffSink } from '..
 import { parseOutputId } from '../engine/outputs';
 import { OUTPUT_HEADER } from '../lanes/effects';
 import type { DeadLetterReason } from '../lanes/outcome';
+import type { OutputsNotice } from './outputs-notice';
 import { bytesOf, readValue, text } from './recorders';
 import type { TestDeadLetter, TestOutput, TestRetry } from './types';
 
@@ -31,10 +32,12 @@ export class HandOffRecorder implements HandOffSink {
   #pending: PendingCopy[] = [];
   readonly #now: () => number;
   readonly #declared: ReadonlySet<string> | undefined;
+  readonly #notice: OutputsNotice | undefined;
 
-  constructor(now: () => number, declared: ReadonlySet<string> | undefined) {
+  constructor(now: () => number, declared: ReadonlySet<string> | undefined, notice?: OutputsNotice) {
     this.#now = now;
     this.#declared = declared;
+    this.#notice = notice;
   }
 
   /** Retry copies written and not delivered yet, in write order. */
@@ -69,11 +72,15 @@ export class HandOffRecorder implements HandOffSink {
     return items.map(() => ({ status: 'written' }));
   };
 
-  readonly send = (records: ReadonlyArray<readonly OutputMessage[]>): Promise<ReadonlyArray<Error | undefined>> =>
-    sendDeclared(this.#declared, records, async (declaredOnes) => {
+  readonly send = async (records: ReadonlyArray<readonly OutputMessage[]>): Promise<ReadonlyArray<Error | undefined>> => {
+    if (this.#declared === undefined) this.#notice?.unchecked();
+    const outcomes = await sendDeclared(this.#declared, records, async (declaredOnes) => {
       for (const message of declaredOnes.flat()) this.outputs.push(shownOutput(message));
       return declaredOnes.map(() => undefined);
     });
+    for (const outcome of outcomes) if (outcome !== undefined) this.#notice?.refused(outcome);
+    return outcomes;
+  };
 }
 
 /** An output as the test shows it: text key and headers, the value parsed, the record it was sent for. */

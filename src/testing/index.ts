@@ -14,8 +14,12 @@
  * t.runs.map((run) => run.offset); // [0]
  * t.outputs[0]?.value;             // { orderId: 'o-1', paymentId: ... }
  */
+import { asOnDemandEnvironment } from './lambda-environment';
 import { LanesUnderTest, type TestedHandler as Tested } from './lanes-under-test';
 import type { LanesTest, TestLanesOptions } from './types';
+
+// Before the handler's module makes its Logger: Powertools reads it then (`cold_start` at the first invocation).
+asOnDemandEnvironment(process.env);
 
 export type { LanesTest, TestDeadLetter, TestError, TestHeldLane, TestLanesOptions, TestOrigin, TestOutput, TestRecord, TestRetry, TestRetryTime, TestRun, TestStep } from './types';
 export { CompletionModel, CompletionModelStore } from './completion-model';

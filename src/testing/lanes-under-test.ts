@@ -9,13 +9,16 @@ import { LanesCore } from '../handler/lanes-core';
 import { RESOLVE_OPTIONS, TEST_ENGINE, type LanesHandler } from '../handler/lanes';
 import type { LanesOptions } from '../options/lanes-options';
 import { releaseHeldLane } from '../operations/lanes';
+import { ENV } from '../options/constants';
 import { logServiceName } from '../telemetry';
 import { CompletionModelStore } from './completion-model';
 import { HandOffRecorder } from './hand-off-recorder';
+import { outputsNotice } from './outputs-notice';
 import { DroppedMetrics, NotedEffects, bytesOf, valueBytes } from './recorders';
 import { copyRecord } from './retry-copies';
 import { retryExecutionTimeoutMs, suspendLoop } from '../retry/suspend-loop';
 import { RunRecorder } from './run-recorder';
+import { testDeclaration } from './service-file';
 import type { LanesTest, TestDeadLetter, TestHeldLane, TestLanesOptions, TestOutput, TestRecord, TestRetry, TestRetryTime, TestRun, TestStep } from './types';
 
 /** What `testLanes` runs: the handler `lanes()` returns (with any `.use()`d middlewares), or its options and record function. */
@@ -30,6 +33,15 @@ function optionsUnderTest<V, K>(handler: TestedHandler<V, K>, group: string | un
   if (resolve !== undefined) return resolve(env ?? process.env, group);
   // Options and a record function put together by hand: the group given replaces theirs.
   return group === undefined ? handler.options : { ...handler.options, group };
+}
+
+/** The handler's own group (its `group` option, else `KAFKA_LANES_GROUP`), if it has one. */
+function ownGroup<V, K>(handler: TestedHandler<V, K>): string | undefined {
+  try {
+    return handler.options.group;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A Lambda context as the runtime gives one, carrying the test's engine for the handler's base to run. */
@@ -85,8 +97,12 @@ export class LanesUnderTest<V, K> implements LanesTest<V, K> {
   readonly #nextOffsets = new Map<string, number>();
 
   constructor(handler: TestedHandler<V, K>, testOptions: TestLanesOptions = {}) {
-    const env = { ...process.env, ...testOptions.env };
-    const options = optionsUnderTest(handler, testOptions.group, testOptions.env === undefined ? undefined : env);
+    // The service's serverless.yml declares what the plugin gives the function (outputs, tiers...); the test's own win.
+    const given = new Set([...Object.keys(testOptions.env ?? {}), ...(testOptions.outputs === undefined ? [] : [ENV.outputs])]);
+    const service = testDeclaration(testOptions, () => ownGroup(handler), given);
+    const env = { ...process.env, ...(service.found ? service.env : {}), ...testOptions.env };
+    const resolved = testOptions.env !== undefined || service.found;
+    const options = optionsUnderTest(handler, testOptions.group ?? (service.found ? service.env[ENV.group] : undefined), resolved ? env : undefined);
     this.options = options;
     this.#handler = handler;
     this.#topic = testOptions.topic ?? 'source';
@@ -94,8 +110,8 @@ export class LanesUnderTest<V, K> implements LanesTest<V, K> {
     this.#maxRounds = testOptions.maxRounds ?? 100;
     this.#executionTimeoutMs = retryExecutionTimeoutMs(env);
     this.#clock = testOptions.now ?? Date.now();
-    const declared = testOptions.outputs === undefined ? (testOptions.env === undefined ? undefined : declaredOutputs(env)) : new Set(testOptions.outputs);
-    this.#sink = new HandOffRecorder(this.now, declared);
+    const declared = testOptions.outputs === undefined ? (resolved ? declaredOutputs(env) : undefined) : new Set(testOptions.outputs);
+    this.#sink = new HandOffRecorder(this.now, declared, outputsNotice(options.group, service.found ? undefined : service.why));
     this.#recorder = new RunRecorder<V, K>(options, handler.recordHandler as RecordHandler, this.now);
     this.#store = new CompletionModelStore(options.caps.maxWindow);
     this.runs = this.#recorder.runs;

@@ -46,10 +46,19 @@ export interface TestLanesOptions {
   readonly remainingMs?: number;
   /**
    * The output topics declared in `kafkaLanes.outputs`: `ctx.send` to another fails the record, as the deployed
-   * function does, with an error naming `kafkaLanes.outputs`. Default: `KAFKA_LANES_OUTPUTS` of `env` when given,
-   * else any topic.
+   * function does, with an error naming `kafkaLanes.outputs`. Default: `KAFKA_LANES_OUTPUTS` of `env` when given, else
+   * the `outputs` of the service's `kafkaLanes` block of the test's group (`service`), else any topic (said once on the
+   * console at the first send).
    */
   readonly outputs?: readonly string[];
+  /**
+   * The service's serverless.yml (a path from the working directory), whose `kafkaLanes` block of the test's group
+   * (`group`, else the handler's own, else the only block) gives the handler what the plugin gives the deployed
+   * function: its group, `retryTiers`, `deadLetter.policy`, `ordering` and `outputs`; `env` and `outputs` given here
+   * win. The file's variables (`${param:...}`) are not resolved: give such a setting here. `false`: read none.
+   * Default: `serverless.yml` (or `.yaml`, `.json`) of the working directory, when there is one.
+   */
+  readonly service?: string | false;
   /** The level of the handler's `ctx.logger` and of the framework's logs. Default `SILENT`. */
   readonly logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT';
   /** Retry invocations `settle()` plays at most before it gives up (a handler that never stops failing). Default 100. */

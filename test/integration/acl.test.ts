@@ -4,8 +4,9 @@
  * IAM access control (support/msk-acls.ts), for one SCRAM user per role, on a second local broker with an
  * authorizer that allows nothing else (support/sasl-broker.ts). Then:
  * - under exactly those ACLs, the stack's topics resource (its Create, Update and Delete), `topics ensure` (as the
- *   operator docs/deploy.md describes), the trigger's reads, the processor's hand-off of a failing record and its
- *   `ctx.send` output, the retry function's run of the copy and its dead-letter write, and the committer's commits of
+ *   operator docs/deploy.md describes), the source trigger's reads, the processor's hand-off of a failing record and
+ *   its `ctx.send` output, the retry tier's trigger's reads and the retry function's run of the copy and its
+ *   dead-letter write (as the retry function's user), and the committer's commits of
  *   the completion group, its reads of the triggers' positions, its group figures, its re-drive write and a
  *   recovery's reads all succeed;
  * - without any one granted action, a named operation is refused by Kafka, except the actions listed in
@@ -42,14 +43,15 @@ jest.setTimeout(180_000);
 process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 
-type Role = 'handler' | 'committer' | 'operator' | 'topics';
+type Role = 'handler' | 'retry' | 'committer' | 'operator' | 'topics';
 const USERS: Readonly<Record<Role, ScramUser>> = {
   handler: { username: 'orders-handler', password: `h-${randomBytes(6).toString('hex')}` },
+  retry: { username: 'orders-retry', password: `r-${randomBytes(6).toString('hex')}` },
   committer: { username: 'orders-committer', password: `c-${randomBytes(6).toString('hex')}` },
   operator: { username: 'orders-operator', password: `o-${randomBytes(6).toString('hex')}` },
   topics: { username: 'orders-topics', password: `t-${randomBytes(6).toString('hex')}` },
 };
-const ROLES = ['handler', 'committer', 'operator', 'topics'] as const;
+const ROLES = ['handler', 'retry', 'committer', 'operator', 'topics'] as const;
 const principal = (role: Role): string => `User:${USERS[role].username}`;
 
 /**
@@ -301,12 +303,18 @@ describe('least privilege on a broker with SCRAM users and an authorizer', () =>
       const batch = await readAs(broker.kafka(USERS.handler, 'trigger'), group, topic, 3);
       expect(await handler(eventOf(batch), contextWithin(60_000) as unknown as Context)).toEqual({ batchItemFailures: [] });
 
-      // The retry trigger reads the copy in group <group>.retry.1s; the retry function runs it, and it fails again.
-      const copies = await readAs(broker.kafka(USERS.handler, 'retry-trigger'), retryTopic, retryTopic, 1);
-      expect(readHandOffHeaders(copies[0]!.headers ?? [])).toMatchObject({ originOffset: 1, attempt: 2 });
-      expect(await handler(eventOf(copies), contextWithin(60_000) as unknown as Context)).toEqual({ batchItemFailures: [] });
     } finally {
       await handler.close();
+    }
+    // The retry tier's trigger reads the copy in group <group>.retry.1s with the retry function's role; the retry
+    // function (the handler's code) runs it, and it fails again.
+    const retry = handlerAs(USERS.retry);
+    try {
+      const copies = await readAs(broker.kafka(USERS.retry, 'retry-trigger'), retryTopic, retryTopic, 1);
+      expect(readHandOffHeaders(copies[0]!.headers ?? [])).toMatchObject({ originOffset: 1, attempt: 2 });
+      expect(await retry(eventOf(copies), contextWithin(60_000) as unknown as Context)).toEqual({ batchItemFailures: [] });
+    } finally {
+      await retry.close();
     }
 
     // Assess: the handler's producer authenticated with the secret's credentials, read once, signed.
@@ -375,9 +383,18 @@ const removals: Removal[] = ROLES.flatMap((role) =>
 );
 const short = (action: string): string => action.replace(/^kafka-cluster:/, '');
 const notProvable = removals.filter((r) => NOT_PROVABLE[short(r.action)] !== undefined);
+/** Another statement of the role grants the action on resources (ARNs, `*` a wildcard) covering all of this one's. */
+const coveredElsewhere = ({ role, index, action }: Removal): boolean => {
+  const resources = (statement: Statement): string[] => ([] as unknown[]).concat(statement.Resource).map(String);
+  const matches = (pattern: string, arn: string): boolean => new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`).test(arn);
+  const removed = resources(statementsOf(role)[index]!);
+  return statementsOf(role).some((other, i) => i !== index && other.Action.includes(action) && removed.every((arn) => resources(other).some((pattern) => matches(pattern, arn))));
+};
 // Granted again by another statement of the role (each statement of a role is there for a purpose of its own,
-// e.g. the trigger's reads and the hand-off's writes both need Connect): removing one copy changes no ACL.
-const grantedAgain = removals.filter((r) => !notProvable.includes(r) && sameAcls(statementsOf(r.role), without(statementsOf(r.role), r.index, r.action)));
+// e.g. the trigger's reads and the hand-off's writes both need Connect, and the retry function's reads of its tiers
+// and its hand-off's writes to `<group>.retry.*` both need DescribeTopic): removing one copy changes no ACL, or the
+// other statement's wildcard still covers its resources.
+const grantedAgain = removals.filter((r) => !notProvable.includes(r) && (sameAcls(statementsOf(r.role), without(statementsOf(r.role), r.index, r.action)) || coveredElsewhere(r)));
 const provable = removals.filter((r) => !notProvable.includes(r) && !grantedAgain.includes(r));
 
 /** The smallest operation that needs statement `index` of `role`, and its name. */
@@ -428,13 +445,18 @@ function operationFor({ role, index, action }: Removal): { name: string; run: ()
       },
     };
   }
-  if (resources.includes(output)) return { name: "the handler's ctx.send to its declared output", run: () => writeAs(broker.kafka(USERS.handler), output) };
+  if (resources.includes(output)) {
+    return role === 'retry'
+      ? { name: "the retry function's ctx.send to its declared output", run: () => writeAs(broker.kafka(USERS.retry), output) }
+      : { name: "the handler's ctx.send to its declared output", run: () => writeAs(broker.kafka(USERS.handler), output) };
+  }
   if (resources.includes(`${group}.retry.*`)) {
-    return role === 'handler'
-      ? { name: "the hand-off's write to <group>.retry.1s", run: () => writeAs(broker.kafka(USERS.handler), retryTopic) }
-      : { name: "the re-drive's write to <group>.retry.1s", run: () => writeAs(broker.kafka(USERS.committer), retryTopic) };
+    if (role === 'handler') return { name: "the hand-off's write to <group>.retry.1s", run: () => writeAs(broker.kafka(USERS.handler), retryTopic) };
+    if (role === 'retry') return { name: "the retry function's hand-off write to <group>.retry.1s", run: () => writeAs(broker.kafka(USERS.retry), retryTopic) };
+    return { name: "the re-drive's write to <group>.retry.1s", run: () => writeAs(broker.kafka(USERS.committer), retryTopic) };
   }
   if (role === 'handler') return { name: "the trigger's read of the source topic in group <group>", run: () => readAs(broker.kafka(USERS.handler, 'trigger'), group, topic, 1) };
+  if (role === 'retry') return { name: "the retry tier's trigger's read of <group>.retry.1s in its group", run: () => readAs(broker.kafka(USERS.retry, 'retry-trigger'), retryTopic, retryTopic, 1) };
   // A refused committer run names its group, whatever was refused (never a topic skipped as deleted).
   if (!resources.includes(`${group}.lanes`) && action === 'kafka-cluster:DescribeGroup') {
     return { name: "the committer's read of what the triggers committed in <group>", run: () => commitAs(USERS.committer), names: `DescribeGroup on group ${group}` };
@@ -467,6 +489,7 @@ describe('each granted action is needed: without it, a named operation is refuse
       expect(statementsOf(role).some((s, i) => i !== index && s.Action.includes(action))).toBe(true);
     }
     expect(grantsOf(grants.handler).length).toBeGreaterThan(0);
+    expect(grantsOf(grants.retry).length).toBeGreaterThan(0);
   });
 
   it.each(provable.map((r) => ({ ...r, label: `${r.role} without ${r.action} (statement ${r.index}): ${operationFor(r).name}` })))('$label', async (removal) => {

@@ -1,8 +1,10 @@
 /**
  * The path a user takes, from the README alone: the package built and packed (`npm run build`, `npm pack`), a new
  * project outside this repository, the README's install block run line by line (the packed tarball in place of
- * `kafka-lanes`), the README's whole files written (tsconfig.json, the handler, its test, serverless.yml), `tsc`,
- * the handler's test (`vitest run`), the README's deploy command as `serverless package`, then the README's "Run it
+ * `kafka-lanes`), the tarball checked to hold the docs the README links to, the README's whole files written
+ * (tsconfig.json, the handler, its test, serverless.yml) and the handler's test run (`vitest run`: it passes as
+ * written, and fails naming `kafkaLanes.outputs` once the handler also sends to a topic the service does not declare),
+ * `tsc`, the README's deploy command as `serverless package`, then the README's "Run it
  * locally" block: `kafka-lanes local up`, `kafka-lanes topics ensure` and `serverless offline start` against the
  * local stack, with orders produced and their outputs and dead letters read back. A wrong snippet, dependency or
  * `files` entry fails here.
@@ -18,7 +20,7 @@
  * the `hold` dead-letter policy (so that a lane waits for the operator), and the offline servers get free ports.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Admin } from 'kafkajs';
@@ -93,6 +95,11 @@ function renamedWords(words: readonly string[]): string[] {
   });
 }
 
+/** The files of the README's whole blocks, as the README writes them. */
+function readmeFiles(): Map<string, string> {
+  return new Map(README.filter((s): s is Snippet & { path: string } => s.path !== undefined).map((snippet) => [snippet.path, snippet.text]));
+}
+
 /** The files of the README's whole blocks, with the topic and group names of this run. */
 function projectFiles(): Map<string, string> {
   const files = new Map<string, string>();
@@ -144,6 +151,11 @@ describe("the consumer's path: the README in a new project, with the packed pack
     const [{ filename, size, entryCount }] = JSON.parse(packed.output.slice(packed.output.indexOf('['))) as [{ filename: string; size: number; entryCount: number }];
     const tarball = join(work, filename);
     lap(`packed ${filename} (${(size / 1024).toFixed(0)} KiB, ${entryCount} files)`);
+    // The docs travel: every file the README links to is in the tarball, where its link points from the package's root.
+    const inTarball = new Set((JSON.parse(packed.output.slice(packed.output.indexOf('['))) as [{ files: Array<{ path: string }> }])[0].files.map((file) => file.path));
+    const linked = [...readFileSync(join(ROOT, 'README.md'), 'utf8').matchAll(/\]\(([^)\s#:]+)(?:#[^)]*)?\)/g)].map(([, target]) => target!);
+    expect(linked).toContain('docs/deploy.md');
+    expect(linked.filter((target) => !inTarball.has(target))).toEqual([]);
 
     // Act: a new project, outside the repository, and the README's install block line by line.
     mkdirSync(project);
@@ -156,10 +168,28 @@ describe("the consumer's path: the README in a new project, with the packed pack
       expectOk(await run('npm', args, project), `README.md:${line}: ${words.join(' ')}`);
     }
     lap('installed');
-    for (const [path, text] of projectFiles()) {
-      mkdirSync(dirname(join(project, path)), { recursive: true });
-      writeFileSync(join(project, path), text);
-    }
+    const write = (files: ReadonlyMap<string, string>): void => {
+      for (const [path, text] of files) {
+        mkdirSync(dirname(join(project, path)), { recursive: true });
+        writeFileSync(join(project, path), text);
+      }
+    };
+
+    // The README's handler, serverless.yml and test as written: the test passes. With a second send, to a topic the
+    // service does not declare, it fails naming `kafkaLanes.outputs` (testLanes reads the group's block).
+    const asWritten = readmeFiles();
+    write(asWritten);
+    expectOk(await run('npx', ['vitest', 'run'], project), "npx vitest run (the README's files as written)");
+    const handler = asWritten.get('src/orders.ts')!;
+    const stray = renamed(handler, 'src/orders.ts', [
+      [/^(\s*)(ctx\.send\('orders-paid', (\{[^\n]*\})\);)$/m, "$1$2\n$1ctx.send('orders-shipped', $3);"],
+    ]);
+    write(new Map([['src/orders.ts', stray]]));
+    const refused = await run('npx', ['vitest', 'run'], project);
+    expect(refused.code).not.toBe(0);
+    expect(refused.output).toContain('Expected ctx.send to a declared output topic (kafkaLanes.outputs: `orders-paid`), got `orders-shipped`');
+    lap("vitest ran the README's test: passes as written, fails naming kafkaLanes.outputs with a send to `orders-shipped`");
+    write(projectFiles());
 
     // Assess: the README's compiler options, then strict with declarations and every library checked.
     expectOk(await run('npx', ['tsc'], project), 'npx tsc');
@@ -173,10 +203,6 @@ describe("the consumer's path: the README in a new project, with the packed pack
     ];
     for (const mode of modes) expectOk(await run('npx', ['tsc', ...mode], project), `npx tsc ${mode.join(' ')}`);
     lap('type-checked (bundler, nodenext, node10)');
-    if (existsSync(join(project, 'node_modules', '.bin', 'vitest')) && [...projectFiles().keys()].some((path) => /\.test\.ts$/.test(path))) {
-      expectOk(await run('npx', ['vitest', 'run'], project), 'npx vitest run');
-      lap('vitest ran');
-    }
     // The README's deploy command with `package` for `deploy`: everything `deploy` does before it calls AWS
     // (`npx serverless package --stage prod`), without credentials.
     const deploy = block('npx', 'serverless', 'deploy').find(({ words }) => words[2] === 'deploy')!;
@@ -279,6 +305,8 @@ describe("the consumer's path: the README in a new project, with the packed pack
       letters = await deadLetters();
     }
     expect(letters.rows.map((row) => row.reason).sort()).toEqual(['attempts-exhausted', 'non-retriable', 'schema-validation']);
+    // zod/mini with the README's locale: the dead letter says what was expected, not only `Invalid input`.
+    expect(letters.rows.find((row) => row.reason === 'schema-validation')?.error).toContain('expected number, received string');
     lap('outputs and dead letters read');
 
     // The failing charge: five attempts, each retry from the tier its delay names (1s, then 2s), then dead-lettered.
@@ -337,5 +365,14 @@ describe("the consumer's path: the README in a new project, with the packed pack
     expect(await exited).toBe(0);
     expect(output.join('')).toContain('kafka-lanes offline: Kafka triggers stopped, offsets committed');
     lap('offline stopped');
+
+    // What the tools left in the project is the user's own files, or listed in the README's `.gitignore` line.
+    const gitignore = block('printf').find(({ words }) => words[0] === 'printf')!;
+    const expectedIgnored = gitignore.words.slice(2, gitignore.words.indexOf('>>'));
+    expect(gitignore.words.slice(-2)).toEqual(['>>', '.gitignore']);
+    const own = new Set(['package.json', 'package-lock.json', 'orders.txt', ...[...readmeFiles().keys()].map((path) => path.split('/')[0]!)]);
+    const left = readdirSync(project, { withFileTypes: true }).filter((entry) => !own.has(entry.name)).map((entry) => (entry.isDirectory() ? `${entry.name}/` : entry.name));
+    expect(left).toContain('dist-lambda/');
+    expect(left.filter((entry) => !expectedIgnored.includes(entry))).toEqual([]);
   });
 });

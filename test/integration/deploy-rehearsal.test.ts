@@ -2,16 +2,21 @@
  * The deploy rehearsal (support/deploy-rehearsal.ts) on every configuration the project deploys, each packaged by the
  * real framework (`serverless package`, no AWS credentials) and read with the dependency graph cfn-lint draws of it:
  * the example in the VPC it creates, in an existing VPC (with the stack's endpoints, and behind a NAT gateway), with a
- * provisioned cluster, a SCRAM service on an existing cluster, and the README's own service. Each must pass; the
- * templates of before the topics resource's provider (a fixture of the example as `serverless package --stage prod`
- * built it then) and the old shape planted back into today's template must fail, naming what CloudFormation would
- * have deleted first or what the functions could not reach.
+ * provisioned cluster, a SCRAM service on an existing cluster, a service with configured brokers, and the README's own
+ * service. Each must pass. Each fault planted in them (support/planted-faults.ts), the templates of earlier releases (a
+ * fixture of the example as `serverless package --stage prod` built it before the topics resource's provider, and one
+ * of before the retry function) and the old shape planted back into today's template must fail, naming what
+ * CloudFormation would have done first or what the functions could not reach. The example of the release before the
+ * retry function upgrades in place: its retry tiers' triggers keep their logical IDs and consumer groups and only
+ * change the function they invoke.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { entrySources, projectFiles, readSnippets } from '../support/doc-snippets';
 import { cfnGraph, rehearse, type RehearsalOptions, type Template } from './support/deploy-rehearsal';
+import { README_REACH } from './support/readme-deploy';
+import { BEHIND_NAT, CONFIGURED_BROKERS, EXAMPLE, PLANTED_FAULTS } from './support/planted-faults';
 import { ROOT, serverless, service, serviceYml } from './support/serverless';
 
 jest.setTimeout(600_000);
@@ -68,13 +73,13 @@ interface Configuration {
 }
 
 const CONFIGURATIONS: readonly Configuration[] = [
-  { name: 'the example in the VPC it creates (MSK Serverless)', dir: () => ROOT, args: [], options: () => ({}) },
+  { name: EXAMPLE, dir: () => ROOT, args: [], options: () => ({}) },
   { name: 'the example in an existing VPC, with the endpoints the stack creates', dir: () => ROOT, args: EXISTING_VPC, options: () => ({}) },
   // The user declares the VPC's NAT gateway by `createEndpoints=false` (docs/deploy.md): it reaches every AWS API.
-  { name: 'the example in an existing VPC behind a NAT gateway', dir: () => ROOT, args: [...EXISTING_VPC, '--param', 'createEndpoints=false'], options: () => ({ declaredReach: ['*'] }) },
+  { name: BEHIND_NAT, dir: () => ROOT, args: [...EXISTING_VPC, '--param', 'createEndpoints=false'], options: () => ({ declaredReach: ['*'] }) },
   { name: 'the example with a provisioned cluster', dir: () => ROOT, args: ['--param', 'msk=provisioned'], options: () => ({}) },
   {
-    name: 'a SCRAM service on an existing cluster (its VPC with a Secrets Manager endpoint of its own)',
+    name: 'a SCRAM service on an existing cluster (its VPC with Secrets Manager and Lambda endpoints of its own)',
     dir: () =>
       service(
         serviceYml(`  orders:
@@ -84,14 +89,33 @@ const CONFIGURATIONS: readonly Configuration[] = [
     kafkaLanes: { group: shop-orders, outputs: [orders-paid], redis: { url: 'rediss://shop-redis.abc123.euw1.cache.amazonaws.com:6379' } }`),
       ),
     args: [],
-    options: () => ({ declaredReach: ['secretsmanager'] }),
+    options: () => ({ declaredReach: ['secretsmanager', 'lambda'] }),
+    lint: true,
+  },
+  {
+    name: CONFIGURED_BROKERS,
+    dir: () =>
+      service(
+        serviceYml(`  orders:
+    handler: handler.handler
+    events:
+      - msk: { arn: '${ARN}', topic: orders }
+    kafkaLanes:
+      group: shop-orders
+      kafka: { brokers: ['b-1.shop.abc123.c2.kafka.eu-west-1.amazonaws.com:9098', 'b-2.shop.abc123.c2.kafka.eu-west-1.amazonaws.com:9098'] }
+      redis: { url: 'rediss://shop-redis.abc123.euw1.cache.amazonaws.com:6379' }`),
+      ),
+    args: [],
+    // The retry function's checkpoints reach Lambda's API: through an endpoint of the VPC's own (or a NAT gateway).
+    options: () => ({ declaredReach: ['lambda'] }),
     lint: true,
   },
   {
     name: "the README's own service",
     dir: readmeService,
     args: [],
-    options: (dir) => ({ sends: { OrdersLambdaFunction: sendsOf(readFileSync(join(dir, 'src', 'orders.ts'), 'utf8')) } }),
+    // What the README asks of the VPC: the pollers and the retry function's checkpoints reach Lambda (and STS).
+    options: (dir) => ({ declaredReach: README_REACH, sends: { OrdersLambdaFunction: sendsOf(readFileSync(join(dir, 'src', 'orders.ts'), 'utf8')) } }),
     lint: true,
   },
 ];
@@ -187,8 +211,77 @@ describe('the deploy rehearsal', () => {
     expect(rehearsal.problems).toEqual([
       "OrdersKafkaLanesTopics: OrdersTopicsVpcLambdaFunction is in a VPC and calls s3 (its answer to CloudFormation's pre-signed S3 URL), but the VPC has no s3 endpoint in the template and no declared route to it (a NAT gateway or an endpoint of its own)",
       'OrdersKafkaLanesTopics: OrdersTopicsVpcLambdaFunction is in a VPC and calls kafka (GetBootstrapBrokers), but the VPC has no kafka endpoint in the template and no declared route to it (a NAT gateway or an endpoint of its own)',
+      expect.stringMatching(/^OrdersTopicsVpcLambdaFunction \(the provider of OrdersKafkaLanesTopics\) is in a VPC/),
       'OrdersTopicsVpcLambdaFunction is in a VPC and calls kafka (GetBootstrapBrokers), but the VPC has no kafka endpoint in the template and no declared route to it (a NAT gateway or an endpoint of its own)',
     ]);
+  });
+
+  it.each(PLANTED_FAULTS.map((planted) => [planted.fault, planted] as const))('fails when %s', async (_fault, planted) => {
+    // Prepare: the fault planted in a fresh copy of its configuration's template
+    const configuration = CONFIGURATIONS.find((candidate) => candidate.name === planted.configuration)!;
+    const { file, template, options } = await packaged(configuration);
+    expect(rehearse(template, await cfnGraph(file), options).problems).toEqual([]);
+    planted.plant(template);
+    const plantedFile = `${file}.${PLANTED_FAULTS.indexOf(planted)}.json`;
+    writeFileSync(plantedFile, JSON.stringify(template));
+
+    // Act
+    const rehearsal = rehearse(template, await cfnGraph(plantedFile), options);
+
+    // Assess
+    expect(rehearsal.problems).toEqual(expect.arrayContaining([expect.stringMatching(planted.found)]));
+    console.log(`deploy rehearsal, ${planted.fault} (${planted.configuration}):\n  - ${rehearsal.problems.join('\n  - ')}`);
+  });
+
+  it("fails the example as the release before the retry function packaged it: the handler's retry tiers wait in running invocations", async () => {
+    // Prepare
+    const file = join(ROOT, 'test', 'fixtures', 'templates', 'example-prod-before-retry-function.json');
+    const template = JSON.parse(readFileSync(file, 'utf8')) as Template;
+
+    // Act
+    const rehearsal = rehearse(template, await cfnGraph(file));
+
+    // Assess
+    expect(rehearsal.problems).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^OrdersLambdaFunction has both a source trigger and retry tiers' triggers/),
+        expect.stringMatching(/^OrdersLambdaFunction is invoked by the retry tiers' triggers .* but has no DurableConfig/),
+      ]),
+    );
+  });
+
+  it("upgrades a stack of the release before in place: each retry tier's trigger keeps its logical ID, topic, consumer group and start, and only changes the function it invokes", async () => {
+    // Prepare: the example as the release before packaged it (`serverless package --stage prod`), and as today's does
+    const before = JSON.parse(readFileSync(join(ROOT, 'test', 'fixtures', 'templates', 'example-prod-before-retry-function.json'), 'utf8')) as Template;
+    const { template: after } = await packaged(CONFIGURATIONS[0]!);
+    const mappings = (of: Template): Record<string, Record<string, unknown>> =>
+      Object.fromEntries(Object.entries(of.Resources).filter(([, r]) => r.Type === 'AWS::Lambda::EventSourceMapping').map(([id, r]) => [id, r.Properties!]));
+    // What CloudFormation replaces an event source mapping for (template reference, AWS::Lambda::EventSourceMapping:
+    // "Update requires: Replacement"): a replacement is created before the old mapping is deleted, and a Kafka consumer
+    // group id cannot belong to two mappings at once.
+    const replacing = (properties: Record<string, unknown>): unknown =>
+      Object.fromEntries(['EventSourceArn', 'Topics', 'StartingPosition', 'StartingPositionTimestamp', 'AmazonManagedKafkaEventSourceConfig', 'SelfManagedEventSource', 'SelfManagedKafkaEventSourceConfig'].map((key) => [key, properties[key]]));
+
+    // Assess: the same mappings, each updated in place
+    expect(Object.keys(mappings(after)).sort()).toEqual(Object.keys(mappings(before)).sort());
+    const retryIds = Object.keys(mappings(before)).filter((id) => /retry/.test(id));
+    expect(retryIds).toHaveLength(3);
+    for (const [id, properties] of Object.entries(mappings(before))) {
+      expect({ id, ...(replacing(mappings(after)[id]!) as object) }).toEqual({ id, ...(replacing(properties) as object) });
+      expect(properties['FunctionName']).toEqual({ 'Fn::GetAtt': ['OrdersLambdaFunction', 'Arn'] });
+      // The source stays on the handler; each tier moves to the retry function's durable alias (`UpdateEventSourceMapping`).
+      expect(mappings(after)[id]!['FunctionName']).toEqual(
+        retryIds.includes(id) ? { 'Fn::Join': [':', [{ 'Fn::GetAtt': ['OrdersRetryLambdaFunction', 'Arn'] }, 'durable']] } : { 'Fn::GetAtt': ['OrdersLambdaFunction', 'Arn'] },
+      );
+    }
+    // The retry function is new (Lambda enables durable execution only when it creates a function), and the handler's
+    // role, which loses the tiers' reads, is updated after every tier's trigger has moved.
+    expect(before.Resources['OrdersRetryLambdaFunction']).toBeUndefined();
+    expect(after.Resources['OrdersRetryLambdaFunction']!.Properties!['DurableConfig']).toEqual({ ExecutionTimeout: 900, RetentionPeriodInDays: 7 });
+    expect(after.Resources['OrdersKafkaLanesRole']!.DependsOn).toEqual(expect.arrayContaining(retryIds));
+    // The topics resource runs again: the release is among its properties.
+    expect(after.Resources['OrdersKafkaLanesTopics']!.Properties!['Version']).toEqual(expect.any(String));
+    expect(before.Resources['OrdersKafkaLanesTopics']!.Properties!['Version']).toBeUndefined();
   });
 
   it('refuses, at package time, the example in an existing VPC without its subnets', async () => {
@@ -218,8 +311,8 @@ describe('the deploy rehearsal', () => {
 
     // Act
     const refused = await serverless(dir, ['package', '--stage', 'prod']);
-    const { file, template } = await packaged(CONFIGURATIONS[5]!);
-    const undeclared = rehearse(template, await cfnGraph(file), { sends: { OrdersLambdaFunction: ['orders-paid', 'orders-refunded'] } });
+    const { file, template } = await packaged(CONFIGURATIONS.find((configuration) => configuration.name === "the README's own service")!);
+    const undeclared = rehearse(template, await cfnGraph(file), { declaredReach: README_REACH, sends: { OrdersLambdaFunction: ['orders-paid', 'orders-refunded'] } });
 
     // Assess: refused at package time, naming the fix; the rehearsal names the send MSK IAM would refuse
     expect(refused.code).not.toBe(0);

@@ -16,7 +16,8 @@ const HANDLER = 'src/orders.ts';
 
 mkdirSync(join(ROOT, '.sls-tmp'), { recursive: true });
 const project = mkdtempSync(join(ROOT, '.sls-tmp', 'handler-tests-'));
-for (const path of [TEST, HANDLER]) {
+// The README's serverless.yml beside them: testLanes reads its block of the test's group (outputs, tiers).
+for (const path of [TEST, HANDLER, 'serverless.yml']) {
   const file = files.get(path);
   if (file === undefined) throw new Error(`README.md: expected a whole file \`// ${path}\` (the handler and its test, "Test your handler")`);
   mkdirSync(dirname(join(project, path)), { recursive: true });
@@ -57,6 +58,11 @@ jest.doMock('kafka-lanes', () => jest.requireActual(join(ROOT, 'src')), { virtua
 jest.doMock('kafka-lanes/testing', () => jest.requireActual(join(ROOT, 'src', 'testing')), { virtual: true });
 
 describe("the README's handler test", () => {
+  // Run from the project, as `npx vitest run` runs it: testLanes finds the README's serverless.yml there.
+  const cwd = process.cwd();
+  beforeAll(() => process.chdir(project));
+  afterAll(() => process.chdir(cwd));
+
   it('tests the README handler through kafka-lanes/testing, imported as a module imports it', () => {
     expect(files.get(TEST)!.text).toMatch(/from 'kafka-lanes\/testing'/);
     expect(files.get(TEST)!.text).toMatch(/^import \{ handler \} from '\.\.\/src\/orders\.js';$/m);

@@ -65,7 +65,7 @@ describe('CloudWatch alarms and dashboard of the kafka-lanes plugin', () => {
     const body = JSON.parse((dashboard?.Properties['DashboardBody'] as { 'Fn::Sub': string })['Fn::Sub']) as { widgets: Array<{ properties: { title: string } }> };
     expect(body.widgets.map((w) => w.properties.title)).toEqual([
       'alarms of orders-svc', 'committed lag (records behind)', 'blocked lanes', 'records per minute', 'dead letters and refusals per minute',
-      'handler latency (ms)', 'committer runs',
+      'handler latency (ms)', 'retry function runs', 'committer runs',
     ]);
   });
 

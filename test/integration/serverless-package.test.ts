@@ -33,7 +33,7 @@ afterAll(() => {
 });
 
 describe('serverless package with kafka-lanes/serverless', () => {
-  it('packages the example service offline: retry-tier triggers, consumer groups, committer, schedule, IAM, environment, bundles', async () => {
+  it('packages the example service offline: the retry function and its triggers, consumer groups, committer, schedule, IAM, environment, bundles', async () => {
     // Prepare
     mkdirSync(join(ROOT, '.sls-tmp'), { recursive: true });
     const out = mkdtempSync(join(ROOT, '.sls-tmp', 'example-'));
@@ -53,8 +53,13 @@ describe('serverless package with kafka-lanes/serverless', () => {
       [['orders-svc-dev.retry.5s'], 'orders-svc-dev.retry.5s', 'TRIM_HORIZON', 500],
       [['orders-svc-dev.retry.30s'], 'orders-svc-dev.retry.30s', 'TRIM_HORIZON', 500],
     ]);
+    // The source's trigger invokes the handler; each retry tier's the retry function, a durable function, through its
+    // alias (Lambda invokes a durable function by a qualified ARN only).
+    expect(mappings.map((m) => m['FunctionName'])).toEqual([
+      { 'Fn::GetAtt': ['OrdersLambdaFunction', 'Arn'] },
+      ...[1, 2, 3].map(() => ({ 'Fn::Join': [':', [{ 'Fn::GetAtt': ['OrdersRetryLambdaFunction', 'Arn'] }, 'durable']] })),
+    ]);
     for (const mapping of mappings) {
-      expect(mapping['FunctionName']).toEqual({ 'Fn::GetAtt': ['OrdersLambdaFunction', 'Arn'] });
       // The stack's own cluster.
       expect(mapping['EventSourceArn']).toEqual({ Ref: 'KafkaLanesMsk' });
       // On demand: no partial batch response; the handler is told so and fails the invocation instead.
@@ -65,6 +70,11 @@ describe('serverless package with kafka-lanes/serverless', () => {
     const orders = functions['kafka-lanes-example-dev-orders']!;
     expect(orders['Runtime']).toBe('nodejs22.x');
     expect(orders['Handler']).toBe('dist-lambda/functions/orders.handler');
+    // The retry function: the handler's code and settings as a durable function, 15 minutes of execution at most.
+    const retry = functions['kafka-lanes-example-dev-orders-retry']!;
+    expect(retry).toMatchObject({ Runtime: 'nodejs22.x', Handler: orders['Handler'], MemorySize: orders['MemorySize'], Timeout: orders['Timeout'], VpcConfig: orders['VpcConfig'] });
+    expect(retry['DurableConfig']).toEqual({ ExecutionTimeout: 900, RetentionPeriodInDays: 7 });
+    expect(resources['OrdersRetryDurableLambdaAlias']).toMatchObject({ Type: 'AWS::Lambda::Alias', Properties: { Name: 'durable', FunctionName: { Ref: 'OrdersRetryLambdaFunction' } } });
     const variables = (fn: Record<string, unknown>): Record<string, unknown> => (fn['Environment'] as { Variables: Record<string, unknown> }).Variables;
     expect(variables(orders)).toMatchObject({
       KAFKA_LANES_GROUP: 'orders-svc-dev',
@@ -94,9 +104,11 @@ describe('serverless package with kafka-lanes/serverless', () => {
     const groupSettings = (fn: Record<string, unknown>): Record<string, unknown> =>
       Object.fromEntries(Object.entries(variables(fn)).filter(([name]) => name.startsWith('KAFKA_LANES_')));
     expect(groupSettings(committer)).toEqual(groupSettings(orders));
+    expect(groupSettings(retry)).toEqual({ ...groupSettings(orders), KAFKA_LANES_RETRY_EXECUTION_TIMEOUT: '900' });
     // Every function of the group logs as the user's service (ctx.logger's `service`), not as kafka-lanes.
     expect(Object.fromEntries(Object.entries(functions).map(([name, fn]) => [name, variables(fn as Record<string, unknown>)['POWERTOOLS_SERVICE_NAME']]))).toEqual({
       'kafka-lanes-example-dev-orders': 'kafka-lanes-example',
+      'kafka-lanes-example-dev-orders-retry': 'kafka-lanes-example',
       'kafka-lanes-example-dev-orders-committer': 'kafka-lanes-example',
       'kafka-lanes-example-dev-orders-topics': 'kafka-lanes-example',
       'kafka-lanes-example-dev-orders-topicsvpc': 'kafka-lanes-example',
@@ -112,6 +124,7 @@ describe('serverless package with kafka-lanes/serverless', () => {
         Tiers: ['1s', '5s', '30s'],
         Source: 'orders',
         DeleteOnRemove: 'false',
+        Version: expect.any(String),
         // The example declares its source's partitions: the resource creates the source too.
         SourcePartitions: '6',
         Cluster: { Ref: 'KafkaLanesMsk' },
@@ -131,7 +144,7 @@ describe('serverless package with kafka-lanes/serverless', () => {
     // The triggers are made once the topics are.
     for (const mapping of ofType(resources, 'AWS::Lambda::EventSourceMapping')) expect(mapping.DependsOn).toEqual(expect.arrayContaining(['OrdersKafkaLanesTopics']));
     // Both functions in the private subnets, with the functions' security group.
-    for (const fn of [orders, committer, topicsFunction]) {
+    for (const fn of [orders, retry, committer, topicsFunction]) {
       expect(fn['VpcConfig']).toMatchObject({ SecurityGroupIds: [{ Ref: 'KafkaLanesFunctionSecurityGroup' }] });
     }
     const [rule] = ofType(resources, 'AWS::Events::Rule');
@@ -142,6 +155,7 @@ describe('serverless package with kafka-lanes/serverless', () => {
     // interface actions, which have no resource-level form); the handler's and the committer's differ.
     expect(orders['Role']).toEqual({ 'Fn::GetAtt': ['OrdersKafkaLanesRole', 'Arn'] });
     expect(committer['Role']).toEqual({ 'Fn::GetAtt': ['OrdersCommitterKafkaLanesRole', 'Arn'] });
+    expect(retry['Role']).toEqual({ 'Fn::GetAtt': ['OrdersRetryKafkaLanesRole', 'Arn'] });
     expect(resources['IamRoleLambdaExecution']).toBeUndefined();
     const statementsOf = (role: string): Array<{ Action: string[]; Resource: unknown }> =>
       (resources[role]!.Properties['Policies'] as Array<{ PolicyDocument: { Statement: Array<{ Action: string[]; Resource: unknown }> } }>)[0]!.PolicyDocument.Statement;
@@ -160,20 +174,27 @@ describe('serverless package with kafka-lanes/serverless', () => {
     );
     for (const action of ['kafka-cluster:ReadData', 'kafka-cluster:WriteData', 'kafka-cluster:DeleteTopic', 'kafka-cluster:AlterGroup']) expect(topicsActions).not.toContain(action);
     expect(committerActions).not.toContain('ec2:DescribeVpcs');
-    // Both read the AUTH token's secret, and only it.
-    for (const role of ['OrdersKafkaLanesRole', 'OrdersCommitterKafkaLanesRole']) {
+    // The retry function reads the retry tiers (the handler no longer does) and checkpoints its own durable executions.
+    const retryStatements = statementsOf('OrdersRetryKafkaLanesRole');
+    expect(retryStatements.flatMap((statement) => statement.Action)).toEqual(expect.arrayContaining(['kafka-cluster:ReadData', 'kafka-cluster:WriteData', 'lambda:CheckpointDurableExecution', 'lambda:GetDurableExecutionState']));
+    expect(JSON.stringify(statementsOf('OrdersKafkaLanesRole'))).not.toContain('.retry.1s');
+    expect(retryStatements.find((statement) => statement.Action.includes('lambda:CheckpointDurableExecution'))?.Resource).toEqual({
+      'Fn::Sub': 'arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:kafka-lanes-example-dev-orders-retry:*',
+    });
+    // Each reads the AUTH token's secret, and only it.
+    for (const role of ['OrdersKafkaLanesRole', 'OrdersRetryKafkaLanesRole', 'OrdersCommitterKafkaLanesRole']) {
       expect(statementsOf(role).filter((statement) => statement.Action.includes('secretsmanager:GetSecretValue'))).toEqual([
         { Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: { Ref: 'KafkaLanesRedisAuthSecret' } },
       ]);
     }
-    for (const statement of [...statementsOf('OrdersKafkaLanesRole'), ...statementsOf('OrdersCommitterKafkaLanesRole'), ...statementsOf('OrdersTopicsVpcKafkaLanesRole')]) {
+    for (const statement of [...statementsOf('OrdersKafkaLanesRole'), ...retryStatements, ...statementsOf('OrdersCommitterKafkaLanesRole'), ...statementsOf('OrdersTopicsVpcKafkaLanesRole')]) {
       expect(statement.Action).not.toContain('kafka-cluster:*');
       if (statement.Resource === '*') expect(statement.Action.filter((action) => !action.startsWith('ec2:'))).toEqual([]);
     }
     for (const type of ['AWS::MSK::ServerlessCluster', 'AWS::ElastiCache::ReplicationGroup', 'AWS::EC2::VPC']) expect(ofType(resources, type)).toHaveLength(1);
     const logGroups = ofType(resources, 'AWS::Logs::LogGroup');
-    // Handler, committer, topics provider and worker, produce function.
-    expect(logGroups.map((group) => group.Properties['RetentionInDays'])).toEqual([30, 30, 30, 30, 30]);
+    // Handler, retry function, committer, topics provider and worker, produce function.
+    expect(logGroups.map((group) => group.Properties['RetentionInDays'])).toEqual([30, 30, 30, 30, 30, 30]);
 
     const zip = readFileSync(join(out, 'kafka-lanes-example.zip')).toString('latin1');
     // ES modules with splitting: each handler's file and the chunks, read when a handler first imports them.
@@ -239,6 +260,8 @@ describe('serverless package with kafka-lanes/serverless', () => {
     );
     expect(services).toEqual({
       'shop-dev-orders': 'orders-api',
+      // The handler's code, with the handler's environment.
+      'shop-dev-orders-retry': 'orders-api',
       'shop-dev-orders-committer': 'shop-team',
       'shop-dev-orders-topics': 'shop-team',
       'shop-dev-orders-topicsvpc': 'shop-team',
@@ -300,6 +323,18 @@ describe('serverless package with kafka-lanes/serverless', () => {
     ['a wrong value', 'warn', `    events: [{ msk: { arn: '${ARN}', topic: orders } }]\n    kafkaLanes: { retryTiers: [5 seconds] }`, /functions\.orders\.kafkaLanes\.retryTiers\.0: a duration/],
     ['a timeout over 14 minutes', 'warn', `    timeout: 900\n    events: [{ msk: { arn: '${ARN}', topic: orders } }]\n    kafkaLanes: {}`, /functions\.orders\.timeout: expected at most 840 seconds/],
     ['a batch size over 10,000', 'warn', `    events: [{ msk: { arn: '${ARN}', topic: orders, batchSize: 20000 } }]\n    kafkaLanes: {}`, /batchSize: expected an integer from 1 to 10,000, got 20000/],
+    [
+      'a runtime Lambda durable functions do not run (the retry function is one)',
+      'warn',
+      `    runtime: nodejs20.x\n    events: [{ msk: { arn: '${ARN}', topic: orders } }]\n    kafkaLanes: {}`,
+      /functions\.orders\.runtime \(the runtime of the retry function kafka-lanes adds, a Lambda durable function\): expected one of nodejs22\.x, nodejs24\.x, got nodejs20\.x/,
+    ],
+    [
+      'a retry execution longer than an event source mapping waits',
+      'warn',
+      `    events: [{ msk: { arn: '${ARN}', topic: orders } }]\n    kafkaLanes: { retry: { executionTimeout: 3600 } }`,
+      /functions\.orders\.kafkaLanes\.retry\.executionTimeout: at most 900 seconds/,
+    ],
   ])('fails on %s, naming it', async (_what, mode, fn, message) => {
     // Prepare
     const dir = service(yml(fn, mode as 'warn' | 'error'));
@@ -426,8 +461,8 @@ describe('serverless package with kafka-lanes/serverless', () => {
     // Assess
     expect({ code: packaged.code, output: packaged.code === 0 ? '' : packaged.output }).toEqual({ code: 0, output: '' });
     const roles = ofType(template(join(fits, '.serverless')), 'AWS::IAM::Role');
-    // Handler, committer, topics worker and its provider.
-    expect(roles.length).toBe(4);
+    // Handler, retry function, committer, topics worker and its provider.
+    expect(roles.length).toBe(5);
     for (const role of roles) expect(rolePolicyLength(role)).toBeLessThanOrEqual(ROLE_POLICY_LIMIT);
     const resources = JSON.stringify(roles.map((role) => role.Properties['Policies']));
     expect(resources).toContain(`/${group}.retry.*`);
@@ -450,5 +485,27 @@ describe('serverless package with kafka-lanes/serverless', () => {
     expect([serverlessCluster.code, provisioned.code]).toEqual([0, 0]);
     expect(serverlessCluster.output).toContain("resources.KafkaLanesMsk: MSK Serverless is not offered in `sa-east-1` according to AWS's MSK developer guide");
     expect(provisioned.output).not.toContain('MSK Serverless is not offered');
+  });
+  it("warns that the example stack's --param createEndpoints changes nothing in a team's own service, and names kafka-lanes produce where invoke local is refused", async () => {
+    // Prepare: a team's own service (its own VPC, no infra/aws/network.yml); the same with the local stack's Redis.
+    const own = (redis: string): string => {
+      const dir = service(yml(`    events:
+      - msk: { arn: '${ARN}', topic: orders }
+    kafkaLanes: { group: shop-orders, produce: true, redis: { url: '${redis}' } }`));
+      dirs.push(dir);
+      return dir;
+    };
+
+    // Act
+    const withParam = await serverless(own('rediss://redis.internal:6379'), ['package', '--param', 'createEndpoints=false']);
+    const invoked = await serverless(own('redis://127.0.0.1:6379'), ['invoke', 'local', '--function', 'ordersProduce', '--data', '{"records":[]}']);
+
+    // Assess: the param is named and said to change nothing; invoke local is refused for the loopback Redis, naming the local way.
+    expect(withParam.code).toBe(0);
+    expect(withParam.output).toContain("--param createEndpoints: a switch of the example stack's network");
+    expect(withParam.output).toContain('behind a NAT gateway, nothing to set');
+    expect(invoked.code).not.toBe(0);
+    expect(invoked.output).toContain('(a loopback address)');
+    expect(invoked.output).toContain("npx kafka-lanes produce <topic> --key <key> '<value>'");
   });
 });

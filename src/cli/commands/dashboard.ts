@@ -1,9 +1,7 @@
 import type { Command } from 'commander';
-import { Kafka, logLevel } from 'kafkajs';
-import { kafkaClientConfig } from '../../connections';
 import { startDashboard, type Dashboard } from '../../dashboard';
 import { ConfigError } from '../../errors';
-import { connectionOptions, kafkaOptions, redisOptions, withAdmin, withStore } from '../connections';
+import { cliKafka, connectionOptions, kafkaOptions, redisOptions, withAdmin, withStore } from '../connections';
 import { TIERS_OPTION, withOperatorParts, type OperatorFlags } from '../operator-parts';
 
 interface DashboardFlags extends OperatorFlags {
@@ -38,7 +36,7 @@ export function registerDashboard(program: Command): void {
     const readEveryMs = Number(flags.interval) * 1000;
     if (!(readEveryMs >= 200)) throw new ConfigError(`Expected \`--interval\` to be at least 0.2 seconds, got \`${flags.interval}\``);
     const { kafka: kafkaConfig } = connectionOptions(group, flags);
-    const kafka = new Kafka({ ...(await kafkaClientConfig({ ...kafkaConfig, clientId: 'kafka-lanes-dashboard' }, ['127.0.0.1:9092'])), logLevel: logLevel.NOTHING });
+    const kafka = await cliKafka(kafkaConfig, 'kafka-lanes-dashboard');
     const serve = (operator?: Parameters<typeof startDashboard>[0]['operator']): Promise<void> =>
       withAdmin(group, flags, (admin) =>
         withStore(group, flags, async (store) => {

@@ -1,12 +1,11 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { Kafka, logLevel } from 'kafkajs';
 import { checkKafka, checkRedis, describeKafkaAuth, describeRedisAuth, renderChecks } from '../../admin';
 import { watchConnection } from '../../admin/connection-errors';
-import { kafkaClientConfig, openStore } from '../../connections';
+import { openStore } from '../../connections';
 import { LanesError } from '../../errors';
 import { ENV, resolveOptions } from '../../options';
-import { connectionOptions, kafkaOptions, LOCAL_BROKERS, redisOptions, type KafkaFlags, type RedisFlags } from '../connections';
+import { cliKafka, connectionOptions, kafkaOptions, redisOptions, type KafkaFlags, type RedisFlags } from '../connections';
 import { deployedEnvironment, withDeployedEnvironment } from '../env-file';
 import { TIERS_OPTION } from '../operator-parts';
 
@@ -56,13 +55,7 @@ export function registerDoctor(program: Command): void {
     const outputs = flags.output.length > 0 ? flags.output : list(env[ENV.outputs]);
 
     // Short timeouts and no retries: a doctor run answers in seconds, whatever is down.
-    const kafka = new Kafka({
-      ...(await kafkaClientConfig({ ...connections.kafka, clientId: 'kafka-lanes-doctor' }, LOCAL_BROKERS)),
-      logLevel: logLevel.NOTHING,
-      connectionTimeout: 3_000,
-      requestTimeout: 10_000,
-      retry: { retries: 0 },
-    });
+    const kafka = await cliKafka(connections.kafka, 'kafka-lanes-doctor', { connectionTimeout: 3_000, requestTimeout: 10_000, retry: { retries: 0 } });
     const admin = kafka.admin();
     // ioredis waits `disconnectTimeout` (2 s by default) for a refused socket to close again, which it never does.
     const store = await openStore(

@@ -17,7 +17,7 @@
                        recovering: the recovery fence, epoch ms; see rebuild-fence-1.lua;
                        born: the first offset the state admitted when this call made it, never moved by trimming:
                        a retry copy whose origin lies below it was admitted by an earlier state, see loss-suspect.ts)
-  KEYS[3]      lanes  (hash: lane id -> "headOffset|attempt|state|sinceMs|dueAtMs|reason[|leaseUntilMs]")
+  KEYS[3]      lanes (hash: lane id -> its entry, lib/lanes-entry.lua)
   KEYS[3 + p]  park list of the p-th lane sent with payloads (p = 1..), same hash tag: only those lanes can park
 
   ARGV[1]  epoch: integer; lower than the stored epoch -> STALE_EPOCH, higher -> stored
@@ -51,6 +51,8 @@
     seenUpTo: the highest offset admitted before this call ('' when the call made the state): a record above it
       was never admitted by this state, so it cannot have run since (durable steps need not be read for it)
 ]]
+-- #include lib/lanes-entry.lua
+
 local bitsKey, metaKey, lanesKey = KEYS[1], KEYS[2], KEYS[3]
 local epoch = tonumber(ARGV[1])
 local maxWindow = tonumber(ARGV[2])
@@ -107,7 +109,7 @@ for k = 1, n do
   local j = laneOf[k]
   if j > 0 and heads[j] and not needed[j] and (payloads[k] == nil or parkKeyOf[j] == nil) then
     -- Only records above the head can be parked.
-    if offsets[k] > tonumber(string.match(heads[j], '^(%d+)|')) then
+    if offsets[k] > tonumber(entryHead(heads[j])) then
       needed[j] = true
       neededIds[#neededIds + 1] = ARGV[6 + j]
     end

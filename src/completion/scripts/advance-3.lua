@@ -11,7 +11,7 @@
   call and the copy's write then loses nothing.
 
   KEYS[1]  meta   (hash: parked, parkedBytes, counters)
-  KEYS[2]  lanes  (hash: lane id -> "headOffset|attempt|state|sinceMs|dueAtMs|reason[|leaseUntilMs]")
+  KEYS[2]  lanes (hash: lane id -> its entry, lib/lanes-entry.lua)
   KEYS[3]  park list of the lane
 
   ARGV[1]  lane id
@@ -29,11 +29,14 @@
     { -4, head }        NOT_HEAD: the lane's head is another record, or the lane is free (head ''); nothing changed
     { -5, attempt }     STALE_ATTEMPT: the head is at another attempt (a stale copy); nothing changed
 ]]
+-- #include lib/lanes-entry.lua
+
 local metaKey, lanesKey, parkKey = KEYS[1], KEYS[2], KEYS[3]
 local lane = ARGV[1]
 local current = redis.call('HGET', lanesKey, lane)
 if not current then return { -4, '' } end
-local headOffset, attempt, _, since = string.match(current, '^(%d+)|(%d+)|(%a+)|(%d*)|')
+local fields = splitEntry(current)
+local headOffset, attempt, since = fields[1], fields[2], fields[4]
 if headOffset ~= ARGV[2] then return { -4, headOffset } end
 if attempt ~= ARGV[3] then return { -5, attempt } end
 
@@ -50,6 +53,6 @@ end
 
 local entry = { headOffset, ARGV[4], ARGV[5], since, ARGV[6], ARGV[8] }
 if ARGV[7] ~= '0' then entry[7] = ARGV[7] end
-redis.call('HSET', lanesKey, lane, table.concat(entry, '|'))
+redis.call('HSET', lanesKey, lane, joinEntry(entry))
 if ARGV[5] == 'held' then redis.call('HINCRBY', metaKey, 'heldTotal', 1) end
 return { 0 }

@@ -9,7 +9,7 @@
 
   KEYS[1]      meta   (hash: base, highest, gen, parked, blockedTotal, freedTotal, recovering, recoveries, lossReported,
                        born, lossReportedFrom, marked)
-  KEYS[2]      lanes  (hash: lane id -> "headOffset|attempt|state|...")
+  KEYS[2]      lanes (hash: lane id -> its entry, lib/lanes-entry.lua)
   KEYS[2 + j]  park list of the j-th lane named in ARGV (j = 1..m), same hash tag
 
   ARGV[1 .. m]  the lane ids whose park lists are given, as HKEYS read them just before
@@ -28,6 +28,8 @@
       a retry copy reported lost (see report-loss-1.lua); marked: the generation the completion group's marker is
       known to name (see set-marked-1.lua)
 ]]
+-- #include lib/lanes-entry.lua
+
 local metaKey, lanesKey = KEYS[1], KEYS[2]
 local meta = redis.call('HMGET', metaKey, 'base', 'highest', 'gen', 'parked', 'blockedTotal', 'freedTotal', 'recovering', 'recoveries', 'lossReported', 'born', 'lossReportedFrom', 'marked')
 
@@ -43,11 +45,9 @@ local lowest, count, unlisted, oldestDue = nil, 0, 0, nil
 for i = 1, #entries, 2 do
   count = count + 1
   if not given[entries[i]] then unlisted = unlisted + 1 end
-  local head = tonumber(string.match(entries[i + 1], '^(%d+)|'))
+  local fields = splitEntry(entries[i + 1])
+  local head = tonumber(fields[1])
   if head ~= nil and (lowest == nil or head < lowest) then lowest = head end
-  -- headOffset|attempt|state|sinceMs|dueAtMs|reason[|leaseUntilMs|claimCopy|claimUntilMs]
-  local fields = {}
-  for field in string.gmatch(entries[i + 1] .. '|', '([^|]*)|') do fields[#fields + 1] = field end
   local due, lease = tonumber(fields[5]), tonumber(fields[7] or '') or 0
   if fields[3] == 'retrying' and lease <= 0 and due ~= nil and (oldestDue == nil or due < oldestDue) then oldestDue = due end
 end

@@ -9,7 +9,7 @@
 
   KEYS[1]  bits
   KEYS[2]  meta
-  KEYS[3]  lanes (hash: lane id -> "headOffset|attempt|state|sinceMs|dueAtMs|reason[|leaseUntilMs]")
+  KEYS[3]  lanes (hash: lane id -> its entry, lib/lanes-entry.lua)
   KEYS[4]  park list of the lane
 
   ARGV[1]  epoch: lower than the stored epoch -> STALE_EPOCH, higher -> stored
@@ -28,6 +28,8 @@
     { -2, offset } NOT_ADMITTED: an offset above highest; nothing changed
     { -3, head }   LANE_CONFLICT: the lane is blocked on another head; nothing changed
 ]]
+-- #include lib/lanes-entry.lua
+
 local bitsKey, metaKey, lanesKey, parkKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local epoch = tonumber(ARGV[1])
 local lane, headOffset = ARGV[2], tonumber(ARGV[3])
@@ -44,13 +46,13 @@ for i = 9, #ARGV, 2 do
 end
 local current = redis.call('HGET', lanesKey, lane)
 if current then
-  local currentHead = string.match(current, '^(%d+)|')
+  local currentHead = entryHead(current)
   if tonumber(currentHead) ~= headOffset then return { -3, currentHead } end
 end
 if epoch > storedEpoch then redis.call('HSET', metaKey, 'epoch', fmt(epoch)) end
 
 if not current then
-  redis.call('HSET', lanesKey, lane, table.concat({ fmt(headOffset), ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8] }, '|'))
+  redis.call('HSET', lanesKey, lane, joinEntry({ fmt(headOffset), ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8] }))
   redis.call('HINCRBY', metaKey, 'blockedTotal', 1)
 end
 -- No cap here: these records were admitted already; the caps act at admission (back-pressure).

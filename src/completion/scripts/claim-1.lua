@@ -12,8 +12,7 @@
   The same copy claiming again (redelivered after its invocation died) takes its claim back; another copy
   finding the claim alive gets its end, and goes back to its tier until then.
 
-  KEYS[1]  lanes (hash: lane id -> "headOffset|attempt|state|sinceMs|dueAtMs|reason|leaseUntilMs|claimCopy|claimUntilMs",
-           the last three optional)
+  KEYS[1]  lanes (hash: lane id -> its entry, lib/lanes-entry.lua; this script writes fields 8 and 9, the claim)
 
   ARGV[1]  lane id
   ARGV[2]  expected head offset
@@ -28,20 +27,13 @@
                        or held; nothing changed
     { 2, untilMs }     CLAIMED: another copy of this head and attempt runs until untilMs; nothing changed
 ]]
+-- #include lib/lanes-entry.lua
+
 local lanesKey, lane = KEYS[1], ARGV[1]
 local current = redis.call('HGET', lanesKey, lane)
 if not current then return { 1, '' } end
 
-local fields, start = {}, 1
-while true do
-  local sep = string.find(current, '|', start, true)
-  if not sep then
-    fields[#fields + 1] = string.sub(current, start)
-    break
-  end
-  fields[#fields + 1] = string.sub(current, start, sep - 1)
-  start = sep + 1
-end
+local fields = splitEntry(current)
 if fields[1] ~= ARGV[2] or fields[2] ~= ARGV[3] or fields[3] ~= 'retrying' then return { 1, current } end
 
 local claimCopy, claimUntil = fields[8], tonumber(fields[9] or '')
@@ -50,5 +42,5 @@ if claimCopy ~= nil and claimCopy ~= '' and claimCopy ~= ARGV[4] and claimUntil 
 end
 for i = #fields + 1, 7 do fields[i] = '' end
 fields[8], fields[9] = ARGV[4], ARGV[6]
-redis.call('HSET', lanesKey, lane, table.concat(fields, '|', 1, 9))
+redis.call('HSET', lanesKey, lane, joinEntry(fields))
 return { 0 }

@@ -22,6 +22,8 @@
 
   Returns { 0, parked } with how many records were parked (heads included)
 ]]
+-- #include lib/lanes-entry.lua
+
 local bitsKey, metaKey, lanesKey = KEYS[1], KEYS[2], KEYS[3]
 local now, from, to, m = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local base = tonumber(redis.call('HGET', metaKey, 'base'))
@@ -34,7 +36,7 @@ for i = 5 + m, #ARGV, 3 do
   else
     local lane = ARGV[4 + j]
     if redis.call('HEXISTS', lanesKey, lane) == 0 then
-      redis.call('HSET', lanesKey, lane, table.concat({ offset, '1', 'retrying', now, now, '', now }, '|'))
+      redis.call('HSET', lanesKey, lane, joinEntry({ offset, '1', 'retrying', now, now, '', now }))
       opened = opened + 1
     end
     redis.call('RPUSH', KEYS[3 + j], offset .. ':' .. payload)

@@ -13,7 +13,7 @@
 
   KEYS[1]  bits
   KEYS[2]  meta
-  KEYS[3]  lanes (hash: lane id -> "headOffset|attempt|state|sinceMs|dueAtMs|reason[|leaseUntilMs]")
+  KEYS[3]  lanes (hash: lane id -> its entry, lib/lanes-entry.lua)
   KEYS[4]  park list of the lane
 
   ARGV[1]  lane id
@@ -35,24 +35,17 @@
     { -4, head }                   NOT_HEAD: the lane's head is another record, or the lane is free
                                    (head is '' then); nothing changed
 ]]
+-- #include lib/lanes-entry.lua
+
 local bitsKey, metaKey, lanesKey, parkKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local lane = ARGV[1]
 local current = redis.call('HGET', lanesKey, lane)
 if not current then return { -4, '' } end
-local currentHead = string.match(current, '^(%d+)|')
+local currentHead = entryHead(current)
 if currentHead ~= ARGV[2] then return { -4, currentHead } end
 local hold = ARGV[6]
 if hold ~= nil and hold ~= '' then
-  local fields, start = {}, 1
-  while true do
-    local sep = string.find(current, '|', start, true)
-    if not sep then
-      fields[#fields + 1] = string.sub(current, start)
-      break
-    end
-    fields[#fields + 1] = string.sub(current, start, sep - 1)
-    start = sep + 1
-  end
+  local fields = splitEntry(current)
   local kind, value = string.match(hold, '^(%a+):(.*)$')
   local held = (kind == 'lease' and fields[7] == value) or (kind == 'claim' and fields[8] == value)
   if not held then return { -4, currentHead } end
@@ -87,5 +80,5 @@ end
 local offset, payload = parsed(first)
 local entry = { offset, ARGV[3], 'retrying', ARGV[4], ARGV[4], '' }
 if ARGV[5] ~= nil and ARGV[5] ~= '0' and ARGV[5] ~= '' then entry[7] = ARGV[5] end
-redis.call('HSET', lanesKey, lane, table.concat(entry, '|'))
+redis.call('HSET', lanesKey, lane, joinEntry(entry))
 return { 1, offset, payload }

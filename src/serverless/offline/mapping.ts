@@ -1,6 +1,3 @@
-import type { KafkaMessage } from 'kafkajs';
-import { encodeKafkaRecord } from '../../event/encode';
-import type { AwsKafkaRecord } from '../../event/types';
 import { AWS_LIMITS, PLUGIN_DEFAULTS, type CustomBlock } from '../config';
 import type { TriggerSettings } from '../plan';
 import { triggerOf } from '../plan';
@@ -115,26 +112,4 @@ export function durableOf(functionKey: string, config: unknown): MappingSpec['du
     );
   }
   return { executionTimeoutMs: timeout * 1000 };
-}
-
-/** Turns a kafkajs message into the record AWS would put in the event. */
-export function awsRecordOf(topic: string, partition: number, message: KafkaMessage): AwsKafkaRecord {
-  const headers: Array<{ name: string; value: Uint8Array }> = [];
-  for (const [name, value] of Object.entries(message.headers ?? {})) {
-    // kafkajs gathers repeated header names into an array; AWS keeps each as its own entry.
-    for (const one of Array.isArray(value) ? value : [value]) {
-      if (one !== undefined) headers.push({ name, value: typeof one === 'string' ? Buffer.from(one) : one });
-    }
-  }
-  const context = (message as KafkaMessage & { batchContext?: { timestampType?: number } }).batchContext;
-  return encodeKafkaRecord({
-    topic,
-    partition,
-    offset: Number(message.offset),
-    timestamp: Number(message.timestamp),
-    timestampType: context?.timestampType === 1 ? 'LOG_APPEND_TIME' : 'CREATE_TIME',
-    key: message.key,
-    value: message.value,
-    headers,
-  });
 }

@@ -7,7 +7,8 @@ import { ENV } from '../../options/constants';
 import { durationMs } from '../../options/duration';
 import { AWS_LIMITS, PLUGIN_DEFAULTS, type CustomBlock } from '../config';
 import type { FunctionPlan } from '../plan';
-import { awsRecordOf, mappingSpecs, type MappingSpec, type OfflineServerless } from './mapping';
+import { awsRecordOfMessage } from '../../event/kafkajs-message';
+import { mappingSpecs, type MappingSpec, type OfflineServerless } from './mapping';
 import { PartitionQueues, type PartitionQueuesSettings } from './partition-queues';
 import { executionReport, leftUncommitted, playExecution, type ExecutionEnd, type FunctionFigures } from './durable-executions';
 
@@ -138,7 +139,7 @@ export class OfflineKafkaTrigger {
       // Every batch of a fetch handed over at once, so that one event can gather them.
       partitionsConsumedConcurrently: 64,
       eachBatch: async ({ batch, pause }) => {
-        const records = batch.messages.map((message) => awsRecordOf(batch.topic, batch.partition, message));
+        const records = batch.messages.map((message) => awsRecordOfMessage(batch.topic, batch.partition, message));
         if (records.length === 0) return;
         pause();
         queues.add(batch.topic, batch.partition, records);
@@ -275,10 +276,10 @@ export class OfflineKafkaTrigger {
 export async function startOfflineTrigger(options: StartOfflineTriggerOptions): Promise<OfflineKafkaTrigger> {
   const { serverless, custom, plans, log } = options;
   const specs = mappingSpecs(serverless, custom);
-  // Without brokers of their own, a group's producers and committer use the local broker its trigger maps to.
+  // Without brokers of their own, a group's producers (handler and retry function) and committer use the local broker its trigger maps to.
   for (const plan of plans) {
     const source = specs.find((spec) => spec.functionKey === plan.functionKey);
-    for (const key of [plan.functionKey, ...(plan.committer === undefined ? [] : [plan.committer.key])]) {
+    for (const key of [plan.functionKey, plan.retry.key, ...(plan.committer === undefined ? [] : [plan.committer.key])]) {
       const fn = serverless.service.getFunction(key) as { environment?: Record<string, unknown> };
       if (source !== undefined && fn.environment?.[ENV.brokers] === undefined) fn.environment = { ...fn.environment, [ENV.brokers]: source.brokers.join(',') };
     }

@@ -107,6 +107,39 @@ describe.each(redisSetups())('kafka-lanes status on $name Redis', ({ name, conne
     expect(table.out).toMatch(new RegExp(`\\na\\s+\\S.*\\s+${source}\\s+1\\s+retrying\\s+4\\s+2\\s+1\\s+`));
   });
 
+  it("counts parked records once: a partition's parked is the sum of its lanes', a retrying head kept in its park list not counted", async () => {
+    // Prepare: lane `a` blocked on 4 with 6, 8 and 9 parked, then released onto 6, which is its head now (retrying,
+    // its payload kept first in the park list) with 8 and 9 parked behind it; lane `b` blocked on 5 with 7 parked.
+    const group = uniqueName('status-parked');
+    const source = uniqueName('orders');
+    created.push(source);
+    await createTopic(source, 1);
+    await produce(source, 0, 10);
+    const store = new CompletionStore(redis);
+    const ref = { group, topic: source, partition: 0 };
+    const lanes: Record<number, string> = { 4: 'a', 6: 'a', 8: 'a', 9: 'a', 5: 'b', 7: 'b' };
+    await store.admit(ref, Array.from({ length: 10 }, (_, offset) => ({ offset, lane: lanes[offset] ?? `l${offset}` })));
+    await store.markDone(ref, [0, 1, 2, 3]);
+    await store.block(ref, { lane: 'a', offset: 4, attempt: 2, state: 'retrying' }, [6, 8, 9].map((offset) => ({ offset, payload: `p${offset}` })));
+    await store.block(ref, { lane: 'b', offset: 5, attempt: 2, state: 'retrying' }, [{ offset: 7, payload: 'p7' }]);
+    expect(await store.release(ref, 'a', 4, 1)).toMatchObject({ offset: 6 });
+
+    // Act
+    const status = await readStatus({ group, admin, store, lanes: { limit: 10 } });
+    const cli = await runCliCaptured('status', group, '--json', '--brokers', KAFKA_BROKERS.join(','), ...REDIS_FLAGS[name]);
+
+    // Assess: the lanes' rows, the partition's row, and the same in --json.
+    const partition = status.partitions.find((p) => p.topic === source && p.partition === 0)!;
+    expect(status.lanes?.lanes.map((lane) => [lane.lane, lane.headOffset, lane.parked]).sort()).toEqual([['a', 6, 2], ['b', 5, 1]]);
+    expect(partition.parked).toBe(3);
+    expect(partition.parked).toBe(status.lanes!.lanes.reduce((sum, lane) => sum + lane.parked, 0));
+    expect(renderStatus(status)).toContain('blocked lanes 2 (held 0), parked 3,');
+    expect(cli.code).toBe(0);
+    const json = JSON.parse(cli.out) as GroupStatus;
+    expect(json.partitions.find((p) => p.topic === source)?.parked).toBe(3);
+    expect(json.lanes?.lanes.reduce((sum, lane) => sum + lane.parked, 0)).toBe(3);
+  });
+
   it('names topics whose completion state outlived them in Kafka', async () => {
     const group = uniqueName('status');
     const gone = uniqueName('gone');

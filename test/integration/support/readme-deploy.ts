@@ -8,6 +8,12 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cfnGraph, rehearse, type Template } from './deploy-rehearsal';
 
+/**
+ * What the README's "Deploy" says the user's VPC must reach besides the brokers and Redis: Lambda and STS, for the
+ * trigger's pollers, and Lambda for the retry function's checkpoints (an endpoint of the VPC's own, or a NAT gateway).
+ */
+export const README_REACH: readonly string[] = ['lambda', 'sts'];
+
 function run(args: readonly string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number; output: string }> {
   return new Promise((resolve) => {
     execFile('npx', args, { cwd, env, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
@@ -29,7 +35,7 @@ export async function checkReadmeDeploy(project: string, env: NodeJS.ProcessEnv)
   if (outside.join() !== 'OrdersTopicsLambdaFunction') throw new Error(`expected every function but the topics provider in the VPC, outside: ${outside.join(', ')}`);
   const handler = readFileSync(join(project, 'src', 'orders.ts'), 'utf8');
   const sends = [...handler.matchAll(/ctx\.send\(\s*['"]([^'"]+)['"]/g)].map((match) => match[1]!);
-  const { problems } = rehearse(template, await cfnGraph(file), { sends: { OrdersLambdaFunction: sends } });
+  const { problems } = rehearse(template, await cfnGraph(file), { declaredReach: README_REACH, sends: { OrdersLambdaFunction: sends } });
   if (problems.length > 0) throw new Error(`the README's service, packaged: ${problems.join('; ')}`);
 
   // Without `vpc`: refused at package time, naming the fix.

@@ -14,7 +14,7 @@ import {
   checkAcks,
   commitFailure,
   offsetCommitRequest,
-  retryDelayMs,
+  commitRetryDelayMs,
 } from '../../../src/committer/memberless-committer';
 import type { CommitMove } from '../../../src/committer/types';
 import { ConfigError } from '../../../src/errors';
@@ -127,17 +127,17 @@ describe('offsetCommitRequest', () => {
   });
 });
 
-describe('retryDelayMs', () => {
+describe('commitRetryDelayMs', () => {
   const config = { initialRetryMs: 300, maxRetryMs: 30_000 };
 
   it('doubles per attempt, within 20 % either way', () => {
-    expect([0, 1, 2, 3].map((attempt) => retryDelayMs(attempt, config, () => 0.5))).toEqual([300, 600, 1_200, 2_400]);
-    expect(retryDelayMs(2, config, () => 0)).toBe(960);
-    expect(retryDelayMs(2, config, () => 1)).toBe(1_440);
+    expect([0, 1, 2, 3].map((attempt) => commitRetryDelayMs(attempt, config, () => 0.5))).toEqual([300, 600, 1_200, 2_400]);
+    expect(commitRetryDelayMs(2, config, () => 0)).toBe(960);
+    expect(commitRetryDelayMs(2, config, () => 1)).toBe(1_440);
   });
 
   it('never waits longer than maxRetryMs', () => {
-    expect(retryDelayMs(20, config, () => 1)).toBe(30_000);
+    expect(commitRetryDelayMs(20, config, () => 1)).toBe(30_000);
   });
 });
 

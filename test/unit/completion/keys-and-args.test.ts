@@ -11,7 +11,6 @@ import {
   parseClaimReply,
   parseFrontierReply,
   parseMarkReply,
-  parseLaneHead,
   parseReleaseReply,
   releaseCall,
 } from '../../../src/completion/args';
@@ -135,10 +134,6 @@ describe('reply parsers', () => {
     expect(parseClaimReply([1, ''], 'c', 'L')).toEqual({ status: 'not-head', head: undefined });
     expect(parseClaimReply([1, '4|3|held|1|2|fatal|'], 'c', 'L')).toMatchObject({ status: 'not-head', head: { lane: 'L', offset: 4, attempt: 3, state: 'held' } });
     expect(() => parseClaimReply([-9], 'c', 'L')).toThrow(UnexpectedReplyError);
-  });
-
-  it('reads a lane entry carrying a claim and no lease as an entry without a lease', () => {
-    expect(parseLaneHead('4|2|retrying|10|20||||g.retry.1s:0:3|90', 'h')).toEqual({ lane: '', offset: 4, attempt: 2, state: 'retrying', dueAtMs: 20, reason: '', leaseUntilMs: 0 });
   });
 
   it('rejects a status count that does not match the records', () => {

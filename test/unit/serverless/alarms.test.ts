@@ -2,7 +2,7 @@ import { alarmsBlockSchema, planAlarms, type AlarmsInput } from '../../../src/se
 
 const input: AlarmsInput = {
   service: 'shop', stage: 'prod', functionKey: 'order-events', group: 'orders-svc', functionName: 'shop-prod-order-events',
-  committerName: 'shop-prod-order-events-committer', block: undefined,
+  retryFunctionName: 'shop-prod-order-events-retry', committerName: 'shop-prod-order-events-committer', block: undefined,
 };
 
 describe('planAlarms', () => {
@@ -51,7 +51,10 @@ describe('planAlarms', () => {
       ],
     });
     const policy = resources['KafkaLanesAlarmKey']?.Properties['KeyPolicy'] as { Statement: Array<{ Principal: unknown; Action: unknown }> };
-    expect(policy.Statement).toContainEqual(expect.objectContaining({ Principal: { Service: 'cloudwatch.amazonaws.com' }, Action: ['kms:Decrypt', 'kms:GenerateDataKey*'] }));
+    // The statement SNS's key management guide gives for an AWS service's events: no condition that CloudWatch might not
+    // meet, which would drop every notification (who may publish is the topic's default policy's to say).
+    expect(policy.Statement).toContainEqual({ Sid: 'CloudWatchAlarms', Effect: 'Allow', Principal: { Service: 'cloudwatch.amazonaws.com' }, Action: ['kms:Decrypt', 'kms:GenerateDataKey*'], Resource: '*' });
+    expect(resources['KafkaLanesAlarmTopic']?.Properties['TopicPolicy']).toBeUndefined();
     expect(planAlarms({ ...input, block: { email: 'ops@shop.io' } })['KafkaLanesAlarmTopic']?.Properties['Subscription']).toEqual([{ Protocol: 'email', Endpoint: 'ops@shop.io' }]);
   });
 
@@ -59,8 +62,10 @@ describe('planAlarms', () => {
     expect(planAlarms({ ...input, block: { enabled: false } })).toEqual({});
   });
 
-  it('points the dashboard at its alarms and the stack region', () => {
+  it('points the dashboard at its alarms, the stack region and the functions that run the group: retry function and committer', () => {
     const body = (planAlarms(input)['KafkaLanesOrderEventsDashboard']?.Properties['DashboardBody'] as { 'Fn::Sub': string })['Fn::Sub'];
+    const functions = [...body.matchAll(/"FunctionName","([^"]+)"/g)].map((match) => match[1]);
+    expect([...new Set(functions)]).toEqual(['shop-prod-order-events-retry', 'shop-prod-order-events-committer']);
     expect(body).toContain('"${KafkaLanesOrderEventsOldestBlockedLaneAlarm.Arn}"');
     expect(body).toContain('"region":"${AWS::Region}"');
     // Fn::Sub replaces every ${...}: nothing else may look like one.

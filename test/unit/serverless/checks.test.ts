@@ -1,4 +1,6 @@
 import {
+  exampleNetworkParamWarning,
+  invokeLocalHint,
   clusterRegionProblem, declaredTemplate, endpointProblems, existingVpcProblems, lengthProblem, loopbackEnvironmentProblems, mskServerlessRegionWarning, privateEndpoint,
   scheduleProblem, tierOrderProblems,
   undeclaredSendsWarning, vpcProblems,
@@ -187,5 +189,35 @@ describe('existingVpcProblems', () => {
     // Assess
     expect(parameters['KafkaLanesSubnetIds']).toEqual({ Type: 'CommaDelimitedList', ...subnets });
     expect(existingVpcProblems(parameters)).toEqual([expect.stringContaining(message)]);
+  });
+});
+
+describe('exampleNetworkParamWarning', () => {
+  it("names the example stack's endpoint switches given to a service without its network, and what a VPC needs instead", () => {
+    const warning = exampleNetworkParamWarning(['createEndpoints=false', 'subnetIds=subnet-a'], { prod: { subnetIds: ['subnet-a'] } }, {});
+    expect(warning).toContain("--param createEndpoints: a switch of the example stack's network (node_modules/kafka-lanes/infra/aws/network.yml)");
+    expect(warning).toContain('behind a NAT gateway, nothing to set');
+    expect(warning).toContain('node_modules/kafka-lanes/docs/deploy.md, "Your own service"');
+  });
+
+  it('says nothing to the example stack, to a service that declares the param itself, or without such a param', () => {
+    expect(exampleNetworkParamWarning(['createEndpoints=false'], undefined, { KafkaLanesCreateEndpoints: { Default: 'true' } })).toBeUndefined();
+    expect(exampleNetworkParamWarning('createEndpoints=false', { default: { createEndpoints: 'true' } }, {})).toBeUndefined();
+    expect(exampleNetworkParamWarning(['vpcId=vpc-1'], undefined, {})).toBeUndefined();
+    expect(exampleNetworkParamWarning(undefined, undefined, {})).toBeUndefined();
+  });
+});
+
+describe('invokeLocalHint', () => {
+  const loopback = ['functions.orders.kafkaLanes.redis.url: expected an address a deployed function can reach, got `redis://127.0.0.1:6379` (a loopback address)'];
+
+  it('names kafka-lanes produce and serverless offline where invoke local is refused for a loopback address', () => {
+    expect(invokeLocalHint(['invoke', 'local'], loopback)).toEqual([expect.stringContaining("`npx kafka-lanes produce <topic> --key <key> '<value>'`")]);
+    expect(invokeLocalHint(['invoke', 'local'], loopback)[0]).toContain('`serverless offline` does not add it');
+  });
+
+  it('adds nothing to another command, or to other problems', () => {
+    expect(invokeLocalHint(['package'], loopback)).toEqual([]);
+    expect(invokeLocalHint(['invoke', 'local'], ['functions.orders.timeout: expected at most 900 seconds'])).toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
 import { customBlockSchema, validateBlock } from '../../../src/serverless/config';
-import { awsRecordOf, mappingSpecs, type OfflineServerless } from '../../../src/serverless/offline/mapping';
+import { mappingSpecs, type OfflineServerless } from '../../../src/serverless/offline/mapping';
 
 const ARN = 'arn:aws:kafka:eu-west-1:123456789012:cluster/shop/abcd-1';
 
@@ -98,33 +98,5 @@ describe('custom.kafkaLanes.offline.mixPartitions', () => {
     expect(off).toEqual({ value: { offline: { mixPartitions: false } }, problems: [] });
     expect(wrong.problems).toHaveLength(1);
     expect(wrong.problems[0]).toMatch(/^custom\.kafkaLanes\.offline\.mixPartitions: .*boolean.*, got "no"$/);
-  });
-});
-
-describe('awsRecordOf', () => {
-  it('keeps every value of a header kafkajs gathered under one name, and the log-append timestamp type', () => {
-    // Act
-    const record = awsRecordOf('t', 0, {
-      key: null,
-      value: Buffer.from('v'),
-      timestamp: '5',
-      attributes: 0,
-      offset: '7',
-      size: 0,
-      headers: { a: [Buffer.from([1]), Buffer.from([255])], b: 'x' },
-      batchContext: { timestampType: 1 },
-    } as never);
-
-    // Assess
-    expect(record).toEqual({
-      topic: 't',
-      partition: 0,
-      offset: 7,
-      timestamp: 5,
-      timestampType: 'LOG_APPEND_TIME',
-      key: null,
-      value: 'dg==',
-      headers: [{ a: [1] }, { a: [-1] }, { b: [120] }],
-    });
   });
 });

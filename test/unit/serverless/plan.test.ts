@@ -2,6 +2,7 @@ import { customBlockSchema, functionBlockSchema, validateBlock } from '../../../
 import { groupGrants, type Statement } from '../../../src/serverless/iam';
 import { nameTheService, planFunction, type FunctionView } from '../../../src/serverless/plan';
 import { topicsResource } from '../../../src/serverless/topics-resource';
+import { version } from '../../../package.json';
 
 const ARN = 'arn:aws:kafka:eu-west-1:123456789012:cluster/shop/abcd-1';
 const service = { service: 'shop', stage: 'dev' };
@@ -49,7 +50,7 @@ describe('planFunction', () => {
     expect(plan?.source).toEqual({ msk: { arn: ARN, topic: 'orders', consumerGroupId: 'shop-dev-orders' } });
   });
 
-  it('adds one trigger per retry tier on the same function, read from the start, each in a group of its own', () => {
+  it('adds one trigger per retry tier for the retry function, read from the start, each in a group of its own', () => {
     // Act
     const { plan } = planFunction(service, 'orders', mskFunction({ batchSize: 500, startingPosition: 'LATEST', filterPatterns: [{ value: { a: [1] } }] }), {
       group: 'orders-svc',
@@ -155,7 +156,7 @@ describe('groupGrants', () => {
   const topicArn = (name: string): string => `arn:aws:kafka:eu-west-1:123456789012:topic/shop/abcd-1/${name}`;
   const groupArn = (name: string): string => `arn:aws:kafka:eu-west-1:123456789012:group/shop/abcd-1/${name}`;
 
-  it('gives the handler the trigger reads and the hand-off writes, the committer its commits and re-drive writes, none on "*"', () => {
+  it('gives the handler its trigger reads and the hand-off writes, the retry function its triggers\' reads, the same writes and its checkpoints, the committer its commits and re-drive writes, none on "*"', () => {
     // Prepare
     const { plan } = planFunction(service, 'orders', mskFunction(), { group: 'g', retryTiers: ['5s', '1m'] });
 
@@ -165,13 +166,36 @@ describe('groupGrants', () => {
     // Assess
     const kafka = (statements: Statement[]): Array<[string[], unknown]> =>
       statements.filter((s) => s.Action.some((a) => a.startsWith('kafka-cluster:'))).map((s) => [[...s.Action], s.Resource]);
-    expect(kafka(grants.handler)).toEqual([
-      [['kafka-cluster:Connect', 'kafka-cluster:DescribeClusterDynamicConfiguration'], ARN],
-      [['kafka-cluster:DescribeTopic', 'kafka-cluster:ReadData'], [topicArn('orders'), topicArn('g.retry.5s'), topicArn('g.retry.1m')]],
-      [['kafka-cluster:DescribeGroup', 'kafka-cluster:AlterGroup'], [groupArn('g'), groupArn('g.retry.5s'), groupArn('g.retry.1m')]],
+    const writes = [
       [['kafka-cluster:Connect', 'kafka-cluster:WriteDataIdempotently', 'kafka-cluster:DescribeClusterDynamicConfiguration'], ARN],
       [['kafka-cluster:DescribeTopic', 'kafka-cluster:WriteData'], [topicArn('g.retry.*'), topicArn('g.dlq')]],
+    ];
+    // The source trigger's reads are the handler's; each retry tier's trigger reads with the retry function's role.
+    expect(kafka(grants.handler)).toEqual([
+      [['kafka-cluster:Connect', 'kafka-cluster:DescribeClusterDynamicConfiguration'], ARN],
+      [['kafka-cluster:DescribeTopic', 'kafka-cluster:ReadData'], [topicArn('orders')]],
+      [['kafka-cluster:DescribeGroup', 'kafka-cluster:AlterGroup'], [groupArn('g')]],
+      ...writes,
     ]);
+    expect(kafka(grants.retry)).toEqual([
+      [['kafka-cluster:Connect', 'kafka-cluster:DescribeClusterDynamicConfiguration'], ARN],
+      [['kafka-cluster:DescribeTopic', 'kafka-cluster:ReadData'], [topicArn('g.retry.5s'), topicArn('g.retry.1m')]],
+      [['kafka-cluster:DescribeGroup', 'kafka-cluster:AlterGroup'], [groupArn('g.retry.5s'), groupArn('g.retry.1m')]],
+      ...writes,
+    ]);
+    // Its durable executions' checkpoints, on the executions of its own versions only (the handler has none).
+    expect(grants.retry).toContainEqual({
+      Effect: 'Allow',
+      Action: ['lambda:CheckpointDurableExecution', 'lambda:GetDurableExecutionState'],
+      Resource: { 'Fn::Sub': 'arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:shop-dev-orders-retry:*' },
+    });
+    expect(grants.handler.flatMap((statement) => statement.Action).filter((action) => action.startsWith('lambda:'))).toEqual([]);
+    // The VPC's network interface actions and the trigger's network reads, each action once.
+    for (const role of [grants.handler, grants.retry]) {
+      const network = role.find((statement) => statement.Action.includes('ec2:DescribeVpcs'))!.Action;
+      expect(network).toEqual([...new Set(network)]);
+      expect(network).toContain('ec2:DescribeSubnets');
+    }
     // The committer reads no cluster configuration: no DescribeClusterDynamicConfiguration (the trigger's).
     expect(kafka(grants.committer)).toEqual([
       [['kafka-cluster:Connect', 'kafka-cluster:WriteDataIdempotently'], ARN],
@@ -199,7 +223,7 @@ describe('groupGrants', () => {
     expect(grants.topics.flatMap((statement) => statement.Action).filter((action) => !action.startsWith('kafka-cluster:') && !action.startsWith('ec2:'))).toEqual([]);
     expect(grants.committer.flatMap((statement) => statement.Action)).not.toContain('kafka:GetBootstrapBrokers');
     // Only EC2 network interface actions (no resource-level permissions exist for them) are on "*".
-    for (const statement of [...grants.handler, ...grants.committer, ...grants.topics]) {
+    for (const statement of [...grants.handler, ...grants.retry, ...grants.committer, ...grants.topics]) {
       if (statement.Resource === '*') expect(statement.Action.every((action) => action.startsWith('ec2:'))).toBe(true);
     }
   });
@@ -228,9 +252,10 @@ describe('groupGrants', () => {
     const { plan } = planFunction(service, 'orders', mskFunction({ saslScram512: secret }), { group: 'g', kafka: { auth: 'tls' } });
 
     // Act
-    const { handler } = groupGrants(plan!, false);
+    const { handler, retry } = groupGrants(plan!, false);
 
-    // Assess
+    // Assess: both functions' triggers read the secret (the source's and the retry tiers')
+    expect(retry).toContainEqual({ Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: [secret] });
     expect(handler).toContainEqual({ Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'], Resource: [secret] });
     expect(handler).toContainEqual({
       Effect: 'Allow',
@@ -272,7 +297,8 @@ describe('outputs and the topics resource', () => {
     const { topics } = groupGrants(plan!, false);
 
     // Assess
-    expect(plan!.topics.properties).toEqual({ Group: 'g', Tiers: ['5s'], Source: 'orders', SourcePartitions: '6', ReplicationFactor: '3', DeleteOnRemove: 'true', Cluster: ARN, Listener: 'iam' });
+    // The release among them (a kafka-lanes upgrade reruns the resource).
+    expect(plan!.topics.properties).toEqual({ Group: 'g', Tiers: ['5s'], Source: 'orders', SourcePartitions: '6', ReplicationFactor: '3', DeleteOnRemove: 'true', Cluster: ARN, Listener: 'iam', Version: version });
     expect(topics).toContainEqual({ Effect: 'Allow', Action: ['kafka-cluster:AlterTopic'], Resource: topicArn('orders') });
     expect(topics).toContainEqual({ Effect: 'Allow', Action: ['kafka-cluster:DeleteTopic'], Resource: [topicArn('g.retry.*'), topicArn('g.dlq')] });
   });

@@ -18,10 +18,12 @@ describe('the public entry, kafka-lanes', () => {
       'Backoff',
       'BackoffInput',
       'ConfigError',
+      'ConfluentRegistryConfig',
       'DeadlineError',
       'DeserializationError',
       'Deserializer',
       'DeserializerFn',
+      'GlueSchemaSource',
       'KafkaBatchResponse',
       'KafkaHeader',
       'KafkaOptions',
@@ -43,17 +45,24 @@ describe('the public entry, kafka-lanes', () => {
       'RecordTimeoutError',
       'RedisOptions',
       'RedisOptionsInput',
+      'RegistryDeserializer',
+      'RegistryFormatOptions',
       'RetryLaterError',
       'RetryOptions',
       'RetryOptionsInput',
       'SaslInput',
+      'SchemaFormat',
+      'SchemaRegistryUnavailableError',
       'SchemaValidationError',
       'StandardSchemaV1',
       'StepNameError',
       'StepResultTooLargeError',
       'StepSerializer',
+      'avro',
       'idempotencyCacheClient',
+      'jsonSchema',
       'lanes',
+      'protobuf',
     ]);
   });
 
@@ -67,18 +76,22 @@ describe('the public entry, kafka-lanes', () => {
       'NonRetriableError',
       'RecordTimeoutError',
       'RetryLaterError',
+      'SchemaRegistryUnavailableError',
       'SchemaValidationError',
       'StepNameError',
       'StepResultTooLargeError',
+      'avro',
       'idempotencyCacheClient',
+      'jsonSchema',
       'lanes',
+      'protobuf',
     ]);
   });
 
-  it('loads no part of the engine at import: the engine, the scheduler and the record paths come at the first invocation', async () => {
+  it('loads no part of the engine at import: the engine, the scheduler, the record paths and the registry reader come at the first invocation', async () => {
     const loaded: string[] = [];
     await jest.isolateModulesAsync(async () => {
-      for (const module of ['engine/engine', 'engine/scheduler', 'source/source-path', 'retry/retry-path', 'handler/lanes-function']) {
+      for (const module of ['engine/engine', 'engine/scheduler', 'source/source-path', 'retry/retry-path', 'handler/lanes-function', 'registry/reader', 'registry/codecs']) {
         jest.doMock(`../../../src/${module}`, () => {
           loaded.push(module);
           return jest.requireActual(`../../../src/${module}`);

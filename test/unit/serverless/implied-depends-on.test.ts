@@ -1,4 +1,4 @@
-import { dropRedundantRoleDependsOn } from '../../../src/serverless/role-depends-on';
+import { dropImpliedDependsOn } from '../../../src/serverless/implied-depends-on';
 
 const fn = (role: unknown, dependsOn?: string | string[]) => ({
   Type: 'AWS::Lambda::Function',
@@ -6,17 +6,27 @@ const fn = (role: unknown, dependsOn?: string | string[]) => ({
   ...(dependsOn === undefined ? {} : { DependsOn: dependsOn }),
 });
 
-describe('dropRedundantRoleDependsOn', () => {
+describe('dropImpliedDependsOn', () => {
   it('drops the DependsOn on the role a function names with Fn::GetAtt, keeping its other dependencies', () => {
     const resources = {
       Handler: fn({ 'Fn::GetAtt': ['HandlerKafkaLanesRole', 'Arn'] }, ['HandlerLogGroup', 'HandlerKafkaLanesRole']),
       Committer: fn({ 'Fn::GetAtt': ['CommitterKafkaLanesRole', 'Arn'] }, 'CommitterKafkaLanesRole'),
     };
 
-    dropRedundantRoleDependsOn(resources);
+    dropImpliedDependsOn(resources);
 
     expect(resources.Handler).toEqual(fn({ 'Fn::GetAtt': ['HandlerKafkaLanesRole', 'Arn'] }, ['HandlerLogGroup']));
     expect(resources.Committer).toEqual(fn({ 'Fn::GetAtt': ['CommitterKafkaLanesRole', 'Arn'] }));
+  });
+
+  it("drops the DependsOn on the function a durable function's alias names with Ref", () => {
+    const resources = {
+      Alias: { Type: 'AWS::Lambda::Alias', Properties: { FunctionName: { Ref: 'RetryLambdaFunction' }, Name: 'durable' }, DependsOn: 'RetryLambdaFunction' as string | string[] },
+    };
+
+    dropImpliedDependsOn(resources);
+
+    expect(resources.Alias).toEqual({ Type: 'AWS::Lambda::Alias', Properties: { FunctionName: { Ref: 'RetryLambdaFunction' }, Name: 'durable' } });
   });
 
   it('leaves a role given by ARN, Fn::Sub or import, other dependencies and other resources alone', () => {
@@ -27,7 +37,7 @@ describe('dropRedundantRoleDependsOn', () => {
     };
     const before = structuredClone(resources);
 
-    dropRedundantRoleDependsOn(resources);
+    dropImpliedDependsOn(resources);
 
     expect(resources).toEqual(before);
   });
