@@ -27,6 +27,8 @@ export const METRIC = {
   outputs: 'OutputsSent',
   /** Retry copies due later than the invocation could wait: written back to their tier unchanged. */
   writtenBack: 'RetryCopiesWrittenBack',
+  /** Retry copies not due yet in a round of a durable execution: left waiting, suspended, for a later round. */
+  waiting: 'RetryCopiesWaiting',
   /** Lane heads whose lease expired, their copy written again by the committer from Redis. */
   redriven: 'LaneHeadsRedriven',
   /** Partitions whose Redis state a committer run found lost (docs/durability.md). */

@@ -1,7 +1,9 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
 import type { PartitionRef } from '../ports/partition';
 import { topicPartitionKey } from '../event';
-import type { StoredSteps, RecordSteps } from '../ports/effects';
+import type { EffectsPort, StoredSteps, RecordSteps } from '../ports/effects';
 import type { CompletionPort } from '../ports/completion';
+import { describeError } from '../lanes/outcome';
 
 /**
  * A partition's pending done bits are flushed at once when this many wait, not only every `flushIntervalMs`:
@@ -110,6 +112,27 @@ export class DoneBits {
     });
     return this.#flushing;
   }
+}
+
+/**
+ * An invocation's done bits on its store: bits not stored are reported for redelivery (`lost`), step results of
+ * terminal records go once their bits are stored, and what cannot be deleted or repaired is logged.
+ */
+export function invocationDoneBits(
+  store: CompletionPort,
+  effects: EffectsPort | undefined,
+  logger: Logger,
+  lost: (ref: PartitionRef, offsets: readonly number[], error: unknown) => void,
+): DoneBits {
+  // Step results go only once their records' done bits are stored: a redelivery before that still finds them.
+  const forgetSteps = effects === undefined ? undefined : (steps: StoredSteps[]): Promise<void> => effects.forgetSteps(steps).catch((error: unknown) => {
+    logger.warn('step results of terminal records not deleted: they expire on their own', { count: steps.length, error: describeError(error) });
+  });
+  return new DoneBits(store, lost, forgetSteps, (ref, offsets, error) => {
+    logger.warn('done bits set again as a repair not stored (the origin partition has no state: the committer deals with a loss)', {
+      partition: topicPartitionKey(ref.topic, ref.partition), offsets: offsets.slice(0, 20), error: describeError(error),
+    });
+  });
 }
 
 /**

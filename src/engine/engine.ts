@@ -6,21 +6,21 @@ import { readRecordParts, type RecordParts } from '../options/deserialize';
 import { SchemaRegistryUnavailableError } from '../registry/errors';
 import type { LanesOptions } from '../options/lanes-options';
 import { deadlineSignal } from '../deadline';
-import { DoneBits } from './done-bits';
+import { invocationDoneBits, type DoneBits } from './done-bits';
 import { batchResponse, writeHandOffs } from './invocation-edges';
 import { describeError } from '../lanes/outcome';
-import { SYSTEM_CLOCK, type Clock, type CompletionPort, type EffectsPort, type HandOffSink, type PartitionRef, type StoredSteps } from '../ports';
+import { SYSTEM_CLOCK, type Clock, type CompletionPort, type EffectsPort, type HandOffSink, type PartitionRef } from '../ports';
 import { RecordContext, isPromiseLike, recordView } from './record-context';
 import { RecordDeadlines, type RecordDeadline } from './record-deadlines';
 import { RunReport } from './run-report';
-import type { EngineTask, InvocationContext, PathScope, RecordPath } from './run-scope';
+import { INLINE_WAIT, moreWaiting, type CopyWait, type EngineTask, type InvocationContext, type InvocationOutcome, type PathScope, type RecordPath, type Waiting } from './run-scope';
 import { LaneScheduler } from './scheduler';
 import type { Telemetry } from '../telemetry';
 import type { RecordHandler } from './types';
 import { effectsTtlMs } from '../lanes/effects';
 import { isRepeatedOutput, OutputBatches } from './outputs';
 
-export type { EngineTask, InvocationContext, RecordPath, RunScope } from './run-scope';
+export type { EngineTask, InvocationContext, InvocationOutcome, RecordPath, RunScope } from './run-scope';
 
 export interface EngineParts {
   readonly options: LanesOptions;
@@ -52,8 +52,13 @@ export class Engine {
     this.clock = parts.clock ?? SYSTEM_CLOCK;
   }
 
-  run<T extends EngineTask>(path: RecordPath<T>, partitions: readonly PartitionBatch[], sink: HandOffSink, context: InvocationContext): Promise<KafkaBatchResponse> {
-    return new Invocation(this.parts, this.clock, path, sink, context).run(partitions);
+  async run<T extends EngineTask>(path: RecordPath<T>, partitions: readonly PartitionBatch[], sink: HandOffSink, context: InvocationContext): Promise<KafkaBatchResponse> {
+    return (await new Invocation(this.parts, this.clock, path, sink, context, INLINE_WAIT).run(partitions)).response;
+  }
+
+  /** One round of a suspend loop: copies due by `untilMs` and not due yet are left `waiting` for a later round. */
+  round<T extends EngineTask>(path: RecordPath<T>, partitions: readonly PartitionBatch[], sink: HandOffSink, context: InvocationContext, untilMs: number): Promise<InvocationOutcome> {
+    return new Invocation(this.parts, this.clock, path, sink, context, { kind: 'suspend', untilMs }).run(partitions);
   }
 }
 
@@ -78,6 +83,8 @@ class Invocation<T extends EngineTask> {
   readonly #redelivered: RecordCoordinates[] = [];
   /** Records that could be neither handed off nor named in a partial batch response (no offset). */
   #unreportable = 0;
+  /** Copies left for a later round (`CopyWait` `suspend`). */
+  #waiting: Waiting | undefined;
   /** Records started and not settled. */
   #running = 0;
   /** Partitions whose admission has not finished: more tasks may still come. */
@@ -88,7 +95,7 @@ class Invocation<T extends EngineTask> {
   /** Each partition's admission, settled once its whole batch is admitted. */
   readonly #admissions = new Map<string, Promise<unknown>>();
 
-  constructor(parts: EngineParts, clock: Clock, path: RecordPath<T>, sink: HandOffSink, context: InvocationContext) {
+  constructor(parts: EngineParts, clock: Clock, path: RecordPath<T>, sink: HandOffSink, context: InvocationContext, copyWait: CopyWait) {
     this.#parts = parts;
     this.#options = parts.options;
     this.#clock = clock;
@@ -121,15 +128,7 @@ class Invocation<T extends EngineTask> {
     // Finished but not recorded: reported, so the event source redelivers them and they run again.
     const effectsPort = parts.effects;
     const effects = effectsPort?.withLimits === undefined ? effectsPort : effectsPort.withLimits({ signal: handOffSignal });
-    // Step results go only once their records' done bits are stored: a redelivery before that still finds them.
-    const forgetSteps = effects === undefined ? undefined : (steps: StoredSteps[]): Promise<void> => effects.forgetSteps(steps).catch((error: unknown) => {
-      logger.warn('step results of terminal records not deleted: they expire on their own', { count: steps.length, error: describeError(error) });
-    });
-    this.#doneBits = new DoneBits(store, redeliver, forgetSteps, (ref, offsets, error) => {
-      logger.warn('done bits set again as a repair not stored (the origin partition has no state: the committer deals with a loss)', {
-        partition: topicPartitionKey(ref.topic, ref.partition), offsets: offsets.slice(0, 20), error: describeError(error),
-      });
-    });
+    this.#doneBits = invocationDoneBits(store, effects, logger, redeliver);
     const report = this.#report;
     this.#scope = {
       options,
@@ -142,6 +141,7 @@ class Invocation<T extends EngineTask> {
       stopStartingAt: this.#stopStartingAt,
       abortRunningAt: this.#abortRunningAt,
       stopSignal: this.#stop.signal,
+      copyWait,
       now,
       write: (items) => writeHandOffs(sink, handOffSignal, items, report, logger),
       enqueue: (tasks) => {
@@ -155,6 +155,7 @@ class Invocation<T extends EngineTask> {
       markDone: (ref, offset, again) => this.#doneBits.add(ref, offset, again),
       redeliver,
       unreportable: (count) => { this.#unreportable += count; },
+      waiting: (wakeAtMs) => { this.#waiting = moreWaiting(this.#waiting, wakeAtMs); },
       count: (name, by) => report.count(name, by),
       window: (ref, window) => report.window(ref, window),
       guard: (work, partitionKey) => work.then(noop, (error: unknown) => {
@@ -167,7 +168,7 @@ class Invocation<T extends EngineTask> {
   /** No record starts any more (a plain field: the signal's getter is costly on the run path of every record). */
   #stopped = false;
 
-  async run(partitions: readonly PartitionBatch[]): Promise<KafkaBatchResponse> {
+  async run(partitions: readonly PartitionBatch[]): Promise<InvocationOutcome> {
     const now = (): number => this.#clock.now();
     const flushTimer = setInterval(() => void this.#doneBits.flush(), this.#options.flushIntervalMs);
     // The invocation's own schedule, not a bound on one piece of work: plain timers, cleared when the run ends
@@ -203,7 +204,7 @@ class Invocation<T extends EngineTask> {
     await this.#doneBits.flush();
     await awaitReplicas(this.#scope.store, this.#options);
     this.#report.publish(this.#parts.telemetry, this.#scope.logger, now() - this.#startedAt, this.#redelivered.length);
-    return batchResponse(this.#redelivered, this.#unreportable, this.#options.partialBatchResponse);
+    return { response: batchResponse(this.#redelivered, this.#unreportable, this.#options.partialBatchResponse), waiting: this.#waiting };
   }
 
   /** Admits one partition's batch (a path may enqueue early chunks itself) and waits for its hand-offs. */

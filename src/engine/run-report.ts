@@ -18,7 +18,8 @@ export type CounterName =
   | 'twins'
   | 'outputs'
   | 'keptForRecovery'
-  | 'writtenBack';
+  | 'writtenBack'
+  | 'waiting';
 
 const COUNTER_METRIC: Record<CounterName, string> = {
   recordsIn: METRIC.recordsIn,
@@ -35,10 +36,11 @@ const COUNTER_METRIC: Record<CounterName, string> = {
   outputs: METRIC.outputs,
   keptForRecovery: METRIC.keptForRecovery,
   writtenBack: METRIC.writtenBack,
+  waiting: METRIC.waiting,
 };
 
 /** The counters every batch line has always carried; these others only when they happened. */
-const OPTIONAL_COUNTERS: ReadonlySet<CounterName> = new Set(['refusedByBroker', 'stale', 'twins', 'keptForRecovery', 'writtenBack', 'outputs']);
+const OPTIONAL_COUNTERS: ReadonlySet<CounterName> = new Set(['refusedByBroker', 'stale', 'twins', 'keptForRecovery', 'writtenBack', 'waiting', 'outputs']);
 
 /**
  * The figures of one invocation (counters, handler run times, where each partition stands), published once

@@ -5,7 +5,7 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { PartitionRef } from '../ports/partition';
-import type { KafkaRecord, PartitionBatch, RecordCoordinates } from '../event';
+import type { KafkaBatchResponse, KafkaRecord, PartitionBatch, RecordCoordinates } from '../event';
 import type { EffectsPort } from '../ports/effects';
 import type { LaneHeadScope } from '../lanes/lane-heads';
 import { effectsTtlMs } from '../lanes/effects';
@@ -109,6 +109,36 @@ export interface ScopeTime {
   readonly abortRunningAt: number;
   /** Aborts when no record may start any more (waits for due times end there). */
   readonly stopSignal: AbortSignal;
+  /** How the invocation treats a retry copy not due yet (docs/ARCHITECTURE.md, "The suspend loop"). */
+  readonly copyWait: CopyWait;
+}
+
+/**
+ * How an invocation treats a retry copy not due yet: `inline`, a plain invocation, waits for it (up to its stop time);
+ * `suspend`, a round of a durable execution, leaves it waiting for a later round of the same event (`ScopeSettling.
+ * waiting`), up to `untilMs`, the latest a round of the execution may wait for.
+ */
+export type CopyWait = { readonly kind: 'inline' } | { readonly kind: 'suspend'; readonly untilMs: number };
+
+/** A plain invocation's way: copies not due are waited for in the invocation. */
+export const INLINE_WAIT: CopyWait = { kind: 'inline' };
+
+/** What a round leaves for a later round of its execution: how many copies wait, and when the earliest is to be looked at again. */
+export interface Waiting {
+  readonly copies: number;
+  /** Epoch ms. */
+  readonly nextDueAtMs: number;
+}
+
+/** `waiting` with one more copy, to be looked at again at `wakeAtMs`. */
+export function moreWaiting(waiting: Waiting | undefined, wakeAtMs: number): Waiting {
+  return { copies: (waiting?.copies ?? 0) + 1, nextDueAtMs: Math.min(waiting?.nextDueAtMs ?? wakeAtMs, wakeAtMs) };
+}
+
+/** What an invocation answers the event source, and what it leaves for a later round (`Engine.round`). */
+export interface InvocationOutcome {
+  readonly response: KafkaBatchResponse;
+  readonly waiting: Waiting | undefined;
 }
 
 /** The lane scheduler of the invocation: what is queued behind a lane's running head. */
@@ -142,6 +172,11 @@ export interface ScopeSettling {
   redeliver(ref: PartitionRef, offsets: readonly number[], error?: unknown): void;
   /** Records the event source cannot be told about (no readable offset): the invocation fails instead. */
   unreportable(count: number): void;
+  /**
+   * A copy waits for a later round of its execution (`CopyWait` `suspend`), to be looked at again at `wakeAtMs`: it is
+   * neither done nor reported for redelivery, and nothing about its lane changes; the event holds it until then.
+   */
+  waiting(wakeAtMs: number): void;
   /**
    * Keeps a fault of ours in work started at admission from ending the process with an unhandled rejection:
    * those hand-offs are awaited only after the runs, long after they may fail. Each reports its own failures.

@@ -11,6 +11,16 @@ import { deadLetterTopic, ENV, resolveOptions, type LanesOptionsInput, type Lane
 import type { LanesFunction, HandOffSink, RecordHandler } from './lanes-function';
 import { importTelemetry } from '../telemetry';
 import { declaredOutputs, sendDeclared } from './declared-outputs';
+import { roundOf } from '../retry/execution-window';
+
+/**
+ * An invocation of a durable function: Lambda's durable execution envelope, which carries the event inside its state
+ * (`@aws/durable-execution-sdk-js`'s `DurableExecutionInvocationInput`), not a Kafka event.
+ */
+function isDurableEnvelope(event: unknown): boolean {
+  const envelope = event as { DurableExecutionArn?: unknown; CheckpointToken?: unknown } | null;
+  return typeof envelope === 'object' && envelope !== null && typeof envelope.DurableExecutionArn === 'string' && typeof envelope.CheckpointToken === 'string';
+}
 
 /** The Kafka writers of one cluster: retry and dead-letter copies, and `ctx.send` outputs. */
 interface Writers {
@@ -197,14 +207,28 @@ export function lanes<O extends LanesOptionsInput, V = RecordPartOf<O, 'value'>,
       telemetry,
     });
   };
-  const base = async (event: unknown, context: Context): Promise<KafkaBatchResponse> => {
-    const testEngine = (context as Context & { [TEST_ENGINE]?: (event: unknown) => Promise<KafkaBatchResponse> })[TEST_ENGINE];
-    if (testEngine !== undefined) return testEngine(event);
+  const functionNow = (): Promise<LanesFunction> => {
     if (lanesFunction === undefined) {
       lanesFunction = makeFunction();
       lanesFunction.catch(() => (lanesFunction = undefined));
     }
-    return (await lanesFunction).process(event, context);
+    return lanesFunction;
+  };
+  let durable: Promise<(event: unknown, context: Context) => Promise<unknown>> | undefined;
+  const base = async (event: unknown, context: Context): Promise<KafkaBatchResponse> => {
+    const testEngine = (context as Context & { [TEST_ENGINE]?: (event: unknown) => Promise<KafkaBatchResponse> })[TEST_ENGINE];
+    if (testEngine !== undefined) return testEngine(event);
+    if (isDurableEnvelope(event)) {
+      // A durable retry function: the SDK is loaded at its first invocation, never by a handler that is not one.
+      durable ??= import('./durable-execution').then(({ durableRetryHandler }) =>
+        durableRetryHandler(async (kafkaEvent, lambdaContext, execution) => (await functionNow()).round(kafkaEvent, lambdaContext, execution)));
+      // What Lambda's durable execution service reads (the execution's status and, at its end, the batch response).
+      return (await durable)(event, context) as Promise<KafkaBatchResponse>;
+    }
+    // A round the offline trigger runs of its durable execution: its outcome goes back to the trigger, not to AWS.
+    const round = roundOf(context);
+    if (round !== undefined) return (await functionNow()).round(event, context, round) as unknown as Promise<KafkaBatchResponse>;
+    return (await functionNow()).process(event, context);
   };
   const close = async (): Promise<void> => {
     const made = [...writers.values()];

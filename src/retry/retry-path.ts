@@ -8,6 +8,7 @@ import { RECOVERY_RECHECK_MS } from '../durability/first-minute';
 import { ScopeWithParts, type PathParts, type PathScope, type RecordPath, type RunScope } from '../engine/run-scope';
 import type { PartitionBatch } from '../event';
 import { admitRetryBatch, type RetryTask } from './admit';
+import { copyWaitAction } from './copy-wait';
 
 export { copyFacts, type RetryTask } from './admit';
 import { claimUnorderedCopy, copyIdOf, unorderedCopyDone } from './unordered-copies';
@@ -81,13 +82,26 @@ export class RetryPath implements RecordPath<RetryTask> {
    * A copy waits for its due time, then claims its lane's head (check and take in one step: two copies of one
    * head and attempt never run at once); a drained head is the head already (the release that made it so
    * returned it) and is due at once. A copy not due yet is checked first with a read, so a stale one is dropped
-   * without waiting.
+   * without waiting; then it waits here, waits suspended for a later round of its execution, or goes back to its
+   * tier (`copyWaitAction`).
    */
   async prepare(runScope: RunScope<RetryTask>, task: RetryTask): Promise<boolean> {
     const scope = this.#parts.of(runScope);
     if (task.from === 'drained') return true;
     if (task.dueAtMs <= scope.now()) return this.#claim(scope, task);
     if (!(await this.#isHead(scope, task))) return false;
+    const wait = copyWaitAction({ copyWait: scope.copyWait, dueAtMs: task.dueAtMs, nowMs: scope.now() });
+    if (wait.action === 'suspend') {
+      // Nothing changes but the figures: not done, not written back, its lane as it was. The event still holds the
+      // copy, and the execution's next round admits it again (its done bit is clear) and looks at it again.
+      scope.count('waiting');
+      scope.waiting(wait.wakeAtMs);
+      return false;
+    }
+    if (wait.action === 'write-back') {
+      await this.#writeBack(scope, [task]);
+      return false;
+    }
     // The wait holds no slot: the copies behind it start meanwhile (a due one runs, one whose lane is gone reports the
     // loss at once, not when this one is due); its lane stays held, so the lane's order is kept.
     scope.leaveSlot(task);

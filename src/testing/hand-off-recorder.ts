@@ -12,6 +12,8 @@ import type { TestDeadLetter, TestOutput, TestRetry } from './types';
 export interface PendingCopy {
   readonly item: HandOffItem;
   readonly shown: TestRetry;
+  /** The test clock when it was written (epoch ms). */
+  readonly writtenAt: number;
 }
 
 /**
@@ -59,7 +61,7 @@ export class HandOffRecorder implements HandOffSink {
       if (item.kind === 'retry') {
         const shown: TestRetry = { origin, key, topic: item.topic, attempt: item.attempt, dueAt: item.dueAtMs, delayMs: Math.max(0, item.dueAtMs - at), ...error, deferred: item.deferred === true };
         this.retries.push(shown);
-        this.#pending.push({ item, shown });
+        this.#pending.push({ item, shown, writtenAt: at });
       } else {
         this.deadLetters.push({
           origin, key, value: readValue(item.record.value), rawValue: item.record.value, topic: item.topic,

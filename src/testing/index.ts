@@ -21,7 +21,7 @@ import type { LanesTest, TestLanesOptions } from './types';
 // Before the handler's module makes its Logger: Powertools reads it then (`cold_start` at the first invocation).
 asOnDemandEnvironment(process.env);
 
-export type { LanesTest, TestDeadLetter, TestError, TestHeldLane, TestLanesOptions, TestOrigin, TestOutput, TestRecord, TestRetry, TestRun, TestStep } from './types';
+export type { LanesTest, TestDeadLetter, TestError, TestHeldLane, TestLanesOptions, TestOrigin, TestOutput, TestRecord, TestRetry, TestRetryTime, TestRun, TestStep } from './types';
 export { CompletionModel, CompletionModelStore } from './completion-model';
 export { EffectsModel, OutputLog } from './effects-model';
 

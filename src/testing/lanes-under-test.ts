@@ -1,6 +1,7 @@
 /** What `testLanes` returns: the handler's own engine on the in-memory models, with a clock the test moves. */
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { Context } from 'aws-lambda';
+import type { InvocationContext } from '../engine/run-scope';
 import type { RecordHandler } from '../engine/types';
 import { decodeKafkaEvent, encodeKafkaEvent, type KafkaBatchResponse, type KafkaRecordInput } from '../event';
 import { declaredOutputs } from '../handler/declared-outputs';
@@ -16,9 +17,10 @@ import { outputsNotice } from './outputs-notice';
 import { DroppedMetrics, NotedEffects, bytesOf, valueBytes } from './recorders';
 import { copyRecord } from './retry-copies';
 import { ESM_DECODED_HEADER, isRegistryDeserializer } from '../registry/types';
+import { retryExecutionTimeoutMs, suspendLoop } from '../retry/suspend-loop';
 import { RunRecorder } from './run-recorder';
 import { testDeclaration } from './service-file';
-import type { LanesTest, TestDeadLetter, TestHeldLane, TestLanesOptions, TestOutput, TestRecord, TestRetry, TestRun, TestStep } from './types';
+import type { LanesTest, TestDeadLetter, TestHeldLane, TestLanesOptions, TestOutput, TestRecord, TestRetry, TestRetryTime, TestRun, TestStep } from './types';
 
 /** What `testLanes` runs: the handler `lanes()` returns (with any `.use()`d middlewares), or its options and record function. */
 export type TestedHandler<V, K> = Pick<LanesHandler<V, K>, 'options' | 'recordHandler'> & Partial<Pick<LanesHandler<V, K>, typeof RESOLVE_OPTIONS>>;
@@ -84,6 +86,8 @@ export class LanesUnderTest<V, K> implements LanesTest<V, K> {
   readonly #topic: string;
   readonly #remainingMs: number;
   readonly #maxRounds: number;
+  /** The retry function's durable execution timeout, as the deployed function reads it. */
+  readonly #executionTimeoutMs: number;
   readonly #store: CompletionModelStore;
   readonly #sink: HandOffRecorder;
   readonly #recorder: RunRecorder<V, K>;
@@ -91,6 +95,7 @@ export class LanesUnderTest<V, K> implements LanesTest<V, K> {
   /** The engine's clock: it stands still while records run and jumps when retries come due, so delays and `at`s are exact. */
   #clock: number;
   #invocations = 0;
+  #retryTime: TestRetryTime = { copies: 0, rounds: 0, billedMs: 0, suspendedMs: 0 };
   #rounds = 0;
   /** The next offset of each source partition and of each retry tier (partition 0). */
   readonly #nextOffsets = new Map<string, number>();
@@ -108,6 +113,7 @@ export class LanesUnderTest<V, K> implements LanesTest<V, K> {
     this.#topic = testOptions.topic ?? 'source';
     this.#remainingMs = testOptions.remainingMs ?? 60_000;
     this.#maxRounds = testOptions.maxRounds ?? 100;
+    this.#executionTimeoutMs = retryExecutionTimeoutMs(env);
     this.#clock = testOptions.now ?? Date.now();
     const declared = testOptions.outputs === undefined ? (resolved ? declaredOutputs(env) : undefined) : new Set(testOptions.outputs);
     this.#sink = new HandOffRecorder(this.now, declared, outputsNotice(options.group, service.found ? undefined : service.why));
@@ -192,6 +198,10 @@ export class LanesUnderTest<V, K> implements LanesTest<V, K> {
     await this.settle();
   };
 
+  get retryTime(): TestRetryTime {
+    return this.#retryTime;
+  }
+
   get pending(): readonly TestRetry[] {
     return this.#sink.pending.map((copy) => copy.shown);
   }
@@ -217,15 +227,42 @@ export class LanesUnderTest<V, K> implements LanesTest<V, K> {
 
   /** One invocation of the function on `records`, through the handler's middy chain when it has one. */
   #invoke(records: readonly KafkaRecordInput[]): Promise<KafkaBatchResponse> {
+    return this.#invokeWith(records, (given, context) => this.#core.process(given, context));
+  }
+
+  /** One invocation running `engine` (the function on the test's models), through the handler's middy chain when it has one. */
+  #invokeWith<R>(records: readonly KafkaRecordInput[], engine: (event: unknown, context: InvocationContext) => Promise<R>): Promise<R> {
     const end = Date.now() + this.#remainingMs;
     const getRemainingTimeInMillis = (): number => end - Date.now();
     const event = encodeKafkaEvent({ source: 'SelfManagedKafka', records });
-    const engine = (given: unknown): Promise<KafkaBatchResponse> => this.#core.process(given, { getRemainingTimeInMillis });
+    const run = (given: unknown): Promise<R> => engine(given, { getRemainingTimeInMillis });
     // The handler `lanes()` returned runs its middlewares (`.use()`) around each invocation, as on Lambda.
-    if (typeof this.#handler !== 'function') return engine(event);
+    if (typeof this.#handler !== 'function') return run(event);
     this.#invocations += 1;
-    const lambda = this.#handler as unknown as (event: unknown, context: Context) => Promise<KafkaBatchResponse>;
-    return lambda(event, testContext(this.options.group, this.#invocations, getRemainingTimeInMillis, engine));
+    const lambda = this.#handler as unknown as (event: unknown, context: Context) => Promise<R>;
+    return lambda(event, testContext(this.options.group, this.#invocations, getRemainingTimeInMillis, run as (event: unknown) => Promise<never>));
+  }
+
+  /**
+   * Retry copies delivered to the retry function as AWS runs them: a durable execution (`suspendLoop`) whose rounds run
+   * in suspend mode, each billed its real run time. The copies come due (`settle`, `advance`), so the first round runs
+   * them all; a wait would move the test clock.
+   */
+  async #execute(records: readonly KafkaRecordInput[]): Promise<void> {
+    await suspendLoop({
+      round: async (_index, execution) => {
+        const started = performance.now();
+        try {
+          return await this.#invokeWith(records, (given, context) => this.#core.round(given, context, execution));
+        } finally {
+          this.#retryTime = { ...this.#retryTime, rounds: this.#retryTime.rounds + 1, billedMs: this.#retryTime.billedMs + (performance.now() - started) };
+        }
+      },
+      wait: async (_index, seconds) => {
+        this.#clock += seconds * 1000;
+        this.#retryTime = { ...this.#retryTime, suspendedMs: this.#retryTime.suspendedMs + seconds * 1000 };
+      },
+    }, { startedAtMs: this.now(), timeoutMs: this.#executionTimeoutMs });
   }
 
   #takeOffset(id: string, given?: number): number {
@@ -241,8 +278,13 @@ export class LanesUnderTest<V, K> implements LanesTest<V, K> {
     const tierIndex = (topic: string): number => this.options.retry.tiers.findIndex((tier) => topic.endsWith(`.${tier}`));
     const tiers = [...new Set(due.map((copy) => copy.item.topic))].sort((a, b) => tierIndex(a) - tierIndex(b));
     for (const tier of tiers) {
-      const copies = due.filter((copy) => copy.item.topic === tier).map((copy) => copyRecord(copy.item, this.#takeOffset(`${tier}\n0`), this.now()));
-      await this.#invoke(copies);
+      const copies = due.filter((copy) => copy.item.topic === tier);
+      this.#retryTime = {
+        ...this.#retryTime,
+        copies: this.#retryTime.copies + copies.length,
+        suspendedMs: this.#retryTime.suspendedMs + copies.reduce((sum, copy) => sum + Math.max(0, this.now() - copy.writtenAt), 0),
+      };
+      await this.#execute(copies.map((copy) => copyRecord(copy.item, this.#takeOffset(`${tier}\n0`), this.now())));
     }
     return true;
   }

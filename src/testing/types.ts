@@ -119,6 +119,17 @@ export interface TestRetry {
   readonly deferred: boolean;
 }
 
+/** What the retries of a test would cost on AWS (`LanesTest.retryTime`). */
+export interface TestRetryTime {
+  /** Retry copies delivered to the retry function. */
+  readonly copies: number;
+  /** Rounds of the retry function run (each an invocation, billed), in real time: what Lambda would bill for them. */
+  readonly rounds: number;
+  readonly billedMs: number;
+  /** On the test clock: how long the copies delivered waited between their write and their run, billing nothing. */
+  readonly suspendedMs: number;
+}
+
 /** A record written to the dead-letter topic. */
 export interface TestDeadLetter {
   readonly origin: TestOrigin;
@@ -206,6 +217,12 @@ export interface LanesTest<V = unknown, K = unknown> {
   readonly retries: readonly TestRetry[];
   /** Retry copies written and not yet run (`settle()` runs them). */
   readonly pending: readonly TestRetry[];
+  /**
+   * What the retries so far would cost on AWS, where a copy waits for its due time suspended (a durable execution
+   * billing nothing while it waits) and only the retry function's rounds are billed: their run time, and the time the
+   * copies waited.
+   */
+  readonly retryTime: TestRetryTime;
   readonly deadLetters: readonly TestDeadLetter[];
   readonly outputs: readonly TestOutput[];
   /**

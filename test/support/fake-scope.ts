@@ -6,7 +6,7 @@
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { PartitionRef } from '../../src/ports/partition';
-import type { EngineTask, PathScope } from '../../src/engine/run-scope';
+import { INLINE_WAIT, type EngineTask, type PathScope } from '../../src/engine/run-scope';
 import type { CounterName } from '../../src/engine/run-report';
 import { decodeKafkaEvent, encodeKafkaEvent, type KafkaRecord, type KafkaRecordInput, type PartitionBatch } from '../../src/event';
 import { copiesFor } from '../../src/handoff/copies';
@@ -39,6 +39,8 @@ interface FakeRecords<T extends EngineTask> {
   readonly written: HandOffItem[];
   readonly done: Array<{ ref: PartitionRef; offset: number; again: boolean }>;
   readonly redelivered: number[];
+  /** When each copy left for a later round (`waiting`) is to be looked at again. */
+  readonly waitingUntil: number[];
   readonly counts: Map<CounterName, number>;
   readonly enqueued: T[];
   readonly model: CompletionModelStore;
@@ -78,6 +80,7 @@ export function fakeScope<T extends EngineTask>(
     written: [],
     done: [],
     redelivered: [],
+    waitingUntil: [],
     counts: new Map(),
     enqueued: [],
     model,
@@ -94,6 +97,7 @@ export function fakeScope<T extends EngineTask>(
     stopStartingAt: T0 + 59_000,
     abortRunningAt: T0 + 59_500,
     stopSignal: stop.signal,
+    copyWait: INLINE_WAIT,
     now,
     async write(items) {
       const outcome = scope.outcome;
@@ -124,6 +128,10 @@ export function fakeScope<T extends EngineTask>(
       scope.redelivered.push(...offsets);
     },
     unreportable: () => undefined,
+    waiting(wakeAtMs) {
+      events.push(`waiting until ${wakeAtMs - T0}`);
+      scope.waitingUntil.push(wakeAtMs);
+    },
     count(name, by = 1) {
       scope.counts.set(name, (scope.counts.get(name) ?? 0) + by);
     },

@@ -34,6 +34,11 @@ export interface MappingSpec {
    * which heartbeats all along: an invocation may last longer than the session.
    */
   readonly sessionTimeoutMs: number;
+  /**
+   * The function is a durable one (its definition has `durableConfig`): each invocation is a durable execution the
+   * trigger plays (`playExecution`), lasting at most `executionTimeoutMs`.
+   */
+  readonly durable?: { readonly executionTimeoutMs: number } | undefined;
 }
 
 const KAFKAJS_SESSION_TIMEOUT_MS = 30_000;
@@ -54,6 +59,7 @@ export function mappingSpecs(serverless: OfflineServerless, custom: CustomBlock)
   };
   const specs: MappingSpec[] = [];
   for (const functionKey of service.getAllFunctions()) {
+    const durable = durableOf(functionKey, service.getFunction(functionKey)['durableConfig']);
     for (const event of service.getFunction(functionKey).events ?? []) {
       const trigger = triggerOf(event);
       if (trigger === undefined || (trigger.settings as { enabled?: unknown }).enabled === false) continue;
@@ -84,9 +90,26 @@ export function mappingSpecs(serverless: OfflineServerless, custom: CustomBlock)
             : { source: 'SelfManagedKafka' },
         mixPartitions: custom.offline?.mixPartitions ?? true,
         sessionTimeoutMs: KAFKAJS_SESSION_TIMEOUT_MS,
+        durable,
       });
     }
   }
   return specs;
 }
 
+/**
+ * A function's `durableConfig` (what the serverless plugin gives a durable retry function, `DurableConfig` of its
+ * CloudFormation: `executionTimeout` in seconds), as the offline trigger plays it; `undefined` for a plain function.
+ *
+ * @throws Error naming the setting when it is there but not a whole number of seconds.
+ */
+export function durableOf(functionKey: string, config: unknown): MappingSpec['durable'] {
+  if (config === undefined || config === null) return undefined;
+  const timeout = (config as { executionTimeout?: unknown }).executionTimeout;
+  if (typeof timeout !== 'number' || !Number.isSafeInteger(timeout) || timeout < 1) {
+    throw new Error(
+      `kafka-lanes offline: functions.${functionKey}.durableConfig.executionTimeout: expected a whole number of seconds, at least 1, got ${JSON.stringify(timeout) ?? 'nothing'}`,
+    );
+  }
+  return { executionTimeoutMs: timeout * 1000 };
+}

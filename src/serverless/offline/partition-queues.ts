@@ -24,8 +24,12 @@ export interface PartitionOffset {
 
 /** What the queues need of the consumer and of Lambda. */
 export interface PartitionQueuesPorts {
-  /** Runs the function with one event; resolves with its response or its error, never rejects. */
-  invoke(event: AwsKafkaEvent, partitions: readonly string[]): Promise<{ response?: unknown; error?: unknown }>;
+  /**
+   * Runs the function with one event; resolves with its response or its error, never rejects. `left`: a durable
+   * execution the trigger's stop left with copies waiting: nothing of the event is committed, its records are read
+   * again from the last commit when the trigger starts again.
+   */
+  invoke(event: AwsKafkaEvent, partitions: readonly string[]): Promise<{ response?: unknown; error?: unknown; left?: true }>;
   /** Commits the consumer group's offsets of the partitions given. */
   commit(offsets: readonly PartitionOffset[]): Promise<void>;
   /** A partition's queue is empty and idle: its records may be fetched again, from `offset` on. */
@@ -183,10 +187,11 @@ export class PartitionQueues {
         const first = taken[0]!;
         this.#ports.warning(`kafka-lanes offline: ${first.queue.key} offset ${first.records[0]?.offset} exceeds 6 MB; Lambda could not deliver it`);
       }
-      const { response, error } = await this.#ports.invoke(
+      const { response, error, left } = await this.#ports.invoke(
         event,
         taken.map(({ queue }) => queue.key),
       );
+      if (left === true) return;
       const outcomes = readOutcomes(response, error, taken.map(({ records }) => records), this.#settings.reportBatchItemFailures);
       const commits: PartitionOffset[] = [];
       taken.forEach(({ queue, records }, i) => {

@@ -10,11 +10,15 @@ import type { FunctionPlan } from '../plan';
 import { awsRecordOfMessage } from '../../event/kafkajs-message';
 import { mappingSpecs, type MappingSpec, type OfflineServerless } from './mapping';
 import { PartitionQueues, type PartitionQueuesSettings } from './partition-queues';
+import { executionReport, leftUncommitted, playExecution, type ExecutionEnd, type FunctionFigures } from './durable-executions';
+
+export type { FunctionFigures } from './durable-executions';
+import { roundClientContext } from '../../retry/execution-window';
 
 /** What the trigger needs of serverless-offline's Lambda runtime (`serverless-offline/lambda`). */
 export interface OfflineLambda {
   create(lambdas: Array<{ functionKey: string; functionDefinition: unknown }>): void;
-  get(functionKey: string): { setEvent(event: unknown): void; runHandler(): Promise<unknown> };
+  get(functionKey: string): { setEvent(event: unknown): void; setClientContext?(clientContext: unknown): void; runHandler(): Promise<unknown> };
   cleanup(): Promise<unknown>;
 }
 
@@ -25,6 +29,8 @@ export interface TriggerStats {
   recordsDelivered: number;
   /** The most invocations ever in flight at once for one partition (the event source allows one). */
   maxInFlightPerPartition: number;
+  /** Per function key. */
+  functions: Record<string, FunctionFigures>;
 }
 
 export interface TriggerLog {
@@ -55,11 +61,14 @@ export interface StartOfflineTriggerOptions {
  * - the exact AWS event, run through serverless-offline's own Lambda runtime;
  * - the offsets committed after each successful invocation; on an error the records again after a backoff;
  *   a partial batch response honoured when the mapping reports batch item failures (provisioned mode);
+ * - a function with `durableConfig` played as a durable function: each invocation a durable execution whose rounds
+ *   run through the same runtime, suspended between them (`playExecution`), committed when the execution ends;
  * - the committers of `kafkaLanes` functions run every `custom.kafkaLanes.offline.committerInterval`.
- * `stop()` lets in-flight invocations finish and commits them.
+ * `stop()` lets in-flight invocations finish and commits them; a durable execution waiting between rounds stops
+ * waiting at once, its batch left uncommitted (its copies run when the trigger starts again).
  */
 export class OfflineKafkaTrigger {
-  readonly stats: TriggerStats = { invocations: 0, failedInvocations: 0, recordsDelivered: 0, maxInFlightPerPartition: 0 };
+  readonly stats: TriggerStats = { invocations: 0, failedInvocations: 0, recordsDelivered: 0, maxInFlightPerPartition: 0, functions: {} };
   readonly #lambda: OfflineLambda;
   readonly #specs: readonly MappingSpec[];
   readonly #committers: readonly string[];
@@ -100,7 +109,7 @@ export class OfflineKafkaTrigger {
     const queues = new PartitionQueues(
       queueSettings(spec, this.#custom),
       {
-        invoke: (event, partitions) => this.#invoke(spec.functionKey, spec.groupId, partitions, event),
+        invoke: (event, partitions) => this.#invoke(spec, partitions, event),
         commit: (offsets) => consumer.commitOffsets(offsets.map(({ topic, partition, offset }) => ({ topic, partition, offset: String(offset) }))),
         release: (topic, partition, offset) => {
           if (!owned.has(topicPartitionKey(topic, partition))) return;
@@ -156,27 +165,66 @@ export class OfflineKafkaTrigger {
     }
   }
 
-  async #invoke(functionKey: string, groupId: string, partitions: readonly string[], event: AwsKafkaEvent): Promise<{ response?: unknown; error?: unknown }> {
-    const ids = partitions.map((partition) => `${groupId}/${partition}`);
+  async #invoke(spec: MappingSpec, partitions: readonly string[], event: AwsKafkaEvent): Promise<{ response?: unknown; error?: unknown; left?: true }> {
+    const ids = partitions.map((partition) => `${spec.groupId}/${partition}`);
     for (const id of ids) {
       const inFlight = (this.#inFlight.get(id) ?? 0) + 1;
       this.#inFlight.set(id, inFlight);
       this.stats.maxInFlightPerPartition = Math.max(this.stats.maxInFlightPerPartition, inFlight);
     }
-    this.stats.invocations += 1;
     this.stats.recordsDelivered += Object.values(event.records).reduce((n, list) => n + list.length, 0);
+    try {
+      if (spec.durable === undefined) return await this.#run(spec.functionKey, event, null);
+      const end = await playExecution({
+        runRound: async (execution) => {
+          const { response, error } = await this.#run(spec.functionKey, event, roundClientContext(execution));
+          if (error !== undefined) throw error;
+          return response;
+        },
+        stopSignal: this.#stopping.signal,
+        timeoutMs: spec.durable.executionTimeoutMs,
+      });
+      this.#executed(spec.functionKey, partitions, end);
+      if (end.kind === 'left') return { left: true };
+      return end.kind === 'answered' ? { response: end.response } : { error: end.error };
+    } finally {
+      for (const id of ids) this.#inFlight.set(id, (this.#inFlight.get(id) ?? 1) - 1);
+    }
+  }
+
+  /** One invocation through serverless-offline's runtime, billed as Lambda bills it. */
+  async #run(functionKey: string, event: AwsKafkaEvent, clientContext: unknown): Promise<{ response?: unknown; error?: unknown }> {
+    this.stats.invocations += 1;
+    const figures = this.#figures(functionKey);
+    figures.invocations += 1;
+    const started = performance.now();
     try {
       // get, setEvent and runHandler in one synchronous step: runHandler marks the instance busy at once,
       // so a concurrent get() for another partition never receives the same instance.
       const fn = this.#lambda.get(functionKey);
+      // Every time: an instance keeps the client context it was last given.
+      fn.setClientContext?.(clientContext);
       fn.setEvent(event);
       return { response: await fn.runHandler() };
     } catch (error) {
       this.stats.failedInvocations += 1;
       return { error: error ?? new Error('invocation failed') };
     } finally {
-      for (const id of ids) this.#inFlight.set(id, (this.#inFlight.get(id) ?? 1) - 1);
+      figures.billedMs += Math.ceil(performance.now() - started);
     }
+  }
+
+  #figures(functionKey: string): FunctionFigures {
+    return (this.stats.functions[functionKey] ??= { invocations: 0, billedMs: 0, executions: 0, suspendedMs: 0 });
+  }
+
+  /** A durable execution ended: its REPORT line, and what the stop left uncommitted. */
+  #executed(functionKey: string, partitions: readonly string[], end: ExecutionEnd): void {
+    const figures = this.#figures(functionKey);
+    figures.executions += 1;
+    figures.suspendedMs += end.figures.suspendedMs;
+    this.#log.notice(executionReport(functionKey, figures.executions, end));
+    if (end.kind === 'left') this.#log.notice(leftUncommitted(functionKey, partitions, end.waiting));
   }
 
   async #runCommitters(): Promise<void> {
@@ -202,11 +250,14 @@ export class OfflineKafkaTrigger {
     }
   }
 
-  /** Starts no more invocations, lets those in flight finish and commit, runs the committers a last time. */
+  /**
+   * Starts no more invocations, lets those in flight finish and commit, runs the committers a last time. A durable
+   * execution waiting between rounds is not waited for: its batch stays uncommitted (said in the log).
+   */
   stop(): Promise<void> {
     this.#stopped ??= (async () => {
       this.#stopping.abort();
-      // The consumers stay in their groups until the last invocations have committed.
+      // The consumers stay in their groups until the last invocations have committed (or were left waiting).
       await Promise.all(this.#queues.map((queues) => queues.drain()));
       await Promise.all(this.#consumers.map((consumer) => consumer.disconnect()));
       await this.#committerLoop;

@@ -101,6 +101,12 @@ export class HistoryDrain extends HistoryRuns {
     // back unchanged after the function was handed it waits for something else (`ran` below).
     let fresh = false;
     for (const topic of this.tierTopics) {
+      // A durable execution waiting on the tier's batch runs its next round at its wake time, whatever its copies.
+      const wake = this.wakes.get(tpKey(topic, 0));
+      if (wake !== undefined) {
+        waits.push(wake - now);
+        continue;
+      }
       const log = this.tierLogs.get(topic) ?? [];
       const position = this.position.get(tpKey(topic, 0)) ?? 0;
       const handed = new Set(log.slice(0, position).map((c) => handedKey(c.item)));

@@ -1,7 +1,7 @@
 /** Invocations of the processor and the retry function, and the handler the ghost watches at every start. */
 
 import { Engine, type EngineTask, type RecordPath } from '../../../src/engine/engine';
-import { pathParts } from '../../../src/engine/run-scope';
+import { pathParts, type Waiting } from '../../../src/engine/run-scope';
 import type { LanesContext, LanesRecord, RecordHandler } from '../../../src/engine/types';
 import { type KafkaBatchResponse, type KafkaRecordInput, decodeKafkaEventLazily, encodeKafkaEvent } from '../../../src/event';
 import { readHandOffHeaders } from '../../../src/handoff/headers';
@@ -16,7 +16,13 @@ import { HistoryLosses } from './losses';
 import { CUT_MS, LONG_MS, type LoggedCopy, type Run, SHORT_MS, STEP_START_MS, STOP_MS, aborted, errorOf, silent } from './runtime';
 import type { FailureKind, Fault, RetryStep } from './spec';
 
+/** How long a round of a durable retry function may leave a copy waiting, in the histories: copies due later go back to their tier then. */
+const SUSPEND_HORIZON_MS = 60_000;
+
 export class HistoryRuns extends HistoryLosses {
+  /** Per tier partition whose execution a round left waiting (`suspend`): when its next round is due (epoch ms). */
+  protected readonly wakes = new Map<string, number>();
+
   /** One invocation of the processor or the retry function, in a container of its own. */
   protected async invoke(
     kind: 'processor' | 'retry',
@@ -59,9 +65,16 @@ export class HistoryRuns extends HistoryLosses {
     const decoded = decodeKafkaEventLazily(encodeKafkaEvent({ source: 'SelfManagedKafka', records }));
     const admission: RecordPath<EngineTask> = kind === 'processor' ? new SourcePath(paths) : new RetryPath(paths) as unknown as RecordPath<EngineTask>;
     let response: KafkaBatchResponse | undefined;
+    let waiting: Waiting | undefined;
     let thrown: unknown;
     try {
-      response = await engine.run(admission, decoded.partitions, this.sinkOf(container, invocation, taken), within(remainingMs));
+      const sink = this.sinkOf(container, invocation, taken);
+      if (kind === 'retry' && this.spec.suspend === true) {
+        // A round of a durable execution: copies not due wait for the next round, up to a tier's worth of time.
+        ({ response, waiting } = await engine.round(admission, decoded.partitions, sink, within(remainingMs), this.clock.now() + SUSPEND_HORIZON_MS));
+      } else {
+        response = await engine.run(admission, decoded.partitions, sink, within(remainingMs));
+      }
     } catch (error) {
       thrown = error;
     }
@@ -80,6 +93,17 @@ export class HistoryRuns extends HistoryLosses {
       this.refused += failed.length;
       this.trace.push(`  #${invocation} refused ${JSON.stringify(failed.map((f) => f.itemIdentifier))}`);
     }
+    if (waiting !== undefined) {
+      // The execution goes on: its batch stays uncommitted, and the tier's next delivery is that batch again.
+      this.suspended += waiting.copies;
+      this.trace.push(`  #${invocation} left ${waiting.copies} cop${waiting.copies === 1 ? 'y' : 'ies'} waiting, the next due at +${waiting.nextDueAtMs - this.clock.now()} ms`);
+      for (const b of batches) {
+        this.position.set(b.key, Math.min(b.start, this.position.get(b.key) ?? b.start));
+        this.wakes.set(b.key, waiting.nextDueAtMs);
+      }
+      return;
+    }
+    for (const b of batches) this.wakes.delete(b.key);
     for (const b of batches) {
       const refused = failed.filter((f) => f.itemIdentifier.partition === b.key).map((f) => f.itemIdentifier.offset);
       this.position.set(b.key, refused.length > 0 ? Math.min(...refused) : b.end);

@@ -111,6 +111,7 @@ export function historyArb(shape: HistoryShape): fc.Arbitrary<HistorySpec> {
       { maxLength: 8 },
     ),
     dupWrites: fc.array(fc.nat({ max: 20 }), { maxLength: 3 }),
+    suspend: fc.boolean(),
     steps: shape.firstMinute === true && shape.firstDrain === true
       ? fc.tuple(deliverArb(shape), retryArb, retryArb, fc.constantFrom('all' as const, 'writes' as const), fc.array(step, { minLength: 1, maxLength: shape.maxSteps }))
         .map(([first, drain, again, what, rest]): Step[] => [

@@ -113,4 +113,10 @@ export interface HistorySpec {
   /** Ordinals of hand-off writes the broker stores twice (a producer retry). */
   readonly dupWrites: readonly number[];
   readonly steps: readonly Step[];
+  /**
+   * The retry function is a durable one (docs/ARCHITECTURE.md, "The suspend loop"): each retry delivery is a round, a
+   * copy not due yet is left waiting (not done, not written back) and the trigger keeps the batch uncommitted, so the
+   * next delivery of the tier is that batch again, as the execution's next round is. Absent: a plain function.
+   */
+  readonly suspend?: boolean;
 }

@@ -39,6 +39,8 @@ export class HistoryState {
   refused = 0;
   operatorReleases = 0;
   redriven = 0;
+  /** Copies rounds left waiting (`suspend` histories). */
+  suspended = 0;
   readonly runs: Run[] = [];
   readonly successes = new Map<string, number>();
   readonly firstSuccess = new Map<string, number>();
@@ -158,6 +160,7 @@ export class HistoryState {
       refused: this.refused,
       operatorReleases: this.operatorReleases,
       redriven: this.redriven,
+      suspended: this.suspended,
       losses: this.losses,
       lossesUnmarked: this.lossesUnmarked,
       lossesHeld: this.lossesHeld,

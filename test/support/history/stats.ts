@@ -60,6 +60,8 @@ export interface HistoryStats {
   readonly refused: number;
   readonly operatorReleases: number;
   readonly redriven: number;
+  /** Copies a round of a durable retry function left waiting for a later round (`suspend` histories). */
+  readonly suspended: number;
   /** `lose` steps that took state away, losses the committer found (each logged as an error), partitions recovered. */
   readonly losses: number;
   /** Of `losses`, those played while a partition had delivered records and no durable marker yet (the first minute). */
@@ -97,7 +99,7 @@ export function addStats(a: HistoryStats, b: HistoryStats): HistoryStats {
 }
 
 export const NO_STATS: HistoryStats = {
-  invocations: 0, crashes: 0, runs: 0, copyRuns: 0, drainedRuns: 0, hangs: 0, copies: 0, deadLetters: 0, redeliveredRuns: 0, refused: 0, operatorReleases: 0, redriven: 0, losses: 0, lossesUnmarked: 0, lossesHeld: 0, lossesHeldMarked: 0, lanesLost: 0, rewinds: 0, lossesFound: 0, recoveries: 0, blindRuns: 0,
+  invocations: 0, crashes: 0, runs: 0, copyRuns: 0, drainedRuns: 0, hangs: 0, copies: 0, deadLetters: 0, redeliveredRuns: 0, refused: 0, operatorReleases: 0, redriven: 0, suspended: 0, losses: 0, lossesUnmarked: 0, lossesHeld: 0, lossesHeldMarked: 0, lanesLost: 0, rewinds: 0, lossesFound: 0, recoveries: 0, blindRuns: 0,
   records: 0, movedWriteBacks: 0, earlyWriteBacks: 0, movedCopies: 0, maxWriteBacks: 0,
 };
 

@@ -151,3 +151,93 @@ describe('LanesCore: which path an event runs', () => {
     expect(r.runs).toEqual([]);
   });
 });
+
+describe('LanesCore.round: a round of a durable execution', () => {
+  const execution = { startedAtMs: T0, timeoutMs: 900_000 };
+  const laneEntry = (r: Rig) => [...r.store.partition(ref('orders')).lanes.values()].map((head) => ({ ...head }));
+
+  it('leaves a copy not due waiting (not run, not done, nothing written, its lane as it was); a later round runs it when due', async () => {
+    // Prepare: record 0 fails, its copy is due at T0 + 1 s.
+    const r = rig();
+    r.failOnce.add(0);
+    await r.core.process(eventOf([sourceRecord(0)]), context);
+    const copy = retryCopyOf(r, 0);
+    const lane = laneEntry(r);
+
+    // Act: the first round, at T0.
+    const first = await r.core.round(eventOf([copy]), context, execution);
+
+    // Assess: the copy waits for a later round, due at T0 + 1 s; its lane and its tier are as they were.
+    expect(first).toEqual({ response: { batchItemFailures: [] }, waiting: { copies: 1, nextDueAtMs: T0 + 1_000 }, startedAtMs: T0, endedAtMs: T0 });
+    expect(r.runs).toEqual(['orders@0 attempt 1']);
+    expect(r.written).toHaveLength(1);
+    expect(laneEntry(r)).toEqual(lane);
+    expect(r.store.partition(ref(`${GROUP}.retry.1s`)).model.frontier()).toBe(0);
+
+    // Act: the next round of the same event, once the copy is due: admitted again (its done bit is clear), it runs.
+    r.clock.ms = T0 + 1_000;
+    const second = await r.core.round(eventOf([copy]), context, execution);
+
+    expect(second).toEqual({ response: { batchItemFailures: [] }, startedAtMs: T0, endedAtMs: T0 + 1_000 });
+    expect(r.runs).toEqual(['orders@0 attempt 1', 'orders@0 attempt 2']);
+    expect(r.store.partition(ref(`${GROUP}.retry.1s`)).model.frontier()).toBe(1);
+  });
+
+  it('holds a copy due later than the execution may wait until that point, then sends it back to its tier unchanged', async () => {
+    // Prepare: record 0's copy as the 1m tier holds one due in 2 minutes (a `RetryLaterError`'s delay). The execution
+    // may hold a 1m tier's batch for the longer of its delay and a round's time: 60 s.
+    const r = rig();
+    const core = r.core;
+    r.failOnce.add(0);
+    await core.process(eventOf([sourceRecord(0)]), context);
+    const original = r.written[0]!;
+    const late = { ...original, topic: `${GROUP}.retry.1m`, dueAtMs: T0 + 120_000 };
+    r.written.length = 0;
+
+    const first = await core.round(eventOf([copyRecord(late, 0, T0)]), context, execution);
+    expect(first.waiting).toEqual({ copies: 1, nextDueAtMs: T0 + 60_000 });
+    expect(r.written).toEqual([]);
+
+    r.clock.ms = T0 + 60_000;
+    const second = await core.round(eventOf([copyRecord(late, 0, T0)]), context, execution);
+
+    expect(second.waiting).toBeUndefined();
+    expect(r.written).toEqual([expect.objectContaining({ topic: `${GROUP}.retry.1m`, attempt: 2, dueAtMs: T0 + 120_000 })]);
+    expect(r.runs).toEqual(['orders@0 attempt 1']);
+    expect(r.store.partition(ref(`${GROUP}.retry.1m`)).model.frontier()).toBe(1);
+  });
+
+  it('drops a stale copy at once, without leaving it waiting', async () => {
+    const r = rig();
+    r.failOnce.add(0);
+    await r.core.process(eventOf([sourceRecord(0)]), context);
+    const stale = { ...r.written[0]!, attempt: 1 };
+
+    const outcome = await r.core.round(eventOf([copyRecord(stale, 0, T0)]), context, execution);
+
+    expect(outcome.waiting).toBeUndefined();
+    expect(r.runs).toEqual(['orders@0 attempt 1']);
+    expect(r.store.partition(ref(`${GROUP}.retry.1s`)).model.frontier()).toBe(1);
+  });
+
+  it("reads the execution's start in its first round, when not given", async () => {
+    const r = rig();
+    r.clock.ms = T0 + 5;
+    const outcome = await r.core.round(eventOf([sourceRecord(0)]), context, { timeoutMs: 900_000 });
+    expect(outcome).toEqual({ response: { batchItemFailures: [] }, startedAtMs: T0 + 5, endedAtMs: T0 + 5 });
+  });
+});
+
+describe('LanesCore.round: a topic named like a tier that is none', () => {
+  it('dead-letters its copies as malformed, as a plain invocation does', async () => {
+    const r = rig();
+    r.failOnce.add(0);
+    await r.core.process(eventOf([sourceRecord(0)]), context);
+    const stray = { ...r.written[0]!, topic: `${GROUP}.retry.soon` };
+
+    const outcome = await r.core.round(eventOf([copyRecord(stray, 0, T0)]), context, { startedAtMs: T0, timeoutMs: 900_000 });
+
+    expect(outcome.response).toEqual({ batchItemFailures: [] });
+    expect(r.written.at(-1)).toEqual(expect.objectContaining({ kind: 'dead-letter', reason: 'malformed' }));
+  });
+});

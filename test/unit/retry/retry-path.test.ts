@@ -68,6 +68,17 @@ describe('the retry path: before a copy runs', () => {
     expect(scope.counts.get('writtenBack')).toBe(1);
   });
 
+  it('leaves a copy not due waiting in a round of a durable execution: its head checked, nothing else touched', async () => {
+    const scope = fakeScope<RetryTask>();
+    await blocked(scope, 'a', 0, 2, [1]);
+    const waiting = await copy(scope, 'a', 0, 2, T0 + 5_000);
+    const before = { ...head(scope, 'a') };
+    expect(await pathOf(scope).prepare({ ...scope, copyWait: { kind: 'suspend', untilMs: T0 + 60_000 } }, waiting)).toBe(false);
+    expect(scope.events).toEqual(['waiting until 5000']);
+    expect(scope.counts.get('waiting')).toBe(1);
+    expect(head(scope, 'a')).toEqual(before);
+  });
+
   it("keeps a copy whose lane is gone while its partition's state looks lost: written back for the recheck, not dropped", async () => {
     const scope = fakeScope<RetryTask>({}, new CompletionModelStore(), { originState: async () => ({ audit: WHOLE_AUDIT, originDone: false }) });
     expect(await pathOf(scope).prepare(scope, await copy(scope, 'a', 0, 2))).toBe(false);

@@ -3,12 +3,12 @@ import { mappingSpecs, type OfflineServerless } from '../../../src/serverless/of
 
 const ARN = 'arn:aws:kafka:eu-west-1:123456789012:cluster/shop/abcd-1';
 
-function serverless(functions: Record<string, Array<Record<string, unknown>>>): OfflineServerless {
+function serverless(functions: Record<string, Array<Record<string, unknown>>>, durableConfig: Record<string, unknown> = {}): OfflineServerless {
   return {
     service: {
       provider: {},
       getAllFunctions: () => Object.keys(functions),
-      getFunction: (key: string) => ({ events: functions[key] }),
+      getFunction: (key: string) => ({ events: functions[key], ...(durableConfig[key] === undefined ? {} : { durableConfig: durableConfig[key] }) }),
     },
   };
 }
@@ -70,6 +70,21 @@ describe('mappingSpecs (one emulated event source mapping per Kafka trigger)', (
         mixPartitions: false,
       },
     ]);
+  });
+});
+
+describe('a durable function under the offline trigger', () => {
+  it("plays each trigger of a function with `durableConfig` as a durable function, lasting its execution timeout", () => {
+    const specs = mappingSpecs(serverless(
+      { orders: [{ kafka: { topic: 'orders', bootstrapServers: ['k:9092'] } }], ordersRetry: [{ kafka: { topic: 'g.retry.5s', bootstrapServers: ['k:9092'] } }] },
+      { ordersRetry: { executionTimeout: 900, retentionPeriodInDays: 1 } },
+    ), {});
+    expect(specs.map((spec) => [spec.functionKey, spec.durable])).toEqual([['orders', undefined], ['ordersRetry', { executionTimeoutMs: 900_000 }]]);
+  });
+
+  it.each([[{}], [{ executionTimeout: '15m' }], [{ executionTimeout: 0 }]])('refuses %j, naming the setting', (durableConfig) => {
+    const act = (): unknown => mappingSpecs(serverless({ r: [{ kafka: { topic: 't', bootstrapServers: ['k:9092'] } }] }, { r: durableConfig }), {});
+    expect(act).toThrow(/^kafka-lanes offline: functions\.r\.durableConfig\.executionTimeout: expected a whole number of seconds, at least 1, got /);
   });
 });
 

@@ -14,7 +14,7 @@ interface Call {
   readonly event: AwsKafkaEvent;
   /** Offsets per partition key. */
   readonly offsets: Record<string, number[]>;
-  finish(result?: { response?: unknown; error?: unknown }): void;
+  finish(result?: { response?: unknown; error?: unknown; left?: true }): void;
 }
 
 /** PartitionQueues with ports that record what happens; each invocation returns when the test finishes it. */
@@ -233,5 +233,23 @@ describe('PartitionQueues (the event source mapping per partition)', () => {
     // Assess
     expect(calls).toHaveLength(1);
     expect(commits).toEqual([[{ topic: TOPIC, partition: 0, offset: 2 }]]);
+  });
+
+  it('drains: a durable execution the stop left waiting commits nothing, sends nothing again and releases nothing', async () => {
+    // Prepare
+    const { queues, calls, commits, releases, warnings, until } = harness();
+    queues.add(TOPIC, 0, records(0, 0, 2));
+    await until(() => calls.length === 1);
+
+    // Act
+    const drained = queues.drain();
+    calls[0]!.finish({ left: true });
+    await drained;
+
+    // Assess: its records are read again from the last commit when the trigger starts again.
+    expect(calls).toHaveLength(1);
+    expect(commits).toEqual([]);
+    expect(releases).toEqual([]);
+    expect(warnings).toEqual([]);
   });
 });

@@ -172,7 +172,7 @@ describe('the testing entry, kafka-lanes/testing', () => {
   it('exports testLanes, what it takes and shows, and the in-memory models: a new name is a deliberate change of this list', async () => {
     expect(exportedNames('testing/index.ts')).toEqual([
       'CompletionModel', 'CompletionModelStore', 'EffectsModel', 'LanesTest', 'OutputLog', 'TestDeadLetter', 'TestError', 'TestHeldLane',
-      'TestLanesOptions', 'TestOrigin', 'TestOutput', 'TestRecord', 'TestRetry', 'TestRun', 'TestStep',
+      'TestLanesOptions', 'TestOrigin', 'TestOutput', 'TestRecord', 'TestRetry', 'TestRetryTime', 'TestRun', 'TestStep',
     ]);
     expect(Object.keys(await import('../../../src/testing')).sort()).toEqual(['CompletionModel', 'CompletionModelStore', 'EffectsModel', 'OutputLog', 'testLanes']);
   });

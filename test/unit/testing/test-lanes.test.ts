@@ -358,4 +358,19 @@ describe('testLanes', () => {
     expect(runs).toHaveLength(3);
     expect(now()).toBe(1_000 + (retries[0]?.delayMs ?? Number.NaN));
   });
+
+  it('says what the retries would cost on AWS: the rounds of the retry function billed, the waits for due times suspended', async () => {
+    // Prepare: a record failing on every attempt of the README's tiers, another succeeding at once.
+    const handler = lanes({ group: 'g', value: 'string', retry: { maxAttempts: 4, tiers: ['5s', '1m', '10m'] } }, async (record) => {
+      if (record.value === 'poison') throw new Error('always');
+    });
+    const t = testLanes(handler);
+
+    // Act
+    await t.run([{ key: 'a', value: 'poison' }, { key: 'b', value: 'fine' }]);
+
+    // Assess: three copies, each run by one round once due; they waited 5 s, 60 s and 600 s, billing nothing.
+    expect(t.deadLetters).toHaveLength(1);
+    expect(t.retryTime).toEqual({ copies: 3, rounds: 3, billedMs: expect.any(Number), suspendedMs: 665_000 });
+  });
 });
