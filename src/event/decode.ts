@@ -1,20 +1,13 @@
-import { isObject, thrownText } from '../describe';
+import { isObject } from '../describe';
 import { describeValue } from '../errors';
-import { isBase64, isCanonicalBase64, isSignedByte } from './bytes';
+import { isCanonicalBase64 } from './bytes';
 import { EventDecodeError } from './errors';
 import { isDecodeFailure } from './offsets';
-import { isOffset, isPartition, parseTopicPartitionKey, type TopicPartition } from './topic-partition';
-import type {
-  AwsKafkaRecord,
-  DecodeFailure,
-  DecodedKafkaEvent,
-  KafkaEventSource,
-  KafkaHeader,
-  KafkaRecord,
-  PartitionBatch,
-  SchemaMetadata,
-  TimestampType,
-} from './types';
+import { parseTopicPartitionKey, type TopicPartition } from './topic-partition';
+import { buildRecord, checkRecord, decodeRecord, expected, failureOf, hasSchemaMetadata, readableOffset, type JsonObject, type RecordPrep } from './decode-record';
+import type { DecodeFailure, DecodedKafkaEvent, KafkaEventSource, KafkaRecord, PartitionBatch } from './types';
+
+export type { RecordPrep } from './decode-record';
 
 // AWS documents `SelfManagedKafka`; `aws:SelfManagedKafka` appears in community samples of the same event, so it
 // is taken as an alias rather than sending a whole batch back. An absent `eventSource` is rejected: every AWS
@@ -24,14 +17,6 @@ const EVENT_SOURCES = new Map<string, KafkaEventSource>([
   ['SelfManagedKafka', 'SelfManagedKafka'],
   ['aws:SelfManagedKafka', 'SelfManagedKafka'],
 ]);
-
-const TIMESTAMP_TYPES: ReadonlySet<unknown> = new Set<TimestampType>(['CREATE_TIME', 'LOG_APPEND_TIME']);
-
-type JsonObject = Record<string, unknown>;
-
-function expected(field: string, what: string, got: unknown): string {
-  return `Expected \`${field}\` to be ${what}, got ${describeValue(got)}`;
-}
 
 /**
  * Decodes a Kafka trigger event (MSK or self-managed) as AWS sends it.
@@ -74,7 +59,6 @@ export function decodeKafkaEventLazily(event: unknown, prepare?: RecordPrep): De
 }
 
 /** Turns a record object as delivered into the one to decode. */
-export type RecordPrep = (raw: Readonly<Record<string, unknown>>) => Readonly<Record<string, unknown>>;
 
 function decodeEventWith(event: unknown, partitionOf: (key: string, list: unknown) => PartitionBatch): DecodedKafkaEvent {
   if (!isObject(event)) {
@@ -270,173 +254,4 @@ function ascending(list: readonly unknown[]): number[] | undefined {
   return offsets;
 }
 
-/** A record's offset as a failure of it would carry: its own `offset` when valid. */
-function readableOffset(raw: unknown): number | undefined {
-  try {
-    return isObject(raw) && isOffset(raw.offset) ? raw.offset : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /** The first thing found wrong in a record; thrown and caught inside this module only. */
-class Problem {
-  constructor(
-    readonly field: string,
-    readonly reason: string,
-  ) {}
-}
-
-function decodeRecord(raw: unknown, topic: string, partition: number, key: string, index: number, prepare?: RecordPrep): KafkaRecord | DecodeFailure {
-  try {
-    return readRecord(isObject(raw) && prepare !== undefined ? prepare(raw) : raw, topic, partition, key);
-  } catch (error) {
-    return failureOf(error, raw, topic, partition, key, index);
-  }
-}
-
-/** The failure of a record that could not be read: what `checkRecord` or `readRecord` threw. */
-function failureOf(error: unknown, raw: unknown, topic: string, partition: number, key: string, index: number): DecodeFailure {
-  // Anything else thrown while reading one record (a bug of ours met by odd input) must not fail the batch
-  // for ever: the record becomes a failure like any malformed one and is dead-lettered with what was thrown.
-  const problem = error instanceof Problem ? error : new Problem('record', `cannot be read: ${thrownText(error, 400)}`);
-  const offset = readableOffset(raw);
-  const named = `record ${index} of \`${key}\` (offset ${offset ?? 'unknown'})`;
-  return {
-    topic,
-    partition,
-    offset,
-    index,
-    field: problem.field,
-    reason: problem.reason,
-    message: `Cannot decode ${named}: ${problem.reason}`,
-    raw,
-  };
-}
-
-function readRecord(raw: unknown, keyTopic: string, keyPartition: number, key: string): KafkaRecord {
-  return buildRecord(raw as JsonObject, checkRecord(raw, keyTopic, keyPartition, key));
-}
-
-/**
- * Throws the first thing wrong with a record (a `Problem`); allocates nothing for a record that is right. Returns
- * whether it has schema metadata.
- */
-function checkRecord(raw: unknown, keyTopic: string, keyPartition: number, key: string): boolean {
-  if (!isObject(raw)) throw new Problem('record', expected('record', 'an object', raw));
-  const { topic, partition, offset, timestamp, timestampType } = raw;
-  if (typeof topic !== 'string') throw new Problem('topic', expected('topic', 'a string', topic));
-  if (topic !== keyTopic) {
-    throw new Problem('topic', expected('topic', `\`${keyTopic}\` as in its key \`${key}\``, topic));
-  }
-  if (!isPartition(partition)) throw new Problem('partition', expected('partition', 'a non-negative int32', partition));
-  if (partition !== keyPartition) {
-    throw new Problem('partition', expected('partition', `${keyPartition} as in its key \`${key}\``, partition));
-  }
-  if (!isOffset(offset)) throw new Problem('offset', expected('offset', 'a non-negative safe integer', offset));
-  if (typeof timestamp !== 'number' || !Number.isSafeInteger(timestamp)) {
-    throw new Problem('timestamp', expected('timestamp', 'a safe integer (epoch ms)', timestamp));
-  }
-  if (!TIMESTAMP_TYPES.has(timestampType)) {
-    throw new Problem('timestampType', expected('timestampType', '`CREATE_TIME` or `LOG_APPEND_TIME`', timestampType));
-  }
-  const keyMetadata = checkSchemaMetadata(raw, 'keySchemaMetadata');
-  const valueMetadata = checkSchemaMetadata(raw, 'valueSchemaMetadata');
-  checkBytes(raw, 'key');
-  checkBytes(raw, 'value');
-  checkHeaders(raw.headers);
-  return keyMetadata || valueMetadata;
-}
-
-/** The record of a raw record `checkRecord` found right (`metadata`: with schema metadata). */
-function buildRecord(raw: JsonObject, metadata: boolean): KafkaRecord {
-  const record: KafkaRecord = {
-    topic: raw.topic as string,
-    partition: raw.partition as number,
-    offset: raw.offset as number,
-    timestamp: raw.timestamp as number,
-    timestampType: raw.timestampType as TimestampType,
-    key: bytesOf(raw.key),
-    value: bytesOf(raw.value),
-    headers: headersOf(raw.headers),
-    // Validated field by field; the extra fields AWS may add are kept untouched.
-    raw: raw as unknown as AwsKafkaRecord,
-  };
-  // Without the two temporary objects of a conditional spread per record: most records have no metadata.
-  if (!metadata) return record;
-  const keySchemaMetadata = schemaMetadataOf(raw.keySchemaMetadata);
-  const valueSchemaMetadata = schemaMetadataOf(raw.valueSchemaMetadata);
-  return {
-    ...record,
-    ...(keySchemaMetadata === undefined ? {} : { keySchemaMetadata }),
-    ...(valueSchemaMetadata === undefined ? {} : { valueSchemaMetadata }),
-  };
-}
-
-function checkBytes(raw: JsonObject, field: 'key' | 'value'): void {
-  const text = raw[field];
-  if (text === undefined || text === null) return;
-  if (typeof text !== 'string' || !isBase64(text)) throw new Problem(field, expected(field, 'a base64 string or null', text));
-}
-
-/** The bytes of a key or value `checkBytes` found right. */
-function bytesOf(text: unknown): Buffer | null {
-  return typeof text === 'string' ? Buffer.from(text, 'base64') : null;
-}
-
-/** The headers of most records: none. One array for them all (a record's headers are read-only). */
-const NO_HEADERS: readonly KafkaHeader[] = Object.freeze([]);
-
-function checkHeaders(headers: unknown): void {
-  if (headers === undefined || headers === null) return;
-  if (!Array.isArray(headers)) throw new Problem('headers', expected('headers', 'an array', headers));
-  for (let index = 0; index < headers.length; index += 1) {
-    const header: unknown = headers[index];
-    const field = `headers[${index}]`;
-    const entries = isObject(header) ? Object.entries(header) : [];
-    const [entry] = entries;
-    if (entry === undefined || entries.length !== 1) {
-      throw new Problem(field, expected(field, 'an object with exactly one entry', header));
-    }
-    const [name, bytes] = entry;
-    const path = `${field}[${JSON.stringify(name)}]`;
-    if (!Array.isArray(bytes)) throw new Problem(path, expected(path, 'an array of signed bytes (-128..127)', bytes));
-    const bad = bytes.findIndex((byte) => !isSignedByte(byte));
-    if (bad !== -1) throw new Problem(`${path}[${bad}]`, expected(`${path}[${bad}]`, 'a signed byte (-128..127)', bytes[bad]));
-  }
-}
-
-/** The headers `checkHeaders` found right. */
-function headersOf(headers: unknown): readonly KafkaHeader[] {
-  if (!Array.isArray(headers) || headers.length === 0) return NO_HEADERS;
-  return headers.map((header: Record<string, number[]>) => {
-    const [name, bytes] = Object.entries(header)[0]!;
-    // Two's complement: Buffer.from keeps the low 8 bits, so -61 becomes 0xc3.
-    return { name, value: Buffer.from(bytes) };
-  });
-}
-
-function hasSchemaMetadata(raw: JsonObject): boolean {
-  return (raw.keySchemaMetadata !== undefined && raw.keySchemaMetadata !== null) || (raw.valueSchemaMetadata !== undefined && raw.valueSchemaMetadata !== null);
-}
-
-/** Throws when a record's schema metadata is malformed; whether it has any. */
-function checkSchemaMetadata(raw: JsonObject, field: 'keySchemaMetadata' | 'valueSchemaMetadata'): boolean {
-  const metadata = raw[field];
-  if (metadata === undefined || metadata === null) return false;
-  if (!isObject(metadata) || typeof metadata.dataFormat !== 'string') {
-    throw new Problem(field, expected(field, 'an object with a string `dataFormat`', metadata));
-  }
-  const { schemaId } = metadata;
-  if (schemaId !== undefined && schemaId !== null && typeof schemaId !== 'string') {
-    throw new Problem(`${field}.schemaId`, expected(`${field}.schemaId`, 'a string', schemaId));
-  }
-  return true;
-}
-
-/** The schema metadata `checkSchemaMetadata` found right. */
-function schemaMetadataOf(metadata: unknown): SchemaMetadata | undefined {
-  if (metadata === undefined || metadata === null) return undefined;
-  const { dataFormat, schemaId } = metadata as { dataFormat: string; schemaId?: string | null };
-  return schemaId === undefined || schemaId === null ? { dataFormat } : { dataFormat, schemaId };
-}
