@@ -126,7 +126,7 @@ export async function heapProfiled<T>(work: () => Promise<T>): Promise<{ result:
  * Prints the bytes allocated per record: in all, by room of the record path (`roomOf`), and the top allocation sites
  * (functions, with the `src/` or bench function they were called from).
  */
-export function printHeapProfile(head: HeapProfileNode, root: string, records: number, top = Number(process.env.PROFILE_TOP ?? 20)): void {
+export function printHeapProfile(head: HeapProfileNode, root: string, records: number, top = 20): void {
   const toSource = sourceMapper();
   const rooms = new Map<string, number>();
   const sites = new Map<string, number>();

@@ -2,7 +2,7 @@ import { DeadlineError, RecordTimeoutError } from '../errors';
 import { awaitReplicas } from './replicas';
 import { batchSize, topicPartitionKey, type KafkaBatchResponse, type PartitionBatch, type RecordCoordinates } from '../event';
 import { copiesFor } from '../handoff/copies';
-import { readRecordParts, type RecordParts } from '../options/deserialize';
+import { readRecordParts } from '../options/deserialize';
 import { SchemaRegistryUnavailableError } from '../registry/errors';
 import type { LanesOptions } from '../options/lanes-options';
 import { deadlineSignal } from '../deadline';
@@ -258,7 +258,7 @@ class Invocation<T extends EngineTask> {
         const task = this.#scheduler.next();
         if (task === undefined) break;
         this.#running += 1;
-        this.#runGuarded(task);
+        void this.#runGuarded(task);
       }
     } finally {
       this.#filling = false;
@@ -271,133 +271,61 @@ class Invocation<T extends EngineTask> {
   }
 
   /**
-   * Runs one task to its end: the path's preparation, the handler within its deadline, then success or failure. A
-   * fault of ours (not the handler's: those are caught around it) is settled here too. Synchronous up to the handler's
-   * call, its promise followed with `then` (`#handlerSettled`), and a success without steps or outputs settled there and
-   * then: this is the run path of every record, and an async function per record kept its frame (some 800 bytes) alive
-   * while its handler ran. A handler still running when its deadline comes is settled by the deadline (`#expired`),
-   * and this run then leaves the record alone.
+   * Runs one task to its end: the path's preparation, the handler within its deadline, then success or
+   * failure. A fault of ours (not the handler's: those are caught around it) is settled here too. One async
+   * function per record, no closures: this is the run path of every record. A handler still running when its
+   * deadline comes is settled by the deadline (`#expired`), and this run then leaves the record alone.
    */
-  #runGuarded(task: T): void {
-    if (this.#path.prepare === undefined && !this.#options.dedupeOutputs) this.#runHandler(task);
-    else void this.#prepareThenRun(task);
-  }
-
-  /** What some paths and options do before the handler (a retry copy's checks, `dedupeOutputs`' claim), then the handler. */
-  async #prepareThenRun(task: T): Promise<void> {
+  async #runGuarded(task: T): Promise<void> {
     const scope = this.#scope;
-    let run = false;
+    let released = false;
+    /** The record's deadline came while its handler ran: `#expired` settles it. */
+    let expired = false;
     try {
-      if (this.#path.prepare !== undefined && !(await this.#path.prepare(scope, task))) {
-        // Settled without running (a stale copy, one written back).
-      } else if (this.#options.dedupeOutputs && (await isRepeatedOutput(scope, task))) {
+      if (this.#path.prepare !== undefined && !(await this.#path.prepare(scope, task))) return;
+      if (this.#options.dedupeOutputs && (await isRepeatedOutput(scope, task))) {
         scope.count('duplicates');
         const succeeded = this.#path.succeeded(scope, task);
         if (succeeded !== undefined) await succeeded;
-      } else {
-        run = true;
-      }
-    } catch (error) {
-      await this.#faulted(task, error);
-    }
-    if (run) this.#runHandler(task);
-    else this.#settled(task, false);
-  }
-
-  /** The handler within the record's deadline; its outcome goes to `#handlerSettled`. */
-  #runHandler(task: T): void {
-    let deadline: RecordDeadline;
-    try {
-      deadline = this.#deadlines.start(task);
-    } catch (error) {
-      void this.#finish(task, undefined, false, undefined, Promise.reject(error));
-      return;
-    }
-    let ctx: RecordContext | undefined;
-    let parts: RecordParts | Promise<RecordParts>;
-    try {
-      if (task.preset !== undefined) throw task.preset;
-      ctx = new RecordContext(task, this.#scope, Math.min(this.#clock.now() + this.#options.recordTimeoutMs, this.#abortRunningAt), deadline);
-      parts = readRecordParts(this.#options, task.record);
-    } catch (error) {
-      this.#handlerSettled(task, deadline, ctx, true, error);
-      return;
-    }
-    if (!(parts instanceof Promise)) {
-      this.#callHandler(task, deadline, ctx, parts);
-      return;
-    }
-    // A promise only when a schema validates asynchronously or a registry decodes: bounded by the record's deadline
-    // like the handler.
-    const context = ctx;
-    deadline.race(parts).then(
-      (ready) => this.#callHandler(task, deadline, context, ready),
-      (error: unknown) => this.#handlerSettled(task, deadline, context, true, error),
-    );
-  }
-
-  #callHandler(task: T, deadline: RecordDeadline, ctx: RecordContext, parts: RecordParts): void {
-    let run: unknown;
-    try {
-      run = this.#parts.handler(recordView(task, parts), ctx);
-    } catch (error) {
-      this.#handlerSettled(task, deadline, ctx, true, error);
-      return;
-    }
-    if (deadline.expired) {
-      // Past its deadline already (the invocation's hard stop): the record fails, whatever the handler does.
-      if (isPromiseLike(run)) run.then(undefined, noop);
-      this.#handlerSettled(task, deadline, ctx, true, deadline.reason);
-    } else if (!isPromiseLike(run)) {
-      this.#handlerSettled(task, deadline, ctx, false, undefined);
-    } else {
-      // Followed alone (no promise racing it: 1.5 µs per record). A handler that ignores its signal cannot hold the
-      // invocation: its deadline's expiry fails the record (`#expired`), the handler goes on detached (at-least-once
-      // allows it) and its late outcome is ignored.
-      deadline.handOver();
-      Promise.resolve(run).then(
-        () => this.#handlerSettled(task, deadline, ctx, false, undefined),
-        (error: unknown) => this.#handlerSettled(task, deadline, ctx, true, error),
-      );
-    }
-  }
-
-  /**
-   * The handler is over: it returned, or threw or rejected with `failure` (`failed`). Unless its deadline came first
-   * while it was followed alone (`#expired` settled the record then): a success without steps or outputs is settled
-   * at once; anything else (a failure, outputs to send, a success the path completes asynchronously) in `#finish`.
-   */
-  #handlerSettled(task: T, deadline: RecordDeadline, ctx: RecordContext | undefined, failed: boolean, failure: unknown): void {
-    if (deadline.expired && deadline.handedOver) return;
-    deadline.finish();
-    this.#report.latencies.push(performance.now() - deadline.startedAt);
-    if (failed || ctx?.effects !== undefined) {
-      void this.#finish(task, ctx, failed, failure, undefined);
-      return;
-    }
-    let succeeded: Promise<void> | void;
-    try {
-      succeeded = this.#path.succeeded(this.#scope, task);
-    } catch (error) {
-      succeeded = Promise.reject(error);
-    }
-    if (succeeded === undefined) this.#settled(task, false);
-    else void this.#finish(task, ctx, false, undefined, succeeded);
-  }
-
-  /**
-   * A record's end after its handler: `succeeded` given, the path's success to wait for; else its outputs sent, then
-   * the path's success or failure. A fault of ours goes to `#faulted`; the record is settled either way.
-   */
-  async #finish(task: T, ctx: RecordContext | undefined, failed: boolean, failure: unknown, succeeded: Promise<void> | undefined): Promise<void> {
-    const scope = this.#scope;
-    let released = false;
-    try {
-      if (succeeded !== undefined) {
-        await succeeded;
         return;
       }
-      if (failed && failure instanceof SchemaRegistryUnavailableError) throw failure; // not an attempt: back to the event source (`#faulted`)
+      const deadline = this.#deadlines.start(task);
+      let failed = false;
+      let failure: unknown;
+      let ctx: RecordContext | undefined;
+      try {
+        if (task.preset !== undefined) throw task.preset;
+        ctx = new RecordContext(task, scope, Math.min(this.#clock.now() + this.#options.recordTimeoutMs, this.#abortRunningAt), deadline);
+        // A promise only when a schema validates asynchronously; bounded by the record's deadline like the handler.
+        let parts = readRecordParts(this.#options, task.record);
+        if (parts instanceof Promise) parts = await deadline.race(parts);
+        const run = this.#parts.handler(recordView(task, parts), ctx);
+        if (deadline.expired) {
+          // Past its deadline already (the invocation's hard stop): the record fails, whatever the handler does.
+          if (isPromiseLike(run)) run.then(undefined, noop);
+          throw deadline.reason;
+        }
+        if (isPromiseLike(run)) {
+          // Awaited alone (no promise racing it: 1.5 µs per record). A handler that ignores its signal cannot hold
+          // the invocation: its deadline's expiry fails the record (`#expired`), the handler goes on detached
+          // (at-least-once allows it) and its late outcome is ignored here.
+          deadline.handOver();
+          await run;
+          expired = deadline.expired;
+          if (expired) return;
+        }
+      } catch (error) {
+        expired = deadline.expired && deadline.handedOver;
+        if (expired) return;
+        if (error instanceof SchemaRegistryUnavailableError) throw error; // not an attempt: back to the event source (`#faulted`)
+        failed = true;
+        failure = error;
+      } finally {
+        if (!expired) {
+          deadline.finish();
+          this.#report.latencies.push(performance.now() - deadline.startedAt);
+        }
+      }
       const effects = ctx?.effects;
       if (!failed && effects !== undefined) {
         try {
@@ -419,14 +347,14 @@ class Invocation<T extends EngineTask> {
       if (failed) {
         await this.#path.failed(scope, task, failure);
       } else {
-        const done = this.#path.succeeded(scope, task);
-        if (done !== undefined) await done;
+        const succeeded = this.#path.succeeded(scope, task);
+        if (succeeded !== undefined) await succeeded;
         if (effects?.usedSteps === true) this.#doneBits.forget(effects.stored);
       }
     } catch (error) {
       await this.#faulted(task, error);
     } finally {
-      this.#settled(task, released);
+      if (!expired) this.#settled(task, released);
     }
   }
 
