@@ -177,8 +177,7 @@ class Invocation<T extends EngineTask> {
     const abortTimer = setTimeout(() => this.#deadlines.expireAll(new DeadlineError()), Math.max(0, this.#abortRunningAt - now()));
     try {
       if (now() >= this.#stopStartingAt) this.#stopStarting();
-      // Records start as soon as their part of a batch is admitted (a path may enqueue in chunks), while the
-      // rest is still being admitted.
+      // Records start once their part of a batch is admitted (a path may enqueue in chunks), the rest still admitted.
       const idle = this.#idle();
       this.#admitting = partitions.length;
       const admitted = Promise.all(partitions.map((batch) => {

@@ -7,7 +7,7 @@ import type { RecordCoordinates } from '../event';
 import { HandOffHeader } from '../handoff/headers';
 
 // The first origin is a hand-off header: read and written in `handoff/headers.ts`.
-export { firstOriginOf, formatFirstOrigin, parseFirstOrigin } from '../handoff/headers';
+export { firstOriginOf, formatFirstOrigin, parseFirstOrigin } from '../handoff/first-origin';
 
 /**
  * The header that carries a record's first origin when it is written back to its topic as a new record

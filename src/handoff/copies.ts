@@ -4,7 +4,7 @@ import { backoffDelay } from '../options/backoff';
 import type { LanesOptions } from '../options/lanes-options';
 import { deadLetterTopic, retryTopic } from '../options/names';
 import { tierFor } from '../options/retry-tiers';
-import { replayHeaders } from './headers';
+import { replayHeaders } from './first-origin';
 import type { ReplayBasis, ReplayCopy } from './types';
 import type { HandOffItem, HandOffOrigin } from '../ports/handoff';
 
