@@ -37,7 +37,7 @@ export const LEASE_SLACK_MS = 30_000;
 
 /**
  * The engine shared by the source records and the retry copies: one instance per function (module scope),
- * `run` per invocation with the record path that fits the event.
+ * `run` per invocation with the record path that fits the event; `round` per round of a suspend loop (`CopyWait`).
  *
  * @example
  * const engine = new Engine({ options, handler, store, telemetry });
@@ -56,7 +56,6 @@ export class Engine {
     return (await new Invocation(this.parts, this.clock, path, sink, context, INLINE_WAIT).run(partitions)).response;
   }
 
-  /** One round of a suspend loop: copies due by `untilMs` and not due yet are left `waiting` for a later round. */
   round<T extends EngineTask>(path: RecordPath<T>, partitions: readonly PartitionBatch[], sink: HandOffSink, context: InvocationContext, untilMs: number): Promise<InvocationOutcome> {
     return new Invocation(this.parts, this.clock, path, sink, context, { kind: 'suspend', untilMs }).run(partitions);
   }
