@@ -3,6 +3,7 @@ import {
   DEAD_BEFORE_DEAD_LETTER,
   HELD_BEFORE_DEAD_LETTER,
   HISTORY_SHAPES,
+  hungHead,
   ModelBackend,
   REDRIVEN_HEAD,
   runHistory,
@@ -48,6 +49,7 @@ const cases: Array<HistoryCase & { name: string; reached: Counter[] }> = [
     shape: HISTORY_SHAPES['key mode, two partitions'],
     runs: 40,
     seed: 1_202,
+    examples: [hungHead('key')],
     reached: ['crashes', 'hangs', 'copyRuns', 'drainedRuns', 'deadLetters', 'redeliveredRuns', 'refused', 'operatorReleases'],
   },
   {
@@ -55,6 +57,7 @@ const cases: Array<HistoryCase & { name: string; reached: Counter[] }> = [
     shape: HISTORY_SHAPES['partition mode'],
     runs: 50,
     seed: 1_303,
+    examples: [hungHead('partition')],
     reached: ['crashes', 'hangs', 'copyRuns', 'drainedRuns', 'deadLetters', 'redeliveredRuns', 'refused', 'operatorReleases'],
   },
   {

@@ -224,18 +224,17 @@ describe('HandOffWriter', () => {
     // Prepare
     const kafka = new FakeKafka();
     const writer = new HandOffWriter(kafka, { ...DLQ, timeoutMs: 100 });
-    const started = Date.now();
 
     // Act
     const stuck = writer.write([item(1)]);
 
     // Assess
     await expect(stuck).rejects.toThrow('Hand-off of 1 record(s) to `grp.retry.5s` not acknowledged within 100 ms');
-    expect(Date.now() - started).toBeLessThan(1_000);
     await settle();
     kafka.producers.forEach((producer) => (producer.auto = true));
     const next = writer.write([item(2)]);
-    await settle();
+    // The next write goes through a new producer; a loaded machine may take a few turns to reach its send.
+    for (let turn = 0; turn < 100 && (kafka.producers.length < 2 || kafka.last.pending.length === 0); turn += 1) await settle();
     kafka.last.ack();
     await expect(next).resolves.toEqual(WRITTEN);
     expect(kafka.producers.length).toBe(2);
