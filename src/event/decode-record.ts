@@ -35,9 +35,9 @@ class Problem {
   ) {}
 }
 
-export function decodeRecord(raw: unknown, topic: string, partition: number, key: string, index: number, prepare?: RecordPrep): KafkaRecord | DecodeFailure {
+export function decodeRecord(raw: unknown, topic: string, partition: number, key: string, index: number): KafkaRecord | DecodeFailure {
   try {
-    return readRecord(isObject(raw) && prepare !== undefined ? prepare(raw) : raw, topic, partition, key);
+    return readRecord(raw, topic, partition, key);
   } catch (error) {
     return failureOf(error, raw, topic, partition, key, index);
   }

@@ -101,7 +101,7 @@ function partitionList(key: string, list: unknown): { where: TopicPartition; lis
 
 function decodePartition(key: string, list: unknown): PartitionBatch {
   const partition = partitionList(key, list);
-  return { ...partition.where, ...decodeList(partition.where, key, partition.list, undefined, undefined) };
+  return { ...partition.where, ...decodeList(partition.where, key, partition.list, undefined) };
 }
 
 /** Decodes every item of a partition's list (`decoded`: items decoded already, kept as they are). */
@@ -110,13 +110,12 @@ function decodeList(
   key: string,
   list: readonly unknown[],
   decoded: ReadonlyArray<KafkaRecord | DecodeFailure | undefined> | undefined,
-  prepare: RecordPrep | undefined,
 ): { records: KafkaRecord[]; failures: DecodeFailure[] } {
   const records: KafkaRecord[] = [];
   const failures: DecodeFailure[] = [];
   let sorted = true;
   for (let index = 0; index < list.length; index += 1) {
-    const item = decoded?.[index] ?? decodeRecord(list[index], where.topic, where.partition, key, index, prepare);
+    const item = decoded?.[index] ?? decodeRecord(list[index], where.topic, where.partition, key, index);
     if ('reason' in item) {
       failures.push(item);
     } else {
@@ -141,6 +140,8 @@ export class LazyPartitionBatch implements PartitionBatch {
   readonly #list: readonly unknown[];
   readonly #decoded: Array<KafkaRecord | DecodeFailure | undefined>;
   readonly #prepare: RecordPrep | undefined;
+  /** Items as `prepare` made them, each made once: every reader of an item (check, record, key, park) sees the same. */
+  readonly #prepared: unknown[] | undefined;
   #all: { records: KafkaRecord[]; failures: DecodeFailure[] } | undefined = undefined;
   #ascending: number[] | null | undefined = undefined;
 
@@ -152,6 +153,14 @@ export class LazyPartitionBatch implements PartitionBatch {
     this.#key = key;
     this.#list = items;
     this.#decoded = new Array<KafkaRecord | DecodeFailure | undefined>(items.length);
+    this.#prepared = prepare === undefined ? undefined : new Array<unknown>(items.length);
+  }
+
+  /** The `index`-th item to read: as delivered, or as `prepare` made it (once). */
+  #itemAt(index: number): unknown {
+    const raw = this.#list[index];
+    if (this.#prepared === undefined || this.#prepare === undefined || !isObject(raw)) return raw;
+    return (this.#prepared[index] ??= this.#prepare(raw));
   }
 
   /** How many records were delivered (records and failures). */
@@ -181,7 +190,7 @@ export class LazyPartitionBatch implements PartitionBatch {
   decodeAt(index: number): KafkaRecord | DecodeFailure {
     const decoded = this.#decoded[index];
     if (decoded !== undefined) return decoded;
-    const item = decodeRecord(this.#list[index], this.topic, this.partition, this.#key, index, this.#prepare);
+    const item = decodeRecord(this.#itemAt(index), this.topic, this.partition, this.#key, index);
     this.#decoded[index] = item;
     return item;
   }
@@ -194,7 +203,7 @@ export class LazyPartitionBatch implements PartitionBatch {
   failureAt(index: number): DecodeFailure | undefined {
     const decoded = this.#decoded[index];
     if (decoded !== undefined) return isDecodeFailure(decoded) ? decoded : undefined;
-    const raw = this.#list[index];
+    const raw = this.#itemAt(index);
     try {
       checkRecord(raw, this.topic, this.partition, this.#key);
       return undefined;
@@ -212,7 +221,7 @@ export class LazyPartitionBatch implements PartitionBatch {
   recordAt(index: number): KafkaRecord {
     const failure = this.#decoded[index];
     if (failure !== undefined && isDecodeFailure(failure)) throw new EventDecodeError(failure.message);
-    const raw = this.#list[index] as JsonObject;
+    const raw = this.#itemAt(index) as JsonObject;
     return buildRecord(raw, hasSchemaMetadata(raw));
   }
 
@@ -221,18 +230,22 @@ export class LazyPartitionBatch implements PartitionBatch {
    * (its lane id, without making its bytes); `null` for a null key; `undefined` when it is not such a text.
    */
   keyTextAt(index: number): string | null | undefined {
-    const key = (this.#list[index] as JsonObject | undefined)?.key;
+    const key = (this.#itemAt(index) as JsonObject | undefined)?.key;
     if (key === undefined || key === null) return null;
     return typeof key === 'string' && isCanonicalBase64(key) ? key : undefined;
   }
 
-  /** The `index`-th item as AWS sent it (what a park list keeps). */
+  /**
+   * The `index`-th item as AWS sent it, or as `prepare` made it (what a park list keeps: a record read again is left as
+   * it is, so it parks as it reads).
+   */
   rawAt(index: number): unknown {
-    return this.#list[index];
+    return this.#itemAt(index);
   }
 
   #decodeAll(): { records: KafkaRecord[]; failures: DecodeFailure[] } {
-    return (this.#all ??= decodeList(this, this.#key, this.#list, this.#decoded, this.#prepare));
+    const items = this.#prepared === undefined ? this.#list : this.#list.map((_, index) => this.#itemAt(index));
+    return (this.#all ??= decodeList(this, this.#key, items, this.#decoded));
   }
 }
 

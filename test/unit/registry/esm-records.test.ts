@@ -1,5 +1,5 @@
 import * as avsc from 'avsc';
-import { decodeKafkaEventLazily, type KafkaRecord } from '../../../src/event';
+import { decodeKafkaEventLazily, type KafkaRecord, type LazyPartitionBatch } from '../../../src/event';
 import { handOffMessage } from '../../../src/handoff/headers';
 import { readRecordParts } from '../../../src/options/deserialize';
 import { DeserializationError } from '../../../src/options/errors';
@@ -125,5 +125,29 @@ describe('a registry format reading what a JSON mapping delivered', () => {
     // Assess
     await expect(read).rejects.toBeInstanceOf(DeserializationError);
     await expect(read).rejects.toThrow(/expected the JSON text the trigger's schema registry integration decoded the value to \(eventRecordFormat JSON\)/);
+  });
+});
+
+describe('a SOURCE record read the way the source path reads a batch (checked, then made when it runs, parked raw)', () => {
+  it('is the re-framed record through every reader: failureAt, recordAt, keyTextAt and rawAt', () => {
+    // Prepare
+    const payload = ORDER.toBuffer({ id: 2, item: 'b' });
+    const raw = delivered(payload, { dataFormat: 'AVRO', schemaId: '7' });
+    const event = decodeKafkaEventLazily({ eventSource: 'aws:kafka', bootstrapServers: '', records: { 'orders-0': [raw] } }, (r) => asProducerWrote(r, 'SOURCE'));
+    const batch = event.partitions[0] as LazyPartitionBatch;
+
+    // Act
+    const failure = batch.failureAt(0);
+    const record = batch.recordAt(0);
+    const parked = batch.rawAt(0) as Record<string, unknown>;
+
+    // Assess: no failure, and the value carries its frame back wherever it is read; a parked item is read again as is.
+    expect(failure).toBeUndefined();
+    expect(readFrame(record.value!)).toEqual({ schema: { registry: 'confluent', id: 7 }, zlib: false, payload });
+    expect(record.valueSchemaMetadata).toBeUndefined();
+    expect(batch.keyTextAt(0)).toBe(raw['key']);
+    expect(parked['valueSchemaMetadata']).toBeUndefined();
+    expect(asProducerWrote(parked, 'SOURCE')).toBe(parked);
+    expect(Buffer.from(parked['value'] as string, 'base64')).toEqual(record.value);
   });
 });
