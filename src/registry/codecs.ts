@@ -1,26 +1,14 @@
 /**
- * A registered schema made into a codec: avsc for Avro, protobufjs for Protobuf, JSON text for JSON Schema
+ * A registered schema made into a codec: avsc for Avro, protobufjs for Protobuf, Ajv for JSON Schema (json-codec.ts)
  * (docs/schema-registry.md, "Libraries", says why these). Loaded only by handlers that read a registry format.
  */
 import * as avro from 'avsc';
 import * as protobuf from 'protobufjs';
-import type { RegisteredSchema, SchemaFormat } from './types';
+import { CodecError } from './errors';
+import type { Codec, RegisteredSchema, SchemaFormat } from './types';
 
-/** A payload does not decode with its schema, or a value does not encode with it: the reason says which and why. */
-export class CodecError extends Error {
-  override readonly name = 'CodecError';
-}
-
-export interface Codec {
-  readonly format: SchemaFormat;
-  /** The payload after the frame (and, for Protobuf, after the message indexes) as a plain value. */
-  decode(payload: Buffer, messageIndexes?: readonly number[]): unknown;
-  /** The payload of `value`, and for Protobuf the message indexes to frame it with. */
-  encode(value: unknown, messageType?: string): { readonly payload: Buffer; readonly messageIndexes?: readonly number[] };
-}
-
-// fatal: invalid UTF-8 in a JSON payload is an error, not U+FFFD (as the 'json' deserializer reads it).
-const utf8 = new TextDecoder('utf-8', { fatal: true });
+export { CodecError } from './errors';
+export type { Codec } from './types';
 
 /** The message of anything a library threw, never throwing itself. */
 function why(error: unknown): string {
@@ -96,6 +84,25 @@ function indexesOf(top: protobuf.Type[], type: protobuf.Type): number[] {
   return path;
 }
 
+/**
+ * The full names Glue numbers a file's message types by: every message type, nested ones too, and the map entry
+ * types a `map<K, V> field_name` declares (`FieldNameEntry`, as protoc names them: never a record's type, but they
+ * take a place), sorted by full name.
+ */
+function glueOrder(top: protobuf.Type[]): Array<{ readonly name: string; readonly type: protobuf.Type | undefined }> {
+  const all: Array<{ name: string; type: protobuf.Type | undefined }> = [];
+  const visit = (type: protobuf.Type): void => {
+    const name = type.fullName.replace(/^\./, '');
+    all.push({ name, type });
+    for (const field of type.fieldsArray) {
+      if (field instanceof protobuf.MapField) all.push({ name: `${name}.${field.name.replace(/(?:^|_+)([a-z]?)/g, (_, c: string) => c.toUpperCase())}Entry`, type: undefined });
+    }
+    messagesOf(type).forEach(visit);
+  };
+  top.forEach(visit);
+  return all.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
 /** The message `encode` writes: the named one, or the file's first. */
 function writerType(top: protobuf.Type[], messageType: string | undefined, ref: string): protobuf.Type {
   if (messageType === undefined) return top[0]!;
@@ -108,6 +115,7 @@ function writerType(top: protobuf.Type[], messageType: string | undefined, ref: 
 
 function protobufCodec(schema: RegisteredSchema): Codec {
   const top = topMessagesOf(schema);
+  let glue: ReturnType<typeof glueOrder> | undefined;
   return {
     format: 'protobuf',
     decode(payload, messageIndexes = [0]) {
@@ -117,6 +125,11 @@ function protobufCodec(schema: RegisteredSchema): Codec {
       } catch (error) {
         throw new CodecError(`${payload.length} bytes do not decode as Protobuf message ${type.fullName.replace(/^\./, '')} of ${schema.ref}: ${why(error)}`);
       }
+    },
+    glueMessageIndexes(index) {
+      const type = (glue ??= glueOrder(top))[index]?.type;
+      if (type === undefined) throw new CodecError(`Protobuf ${schema.ref} has no message type at Glue's message index ${index} (${glue.length} types, map entries counted)`);
+      return indexesOf(top, type);
     },
     encode(value, messageType) {
       const type = writerType(top, messageType, schema.ref);
@@ -136,30 +149,15 @@ function protobufCodec(schema: RegisteredSchema): Codec {
   };
 }
 
-function jsonCodec(schema: RegisteredSchema): Codec {
-  return {
-    format: 'json',
-    decode(payload) {
-      try {
-        return JSON.parse(utf8.decode(payload)) as unknown;
-      } catch (error) {
-        throw new CodecError(`${payload.length} bytes are not the JSON text ${schema.ref} describes: ${why(error)}`);
-      }
-    },
-    encode(value) {
-      return { payload: Buffer.from(JSON.stringify(value)) };
-    },
-  };
-}
-
-const MAKERS: Record<SchemaFormat, (schema: RegisteredSchema) => Codec> = { avro: avroCodec, protobuf: protobufCodec, json: jsonCodec };
+const MAKERS: Record<'avro' | 'protobuf', (schema: RegisteredSchema) => Codec> = { avro: avroCodec, protobuf: protobufCodec };
 
 /**
- * The codec of a registered schema, for a key or value declared as `expected`.
+ * The codec of a registered schema, for a key or value declared as `expected` (JSON Schema's loads Ajv, once).
  *
- * @throws CodecError when the schema is of another format, or its text does not parse.
+ * @throws CodecError (as a rejection) when the schema is of another format, or its text does not parse.
  */
-export function codecOf(schema: RegisteredSchema, expected: SchemaFormat): Codec {
+export async function codecOf(schema: RegisteredSchema, expected: SchemaFormat): Promise<Codec> {
   if (schema.format !== expected) throw new CodecError(`expected the ${expected} format, but ${schema.ref} is ${schema.format}`);
+  if (expected === 'json') return (await import('./json-codec')).jsonCodec(schema);
   return MAKERS[expected](schema);
 }

@@ -11,3 +11,8 @@ export class SchemaRegistryUnavailableError extends LanesError {
     super(message, { ...options, retriable: true });
   }
 }
+
+/** A payload does not decode with its schema, or a value does not encode with it: the reason says which and why. */
+export class CodecError extends Error {
+  override readonly name = 'CodecError';
+}

@@ -6,7 +6,7 @@ import { inflateSync } from 'node:zlib';
 import { SchemaRegistryUnavailableError } from './errors';
 import { codecOf, CodecError, type Codec } from './codecs';
 import { ConfluentRegistryClient, UnknownSchemaError } from './confluent-client';
-import { confluentFrame, readFrame, readMessageIndexes, type SchemaRef } from './wire-format';
+import { confluentFrame, readFrame, readGlueMessageIndex, readMessageIndexes, type SchemaRef } from './wire-format';
 import type { ConfluentRegistryConfig, GlueSchemaSource, RegisteredSchema, RegistryFormatOptions, SchemaFormat } from './types';
 
 /** One client per registry URL and credential in the process: every deserializer of it shares its schema cache. */
@@ -89,7 +89,10 @@ export class RegistryReader {
       }
     }
     if (codec.format !== 'protobuf') return codec.decode(payload);
-    if (frame.schema.registry === 'glue') throw new CodecError('Protobuf in Glue\'s wire format is not supported yet: use Avro or JSON Schema with Glue, or a Confluent-compatible registry');
+    if (frame.schema.registry === 'glue') {
+      const { index, payload: message } = readGlueMessageIndex(payload);
+      return codec.decode(message, codec.glueMessageIndexes!(index));
+    }
     const { indexes, payload: message } = readMessageIndexes(payload);
     return codec.decode(message, indexes);
   }
@@ -109,7 +112,7 @@ export class RegistryReader {
       throw new CodecError('encode needs `registry`, `subject` and `schema` in the options of the format');
     }
     const definition = typeof schema === 'string' ? schema : JSON.stringify(schema);
-    const codec = codecOf({ format: this.#format, definition, ref: `the schema of subject ${subject}` }, this.#format);
+    const codec = await codecOf({ format: this.#format, definition, ref: `the schema of subject ${subject}` }, this.#format);
     const id = await this.#confluent.register(subject, this.#format, definition);
     return { id, codec };
   }

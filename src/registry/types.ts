@@ -3,6 +3,20 @@ import type { KafkaHeader, KafkaRecord } from '../event';
 /** The schema languages a registry holds. */
 export type SchemaFormat = 'avro' | 'protobuf' | 'json';
 
+/** A registered schema made into a reader and writer of its payloads (codecs.ts, json-codec.ts). */
+export interface Codec {
+  readonly format: SchemaFormat;
+  /** The payload after the frame (and, for Protobuf, after the message indexes) as a plain value. */
+  decode(payload: Buffer, messageIndexes?: readonly number[]): unknown;
+  /**
+   * Protobuf only: the Confluent message indexes of the type at `index` in Glue's numbering (all the file's
+   * message types, nested ones too, sorted by full name).
+   */
+  glueMessageIndexes?(index: number): readonly number[];
+  /** The payload of `value`, and for Protobuf the message indexes to frame it with. */
+  encode(value: unknown, messageType?: string): { readonly payload: Buffer; readonly messageIndexes?: readonly number[] };
+}
+
 /** A schema as a registry gives it. */
 export interface RegisteredSchema {
   readonly format: SchemaFormat;

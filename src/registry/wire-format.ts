@@ -136,6 +136,28 @@ export function readMessageIndexes(bytes: Buffer): MessageIndexes {
   return { indexes, payload: bytes.subarray(at) };
 }
 
+/**
+ * The message index Glue's Protobuf serializer writes before the message: one unsigned varint (a uint32), the
+ * position of the message's type among all the file's message types, nested ones too, sorted by full name.
+ *
+ * @throws FrameError when the varint is cut short or longer than a uint32's 5 bytes.
+ * @example
+ * readGlueMessageIndex(Buffer.from([2, 0x0a, 0x01])); // { index: 2, payload: <0a 01> }
+ */
+export function readGlueMessageIndex(bytes: Buffer): { readonly index: number; readonly payload: Buffer } {
+  let index = 0;
+  for (let at = 0; at < 5; at += 1) {
+    if (at >= bytes.length) throw new FrameError("expected Glue's Protobuf message index (a varint) after the header, got the end of the bytes");
+    const byte = bytes[at]!;
+    index += (byte & 0x7f) * 2 ** (7 * at);
+    if ((byte & 0x80) === 0) {
+      if (index > 0xffffffff) break;
+      return { index, payload: bytes.subarray(at + 1) };
+    }
+  }
+  throw new FrameError("expected Glue's Protobuf message index (a uint32 varint), got more than 32 bits");
+}
+
 /** The message indexes as Confluent's serializer writes them (`[0]` as the single byte 0). */
 export function writeMessageIndexes(indexes: readonly number[]): Buffer {
   if (indexes.length === 1 && indexes[0] === 0) return Buffer.from([0]);

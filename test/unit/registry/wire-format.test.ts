@@ -1,4 +1,4 @@
-import { confluentFrame, FrameError, glueFrame, readFrame, readMessageIndexes, writeMessageIndexes } from '../../../src/registry/wire-format';
+import { confluentFrame, FrameError, glueFrame, readFrame, readGlueMessageIndex, readMessageIndexes, writeMessageIndexes } from '../../../src/registry/wire-format';
 
 describe('readFrame: the registry frame before a payload', () => {
   it('reads Confluent\'s magic byte 0 and the 4-byte big-endian schema id', () => {
@@ -44,5 +44,18 @@ describe('Protobuf message indexes', () => {
     expect(() => readMessageIndexes(Buffer.from([4, 2]))).toThrow(/got the end of the bytes/);
     expect(() => readMessageIndexes(Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0x01]))).toThrow(/longer than 5 bytes/);
     expect(() => readMessageIndexes(Buffer.from([1]))).toThrow(/count of 1 to 64, got -1/);
+  });
+});
+
+describe("Glue's Protobuf message index", () => {
+  it('reads one unsigned varint before the message', () => {
+    expect(readGlueMessageIndex(Buffer.from([0, 0x0a, 0x01]))).toEqual({ index: 0, payload: Buffer.from([0x0a, 0x01]) });
+    expect(readGlueMessageIndex(Buffer.from([0x96, 0x01, 0x0a]))).toEqual({ index: 150, payload: Buffer.from([0x0a]) });
+  });
+
+  it('refuses a varint cut short or past 32 bits', () => {
+    expect(() => readGlueMessageIndex(Buffer.alloc(0))).toThrow(FrameError);
+    expect(() => readGlueMessageIndex(Buffer.from([0x80]))).toThrow(/got the end of the bytes/);
+    expect(() => readGlueMessageIndex(Buffer.from([0xff, 0xff, 0xff, 0xff, 0x7f]))).toThrow(/more than 32 bits/);
   });
 });
