@@ -10,6 +10,7 @@ import * as avsc from 'avsc';
 import * as protobufjs from 'protobufjs';
 import { avro, jsonSchema, lanes, NonRetriableError, protobuf, type KafkaBatchResponse } from '../../src';
 import { confluentFrame, glueFrame, writeMessageIndexes } from '../../src/registry/wire-format';
+import { readHandOffHeaders } from '../../src/handoff';
 import type { KafkaRecordInput } from '../../src/event';
 import { contextWithin, eventOf, fetchRecords, produce } from './support/kafka-events';
 import { RegistryStandIn } from './support/registry-stand-in';
@@ -201,11 +202,11 @@ describe('values from a schema registry (against the registry stand-in)', () => 
       expect([...byKey.keys()].sort()).toEqual(['json', 'mismatch', 'unknownId']);
       for (const [key, letter] of byKey) {
         expect(Buffer.from(letter.value!)).toEqual(produced[key as keyof typeof produced]);
-        expect(header(letter, 'lanes-dead-letter-reason')).toBe('deserialization');
+        expect(readHandOffHeaders(letter.headers ?? []).reason).toBe('deserialization');
       }
-      expect(header(byKey.get('unknownId')!, 'lanes-error-message')).toMatch(/no schema id 987654/);
-      expect(header(byKey.get('mismatch')!, 'lanes-error-message')).toMatch(new RegExp(`do not decode with Avro schema id ${otherId} \\(Payment\\)`));
-      expect(header(byKey.get('json')!, 'lanes-error-message')).toMatch(/expected magic byte 0 \(Confluent wire format\) or header version 3 \(Glue\), got 0x7b/);
+      expect(readHandOffHeaders(byKey.get('unknownId')!.headers ?? []).errorMessage).toMatch(/no schema id 987654/);
+      expect(readHandOffHeaders(byKey.get('mismatch')!.headers ?? []).errorMessage).toMatch(new RegExp(`do not decode with Avro schema id ${otherId} \\(Payment\\)`));
+      expect(readHandOffHeaders(byKey.get('json')!.headers ?? []).errorMessage).toMatch(/expected magic byte 0 \(Confluent wire format\) or header version 3 \(Glue\), got 0x7b/);
     } finally {
       await handler.close();
     }
@@ -397,7 +398,7 @@ describe('values from a schema registry (against the registry stand-in)', () => 
       expect({ ...(orderType.fromBuffer(bytes.subarray(5)) as Order) }).toEqual({ id: 1, item: 'out' });
       expect(after.map((r) => r.key?.toString())).toEqual(['marker']);
       expect(retry!.key?.toString()).toBe('bad');
-      expect(header(retry!, 'lanes-error-message')).toMatch(/the value does not match Avro .*\(shop\.Order\) at item/);
+      expect(readHandOffHeaders(retry!.headers ?? []).errorMessage).toMatch(/the value does not match Avro .*\(shop\.Order\) at item/);
     } finally {
       await handler.close();
     }
