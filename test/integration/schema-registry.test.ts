@@ -212,6 +212,36 @@ describe('values from a schema registry (against the registry stand-in)', () => 
     }
   });
 
+  it('dead-letters JSON text its registered JSON Schema refuses, naming where, what was expected and what came; the producer\'s bytes kept', async () => {
+    // Prepare
+    const { group, topic } = await setUp();
+    const id = registry.register(`${topic}-value`, JSON.stringify({ type: 'object', required: ['id'], properties: { id: { type: 'integer' } } }), 'JSON');
+    const produced = { good: confluentFrame(id, Buffer.from('{"id":1}')), refused: confluentFrame(id, Buffer.from('{"id":"one"}')) };
+    await produce(topic, Object.entries(produced).map(([key, value]) => ({ key, value })));
+    const records = await fetchRecords(topic, 2);
+    const handled: unknown[] = [];
+    const handler = lanes({ value: jsonSchema<{ id: number }>({ registry: registry.url }) }, async (record) => {
+      handled.push(record.value);
+    });
+
+    try {
+      // Act
+      const response = await invoke(handler, records);
+      const [letter] = await fetchRecords(`${group}.dlq`, 1);
+
+      // Assess
+      expect(response).toEqual({ batchItemFailures: [] });
+      expect(handled).toEqual([{ id: 1 }]);
+      expect(letter!.key?.toString()).toBe('refused');
+      expect(Buffer.from(letter!.value!)).toEqual(produced.refused);
+      const facts = readHandOffHeaders(letter!.headers ?? []);
+      expect(facts.reason).toBe('deserialization');
+      expect(facts.errorMessage).toMatch(new RegExp(`does not match JSON Schema schema id ${id}: /id must be integer \\(type \\{"type":"integer"\\}\\), got "one"`));
+    } finally {
+      await handler.close();
+    }
+  });
+
   it.each(['refuse', '503'] as const)(
     'sends records back to the event source while the registry does not answer (%s), never to the dead-letter topic; they run once it answers',
     async (how) => {
