@@ -1,16 +1,8 @@
 import { ENV } from '../options/constants';
 import { completionGroupId, deadLetterTopic, recoveryGroupPrefix, retryTopic, retryTopicPrefix } from '../options/names';
 import { parseSecretRef } from '../options/secret-ref';
-import type { FunctionPlan } from './plan';
+import type { FunctionPlan, Statement } from './types';
 import { glueRegistryGrants, schemaRegistrySecrets } from './schema-registry';
-
-/** One IAM policy statement. */
-export interface Statement {
-  readonly Effect: 'Allow';
-  readonly Action: readonly string[];
-  readonly Resource: unknown;
-  readonly Condition?: Record<string, unknown>;
-}
 
 /** The statements of the roles of a group's functions. */
 export interface GroupGrants {

@@ -5,10 +5,11 @@ import { customBlockSchema, DOCS, functionBlockSchema, PLUGIN_DEFAULTS, validate
 import { AWS_IAM_MECHANISM, ENV } from '../options/constants';
 import { plaintextSecrets } from './auth';
 import { declaredTemplate, exampleNetworkParamWarning, existingVpcProblems, invokeLocalHint, loopbackEnvironmentProblems, mskServerlessRegionWarning, planVpcProblems, stackParametersWarning, undeclaredSendsWarning } from './checks';
-import { functionRole, groupGrants, rolePolicyLength, ROLE_POLICY_LIMIT, type Statement } from './iam';
+import { functionRole, groupGrants, rolePolicyLength, ROLE_POLICY_LIMIT } from './iam';
 import { finishTemplate } from './finish-template';
 import { mskClusterNameToken, type PluginUtils, type Serverless } from './framework';
-import { nameTheService, planFunction, type FunctionPlan, type ServiceView } from './plan';
+import { nameTheService, planFunction } from './plan';
+import type { FunctionPlan, ServiceView, Statement } from './types';
 import { retryDefinition } from './retry-function';
 import { startOfflineTrigger, type OfflineKafkaTrigger } from './offline/trigger';
 import { topicsResource } from './topics-resource';

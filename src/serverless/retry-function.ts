@@ -1,6 +1,6 @@
 import { ENV } from '../options/constants';
 import { AWS_LIMITS } from './config';
-import type { FunctionPlan, FunctionView, ServiceView, TriggerSettings } from './plan';
+import type { FunctionPlan, FunctionView, ServiceView, TriggerSettings } from './types';
 
 // The retry function `<function>Retry` (plan.ts): the handler's code as a Lambda durable function, whose triggers are the
 // retry tiers'. A copy not yet due waits in a suspended durable execution, billed no compute (docs/deploy.md). Pure.
