@@ -1,4 +1,4 @@
-import type { SchemaRegistryBlock } from './config';
+import type { FunctionBlock, SchemaRegistryBlock } from './config';
 
 // The plugin's nouns, below every file that plans, checks or applies them: the framework's view of a function and
 // its Kafka trigger, and the plan of one group (plan.ts makes it, the other files read it).
@@ -101,4 +101,25 @@ export interface FunctionPlan {
   readonly producer: { readonly key: string; readonly definition: FunctionView } | undefined;
   /** The source trigger's own schema registry integration (`kafkaLanes.schemaRegistry`, schema-registry.ts). */
   readonly schemaRegistry?: SchemaRegistryBlock;
+}
+
+/**
+ * What a group's plan is made from (plan.ts gathers it once): the function as serverless.yml writes it, its one Kafka
+ * trigger, and what follows from them, each of the plan's parts and checks reading what it needs.
+ */
+export interface FunctionFacts {
+  /** `functions.<key>`: where every problem found points. */
+  readonly where: string;
+  readonly functionKey: string;
+  readonly fn: FunctionView;
+  readonly block: FunctionBlock;
+  readonly kind: 'msk' | 'kafka';
+  readonly settings: TriggerSettings;
+  /** The function's deployed name (`fn.name`, else `<service>-<stage>-<key>`). */
+  readonly name: string;
+  readonly group: string;
+  readonly tiers: readonly string[];
+  /** The function's timeout in seconds (its own, else the provider's, else the framework's). */
+  readonly timeout: number;
+  readonly durableConfig: FunctionPlan['retry']['durableConfig'];
 }
