@@ -143,9 +143,9 @@ describe.each(redisSetups())('completion engine on Redis $name', ({ connect }) =
       await store.markDone(ref, [110]);
 
       // Act
-      const stale = (await suspectLoss(store, ref, 101, Date.now()))?.detail;
-      const lost = (await suspectLoss(store, ref, 42, Date.now()))?.detail;
-      await suspectLoss(store, ref, 57, Date.now());
+      const stale = (await suspectLoss(store, ref, { origin: 101, nowMs: Date.now() }))?.detail;
+      const lost = (await suspectLoss(store, ref, { origin: 42, nowMs: Date.now() }))?.detail;
+      await suspectLoss(store, ref, { origin: 57, nowMs: Date.now() });
       const audit = await store.audit(ref);
 
       // Assess
