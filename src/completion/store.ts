@@ -237,7 +237,7 @@ export class CompletionStore implements CompletionPort {
 
   /** Reports a loss a retry copy found (its origin) in the partition's `meta`, for the committer to recover it. */
   reportLoss(ref: PartitionRef, origin: number): Promise<void> {
-    return reportLoss(this.#redis, ref, origin, this.limits, this.#now());
+    return reportLoss(this.#redis, ref, { origin, nowMs: this.#now() }, this.limits);
   }
 
   /** The head of a blocked lane, or `undefined` when the lane is free: one read, atomic by itself. */
