@@ -196,7 +196,7 @@ function apiRoutes(options: DashboardOptions, readings: GroupReadings, context: 
       const ask = parseReplayRequest(await readJson(request));
       const selected = readings.letters.select(ask.letters);
       if (selected.length === 0) throw new BadRequest('None of the selected dead letters is known to the dashboard (it keeps the latest 20,000)');
-      const actions = await replayDeadLetters(parts, selected, {}, parts.producer, false);
+      const actions = await replayDeadLetters(parts, selected);
       await readings.read();
       for (const a of actions) {
         log(`dashboard action: dlq replay ${deadLetterTopic(group)}-${a.deadLetter.partition}@${a.deadLetter.offset} (origin ${a.origin.topic}-${a.origin.partition}@${a.origin.offset ?? '?'}): ${a.action}: ${a.detail}`);

@@ -168,7 +168,8 @@ async function replayDeadLetterTopic(group: string, flags: ReplayFlags): Promise
       ...(flags.originTopic === undefined ? {} : { originTopic: flags.originTopic }),
       ...(flags.lane === undefined ? {} : { lane: flags.lane }),
       ...(since === undefined ? {} : { sinceMs: since }),
-    }, parts.producer, dryRun);
+      dryRun,
+    });
     const rows = new Map(letters.map((letter) => [`${letter.record.partition}@${letter.record.offset}`, deadLetterRow(letter)]));
     for (const a of actions) {
       const row = rows.get(`${a.deadLetter.partition}@${a.deadLetter.offset}`);
