@@ -15,7 +15,7 @@ export async function copyFindsLoss(scope: ScopeGiven & PathParts & ScopeFigures
   // Its record first failed once the head was due: not a copy from before a recovery rebuilt the lane (every head of
   // a rebuilt lane is due at the recovery or later), which is stale.
   const headBehind = behind ? { offset: head.offset, attempt: head.attempt, failedSinceDue: task.firstFailureAtMs >= head.dueAtMs } : undefined;
-  const loss = await suspectLoss(scope.store, task.originRef, task.origin.offset, scope.now(), headBehind);
+  const loss = await suspectLoss(scope.store, task.originRef, { origin: task.origin.offset, nowMs: scope.now(), headBehind });
   if (loss === undefined) return undefined;
   const fields = { origin: task.origin, attempt: task.attempt, reason: loss.reason, why: loss.detail };
   if (loss.firstReport) {

@@ -97,9 +97,8 @@ export class SourcePath implements RecordPath<SourceTask> {
    * the bundle names every closure it makes). From here the followers are parked and done: `followers` is emptied.
    */
   async #block(scope: PathScope<SourceTask>, task: SourceTask, item: HandOffItem, retrying: boolean, followers: SourceTask[]): Promise<void> {
-    await scope.store.block(
-      task.ref,
-      {
+    await scope.store.block(task.ref, {
+      head: {
         lane: task.lane!,
         offset: task.offset,
         attempt: retrying ? task.attempt + 1 : task.attempt,
@@ -107,8 +106,8 @@ export class SourcePath implements RecordPath<SourceTask> {
         dueAtMs: item.dueAtMs,
         reason: item.reason ?? '',
       },
-      followers.map((p) => ({ offset: p.offset, payload: parkPayload(p.record) })),
-    );
+      parked: followers.map((p) => ({ offset: p.offset, payload: parkPayload(p.record) })),
+    });
     scope.count('parked', followers.length);
     followers.length = 0;
   }
@@ -136,11 +135,10 @@ export class SourcePath implements RecordPath<SourceTask> {
       if (head.lane === undefined) return true;
       const parked = followers.get(`${head.partitionKey}\n${head.lane}`) ?? [];
       try {
-        await scope.store.block(
-          head.ref,
-          { lane: head.lane, offset: head.offset, attempt: head.attempt, state: 'retrying', reason: DEFERRED_HEAD },
-          parked.map((p) => ({ offset: p.offset, payload: parkPayload(p.record) })),
-        );
+        await scope.store.block(head.ref, {
+          head: { lane: head.lane, offset: head.offset, attempt: head.attempt, state: 'retrying', reason: DEFERRED_HEAD },
+          parked: parked.map((p) => ({ offset: p.offset, payload: parkPayload(p.record) })),
+        });
         scope.count('parked', parked.length);
         return true;
       } catch (error) {

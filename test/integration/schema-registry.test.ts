@@ -9,8 +9,8 @@ import type { Context } from 'aws-lambda';
 import * as avsc from 'avsc';
 import * as protobufjs from 'protobufjs';
 import { avro, jsonSchema, lanes, NonRetriableError, protobuf, type KafkaBatchResponse } from '../../src';
+import { readHandOffHeaders } from '../../src/handoff/headers';
 import { confluentFrame, glueFrame, writeMessageIndexes } from '../../src/registry/wire-format';
-import { readHandOffHeaders } from '../../src/handoff';
 import type { KafkaRecordInput } from '../../src/event';
 import { contextWithin, eventOf, fetchRecords, produce } from './support/kafka-events';
 import { RegistryStandIn } from './support/registry-stand-in';
@@ -53,6 +53,11 @@ async function setUp(): Promise<{ group: string; topic: string }> {
   process.env.KAFKA_LANES_GROUP = group;
   process.env.KAFKA_LANES_REDIS_URL = REDIS_URL;
   return { group, topic };
+}
+
+/** What a retry copy or a dead letter says of itself (its `lanes-copy` header), as `dlq list` reads it. */
+function facts(record: KafkaRecordInput): ReturnType<typeof readHandOffHeaders> {
+  return readHandOffHeaders(record.headers ?? []);
 }
 
 function header(record: KafkaRecordInput, name: string): string | undefined {
@@ -202,11 +207,11 @@ describe('values from a schema registry (against the registry stand-in)', () => 
       expect([...byKey.keys()].sort()).toEqual(['json', 'mismatch', 'unknownId']);
       for (const [key, letter] of byKey) {
         expect(Buffer.from(letter.value!)).toEqual(produced[key as keyof typeof produced]);
-        expect(readHandOffHeaders(letter.headers ?? []).reason).toBe('deserialization');
+        expect(facts(letter).reason).toBe('deserialization');
       }
-      expect(readHandOffHeaders(byKey.get('unknownId')!.headers ?? []).errorMessage).toMatch(/no schema id 987654/);
-      expect(readHandOffHeaders(byKey.get('mismatch')!.headers ?? []).errorMessage).toMatch(new RegExp(`do not decode with Avro schema id ${otherId} \\(Payment\\)`));
-      expect(readHandOffHeaders(byKey.get('json')!.headers ?? []).errorMessage).toMatch(/expected magic byte 0 \(Confluent wire format\) or header version 3 \(Glue\), got 0x7b/);
+      expect(facts(byKey.get('unknownId')!).errorMessage).toMatch(/no schema id 987654/);
+      expect(facts(byKey.get('mismatch')!).errorMessage).toMatch(new RegExp(`do not decode with Avro schema id ${otherId} \\(Payment\\)`));
+      expect(facts(byKey.get('json')!).errorMessage).toMatch(/expected magic byte 0 \(Confluent wire format\) or header version 3 \(Glue\), got 0x7b/);
     } finally {
       await handler.close();
     }
@@ -234,9 +239,8 @@ describe('values from a schema registry (against the registry stand-in)', () => 
       expect(handled).toEqual([{ id: 1 }]);
       expect(letter!.key?.toString()).toBe('refused');
       expect(Buffer.from(letter!.value!)).toEqual(produced.refused);
-      const facts = readHandOffHeaders(letter!.headers ?? []);
-      expect(facts.reason).toBe('deserialization');
-      expect(facts.errorMessage).toMatch(new RegExp(`does not match JSON Schema schema id ${id}: /id must be integer \\(type \\{"type":"integer"\\}\\), got "one"`));
+      expect(facts(letter!).reason).toBe('deserialization');
+      expect(facts(letter!).errorMessage).toMatch(new RegExp(`does not match JSON Schema schema id ${id}: /id must be integer \\(type \\{"type":"integer"\\}\\), got "one"`));
     } finally {
       await handler.close();
     }
@@ -428,7 +432,7 @@ describe('values from a schema registry (against the registry stand-in)', () => 
       expect({ ...(orderType.fromBuffer(bytes.subarray(5)) as Order) }).toEqual({ id: 1, item: 'out' });
       expect(after.map((r) => r.key?.toString())).toEqual(['marker']);
       expect(retry!.key?.toString()).toBe('bad');
-      expect(readHandOffHeaders(retry!.headers ?? []).errorMessage).toMatch(/the value does not match Avro .*\(shop\.Order\) at item/);
+      expect(facts(retry!).errorMessage).toMatch(/the value does not match Avro .*\(shop\.Order\) at item/);
     } finally {
       await handler.close();
     }
