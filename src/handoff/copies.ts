@@ -30,14 +30,22 @@ export interface CopyFacts {
   readonly deferred?: boolean | undefined;
 }
 
+/** An attempt that failed: its number, when the record first failed, its error, and the error's own delay if any. */
+export interface FailedAttempt {
+  readonly attempt: number;
+  readonly firstFailureAtMs: number;
+  readonly error: CopyError;
+  readonly delayMs?: number | undefined;
+}
+
 /**
  * The one place a hand-off copy is built: retry copies (after a failure, deferred, written back, re-driven)
  * and dead letters. The retry tier follows from the due time, read from the clock once per copy, so a delay
  * equal to a tier's always lands in that tier.
  */
 export interface Copies {
-  /** The copy for the attempt after `attempt` failed, due after the error's own delay or the backoff policy's. */
-  afterFailure(basis: CopyBasis, attempt: number, firstFailureAtMs: number, error: CopyError, delayMs: number | undefined): HandOffItem;
+  /** The copy for the attempt after `failed.attempt`, due after the error's own delay or the backoff policy's. */
+  afterFailure(basis: CopyBasis, failed: FailedAttempt): HandOffItem;
   /** A retry copy with the facts given, in the tier of its due time. */
   retry(basis: CopyBasis, facts: CopyFacts): HandOffItem;
   /** A record handed on without being run (the deadline came, a lane moved on to it): attempt unchanged. */
@@ -59,7 +67,7 @@ export interface Copies {
  *
  * @example
  * const copies = copiesFor(options, () => Date.now());
- * await sink.write([copies.afterFailure({ record, origin, lane }, 1, Date.now(), { name: 'Error', message: 'down' }, undefined)]);
+ * await sink.write([copies.afterFailure({ record, origin, lane }, { attempt: 1, firstFailureAtMs: Date.now(), error: { name: 'Error', message: 'down' } })]);
  */
 export function copiesFor(options: LanesOptions, now: () => number): Copies {
   const { group, retry } = options;
@@ -99,7 +107,7 @@ export function copiesFor(options: LanesOptions, now: () => number): Copies {
   };
   return {
     retry: (basis, facts) => retryCopy(basis, facts),
-    afterFailure(basis, attempt, firstFailureAtMs, error, delayMs) {
+    afterFailure(basis, { attempt, firstFailureAtMs, error, delayMs }) {
       const at = now();
       const dueAtMs = at + (delayMs ?? backoffDelay(retry.backoff, attempt));
       return retryCopy(basis, { attempt: attempt + 1, dueAtMs, firstFailureAtMs, error }, at);

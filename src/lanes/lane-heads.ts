@@ -64,6 +64,9 @@ export interface HeadCopy {
   readonly record: KafkaRecord;
 }
 
+/** What becomes of a head whose copy the broker refused for good (`handOffHeads`). */
+export type RefusedHeads = 'dead-letter' | 'leave' | ((head: HeadCopy, why: { readonly reason: string }) => Promise<void>);
+
 /** What became of one head: its copy written (`retried`), refused and dead-lettered, or refused and left as it was. */
 export type HeadHandedOff = 'retried' | 'dead-lettered' | 'left';
 
@@ -73,14 +76,20 @@ export type HeadHandedOff = 'retried' | 'dead-lettered' | 'left';
  * copy is). A crash in between leaves the lease to expire and the committer to write the copy again: the head check
  * drops the duplicate. A head that moved meanwhile (its copy ran already) took its lease with it: `NotHeadError` and
  * `StaleAttemptError` are tolerated. A copy the broker refused for good is dead-lettered, and the lane's dead-letter
- * policy applied (`refused: 'dead-letter'`), or left with its lease for the re-drive (`refused: 'leave'`).
+ * policy applied (`refused: 'dead-letter'`), or left with its lease for the re-drive (`refused: 'leave'`), or settled
+ * the caller's way (a function: the retry path drains a released lane itself; its errors are its own).
  */
-export async function handOffHeads(scope: HeadMoveScope, ref: PartitionRef, heads: readonly HeadCopy[], refused: 'dead-letter' | 'leave' = 'dead-letter'): Promise<HeadHandedOff[]> {
+export async function handOffHeads(scope: HeadMoveScope, ref: PartitionRef, heads: readonly HeadCopy[], refused: RefusedHeads = 'dead-letter'): Promise<HeadHandedOff[]> {
   if (heads.length === 0) return [];
   const outcomes = await scope.write(heads.map((one) => one.copy));
-  return Promise.all(heads.map(async ({ lane, head, copy, record }, i): Promise<HeadHandedOff> => {
+  return Promise.all(heads.map(async (one, i): Promise<HeadHandedOff> => {
+    const { lane, head, copy, record } = one;
     const outcome = outcomes[i];
     if (outcome?.status === 'refused' && refused === 'leave') return 'left';
+    if (outcome?.status === 'refused' && typeof refused === 'function') {
+      await refused(one, outcome);
+      return 'dead-lettered';
+    }
     try {
       if (outcome?.status === 'refused') {
         await applyDeadLetterPolicy(scope, ref, lane, head, outcome, record);

@@ -68,7 +68,7 @@ export class SourcePath implements RecordPath<SourceTask> {
     });
     const retrying = decision.action === 'retry';
     const item = retrying
-      ? scope.copies.afterFailure(task, task.attempt, now, described, decision.delayMs)
+      ? scope.copies.afterFailure(task, { attempt: task.attempt, firstFailureAtMs: now, error: described, delayMs: decision.delayMs })
       : scope.copies.deadLetter(task, task.attempt, decision.reason, described);
     // A retrying head is blocked before its copy is written, so the retry function always finds the head it is
     // given. A held head is blocked only once its dead letter is written: `kafka-lanes lane release` trusts a held
