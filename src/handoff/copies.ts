@@ -71,40 +71,8 @@ export interface Copies {
  */
 export function copiesFor(options: LanesOptions, now: () => number): Copies {
   const { group, retry } = options;
-  // Each tier's topic named once, not for every copy.
-  const topics = new Map(retry.tiers.map((tier) => [tier, retryTopic(group, tier)]));
-  const retryCopy = (basis: CopyBasis, facts: CopyFacts, at = now()): HandOffItem => {
-    const tier = tierFor(Math.max(0, facts.dueAtMs - at), retry.tiers);
-    const item: { -readonly [K in keyof HandOffItem]: HandOffItem[K] } = {
-      record: basis.record,
-      origin: basis.origin,
-      kind: 'retry',
-      topic: topics.get(tier) ?? retryTopic(group, tier),
-      attempt: facts.attempt,
-      dueAtMs: facts.dueAtMs,
-      firstFailureAtMs: facts.firstFailureAtMs,
-      deferred: facts.deferred === true,
-    };
-    // Absent, not undefined, when there is none (a copy's fields as before), without a spread's object per copy.
-    if (basis.lane !== undefined) item.lane = basis.lane;
-    if (facts.error !== undefined) item.error = facts.error;
-    return item;
-  };
-  const deadLetter = (basis: CopyBasis, attempt: number, reason: string, error: CopyError): HandOffItem => {
-    const at = now();
-    return {
-      record: basis.record,
-      origin: basis.origin,
-      ...(basis.lane === undefined ? {} : { lane: basis.lane }),
-      kind: 'dead-letter',
-      topic: deadLetterTopic(group),
-      attempt,
-      dueAtMs: at,
-      firstFailureAtMs: at,
-      error,
-      reason,
-    };
-  };
+  const retryCopy = retryCopies(options, now);
+  const deadLetter = deadLetters(group, now);
   return {
     retry: (basis, facts) => retryCopy(basis, facts),
     afterFailure(basis, { attempt, firstFailureAtMs, error, delayMs }) {
@@ -121,24 +89,71 @@ export function copiesFor(options: LanesOptions, now: () => number): Copies {
     },
     deadLetter,
     malformed(failure, reason, message) {
-      const at = now();
-      const record: KafkaRecord = {
-        topic: failure.topic,
-        partition: failure.partition,
-        offset: failure.offset ?? 0,
-        timestamp: at,
-        timestampType: 'LOG_APPEND_TIME',
-        key: null,
-        // Any depth: a record nested past the stack's limit is still written in full.
-        value: Buffer.from(jsonText(failure.raw), 'utf8'),
-        headers: [],
-        raw: {} as KafkaRecord['raw'],
-      };
+      const record = malformedRecord(failure, now());
       return deadLetter({ record, origin: { topic: failure.topic, partition: failure.partition, offset: failure.offset } }, 0, reason, { name: 'DecodeFailure', message });
     },
     replay({ record, origin }) {
       const replayOf = `${deadLetterTopic(group)}/${record.partition}/${record.offset}`;
       return { topic: origin.topic, key: record.key, value: record.value, headers: replayHeaders(record, origin, replayOf) };
     },
+  };
+}
+
+/** A group's retry copies: in the tier of their due time from `at` (read from the clock once per copy). */
+function retryCopies(options: LanesOptions, now: () => number): (basis: CopyBasis, facts: CopyFacts, at?: number) => HandOffItem {
+  const { group, retry } = options;
+  // Each tier's topic named once, not for every copy.
+  const topics = new Map(retry.tiers.map((tier) => [tier, retryTopic(group, tier)]));
+  return (basis, facts, at = now()) => {
+    const tier = tierFor(Math.max(0, facts.dueAtMs - at), retry.tiers);
+    const item: { -readonly [K in keyof HandOffItem]: HandOffItem[K] } = {
+      record: basis.record,
+      origin: basis.origin,
+      kind: 'retry',
+      topic: topics.get(tier) ?? retryTopic(group, tier),
+      attempt: facts.attempt,
+      dueAtMs: facts.dueAtMs,
+      firstFailureAtMs: facts.firstFailureAtMs,
+      deferred: facts.deferred === true,
+    };
+    // Absent, not undefined, when there is none (a copy's fields as before), without a spread's object per copy.
+    if (basis.lane !== undefined) item.lane = basis.lane;
+    if (facts.error !== undefined) item.error = facts.error;
+    return item;
+  };
+}
+
+/** A group's dead letters, stamped with the clock. */
+function deadLetters(group: string, now: () => number): Copies['deadLetter'] {
+  return (basis, attempt, reason, error) => {
+    const at = now();
+    return {
+      record: basis.record,
+      origin: basis.origin,
+      ...(basis.lane === undefined ? {} : { lane: basis.lane }),
+      kind: 'dead-letter',
+      topic: deadLetterTopic(group),
+      attempt,
+      dueAtMs: at,
+      firstFailureAtMs: at,
+      error,
+      reason,
+    };
+  };
+}
+
+/** What a dead letter carries of a record the decoder could not read: its JSON as received, as the value. */
+function malformedRecord(failure: DecodeFailure, at: number): KafkaRecord {
+  return {
+    topic: failure.topic,
+    partition: failure.partition,
+    offset: failure.offset ?? 0,
+    timestamp: at,
+    timestampType: 'LOG_APPEND_TIME',
+    key: null,
+    // Any depth: a record nested past the stack's limit is still written in full.
+    value: Buffer.from(jsonText(failure.raw), 'utf8'),
+    headers: [],
+    raw: {} as KafkaRecord['raw'],
   };
 }

@@ -92,7 +92,7 @@ export async function handOffHeads(scope: HeadMoveScope, ref: PartitionRef, head
     }
     try {
       if (outcome?.status === 'refused') {
-        await applyDeadLetterPolicy(scope, ref, lane, head, outcome, record);
+        await applyDeadLetterPolicy(scope, ref, one, outcome);
         return 'dead-lettered';
       }
       await scope.store.advance(ref, lane, head, { attempt: head.attempt, state: 'retrying', dueAtMs: copy.dueAtMs, leaseUntilMs: 0 });
@@ -106,13 +106,21 @@ export async function handOffHeads(scope: HeadMoveScope, ref: PartitionRef, head
 
 /**
  * A lane was released onto `next` (its lease set): its retry copy goes to the first tier, due now (deferred: the
- * attempt is unchanged), and its lease comes off (`handOffHeads`).
+ * attempt is unchanged, 1 unless `next.attempt` says), and its lease comes off (`handOffHeads`).
  */
-export async function handOffNewHead(scope: HeadMoveScope, ref: PartitionRef, lane: string, next: ParkedRecord, attempt = 1): Promise<'retried' | 'dead-lettered'> {
+export async function handOffNewHead(scope: HeadMoveScope, ref: PartitionRef, lane: string, next: ParkedRecord & { readonly attempt?: number }): Promise<'retried' | 'dead-lettered'> {
   const record = decodeParked(next.payload);
+  const attempt = next.attempt ?? 1;
   const copy = scope.copies.deferred({ record, origin: { topic: ref.topic, partition: ref.partition, offset: next.offset }, lane }, attempt);
   const [outcome] = await handOffHeads(scope, ref, [{ lane, head: { offset: next.offset, attempt }, copy, record }]);
   return outcome === 'dead-lettered' ? 'dead-lettered' : 'retried';
+}
+
+/** A lane head that was dead-lettered: its lane, the head as Redis keeps it, and its record (for its watch copy). */
+export interface DeadHead {
+  readonly lane: string;
+  readonly head: { readonly offset: number; readonly attempt: number };
+  readonly record?: KafkaRecord | undefined;
 }
 
 /**
@@ -120,14 +128,7 @@ export async function handOffNewHead(scope: HeadMoveScope, ref: PartitionRef, la
  * under `release` the lane moves on (its next parked record is handed to the first tier, due now), under
  * `hold` it stays blocked on the head, held, until an operator releases or replays it.
  */
-export async function applyDeadLetterPolicy(
-  scope: HeadMoveScope,
-  ref: PartitionRef,
-  lane: string,
-  head: { offset: number; attempt: number },
-  why: { readonly reason: string },
-  record?: KafkaRecord,
-): Promise<void> {
+export async function applyDeadLetterPolicy(scope: HeadMoveScope, ref: PartitionRef, { lane, head, record }: DeadHead, why: { readonly reason: string }): Promise<void> {
   if (scope.options.deadLetter.policy === 'hold') {
     await scope.store.advance(ref, lane, head, { attempt: head.attempt, state: 'held', dueAtMs: scope.now(), leaseUntilMs: 0, reason: why.reason });
     if (record !== undefined) await watchHeldHead(scope, ref, { record, origin: { topic: ref.topic, partition: ref.partition, offset: head.offset }, lane }, head.attempt);

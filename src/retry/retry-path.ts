@@ -281,7 +281,7 @@ export class RetryPath implements RecordPath<RetryTask> {
   async #deadLettered(scope: PathScope<RetryTask>, task: RetryTask, why: { readonly reason: string }, advanced = false): Promise<void> {
     if (scope.options.deadLetter.policy === 'hold') {
       const head = { offset: task.origin.offset, attempt: advanced ? task.attempt + 1 : task.attempt };
-      await applyDeadLetterPolicy(scope, task.originRef, task.lane!, head, why, task.record);
+      await applyDeadLetterPolicy(scope, task.originRef, { lane: task.lane!, head, record: task.record }, why);
       return;
     }
     await this.#releaseAndDrain(scope, task, advanced ? { lease: scope.leaseUntilMs } : holdOf(scope, task));
@@ -296,7 +296,7 @@ export class RetryPath implements RecordPath<RetryTask> {
       this.#writeBack(scope, copies),
       ...drained.map(async (task) => {
         try {
-          await handOffNewHead(scope, task.originRef, task.lane!, { offset: task.origin.offset, payload: task.payload! }, task.attempt);
+          await handOffNewHead(scope, task.originRef, task.lane!, { offset: task.origin.offset, payload: task.payload!, attempt: task.attempt });
           scope.count('deferred');
         } catch (error) {
           // Its lease stays: the committer writes its copy once the lease expires.
