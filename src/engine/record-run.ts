@@ -1,0 +1,209 @@
+import { RecordTimeoutError } from '../errors';
+import { readRecordParts } from '../options/deserialize';
+import { SchemaRegistryUnavailableError } from '../registry/errors';
+import type { Clock } from '../ports';
+import type { DoneBits } from './done-bits';
+import { isRepeatedOutput, type OutputBatches } from './outputs';
+import { RecordContext, isPromiseLike, recordView } from './record-context';
+import { RecordDeadlines, type RecordDeadline } from './record-deadlines';
+import type { RunReport } from './run-report';
+import type { EngineTask, PathScope, RecordPath } from './run-scope';
+import type { LaneScheduler } from './scheduler';
+import type { RecordEffects } from './steps';
+import type { RecordHandler } from './types';
+
+/** What an invocation's record runs work with: its path and scope, its scheduler, done bits, outputs and figures. */
+export interface RecordRunParts<T extends EngineTask> {
+  readonly handler: RecordHandler;
+  readonly path: RecordPath<T>;
+  readonly scope: PathScope<T>;
+  readonly scheduler: LaneScheduler<T>;
+  readonly doneBits: DoneBits;
+  readonly outputs: OutputBatches;
+  readonly report: RunReport;
+  readonly clock: Clock;
+  /** A slot or a lane may have come free: the invocation starts what is ready. */
+  readonly fill: () => void;
+}
+
+/** How a record's handler ended: `undefined` when its deadline came first (the deadline settles the record then). */
+interface HandlerEnd {
+  readonly failed: boolean;
+  readonly failure: unknown;
+  readonly effects: RecordEffects | undefined;
+}
+
+const noop = (): void => undefined;
+
+/**
+ * The runs of an invocation's records: each from its path's preparation through its handler, within its deadline, to
+ * its success or failure, its slot and lane then handed on. This is the run path of every record.
+ */
+export class RecordRuns<T extends EngineTask> {
+  readonly deadlines: RecordDeadlines;
+  readonly #parts: RecordRunParts<T>;
+  readonly #scope: PathScope<T>;
+  readonly #path: RecordPath<T>;
+  readonly #timeoutMs: number;
+  /** Records started and not settled. */
+  #running = 0;
+
+  constructor(parts: RecordRunParts<T>) {
+    this.#parts = parts;
+    this.#scope = parts.scope;
+    this.#path = parts.path;
+    const timeoutMs = parts.scope.options.recordTimeoutMs;
+    this.#timeoutMs = timeoutMs;
+    this.deadlines = new RecordDeadlines(
+      timeoutMs,
+      () => new RecordTimeoutError(`record timed out after ${timeoutMs} ms`),
+      (deadline) => this.#expired(deadline),
+    );
+  }
+
+  /** Records started and not settled. */
+  get running(): number {
+    return this.#running;
+  }
+
+  /** Starts a task the scheduler gave a slot. */
+  start(task: T): void {
+    this.#running += 1;
+    void this.#runGuarded(task);
+  }
+
+  /**
+   * Runs one task to its end: the path's preparation, the handler within its deadline (`#runHandler`), then success
+   * or failure. A fault of ours (not the handler's: those are caught around it) is settled here too. A handler still
+   * running when its deadline comes is settled by the deadline (`#expired`), and this run then leaves the record alone.
+   */
+  async #runGuarded(task: T): Promise<void> {
+    const scope = this.#scope;
+    const state = { released: false, expired: false };
+    try {
+      if (this.#path.prepare !== undefined && !(await this.#path.prepare(scope, task))) return;
+      if (scope.options.dedupeOutputs && (await isRepeatedOutput(scope, task))) {
+        scope.count('duplicates');
+        const succeeded = this.#path.succeeded(scope, task);
+        if (succeeded !== undefined) await succeeded;
+        return;
+      }
+      const end = await this.#runHandler(task);
+      if (end === undefined) {
+        state.expired = true;
+        return;
+      }
+      await this.#conclude(task, end, state);
+    } catch (error) {
+      await this.#faulted(task, error);
+    } finally {
+      if (!state.expired) this.#settled(task, state.released);
+    }
+  }
+
+  /** Runs the handler within the record's deadline; `undefined`: the deadline came first and settles the record. */
+  async #runHandler(task: T): Promise<HandlerEnd | undefined> {
+    const scope = this.#scope;
+    const deadline = this.deadlines.start(task);
+    let expired = false;
+    let ctx: RecordContext | undefined;
+    try {
+      if (task.preset !== undefined) throw task.preset;
+      ctx = new RecordContext(task, scope, Math.min(this.#parts.clock.now() + this.#timeoutMs, scope.abortRunningAt), deadline);
+      // A promise only when a schema validates asynchronously; bounded by the record's deadline like the handler.
+      let parts = readRecordParts(scope.options, task.record);
+      if (parts instanceof Promise) parts = await deadline.race(parts);
+      const run = this.#parts.handler(recordView(task, parts), ctx);
+      if (deadline.expired) {
+        // Past its deadline already (the invocation's hard stop): the record fails, whatever the handler does.
+        if (isPromiseLike(run)) run.then(undefined, noop);
+        throw deadline.reason;
+      }
+      if (isPromiseLike(run)) {
+        // Awaited alone (no promise racing it: 1.5 µs per record). A handler that ignores its signal cannot hold
+        // the invocation: its deadline's expiry fails the record (`#expired`), the handler goes on detached
+        // (at-least-once allows it) and its late outcome is ignored here.
+        deadline.handOver();
+        await run;
+        expired = deadline.expired;
+        if (expired) return undefined;
+      }
+      return { failed: false, failure: undefined, effects: ctx.effects };
+    } catch (error) {
+      expired = deadline.expired && deadline.handedOver;
+      if (expired) return undefined;
+      if (error instanceof SchemaRegistryUnavailableError) throw error; // not an attempt: back to the event source (`#faulted`)
+      return { failed: true, failure: error, effects: ctx?.effects };
+    } finally {
+      if (!expired) {
+        deadline.finish();
+        this.#parts.report.latencies.push(performance.now() - deadline.startedAt);
+      }
+    }
+  }
+
+  /** After the handler: its outputs are sent (its slot released meanwhile), then the path settles success or failure. */
+  async #conclude(task: T, end: HandlerEnd, state: { released: boolean }): Promise<void> {
+    const scope = this.#scope;
+    let { failed, failure } = end;
+    const effects = end.effects;
+    if (!failed && effects !== undefined) {
+      try {
+        const outputs = await effects.seal();
+        if (outputs.length > 0) {
+          // The handler is over: while the broker acknowledges its outputs, its slot runs another lane's record
+          // (its own lane waits until it is done).
+          state.released = true;
+          this.#parts.scheduler.release();
+          this.#parts.fill();
+          // Outputs are acknowledged before the record is done (G3 extended); a send that fails fails the record.
+          await this.#parts.outputs.send(outputs);
+        }
+      } catch (error) {
+        failed = true;
+        failure = error;
+      }
+    }
+    if (failed) {
+      await this.#path.failed(scope, task, failure);
+    } else {
+      const succeeded = this.#path.succeeded(scope, task);
+      if (succeeded !== undefined) await succeeded;
+      if (effects?.usedSteps === true) this.#parts.doneBits.forget(effects.stored);
+    }
+  }
+
+  /** A handler was still running when its record's deadline came: the record fails with the deadline's reason. */
+  #expired(deadline: RecordDeadline): void {
+    this.#parts.report.latencies.push(performance.now() - deadline.startedAt);
+    void this.#failExpired(deadline.subject as T, deadline.reason);
+  }
+
+  async #failExpired(task: T, reason: unknown): Promise<void> {
+    try {
+      await this.#path.failed(this.#scope, task, reason);
+    } catch (error) {
+      await this.#faulted(task, error);
+    } finally {
+      this.#settled(task, false);
+    }
+  }
+
+  /** A fault of ours while settling a task: the path's, or the record and those waiting behind it go back to the event source. */
+  async #faulted(task: T, error: unknown): Promise<void> {
+    if (this.#path.faulted !== undefined) {
+      this.#path.faulted(this.#scope, task, error);
+      return;
+    }
+    await this.#scope.admitted(task.partitionKey);
+    const waiting = task.lane === undefined ? [] : this.#parts.scheduler.drainLane(task.partitionKey, task.lane);
+    this.#scope.redeliver(task.ref, [task.offset, ...waiting.map((w) => w.offset)], error);
+  }
+
+  /** A started task is over: its slot (unless `released` already) and its lane go to the next. */
+  #settled(task: T, released: boolean): void {
+    this.#running -= 1;
+    this.#parts.scheduler.finish(task, released);
+    this.#parts.fill();
+  }
+}
