@@ -24,6 +24,14 @@ export interface LaneHeadScope {
   write(items: readonly HandOffItem[]): Promise<readonly HandOffOutcome[]>;
 }
 
+/**
+ * The lane-head moves' scope from a run scope and the function's parts (options, copies): a plain object of what
+ * the moves use, made where a path moves a head.
+ */
+export function headMoves(scope: Omit<LaneHeadScope, 'options' | 'copies'>, parts: Pick<LaneHeadScope, 'options' | 'copies'>): LaneHeadScope {
+  return { options: parts.options, copies: parts.copies, store: scope.store, leaseUntilMs: scope.leaseUntilMs, now: scope.now, write: scope.write };
+}
+
 /** What the lane-head moves ask of the completion store: a head's move, a lane's release, the first minute. */
 export type HeadMoveScope = Omit<LaneHeadScope, 'store'> & { readonly store: Pick<CompletionPort, 'advance' | 'release' | 'durablyMarked'> };
 
@@ -83,7 +91,7 @@ export async function handOffHeads(scope: HeadMoveScope, ref: PartitionRef, head
   if (heads.length === 0) return [];
   const outcomes = await scope.write(heads.map((one) => one.copy));
   return Promise.all(heads.map(async (one, i): Promise<HeadHandedOff> => {
-    const { lane, head, copy, record } = one;
+    const { lane, head, copy } = one;
     const outcome = outcomes[i];
     if (outcome?.status === 'refused' && refused === 'leave') return 'left';
     if (outcome?.status === 'refused' && typeof refused === 'function') {

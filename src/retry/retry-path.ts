@@ -1,12 +1,12 @@
 import type { LaneHead, LaneHold } from '../ports/lane-head';
 import { NotHeadError, StaleAttemptError } from '../ports/errors';
 import { sleep } from '../deadline';
-import { applyDeadLetterPolicy, decodeParked, handOffHeads, handOffNewHead, parkPayload, type HeadCopy } from '../lanes/lane-heads';
+import { applyDeadLetterPolicy, decodeParked, handOffHeads, handOffNewHead, headMoves, parkPayload, type HeadCopy } from '../lanes/lane-heads';
 import type { HandOffItem } from '../ports/handoff';
 import { decideFailure, describeError } from '../lanes/outcome';
 import { copyFindsLoss } from './kept-for-recovery';
 import { judgeCopy, placeOf, recheckLater, type AskedFact, type HeadPlace, type Marked } from './copy-verdict';
-import { ScopeWithParts, type PathParts, type PathScope, type RecordPath, type RunScope } from '../engine/run-scope';
+import { type PathParts, type RecordPath, type RunScope } from '../engine/run-scope';
 import type { PartitionBatch } from '../event';
 import { admitRetryBatch, type RetryTask } from './admit';
 import { copyWaitAction } from './copy-wait';
@@ -34,15 +34,15 @@ function holdOf(scope: Pick<RunScope<RetryTask>, 'leaseUntilMs'>, task: RetryTas
 }
 
 export class RetryPath implements RecordPath<RetryTask> {
-  readonly #parts: ScopeWithParts;
+  readonly #parts: PathParts;
 
   /** `parts`: what the function gives every invocation (its options, how copies are built, its logger, effects' lifetime). */
   constructor(parts: PathParts) {
-    this.#parts = new ScopeWithParts(parts);
+    this.#parts = parts;
   }
 
-  admit(runScope: RunScope<RetryTask>, batch: PartitionBatch): Promise<{ tasks: RetryTask[]; handOffs: Promise<unknown> }> {
-    return admitRetryBatch(this.#parts.of(runScope), batch);
+  admit(scope: RunScope<RetryTask>, batch: PartitionBatch): Promise<{ tasks: RetryTask[]; handOffs: Promise<unknown> }> {
+    return admitRetryBatch(scope, this.#parts, batch);
   }
 
   /**
@@ -52,8 +52,7 @@ export class RetryPath implements RecordPath<RetryTask> {
    * without waiting; then it waits here, waits suspended for a later round of its execution, or goes back to its
    * tier (`copyWaitAction`).
    */
-  async prepare(runScope: RunScope<RetryTask>, task: RetryTask): Promise<boolean> {
-    const scope = this.#parts.of(runScope);
+  async prepare(scope: RunScope<RetryTask>, task: RetryTask): Promise<boolean> {
     if (task.from === 'drained') return true;
     if (task.dueAtMs <= scope.now()) return this.#claim(scope, task);
     if (!(await this.#isHead(scope, task))) return false;
@@ -92,7 +91,7 @@ export class RetryPath implements RecordPath<RetryTask> {
    * its tier unchanged), and `#claim` judges it again when due: so a copy kept for a recovery is written back at most
    * once per recheck interval, however often its tier hands it over.
    */
-  async #isHead(scope: PathScope<RetryTask>, task: RetryTask): Promise<boolean> {
+  async #isHead(scope: RunScope<RetryTask>, task: RetryTask): Promise<boolean> {
     const head = task.lane === undefined ? undefined : await scope.store.laneHead(task.originRef, task.lane);
     const place = task.lane === undefined ? 'head' : placeOf(task, head);
     const verdict = await judgeCopy({ due: false, place }, (fact) => this.#read(scope, task, fact, head));
@@ -107,7 +106,7 @@ export class RetryPath implements RecordPath<RetryTask> {
    * goes back to its tier, due when the claim ends: by then the head has moved on (the twin is stale) or its claimant
    * died (the twin takes over).
    */
-  async #claim(scope: PathScope<RetryTask>, task: RetryTask): Promise<boolean> {
+  async #claim(scope: RunScope<RetryTask>, task: RetryTask): Promise<boolean> {
     const { place, head, untilMs } = await this.#claimHead(scope, task);
     const verdict = await judgeCopy({ due: true, place, claimedUntilMs: untilMs }, (fact) => this.#read(scope, task, fact, head));
     switch (verdict.do) {
@@ -117,12 +116,12 @@ export class RetryPath implements RecordPath<RetryTask> {
         this.#stale(scope, task, head);
         return false;
       case 'unwatch':
-        scope.logger.info('watch copy of a held lane dropped: the partition has its durable marker', { origin: task.origin, attempt: task.attempt });
+        this.#parts.logger.info('watch copy of a held lane dropped: the partition has its durable marker', { origin: task.origin, attempt: task.attempt });
         scope.markDone(task.ref, task.offset);
         return false;
       case 'twin':
         scope.count('twins');
-        scope.logger.info('retry copy of a head another copy is running: written back until that run ends', {
+        this.#parts.logger.info('retry copy of a head another copy is running: written back until that run ends', {
           origin: task.origin, attempt: task.attempt, claimedUntil: new Date(verdict.untilMs).toISOString(),
         });
         await this.#writeBack(scope, [{ ...task, writeBack: recheckLater(task, scope.now(), verdict.untilMs) }]);
@@ -135,13 +134,13 @@ export class RetryPath implements RecordPath<RetryTask> {
   }
 
   /** The claim on the copy's head, as the place it found (an unordered copy's by its origin and attempt). */
-  async #claimHead(scope: PathScope<RetryTask>, task: RetryTask): Promise<{ place: HeadPlace; head?: LaneHead | undefined; untilMs?: number }> {
-    if (task.lane === undefined) return { place: (await claimUnorderedCopy(scope, task)) ? 'head' : 'spent' };
+  async #claimHead(scope: RunScope<RetryTask>, task: RetryTask): Promise<{ place: HeadPlace; head?: LaneHead | undefined; untilMs?: number }> {
+    if (task.lane === undefined) return { place: (await claimUnorderedCopy(scope.store, this.#parts.effectsTtlMs, task)) ? 'head' : 'spent' };
     const now = scope.now();
     const claim = await scope.store.claimHead(task.originRef, task.lane, { offset: task.origin.offset, attempt: task.attempt }, {
       copy: copyIdOf(task),
       nowMs: now,
-      untilMs: Math.min(now + scope.options.recordTimeoutMs, scope.abortRunningAt),
+      untilMs: Math.min(now + this.#parts.options.recordTimeoutMs, scope.abortRunningAt),
     });
     if (claim.status === 'claimed') return { place: 'head' };
     if (claim.status === 'claimed-elsewhere') return { place: 'twin', untilMs: claim.untilMs };
@@ -152,23 +151,23 @@ export class RetryPath implements RecordPath<RetryTask> {
    * A fact a copy rule asks for: the loss verdict (`copyFindsLoss`, which reports a loss it finds), or whether the
    * partition has its durable marker.
    */
-  async #read(scope: PathScope<RetryTask>, task: RetryTask, fact: AskedFact, head: LaneHead | undefined): Promise<boolean | Marked> {
-    if (fact === 'lost') return (await copyFindsLoss(scope, task, head)) !== undefined;
+  async #read(scope: RunScope<RetryTask>, task: RetryTask, fact: AskedFact, head: LaneHead | undefined): Promise<boolean | Marked> {
+    if (fact === 'lost') return (await copyFindsLoss(scope, this.#parts.logger, task, head)) !== undefined;
     const marked = await scope.store.durablyMarked?.(task.originRef);
     return marked === undefined ? 'unknown' : marked ? 'marked' : 'unmarked';
   }
 
   /** A stale or duplicated copy does nothing and is counted; its own offset gets done. */
-  #stale(scope: PathScope<RetryTask>, task: RetryTask, head: LaneHead | undefined): void {
+  #stale(scope: RunScope<RetryTask>, task: RetryTask, head: LaneHead | undefined): void {
     scope.count('stale');
-    scope.logger.info('stale retry copy dropped: not its lane head', {
+    this.#parts.logger.info('stale retry copy dropped: not its lane head', {
       origin: task.origin, attempt: task.attempt, head: head === undefined ? 'lane free' : { offset: head.offset, attempt: head.attempt, state: head.state },
     });
     scope.markDone(task.ref, task.offset);
   }
 
   /** Copies due later than the invocation can wait go back to their tier unchanged; their own offsets get done. */
-  async #writeBack(scope: PathScope<RetryTask>, tasks: readonly RetryTask[]): Promise<void> {
+  async #writeBack(scope: RunScope<RetryTask>, tasks: readonly RetryTask[]): Promise<void> {
     const items = tasks.map((task) => task.writeBack!);
     try {
       await scope.write(items);
@@ -180,11 +179,10 @@ export class RetryPath implements RecordPath<RetryTask> {
     for (const task of tasks) scope.markDone(task.ref, task.offset);
   }
 
-  async succeeded(runScope: RunScope<RetryTask>, task: RetryTask): Promise<void> {
-    const scope = this.#parts.of(runScope);
+  async succeeded(scope: RunScope<RetryTask>, task: RetryTask): Promise<void> {
     scope.count('done');
     if (task.lane !== undefined) await this.#releaseAndDrain(scope, task);
-    else await unorderedCopyDone(scope, task);
+    else await unorderedCopyDone(scope, this.#parts.effectsTtlMs, task);
     if (task.from === 'copy') scope.markDone(task.ref, task.offset);
   }
 
@@ -193,7 +191,7 @@ export class RetryPath implements RecordPath<RetryTask> {
    * this run holds on the head (`hold`: by default the copy's claim, or the lease a drained head was given): a lane
    * written anew meanwhile (a recovery rebuilt it) is not this run's to move on, and its new head's copy runs it.
    */
-  async #releaseAndDrain(scope: PathScope<RetryTask>, task: RetryTask, hold: LaneHold = holdOf(scope, task)): Promise<void> {
+  async #releaseAndDrain(scope: RunScope<RetryTask>, task: RetryTask, hold: LaneHold = holdOf(scope, task)): Promise<void> {
     let next;
     try {
       next = await scope.store.release(task.originRef, task.lane!, task.origin.offset, 1, scope.now(), scope.leaseUntilMs, hold);
@@ -228,19 +226,18 @@ export class RetryPath implements RecordPath<RetryTask> {
     }]);
   }
 
-  async failed(runScope: RunScope<RetryTask>, task: RetryTask, error: unknown): Promise<void> {
-    const scope = this.#parts.of(runScope);
-    const decision = decideFailure(error, task.attempt, scope.options.retry.maxAttempts);
+  async failed(scope: RunScope<RetryTask>, task: RetryTask, error: unknown): Promise<void> {
+    const decision = decideFailure(error, task.attempt, this.#parts.options.retry.maxAttempts);
     const described = describeError(error);
-    scope.logger.warn('retry failed', {
+    this.#parts.logger.warn('retry failed', {
       origin: task.origin, attempt: task.attempt, error: described, decision: decision.action,
       ...(decision.action === 'dead-letter' ? { reason: decision.reason } : {}),
     });
     if (decision.action === 'retry') {
-      const item = scope.copies.afterFailure(task, { attempt: task.attempt, firstFailureAtMs: task.firstFailureAtMs, error: described, delayMs: decision.delayMs });
+      const item = this.#parts.copies.afterFailure(task, { attempt: task.attempt, firstFailureAtMs: task.firstFailureAtMs, error: described, delayMs: decision.delayMs });
       scope.count(await this.#nextAttempt(scope, task, item));
     } else {
-      await scope.write([scope.copies.deadLetter(task, task.attempt, decision.reason, described)]);
+      await scope.write([this.#parts.copies.deadLetter(task, task.attempt, decision.reason, described)]);
       scope.count('deadLettered');
       if (task.lane !== undefined) await this.#deadLettered(scope, task, decision);
     }
@@ -253,7 +250,7 @@ export class RetryPath implements RecordPath<RetryTask> {
    * (`handOffHeads`: the copy written, then the lease off); a copy refused for good dead-letters the head here. What
    * to count: `stale` when the head was settled elsewhere meanwhile (nothing to hand off).
    */
-  async #nextAttempt(scope: PathScope<RetryTask>, task: RetryTask, item: HandOffItem): Promise<'retried' | 'deadLettered' | 'stale'> {
+  async #nextAttempt(scope: RunScope<RetryTask>, task: RetryTask, item: HandOffItem): Promise<'retried' | 'deadLettered' | 'stale'> {
     if (task.lane === undefined) {
       const [outcome] = await scope.write([item]);
       return outcome?.status === 'refused' ? 'deadLettered' : 'retried';
@@ -270,7 +267,7 @@ export class RetryPath implements RecordPath<RetryTask> {
     }
     // Refused: `advance` wrote the head anew with this invocation's lease (no claim any more).
     const refused = (_head: HeadCopy, why: { readonly reason: string }): Promise<void> => this.#deadLettered(scope, task, why, true);
-    const [handedOff] = await handOffHeads(scope, task.originRef, [{ lane: task.lane, head: next, copy: item, record: task.record }], refused);
+    const [handedOff] = await handOffHeads(headMoves(scope, this.#parts), task.originRef, [{ lane: task.lane, head: next, copy: item, record: task.record }], refused);
     return handedOff === 'dead-lettered' ? 'deadLettered' : 'retried';
   }
 
@@ -278,29 +275,28 @@ export class RetryPath implements RecordPath<RetryTask> {
    * The head is in the dead-letter topic: `hold` keeps the lane blocked, `release` moves on and drains. `advanced`: its
    * copy was refused after `advance` gave the head its next attempt and this invocation's lease.
    */
-  async #deadLettered(scope: PathScope<RetryTask>, task: RetryTask, why: { readonly reason: string }, advanced = false): Promise<void> {
-    if (scope.options.deadLetter.policy === 'hold') {
+  async #deadLettered(scope: RunScope<RetryTask>, task: RetryTask, why: { readonly reason: string }, advanced = false): Promise<void> {
+    if (this.#parts.options.deadLetter.policy === 'hold') {
       const head = { offset: task.origin.offset, attempt: advanced ? task.attempt + 1 : task.attempt };
-      await applyDeadLetterPolicy(scope, task.originRef, { lane: task.lane!, head, record: task.record }, why);
+      await applyDeadLetterPolicy(headMoves(scope, this.#parts), task.originRef, { lane: task.lane!, head, record: task.record }, why);
       return;
     }
     await this.#releaseAndDrain(scope, task, advanced ? { lease: scope.leaseUntilMs } : holdOf(scope, task));
   }
 
   /** The deadline came: copies not started go back to their tier; drained heads go to the first tier, due now. */
-  async deferUnstarted(runScope: RunScope<RetryTask>, tasks: RetryTask[]): Promise<void> {
-    const scope = this.#parts.of(runScope);
+  async deferUnstarted(scope: RunScope<RetryTask>, tasks: RetryTask[]): Promise<void> {
     const copies = tasks.filter((task) => task.from === 'copy');
     const drained = tasks.filter((task) => task.from === 'drained');
     await Promise.all([
       this.#writeBack(scope, copies),
       ...drained.map(async (task) => {
         try {
-          await handOffNewHead(scope, task.originRef, task.lane!, { offset: task.origin.offset, payload: task.payload!, attempt: task.attempt });
+          await handOffNewHead(headMoves(scope, this.#parts), task.originRef, task.lane!, { offset: task.origin.offset, payload: task.payload!, attempt: task.attempt });
           scope.count('deferred');
         } catch (error) {
           // Its lease stays: the committer writes its copy once the lease expires.
-          scope.logger.error('cannot hand a drained lane head off; the committer re-drives it when its lease expires', {
+          this.#parts.logger.error('cannot hand a drained lane head off; the committer re-drives it when its lease expires', {
             origin: task.origin, error: describeError(error),
           });
         }
@@ -309,13 +305,12 @@ export class RetryPath implements RecordPath<RetryTask> {
   }
 
   /** A fault of ours: a copy goes back to the event source; a drained head keeps its lease for the re-drive. */
-  faulted(runScope: RunScope<RetryTask>, task: RetryTask, error: unknown): void {
-    const scope = this.#parts.of(runScope);
+  faulted(scope: RunScope<RetryTask>, task: RetryTask, error: unknown): void {
     if (task.from === 'copy') {
       scope.redeliver(task.ref, [task.offset], error);
       return;
     }
-    scope.logger.error('a drained lane head failed to settle; the committer re-drives it when its lease expires', {
+    this.#parts.logger.error('a drained lane head failed to settle; the committer re-drives it when its lease expires', {
       origin: task.origin, error: describeError(error),
     });
   }

@@ -1,6 +1,6 @@
-import { applyDeadLetterPolicy, DEFERRED_HEAD, parkPayload, watchHeldHead } from '../lanes/lane-heads';
+import { applyDeadLetterPolicy, DEFERRED_HEAD, headMoves, parkPayload, watchHeldHead } from '../lanes/lane-heads';
 import { decideFailure, describeError } from '../lanes/outcome';
-import { ScopeWithParts, type PathParts, type PathScope, type RecordPath, type RunScope } from '../engine/run-scope';
+import { type PathParts, type RecordPath, type RunScope } from '../engine/run-scope';
 import type { PartitionBatch } from '../event';
 import type { HandOffItem, HandOffOutcome } from '../ports/handoff';
 import { admitSourceBatch, type SourceTask } from './admit';
@@ -13,28 +13,26 @@ export { ADMIT_FIRST_CHUNK, ADMIT_MAX_CHUNK, ADMIT_ONE_CALL, RECREATED_TOPIC_GAP
  * records of the batch and hands the record to the retry or dead-letter topic before its done bit is set.
  */
 export class SourcePath implements RecordPath<SourceTask> {
-  readonly #parts: ScopeWithParts;
+  readonly #parts: PathParts;
 
   /** `parts`: what the function gives every invocation (its options, how copies are built, its logger, effects' lifetime). */
   constructor(parts: PathParts) {
-    this.#parts = new ScopeWithParts(parts);
+    this.#parts = parts;
   }
 
-  admit(runScope: RunScope<SourceTask>, batch: PartitionBatch): Promise<{ tasks: SourceTask[]; handOffs: Promise<unknown> }> {
-    return admitSourceBatch(this.#parts.of(runScope), batch);
+  admit(scope: RunScope<SourceTask>, batch: PartitionBatch): Promise<{ tasks: SourceTask[]; handOffs: Promise<unknown> }> {
+    return admitSourceBatch(scope, this.#parts, batch);
   }
 
-  succeeded(runScope: RunScope<SourceTask>, task: SourceTask): void {
-    const scope = this.#parts.of(runScope);
+  succeeded(scope: RunScope<SourceTask>, task: SourceTask): void {
     scope.markDone(task.ref, task.offset);
     scope.count('done');
   }
 
   /** A failed attempt: block the lane and hand the record to the retry topic, or dead-letter it. */
-  async failed(runScope: RunScope<SourceTask>, task: SourceTask, error: unknown): Promise<void> {
-    const scope = this.#parts.of(runScope);
-    const decision = decideFailure(error, task.attempt, scope.options.retry.maxAttempts);
-    const blocksLane = task.lane !== undefined && (decision.action === 'retry' || scope.options.deadLetter.policy === 'hold');
+  async failed(scope: RunScope<SourceTask>, task: SourceTask, error: unknown): Promise<void> {
+    const decision = decideFailure(error, task.attempt, this.#parts.options.retry.maxAttempts);
+    const blocksLane = task.lane !== undefined && (decision.action === 'retry' || this.#parts.options.deadLetter.policy === 'hold');
     // Taken before any await: the lane's later records must not start once its head failed.
     const parked = blocksLane ? scope.drainLane(task.partitionKey, task.lane!) : [];
     if (task.lane !== undefined) {
@@ -44,13 +42,13 @@ export class SourcePath implements RecordPath<SourceTask> {
       if (blocksLane) parked.push(...scope.drainLane(task.partitionKey, task.lane));
     }
     const described = describeError(error);
-    scope.logger.warn('record failed', {
+    this.#parts.logger.warn('record failed', {
       partition: task.partitionKey, offset: task.offset, attempt: task.attempt, error: described,
       decision: decision.action, ...(decision.action === 'dead-letter' ? { reason: decision.reason } : {}),
     });
     const item = decision.action === 'retry'
-      ? scope.copies.afterFailure(task, { attempt: task.attempt, firstFailureAtMs: scope.now(), error: described, delayMs: decision.delayMs })
-      : scope.copies.deadLetter(task, task.attempt, decision.reason, described);
+      ? this.#parts.copies.afterFailure(task, { attempt: task.attempt, firstFailureAtMs: scope.now(), error: described, delayMs: decision.delayMs })
+      : this.#parts.copies.deadLetter(task, task.attempt, decision.reason, described);
     try {
       await this.#handOff(scope, task, item, blocksLane ? parked : undefined);
     } catch (handOffError) {
@@ -67,7 +65,7 @@ export class SourcePath implements RecordPath<SourceTask> {
    * the lane blocks (`parked` given), the lane's head and its parked followers are recorded in Redis before a retry
    * copy is written and after a dead letter is. Throws when the record could not be handed off.
    */
-  async #handOff(scope: PathScope<SourceTask>, task: SourceTask, item: HandOffItem, parked: SourceTask[] | undefined): Promise<void> {
+  async #handOff(scope: RunScope<SourceTask>, task: SourceTask, item: HandOffItem, parked: SourceTask[] | undefined): Promise<void> {
     const retrying = item.kind === 'retry';
     // A retrying head is blocked before its copy is written, so the retry function always finds the head it is
     // given. A held head is blocked only once its dead letter is written: `kafka-lanes lane release` trusts a held
@@ -80,12 +78,12 @@ export class SourcePath implements RecordPath<SourceTask> {
     if (parked !== undefined && !retrying) {
       await this.#block(scope, task, item, parked);
       // Held in the partition's first minute: a watch copy stands in for the retry copy a held head lacks.
-      await watchHeldHead(scope, task.ref, task, task.attempt);
+      await watchHeldHead(headMoves(scope, this.#parts), task.ref, task, task.attempt);
     }
     if (retrying && outcome?.status === 'refused' && parked !== undefined) {
       // The retry topic refused the copy for good: it is dead-lettered (stripped), so the blocked lane
       // follows the dead-letter policy, as if the record had exhausted its attempts.
-      await applyDeadLetterPolicy(scope, task.ref, { lane: task.lane!, head: { offset: task.offset, attempt: task.attempt + 1 }, record: task.record }, outcome);
+      await applyDeadLetterPolicy(headMoves(scope, this.#parts), task.ref, { lane: task.lane!, head: { offset: task.offset, attempt: task.attempt + 1 }, record: task.record }, outcome);
     }
     scope.count(retrying && outcome?.status !== 'refused' ? 'retried' : 'deadLettered');
     scope.markDone(task.ref, task.offset);
@@ -96,7 +94,7 @@ export class SourcePath implements RecordPath<SourceTask> {
    * its followers in Redis (a method, not a closure per failure: the bundle names every closure it makes). From here
    * the followers are parked and done: `followers` is emptied.
    */
-  async #block(scope: PathScope<SourceTask>, task: SourceTask, item: HandOffItem, followers: SourceTask[]): Promise<void> {
+  async #block(scope: RunScope<SourceTask>, task: SourceTask, item: HandOffItem, followers: SourceTask[]): Promise<void> {
     await scope.store.block(
       task.ref,
       { lane: task.lane!, offset: task.offset, attempt: item.attempt, state: item.kind === 'retry' ? 'retrying' : 'held', dueAtMs: item.dueAtMs, reason: item.reason ?? '' },
@@ -107,8 +105,7 @@ export class SourcePath implements RecordPath<SourceTask> {
   }
 
   /** The deadline came: hand every record not started off to the retry path, attempt unchanged. */
-  async deferUnstarted(runScope: RunScope<SourceTask>, unstarted: SourceTask[]): Promise<void> {
-    const scope = this.#parts.of(runScope);
+  async deferUnstarted(scope: RunScope<SourceTask>, unstarted: SourceTask[]): Promise<void> {
     const heads: SourceTask[] = [];
     const followers = new Map<string, SourceTask[]>();
     for (const task of unstarted) {
@@ -143,7 +140,7 @@ export class SourcePath implements RecordPath<SourceTask> {
     }));
     const deferred = heads.filter((_, i) => blocked[i]);
     if (deferred.length === 0) return;
-    const items = deferred.map((task) => scope.copies.deferred(task, task.attempt));
+    const items = deferred.map((task) => this.#parts.copies.deferred(task, task.attempt));
     let outcomes: readonly HandOffOutcome[];
     try {
       outcomes = await scope.write(items);
@@ -155,7 +152,7 @@ export class SourcePath implements RecordPath<SourceTask> {
       const outcome = outcomes[i];
       if (outcome?.status === 'refused' && task.lane !== undefined) {
         try {
-          await applyDeadLetterPolicy(scope, task.ref, { lane: task.lane, head: { offset: task.offset, attempt: task.attempt }, record: task.record }, outcome);
+          await applyDeadLetterPolicy(headMoves(scope, this.#parts), task.ref, { lane: task.lane, head: { offset: task.offset, attempt: task.attempt }, record: task.record }, outcome);
         } catch (error) {
           scope.redeliver(task.ref, [task.offset], error);
           return;
@@ -164,6 +161,6 @@ export class SourcePath implements RecordPath<SourceTask> {
       scope.count(outcome?.status === 'refused' ? 'deadLettered' : 'deferred');
       scope.markDone(task.ref, task.offset);
     }));
-    scope.logger.info('deadline near: records not started were handed off to the retry topic', { deferred: deferred.length });
+    this.#parts.logger.info('deadline near: records not started were handed off to the retry topic', { deferred: deferred.length });
   }
 }
