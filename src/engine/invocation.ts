@@ -119,6 +119,7 @@ export class Invocation<T extends EngineTask> {
     const clock = this.#clock;
     const logger = this.#parts.telemetry.logger;
     const report = this.#report;
+    const edge = { sink, handOffSignal, report, logger };
     const now = (): number => clock.now();
     return {
       store, effects, now,
@@ -127,7 +128,7 @@ export class Invocation<T extends EngineTask> {
       abortRunningAt: this.#abortRunningAt,
       stopSignal: this.#stop.signal,
       copyWait: given.copyWait,
-      write: (items) => writeHandOffs(sink, handOffSignal, items, report, logger),
+      write: (items) => writeHandOffs(edge, items),
       enqueue: (tasks) => {
         this.#scheduler.add(tasks);
         this.#fill();
