@@ -1,5 +1,5 @@
 import type { Admin } from 'kafkajs';
-import { parseLaneHead, parseLanesEntry } from '../completion/lanes-entry';
+import { entryHeadOffset, parseLaneHead, parseLanesEntry } from '../completion/lanes-entry';
 import type { CompletionStore } from '../completion/store';
 import type { PartitionRef } from '../ports/partition';
 import { completionGroupId } from '../options/names';
@@ -163,7 +163,7 @@ export async function readPartition(store: CompletionStore, ref: PartitionRef): 
     }
   }
   // The sum of the lanes' counts, so the partition row, its lanes' rows and the dashboard agree (see `parkedBehind`).
-  const parked = await state.parkedBehind(ref, Object.entries(heads).map(([lane, entry]) => ({ lane, headOffset: Number(entry.split('|')[0]) })));
+  const parked = await state.parkedBehind(ref, Object.entries(heads).map(([lane, entry]) => ({ lane, headOffset: entryHeadOffset(entry) })));
   return {
     frontier: reading?.frontier,
     highest: reading?.highest,

@@ -9,7 +9,9 @@ import { CommitterLease } from './lease';
 import { movesByTopic, type OffsetCommitter } from './offset-committer';
 import { partitionId, planCommit } from './plan';
 import { loadReadings, saveReadings } from './state';
-import { PlanReasonCode, type CommitMove, type CommittedOffset, type PlanReason } from './types';
+import { PlanReasonCode, type CommitMove, type CommitPlan, type CommittedOffset, type PlanReason } from './types';
+import type { FrontierReading } from '../completion/args';
+import type { PartitionRef } from '../ports/partition';
 
 export const COMMITTER_DEFAULTS = {
   trim: true,
@@ -168,7 +170,7 @@ export async function runCommitter(options: RunCommitterOptions): Promise<Commit
 
   let result: CommitterResult;
   try {
-    const { result: committed, checks } = await commitUnderLease(store, state, committer, lease, trim, now, options.eventSource);
+    const { result: committed, checks } = await commitUnderLease({ store, state, committer, lease, trim, now, eventSource: options.eventSource });
     result = committed;
     const lost = checks.filter((check) => check.loss !== undefined);
     // Loaded only when needed: the recovery brings Kafka reading and key scanning with it.
@@ -183,20 +185,56 @@ export async function runCommitter(options: RunCommitterOptions): Promise<Commit
   return result;
 }
 
-async function commitUnderLease(
-  store: RunCommitterOptions['store'],
-  state: CommitterCalls,
-  committer: OffsetCommitter,
-  lease: CommitterLease,
-  trim: boolean,
-  now: () => number,
-  eventSource: RunCommitterOptions['eventSource'],
-): Promise<{ result: CommitterResult; checks: PartitionCheck[] }> {
-  // Partitions the completion group carries a marker for are checked too: Redis may have lost its tracked set.
-  const { group } = state;
-  const trackedSet = await state.tracked();
-  const allTracked = partitionsToCheck(group, trackedSet, (await committer.fetchAllCommitted?.()) ?? []);
+/** What a run works with under its lease: the doors, the committer, the lease, its settings. */
+interface CommitRun extends Pick<RunCommitterOptions, 'store' | 'committer' | 'eventSource'> {
+  readonly state: CommitterCalls;
+  readonly lease: CommitterLease;
+  readonly trim: boolean;
+  readonly now: () => number;
+}
 
+/** What a run read before it plans: the partitions to look at, what Kafka holds of them, their frontiers. */
+interface RunReadings {
+  /** The tracked set as Redis holds it. */
+  readonly trackedSet: readonly PartitionRef[];
+  /** Every partition to look at: the tracked set's and those the completion group carries a marker for. */
+  readonly allTracked: readonly PartitionRef[];
+  /** Topics of `allTracked` Kafka no longer has. */
+  readonly missing: ReadonlySet<string>;
+  /** The partitions of `allTracked` whose topic exists, with their frontier readings (in that order). */
+  readonly tracked: readonly PartitionRef[];
+  readonly frontiers: ReadonlyArray<FrontierReading | undefined>;
+  readonly committed: readonly CommittedOffset[];
+  /** What the event source mapping committed, by `partitionId`. */
+  readonly delivered: ReadonlyMap<string, number | undefined>;
+}
+
+/** The run's steps: read, plan and check, commit what is durable, mark, sum up. */
+async function commitUnderLease(run: CommitRun): Promise<{ result: CommitterResult; checks: PartitionCheck[] }> {
+  const read = await readPartitions(run);
+  const plan = planCommit({
+    frontiers: read.tracked.map((ref, i) => ({ topic: ref.topic, partition: ref.partition, reading: read.frontiers[i] })),
+    committed: read.committed,
+    previous: await loadReadings(run.state),
+    nowMs: run.now(),
+  });
+  await saveReadings(run.state, plan.next);
+  const readings = read.tracked.map((ref, i) => ({ ref, frontier: read.frontiers[i]?.frontier, delivered: read.delivered.get(partitionId(ref)) }));
+  const checks = await checkPartitions(run, readings, read.committed, run.now());
+  const moves = durableMoves(plan.moves, checks);
+  // Found by its marker alone with its state whole: the tracked set was lost. The re-drive reads that set.
+  const known = new Set(read.trackedSet.map(partitionId));
+  await run.state.track(checks.filter((c) => c.audit.present && c.loss === undefined && !known.has(partitionId(c.ref))).map((c) => c.ref));
+  const committed = await commitMoves(run, moves);
+  await markLanded(run.state, checks, moves);
+  return { result: summary(run, read, plan, committed), checks };
+}
+
+/** The partitions to look at, what Kafka holds of them and their frontiers, in the order a loss check needs. */
+async function readPartitions({ store, state, committer, trim, eventSource }: CommitRun): Promise<RunReadings> {
+  // Partitions the completion group carries a marker for are checked too: Redis may have lost its tracked set.
+  const trackedSet = await state.tracked();
+  const allTracked = partitionsToCheck(state.group, trackedSet, (await committer.fetchAllCommitted?.()) ?? []);
   // Fetched under the lease: no other committer run can change these offsets until this run commits.
   const { committed, missing } = await fetchExisting(committer, [...new Set(allTracked.map((ref) => ref.topic))]);
   const tracked = allTracked.filter((ref) => !missing.has(ref.topic));
@@ -209,51 +247,58 @@ async function commitUnderLease(
   // below the frontier and never changes the frontier, so the next run reads the same (or a later)
   // frontier and commits it. Nothing below an uncommitted frontier needs its bits: offsets below `base`
   // are done by definition (docs/ARCHITECTURE.md, "Redis layout").
-  const readings = await Promise.all(tracked.map((ref) => store.frontier(ref, { trim })));
-  const plan = planCommit({
-    frontiers: tracked.map((ref, i) => ({ topic: ref.topic, partition: ref.partition, reading: readings[i] })),
-    committed,
-    previous: await loadReadings(state),
-    nowMs: now(),
-  });
-  await saveReadings(state, plan.next);
-  const checks = await checkPartitions(store, state, tracked, committed, readings.map((r) => r?.frontier), now(), tracked.map((ref) => delivered.get(partitionId(ref))));
-  const moves = durableMoves(plan.moves, checks);
-  // Found by its marker alone with its state whole: the tracked set was lost. The re-drive reads that set.
-  const known = new Set(trackedSet.map(partitionId));
-  const untracked = checks.filter((c) => c.audit.present && c.loss === undefined && !known.has(partitionId(c.ref)));
-  await state.track(untracked.map((c) => c.ref));
+  const frontiers = await Promise.all(tracked.map((ref) => store.frontier(ref, { trim })));
+  return { trackedSet, allTracked, missing, tracked, frontiers, committed, delivered };
+}
 
+/** The moves a run committed, and what Kafka has after them, by `partitionId`, on the topics moved. */
+interface Committed {
+  readonly moves: CommitMove[];
+  readonly after: ReadonlyMap<string, number | undefined>;
+}
+
+/** Commits the moves and reads them back. */
+async function commitMoves({ committer, lease }: CommitRun, moves: CommitMove[]): Promise<Committed> {
   const byTopic = movesByTopic(moves);
-  if (moves.length > 0) {
-    // The committer renews the lease before each request it sends; a lease that expired during one is
-    // found by the next renewal, or here, after the last.
-    await committer.commit(moves, lease);
-    lease.assertStillHeld(`the commit of ${[...byTopic.keys()].join(', ')} to ${committer.groupId}`);
-  }
-
   const after = new Map<string, number | undefined>();
-  if (byTopic.size > 0) {
-    for (const c of await committer.fetchCommitted([...byTopic.keys()])) after.set(partitionId(c), c.offset);
-    const missed = moves.filter((move) => (after.get(partitionId(move)) ?? -1) < move.to);
-    if (missed.length > 0) {
-      const list = missed
-        .map((m) => `${m.topic}-${m.partition} (wanted ${m.to}, has ${String(after.get(partitionId(m)))})`)
-        .join(', ');
-      throw new CommitNotAppliedError(`commit to ${committer.groupId} did not land on ${list}`);
-    }
+  if (moves.length === 0) return { moves, after };
+  // The committer renews the lease before each request it sends; a lease that expired during one is
+  // found by the next renewal, or here, after the last.
+  await committer.commit(moves, lease);
+  lease.assertStillHeld(`the commit of ${[...byTopic.keys()].join(', ')} to ${committer.groupId}`);
+  for (const c of await committer.fetchCommitted([...byTopic.keys()])) after.set(partitionId(c), c.offset);
+  const missed = moves.filter((move) => (after.get(partitionId(move)) ?? -1) < move.to);
+  if (missed.length > 0) {
+    const list = missed
+      .map((m) => `${m.topic}-${m.partition} (wanted ${m.to}, has ${String(after.get(partitionId(m)))})`)
+      .join(', ');
+    throw new CommitNotAppliedError(`commit to ${committer.groupId} did not land on ${list}`);
   }
+  return { moves, after };
+}
 
-  // A state whose generation the completion group's marker names (committed now or before) is marked in Redis: its
-  // first minute is over, and a lane the `hold` policy holds needs no watch copy from then on (docs/durability.md, "The first minute").
+/**
+ * A state whose generation the completion group's marker names (committed now or before) is marked in Redis: its
+ * first minute is over, and a lane the `hold` policy holds needs no watch copy from then on (docs/durability.md, "The first minute").
+ */
+async function markLanded(state: CommitterCalls, checks: readonly PartitionCheck[], moves: readonly CommitMove[]): Promise<void> {
   const landed = new Set(moves.filter((move) => move.metadata !== undefined).map(partitionId));
   const unmarked = checks.filter((c) => c.loss === undefined && c.generation !== undefined && c.audit.marked !== c.generation &&
     (c.durable.marker?.generation === c.generation || landed.has(partitionId(c.ref))));
   await Promise.all(unmarked.map((c) => state.mark(c.ref, c.generation!)));
+}
 
-  const nowMs = now();
-  const result: CommitterResult = {
-    groupId: committer.groupId,
+/** The run's result: each partition before and after, the moves, the reasons (skipped topics among them), the bytes trimmed. */
+function summary(run: CommitRun, read: RunReadings, plan: CommitPlan, { moves, after }: Committed): CommitterResult {
+  const nowMs = run.now();
+  const skipped = read.allTracked.filter((ref) => read.missing.has(ref.topic)).map((ref) => ({
+    topic: ref.topic,
+    partition: ref.partition,
+    code: PlanReasonCode.TopicMissing,
+    detail: `topic ${ref.topic} no longer exists in Kafka: skipped`,
+  }));
+  return {
+    groupId: run.committer.groupId,
     partitions: plan.partitions.map((p) => ({
       topic: p.topic,
       partition: p.partition,
@@ -265,20 +310,9 @@ async function commitUnderLease(
       frontierAgeMs: p.frontierSinceMs === undefined ? undefined : nowMs - p.frontierSinceMs,
     })),
     moves,
-    reasons: [
-      ...plan.reasons,
-      ...allTracked
-        .filter((ref) => missing.has(ref.topic))
-        .map((ref) => ({
-          topic: ref.topic,
-          partition: ref.partition,
-          code: PlanReasonCode.TopicMissing,
-          detail: `topic ${ref.topic} no longer exists in Kafka: skipped`,
-        })),
-    ],
-    trimmedBytes: readings.reduce((sum, r) => sum + (r?.trimmedBytes ?? 0), 0),
+    reasons: [...plan.reasons, ...skipped],
+    trimmedBytes: read.frontiers.reduce((sum, r) => sum + (r?.trimmedBytes ?? 0), 0),
   };
-  return { result, checks };
 }
 
 /**

@@ -30,31 +30,35 @@ export function partitionsToCheck(group: string, tracked: readonly PartitionRef[
   return [...byId.values()].sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1));
 }
 
+/** One partition as a run read it before its checks: its frontier, and what the event source committed, when known. */
+export interface PartitionReading {
+  readonly ref: PartitionRef;
+  readonly frontier: number | undefined;
+  readonly delivered: number | undefined;
+}
+
 /**
  * Audits every partition against what the completion group holds (offset and marker). A partition whose state
  * has never been stamped with a generation, and whose commits carry no marker yet, gets one now: from then on a
  * loss of its state is told apart from a partition that is new.
  */
 export async function checkPartitions(
-  store: Pick<CompletionStore, 'audit'>,
-  state: Pick<CommitterState, 'stamp'>,
-  refs: readonly PartitionRef[],
+  doors: { readonly store: Pick<CompletionStore, 'audit'>; readonly state: Pick<CommitterState, 'stamp'> },
+  partitions: readonly PartitionReading[],
   committed: readonly CommittedOffset[],
-  frontiers: ReadonlyArray<number | undefined>,
   nowMs: number,
-  delivered: ReadonlyArray<number | undefined> = [],
 ): Promise<PartitionCheck[]> {
   const byId = new Map(committed.map((c) => [partitionId(c), c]));
-  return Promise.all(refs.map(async (ref, i) => {
-    const audit = await store.audit(ref);
+  return Promise.all(partitions.map(async ({ ref, frontier, delivered }) => {
+    const audit = await doors.store.audit(ref);
     const entry = byId.get(partitionId(ref));
     const durable: DurableView = { committed: entry?.offset, marker: decodeMarker(entry?.metadata) };
-    const loss = findLoss(audit, frontiers[i], durable, nowMs, delivered[i]);
+    const loss = findLoss({ audit, frontier, durable, nowMs, delivered });
     let generation = audit.generation;
     if (loss === undefined && audit.present && generation === undefined && durable.marker === undefined) {
-      generation = await state.stamp(ref, newGeneration());
+      generation = await doors.state.stamp(ref, newGeneration());
     }
-    return { ref, audit, durable, loss, generation, delivered: delivered[i] };
+    return { ref, audit, durable, loss, generation, delivered };
   }));
 }
 

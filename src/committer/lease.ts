@@ -34,13 +34,14 @@ export class CommitterLease {
   // A conservative local view of the expiry: measured from before the request that set the TTL was sent.
   #heldUntilMs: number;
 
-  private constructor(state: LeaseCalls, token: string, ttlMs: number, now: () => number, heldUntilMs: number) {
+  /** The lease `token` holds, taken by a request sent at `sentAtMs` (on the `now` clock). */
+  private constructor(state: LeaseCalls, token: string, taken: { readonly ttlMs: number; readonly now: () => number; readonly sentAtMs: number }) {
     this.#state = state;
     this.key = state.leaseKey;
     this.token = token;
-    this.ttlMs = ttlMs;
-    this.#now = now;
-    this.#heldUntilMs = heldUntilMs;
+    this.ttlMs = taken.ttlMs;
+    this.#now = taken.now;
+    this.#heldUntilMs = taken.sentAtMs + taken.ttlMs;
   }
 
   /** Takes the group's lease; `undefined` if another run holds it. */
@@ -53,9 +54,9 @@ export class CommitterLease {
       throw new RangeError(`Expected \`ttlMs\` to be a positive integer, got ${describeValue(ttlMs)}`);
     }
     const token = randomUUID();
-    const sentAt = now();
+    const sentAtMs = now();
     if (!(await state.takeLease(token, ttlMs))) return undefined;
-    return new CommitterLease(state, token, ttlMs, now, sentAt + ttlMs);
+    return new CommitterLease(state, token, { ttlMs, now, sentAtMs });
   }
 
   /** Milliseconds the lease is certainly still held for (0 once it may have expired). */

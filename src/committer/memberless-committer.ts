@@ -9,7 +9,7 @@ import {
   OffsetCommitError,
 } from './errors';
 import { messageOf } from '../describe';
-import { KafkaErrorCode, kafkaErrorOf, ownKafkaErrorOf } from '../kafka-errors';
+import { KafkaErrorCode, kafkaErrorOf, ownKafkaErrorOf, type KafkaErrorInfo } from '../kafka-errors';
 import {
   clusterFactoryOf,
   field,
@@ -93,14 +93,10 @@ export function commitRetryDelayMs(
   return exponentialDelay({ initialMs: initialRetryMs, multiplier: 2, maxMs: maxRetryMs }, attempt, 0.8 + 0.4 * random());
 }
 
-function refusal(
-  groupId: string,
-  kafkaError: string,
-  code: number,
-  retriable: boolean,
-  cause: unknown,
-): OffsetCommitError {
-  if (GROUP_HAS_MEMBERS.has(code)) {
+/** The error of a commit Kafka refused with `kafka`'s error: `retriable` as kafkajs said, `cause` what was thrown, if anything. */
+function refusal(groupId: string, kafka: KafkaErrorInfo, { retriable, cause }: { readonly retriable: boolean; readonly cause?: unknown }): OffsetCommitError {
+  const kafkaError = kafka.type;
+  if (GROUP_HAS_MEMBERS.has(kafka.code)) {
     return new GroupHasMembersError(
       `Kafka refused a commit to group ${groupId} by no member: the group has live members (${kafkaError}). ` +
         'Nothing was committed. The completion group must have no consumers: does something consume with ' +
@@ -129,7 +125,7 @@ export function commitFailure(error: unknown, groupId: string): LanesError {
   if (error instanceof LanesError) return error;
   const retriable = field(error, 'retriable') === true;
   const kafka = kafkaErrorOf(error);
-  if (kafka !== undefined) return refusal(groupId, kafka.type, kafka.code, retriable, error);
+  if (kafka !== undefined) return refusal(groupId, kafka, { retriable, cause: error });
   return new OffsetCommitError(`the commit to group ${groupId} failed: ${messageOf(error)}`, {
     groupId,
     retriable,
@@ -142,7 +138,7 @@ export function checkAcks(request: OffsetCommitRequest, acks: readonly OffsetCom
   // kafkajs throws on the first partition with an error; this is for a response that reached us anyway.
   const refused = acks.find((ack) => ack.errorCode !== 0);
   if (refused !== undefined) {
-    throw refusal(request.groupId, `error code ${refused.errorCode}`, refused.errorCode, false, undefined);
+    throw refusal(request.groupId, { type: `error code ${refused.errorCode}`, code: refused.errorCode }, { retriable: false });
   }
   const acked = new Set(acks.map(partitionId));
   const missing = request.topics.flatMap(({ topic, partitions }) =>

@@ -1,12 +1,9 @@
 import { describeValue } from '../errors';
 import {
   PlanReasonCode,
-  type CommitMove,
   type CommitPlan,
   type CommittedOffset,
   type FrontierInput,
-  type PartitionPlan,
-  type PlanReason,
   type PreviousReading,
   type TopicPartition,
 } from './types';
@@ -83,74 +80,62 @@ export function planCommit(input: PlanInput): CommitPlan {
   const committed = indexOnce(input.committed, 'committed offset');
   const previous = indexOnce(input.previous ?? [], 'previous reading');
 
-  const moves: CommitMove[] = [];
-  const partitions: PartitionPlan[] = [];
-  const reasons: PlanReason[] = [];
-  const next: PreviousReading[] = [];
-
+  const plan: CommitPlan = { moves: [], partitions: [], reasons: [], next: [] };
   for (const { topic, partition, reading } of input.frontiers) {
     const tp = { topic, partition };
     const committedBefore = committedValue(committed.get(partitionId(tp)));
-
     if (reading === undefined) {
-      partitions.push({
-        ...tp,
-        committedBefore,
-        frontier: undefined,
-        highest: undefined,
-        committedAfter: committedBefore,
-        stalled: false,
-        frontierSinceMs: undefined,
-      });
-      reasons.push({ ...tp, code: PlanReasonCode.NothingAdmitted, detail: 'nothing admitted: no frontier to commit' });
-      continue;
-    }
-
-    const { frontier, highest } = reading;
-    expectOffset('frontier', frontier, tp);
-    if (!Number.isSafeInteger(highest) || highest < frontier - 1) {
-      throw new RangeError(
-        `Expected \`highest\` of ${topic}-${partition} to be an integer of at least frontier - 1 (${frontier - 1}), got ${describeValue(highest)}`,
-      );
-    }
-
-    if (committedBefore === undefined || frontier > committedBefore) {
-      moves.push({ ...tp, from: committedBefore, to: frontier });
-    } else if (frontier === committedBefore) {
-      reasons.push({ ...tp, code: PlanReasonCode.UpToDate, detail: `committed ${committedBefore} is the frontier` });
+      plan.partitions.push({ ...tp, committedBefore, frontier: undefined, highest: undefined, committedAfter: committedBefore, stalled: false, frontierSinceMs: undefined });
+      plan.reasons.push({ ...tp, code: PlanReasonCode.NothingAdmitted, detail: 'nothing admitted: no frontier to commit' });
     } else {
-      reasons.push({
-        ...tp,
-        code: PlanReasonCode.BehindCommitted,
-        detail: `frontier ${frontier} is below committed ${committedBefore}: not moved back`,
-      });
+      planPartition(plan, { tp, committedBefore, reading, before: previous.get(partitionId(tp)), nowMs: input.nowMs });
     }
+  }
+  return plan;
+}
 
-    const before = previous.get(partitionId(tp));
-    const sameFrontier = before !== undefined && before.frontier === frontier;
-    const frontierSinceMs = sameFrontier ? before.sinceMs : input.nowMs;
-    const stalled = sameFrontier && highest > frontier;
-    if (stalled) {
-      reasons.push({
-        ...tp,
-        code: PlanReasonCode.Stalled,
-        detail: `frontier ${frontier} has not moved for ${input.nowMs - frontierSinceMs} ms; highest delivered is ${highest}`,
-      });
-    }
+/** One partition with a frontier, as `planCommit` reads it. */
+interface PartitionFacts {
+  readonly tp: TopicPartition;
+  readonly committedBefore: number | undefined;
+  readonly reading: NonNullable<FrontierInput['reading']>;
+  /** What the previous run saw of it. */
+  readonly before: PreviousReading | undefined;
+  readonly nowMs: number;
+}
 
-    partitions.push({
-      ...tp,
-      committedBefore,
-      frontier,
-      highest,
-      committedAfter: committedBefore === undefined ? frontier : Math.max(committedBefore, frontier),
-      stalled,
-      frontierSinceMs,
-    });
-    next.push({ ...tp, frontier, highest, sinceMs: frontierSinceMs });
+/** Adds one partition to the plan: its move forward or why none, whether it stalled, and what the next run compares. */
+function planPartition(plan: CommitPlan, { tp, committedBefore, reading, before, nowMs }: PartitionFacts): void {
+  const { frontier, highest } = reading;
+  expectOffset('frontier', frontier, tp);
+  if (!Number.isSafeInteger(highest) || highest < frontier - 1) {
+    throw new RangeError(
+      `Expected \`highest\` of ${tp.topic}-${tp.partition} to be an integer of at least frontier - 1 (${frontier - 1}), got ${describeValue(highest)}`,
+    );
   }
 
-  return { moves, partitions, reasons, next };
+  if (committedBefore === undefined || frontier > committedBefore) {
+    plan.moves.push({ ...tp, from: committedBefore, to: frontier });
+  } else if (frontier === committedBefore) {
+    plan.reasons.push({ ...tp, code: PlanReasonCode.UpToDate, detail: `committed ${committedBefore} is the frontier` });
+  } else {
+    plan.reasons.push({ ...tp, code: PlanReasonCode.BehindCommitted, detail: `frontier ${frontier} is below committed ${committedBefore}: not moved back` });
+  }
+
+  const sameFrontier = before !== undefined && before.frontier === frontier;
+  const frontierSinceMs = sameFrontier ? before.sinceMs : nowMs;
+  const stalled = sameFrontier && highest > frontier;
+  if (stalled) {
+    plan.reasons.push({
+      ...tp,
+      code: PlanReasonCode.Stalled,
+      detail: `frontier ${frontier} has not moved for ${nowMs - frontierSinceMs} ms; highest delivered is ${highest}`,
+    });
+  }
+
+  const committedAfter = committedBefore === undefined ? frontier : Math.max(committedBefore, frontier);
+  plan.partitions.push({ ...tp, committedBefore, frontier, highest, committedAfter, stalled, frontierSinceMs });
+  plan.next.push({ ...tp, frontier, highest, sinceMs: frontierSinceMs });
 }
 
 /**

@@ -1,7 +1,7 @@
-import type { ParkedRecord, HeadAdvance, HeadClaim, HeadClaimRequest, NewLaneHead, LaneHold } from '../ports/lane-head';
+import type { CopyClaimRequest, ParkedRecord, HeadAdvance, HeadClaim, HeadClaimRequest, LaneBlock, LaneRelease } from '../ports/lane-head';
 import type { AdmitRecord, AdmitResult, AdmitStatus } from '../ports/admission';
 import type { PartitionCaps, PartitionWindow, PartitionRef } from '../ports/partition';
-import { copyKey, parkKey, stepsBlockKey, stepsBlockOf, type PartitionKeys } from './keys';
+import { copyKey, parkKey, partitionKeys, stepsBlockKey, stepsBlockOf, type PartitionKeys } from './keys';
 import type { RecordSteps } from '../ports/effects';
 import { scriptError, UnexpectedReplyError } from './errors';
 import { parseLaneHead } from './lanes-entry';
@@ -17,23 +17,60 @@ export interface ScriptCall {
 
 const STATUS: Record<string, AdmitStatus> = { r: 'run', d: 'duplicate', p: 'parked', c: 'refused', h: 'handoff' };
 
+/** How `admitCall` admits a batch: the partition's caps, the writer's epoch, the lanes to send payloads of. */
+export interface AdmitCallOptions {
+  readonly caps: PartitionCaps;
+  readonly epoch: number;
+  /** Lanes the script reported blocked: their records carry their payloads (default none). */
+  readonly sendPayloadsOf?: ReadonlySet<string>;
+}
+
 /**
  * The call admitting `records`. Payloads go only with records of the lanes in `sendPayloadsOf` (lanes
  * the script reported blocked); every other record carries '' (not sent). So do the keys of park lists: only a
  * record with its payload can be parked, and a batch names up to thousands of lanes.
  */
-export function admitCall(
-  ref: PartitionRef,
-  keys: PartitionKeys,
-  records: readonly AdmitRecord[],
-  caps: PartitionCaps,
-  epoch: number,
-  sendPayloadsOf: ReadonlySet<string> = new Set(),
-): ScriptCall {
+export function admitCall(ref: PartitionRef, records: readonly AdmitRecord[], { caps, epoch, sendPayloadsOf = new Set() }: AdmitCallOptions): ScriptCall {
+  const batch = encodeBatch(ref, records, sendPayloadsOf);
+  const keys = partitionKeys(ref);
+  return {
+    keys: [keys.bits, keys.meta, keys.lanes, ...batch.parkKeys],
+    argv: [
+      String(epoch),
+      String(caps.maxWindow),
+      String(caps.maxParked),
+      String(caps.maxParkedBytes),
+      String(records.length),
+      String(batch.laneIds.length),
+      ...batch.laneIds,
+      batch.offsets,
+      batch.lanes,
+      batch.parkLanes,
+      ...batch.payloads,
+    ],
+  };
+}
+
+/** A batch as `admit-3.lua` reads it (see its ARGV). */
+interface EncodedBatch {
+  /** The batch's lanes, each once, in the order first named: a record's lane is its place here, from 1. */
+  readonly laneIds: string[];
+  /** Offsets as distances from the one before (the first as it is), space-separated. */
+  readonly offsets: string;
+  /** Each record's lane place (0: none), space-separated. */
+  readonly lanes: string;
+  /** The places of the lanes whose payloads are sent, space-separated, and their park lists' keys in that order. */
+  readonly parkLanes: string;
+  readonly parkKeys: string[];
+  /** (record index, payload) pairs of the records whose payloads are sent. */
+  readonly payloads: Array<string | Buffer>;
+}
+
+function encodeBatch(ref: PartitionRef, records: readonly AdmitRecord[], sendPayloadsOf: ReadonlySet<string>): EncodedBatch {
   const laneIndex = new Map<string, number>();
-  const laneKeys: string[] = [];
-  let parkLanes = '';
   const laneIds: string[] = [];
+  const parkKeys: string[] = [];
+  let parkLanes = '';
   const payloads: Array<string | Buffer> = [];
   // Offsets as distances and lane indexes, each one space-separated string: two arguments for a whole batch
   // instead of one or more per record (writing thousands of small arguments was a large part of a call's cost).
@@ -55,7 +92,7 @@ export function admitCall(
         index = laneIds.push(record.lane);
         laneIndex.set(record.lane, index);
         if (sendPayloadsOf.has(record.lane)) {
-          laneKeys.push(parkKey(ref, record.lane));
+          parkKeys.push(parkKey(ref, record.lane));
           parkLanes += parkLanes === '' ? String(index) : ` ${index}`;
         }
       }
@@ -67,22 +104,7 @@ export function admitCall(
     }
     lanes[k] = index;
   }
-  return {
-    keys: [keys.bits, keys.meta, keys.lanes, ...laneKeys],
-    argv: [
-      String(epoch),
-      String(caps.maxWindow),
-      String(caps.maxParked),
-      String(caps.maxParkedBytes),
-      String(records.length),
-      String(laneIds.length),
-      ...laneIds,
-      offsets.join(' '),
-      lanes.join(' '),
-      parkLanes,
-      ...payloads,
-    ],
-  };
+  return { laneIds, offsets: offsets.join(' '), lanes: lanes.join(' '), parkLanes, parkKeys, payloads };
 }
 
 function windowOf(base: unknown, highest: unknown, frontier: unknown): PartitionWindow | undefined {
@@ -174,14 +196,8 @@ export function parseFrontierReply(reply: unknown, where: string): FrontierReadi
   return { base: Number(base), highest: Number(highest), frontier: Number(frontier), trimmedBytes: Number(trimmed) };
 }
 
-export function blockCall(
-  ref: PartitionRef,
-  keys: PartitionKeys,
-  head: NewLaneHead,
-  parked: readonly ParkedRecord[],
-  epoch: number,
-  nowMs: number,
-): ScriptCall {
+/** The call blocking a lane (`block-4.lua`); `nowMs` given: the store reads the clock, not this builder. */
+export function blockCall(ref: PartitionRef, { head, parked = [], epoch = 0, nowMs }: LaneBlock & { readonly nowMs: number }): ScriptCall {
   const pairs: string[] = [];
   for (const record of parked) {
     if (record.offset <= head.offset) {
@@ -189,6 +205,7 @@ export function blockCall(
     }
     pairs.push(String(record.offset), record.payload);
   }
+  const keys = partitionKeys(ref);
   return {
     keys: [keys.bits, keys.meta, keys.lanes, parkKey(ref, head.lane)],
     argv: [
@@ -210,20 +227,14 @@ export function parseBlockReply(reply: unknown, where: string): number {
   return parseMarkReply(reply, where);
 }
 
-export function releaseCall(
-  ref: PartitionRef,
-  keys: PartitionKeys,
-  lane: string,
-  expectedHeadOffset: number,
-  nextAttempt: number,
-  nowMs: number,
-  leaseUntilMs = 0,
-  hold?: LaneHold,
-): ScriptCall {
+/** The call releasing a lane (`release-4.lua`); `nowMs` given: the store reads the clock, not this builder. */
+export function releaseCall(ref: PartitionRef, release: LaneRelease & { readonly nowMs: number }): ScriptCall {
+  const { lane, headOffset, nextAttempt = 1, nowMs, leaseUntilMs = 0, hold } = release;
   const held = hold === undefined ? '' : 'lease' in hold ? `lease:${hold.lease}` : `claim:${hold.claim}`;
+  const keys = partitionKeys(ref);
   return {
     keys: [keys.bits, keys.meta, keys.lanes, parkKey(ref, lane)],
-    argv: [lane, String(expectedHeadOffset), String(nextAttempt), String(nowMs), String(leaseUntilMs), held],
+    argv: [lane, String(headOffset), String(nextAttempt), String(nowMs), String(leaseUntilMs), held],
   };
 }
 
@@ -232,13 +243,8 @@ export function laneReason(reason: string): string {
   return reason.replaceAll('|', '/');
 }
 
-export function advanceCall(
-  ref: PartitionRef,
-  keys: PartitionKeys,
-  lane: string,
-  expected: { readonly offset: number; readonly attempt: number },
-  next: HeadAdvance,
-): ScriptCall {
+export function advanceCall(ref: PartitionRef, lane: string, expected: { readonly offset: number; readonly attempt: number }, next: HeadAdvance): ScriptCall {
+  const keys = partitionKeys(ref);
   return {
     keys: [keys.meta, keys.lanes, parkKey(ref, lane)],
     argv: [
@@ -300,8 +306,8 @@ function unexpected(c: string, where: string): never {
 }
 
 /** `claim-copy-1.lua`: unordered mode's claim of a retry copy by (origin, attempt), or `done` once it succeeded. */
-export function claimCopyCall(ref: PartitionRef, offset: number, attempt: number, copy: string, ttlMs: number, done: boolean): ScriptCall {
-  return { keys: [copyKey(ref, offset)], argv: [String(attempt), copy, String(Math.ceil(ttlMs)), done ? 'done' : 'claim'] };
+export function claimCopyCall(origin: PartitionRef, { offset, attempt, copy, ttlMs, done }: CopyClaimRequest): ScriptCall {
+  return { keys: [copyKey(origin, offset)], argv: [String(attempt), copy, String(Math.ceil(ttlMs)), done ? 'done' : 'claim'] };
 }
 
 /** `{ 0 }` or `{ 1, value }` of the effects scripts: `undefined` or the value. */
@@ -319,9 +325,21 @@ export interface RebuildRecord {
   readonly payload: string;
 }
 
-/** The arguments of `rebuild-records-3.lua`: the range `[from, to]`, the chunk's lanes, then (offset, lane, payload) triples. */
-export function rebuildRecordsArgs(nowMs: number, from: number, to: number, lanes: readonly string[], records: readonly RebuildRecord[]): string[] {
+/** One chunk of a recovery's rebuild: the offsets `[from, to]`, the lanes its records name, the records Kafka still has. */
+export interface RebuildChunk {
+  readonly from: number;
+  readonly to: number;
+  readonly lanes: readonly string[];
+  readonly records: readonly RebuildRecord[];
+}
+
+/**
+ * The call of `rebuild-records-3.lua`: the partition's state and the chunk's lanes' park lists; the range `[from, to]`,
+ * the chunk's lanes, then (offset, lane, payload) triples.
+ */
+export function rebuildRecordsCall(ref: PartitionRef, { from, to, lanes, records }: RebuildChunk, nowMs: number): ScriptCall {
+  const keys = partitionKeys(ref);
   const argv = [String(nowMs), String(from), String(to), String(lanes.length), ...lanes];
   for (const record of records) argv.push(String(record.offset), String(record.lane), record.payload);
-  return argv;
+  return { keys: [keys.bits, keys.meta, keys.lanes, ...lanes.map((lane) => parkKey(ref, lane))], argv };
 }

@@ -64,9 +64,10 @@ export class GroupState {
    * Records parked behind each lane's head, in the order given: the lane's park list, less the head where it is kept
    * first in that list (a parked record that became the head keeps its payload there until the lane is released past
    * it; it is the head, in the retry path, not parked). The one count of parked records `status`, its lanes and the
-   * dashboard show; `meta`'s `parked` counts every entry of the lists, heads included, for the caps.
+   * dashboard show; `meta`'s `parked` counts every entry of the lists, heads included, for the caps. A head offset
+   * `undefined` (an entry of a shape this version does not read): the whole list.
    */
-  parkedBehind(ref: PartitionRef, heads: ReadonlyArray<{ readonly lane: string; readonly headOffset: number }>): Promise<number[]> {
+  parkedBehind(ref: PartitionRef, heads: ReadonlyArray<{ readonly lane: string; readonly headOffset: number | undefined }>): Promise<number[]> {
     return Promise.all(heads.map(async ({ lane, headOffset }) => {
       const key = parkKey(ref, lane);
       const [length, first] = await Promise.all([this.#redis.llen(key), this.#redis.lindex(key, 0)]);

@@ -48,6 +48,18 @@ export function parseLanesEntry(entry: string, where: string): LanesEntry {
 }
 
 /**
+ * The head offset of a `:lanes` entry alone, as `entryHead` of scripts/lib/lanes-entry.lua reads it: a first field
+ * of digits, or `undefined` for an entry of another shape.
+ *
+ * @example
+ * entryHeadOffset('12|2|retrying|1700000000000|1700000005000|'); // 12
+ */
+export function entryHeadOffset(entry: string): number | undefined {
+  const head = /^(\d+)\|/.exec(entry)?.[1];
+  return head === undefined ? undefined : Number(head);
+}
+
+/**
  * A `:lanes` entry as the lane's head (the claim left out: only `claim-1.lua` reads it). The lane id is not in the
  * entry (it is the hash field); it is left empty unless given.
  */

@@ -24,7 +24,7 @@ export async function readOriginState(redis: RedisClient, ref: PartitionRef, ori
  * commit), from that origin when a commit made before any marker existed passed it. The tracked set may be gone with
  * the rest: the partition is added again, so the committer finds it.
  */
-export async function reportLoss(redis: RedisClient, ref: PartitionRef, origin: number, limits: CallLimits = {}, nowMs = Date.now()): Promise<void> {
+export async function reportLoss(redis: RedisClient, ref: PartitionRef, { origin, nowMs }: { readonly origin: number; readonly nowMs: number }, limits: CallLimits = {}): Promise<void> {
   await runScript(redis, 'reportLoss', { keys: [partitionKeys(ref).meta], argv: [String(nowMs), String(origin)] }, limits);
   await trackPartitions(redis, [ref], limits);
 }

@@ -1,5 +1,5 @@
-import { rebuildRecordsArgs, type RebuildRecord } from './args';
-import { parkKey, partitionKeys } from './keys';
+import { rebuildRecordsCall, type RebuildChunk } from './args';
+import { partitionKeys } from './keys';
 import { parkKeysPattern, scanKeys } from './redis-scan';
 import { runScript, type RedisClient } from './scripts';
 import { trackPartitions } from './tracked';
@@ -29,12 +29,6 @@ export class PartitionRebuild {
     return runScript(this.#redis, script, { keys: [partitionKeys(this.#ref).meta], argv: [...argv] });
   }
 
-  /** A step on the whole state: bits, `meta`, lanes, and the park lists given. */
-  #onState(script: 'rebuildBegin' | 'rebuildRecords', parkLists: readonly string[], argv: readonly string[]): Promise<unknown> {
-    const keys = partitionKeys(this.#ref);
-    return runScript(this.#redis, script, { keys: [keys.bits, keys.meta, keys.lanes, ...parkLists], argv: [...argv] });
-  }
-
   /** From here `admit` refuses the partition's records, until `untilMs` or the rebuild's end. */
   async fence(untilMs: number): Promise<void> {
     await this.#onMeta('rebuildFence', [String(untilMs)]);
@@ -43,16 +37,17 @@ export class PartitionRebuild {
   /** The state afresh: `start` its base, `highest` its highest admitted offset, born at `born`; old park lists gone. */
   async begin(start: number, highest: number, fenceUntilMs: number, born: number): Promise<void> {
     const parkLists = await scanKeys(this.#redis, parkKeysPattern(this.#ref));
-    await this.#onState('rebuildBegin', parkLists, [String(start), String(highest), String(fenceUntilMs), String(born)]);
+    const keys = partitionKeys(this.#ref);
+    const argv = [String(start), String(highest), String(fenceUntilMs), String(born)];
+    await runScript(this.#redis, 'rebuildBegin', { keys: [keys.bits, keys.meta, keys.lanes, ...parkLists], argv });
   }
 
   /**
-   * The offsets `[from, to]`: `records` are the records Kafka still has (each with its lane's place in `lanes`, from 1,
-   * or 0 for none), each lane's first one its head, the rest parked; the offsets between them are done.
+   * The chunk's offsets `[from, to]`: its records are the records Kafka still has (each with its lane's place in its
+   * `lanes`, from 1, or 0 for none), each lane's first one its head, the rest parked; the offsets between them are done.
    */
-  async records(nowMs: number, from: number, to: number, lanes: readonly string[], records: readonly RebuildRecord[]): Promise<void> {
-    const parkLists = lanes.map((lane) => parkKey(this.#ref, lane));
-    await this.#onState('rebuildRecords', parkLists, rebuildRecordsArgs(nowMs, from, to, lanes, records));
+  async records(chunk: RebuildChunk, nowMs: number): Promise<void> {
+    await runScript(this.#redis, 'rebuildRecords', rebuildRecordsCall(this.#ref, chunk, nowMs));
   }
 
   /** The partition added to its group's tracked set (a rebuilt partition is read by the committer at once). */

@@ -1,6 +1,6 @@
 import { admitCall, advanceCall, claimCall, parseClaimReply, claimCopyCall, parseTakenReply, parseAdvanceReply, blockCall, frontierCall, markCall, stepBlocks, parseAdmitReply, parseBlockReply, parseFrontierReply, parseMarkReply, parseReleaseReply, releaseCall, type FrontierReading, type ScriptCall } from './args';
 import { parseLaneHead } from './lanes-entry';
-import type { ParkedRecord, CopyClaim, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, LaneHold, NewLaneHead } from '../ports/lane-head';
+import type { ParkedRecord, CopyClaim, CopyClaimRequest, HeadAdvance, HeadClaim, HeadClaimRequest, LaneBlock, LaneHead, LaneRelease } from '../ports/lane-head';
 import { UnexpectedReplyError } from './errors';
 import { readOriginState, reportLoss } from './loss-suspect';
 import type { OriginState, PartitionAudit, PartitionCaps, PartitionRef } from '../ports/partition';
@@ -130,7 +130,7 @@ export class CompletionStore implements CompletionPort {
     // A lane can only become blocked between two calls through another writer of this partition (which
     // the epoch fences): a third round is already a sign of that, a fourth an error.
     for (let round = 0; round < 4; round += 1) {
-      const call = admitCall(ref, partitionKeys(ref), records, this.caps, epoch, lanes);
+      const call = admitCall(ref, records, { caps: this.caps, epoch, sendPayloadsOf: lanes });
       const result = parseAdmitReply(await this.#run('admit', call), records.length, where('admit', ref));
       if (!('payloadsNeeded' in result)) {
         // The call made the state: an earlier one of this partition may have been lost with its tracked-set entry
@@ -164,29 +164,15 @@ export class CompletionStore implements CompletionPort {
     return parseFrontierReply(await this.#run('frontier', call), where('frontier', ref));
   }
 
-  /** Blocks a lane on `head` and parks later records of it; returns how many were parked. */
-  async block(
-    ref: PartitionRef,
-    head: NewLaneHead,
-    parked: readonly ParkedRecord[] = [],
-    epoch = 0,
-    nowMs = Date.now(),
-  ): Promise<number> {
-    const call = blockCall(ref, partitionKeys(ref), head, parked, epoch, nowMs);
+  /** Blocks a lane on its head and parks later records of it; returns how many were parked. */
+  async block(ref: PartitionRef, block: LaneBlock): Promise<number> {
+    const call = blockCall(ref, { ...block, nowMs: block.nowMs ?? Date.now() });
     return parseBlockReply(await this.#run('block', call), where('block', ref));
   }
 
   /** Releases a lane whose head is terminal: returns its next parked record (the new head) or `undefined`. */
-  async release(
-    ref: PartitionRef,
-    lane: string,
-    expectedHeadOffset: number,
-    nextAttempt = 1,
-    nowMs = Date.now(),
-    leaseUntilMs = 0,
-    hold?: LaneHold,
-  ): Promise<ParkedRecord | undefined> {
-    const call = releaseCall(ref, partitionKeys(ref), lane, expectedHeadOffset, nextAttempt, nowMs, leaseUntilMs, hold);
+  async release(ref: PartitionRef, release: LaneRelease): Promise<ParkedRecord | undefined> {
+    const call = releaseCall(ref, { ...release, nowMs: release.nowMs ?? Date.now() });
     return parseReleaseReply(await this.#run('release', call), where('release', ref));
   }
 
@@ -195,7 +181,7 @@ export class CompletionStore implements CompletionPort {
    * takes its lease off. Throws `NotHeadError` / `StaleAttemptError` when the head is not the one expected.
    */
   async advance(ref: PartitionRef, lane: string, expected: { offset: number; attempt: number }, next: HeadAdvance): Promise<void> {
-    const call = advanceCall(ref, partitionKeys(ref), lane, expected, next);
+    const call = advanceCall(ref, lane, expected, next);
     parseAdvanceReply(await this.#run('advance', call), where('advance', ref));
   }
 
@@ -213,8 +199,8 @@ export class CompletionStore implements CompletionPort {
    * later attempt ran, or another copy of this attempt ran; otherwise the attempt is taken by this copy. `done`
    * records the record as terminal after its copy succeeded.
    */
-  async claimCopy(origin: PartitionRef, offset: number, attempt: number, copy: string, ttlMs: number, done: boolean): Promise<CopyClaim> {
-    const reply = await this.#run('claimCopy', claimCopyCall(origin, offset, attempt, copy, ttlMs, done));
+  async claimCopy(origin: PartitionRef, claim: CopyClaimRequest): Promise<CopyClaim> {
+    const reply = await this.#run('claimCopy', claimCopyCall(origin, claim));
     return parseTakenReply(reply, 'claimCopy') === undefined ? 'claimed' : 'stale';
   }
 
@@ -251,7 +237,7 @@ export class CompletionStore implements CompletionPort {
 
   /** Reports a loss a retry copy found (its origin) in the partition's `meta`, for the committer to recover it. */
   reportLoss(ref: PartitionRef, origin: number): Promise<void> {
-    return reportLoss(this.#redis, ref, origin, this.limits, this.#now());
+    return reportLoss(this.#redis, ref, { origin, nowMs: this.#now() }, this.limits);
   }
 
   /** The head of a blocked lane, or `undefined` when the lane is free: one read, atomic by itself. */

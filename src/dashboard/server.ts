@@ -76,6 +76,179 @@ async function readJson(request: IncomingMessage): Promise<unknown> {
 }
 
 /**
+ * The group as the dashboard last read it, on a timer: the status and its history for the charts, and the dead
+ * letters followed once the dead-letter topic exists.
+ */
+class GroupReadings {
+  readonly history: History;
+  readonly letters = new DeadLetterLog();
+  latest: { status?: GroupStatus; error?: string } = {};
+  dlqError: string | undefined;
+  #follower: { stop: () => Promise<void> } | undefined;
+  #following: Promise<void> | undefined;
+  #closed = false;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly options: Pick<DashboardOptions, 'group' | 'admin' | 'store' | 'kafka'>,
+    readEveryMs: number,
+  ) {
+    this.history = new History(Math.ceil((15 * 60_000) / readEveryMs));
+    this.dlqError = options.kafka === undefined ? 'the dead-letter topic is not followed' : undefined;
+  }
+
+  /** Reads now, then every `readEveryMs` (a reading still running is not doubled). */
+  async start(readEveryMs: number): Promise<void> {
+    await this.read();
+    let reading = false;
+    this.#timer = setInterval(() => {
+      if (reading) return;
+      reading = true;
+      void this.read().finally(() => (reading = false));
+    }, readEveryMs);
+    this.#timer.unref();
+  }
+
+  async read(): Promise<void> {
+    const { group, admin, store, kafka } = this.options;
+    try {
+      const status = await readStatus({ group, admin, store });
+      this.history.add(sampleOf(status));
+      this.latest = { status };
+      const dlqExists = status.partitions.some((p) => p.role === 'dead-letter');
+      if (kafka !== undefined && this.#follower === undefined && this.#following === undefined && dlqExists) {
+        this.#following = this.#follow(kafka).finally(() => (this.#following = undefined));
+        await this.#following;
+      } else if (!dlqExists && kafka !== undefined) this.dlqError = `the dead-letter topic ${deadLetterTopic(group)} does not exist (yet)`;
+    } catch (error) {
+      this.latest = { ...this.latest, error: redactSecrets(error instanceof Error ? error.message : String(error)) };
+    }
+  }
+
+  // Follows the dead-letter topic once it exists: a group whose topic is created after the dashboard started
+  // gets its browser at the next reading that shows the topic.
+  async #follow(kafka: Kafka): Promise<void> {
+    const topic = deadLetterTopic(this.options.group);
+    try {
+      const started = await followDeadLetters(kafka, topic, this.letters);
+      if (this.#closed) await started.stop();
+      else this.#follower = started;
+      this.dlqError = undefined;
+    } catch (error) {
+      this.dlqError = `the dead-letter topic ${topic} cannot be read: ${redactSecrets(error instanceof Error ? error.message : String(error))}`;
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearInterval(this.#timer);
+    await this.#following;
+    await this.#follower?.stop().catch(() => undefined);
+  }
+}
+
+type Route = (request: IncomingMessage, url: URL) => Promise<unknown>;
+
+/** What an action needs beside the readings: the operator parts (or none), the page's CSRF token, the log. */
+interface ActionContext {
+  readonly operator: DashboardOptions['operator'];
+  readonly csrf: string;
+  readonly log: (line: string) => void;
+}
+
+/** The JSON API the page polls, and the actions (`lane release`, `dlq replay`) when the operator parts are given. */
+function apiRoutes(options: DashboardOptions, readings: GroupReadings, context: ActionContext & { readonly readEveryMs: number }): Record<string, Route> {
+  const { group, store } = options;
+  const { operator, csrf, log, readEveryMs } = context;
+  const actionParts = (request: IncomingMessage): NonNullable<DashboardOptions['operator']> => {
+    if (operator === undefined) throw new HttpError(403, 'Actions are off: start the dashboard with --actions to release lanes and replay dead letters');
+    const refusal = csrfRefusal(request, csrf);
+    if (refusal !== undefined) throw new HttpError(403, `Refused: ${refusal}`);
+    return operator;
+  };
+  return {
+    'GET /api/config': async () => ({ group, actions: operator !== undefined, csrf, readEveryMs }),
+    'GET /api/status': async () => ({
+      ...readings.latest,
+      history: readings.history.series(),
+      deadLettersPerMinute: readings.letters.perMinute(Date.now(), 30),
+      deadLettersSeen: readings.letters.seen,
+      ...(readings.dlqError === undefined ? {} : { deadLetterError: readings.dlqError }),
+    }),
+    'GET /api/lanes': async (_request, url) => {
+      const query = parseLanesQuery(url.searchParams);
+      // The partitions of the last reading spare a SCAN of Redis per page; a new partition shows at the next reading.
+      const partitions = readings.latest.status?.partitions.filter((p) => p.role !== 'dead-letter');
+      return readBlockedLanes({ group, store, query, ...(partitions === undefined ? {} : { partitions }) });
+    },
+    'GET /api/dlq': async (_request, url) => readings.letters.page(parseDeadLetterQuery(url.searchParams)),
+    'POST /api/lanes/release': async (request) => {
+      const parts = actionParts(request);
+      const ask = parseReleaseRequest(await readJson(request));
+      const result = await releaseHeldLane(parts, { group, ...ask }, ask.lane);
+      // A fresh reading, so the page's next poll already shows what the action changed.
+      await readings.read();
+      log(`dashboard action: lane release ${group} ${ask.topic} ${ask.partition} ${ask.lane}: held head ${result.skipped} skipped, next head ${result.next ?? 'none (the lane is free)'}`);
+      return result;
+    },
+    'POST /api/dlq/replay': async (request) => {
+      const parts = actionParts(request);
+      const ask = parseReplayRequest(await readJson(request));
+      const selected = readings.letters.select(ask.letters);
+      if (selected.length === 0) throw new BadRequest('None of the selected dead letters is known to the dashboard (it keeps the latest 20,000)');
+      const actions = await replayDeadLetters(parts, selected);
+      await readings.read();
+      for (const a of actions) {
+        log(`dashboard action: dlq replay ${deadLetterTopic(group)}-${a.deadLetter.partition}@${a.deadLetter.offset} (origin ${a.origin.topic}-${a.origin.partition}@${a.origin.offset ?? '?'}): ${a.action}: ${a.detail}`);
+      }
+      return { actions };
+    },
+  };
+}
+
+/** One request: the Host and the token checked, then the page, or an API route, or the error as JSON. */
+async function handle(
+  request: IncomingMessage,
+  response: ServerResponse,
+  site: {
+    readonly routes: Record<string, Route>;
+    readonly page: ReturnType<typeof renderPage>;
+    readonly token: string;
+    readonly bound: () => { host: string; port: number };
+    readonly log: (line: string) => void;
+  },
+): Promise<void> {
+  let url: URL;
+  try {
+    url = new URL(request.url ?? '/', 'http://dashboard.invalid');
+  } catch {
+    return send(response, 400, { error: 'Expected a valid request path' });
+  }
+  if (!allowedHost(request.headers.host, site.bound())) return send(response, 421, { error: 'Expected the Host of this dashboard (127.0.0.1 or localhost with its port)' });
+  if (!hasAccess(request, url, site.token)) return send(response, 401, { error: 'Expected the access token printed when the dashboard started (?token=...)' });
+  try {
+    if (request.method === 'GET' && url.pathname === '/') {
+      response.writeHead(200, site.page.headers);
+      response.end(site.page.html);
+      return;
+    }
+    const route = site.routes[`${request.method ?? ''} ${url.pathname}`];
+    if (route === undefined) {
+      const known = Object.keys(site.routes).some((key) => key.endsWith(` ${url.pathname}`));
+      return send(response, known ? 405 : 404, { error: known ? `Method ${request.method} not allowed here` : `No such path ${url.pathname}` });
+    }
+    send(response, 200, await route(request, url));
+  } catch (error) {
+    if (error instanceof BadRequest) return send(response, 400, { error: error.message });
+    if (error instanceof HttpError) return send(response, error.status, { error: error.message });
+    const message = redactSecrets(error instanceof Error ? error.message : String(error));
+    site.log(`dashboard: ${request.method} ${url.pathname} failed: ${message}`);
+    // An action refused by the lane's state (e.g. a retrying head) is the operator's to read, not a crash.
+    send(response, error instanceof LaneStateError ? 409 : 500, { error: message });
+  }
+}
+
+/**
  * Starts the dashboard; resolves once it listens.
  *
  * @example
@@ -83,139 +256,19 @@ async function readJson(request: IncomingMessage): Promise<unknown> {
  * console.log(`open ${dashboard.url}`);
  */
 export async function startDashboard(options: DashboardOptions): Promise<Dashboard> {
-  const { group, admin, store, operator } = options;
   const host = options.host ?? '127.0.0.1';
   const token = options.token ?? randomToken();
-  const csrf = randomToken();
   const readEveryMs = options.readEveryMs ?? 2_000;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const history = new History(Math.ceil((15 * 60_000) / readEveryMs));
-  const letters = new DeadLetterLog();
-  let latest: { status?: GroupStatus; error?: string } = {};
-
-  let follower: { stop: () => Promise<void> } | undefined;
-  let following: Promise<void> | undefined;
-  let closed = false;
-  let dlqError: string | undefined = options.kafka === undefined ? 'the dead-letter topic is not followed' : undefined;
-  // Follows the dead-letter topic once it exists: a group whose topic is created after the dashboard started
-  // gets its browser at the next reading that shows the topic.
-  const follow = async (kafka: Kafka): Promise<void> => {
-    try {
-      const started = await followDeadLetters(kafka, deadLetterTopic(group), letters);
-      if (closed) await started.stop();
-      else follower = started;
-      dlqError = undefined;
-    } catch (error) {
-      dlqError = `the dead-letter topic ${deadLetterTopic(group)} cannot be read: ${redactSecrets(error instanceof Error ? error.message : String(error))}`;
-    }
-  };
-
-  const read = async (): Promise<void> => {
-    try {
-      const status = await readStatus({ group, admin, store });
-      history.add(sampleOf(status));
-      latest = { status };
-      const dlqExists = status.partitions.some((p) => p.role === 'dead-letter');
-      if (options.kafka !== undefined && follower === undefined && following === undefined && dlqExists) {
-        following = follow(options.kafka).finally(() => (following = undefined));
-        await following;
-      } else if (!dlqExists && options.kafka !== undefined) dlqError = `the dead-letter topic ${deadLetterTopic(group)} does not exist (yet)`;
-    } catch (error) {
-      latest = { ...latest, error: redactSecrets(error instanceof Error ? error.message : String(error)) };
-    }
-  };
-  await read();
-  let reading = false;
-  const timer = setInterval(() => {
-    if (reading) return;
-    reading = true;
-    void read().finally(() => (reading = false));
-  }, readEveryMs);
-  timer.unref();
-
-  const routes: Record<string, (request: IncomingMessage, url: URL) => Promise<unknown>> = {
-    'GET /api/config': async () => ({ group, actions: operator !== undefined, csrf, readEveryMs }),
-    'GET /api/status': async () => ({
-      ...latest,
-      history: history.series(),
-      deadLettersPerMinute: letters.perMinute(Date.now(), 30),
-      deadLettersSeen: letters.seen,
-      ...(dlqError === undefined ? {} : { deadLetterError: dlqError }),
-    }),
-    'GET /api/lanes': async (_request, url) => {
-      const query = parseLanesQuery(url.searchParams);
-      // The partitions of the last reading spare a SCAN of Redis per page; a new partition shows at the next reading.
-      const partitions = latest.status?.partitions.filter((p) => p.role !== 'dead-letter');
-      return readBlockedLanes({ group, store, query, ...(partitions === undefined ? {} : { partitions }) });
-    },
-    'GET /api/dlq': async (_request, url) => letters.page(parseDeadLetterQuery(url.searchParams)),
-    'POST /api/lanes/release': async (request) => {
-      const parts = actionParts(request);
-      const ask = parseReleaseRequest(await readJson(request));
-      const result = await releaseHeldLane(parts, { group, ...ask }, ask.lane);
-      // A fresh reading, so the page's next poll already shows what the action changed.
-      await read();
-      log(`dashboard action: lane release ${group} ${ask.topic} ${ask.partition} ${ask.lane}: held head ${result.skipped} skipped, next head ${result.next ?? 'none (the lane is free)'}`);
-      return result;
-    },
-    'POST /api/dlq/replay': async (request) => {
-      const parts = actionParts(request);
-      const ask = parseReplayRequest(await readJson(request));
-      const selected = letters.select(ask.letters);
-      if (selected.length === 0) throw new BadRequest('None of the selected dead letters is known to the dashboard (it keeps the latest 20,000)');
-      const actions = await replayDeadLetters(parts, selected, {}, parts.producer, false);
-      await read();
-      for (const a of actions) {
-        log(`dashboard action: dlq replay ${deadLetterTopic(group)}-${a.deadLetter.partition}@${a.deadLetter.offset} (origin ${a.origin.topic}-${a.origin.partition}@${a.origin.offset ?? '?'}): ${a.action}: ${a.detail}`);
-      }
-      return { actions };
-    },
-  };
-
-  function actionParts(request: IncomingMessage): NonNullable<DashboardOptions['operator']> {
-    if (operator === undefined) throw new HttpError(403, 'Actions are off: start the dashboard with --actions to release lanes and replay dead letters');
-    const refusal = csrfRefusal(request, csrf);
-    if (refusal !== undefined) throw new HttpError(403, `Refused: ${refusal}`);
-    return operator;
-  }
-
-  let bound = { host, port: 0 };
-  const server: Server = createServer((request, response) => {
-    void handle(request, response);
-  });
-
-  async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    let url: URL;
-    try {
-      url = new URL(request.url ?? '/', 'http://dashboard.invalid');
-    } catch {
-      return send(response, 400, { error: 'Expected a valid request path' });
-    }
-    if (!allowedHost(request.headers.host, bound)) return send(response, 421, { error: 'Expected the Host of this dashboard (127.0.0.1 or localhost with its port)' });
-    if (!hasAccess(request, url, token)) return send(response, 401, { error: 'Expected the access token printed when the dashboard started (?token=...)' });
-    try {
-      if (request.method === 'GET' && url.pathname === '/') {
-        response.writeHead(200, page.headers);
-        response.end(page.html);
-        return;
-      }
-      const route = routes[`${request.method ?? ''} ${url.pathname}`];
-      if (route === undefined) {
-        const known = Object.keys(routes).some((key) => key.endsWith(` ${url.pathname}`));
-        return send(response, known ? 405 : 404, { error: known ? `Method ${request.method} not allowed here` : `No such path ${url.pathname}` });
-      }
-      send(response, 200, await route(request, url));
-    } catch (error) {
-      if (error instanceof BadRequest) return send(response, 400, { error: error.message });
-      if (error instanceof HttpError) return send(response, error.status, { error: error.message });
-      const message = redactSecrets(error instanceof Error ? error.message : String(error));
-      log(`dashboard: ${request.method} ${url.pathname} failed: ${message}`);
-      // An action refused by the lane's state (e.g. a retrying head) is the operator's to read, not a crash.
-      send(response, error instanceof LaneStateError ? 409 : 500, { error: message });
-    }
-  }
+  const readings = new GroupReadings(options, readEveryMs);
+  await readings.start(readEveryMs);
+  const routes = apiRoutes(options, readings, { operator: options.operator, csrf: randomToken(), log, readEveryMs });
 
   const page = renderPage();
+  let bound = { host, port: 0 };
+  const server: Server = createServer((request, response) => {
+    void handle(request, response, { routes, page, token, bound: () => bound, log });
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, host, () => resolve());
@@ -227,12 +280,10 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
     url: `http://${shownHost}:${port}/?token=${token}`,
     port,
     close: async () => {
-      closed = true;
-      clearInterval(timer);
+      const stopped = readings.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      await following;
-      await follower?.stop().catch(() => undefined);
+      await stopped;
     },
   };
 }

@@ -230,11 +230,12 @@ export function judgeLoss(facts: LossFacts): Loss | undefined {
  * recovery (its fence standing) is not judged: the recovery is rebuilding it.
  *
  * @example
- * findLoss({ ...audit, present: false }, undefined, { committed: 20, marker: { generation: 'a1', highest: 19 } }, Date.now());
+ * const durable = { committed: 20, marker: { generation: 'a1', highest: 19 } };
+ * findLoss({ audit: { ...audit, present: false }, frontier: undefined, durable, nowMs: Date.now() });
  * // { reason: 'state-missing', detail: '...' }
  */
-export function findLoss(audit: PartitionAudit, frontier: number | undefined, durable: DurableView, nowMs: number, delivered?: number): Loss | undefined {
-  const loss = judgeLoss({ by: 'committer', audit, frontier, durable, nowMs, delivered });
+export function findLoss(facts: Omit<CommitterFacts, 'by'>): Loss | undefined {
+  const loss = judgeLoss({ by: 'committer', ...facts });
   return loss?.reason === LossReason.Recovering ? undefined : loss;
 }
 
@@ -251,11 +252,15 @@ export function findLoss(audit: PartitionAudit, frontier: number | undefined, du
  * way is `Recovering`: the copy waits, nothing is reported.
  *
  * @example
- * findCopyLoss(audit, 41, undefined, Date.now()); // { reason: 'origin-unknown', detail: 'offset 41 is above the highest admitted, 39' }
+ * findCopyLoss({ audit, origin: 41, originDone: undefined, nowMs: Date.now() });
+ * // { reason: 'origin-unknown', detail: 'offset 41 is above the highest admitted, 39' }
  */
-export function findCopyLoss(audit: PartitionAudit, origin: number, originDone: boolean | undefined, nowMs: number, headBehind?: HeadBehind): Loss | undefined {
-  return judgeLoss({ by: 'copy', audit, origin, originDone, nowMs, headBehind });
+export function findCopyLoss(facts: Omit<CopyFacts, 'by'>): Loss | undefined {
+  return judgeLoss({ by: 'copy', ...facts });
 }
+
+/** What a retry copy asks `suspectLoss` about: its origin, now, and its lane's head when it lies behind the copy. */
+export type CopyQuestion = Pick<CopyFacts, 'origin' | 'nowMs' | 'headBehind'>;
 
 /** A loss a retry copy found: `firstReport` when its report is news to the partition's `meta` (see `suspectLoss`). */
 export interface CopyLoss extends Loss {
@@ -273,12 +278,13 @@ export interface CopyLoss extends Loss {
  * facts never suspects.
  *
  * @example
- * const loss = await suspectLoss(store, originRef, 41, Date.now()); // { reason: 'origin-unknown', firstReport: true, ... } or undefined
+ * const loss = await suspectLoss(store, originRef, { origin: 41, nowMs: Date.now() }); // { reason: 'origin-unknown', firstReport: true, ... } or undefined
  */
-export async function suspectLoss(store: Pick<CompletionPort, 'originState' | 'reportLoss'>, ref: PartitionRef, origin: number, nowMs: number, headBehind?: HeadBehind): Promise<CopyLoss | undefined> {
+export async function suspectLoss(store: Pick<CompletionPort, 'originState' | 'reportLoss'>, ref: PartitionRef, question: CopyQuestion): Promise<CopyLoss | undefined> {
   if (store.originState === undefined) return undefined;
+  const { origin } = question;
   const { audit, originDone } = await store.originState(ref, origin);
-  const loss = findCopyLoss(audit, origin, originDone, nowMs, headBehind);
+  const loss = findCopyLoss({ ...question, audit, originDone });
   if (loss === undefined) return undefined;
   if (loss.reason === LossReason.Recovering) return { ...loss, firstReport: false };
   const firstReport = audit.lossReported === undefined || (audit.lossReportedFrom !== undefined && origin < audit.lossReportedFrom);

@@ -35,16 +35,25 @@ class Problem {
   ) {}
 }
 
-export function decodeRecord(raw: unknown, topic: string, partition: number, key: string, index: number): KafkaRecord | DecodeFailure {
+/** The partition list a record came in: the event's key (`orders-3`) and the topic and partition it names. */
+export interface RecordList {
+  readonly topic: string;
+  readonly partition: number;
+  readonly key: string;
+}
+
+/** The `index`-th item of `list`, read: a record, or the failure naming what is wrong with it. */
+export function decodeRecord(raw: unknown, list: RecordList, index: number): KafkaRecord | DecodeFailure {
   try {
-    return readRecord(raw, topic, partition, key);
+    return readRecord(raw, list);
   } catch (error) {
-    return failureOf(error, raw, topic, partition, key, index);
+    return failureOf(error, raw, list, index);
   }
 }
 
 /** The failure of a record that could not be read: what `checkRecord` or `readRecord` threw. */
-export function failureOf(error: unknown, raw: unknown, topic: string, partition: number, key: string, index: number): DecodeFailure {
+export function failureOf(error: unknown, raw: unknown, list: RecordList, index: number): DecodeFailure {
+  const { topic, partition, key } = list;
   // Anything else thrown while reading one record (a bug of ours met by odd input) must not fail the batch
   // for ever: the record becomes a failure like any malformed one and is dead-lettered with what was thrown.
   const problem = error instanceof Problem ? error : new Problem('record', `cannot be read: ${thrownText(error, 400)}`);
@@ -62,15 +71,16 @@ export function failureOf(error: unknown, raw: unknown, topic: string, partition
   };
 }
 
-function readRecord(raw: unknown, keyTopic: string, keyPartition: number, key: string): KafkaRecord {
-  return buildRecord(raw as JsonObject, checkRecord(raw, keyTopic, keyPartition, key));
+function readRecord(raw: unknown, list: RecordList): KafkaRecord {
+  return buildRecord(raw as JsonObject, checkRecord(raw, list));
 }
 
 /**
  * Throws the first thing wrong with a record (a `Problem`); allocates nothing for a record that is right. Returns
  * whether it has schema metadata.
  */
-export function checkRecord(raw: unknown, keyTopic: string, keyPartition: number, key: string): boolean {
+export function checkRecord(raw: unknown, list: RecordList): boolean {
+  const { topic: keyTopic, partition: keyPartition, key } = list;
   if (!isObject(raw)) throw new Problem('record', expected('record', 'an object', raw));
   const { topic, partition, offset, timestamp, timestampType } = raw;
   if (typeof topic !== 'string') throw new Problem('topic', expected('topic', 'a string', topic));

@@ -4,7 +4,7 @@ import { isCanonicalBase64 } from './bytes';
 import { EventDecodeError } from './errors';
 import { isDecodeFailure } from './offsets';
 import { parseTopicPartitionKey, type TopicPartition } from './topic-partition';
-import { buildRecord, checkRecord, decodeRecord, expected, failureOf, hasSchemaMetadata, readableOffset, type JsonObject, type RecordPrep } from './decode-record';
+import { buildRecord, checkRecord, decodeRecord, expected, failureOf, hasSchemaMetadata, readableOffset, type JsonObject, type RecordList, type RecordPrep } from './decode-record';
 import type { DecodeFailure, DecodedKafkaEvent, KafkaEventSource, KafkaRecord, PartitionBatch } from './types';
 
 export type { RecordPrep } from './decode-record';
@@ -114,8 +114,9 @@ function decodeList(
   const records: KafkaRecord[] = [];
   const failures: DecodeFailure[] = [];
   let sorted = true;
+  const at: RecordList = { topic: where.topic, partition: where.partition, key };
   for (let index = 0; index < list.length; index += 1) {
-    const item = decoded?.[index] ?? decodeRecord(list[index], where.topic, where.partition, key, index);
+    const item = decoded?.[index] ?? decodeRecord(list[index], at, index);
     if ('reason' in item) {
       failures.push(item);
     } else {
@@ -137,6 +138,8 @@ export class LazyPartitionBatch implements PartitionBatch {
   readonly topic: string;
   readonly partition: number;
   readonly #key: string;
+  /** Where its items came from, as decode-record.ts names a record's place. */
+  readonly #at: RecordList;
   readonly #list: readonly unknown[];
   readonly #decoded: Array<KafkaRecord | DecodeFailure | undefined>;
   readonly #prepare: RecordPrep | undefined;
@@ -151,6 +154,7 @@ export class LazyPartitionBatch implements PartitionBatch {
     this.topic = where.topic;
     this.partition = where.partition;
     this.#key = key;
+    this.#at = { topic: where.topic, partition: where.partition, key };
     this.#list = items;
     this.#decoded = new Array<KafkaRecord | DecodeFailure | undefined>(items.length);
     this.#prepared = prepare === undefined ? undefined : new Array<unknown>(items.length);
@@ -190,7 +194,7 @@ export class LazyPartitionBatch implements PartitionBatch {
   decodeAt(index: number): KafkaRecord | DecodeFailure {
     const decoded = this.#decoded[index];
     if (decoded !== undefined) return decoded;
-    const item = decodeRecord(this.#itemAt(index), this.topic, this.partition, this.#key, index);
+    const item = decodeRecord(this.#itemAt(index), this.#at, index);
     this.#decoded[index] = item;
     return item;
   }
@@ -205,10 +209,10 @@ export class LazyPartitionBatch implements PartitionBatch {
     if (decoded !== undefined) return isDecodeFailure(decoded) ? decoded : undefined;
     const raw = this.#itemAt(index);
     try {
-      checkRecord(raw, this.topic, this.partition, this.#key);
+      checkRecord(raw, this.#at);
       return undefined;
     } catch (error) {
-      const failure = failureOf(error, raw, this.topic, this.partition, this.#key, index);
+      const failure = failureOf(error, raw, this.#at, index);
       this.#decoded[index] = failure;
       return failure;
     }

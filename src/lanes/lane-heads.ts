@@ -142,7 +142,7 @@ export async function applyDeadLetterPolicy(scope: HeadMoveScope, ref: Partition
     if (record !== undefined) await watchHeldHead(scope, ref, { record, origin: { topic: ref.topic, partition: ref.partition, offset: head.offset }, lane }, head.attempt);
     return;
   }
-  const next = await scope.store.release(ref, lane, head.offset, 1, scope.now(), scope.leaseUntilMs);
+  const next = await scope.store.release(ref, { lane, headOffset: head.offset, nowMs: scope.now(), leaseUntilMs: scope.leaseUntilMs });
   if (next !== undefined) await handOffNewHead(scope, ref, lane, next);
 }
 

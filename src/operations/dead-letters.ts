@@ -9,6 +9,7 @@ import type { LanesOptions } from '../options/lanes-options';
 import { retryTopic } from '../options/names';
 import { tierFor } from '../options/retry-tiers';
 import { originalOf } from '../retry/admit';
+import { ConfigError } from '../errors';
 import { scopeOf, type OperatorParts } from './lanes';
 
 /**
@@ -94,20 +95,29 @@ export function toDeadLetter(topic: string, partition: number, message: KafkaMes
   };
 }
 
+/** Which dead letters a replay takes, and whether it only says what it would do. */
+export interface ReplayRequest extends ReplayFilter {
+  /** Decide and report what would be done (each detail says "would"), change nothing. */
+  readonly dryRun?: boolean;
+}
+
+/**
+ * What a replay writes with: the operator parts, and the producer a dead letter is written back to its origin
+ * topic through (acks=all). Not the hand-off writer: a copy it cannot write becomes a dead letter without its value,
+ * where a replay the broker refuses must be the command's error, its dead letter left as it is.
+ */
+export type ReplayParts = OperatorParts & { readonly producer?: Pick<Producer, 'send'> };
+
 /**
  * `kafka-lanes dlq replay`: a held lane's head is resumed in order as attempt 1 (its lane was waiting for it);
  * any other dead letter is written back to its origin topic with a `lanes-replay-of` header, as a new record:
  * its order relative to later records of its key is not kept. The latest dead letter of each origin counts.
- * `dryRun`: decide and report what would be done (each detail says "would"), change nothing.
+ *
+ * @throws ConfigError when a dead letter is to be written back and `parts` has no producer.
  */
-export async function replayDeadLetters(
-  parts: OperatorParts,
-  letters: readonly DeadLetter[],
-  filter: ReplayFilter,
-  producer: Pick<Producer, 'send'> | undefined,
-  dryRun: boolean,
-): Promise<ReplayAction[]> {
+export async function replayDeadLetters(parts: ReplayParts, letters: readonly DeadLetter[], request: ReplayRequest = {}): Promise<ReplayAction[]> {
   const { group } = parts.options;
+  const { dryRun = false, ...filter } = request;
   const latest = new Map<string, DeadLetter>();
   const actions: ReplayAction[] = [];
   for (const read of letters) {
@@ -151,7 +161,8 @@ export async function replayDeadLetters(
     if (dryRun) continue;
     // Its identity goes with it: `ctx.idempotencyKey` and its completed steps stay those of its first origin.
     const origin = { topic: letter.origin.topic, partition: letter.origin.partition, offset: letter.origin.offset! };
-    await writeReplay(producer!, scope.copies.replay({ record: letter.record, origin }));
+    if (parts.producer === undefined) throw new ConfigError('dlq replay writes a dead letter back through a producer: the operator parts have none');
+    await writeReplay(parts.producer, scope.copies.replay({ record: letter.record, origin }));
   }
   return actions;
 }

@@ -61,7 +61,7 @@ export async function releaseHeldLane(parts: LaneOperatorParts, ref: PartitionRe
     );
   }
   const scope = scopeOf(parts);
-  const next = await parts.store.release(ref, lane, head.offset, 1, scope.now(), scope.leaseUntilMs);
+  const next = await parts.store.release(ref, { lane, headOffset: head.offset, nowMs: scope.now(), leaseUntilMs: scope.leaseUntilMs });
   if (next !== undefined) await handOffNewHead(scope, ref, lane, next);
   return { skipped: head.offset, next: next?.offset };
 }

@@ -44,26 +44,52 @@ type Env = Readonly<Record<string, string | undefined>>;
  */
 export function withEnvironment(input: unknown, env: Env): WithEnvironment {
   const sources = new Map<string, string>();
-  const problems: string[] = [];
   const options = input === undefined ? {} : input;
-  if (!isPlainObject(options)) return { input, sources, problems };
+  if (!isPlainObject(options)) return { input, sources, problems: [] };
+  const from = environmentReader(env, sources);
+  const result: Record<string, unknown> = { ...options };
+  const problems = [
+    ...rootFromEnvironment(result, from),
+    ...deployedFromEnvironment(result, from),
+    ...redisFromEnvironment(nested(result, 'redis'), from),
+    ...kafkaFromEnvironment(nested(result, 'kafka'), from),
+  ];
+  return { input: result, sources, problems };
+}
 
+/** The environment as the options read it: an empty variable is unset; a value filled in notes its variable. */
+interface EnvironmentReader {
+  read(variable: string): string | undefined;
+  /** `target[key]` (the last part of `path`) from `variable`, converted, unless the options give it. */
+  fill(target: Record<string, unknown>, path: string, variable: string, convert?: (text: string) => unknown): void;
+  /** Notes that the value at `path` came from `variable`. */
+  note(path: string, variable: string): void;
+}
+
+function environmentReader(env: Env, sources: Map<string, string>): EnvironmentReader {
   const read = (variable: string): string | undefined => {
     const value = env[variable];
     return value === undefined || value === '' ? undefined : value;
   };
-  const fill = (target: Record<string, unknown>, path: string, key: string, variable: string, convert: (text: string) => unknown): void => {
-    const text = read(variable);
-    if (target[key] !== undefined || text === undefined) return;
-    target[key] = convert(text);
-    sources.set(path, variable);
+  return {
+    read,
+    fill: (target, path, variable, convert = (text) => text) => {
+      const text = read(variable);
+      const key = path.slice(path.lastIndexOf('.') + 1);
+      if (target[key] !== undefined || text === undefined) return;
+      target[key] = convert(text);
+      sources.set(path, variable);
+    },
+    note: (path, variable) => sources.set(path, variable),
   };
+}
 
-  const result: Record<string, unknown> = { ...options };
-  fill(result, 'group', 'group', ENV.group, (text) => text);
-  fill(result, 'partialBatchResponse', 'partialBatchResponse', ENV.partialBatchResponse, parseBoolean);
-  fill(result, 'eventRecordFormat', 'eventRecordFormat', ENV.eventRecordFormat, (text) => text.toUpperCase());
-  const ordering = read(ENV.ordering);
+function rootFromEnvironment(result: Record<string, unknown>, from: EnvironmentReader): string[] {
+  from.fill(result, 'group', ENV.group);
+  from.fill(result, 'partialBatchResponse', ENV.partialBatchResponse, parseBoolean);
+  from.fill(result, 'eventRecordFormat', ENV.eventRecordFormat, (text) => text.toUpperCase());
+  const ordering = from.read(ENV.ordering);
+  const problems: string[] = [];
   if (result['ordering'] !== undefined && ordering !== undefined && result['ordering'] !== ordering) {
     // The committer has no code of the handler: it rebuilds lanes after a loss (docs/durability.md) by this value.
     problems.push(
@@ -72,91 +98,94 @@ export function withEnvironment(input: unknown, env: Env): WithEnvironment {
         `got \`${String(result['ordering'])}\` in code and \`${ordering}\` from the environment`,
     );
   }
-  fill(result, 'ordering', 'ordering', ENV.ordering, (text) => text);
+  from.fill(result, 'ordering', ENV.ordering);
+  return problems;
+}
+
+/** `retry.tiers` and `deadLetter.policy`: the deployment's, which the committer and the retry triggers follow. */
+function deployedFromEnvironment(result: Record<string, unknown>, from: EnvironmentReader): string[] {
+  const problems: string[] = [];
   const retry = nested(result, 'retry');
   if (retry !== undefined) {
-    problems.push(...deployedElsewhere(retry['tiers'], read(ENV.retryTiers), 'retry.tiers', ENV.retryTiers, 'retryTiers: [...]'));
-    fill(retry, 'retry.tiers', 'tiers', ENV.retryTiers, splitList);
+    problems.push(...deployedElsewhere(retry['tiers'], { option: 'retry.tiers', variable: ENV.retryTiers, blockKey: 'retryTiers: [...]' }, from));
+    from.fill(retry, 'retry.tiers', ENV.retryTiers, splitList);
   }
   const deadLetter = nested(result, 'deadLetter');
   if (deadLetter !== undefined) {
-    problems.push(...deployedElsewhere(deadLetter['policy'], read(ENV.deadLetterPolicy), 'deadLetter.policy', ENV.deadLetterPolicy, 'deadLetter: { policy }'));
-    fill(deadLetter, 'deadLetter.policy', 'policy', ENV.deadLetterPolicy, (text) => text);
+    problems.push(...deployedElsewhere(deadLetter['policy'], { option: 'deadLetter.policy', variable: ENV.deadLetterPolicy, blockKey: 'deadLetter: { policy }' }, from));
+    from.fill(deadLetter, 'deadLetter.policy', ENV.deadLetterPolicy);
   }
+  return problems;
+}
 
-  const redis = nested(result, 'redis');
-  if (redis !== undefined && redis['url'] === undefined && redis['clusterNodes'] === undefined) {
-    if (read(ENV.redisUrl) !== undefined && read(ENV.redisClusterNodes) !== undefined) {
+function redisFromEnvironment(redis: Record<string, unknown> | undefined, from: EnvironmentReader): string[] {
+  if (redis === undefined) return [];
+  const problems: string[] = [];
+  if (redis['url'] === undefined && redis['clusterNodes'] === undefined) {
+    if (from.read(ENV.redisUrl) !== undefined && from.read(ENV.redisClusterNodes) !== undefined) {
       // Deploy tooling set two connections; using one silently would hide which Redis the done bits went to.
       problems.push(
         `Invalid kafka-lanes option \`redis\` (from environment variables): expected \`${ENV.redisUrl}\` (one server) ` +
           `or \`${ENV.redisClusterNodes}\` (a cluster), got both`,
       );
     } else {
-      fill(redis, 'redis.url', 'url', ENV.redisUrl, (text) => text);
-      fill(redis, 'redis.clusterNodes', 'clusterNodes', ENV.redisClusterNodes, splitList);
+      from.fill(redis, 'redis.url', ENV.redisUrl);
+      from.fill(redis, 'redis.clusterNodes', ENV.redisClusterNodes, splitList);
     }
   }
-  if (redis !== undefined) {
-    fill(redis, 'redis.tls', 'tls', ENV.redisTls, parseBoolean);
-    fill(redis, 'redis.username', 'username', ENV.redisUsername, (text) => text);
-    if (redis['password'] === undefined && redis['passwordSecret'] === undefined) {
-      if (read(ENV.redisAuthToken) !== undefined && read(ENV.redisAuthSecret) !== undefined) {
-        problems.push(
-          `Invalid kafka-lanes option \`redis.password\` (from environment variables): expected \`${ENV.redisAuthToken}\` (the token) ` +
-            `or \`${ENV.redisAuthSecret}\` (where it is kept), not both, got both`,
-        );
-      } else {
-        fill(redis, 'redis.password', 'password', ENV.redisAuthToken, (text) => text);
-        fill(redis, 'redis.passwordSecret', 'passwordSecret', ENV.redisAuthSecret, (text) => text);
-      }
+  from.fill(redis, 'redis.tls', ENV.redisTls, parseBoolean);
+  from.fill(redis, 'redis.username', ENV.redisUsername);
+  if (redis['password'] === undefined && redis['passwordSecret'] === undefined) {
+    if (from.read(ENV.redisAuthToken) !== undefined && from.read(ENV.redisAuthSecret) !== undefined) {
+      problems.push(
+        `Invalid kafka-lanes option \`redis.password\` (from environment variables): expected \`${ENV.redisAuthToken}\` (the token) ` +
+          `or \`${ENV.redisAuthSecret}\` (where it is kept), not both, got both`,
+      );
+    } else {
+      from.fill(redis, 'redis.password', ENV.redisAuthToken);
+      from.fill(redis, 'redis.passwordSecret', ENV.redisAuthSecret);
     }
   }
+  return problems;
+}
 
-  const kafka = nested(result, 'kafka');
-  if (kafka !== undefined) {
-    fill(kafka, 'kafka.brokers', 'brokers', ENV.brokers, splitList);
-    fill(kafka, 'kafka.ssl', 'ssl', ENV.ssl, parseBoolean);
-    fill(kafka, 'kafka.mskClusterArn', 'mskClusterArn', ENV.mskClusterArn, (text) => text);
-    if (kafka['sasl'] === undefined && read(ENV.saslSecret) !== undefined) {
-      problems.push(...saslSecretFromEnvironment(kafka, sources, read));
-    } else if (kafka['sasl'] === undefined) {
-      const variables = [ENV.saslMechanism, ENV.saslUsername, ENV.saslPassword];
-      const set = variables.filter((variable) => read(variable) !== undefined);
-      if (read(ENV.saslMechanism)?.toLowerCase() === AWS_IAM_MECHANISM) {
-        kafka['sasl'] = { mechanism: AWS_IAM_MECHANISM };
-        sources.set('kafka.sasl', ENV.saslMechanism);
-        if (set.length > 1) {
-          problems.push(
-            `Invalid kafka-lanes option \`kafka.sasl\` (from environment variables): expected no username or password with ` +
-              `\`${ENV.saslMechanism}=aws-iam\` (MSK IAM signs with the function's AWS credentials), got ` +
-              `${set.filter((variable) => variable !== ENV.saslMechanism).map((variable) => `\`${variable}\``).join(', ')}`,
-          );
-        }
-      } else if (set.length === variables.length) {
-        kafka['sasl'] = {
-          mechanism: read(ENV.saslMechanism)?.toLowerCase(),
-          username: read(ENV.saslUsername),
-          password: read(ENV.saslPassword),
-        };
-        sources.set('kafka.sasl.mechanism', ENV.saslMechanism);
-        sources.set('kafka.sasl.username', ENV.saslUsername);
-        sources.set('kafka.sasl.password', ENV.saslPassword);
-      } else if (set.length > 0) {
-        problems.push(
-          `Invalid kafka-lanes option \`kafka.sasl\` (from environment variables): expected all three of ` +
-            `${variables.map((variable) => `\`${variable}\``).join(', ')} or none, got only ${set.map((variable) => `\`${variable}\``).join(', ')}`,
-        );
-      }
-    }
+function kafkaFromEnvironment(kafka: Record<string, unknown> | undefined, from: EnvironmentReader): string[] {
+  if (kafka === undefined) return [];
+  from.fill(kafka, 'kafka.brokers', ENV.brokers, splitList);
+  from.fill(kafka, 'kafka.ssl', ENV.ssl, parseBoolean);
+  from.fill(kafka, 'kafka.mskClusterArn', ENV.mskClusterArn);
+  if (kafka['sasl'] !== undefined) return [];
+  if (from.read(ENV.saslSecret) !== undefined) return saslSecretFromEnvironment(kafka, from);
+  const variables = [ENV.saslMechanism, ENV.saslUsername, ENV.saslPassword];
+  const set = variables.filter((variable) => from.read(variable) !== undefined);
+  if (from.read(ENV.saslMechanism)?.toLowerCase() === AWS_IAM_MECHANISM) {
+    kafka['sasl'] = { mechanism: AWS_IAM_MECHANISM };
+    from.note('kafka.sasl', ENV.saslMechanism);
+    if (set.length === 1) return [];
+    return [
+      `Invalid kafka-lanes option \`kafka.sasl\` (from environment variables): expected no username or password with ` +
+        `\`${ENV.saslMechanism}=aws-iam\` (MSK IAM signs with the function's AWS credentials), got ` +
+        `${set.filter((variable) => variable !== ENV.saslMechanism).map((variable) => `\`${variable}\``).join(', ')}`,
+    ];
   }
-  return { input: result, sources, problems };
+  if (set.length === variables.length) {
+    kafka['sasl'] = { mechanism: from.read(ENV.saslMechanism)?.toLowerCase(), username: from.read(ENV.saslUsername), password: from.read(ENV.saslPassword) };
+    from.note('kafka.sasl.mechanism', ENV.saslMechanism);
+    from.note('kafka.sasl.username', ENV.saslUsername);
+    from.note('kafka.sasl.password', ENV.saslPassword);
+    return [];
+  }
+  if (set.length === 0) return [];
+  return [
+    `Invalid kafka-lanes option \`kafka.sasl\` (from environment variables): expected all three of ` +
+      `${variables.map((variable) => `\`${variable}\``).join(', ')} or none, got only ${set.map((variable) => `\`${variable}\``).join(', ')}`,
+  ];
 }
 
 /** `kafka.sasl` from `KAFKA_LANES_SASL_SECRET` and the mechanism (default `scram-sha-512`, MSK's only SCRAM). */
-function saslSecretFromEnvironment(kafka: Record<string, unknown>, sources: Map<string, string>, read: (variable: string) => string | undefined): string[] {
-  const mechanism = read(ENV.saslMechanism)?.toLowerCase();
-  const withSecret = [ENV.saslUsername, ENV.saslPassword].filter((variable) => read(variable) !== undefined);
+function saslSecretFromEnvironment(kafka: Record<string, unknown>, from: EnvironmentReader): string[] {
+  const mechanism = from.read(ENV.saslMechanism)?.toLowerCase();
+  const withSecret = [ENV.saslUsername, ENV.saslPassword].filter((variable) => from.read(variable) !== undefined);
   if (withSecret.length > 0 || mechanism === AWS_IAM_MECHANISM) {
     const given = mechanism === AWS_IAM_MECHANISM ? [`\`${ENV.saslMechanism}=aws-iam\``] : withSecret.map((variable) => `\`${variable}\``);
     return [
@@ -164,9 +193,9 @@ function saslSecretFromEnvironment(kafka: Record<string, unknown>, sources: Map<
         `the username and password) or with \`${ENV.saslMechanism}\` of a password mechanism, got it with ${given.join(', ')}`,
     ];
   }
-  kafka['sasl'] = { mechanism: mechanism ?? 'scram-sha-512', secret: read(ENV.saslSecret) };
-  if (mechanism !== undefined) sources.set('kafka.sasl.mechanism', ENV.saslMechanism);
-  sources.set('kafka.sasl.secret', ENV.saslSecret);
+  kafka['sasl'] = { mechanism: mechanism ?? 'scram-sha-512', secret: from.read(ENV.saslSecret) };
+  if (mechanism !== undefined) from.note('kafka.sasl.mechanism', ENV.saslMechanism);
+  from.note('kafka.sasl.secret', ENV.saslSecret);
   return [];
 }
 
@@ -175,14 +204,15 @@ function saslSecretFromEnvironment(kafka: Record<string, unknown>, sources: Map<
  * retry triggers follow the deployment, so a handler following its code would strand lanes (a copy written to a
  * tier nothing reads). Such options belong to the `kafkaLanes` block of serverless.yml, where both get them.
  */
-function deployedElsewhere(given: unknown, deployed: string | undefined, option: string, variable: string, blockKey: string): string[] {
-  if (given === undefined || deployed === undefined) return [];
+function deployedElsewhere(given: unknown, deployed: { option: string; variable: string; blockKey: string }, from: EnvironmentReader): string[] {
+  const value = from.read(deployed.variable);
+  if (given === undefined || value === undefined) return [];
   const inCode = Array.isArray(given) ? given.map(String) : [String(given)];
-  const fromDeployment = Array.isArray(given) ? splitList(deployed) : [deployed];
+  const fromDeployment = Array.isArray(given) ? splitList(value) : [value];
   if (inCode.join(',') === fromDeployment.join(',')) return [];
   return [
-    `Invalid kafka-lanes option \`${option}\`: expected it in serverless.yml (\`kafkaLanes: { ${blockKey} }\`), not in code, ` +
-      `since the committer and the retry triggers read the deployment's value \`${fromDeployment.join(',')}\` (\`${variable}\`); got \`${inCode.join(',')}\` in code`,
+    `Invalid kafka-lanes option \`${deployed.option}\`: expected it in serverless.yml (\`kafkaLanes: { ${deployed.blockKey} }\`), not in code, ` +
+      `since the committer and the retry triggers read the deployment's value \`${fromDeployment.join(',')}\` (\`${deployed.variable}\`); got \`${inCode.join(',')}\` in code`,
   ];
 }
 

@@ -8,7 +8,7 @@ export { parseDuration } from './duration';
 export { DeserializationError, OptionsError } from './errors';
 export type { RecordPart } from './errors';
 export { deadLetterTopic, retryTopic, retryTopicFor, retryTopics, tierFor, topicNameProblem } from './retry-tiers';
-export { resolveOptions } from './schema';
+export { resolveOptions } from './resolve-options';
 export type {
   BackoffInput,
   KafkaOptionsInput,

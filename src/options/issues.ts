@@ -13,7 +13,14 @@ export interface KnownKeys {
   readonly backoff: { readonly tiers: readonly string[]; readonly fixed: readonly string[]; readonly exponential: readonly string[] };
 }
 
-export function describeIssue(issue: z.core.$ZodIssue, input: unknown, sources: ReadonlyMap<string, string>, env: NodeJS.ProcessEnv, keys: KnownKeys): string[] {
+/** Where the options came from: as given (the environment's values filled in), each value's variable, the environment. */
+export interface OptionsGiven {
+  readonly input: unknown;
+  readonly sources: ReadonlyMap<string, string>;
+  readonly env: NodeJS.ProcessEnv;
+}
+
+export function describeIssue(issue: z.core.$ZodIssue, { input, sources, env }: OptionsGiven, keys: KnownKeys): string[] {
   if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => unknownKey(issue.path, key, input, keys));
 
   const path = optionPath(issue.path);
@@ -26,7 +33,7 @@ export function describeIssue(issue: z.core.$ZodIssue, input: unknown, sources: 
     ];
   }
   const note: unknown = issue.code === 'custom' ? issue.params?.['note'] : undefined;
-  return [invalidOption(path, issue.message, describeGiven(path, given), sourceOf(path, sources), typeof note === 'string' ? note : undefined)];
+  return [invalidOption(path, issue.message, describeGiven(path, given), { variable: sourceOf(path, sources), note: typeof note === 'string' ? note : undefined })];
 }
 
 function unknownKey(objectPath: readonly PropertyKey[], key: string, input: unknown, keys: KnownKeys): string {

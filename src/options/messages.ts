@@ -40,8 +40,11 @@ export function describeGiven(path: string, value: unknown): string {
   return describeValue(value);
 }
 
-/** ``Invalid kafka-lanes option `concurrency`: expected a positive integer, got `0` (number)``. */
-export function invalidOption(path: string, expected: string, given: string, variable?: string, note?: string): string {
+/**
+ * ``Invalid kafka-lanes option `concurrency`: expected a positive integer, got `0` (number)``, with the environment
+ * variable the value came from (`variable`) and what more there is to say (`note`).
+ */
+export function invalidOption(path: string, expected: string, given: string, { variable, note }: { variable?: string; note?: string } = {}): string {
   const subject = path === '' ? 'Invalid kafka-lanes options' : `Invalid kafka-lanes option \`${path}\``;
   return `${subject}${fromEnvironment(variable)}: expected ${expected}, got ${given}${note === undefined ? '' : `: ${note}`}`;
 }

@@ -4,20 +4,16 @@ import * as z from 'zod/mini';
 import type { KeyOf, LanesOptions, StepSerializer } from './lanes-options';
 import { AWS_IAM_MECHANISM, DEFAULTS, LIMITS, MSK_CLUSTER_ARN, SASL_MECHANISMS, TOPIC_NAME } from './constants';
 import { DURATION_EXPECTED, durationMs } from './duration';
-import { withEnvironment } from './environment';
-import { OptionsError } from './errors';
 import { groupThousands } from './messages';
 import { deadLetterTopic, retryTopic, topicNameProblem } from './retry-tiers';
-import { isRecordPartInput, resolvePart, type RecordPartInput } from './standard-schema';
-import { resolveConnections } from './connection-options';
+import { isRecordPartInput, type RecordPartInput } from './standard-schema';
 import { parseSecretRef, secretRefExpected, type SecretStore } from './secret-ref';
 import { isObject } from '../describe';
 import { isRegistryWriter, type RegistryDeserializer } from '../registry/types';
-import { describeIssue, touches, type KnownKeys } from './issues';
-import type { LanesOptionsInput } from './types';
+import { touches, type KnownKeys } from './issues';
 
-// Every message of the schema is the "expected ..." part; `resolveOptions` adds the option's name, where the
-// value came from and what was given. A custom issue may add `params.note`, shown after what was given.
+// Every message of the schema is the "expected ..." part; `resolveOptions` (resolve-options.ts) adds the option's
+// name, where the value came from and what was given. A custom issue may add `params.note`, shown after what was given.
 
 /** An integer in [min, max]: one message for type, fraction and lower bound, one naming the upper bound. */
 function integer(min: number, max: number): z.ZodMiniNumber<number> {
@@ -230,7 +226,7 @@ export const redisShape = {
 export const kafkaShape = {
   brokers: z._default(later(() => z.array(hostPort, { error: 'a list of `host:port`' })), []),
   clientId: z._default(later(() => nonEmptyString()), DEFAULTS.kafka.clientId),
-  // Optional here: its default depends on `sasl` and `mskClusterArn` (see `resolveOptions`).
+  // Optional here: its default depends on `sasl` and `mskClusterArn` (see `resolveConnections`).
   ssl: z.optional(later(() => z.boolean({ error: '`true` or `false`' }))),
   sasl: z.optional(sasl),
   mskClusterArn: z.optional(
@@ -304,7 +300,8 @@ const rootShape = {
   dedupeOutputs: z._default(later(() => z.boolean({ error: '`true` or `false`' })), DEFAULTS.dedupeOutputs),
 };
 
-const optionsSchema = z.strictObject(rootShape, { error: 'an object' }).check(z.superRefine(
+/** The options of `lanes(...)`: each message the "expected ..." part (resolve-options.ts adds the rest). */
+export const optionsSchema = z.strictObject(rootShape, { error: 'an object' }).check(z.superRefine(
   (value: z.output<z.ZodMiniObject<typeof rootShape>>, ctx) => {
     // Checked once the group is a string of topic characters, against the tiers when they are valid too.
     const topics = [deadLetterTopic(value.group)];
@@ -326,7 +323,7 @@ const optionsSchema = z.strictObject(rootShape, { error: 'an object' }).check(z.
 ));
 
 /** Keys of each options object, for unknown keys: the schema's own shapes, so they never drift apart. */
-const KNOWN_KEYS: KnownKeys = {
+export const KNOWN_KEYS: KnownKeys = {
   aliases: { 'kafka.tls': 'kafka.ssl', 'redis.ssl': 'redis.tls' },
   byObject: {
     '': Object.keys(rootShape),
@@ -341,47 +338,3 @@ const KNOWN_KEYS: KnownKeys = {
   },
   backoff: { tiers: Object.keys(tiersShape), fixed: Object.keys(fixedShape), exponential: Object.keys(exponentialShape) },
 };
-
-/**
- * Validates the options of `lanes(...)` and fills in every default. Options not given are read from the
- * environment where one is defined (see `LanesOptionsInput`); the environment is read here only, once.
- * Every problem is collected and reported together, one per line, naming the option, where its value came from,
- * what was expected and what was given.
- *
- * @param input The options as the user wrote them (validated as unknown: they may come from JavaScript or YAML).
- * @param env The environment; `process.env` by default.
- * @throws OptionsError (a `ConfigError`) listing every problem.
- * @example
- * const options = resolveOptions({ group: 'orders-svc', retry: { maxAttempts: 3 } });
- * options.retry.tiers; // ['5s', '1m', '10m']
- *
- * resolveOptions({ group: 'orders-svc', concurrency: 0 });
- * // throws: Invalid kafka-lanes option `concurrency`: expected a positive integer, got `0` (number)
- */
-export function resolveOptions(input: LanesOptionsInput, env: NodeJS.ProcessEnv = process.env): LanesOptions {
-  const filled = withEnvironment(input, env);
-  // Parsed once per cold start: zod's JIT would compile a parser for every object schema (`new Function`) to
-  // run it once, which costs more at load than the plain parser.
-  const result = optionsSchema.safeParse(filled.input, { jitless: true });
-  const problems = [...filled.problems];
-  if (!result.success) {
-    for (const issue of result.error.issues) problems.push(...describeIssue(issue, filled.input, filled.sources, env, KNOWN_KEYS));
-  }
-  if (problems.length > 0 || !result.success) throw new OptionsError(problems);
-
-  const { keyOf, kafka, redis, key, value, ...rest } = result.data;
-  const connections = resolveConnections(kafka, redis, filled.sources, env);
-  if ('problems' in connections) throw new OptionsError(connections.problems);
-  const keyPart = resolvePart(key, DEFAULTS.key);
-  const valuePart = resolvePart(value, DEFAULTS.value);
-  return {
-    ...rest,
-    ...(keyOf === undefined ? {} : { keyOf }),
-    key: keyPart.deserializer,
-    value: valuePart.deserializer,
-    ...(keyPart.schema === undefined ? {} : { keySchema: keyPart.schema }),
-    ...(valuePart.schema === undefined ? {} : { valueSchema: valuePart.schema }),
-    kafka: connections.kafka,
-    redis: connections.redis,
-  };
-}

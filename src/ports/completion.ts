@@ -4,7 +4,7 @@
  * deadline and hand-off logic is tested without a broker.
  */
 import type { AdmitRecord, AdmitResult } from './admission';
-import type { CopyClaim, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, LaneHold, NewLaneHead, ParkedRecord } from './lane-head';
+import type { CopyClaim, CopyClaimRequest, HeadAdvance, HeadClaim, HeadClaimRequest, LaneBlock, LaneHead, LaneRelease, ParkedRecord } from './lane-head';
 import type { OriginState, PartitionRef } from './partition';
 import type { RecordSteps } from './effects';
 import type { CallLimits } from './limits';
@@ -19,9 +19,10 @@ export interface CompletionPort {
   markDone(ref: PartitionRef, offsets: readonly number[], epoch?: number, steps?: readonly RecordSteps[]): Promise<number>;
   /** `markDone` deletes the step results it is given; without it they go through `EffectsPort.forgetSteps`. */
   readonly forgetsSteps?: boolean;
-  block(ref: PartitionRef, head: NewLaneHead, parked?: readonly ParkedRecord[], epoch?: number, nowMs?: number): Promise<number>;
-  /** `hold`: what the caller holds on the head (`LaneHold`); without it anyone may release the lane. */
-  release(ref: PartitionRef, lane: string, expectedHeadOffset: number, nextAttempt?: number, nowMs?: number, leaseUntilMs?: number, hold?: LaneHold): Promise<ParkedRecord | undefined>;
+  /** Blocks a lane on its head and parks later records of it; returns how many were parked. */
+  block(ref: PartitionRef, block: LaneBlock): Promise<number>;
+  /** Releases a lane whose head is terminal: returns its next parked record (the new head) or `undefined`. */
+  release(ref: PartitionRef, release: LaneRelease): Promise<ParkedRecord | undefined>;
   advance(ref: PartitionRef, lane: string, expected: { offset: number; attempt: number }, next: HeadAdvance): Promise<void>;
   laneHead(ref: PartitionRef, lane: string): Promise<LaneHead | undefined>;
   /** The retry function's head check before a copy runs: check and take in one step (`claim-1.lua`). */
@@ -32,7 +33,7 @@ export interface CompletionPort {
    * attempt is taken by this copy. `done` records the record as terminal after its copy succeeded. A store without it
    * runs every copy.
    */
-  claimCopy?(origin: PartitionRef, offset: number, attempt: number, copy: string, ttlMs: number, done: boolean): Promise<CopyClaim>;
+  claimCopy?(origin: PartitionRef, claim: CopyClaimRequest): Promise<CopyClaim>;
   /** The same store with other call limits (an invocation's deadline signal). */
   withLimits(limits: CallLimits): CompletionPort;
   /**

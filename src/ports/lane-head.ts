@@ -44,6 +44,35 @@ export interface HeadAdvance {
  */
 export type LaneHold = { readonly lease: number } | { readonly claim: string };
 
+/** A lane to block (`block-4.lua`): its head, and the lane's later records of the same batch, parked behind it. */
+export interface LaneBlock {
+  readonly head: NewLaneHead;
+  /** Ascending offsets, all above the head's (default none). */
+  readonly parked?: readonly ParkedRecord[];
+  /** The writer's epoch: a lower one than the partition's is refused (default 0). */
+  readonly epoch?: number;
+  /** When the lane was blocked, and the head's due time when it gives none (default: the clock). */
+  readonly nowMs?: number;
+}
+
+/**
+ * A release of a lane whose head is terminal (`release-4.lua`): the head's done bit set, the next parked record made
+ * the head, or the lane freed. A lane whose head is not `headOffset` is left alone (`NotHeadError`).
+ */
+export interface LaneRelease {
+  readonly lane: string;
+  /** The head the caller finished. */
+  readonly headOffset: number;
+  /** The attempt number the new head's run or retry record carries (default 1). */
+  readonly nextAttempt?: number;
+  /** Now, also the new head's due time (default: the clock). */
+  readonly nowMs?: number;
+  /** The new head's lease, when the caller runs it inline (epoch ms; default 0: none). */
+  readonly leaseUntilMs?: number;
+  /** What the caller holds on the head; without it anyone may release the lane. */
+  readonly hold?: LaneHold;
+}
+
 /** A retry copy's claim on its lane's head, before it runs (see `claim-1.lua`). */
 export interface HeadClaimRequest {
   /** The claiming copy: `topic:partition:offset` of the retry copy itself. */
@@ -62,6 +91,19 @@ export type HeadClaim =
   | { readonly status: 'claimed' }
   | { readonly status: 'not-head'; readonly head: LaneHead | undefined }
   | { readonly status: 'claimed-elsewhere'; readonly untilMs: number };
+
+/** Unordered mode's claim of a retry copy by (origin, attempt) (`claim-copy-1.lua`). */
+export interface CopyClaimRequest {
+  /** The origin's offset. */
+  readonly offset: number;
+  readonly attempt: number;
+  /** The claiming copy: `topic:partition:offset` of the retry copy itself. */
+  readonly copy: string;
+  /** How long the claim is kept. */
+  readonly ttlMs: number;
+  /** `true` once the copy succeeded: the record is terminal, every later copy of it stale. */
+  readonly done: boolean;
+}
 
 export type CopyClaim = 'claimed' | 'stale';
 

@@ -3,7 +3,7 @@
  * read again (`planRebuild`): each lane's first record its head, the rest parked behind it in offset order, the
  * records without a lane on their own, in chunks of at most `REBUILD_CHUNK` records per script call.
  */
-import type { RebuildRecord } from '../completion/args';
+import type { RebuildChunk, RebuildRecord } from '../completion/args';
 import type { KafkaRecord } from '../event';
 import { parkPayload } from '../lanes/lane-heads';
 
@@ -44,14 +44,6 @@ export function recoveryRange(at: {
   const start = from === undefined || from > end ? low : Math.max(from, low);
   const highest = retryTopic ? Math.max(start, Math.min(delivered ?? start, end)) - 1 : end - 1;
   return { start, highest, born: since === undefined ? start : Math.min(since, start), read: !retryTopic };
-}
-
-/** One rebuild call: the offsets `[from, to]`, the lanes its records name, and the records (`lane`: a place in `lanes`, from 1). */
-export interface RebuildChunk {
-  readonly from: number;
-  readonly to: number;
-  readonly lanes: readonly string[];
-  readonly records: readonly RebuildRecord[];
 }
 
 /** What a recovery rebuilds from the records it read. */

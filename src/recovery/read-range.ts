@@ -34,8 +34,16 @@ export function kafkaRecordLog(kafka: Kafka, group: string): RecordLog {
         await admin.disconnect();
       }
     },
-    read: (topic, partition, from, end) => readRange(kafka, topic, partition, from, end, group),
+    read: (topic, partition, from, end) => readRange(kafka, group, { topic, partition, from, end }),
   };
+}
+
+/** Offsets `[from, end)` of one partition. */
+export interface PartitionRange {
+  readonly topic: string;
+  readonly partition: number;
+  readonly from: number;
+  readonly end: number;
 }
 
 /** How long a read waits without a new record before it takes the range as read (offsets may be markers). */
@@ -48,9 +56,10 @@ export const READ_IDLE_MS = 5_000;
  * Offsets Kafka no longer has (compaction, transaction markers) are simply absent.
  *
  * @example
- * const records = await readRange(kafka, 'orders', 0, 20, 40, 'orders-svc'); // what was delivered between 20 and 39
+ * const records = await readRange(kafka, 'orders-svc', { topic: 'orders', partition: 0, from: 20, end: 40 }); // what was delivered between 20 and 39
  */
-export async function readRange(kafka: Kafka, topic: string, partition: number, from: number, end: number, group: string): Promise<KafkaRecord[]> {
+export async function readRange(kafka: Kafka, group: string, range: PartitionRange): Promise<KafkaRecord[]> {
+  const { topic, partition, from, end } = range;
   if (end <= from) return [];
   // A consumer kafkajs does not restart after a failure it gives up on (a refused group: GROUP_AUTHORIZATION_FAILED):
   // its crash fails the read, instead of a restart loop the recovery would wait on until the function's timeout.

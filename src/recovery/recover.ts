@@ -110,7 +110,7 @@ export async function rebuildPartition(rebuildOptions: RebuildOptions): Promise<
       return undefined;
     }
   });
-  for (const chunk of plan.chunks) await rebuild.records(now(), chunk.from, chunk.to, chunk.lanes, chunk.records);
+  for (const chunk of plan.chunks) await rebuild.records(chunk, now());
 
   const origin = (record: KafkaRecord): { topic: string; partition: number; offset: number } => ({ topic: ref.topic, partition: ref.partition, offset: record.offset });
   if (plan.independent.length > 0) {

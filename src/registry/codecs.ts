@@ -59,7 +59,8 @@ function messagesOf(container: protobuf.NamespaceBase): protobuf.Type[] {
   return container.nestedArray.filter((nested): nested is protobuf.Type => nested instanceof protobuf.Type);
 }
 
-function protobufCodec(schema: RegisteredSchema): Codec {
+/** The top-level messages of a `.proto` file (its package's, when it names one), in declaration order. */
+function topMessagesOf(schema: RegisteredSchema): protobuf.Type[] {
   let top: protobuf.Type[];
   try {
     const parsed = protobuf.parse(schema.definition, { keepCase: true });
@@ -70,28 +71,47 @@ function protobufCodec(schema: RegisteredSchema): Codec {
     throw new CodecError(`${schema.ref} is not a .proto file protobufjs can read: ${why(error)}`);
   }
   if (top.length === 0) throw new CodecError(`${schema.ref} declares no message`);
-  const messageAt = (indexes: readonly number[]): protobuf.Type => {
-    let level = top;
-    let found: protobuf.Type | undefined;
-    for (const index of indexes) {
-      found = level[index];
-      if (found === undefined) throw new CodecError(`Protobuf ${schema.ref} has no message at indexes [${indexes.join(', ')}]`);
-      level = messagesOf(found);
-    }
-    return found ?? top[0]!;
-  };
-  const indexesOf = (type: protobuf.Type): number[] => {
-    const path: number[] = [];
-    for (let at: protobuf.NamespaceBase | null = type; at instanceof protobuf.Type; at = at.parent) {
-      const siblings = at.parent instanceof protobuf.Type ? messagesOf(at.parent) : top;
-      path.unshift(siblings.indexOf(at));
-    }
-    return path;
-  };
+  return top;
+}
+
+/** The message Confluent's message indexes point at (`[0]`: the first top-level message). */
+function messageAt(top: protobuf.Type[], indexes: readonly number[], ref: string): protobuf.Type {
+  let level = top;
+  let found: protobuf.Type | undefined;
+  for (const index of indexes) {
+    found = level[index];
+    if (found === undefined) throw new CodecError(`Protobuf ${ref} has no message at indexes [${indexes.join(', ')}]`);
+    level = messagesOf(found);
+  }
+  return found ?? top[0]!;
+}
+
+/** The message indexes Confluent's wire format gives `type`. */
+function indexesOf(top: protobuf.Type[], type: protobuf.Type): number[] {
+  const path: number[] = [];
+  for (let at: protobuf.NamespaceBase | null = type; at instanceof protobuf.Type; at = at.parent) {
+    const siblings = at.parent instanceof protobuf.Type ? messagesOf(at.parent) : top;
+    path.unshift(siblings.indexOf(at));
+  }
+  return path;
+}
+
+/** The message `encode` writes: the named one, or the file's first. */
+function writerType(top: protobuf.Type[], messageType: string | undefined, ref: string): protobuf.Type {
+  if (messageType === undefined) return top[0]!;
+  try {
+    return top[0]!.root.lookupType(messageType);
+  } catch {
+    throw new CodecError(`Protobuf ${ref} has no message ${messageType}`);
+  }
+}
+
+function protobufCodec(schema: RegisteredSchema): Codec {
+  const top = topMessagesOf(schema);
   return {
     format: 'protobuf',
     decode(payload, messageIndexes = [0]) {
-      const type = messageAt(messageIndexes);
+      const type = messageAt(top, messageIndexes, schema.ref);
       try {
         return type.toObject(type.decode(payload), { longs: String, enums: String, defaults: true });
       } catch (error) {
@@ -99,13 +119,7 @@ function protobufCodec(schema: RegisteredSchema): Codec {
       }
     },
     encode(value, messageType) {
-      const type = messageType === undefined ? top[0]! : (() => {
-        try {
-          return top[0]!.root.lookupType(messageType);
-        } catch {
-          throw new CodecError(`Protobuf ${schema.ref} has no message ${messageType}`);
-        }
-      })();
+      const type = writerType(top, messageType, schema.ref);
       const name = type.fullName.replace(/^\./, '');
       // Converted first, then checked: the plain shape `decode` gives (64-bit integers as strings, enums as names)
       // encodes back.
@@ -117,7 +131,7 @@ function protobufCodec(schema: RegisteredSchema): Codec {
       }
       const problem = type.verify(message);
       if (problem !== null) throw new CodecError(`the value does not match Protobuf message ${name} of ${schema.ref}: ${problem}`);
-      return { payload: Buffer.from(type.encode(message).finish()), messageIndexes: indexesOf(type) };
+      return { payload: Buffer.from(type.encode(message).finish()), messageIndexes: indexesOf(top, type) };
     },
   };
 }

@@ -4,18 +4,7 @@
  * fetched once is kept for the life of the process. Concurrent first lookups of one id share one request.
  */
 import { SchemaRegistryUnavailableError } from './errors';
-import type { RegisteredSchema, SchemaFormat } from './types';
-
-/** Where a Confluent-compatible registry is, and how to reach it. */
-export interface ConfluentRegistryConfig {
-  /** Base URL, e.g. `http://127.0.0.1:8081` or Apicurio's `.../apis/ccompat/v7`. */
-  readonly url: string;
-  /** Basic auth (Confluent Cloud: the API key and secret). */
-  readonly username?: string;
-  readonly password?: string;
-  /** A request not answered in this time counts as a registry that does not answer (default 5 s). */
-  readonly timeoutMs?: number;
-}
+import type { ConfluentRegistryConfig, RegisteredSchema, SchemaFormat } from './types';
 
 export const DEFAULT_REGISTRY_TIMEOUT_MS = 5_000;
 

@@ -8,8 +8,7 @@ import { ConfigError } from '../errors';
 import type { RegistryReader } from './reader';
 import { isEsmDecoded, REGISTRY_FORMAT, REGISTRY_SUBJECT, type RegistryDeserializer, type RegistryFormatOptions, type SchemaFormat } from './types';
 
-export { isRegistryDeserializer, REGISTRY_FORMAT, type GlueSchemaSource, type RegistryDeserializer, type RegistryFormatOptions, type SchemaFormat } from './types';
-export type { ConfluentRegistryConfig } from './confluent-client';
+export { isRegistryDeserializer, REGISTRY_FORMAT, type ConfluentRegistryConfig, type GlueSchemaSource, type RegistryDeserializer, type RegistryFormatOptions, type SchemaFormat } from './types';
 
 const FORMAT_NAMES: Record<SchemaFormat, string> = { avro: 'avro', protobuf: 'protobuf', json: 'jsonSchema' };
 const KNOWN_OPTIONS = new Set(['registry', 'glue', 'subject', 'schema', 'messageType']);

@@ -5,9 +5,9 @@
 import { inflateSync } from 'node:zlib';
 import { SchemaRegistryUnavailableError } from './errors';
 import { codecOf, CodecError, type Codec } from './codecs';
-import { ConfluentRegistryClient, UnknownSchemaError, type ConfluentRegistryConfig } from './confluent-client';
+import { ConfluentRegistryClient, UnknownSchemaError } from './confluent-client';
 import { confluentFrame, readFrame, readMessageIndexes, type SchemaRef } from './wire-format';
-import type { GlueSchemaSource, RegisteredSchema, RegistryFormatOptions, SchemaFormat } from './types';
+import type { ConfluentRegistryConfig, GlueSchemaSource, RegisteredSchema, RegistryFormatOptions, SchemaFormat } from './types';
 
 /** One client per registry URL and credential in the process: every deserializer of it shares its schema cache. */
 const clients = new Map<string, ConfluentRegistryClient>();

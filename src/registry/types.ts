@@ -1,5 +1,4 @@
 import type { KafkaHeader, KafkaRecord } from '../event';
-import type { ConfluentRegistryConfig } from './confluent-client';
 
 /** The schema languages a registry holds. */
 export type SchemaFormat = 'avro' | 'protobuf' | 'json';
@@ -20,6 +19,17 @@ export interface RegisteredSchema {
  * answer (the record waits).
  */
 export type GlueSchemaSource = (versionId: string) => Promise<{ readonly dataFormat: string; readonly definition: string } | undefined>;
+
+/** Where a Confluent-compatible registry is, and how to reach it. */
+export interface ConfluentRegistryConfig {
+  /** Base URL, e.g. `http://127.0.0.1:8081` or Apicurio's `.../apis/ccompat/v7`. */
+  readonly url: string;
+  /** Basic auth (Confluent Cloud: the API key and secret). */
+  readonly username?: string;
+  readonly password?: string;
+  /** A request not answered in this time counts as a registry that does not answer (default 5 s). */
+  readonly timeoutMs?: number;
+}
 
 /** The registries a key or value may come from; at least one. */
 export interface RegistryFormatOptions {

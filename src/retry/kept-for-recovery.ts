@@ -17,7 +17,7 @@ export async function copyFindsLoss(scope: Pick<ScopeGiven, 'store' | 'now'> & P
   const headBehind = head !== undefined && placeOf(task, head) === 'behind'
     ? { offset: head.offset, attempt: head.attempt, failedSinceDue: task.firstFailureAtMs >= head.dueAtMs }
     : undefined;
-  const loss = await suspectLoss(scope.store, task.originRef, task.origin.offset, scope.now(), headBehind);
+  const loss = await suspectLoss(scope.store, task.originRef, { origin: task.origin.offset, nowMs: scope.now(), headBehind });
   if (loss === undefined) return undefined;
   const fields = { origin: task.origin, attempt: task.attempt, reason: loss.reason, why: loss.detail };
   if (loss.firstReport) {

@@ -194,7 +194,7 @@ export class RetryPath implements RecordPath<RetryTask> {
   async #releaseAndDrain(scope: RunScope<RetryTask>, task: RetryTask, hold: LaneHold = holdOf(scope, task)): Promise<void> {
     let next;
     try {
-      next = await scope.store.release(task.originRef, task.lane!, task.origin.offset, 1, scope.now(), scope.leaseUntilMs, hold);
+      next = await scope.store.release(task.originRef, { lane: task.lane!, headOffset: task.origin.offset, nowMs: scope.now(), leaseUntilMs: scope.leaseUntilMs, hold });
     } catch (error) {
       // Released by someone else meanwhile (an operator), or the lane was written anew (a recovery): nothing to do here.
       if (error instanceof NotHeadError) return;

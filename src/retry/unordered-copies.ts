@@ -5,6 +5,7 @@
 import type { EngineTask, ScopeGiven, ScopeSettling } from '../engine/run-scope';
 import type { CompletionPort } from '../ports/completion';
 import type { PartitionRef } from '../ports/partition';
+import type { CopyClaimRequest } from '../ports/lane-head';
 
 interface CopyTask extends EngineTask {
   readonly originRef: PartitionRef;
@@ -14,7 +15,7 @@ interface CopyTask extends EngineTask {
 /** `true`: the copy took its attempt and runs; `false`: the record is terminal, a later attempt ran, or a twin ran. */
 export async function claimUnorderedCopy(store: Pick<CompletionPort, 'claimCopy'>, effectsTtlMs: number, task: CopyTask): Promise<boolean> {
   if (store.claimCopy === undefined || task.from !== 'copy') return true;
-  const claim = await store.claimCopy(task.originRef, task.origin.offset, task.attempt, copyIdOf(task), effectsTtlMs, false);
+  const claim = await store.claimCopy(task.originRef, copyClaimOf(effectsTtlMs, task, false));
   return claim === 'claimed';
 }
 
@@ -24,10 +25,15 @@ export async function unorderedCopyDone(scope: Pick<ScopeGiven, 'store'> & Pick<
   // The origin's done bit again: set at its hand-off, it may have been lost with its process before the flush, and
   // a redelivery of the origin must not run the record again once it is terminal (nor find its steps deleted).
   scope.markDone(task.originRef, task.origin.offset, true);
-  await scope.store.claimCopy?.(task.originRef, task.origin.offset, task.attempt, copyIdOf(task), effectsTtlMs, true);
+  await scope.store.claimCopy?.(task.originRef, copyClaimOf(effectsTtlMs, task, true));
 }
 
 /** A retry copy's own place, `topic:partition:offset`: what names the copy that took a claim. */
 export function copyIdOf(task: EngineTask): string {
   return `${task.ref.topic}:${task.ref.partition}:${task.offset}`;
+}
+
+/** The copy's claim of its attempt (`done`: once it succeeded), kept as long as its steps' results. */
+function copyClaimOf(effectsTtlMs: number, task: CopyTask, done: boolean): CopyClaimRequest {
+  return { offset: task.origin.offset, attempt: task.attempt, copy: copyIdOf(task), ttlMs: effectsTtlMs, done };
 }

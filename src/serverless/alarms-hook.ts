@@ -1,6 +1,6 @@
 import { ALARM_TOPIC_ID, planAlarms } from './alarms';
 import { functionBlockSchema } from './config';
-import type { FunctionPlan } from './plan';
+import type { FunctionPlan } from './types';
 import type { Serverless } from './framework';
 
 /** Adds every planned group's alarms and dashboard to the packaged template (the blocks were validated at `initialize`). */

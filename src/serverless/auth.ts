@@ -3,12 +3,10 @@ import { ENV } from '../options/constants';
 import type { PasswordMechanism } from '../options/lanes-options';
 import { parseSecretRef, secretRefExpected, type SecretStore } from '../options/secret-ref';
 import type { FunctionBlock } from './config';
+import type { KafkaAuth } from './types';
 
 // How a group's producers and committer authenticate, decided at `serverless package` from the trigger and the
 // block; secrets travel as references only (the functions read them at cold start, src/connections/secrets.ts). Pure.
-
-/** How the hand-off producers and the committer authenticate to Kafka. */
-export type KafkaAuth = 'iam' | 'scram' | 'tls' | 'none';
 
 /** The auth of a group's Kafka clients, with the SASL secret (a reference: an ARN, a name or a CloudFormation value). */
 export interface ResolvedKafkaAuth {

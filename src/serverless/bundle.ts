@@ -2,6 +2,8 @@ import { existsSync, rmSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { build, type BuildOptions } from 'esbuild';
 import { ConfigError } from '../errors';
+import type { Serverless } from './framework';
+import type { FunctionPlan } from './types';
 
 /**
  * Where bundles go, relative to the service. No dot in the path: Lambda's runtime splits a handler string
@@ -119,4 +121,58 @@ export async function bundleHandlers(servicePath: string, entries: readonly Bund
   if (Object.keys(entryPoints).length === 0) return handlers;
   await build({ ...lambdaBuildOptions(), entryPoints, outdir: outDir });
   return handlers;
+}
+
+/** The functions of the framework itself: the module of this package each runs, and its bundle under `BUNDLE_DIR`. */
+export const FRAMEWORK_FUNCTIONS = {
+  committer: { module: 'committer-handler', out: 'kafka-lanes/committer' },
+  topics: { module: 'topics-handler', out: 'kafka-lanes/topics' },
+  topicsProvider: { module: 'topics-provider', out: 'kafka-lanes/topics-provider' },
+  produce: { module: 'produce-handler', out: 'kafka-lanes/produce' },
+} as const;
+type FrameworkFunction = keyof typeof FRAMEWORK_FUNCTIONS;
+
+/** The handler string of a framework function, once bundled. */
+export const frameworkHandler = (kind: FrameworkFunction): string => `${BUNDLE_DIR}/${FRAMEWORK_FUNCTIONS[kind].out}.handler`;
+
+/**
+ * What `bundleHandlers` bundles for a service: each framework function from its module in this package, and each
+ * Node.js handler of the service's own unless `custom.kafkaLanes.bundle` is `false`.
+ */
+export function bundleEntries(
+  service: Pick<Serverless['service'], 'functions' | 'getAllFunctions' | 'provider'>,
+  plans: readonly FunctionPlan[],
+  bundleUser: boolean,
+): BundleEntry[] {
+  const framework = new Map<string, FrameworkFunction>();
+  for (const plan of plans) {
+    if (plan.committer !== undefined) framework.set(plan.committer.key, 'committer');
+    framework.set(plan.topics.key, 'topics');
+    framework.set(plan.topics.provider.key, 'topicsProvider');
+    if (plan.producer !== undefined) framework.set(plan.producer.key, 'produce');
+  }
+  const entries: BundleEntry[] = [];
+  for (const key of service.getAllFunctions()) {
+    const fn = service.functions[key]!;
+    const kind = framework.get(key);
+    const runtime = String(fn['runtime'] ?? service.provider.runtime ?? 'nodejs');
+    if (kind !== undefined) {
+      entries.push({ key, entryFile: frameworkSource(FRAMEWORK_FUNCTIONS[kind].module), exportName: 'handler', outName: FRAMEWORK_FUNCTIONS[kind].out });
+    } else if (bundleUser && runtime.startsWith('nodejs') && typeof fn.handler === 'string') {
+      entries.push({ key, handler: fn.handler });
+    }
+  }
+  return entries;
+}
+
+/**
+ * A framework function's source inside this package: TypeScript in a checkout, the built ES module beside the built
+ * plugin (dist/<module>.mjs beside dist/serverless.cjs) in the installed package.
+ */
+function frameworkSource(module: string): string {
+  for (const file of [`${module}.ts`, `${module}.mjs`]) {
+    const path = join(__dirname, file);
+    if (existsSync(path)) return path;
+  }
+  throw new Error(`kafka-lanes: ${module} not found next to ${__filename}`);
 }

@@ -1,6 +1,6 @@
 import { ENV } from '../options/constants';
 import { durationMs } from '../options/duration';
-import type { FunctionPlan } from './plan';
+import type { FunctionPlan } from './types';
 import { DOCS } from './config';
 
 // Checks `serverless package` makes so that what AWS would refuse at deploy time, or what every cold start

@@ -4,7 +4,7 @@ import { orderAfter, POLLER_SERVICES, servicesCalled, stackEndpoints, type Order
 import { afterRetryTriggers, compileResponseTypes, compileSchemaRegistries, keepZeroBatchingWindows, mappingTarget, type Serverless } from './framework';
 import { keepRetryTriggerIds } from './trigger-ids';
 import { dropImpliedDependsOn } from './implied-depends-on';
-import type { FunctionPlan } from './plan';
+import type { FunctionPlan } from './types';
 import { triggersAfterTopics } from './topics-resource';
 
 /** What the plugin made at `initialize` that the template's last pass reads. */

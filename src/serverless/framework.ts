@@ -2,7 +2,7 @@
  * The Serverless Framework as the plugin sees it: the parts of its `serverless` object the plugin uses, and the
  * passes the plugin makes over the template the framework compiled.
  */
-import type { FunctionPlan, FunctionView, TriggerSettings } from './plan';
+import type { FunctionPlan, FunctionView, TriggerSettings } from './types';
 import { schemaRegistryConfig } from './schema-registry';
 
 /** The parts of the framework's `serverless` object the plugin uses (osls, the Serverless Framework v3 line). */

@@ -1,16 +1,8 @@
 import { ENV } from '../options/constants';
 import { completionGroupId, deadLetterTopic, recoveryGroupPrefix, retryTopic, retryTopicPrefix } from '../options/names';
 import { parseSecretRef } from '../options/secret-ref';
-import type { FunctionPlan } from './plan';
+import type { FunctionPlan, Statement, TriggerSettings } from './types';
 import { glueRegistryGrants, schemaRegistrySecrets } from './schema-registry';
-
-/** One IAM policy statement. */
-export interface Statement {
-  readonly Effect: 'Allow';
-  readonly Action: readonly string[];
-  readonly Resource: unknown;
-  readonly Condition?: Record<string, unknown>;
-}
 
 /** The statements of the roles of a group's functions. */
 export interface GroupGrants {
@@ -79,112 +71,124 @@ const SECRET_KEYS = ['saslScram512Auth', 'saslScram256Auth', 'saslPlainAuth', 'c
  * groupGrants(plan).committer; // [{ Action: ['kafka-cluster:Connect', ...], Resource: 'arn:aws:kafka:...:cluster/shop/abcd-1' }, ...]
  */
 export function groupGrants(plan: FunctionPlan, inVpc: boolean, compact = false): GroupGrants {
-  const handler: Statement[] = [];
-  const retry: Statement[] = [];
-  const committer: Statement[] = [];
-  const topics: Statement[] = [];
-  const topicsProvider: Statement[] = [];
-  const produce: Statement[] = [];
+  const grants: GroupGrants = { handler: [], retry: [], committer: [], topics: [], topicsProvider: [], producer: [] };
+  const names = grantNames(plan, compact);
+  if (names.trigger.kind === 'msk') mskTriggerGrants(plan, grants, names);
+  else {
+    const access = (names.trigger.settings['accessConfigurations'] ?? {}) as Record<string, unknown>;
+    const secrets = SECRET_KEYS.flatMap((key) => (Array.isArray(access[key]) ? (access[key] as unknown[]) : []));
+    if (secrets.length > 0) both(grants, ...secretReads(secrets));
+    if (access['vpcSubnet'] !== undefined) both(grants, { Effect: 'Allow', Action: TRIGGER_ENI_ACTIONS, Resource: '*' });
+  }
+  if (names.trigger.kind === 'msk') both(grants, { Effect: 'Allow', Action: TRIGGER_ENI_ACTIONS, Resource: '*' });
+  else if (inVpc) both(grants, { Effect: 'Allow', Action: ENI_ACTIONS, Resource: '*' });
+  if (inVpc) grants.committer.push({ Effect: 'Allow', Action: ENI_ACTIONS, Resource: '*' });
+  if (inVpc) grants.topics.push({ Effect: 'Allow', Action: ENI_ACTIONS, Resource: '*' });
+  if (inVpc && plan.producer !== undefined) grants.producer.push({ Effect: 'Allow', Action: ENI_ACTIONS, Resource: '*' });
+  functionGrants(plan, grants);
+  return { handler: dedupe(grants.handler), retry: dedupe(grants.retry), committer: dedupe(grants.committer), topics: dedupe(grants.topics), topicsProvider: dedupe(grants.topicsProvider), producer: dedupe(grants.producer) };
+}
+
+/** The topics and consumer groups a group's grants name. */
+interface GrantNames {
+  readonly trigger: { kind: 'msk'; settings: TriggerSettings } | { kind: 'kafka'; settings: TriggerSettings };
+  readonly retryTopics: readonly string[];
+  /** The hand-off producer's writes: the retry topics and the dead-letter topic. */
+  readonly writes: readonly string[];
+}
+
+function grantNames(plan: FunctionPlan, compact: boolean): GrantNames {
   const trigger = 'msk' in plan.source ? { kind: 'msk' as const, settings: plan.source.msk } : { kind: 'kafka' as const, settings: plan.source.kafka };
-  const { group } = plan;
   // Compact: the retry tiers' topics and consumer groups as one ARN wildcard each, `<group>.retry.*` (MSK IAM
   // resource ARNs take `*`), for a role whose policy would pass IAM's size quota with one ARN per tier.
-  const retryTopics = compact && plan.tiers.length > 0 ? [`${retryTopicPrefix(group)}*`] : plan.tiers.map((tier) => retryTopic(group, tier));
-  const readTopics = [trigger.settings.topic, ...retryTopics];
-  const triggerGroups = [group, ...retryTopics];
-  // The code of the handler runs in both functions: the same hand-off producer, the same outputs, the same secrets.
-  const both = (...statements: Statement[]): void => {
-    handler.push(...statements);
-    retry.push(...statements);
-  };
-  const writes = [`${retryTopicPrefix(group)}*`, deadLetterTopic(group)];
-  const outputs = plan.outputs;
+  const retryTopics = compact && plan.tiers.length > 0 ? [`${retryTopicPrefix(plan.group)}*`] : plan.tiers.map((tier) => retryTopic(plan.group, tier));
+  return { trigger, retryTopics, writes: [`${retryTopicPrefix(plan.group)}*`, deadLetterTopic(plan.group)] };
+}
 
-  if (trigger.kind === 'msk') {
-    const arns = mskArns(trigger.settings.arn);
-    const describe = { Effect: 'Allow', Action: ['kafka:DescribeCluster', 'kafka:DescribeClusterV2', 'kafka:GetBootstrapBrokers'], Resource: arns.cluster } as const;
-    // The triggers' (Lambda's MSK execution role permissions); the committer calls no MSK API: its brokers come from
-    // the topics resource, at deploy time (topics-resource.ts).
-    both(describe);
-    const scram = trigger.settings['saslScram512'];
-    // A trigger authenticates with its function's role unless it has a SCRAM secret: the source's with the handler's
-    // role, each retry tier's with the retry function's.
-    if (scram === undefined) {
-      const reads = (topics: readonly string[]): Statement[] =>
-        kafkaCluster(arns, { cluster: ['Connect', 'DescribeClusterDynamicConfiguration'], topics, topicActions: ['DescribeTopic', 'ReadData'], groups: topics === retryTopics ? retryTopics : [group] });
-      handler.push(...reads([trigger.settings.topic]));
-      retry.push(...reads(retryTopics));
-    }
-    if (plan.auth === 'iam') {
-      both(...kafkaCluster(arns, { cluster: ['Connect', 'WriteDataIdempotently', 'DescribeClusterDynamicConfiguration'], topics: writes, topicActions: ['DescribeTopic', 'WriteData'] }));
-      // The handler's `ctx.send` outputs, only to the declared topics.
-      if (outputs.length > 0) both({ Effect: 'Allow', Action: ['kafka-cluster:DescribeTopic', 'kafka-cluster:WriteData'], Resource: outputs.map(arns.topic) });
-      committer.push(
-        // The re-drive's producer: no cluster configuration read (DescribeClusterDynamicConfiguration is the trigger's).
-        ...kafkaCluster(arns, { cluster: ['Connect', 'WriteDataIdempotently'], topics: writes, topicActions: ['DescribeTopic', 'WriteData'] }),
-        // The completion group, and the recoveries' reads of a partition again (read-range.ts), each in a group of
-        // its own under `<group>.lanes.recover.`: concurrent recoveries never share a group, so never rebalance one another.
-        ...kafkaCluster(arns, { cluster: [], topics: readTopics, topicActions: ['DescribeTopic', 'ReadData'], groups: [completionGroupId(group), `${recoveryGroupPrefix(group)}*`] }),
-        // What the triggers committed in their groups: a frontier below it is a loss of done bits (docs/durability.md).
-        { Effect: 'Allow', Action: ['kafka-cluster:DescribeGroup'], Resource: triggerGroups.map(arns.group) },
-      );
-      // The topics resource: lists, describes (partitions, configs), creates and, for a declared source, grows the
-      // group's topics; deletes the retry and dead-letter topics only when `topics.deleteOnRemove` asks it.
-      const owned = [...writes, ...outputs];
-      const sourceGrows = plan.topics.properties['SourcePartitions'] !== undefined;
-      topics.push(
-        { Effect: 'Allow', Action: ['kafka-cluster:Connect'], Resource: arns.cluster },
-        {
-          Effect: 'Allow',
-          Action: ['kafka-cluster:DescribeTopic', 'kafka-cluster:DescribeTopicDynamicConfiguration', 'kafka-cluster:CreateTopic'],
-          Resource: [trigger.settings.topic, ...owned].map(arns.topic),
-        },
-      );
-      if (sourceGrows) topics.push({ Effect: 'Allow', Action: ['kafka-cluster:AlterTopic'], Resource: arns.topic(trigger.settings.topic) });
-      // An update that drops a retry tier first reads how far its trigger got (topics-handler.ts): group offsets.
-      topics.push({ Effect: 'Allow', Action: ['kafka-cluster:DescribeGroup'], Resource: arns.group(`${retryTopicPrefix(group)}*`) });
-      if (plan.topics.properties['DeleteOnRemove'] === 'true') topics.push({ Effect: 'Allow', Action: ['kafka-cluster:DeleteTopic'], Resource: writes.map(arns.topic) });
-      // The produce function: the source topic only, and the trigger's committed offsets (OffsetFetch: DescribeGroup).
-      if (plan.producer !== undefined) {
-        produce.push(
-          ...kafkaCluster(arns, { cluster: ['Connect', 'WriteDataIdempotently'], topics: [trigger.settings.topic], topicActions: ['DescribeTopic', 'WriteData'] }),
-          { Effect: 'Allow', Action: ['kafka-cluster:DescribeGroup'], Resource: arns.group(group) },
-        );
-      }
-    }
-    // The topics resource's provider asks MSK for the brokers, at deploy time, when only the cluster's ARN is known.
-    if (plan.topics.properties['Cluster'] !== undefined) topicsProvider.push({ Effect: 'Allow', Action: ['kafka:GetBootstrapBrokers'], Resource: arns.cluster });
-    if (scram !== undefined) both(...secretReads([scram]));
-  } else {
-    const access = (trigger.settings['accessConfigurations'] ?? {}) as Record<string, unknown>;
-    const secrets = SECRET_KEYS.flatMap((key) => (Array.isArray(access[key]) ? (access[key] as unknown[]) : []));
-    if (secrets.length > 0) both(...secretReads(secrets));
-    if (access['vpcSubnet'] !== undefined) both({ Effect: 'Allow', Action: TRIGGER_ENI_ACTIONS, Resource: '*' });
+/** The code of the handler runs in both functions: the same hand-off producer, the same outputs, the same secrets. */
+function both(grants: GroupGrants, ...statements: Statement[]): void {
+  grants.handler.push(...statements);
+  grants.retry.push(...statements);
+}
+
+/** An MSK trigger's grants: the cluster's description, the triggers' reads, the clients' MSK IAM grants, a SCRAM secret. */
+function mskTriggerGrants(plan: FunctionPlan, grants: GroupGrants, names: GrantNames): void {
+  const { trigger: { settings }, retryTopics } = names;
+  const arns = mskArns(settings.arn);
+  // The triggers' (Lambda's MSK execution role permissions); the committer calls no MSK API: its brokers come from
+  // the topics resource, at deploy time (topics-resource.ts).
+  both(grants, { Effect: 'Allow', Action: ['kafka:DescribeCluster', 'kafka:DescribeClusterV2', 'kafka:GetBootstrapBrokers'], Resource: arns.cluster });
+  const scram = settings['saslScram512'];
+  // A trigger authenticates with its function's role unless it has a SCRAM secret: the source's with the handler's
+  // role, each retry tier's with the retry function's.
+  if (scram === undefined) {
+    const reads = (topics: readonly string[]): Statement[] =>
+      kafkaCluster(arns, { cluster: ['Connect', 'DescribeClusterDynamicConfiguration'], topics, topicActions: ['DescribeTopic', 'ReadData'], groups: topics === retryTopics ? retryTopics : [plan.group] });
+    grants.handler.push(...reads([settings.topic]));
+    grants.retry.push(...reads(retryTopics));
   }
-  if (trigger.kind === 'msk') both({ Effect: 'Allow', Action: TRIGGER_ENI_ACTIONS, Resource: '*' });
-  else if (inVpc) both({ Effect: 'Allow', Action: ENI_ACTIONS, Resource: '*' });
-  if (inVpc) committer.push({ Effect: 'Allow', Action: ENI_ACTIONS, Resource: '*' });
-  if (inVpc) topics.push({ Effect: 'Allow', Action: ENI_ACTIONS, Resource: '*' });
-  if (inVpc && plan.producer !== undefined) produce.push({ Effect: 'Allow', Action: ENI_ACTIONS, Resource: '*' });
+  if (plan.auth === 'iam') mskIamGrants(plan, grants, names, arns);
+  // The topics resource's provider asks MSK for the brokers, at deploy time, when only the cluster's ARN is known.
+  if (plan.topics.properties['Cluster'] !== undefined) grants.topicsProvider.push({ Effect: 'Allow', Action: ['kafka:GetBootstrapBrokers'], Resource: arns.cluster });
+  if (scram !== undefined) both(grants, ...secretReads([scram]));
+}
+
+/** The grants of the group's Kafka clients on MSK IAM: the hand-off and outputs' writes, the committer, the topics resource, the produce function. */
+function mskIamGrants(plan: FunctionPlan, grants: GroupGrants, { trigger, retryTopics, writes }: GrantNames, arns: ReturnType<typeof mskArns>): void {
+  const { group, outputs } = plan;
+  const source = trigger.settings.topic;
+  both(grants, ...kafkaCluster(arns, { cluster: ['Connect', 'WriteDataIdempotently', 'DescribeClusterDynamicConfiguration'], topics: writes, topicActions: ['DescribeTopic', 'WriteData'] }));
+  // The handler's `ctx.send` outputs, only to the declared topics.
+  if (outputs.length > 0) both(grants, { Effect: 'Allow', Action: ['kafka-cluster:DescribeTopic', 'kafka-cluster:WriteData'], Resource: outputs.map(arns.topic) });
+  grants.committer.push(
+    // The re-drive's producer: no cluster configuration read (DescribeClusterDynamicConfiguration is the trigger's).
+    ...kafkaCluster(arns, { cluster: ['Connect', 'WriteDataIdempotently'], topics: writes, topicActions: ['DescribeTopic', 'WriteData'] }),
+    // The completion group, and the recoveries' reads of a partition again (read-range.ts), each in a group of
+    // its own under `<group>.lanes.recover.`: concurrent recoveries never share a group, so never rebalance one another.
+    ...kafkaCluster(arns, { cluster: [], topics: [source, ...retryTopics], topicActions: ['DescribeTopic', 'ReadData'], groups: [completionGroupId(group), `${recoveryGroupPrefix(group)}*`] }),
+    // What the triggers committed in their groups: a frontier below it is a loss of done bits (docs/durability.md).
+    { Effect: 'Allow', Action: ['kafka-cluster:DescribeGroup'], Resource: [group, ...retryTopics].map(arns.group) },
+  );
+  // The topics resource: lists, describes (partitions, configs), creates and, for a declared source, grows the
+  // group's topics; deletes the retry and dead-letter topics only when `topics.deleteOnRemove` asks it.
+  const owned = [...writes, ...outputs];
+  grants.topics.push(
+    { Effect: 'Allow', Action: ['kafka-cluster:Connect'], Resource: arns.cluster },
+    { Effect: 'Allow', Action: ['kafka-cluster:DescribeTopic', 'kafka-cluster:DescribeTopicDynamicConfiguration', 'kafka-cluster:CreateTopic'], Resource: [source, ...owned].map(arns.topic) },
+  );
+  if (plan.topics.properties['SourcePartitions'] !== undefined) grants.topics.push({ Effect: 'Allow', Action: ['kafka-cluster:AlterTopic'], Resource: arns.topic(source) });
+  // An update that drops a retry tier first reads how far its trigger got (topics-handler.ts): group offsets.
+  grants.topics.push({ Effect: 'Allow', Action: ['kafka-cluster:DescribeGroup'], Resource: arns.group(`${retryTopicPrefix(group)}*`) });
+  if (plan.topics.properties['DeleteOnRemove'] === 'true') grants.topics.push({ Effect: 'Allow', Action: ['kafka-cluster:DeleteTopic'], Resource: writes.map(arns.topic) });
+  // The produce function: the source topic only, and the trigger's committed offsets (OffsetFetch: DescribeGroup).
+  if (plan.producer !== undefined) {
+    grants.producer.push(
+      ...kafkaCluster(arns, { cluster: ['Connect', 'WriteDataIdempotently'], topics: [source], topicActions: ['DescribeTopic', 'WriteData'] }),
+      { Effect: 'Allow', Action: ['kafka-cluster:DescribeGroup'], Resource: arns.group(group) },
+    );
+  }
+}
+
+/** What each function reads or calls whatever the cluster: the schema registry, the secrets, checkpoints, the worker. */
+function functionGrants(plan: FunctionPlan, grants: GroupGrants): void {
   // The source trigger's schema registry (schema-registry.ts): a Glue registry's reads, or a Confluent registry's secrets.
-  handler.push(...glueRegistryGrants(plan.schemaRegistry));
+  grants.handler.push(...glueRegistryGrants(plan.schemaRegistry));
   const registrySecrets = schemaRegistrySecrets(plan.schemaRegistry);
-  if (registrySecrets.length > 0) handler.push(...secretReads(registrySecrets));
+  if (registrySecrets.length > 0) grants.handler.push(...secretReads(registrySecrets));
   const secrets = secretGrants(plan.environment);
-  both(...secrets);
-  committer.push(...secrets);
+  both(grants, ...secrets);
+  grants.committer.push(...secrets);
   // Its durable executions' checkpoints: Lambda authorizes them against the execution's ARN, which extends the
   // function's qualified ARN (`...:function:<name>:<version>/durable-execution/...`), so `:*` of this function only.
-  retry.push({ Effect: 'Allow', Action: DURABLE_ACTIONS, Resource: { 'Fn::Sub': `arn:\${AWS::Partition}:lambda:\${AWS::Region}:\${AWS::AccountId}:function:${plan.retry.name}:*` } });
+  grants.retry.push({ Effect: 'Allow', Action: DURABLE_ACTIONS, Resource: { 'Fn::Sub': `arn:\${AWS::Partition}:lambda:\${AWS::Region}:\${AWS::AccountId}:function:${plan.retry.name}:*` } });
   // The topics worker needs the Kafka credentials only: not the Redis AUTH token.
-  topics.push(...secretGrants({ ...plan.environment, [ENV.redisAuthSecret]: undefined }));
-  if (plan.producer !== undefined) produce.push(...secretGrants({ ...plan.environment, [ENV.redisAuthSecret]: undefined }));
+  grants.topics.push(...secretGrants({ ...plan.environment, [ENV.redisAuthSecret]: undefined }));
+  if (plan.producer !== undefined) grants.producer.push(...secretGrants({ ...plan.environment, [ENV.redisAuthSecret]: undefined }));
   // The provider invokes its worker (by name: the worker's ARN), and reads its own stack's status to tell a rollback.
-  topicsProvider.push(
+  grants.topicsProvider.push(
     { Effect: 'Allow', Action: ['lambda:InvokeFunction'], Resource: { 'Fn::Sub': `arn:\${AWS::Partition}:lambda:\${AWS::Region}:\${AWS::AccountId}:function:${String(plan.topics.definition.name)}` } },
     { Effect: 'Allow', Action: ['cloudformation:DescribeStacks'], Resource: { Ref: 'AWS::StackId' } },
   );
-  return { handler: dedupe(handler), retry: dedupe(retry), committer: dedupe(committer), topics: dedupe(topics), topicsProvider: dedupe(topicsProvider), producer: dedupe(produce) };
 }
 
 function kafkaCluster(

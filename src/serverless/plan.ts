@@ -1,107 +1,17 @@
-import { version } from '../../package.json';
 import { isObject } from '../describe';
 import { AWS_IAM_MECHANISM, DEFAULTS, ENV } from '../options/constants';
 import { retryTopic } from '../options/retry-tiers';
-import { resolveKafkaAuth, secretEnvironment, secretProblem, type KafkaAuth, type ResolvedKafkaAuth } from './auth';
-import { clusterRegionProblem, endpointProblems, lengthProblem, scheduleProblem, tierOrderProblems } from './checks';
+import { resolveKafkaAuth, secretEnvironment, secretProblem, type ResolvedKafkaAuth } from './auth';
+import { clusterRegionProblem, endpointProblems, tierOrderProblems } from './checks';
+import { committerOf, nameProblems, producerOf, topicsOf } from './companions';
 import { logicalIdCollisions } from './trigger-ids';
 import { AWS_LIMITS, PLUGIN_DEFAULTS, type FunctionBlock } from './config';
 import { retryDescription, retryFunctionProblems, retryKey, retryName, retryTriggerSettings } from './retry-function';
-import { PRODUCE_TOPIC_VARIABLE, PROVIDER_EXTRA_SECONDS } from './topics-resource';
-import { schemaRegistryEnvironment, schemaRegistryProblems, type SchemaRegistryBlock } from './schema-registry';
+import { schemaRegistryEnvironment, schemaRegistryProblems } from './schema-registry';
+import type { FunctionFacts, FunctionPlan, FunctionView, ServiceView, TriggerEvent, TriggerSettings } from './types';
 
 /** The variable every Powertools utility reads its service from (the logs' `service`, telemetry.ts). */
 const POWERTOOLS_SERVICE_NAME = 'POWERTOOLS_SERVICE_NAME';
-
-/** A Kafka trigger as serverless.yml writes it (`msk` or `kafka` event); only what the plugin reads or writes. */
-export interface TriggerSettings {
-  topic: string;
-  arn?: unknown;
-  bootstrapServers?: string[];
-  batchSize?: number;
-  maximumBatchingWindow?: number;
-  startingPosition?: string;
-  startingPositionTimestamp?: number;
-  consumerGroupId?: string;
-  provisionedPollerConfig?: { minimumPollers?: number; maximumPollers?: number };
-  [other: string]: unknown;
-}
-
-export type TriggerEvent = { msk: TriggerSettings } | { kafka: TriggerSettings };
-
-export interface FunctionView {
-  name?: string;
-  handler?: string;
-  timeout?: number;
-  events?: Array<Record<string, unknown>>;
-  environment?: Record<string, unknown>;
-  vpc?: unknown;
-  kafkaLanes?: unknown;
-  [other: string]: unknown;
-}
-
-export interface ServiceView {
-  service: string;
-  stage: string;
-  providerTimeout?: number;
-  /** `provider.runtime`: the runtime of every function that names none (the retry function's among them). */
-  providerRuntime?: string;
-  /** The service's region (`provider.region`); an MSK trigger's cluster must be in it. */
-  region?: string;
-  /** `serverless offline`: the local stack is the target, so loopback endpoints are expected. */
-  offline?: boolean;
-  /** The logical ID the framework gives a function's Kafka trigger (its naming, passed in to keep this pure). */
-  triggerLogicalId?: (functionKey: string, trigger: TriggerEvent) => string;
-}
-
-export type { KafkaAuth } from './auth';
-
-/** What the plugin adds for one function with a `kafkaLanes:` block. */
-export interface FunctionPlan {
-  readonly functionKey: string;
-  readonly group: string;
-  readonly tiers: readonly string[];
-  /** `provisioned`: the trigger has `provisionedPollerConfig`, so it can report batch item failures. */
-  readonly mode: 'provisioned' | 'on-demand';
-  readonly auth: KafkaAuth;
-  /** The source trigger, with its `consumerGroupId` set to the group. */
-  readonly source: TriggerEvent;
-  /** One trigger per retry tier, on the retry function. */
-  readonly retryTriggers: readonly TriggerEvent[];
-  /**
-   * The retry function `<function>Retry`: the handler's code as a Lambda durable function (`durableConfig`, compiled into
-   * the function's `DurableConfig`), whose triggers are the retry tiers'. A copy not yet due waits in a suspended durable
-   * execution, billed no compute. Its definition is the handler's but for what `retryDefinition` says.
-   */
-  readonly retry: {
-    readonly key: string;
-    readonly name: string;
-    readonly description: string;
-    readonly durableConfig: { readonly executionTimeout: number; readonly retentionPeriodInDays: number };
-  };
-  /**
-   * The group's resolved settings as environment variables, given as they are to the handler and to its
-   * committer: one resolution, so the two cannot disagree on tiers, policy, Redis, Kafka or auth.
-   */
-  readonly environment: Readonly<Record<string, unknown>>;
-  readonly committer: { readonly key: string; readonly definition: FunctionView } | undefined;
-  /** The topics the handler writes with `ctx.send` (`kafkaLanes.outputs`). */
-  readonly outputs: readonly string[];
-  /**
-   * The group's topics resource (`Custom::KafkaLanesTopics`): its worker (`key`, `definition`: in the function's VPC,
-   * with the group's Kafka auth and nothing of Redis), its provider (outside any VPC: answers CloudFormation, asks MSK
-   * for the brokers, invokes the worker; see topics-provider.ts) and the resource's properties, the cluster among them.
-   */
-  readonly topics: {
-    readonly key: string;
-    readonly definition: FunctionView;
-    readonly provider: FunctionView & { readonly key: string };
-    readonly properties: Readonly<Record<string, unknown>>;
-  };
-  /** The produce function (`kafkaLanes.produce: true`, produce-handler.ts): in the VPC, writing the source topic only. */
-  readonly producer: { readonly key: string; readonly definition: FunctionView } | undefined;
-  /** The source trigger's own schema registry integration (`kafkaLanes.schemaRegistry`, schema-registry.ts). */ readonly schemaRegistry?: SchemaRegistryBlock;
-}
 
 const DEFAULT_TIMEOUT_SECONDS = 6;
 
@@ -116,7 +26,7 @@ export function triggerOf(event: Record<string, unknown>): { kind: 'msk' | 'kafk
  * Plans what a function with a `kafkaLanes:` block needs: its group (the block's `group`, else the trigger's
  * `consumerGroupId`, else the function's deployed name), the source trigger's consumer group, the retry function
  * and its trigger per retry tier, the group's settings resolved once (the environment the handler, the retry function
- * and the committer all get), and the scheduled committer. Pure: the plugin applies the plan to the service.
+ * and the committer all get), and the functions added beside it (companions.ts). Pure: the plugin applies the plan.
  *
  * Refuses, naming the setting, the limit and the value, what AWS would refuse at deploy time or what every cold
  * start would refuse (see checks.ts).
@@ -126,178 +36,123 @@ export function triggerOf(event: Record<string, unknown>): { kind: 'msk' | 'kafk
  * planFunction({ service: 'shop', stage: 'dev' }, 'orders', { events: [{ msk: { arn, topic: 'orders' } }] }, {});
  * // { plan: { group: 'shop-dev-orders', retryTriggers: [{ msk: { topic: 'shop-dev-orders.retry.5s', ... } }, ...], ... } }
  */
-export function planFunction(
-  service: ServiceView,
-  functionKey: string,
-  fn: FunctionView,
-  block: FunctionBlock,
-): { plan?: FunctionPlan; problems: string[] } {
+export function planFunction(service: ServiceView, functionKey: string, fn: FunctionView, block: FunctionBlock): { plan?: FunctionPlan; problems: string[] } {
   const where = `functions.${functionKey}`;
-  const problems: string[] = [];
   const triggers = (fn.events ?? []).map(triggerOf).filter((trigger) => trigger !== undefined);
   if (triggers.length !== 1) {
-    problems.push(
-      `${where}: a function with \`kafkaLanes\` needs exactly one \`msk\` or \`kafka\` event (its retry triggers are added for it), got ${triggers.length}`,
-    );
-    return { problems };
+    return {
+      problems: [`${where}: a function with \`kafkaLanes\` needs exactly one \`msk\` or \`kafka\` event (its retry triggers are added for it), got ${triggers.length}`],
+    };
   }
-  const trigger = triggers[0]!;
-  const settings = trigger.settings;
+  const facts = factsOf(service, { where, functionKey, fn, block }, triggers[0]!);
+  const auth = resolveKafkaAuth(where, facts.kind, facts.settings, block);
+  const problems = [
+    ...planProblems(service, facts),
+    ...('problems' in auth ? auth.problems : []),
+    secretProblem(`${where}.kafkaLanes.redis.authSecret`, block.redis?.authSecret, ['secretsmanager', 'ssm']),
+    ...placeProblems(service, facts),
+  ].filter((problem) => problem !== undefined);
+  if (problems.length > 0 || 'problems' in auth) return { problems };
+
+  const planned = planTriggers(service, facts);
+  if ('problems' in planned) return planned;
+  const environment = { ...groupEnvironment(facts, auth, planned.mode), ...schemaRegistryEnvironment(block.schemaRegistry) };
+  const outputs = block.outputs ?? [];
+  // Declared outputs are the contract everywhere: with none declared, every `ctx.send` fails as MSK IAM would refuse it.
+  environment[ENV.outputs] = outputs.join(',');
+  const { name, group, tiers, durableConfig } = facts;
+  const plan: FunctionPlan = {
+    functionKey,
+    group,
+    tiers,
+    mode: planned.mode,
+    auth: auth.auth,
+    source: planned.source,
+    retryTriggers: planned.retryTriggers,
+    retry: { key: retryKey(functionKey), name: retryName(name), description: retryDescription(group), durableConfig },
+    environment,
+    committer: committerOf(facts, environment),
+    outputs,
+    topics: topicsOf(facts, environment, auth.auth),
+    producer: producerOf(facts, environment),
+    ...(block.schemaRegistry === undefined ? {} : { schemaRegistry: block.schemaRegistry }),
+  };
+  return { plan, problems: [] };
+}
+
+/** What the plan is made from: the function's trigger, its deployed name, its group, tiers and timeouts. */
+function factsOf(
+  service: ServiceView,
+  given: Pick<FunctionFacts, 'where' | 'functionKey' | 'fn' | 'block'>,
+  trigger: { kind: 'msk' | 'kafka'; settings: TriggerSettings },
+): FunctionFacts {
+  const { functionKey, fn, block } = given;
   const name = fn.name ?? `${service.service}-${service.stage}-${functionKey}`;
-  const group = block.group ?? settings.consumerGroupId ?? name;
+  return {
+    ...given,
+    kind: trigger.kind,
+    settings: trigger.settings,
+    name,
+    group: block.group ?? trigger.settings.consumerGroupId ?? name,
+    tiers: block.retryTiers ?? PLUGIN_DEFAULTS.retryTiers,
+    timeout: fn.timeout ?? service.providerTimeout ?? DEFAULT_TIMEOUT_SECONDS,
+    durableConfig: {
+      executionTimeout: block.retry?.executionTimeout ?? PLUGIN_DEFAULTS.retryExecutionTimeout,
+      retentionPeriodInDays: block.retry?.retentionPeriodInDays ?? PLUGIN_DEFAULTS.retryRetentionDays,
+    },
+  };
+}
+
+/** What the function's own settings refuse: its trigger's group and batch size, its timeout, the retry tiers, Redis. */
+function planProblems(service: ServiceView, facts: FunctionFacts): string[] {
+  const { where, kind, settings, group, timeout, tiers, block } = facts;
+  const problems: string[] = [];
   if (settings.consumerGroupId !== undefined && settings.consumerGroupId !== group) {
     problems.push(
-      `${where}.events.${trigger.kind}.consumerGroupId: expected the kafkaLanes group \`${group}\` (every framework name derives from it), got \`${settings.consumerGroupId}\``,
+      `${where}.events.${kind}.consumerGroupId: expected the kafkaLanes group \`${group}\` (every framework name derives from it), got \`${settings.consumerGroupId}\``,
     );
   }
-  const timeout = fn.timeout ?? service.providerTimeout ?? DEFAULT_TIMEOUT_SECONDS;
   if (timeout > AWS_LIMITS.kafkaTimeoutSeconds) {
     problems.push(`${where}.timeout: expected at most ${AWS_LIMITS.kafkaTimeoutSeconds} seconds (14 minutes, the limit for a Kafka trigger), got ${timeout}`);
   }
-  const durableConfig = {
-    executionTimeout: block.retry?.executionTimeout ?? PLUGIN_DEFAULTS.retryExecutionTimeout,
-    retentionPeriodInDays: block.retry?.retentionPeriodInDays ?? PLUGIN_DEFAULTS.retryRetentionDays,
-  };
-  problems.push(...retryFunctionProblems(where, service, fn, timeout, durableConfig.executionTimeout));
+  problems.push(...retryFunctionProblems(service, facts));
   const batchSize = settings.batchSize;
   if (batchSize !== undefined && (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > AWS_LIMITS.maxBatchSize)) {
-    problems.push(`${where}.events.${trigger.kind}.batchSize: expected an integer from 1 to ${AWS_LIMITS.maxBatchSize.toLocaleString('en-US')}, got ${batchSize}`);
+    problems.push(`${where}.events.${kind}.batchSize: expected an integer from 1 to ${AWS_LIMITS.maxBatchSize.toLocaleString('en-US')}, got ${batchSize}`);
   }
-  const tiers = block.retryTiers ?? PLUGIN_DEFAULTS.retryTiers;
   problems.push(...tierOrderProblems(`${where}.kafkaLanes.retryTiers`, tiers));
   if (block.redis?.url !== undefined && block.redis.clusterNodes !== undefined) {
     problems.push(`${where}.kafkaLanes.redis: expected \`url\` (one server) or \`clusterNodes\` (a cluster), got both (every cold start would refuse them)`);
   }
-  const auth = resolveKafkaAuth(where, trigger.kind, settings, block);
-  if ('problems' in auth) problems.push(...auth.problems);
-  const redisSecret = secretProblem(`${where}.kafkaLanes.redis.authSecret`, block.redis?.authSecret, ['secretsmanager', 'ssm']);
-  if (redisSecret !== undefined) problems.push(redisSecret);
-  problems.push(...nameProblems(where, functionKey, fn, name, group, tiers, block));
-  const regionProblem = trigger.kind === 'msk' ? clusterRegionProblem(`${where}.events.msk.arn`, settings.arn, service.region) : undefined;
+  return problems;
+}
+
+/** What the names, the cluster's region, the schema registry and the endpoints refuse. */
+function placeProblems(service: ServiceView, facts: FunctionFacts): string[] {
+  const { where, kind, settings, block } = facts;
+  const problems = nameProblems(facts);
+  const regionProblem = kind === 'msk' ? clusterRegionProblem(`${where}.events.msk.arn`, settings.arn, service.region) : undefined;
   if (regionProblem !== undefined) problems.push(regionProblem);
   problems.push(...schemaRegistryProblems(`${where}.kafkaLanes.schemaRegistry`, block.schemaRegistry, settings));
-  if (service.offline !== true) problems.push(...endpointProblems(endpoints(where, trigger.kind, settings, block)));
-  if (problems.length > 0 || 'problems' in auth) return { problems };
+  if (service.offline !== true) problems.push(...endpointProblems(endpoints(facts)));
+  return problems;
+}
 
+/** The source trigger in the group, one trigger per retry tier, and the mode they run in; or their IDs' collisions. */
+function planTriggers(service: ServiceView, facts: FunctionFacts): Pick<FunctionPlan, 'mode' | 'source' | 'retryTriggers'> | { problems: string[] } {
+  const { kind, settings, group, tiers } = facts;
   const mode = settings.provisionedPollerConfig === undefined ? 'on-demand' : 'provisioned';
-  const source = withSettings(trigger.kind, { ...settings, consumerGroupId: group });
-  const retryTriggers = tiers.map((tier) => withSettings(trigger.kind, retryTriggerSettings(settings, retryTopic(group, tier))));
-  const collisions = logicalIdCollisions(service, where, functionKey, [source, ...retryTriggers]);
-  if (collisions.length > 0) return { problems: collisions };
-
-  const environment = { ...groupEnvironment(trigger.kind, settings, block, { group, tiers, auth, mode }), ...schemaRegistryEnvironment(block.schemaRegistry) };
-  const committerBlock = block.committer ?? {};
-  const committer =
-    committerBlock.enabled === false
-      ? undefined
-      : {
-          key: committerKey(functionKey),
-          definition: {
-            name: committerName(name),
-            description: committerDescription(group),
-            timeout: committerBlock.timeout ?? PLUGIN_DEFAULTS.committerTimeout,
-            events: [{ schedule: { rate: [committerBlock.schedule ?? PLUGIN_DEFAULTS.committerSchedule], enabled: true } }],
-            environment,
-            ...(fn.vpc === undefined ? {} : { vpc: fn.vpc }),
-          },
-        };
-  const outputs = block.outputs ?? [];
-  // Declared outputs are the contract everywhere: with none declared, every `ctx.send` fails as MSK IAM would refuse it.
-  environment[ENV.outputs] = outputs.join(',');
-  const retry = { key: retryKey(functionKey), name: retryName(name), description: retryDescription(group), durableConfig };
-  const topicsBlock = block.topics ?? {};
-  const workerTimeout = PLUGIN_DEFAULTS.topicsTimeout;
-  const topics = {
-    key: topicsKey(functionKey),
-    definition: {
-      name: topicsName(name),
-      description: `kafka-lanes topics worker of group ${group}: creates the group's topics for its custom resource`.slice(0, AWS_LIMITS.descriptionLength),
-      timeout: workerTimeout,
-      events: [],
-      environment: workerEnvironment(environment),
-      ...(fn.vpc === undefined ? {} : { vpc: fn.vpc }),
-    },
-    provider: {
-      key: topicsProviderKey(functionKey),
-      name: topicsProviderName(name),
-      description: `kafka-lanes topics resource of group ${group}: answers CloudFormation, invokes the topics worker`.slice(0, AWS_LIMITS.descriptionLength),
-      timeout: workerTimeout + PROVIDER_EXTRA_SECONDS,
-      events: [],
-      // Outside any VPC, the provider's own or the service's: it answers CloudFormation at an S3 URL and asks MSK's
-      // regional API, both public, whatever the VPC has or is losing (osls leaves a function with `vpc: false` out).
-      vpc: false,
-    },
-    properties: {
-      Group: group,
-      Tiers: [...tiers],
-      Source: settings.topic,
-      ...(topicsBlock.partitions === undefined ? {} : { SourcePartitions: String(topicsBlock.partitions) }),
-      ...(outputs.length === 0 ? {} : { Outputs: [...outputs] }),
-      ...(topicsBlock.retryPartitions === undefined ? {} : { RetryPartitions: String(topicsBlock.retryPartitions) }),
-      ...(topicsBlock.replicationFactor === undefined ? {} : { ReplicationFactor: String(topicsBlock.replicationFactor) }),
-      DeleteOnRemove: String(topicsBlock.deleteOnRemove ?? false),
-      // A kafka-lanes upgrade is an `Update` of the resource: the topics are ensured again by the new release's rules.
-      Version: version,
-      // The cluster: a new one (a replaced cluster, another ARN, other brokers) is an `Update` of the resource.
-      ...(environment[ENV.brokers] !== undefined
-        ? { Brokers: environment[ENV.brokers] }
-        : { Cluster: environment[ENV.mskClusterArn], Listener: LISTENER_OF_AUTH[auth.auth] }),
-    },
-  };
-  const producer =
-    block.produce !== true
-      ? undefined
-      : {
-          key: `${functionKey}Produce`,
-          definition: {
-            name: `${name}-produce`,
-            description: `kafka-lanes producer of group ${group}: writes records to ${settings.topic} and waits for the trigger's commit`.slice(0, AWS_LIMITS.descriptionLength),
-            timeout: PLUGIN_DEFAULTS.produceTimeout,
-            events: [],
-            environment: {
-              ...workerEnvironment(environment),
-              ...(environment[ENV.brokers] === undefined ? { [ENV.mskClusterArn]: environment[ENV.mskClusterArn] } : { [ENV.brokers]: environment[ENV.brokers] }),
-              [PRODUCE_TOPIC_VARIABLE]: settings.topic,
-            },
-            ...(fn.vpc === undefined ? {} : { vpc: fn.vpc }),
-          },
-        };
-  return { plan: { functionKey, group, tiers, mode, auth: auth.auth, source, retryTriggers, retry, environment, committer, outputs, topics, producer, ...(block.schemaRegistry === undefined ? {} : { schemaRegistry: block.schemaRegistry }) }, problems: [] };
+  const source = withSettings(kind, { ...settings, consumerGroupId: group });
+  const retryTriggers = tiers.map((tier) => withSettings(kind, retryTriggerSettings(settings, retryTopic(group, tier))));
+  const collisions = logicalIdCollisions(service, facts.where, facts.functionKey, [source, ...retryTriggers]);
+  return collisions.length > 0 ? { problems: collisions } : { mode, source, retryTriggers };
 }
-
-/** The MSK listener of each auth (`GetBootstrapBrokers`' field the provider reads). */
-const LISTENER_OF_AUTH: Readonly<Record<KafkaAuth, string>> = { iam: 'iam', scram: 'scram', tls: 'tls', none: 'plaintext' };
-
-/**
- * The worker's environment: the group's Kafka auth (TLS, SASL, a SCRAM secret), never Redis (the worker does not
- * reach it, so it neither waits for ElastiCache nor changes with it) nor the brokers (they come with each request).
- */
-function workerEnvironment(environment: Readonly<Record<string, unknown>>): Record<string, unknown> {
-  const kept = [ENV.group, ENV.saslMechanism, ENV.saslSecret, ENV.ssl];
-  return Object.fromEntries(Object.entries(environment).filter(([name]) => (kept as readonly string[]).includes(name)));
-}
-
-// The provider keeps the name the topics resource's function always had (`<function>Topics`): CloudFormation does not
-// update a custom resource's ServiceToken, so a stack of an earlier version upgrades in place.
-const topicsKey = (functionKey: string): string => `${functionKey}TopicsVpc`;
-const topicsName = (name: string): string => `${name}-topicsvpc`;
-const topicsProviderKey = (functionKey: string): string => `${functionKey}Topics`;
-const topicsProviderName = (name: string): string => `${name}-topics`;
-
-const committerKey = (functionKey: string): string => `${functionKey}Committer`;
-const committerName = (name: string): string => `${name}-committer`;
-const committerDescription = (group: string): string => `kafka-lanes committer of group ${group}: commits the frontier to ${group}.lanes`;
 
 /**
  * The group's settings as the environment `lanes(...)` and the committer read: group, tiers, dead-letter
  * policy, Redis, Kafka (brokers or the MSK cluster, TLS, SASL) and the trigger's mode.
  */
-function groupEnvironment(
-  kind: 'msk' | 'kafka',
-  settings: TriggerSettings,
-  block: FunctionBlock,
-  resolved: { group: string; tiers: readonly string[]; auth: ResolvedKafkaAuth; mode: FunctionPlan['mode'] },
-): Record<string, unknown> {
+function groupEnvironment({ kind, settings, block, group, tiers }: FunctionFacts, auth: ResolvedKafkaAuth, mode: FunctionPlan['mode']): Record<string, unknown> {
   const environment: Record<string, unknown> = {};
   const redis = block.redis ?? {};
   if (redis.url !== undefined) environment[ENV.redisUrl] = redis.url;
@@ -308,18 +163,18 @@ function groupEnvironment(
   // Without brokers, the producers and the committer ask MSK for them (GetBootstrapBrokers, once per cold start),
   // for the listener of the auth in use.
   else if (kind === 'msk' && settings.arn !== undefined) environment[ENV.mskClusterArn] = settings.arn;
-  if (resolved.auth.auth === 'iam') environment[ENV.saslMechanism] = AWS_IAM_MECHANISM;
+  if (auth.auth === 'iam') environment[ENV.saslMechanism] = AWS_IAM_MECHANISM;
   // An MSK ARN picks TLS by default: `none` must say plaintext, `tls` says TLS for a self-managed cluster.
-  if (resolved.auth.auth === 'tls') environment[ENV.ssl] = 'true';
-  if (resolved.auth.auth === 'none') environment[ENV.ssl] = 'false';
+  if (auth.auth === 'tls') environment[ENV.ssl] = 'true';
+  if (auth.auth === 'none') environment[ENV.ssl] = 'false';
   // Secrets as references only (SCRAM credentials, the Redis AUTH token): read by the functions at cold start.
-  Object.assign(environment, secretEnvironment(resolved.auth, block));
-  environment[ENV.group] = resolved.group;
-  environment[ENV.retryTiers] = resolved.tiers.join(',');
+  Object.assign(environment, secretEnvironment(auth, block));
+  environment[ENV.group] = group;
+  environment[ENV.retryTiers] = tiers.join(',');
   environment[ENV.deadLetterPolicy] = block.deadLetter?.policy ?? DEFAULTS.deadLetter.policy;
   environment[ENV.ordering] = block.ordering ?? DEFAULTS.ordering;
   // Only a provisioned-mode trigger honours a partial batch response; on demand the invocation must fail.
-  environment[ENV.partialBatchResponse] = String(resolved.mode === 'provisioned');
+  environment[ENV.partialBatchResponse] = String(mode === 'provisioned');
   return environment;
 }
 
@@ -330,38 +185,8 @@ function joined(values: ReadonlyArray<unknown> | Record<string, unknown>): unkno
   return { 'Fn::Join': [',', values] };
 }
 
-/** Names AWS limits: function names, the committer's description, the retry triggers' consumer group ids. */
-function nameProblems(
-  where: string,
-  functionKey: string,
-  fn: FunctionView,
-  name: string,
-  group: string,
-  tiers: readonly string[],
-  block: FunctionBlock,
-): string[] {
-  const limits = AWS_LIMITS;
-  const problems = [lengthProblem(fn.name === undefined ? `${where} (deployed name \`<service>-<stage>-${functionKey}\`)` : `${where}.name`, name, limits.functionNameLength, 'Lambda function names')];
-  if (block.committer?.enabled !== false) {
-    const key = committerKey(functionKey);
-    problems.push(lengthProblem(`functions.${key}.name (the committer kafka-lanes adds, \`<function name>-committer\`)`, committerName(name), limits.functionNameLength, 'Lambda function names'));
-    problems.push(lengthProblem(`functions.${key}.description (from the group \`kafkaLanes.group\`)`, committerDescription(group), limits.descriptionLength, 'Lambda descriptions'));
-    const schedule = block.committer?.schedule;
-    const scheduleIssue = schedule === undefined ? undefined : scheduleProblem(schedule);
-    if (scheduleIssue !== undefined) problems.push(`${where}.kafkaLanes.committer.schedule: ${scheduleIssue}`);
-  }
-  problems.push(lengthProblem(`functions.${retryKey(functionKey)}.name (the retry function kafka-lanes adds, \`<function name>-retry\`)`, retryName(name), limits.functionNameLength, 'Lambda function names'));
-  problems.push(lengthProblem(`functions.${topicsKey(functionKey)}.name (the topics worker kafka-lanes adds, \`<function name>-topicsvpc\`)`, topicsName(name), limits.functionNameLength, 'Lambda function names'));
-  problems.push(lengthProblem(`functions.${topicsProviderKey(functionKey)}.name (the topics resource's provider kafka-lanes adds, \`<function name>-topics\`)`, topicsProviderName(name), limits.functionNameLength, 'Lambda function names'));
-  if (block.produce === true) problems.push(lengthProblem(`functions.${functionKey}Produce.name (the produce function kafka-lanes adds, \`<function name>-produce\`)`, `${name}-produce`, limits.functionNameLength, 'Lambda function names'));
-  for (const tier of tiers) {
-    problems.push(lengthProblem(`${where}.kafkaLanes.group (the consumer group of retry tier \`${tier}\`, \`<group>.retry.${tier}\`)`, retryTopic(group, tier), limits.consumerGroupIdLength, 'event source mapping consumer group ids'));
-  }
-  return problems.filter((problem) => problem !== undefined);
-}
-
 /** The endpoints a deployed function would connect to, each with the setting that gives it. */
-function endpoints(where: string, kind: 'msk' | 'kafka', settings: TriggerSettings, block: FunctionBlock): Array<{ setting: string; value: unknown }> {
+function endpoints({ where, kind, settings, block }: FunctionFacts): Array<{ setting: string; value: unknown }> {
   const list: Array<{ setting: string; value: unknown }> = [];
   if (block.redis?.url !== undefined) list.push({ setting: `${where}.kafkaLanes.redis.url`, value: block.redis.url });
   const nodes = block.redis?.clusterNodes;

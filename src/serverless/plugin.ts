@@ -1,22 +1,17 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { BUNDLE_DIR, bundleHandlers, handlerSourceFile, type BundleEntry } from './bundle';
+import { readFileSync } from 'node:fs';
+import { addGroupFunctions, blankDeployTimeSettings } from './apply-plan';
+import { BUNDLE_DIR, bundleEntries, bundleHandlers, frameworkHandler, handlerSourceFile } from './bundle';
 import { customBlockSchema, DOCS, functionBlockSchema, PLUGIN_DEFAULTS, validateBlock, type CustomBlock } from './config';
-import { AWS_IAM_MECHANISM, ENV } from '../options/constants';
 import { plaintextSecrets } from './auth';
 import { declaredTemplate, exampleNetworkParamWarning, existingVpcProblems, invokeLocalHint, loopbackEnvironmentProblems, mskServerlessRegionWarning, planVpcProblems, stackParametersWarning, undeclaredSendsWarning } from './checks';
-import { functionRole, groupGrants, rolePolicyLength, ROLE_POLICY_LIMIT, type Statement } from './iam';
+import { functionRole, groupGrants, rolePolicyLength, ROLE_POLICY_LIMIT } from './iam';
 import { finishTemplate } from './finish-template';
 import { mskClusterNameToken, type PluginUtils, type Serverless } from './framework';
-import { nameTheService, planFunction, type FunctionPlan, type ServiceView } from './plan';
-import { retryDefinition } from './retry-function';
+import { nameTheService, planFunction } from './plan';
+import type { FunctionPlan, ServiceView, Statement } from './types';
 import { startOfflineTrigger, type OfflineKafkaTrigger } from './offline/trigger';
 import { topicsResource } from './topics-resource';
 
-const COMMITTER_OUT = 'kafka-lanes/committer';
-const TOPICS_OUT = 'kafka-lanes/topics';
-const TOPICS_PROVIDER_OUT = 'kafka-lanes/topics-provider';
-const PRODUCE_OUT = 'kafka-lanes/produce';
 const OPAQUE_BLOCK = { description: `kafka-lanes settings, validated by the kafka-lanes plugin (${DOCS}/options.md)` };
 
 /**
@@ -78,12 +73,38 @@ export class KafkaLanesPlugin {
 
   #initialize(): void {
     const { service } = this.#serverless;
-    const problems: string[] = [];
+    const offline = this.#serverless.processedInput?.commands?.[0] === 'offline';
+    const { plans, problems } = this.#planAll(offline);
+    problems.push(...this.#serviceProblems(plans, offline));
+    if (problems.length > 0) this.#fail([...problems, ...invokeLocalHint(this.#serverless.processedInput?.commands ?? [], problems)]);
+    if (!offline) this.#checkStack();
+    const target = offline ? { offline, redis: this.#custom.offline?.redis ?? PLUGIN_DEFAULTS.offlineRedis } : { offline };
+    for (const plan of plans) {
+      const taken = addGroupFunctions(service.functions, plan, target);
+      if (taken !== undefined) this.#fail([taken]);
+    }
+    if (!offline) this.#addTopicsResources(plans);
+    if (offline) blankDeployTimeSettings(service, plans);
+    nameTheService(service, plans);
+    for (const plan of plans.filter((p) => p.mode === 'provisioned')) {
+      this.#log.warning(
+        `kafka-lanes: functions.${plan.functionKey} is in provisioned mode: its provisionedPollerConfig applies to each of its ` +
+          `${plan.retryTriggers.length + 1} triggers (the source and one per retry tier), and provisioned pollers are paid per trigger`,
+      );
+    }
+    // Logs kept for a bounded time unless the service says otherwise (the framework's default keeps them forever).
+    if (plans.length > 0) service.provider.logRetentionInDays ??= PLUGIN_DEFAULTS.logRetentionInDays;
+    this.#grantRoles(plans);
+    this.#plans = plans;
+  }
+
+  /** Validates `custom.kafkaLanes` and every function's `kafkaLanes` block, and plans each group (plan.ts). */
+  #planAll(offline: boolean): { plans: FunctionPlan[]; problems: string[] } {
+    const { service } = this.#serverless;
     const custom = validateBlock(customBlockSchema, service.custom?.['kafkaLanes'], 'custom.kafkaLanes');
-    problems.push(...custom.problems);
+    const problems = [...custom.problems];
     this.#custom = custom.value ?? {};
     const provider = this.#serverless.getProvider('aws');
-    const offline = this.#serverless.processedInput?.commands?.[0] === 'offline';
     const view: ServiceView = {
       service: service.service,
       stage: provider.getStage(),
@@ -107,73 +128,43 @@ export class KafkaLanesPlugin {
       problems.push(...planned.problems);
       if (planned.plan !== undefined) plans.push(planned.plan);
     }
-    const providerEnvironment = (service.provider as { environment?: Record<string, unknown> }).environment ?? {};
+    return { plans, problems };
+  }
+
+  /** What the service around the groups refuses: secrets in plain text, private endpoints out of reach, loopback addresses. */
+  #serviceProblems(plans: readonly FunctionPlan[], offline: boolean): string[] {
+    const { service } = this.#serverless;
+    const problems: string[] = [];
+    const providerEnvironment = service.provider.environment ?? {};
     for (const plan of plans) {
       const fn = service.functions[plan.functionKey]!;
       const plain = plaintextSecrets(plan.functionKey, { ...providerEnvironment, ...fn.environment }, plan.environment);
       problems.push(...plain.problems);
       if (!offline) plain.warnings.forEach((warning) => this.#log.warning(warning));
     }
+    if (offline) return problems;
     // A group's functions reach its brokers and Redis: from a VPC when they are private.
-    for (const plan of offline ? [] : plans) {
+    for (const plan of plans) {
       const found = planVpcProblems(plan, service.functions[plan.functionKey]!.vpc ?? (service.provider as { vpc?: unknown }).vpc);
       problems.push(...found.problems);
       found.warnings.forEach((warning) => this.#log.warning(`kafka-lanes: ${warning}`));
     }
-    if (!offline) {
-      // Every variable of every function, the service's own included (the provider's apply to all functions).
-      problems.push(...loopbackEnvironmentProblems('provider.environment', providerEnvironment));
-      for (const key of service.getAllFunctions()) problems.push(...loopbackEnvironmentProblems(`functions.${key}.environment`, service.functions[key]?.environment));
-    }
-    if (problems.length > 0) this.#fail([...problems, ...invokeLocalHint(this.#serverless.processedInput?.commands ?? [], problems)]);
-    if (!offline) {
-      const declared = declaredTemplate((service as unknown as { resources?: unknown }).resources);
-      for (const warning of [
-        stackParametersWarning((service.provider.stackParameters ?? []).map((parameter) => String(parameter.ParameterKey))), mskServerlessRegionWarning(provider.getRegion(), declared.resources),
-        exampleNetworkParamWarning(this.#serverless.processedInput?.options?.param, this.#serverless.configurationInput?.params, declared.parameters),
-      ]) if (warning !== undefined) this.#log.warning(`kafka-lanes: ${warning}`);
-      if (existingVpcProblems(declared.parameters).length > 0) this.#fail(existingVpcProblems(declared.parameters));
-    }
+    // Every variable of every function, the service's own included (the provider's apply to all functions).
+    problems.push(...loopbackEnvironmentProblems('provider.environment', providerEnvironment));
+    for (const key of service.getAllFunctions()) problems.push(...loopbackEnvironmentProblems(`functions.${key}.environment`, service.functions[key]?.environment));
+    return problems;
+  }
 
-    for (const plan of plans) {
-      const fn = service.functions[plan.functionKey]!;
-      const events = fn.events ?? [];
-      const sourceIndex = events.findIndex((event) => 'msk' in event || 'kafka' in event);
-      events[sourceIndex] = plan.source as unknown as Record<string, unknown>;
-      fn.events = events;
-      fn.environment = { ...fn.environment, ...(offline ? this.#offlineEnvironment(plan.environment) : plan.environment) };
-      // The retry tiers' triggers are the retry function's: the handler's code as a durable function (plan.ts).
-      if (service.functions[plan.retry.key] !== undefined) this.#fail([`functions.${plan.retry.key}: the name of the retry function kafka-lanes adds for \`${plan.functionKey}\` is taken`]);
-      service.functions[plan.retry.key] = retryDefinition(fn, plan);
-      if (plan.committer !== undefined) {
-        if (service.functions[plan.committer.key] !== undefined) {
-          this.#fail([`functions.${plan.committer.key}: the name of the committer kafka-lanes adds for \`${plan.functionKey}\` is taken`]);
-        }
-        service.functions[plan.committer.key] = {
-          ...plan.committer.definition,
-          ...(offline ? { environment: this.#offlineEnvironment(plan.environment) } : {}),
-          handler: `${BUNDLE_DIR}/${COMMITTER_OUT}.handler`,
-        };
-      }
-      // The produce function is for a deployed cluster: not under `serverless offline` (`kafka-lanes produce` is).
-      if (plan.producer !== undefined && !offline) {
-        if (service.functions[plan.producer.key] !== undefined) this.#fail([`functions.${plan.producer.key}: the name of the produce function kafka-lanes adds for \`${plan.functionKey}\` is taken`]);
-        service.functions[plan.producer.key] = { ...plan.producer.definition, handler: `${BUNDLE_DIR}/${PRODUCE_OUT}.handler` };
-      }
-    }
-    if (!offline) this.#addTopicsResources(plans);
-    if (offline) this.#blankDeployTimeSettings(plans);
-    nameTheService(service, plans);
-    for (const plan of plans.filter((p) => p.mode === 'provisioned')) {
-      this.#log.warning(
-        `kafka-lanes: functions.${plan.functionKey} is in provisioned mode: its provisionedPollerConfig applies to each of its ` +
-          `${plan.retryTriggers.length + 1} triggers (the source and one per retry tier), and provisioned pollers are paid per trigger`,
-      );
-    }
-    // Logs kept for a bounded time unless the service says otherwise (the framework's default keeps them forever).
-    if (plans.length > 0) service.provider.logRetentionInDays ??= PLUGIN_DEFAULTS.logRetentionInDays;
-    this.#grantRoles(plans);
-    this.#plans = plans;
+  /** What the stack the service declares warns of (its parameters, its region, the example's network) or refuses. */
+  #checkStack(): void {
+    const { service } = this.#serverless;
+    const declared = declaredTemplate((service as unknown as { resources?: unknown }).resources);
+    for (const warning of [
+      stackParametersWarning((service.provider.stackParameters ?? []).map((parameter) => String(parameter.ParameterKey))),
+      mskServerlessRegionWarning(this.#serverless.getProvider('aws').getRegion(), declared.resources),
+      exampleNetworkParamWarning(this.#serverless.processedInput?.options?.param, this.#serverless.configurationInput?.params, declared.parameters),
+    ]) if (warning !== undefined) this.#log.warning(`kafka-lanes: ${warning}`);
+    if (existingVpcProblems(declared.parameters).length > 0) this.#fail(existingVpcProblems(declared.parameters));
   }
 
   /**
@@ -194,9 +185,9 @@ export class KafkaLanesPlugin {
         workerLogicalId: naming.getLambdaLogicalId(plan.topics.key),
         resourceLogicalId: `${naming.getLambdaLogicalId(plan.functionKey).replace(/LambdaFunction$/, '')}KafkaLanesTopics`,
       });
-      service.functions[plan.topics.key] = { ...plan.topics.definition, handler: `${BUNDLE_DIR}/${TOPICS_OUT}.handler` };
+      service.functions[plan.topics.key] = { ...plan.topics.definition, handler: frameworkHandler('topics') };
       const { key: providerKey, ...provider } = plan.topics.provider;
-      service.functions[providerKey] = { ...provider, environment: made.providerEnvironment, handler: `${BUNDLE_DIR}/${TOPICS_PROVIDER_OUT}.handler` };
+      service.functions[providerKey] = { ...provider, environment: made.providerEnvironment, handler: frameworkHandler('topicsProvider') };
       resources[made.logicalId] = made.resource;
       this.#topicsResources.set(naming.getLambdaLogicalId(plan.functionKey), made.logicalId);
       this.#topicsResources.set(naming.getLambdaLogicalId(plan.retry.key), made.logicalId);
@@ -209,28 +200,6 @@ export class KafkaLanesPlugin {
       const committer = plan.committer === undefined ? undefined : service.functions[plan.committer.key];
       if (committer !== undefined) committer.environment = made.committerEnvironment;
     }
-  }
-
-  /**
-   * The group's settings under `serverless offline`: a value CloudFormation would resolve at deploy time (the
-   * stack's ElastiCache, the MSK cluster) means the local stack here: `custom.kafkaLanes.offline.redis`, and the
-   * trigger's local broker (set by the offline trigger); MSK IAM and SCRAM are not used against the local broker,
-   * and a Redis AUTH secret goes with the deployed Redis it belongs to (or with a CloudFormation reference).
-   */
-  #offlineEnvironment(environment: Readonly<Record<string, unknown>>): Record<string, unknown> {
-    const local: Record<string, unknown> = { ...environment };
-    const redisDeployed = typeof local[ENV.redisUrl] === 'object' || typeof local[ENV.redisClusterNodes] === 'object';
-    if (redisDeployed || typeof local[ENV.redisAuthSecret] === 'object') delete local[ENV.redisAuthSecret];
-    if (redisDeployed) {
-      delete local[ENV.redisClusterNodes];
-      delete local[ENV.redisTls];
-      local[ENV.redisUrl] = this.#custom.offline?.redis ?? PLUGIN_DEFAULTS.offlineRedis;
-    }
-    delete local[ENV.mskClusterArn];
-    if (local[ENV.saslMechanism] === AWS_IAM_MECHANISM || local[ENV.saslSecret] !== undefined) delete local[ENV.saslMechanism];
-    delete local[ENV.saslSecret];
-    delete local[ENV.ssl];
-    return local;
   }
 
   /**
@@ -305,69 +274,18 @@ export class KafkaLanesPlugin {
     return (block.Resources ??= {});
   }
 
-  /**
-   * A `KAFKA_LANES_*` variable of the provider CloudFormation resolves at deploy time (an AUTH token from
-   * Secrets Manager) has no value under `serverless offline`: unset for the groups' functions (empty counts as
-   * unset), not passed on as an object.
-   */
-  #blankDeployTimeSettings(plans: readonly FunctionPlan[]): void {
-    const { service } = this.#serverless;
-    const provided = (service.provider as { environment?: Record<string, unknown> }).environment ?? {};
-    const blanks = Object.fromEntries(
-      Object.entries(provided).filter(([name, value]) => name.startsWith('KAFKA_LANES_') && typeof value === 'object').map(([name]) => [name, '']),
-    );
-    for (const plan of plans) {
-      for (const key of [plan.functionKey, plan.retry.key, ...(plan.committer === undefined ? [] : [plan.committer.key])]) {
-        const fn = service.functions[key];
-        if (fn !== undefined) fn.environment = { ...blanks, ...fn.environment };
-      }
-    }
-  }
-
-  /**
-   * A framework function's source inside this package (the committer's, the topics resource's): TypeScript in a
-   * checkout, the built ES module beside the built plugin (dist/<module>.mjs beside dist/serverless.cjs) in the
-   * installed package.
-   */
-  #entry(module: string): string {
-    for (const file of [`${module}.ts`, `${module}.mjs`]) {
-      const path = join(__dirname, file);
-      if (existsSync(path)) return path;
-    }
-    throw new Error(`kafka-lanes: ${module} not found next to ${__filename}`);
-  }
-
   async #bundle(purpose: 'package' | 'offline'): Promise<void> {
     if (this.#bundled) return;
     this.#bundled = true;
     const { service } = this.#serverless;
     const servicePath = this.#serverless.serviceDir ?? this.#serverless.config.servicePath;
     const bundleUser = this.#custom.bundle !== false;
-    const committerKeys = new Set(this.#plans.flatMap((plan) => (plan.committer === undefined ? [] : [plan.committer.key])));
-    const topicsKeys = new Set(this.#plans.map((plan) => plan.topics.key));
-    const providerKeys = new Set(this.#plans.map((plan) => plan.topics.provider.key));
-    const produceKeys = new Set(this.#plans.flatMap((plan) => (plan.producer === undefined ? [] : [plan.producer.key])));
-    const entries: BundleEntry[] = [];
     for (const plan of purpose === 'package' ? this.#plans : []) {
       const handler = service.functions[plan.functionKey]!.handler;
       const warning = typeof handler === 'string' ? undeclaredSendsWarning(`functions.${plan.functionKey}`, readFileSync(handlerSourceFile(servicePath, handler), 'utf8'), plan.outputs) : undefined;
       if (warning !== undefined) this.#log.warning(`kafka-lanes: ${warning}`);
     }
-    for (const key of service.getAllFunctions()) {
-      const fn = service.functions[key]!;
-      const runtime = String(fn['runtime'] ?? service.provider.runtime ?? 'nodejs');
-      if (committerKeys.has(key)) {
-        entries.push({ key, entryFile: this.#entry('committer-handler'), exportName: 'handler', outName: COMMITTER_OUT });
-      } else if (topicsKeys.has(key)) {
-        entries.push({ key, entryFile: this.#entry('topics-handler'), exportName: 'handler', outName: TOPICS_OUT });
-      } else if (providerKeys.has(key)) {
-        entries.push({ key, entryFile: this.#entry('topics-provider'), exportName: 'handler', outName: TOPICS_PROVIDER_OUT });
-      } else if (produceKeys.has(key)) {
-        entries.push({ key, entryFile: this.#entry('produce-handler'), exportName: 'handler', outName: PRODUCE_OUT });
-      } else if (bundleUser && runtime.startsWith('nodejs') && typeof fn.handler === 'string') {
-        entries.push({ key, handler: fn.handler });
-      }
-    }
+    const entries = bundleEntries(service, this.#plans, bundleUser);
     const handlers = await bundleHandlers(servicePath, entries);
     for (const [key, handler] of handlers) service.functions[key]!.handler = handler;
     this.#log.info(`kafka-lanes: bundled ${handlers.size} handler(s) with esbuild into ${BUNDLE_DIR}/`);

@@ -1,6 +1,6 @@
 import { ENV } from '../options/constants';
 import { AWS_LIMITS } from './config';
-import type { FunctionPlan, FunctionView, ServiceView, TriggerSettings } from './plan';
+import type { FunctionFacts, FunctionPlan, FunctionView, ServiceView, TriggerSettings } from './types';
 
 // The retry function `<function>Retry` (plan.ts): the handler's code as a Lambda durable function, whose triggers are the
 // retry tiers'. A copy not yet due waits in a suspended durable execution, billed no compute (docs/deploy.md). Pure.
@@ -31,8 +31,9 @@ export function retryTriggerSettings(settings: TriggerSettings, topic: string): 
  * What the retry function would refuse: a runtime Lambda durable functions do not support, or a durable execution
  * shorter than one invocation of the function (an invocation must fit in its execution).
  */
-export function retryFunctionProblems(where: string, service: ServiceView, fn: FunctionView, timeout: number, executionTimeout: number): string[] {
+export function retryFunctionProblems(service: ServiceView, { where, fn, timeout, durableConfig }: FunctionFacts): string[] {
   const problems: string[] = [];
+  const { executionTimeout } = durableConfig;
   const runtime = fn['runtime'] ?? service.providerRuntime ?? DEFAULT_RUNTIME;
   if (fn['image'] === undefined && !(AWS_LIMITS.durableRuntimes as readonly unknown[]).includes(runtime)) {
     problems.push(

@@ -7,42 +7,9 @@
  * tells the handler what it delivers (`KAFKA_LANES_EVENT_RECORD_FORMAT`). Only the source trigger gets it: retry copies
  * are written as the handler read them (docs/schema-registry.md, "The trigger's own schema registry integration").
  */
-import { z } from 'zod';
 import { ENV } from '../options/constants';
-import type { Statement } from './iam';
-import type { TriggerSettings } from './plan';
-
-const GLUE_REGISTRY_ARN = /^arn:aws[a-z-]*:glue:[a-z0-9-]+:[0-9]{12}:registry\/([^/\s]+)$/;
-const HTTP_URL = /^https?:\/\/[^/\s]+\S*$/;
-const SECRET_ARN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:\S+$/;
-const URI_EXPECTED = 'a Glue registry ARN (`arn:aws:glue:<region>:<account>:registry/<name>`, or a CloudFormation function giving it) or an http(s) URL';
-const SECRET_EXPECTED = 'a Secrets Manager secret ARN (or a CloudFormation function giving it)';
-/** A value known at deploy time (`!GetAtt Registry.Arn`, `!Ref`, `!ImportValue`, `!Sub`): a Glue registry's or a secret's ARN. */
-const arnAtDeploy = z.record(z.string().regex(/^(Ref|Fn::GetAtt|Fn::ImportValue|Fn::Sub|Fn::Join)$/), z.unknown(), {
-  error: 'a CloudFormation function giving an ARN (`Ref`, `Fn::GetAtt`, `Fn::ImportValue`, `Fn::Sub`, `Fn::Join`)',
-});
-
-/** `kafkaLanes.schemaRegistry`: CloudFormation's `SchemaRegistryConfig`, in the framework's camelCase. */
-export const schemaRegistryBlockSchema = z.strictObject({
-  /** A Glue registry's ARN (or a CloudFormation function giving it), or a Confluent-compatible registry's URL. */
-  schemaRegistryUri: z.union([z.string().regex(new RegExp(`${GLUE_REGISTRY_ARN.source}|${HTTP_URL.source}`), { error: URI_EXPECTED }), arnAtDeploy], { error: URI_EXPECTED }),
-  /** `SOURCE` (default): the payload less its frame, framed again by the handler; `JSON`: the value decoded to JSON. */
-  eventRecordFormat: z.enum(['SOURCE', 'JSON']).optional(),
-  /** The parts the mapping validates (default the value). */
-  schemaValidationConfigs: z.array(z.strictObject({ attribute: z.enum(['KEY', 'VALUE']) })).min(1).max(2).optional(),
-  /** A Confluent registry's credentials: Secrets Manager secrets (a Glue registry takes the function's role). */
-  accessConfigs: z
-    .array(
-      z.strictObject({
-        type: z.enum(['BASIC_AUTH', 'CLIENT_CERTIFICATE_TLS_AUTH', 'SERVER_ROOT_CA_CERTIFICATE']),
-        uri: z.union([z.string().regex(SECRET_ARN, { error: SECRET_EXPECTED }), arnAtDeploy], { error: SECRET_EXPECTED }),
-      }),
-    )
-    .min(1)
-    .max(2)
-    .optional(),
-});
-export type SchemaRegistryBlock = z.infer<typeof schemaRegistryBlockSchema>;
+import { GLUE_REGISTRY_ARN, type SchemaRegistryBlock } from './config';
+import type { Statement, TriggerSettings } from './types';
 
 /** A registry URI given as text that is not a Glue ARN is a Confluent-compatible registry's URL. */
 function isConfluent(block: SchemaRegistryBlock): boolean {

@@ -1,6 +1,6 @@
 import { ENV } from '../options/constants';
 import { mappingTarget } from './framework';
-import type { FunctionPlan } from './plan';
+import type { FunctionPlan } from './types';
 
 // The template side of a group's topics resource (its provider is topics-provider.ts, its worker topics-handler.ts). Pure.
 

@@ -1,5 +1,5 @@
 import { mskClusterNameToken, type Serverless } from './framework';
-import type { FunctionPlan, ServiceView, TriggerEvent } from './plan';
+import type { FunctionPlan, ServiceView, TriggerEvent } from './types';
 
 // The logical IDs of a group's triggers in the template: no two of a function alike, and each retry tier's kept from
 // one release to the next.

@@ -95,11 +95,10 @@ export class SourcePath implements RecordPath<SourceTask> {
    * the followers are parked and done: `followers` is emptied.
    */
   async #block(scope: RunScope<SourceTask>, task: SourceTask, item: HandOffItem, followers: SourceTask[]): Promise<void> {
-    await scope.store.block(
-      task.ref,
-      { lane: task.lane!, offset: task.offset, attempt: item.attempt, state: item.kind === 'retry' ? 'retrying' : 'held', dueAtMs: item.dueAtMs, reason: item.reason ?? '' },
-      followers.map((p) => ({ offset: p.offset, payload: parkPayload(p.record) })),
-    );
+    await scope.store.block(task.ref, {
+      head: { lane: task.lane!, offset: task.offset, attempt: item.attempt, state: item.kind === 'retry' ? 'retrying' : 'held', dueAtMs: item.dueAtMs, reason: item.reason ?? '' },
+      parked: followers.map((p) => ({ offset: p.offset, payload: parkPayload(p.record) })),
+    });
     scope.count('parked', followers.length);
     followers.length = 0;
   }
@@ -126,11 +125,10 @@ export class SourcePath implements RecordPath<SourceTask> {
       if (head.lane === undefined) return true;
       const parked = followers.get(`${head.partitionKey}\n${head.lane}`) ?? [];
       try {
-        await scope.store.block(
-          head.ref,
-          { lane: head.lane, offset: head.offset, attempt: head.attempt, state: 'retrying', reason: DEFERRED_HEAD },
-          parked.map((p) => ({ offset: p.offset, payload: parkPayload(p.record) })),
-        );
+        await scope.store.block(head.ref, {
+          head: { lane: head.lane, offset: head.offset, attempt: head.attempt, state: 'retrying', reason: DEFERRED_HEAD },
+          parked: parked.map((p) => ({ offset: p.offset, payload: parkPayload(p.record) })),
+        });
         scope.count('parked', parked.length);
         return true;
       } catch (error) {

@@ -1,4 +1,4 @@
-import type { ParkedRecord, CopyClaim, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead } from '../ports/lane-head';
+import type { ParkedRecord, CopyClaim, CopyClaimRequest, HeadAdvance, HeadClaim, HeadClaimRequest, LaneBlock, LaneHead, LaneRelease } from '../ports/lane-head';
 import { LaneConflictError, NotHeadError, StaleAttemptError } from '../ports/errors';
 import type { AdmitRecord, AdmitResult, AdmitStatus } from '../ports/admission';
 import type { PartitionRef } from '../ports/partition';
@@ -152,7 +152,7 @@ export class CompletionModelStore implements CompletionPort {
     return offsets.length;
   }
 
-  async block(ref: PartitionRef, head: NewLaneHead, parked: readonly ParkedRecord[] = [], _epoch = 0, nowMs = Date.now()): Promise<number> {
+  async block(ref: PartitionRef, { head, parked = [], nowMs = Date.now() }: LaneBlock): Promise<number> {
     this.calls.push('block');
     const p = this.partition(ref);
     const current = p.lanes.get(head.lane);
@@ -167,11 +167,11 @@ export class CompletionModelStore implements CompletionPort {
     return parked.length;
   }
 
-  async release(ref: PartitionRef, lane: string, expectedHeadOffset: number, nextAttempt = 1, nowMs = Date.now(), leaseUntilMs = 0): Promise<ParkedRecord | undefined> {
+  async release(ref: PartitionRef, { lane, headOffset, nextAttempt = 1, nowMs = Date.now(), leaseUntilMs = 0 }: LaneRelease): Promise<ParkedRecord | undefined> {
     this.calls.push('release');
     const p = this.partition(ref);
     const head = p.lanes.get(lane);
-    if (head === undefined || head.offset !== expectedHeadOffset) throw new NotHeadError(`not the head of ${lane}`);
+    if (head === undefined || head.offset !== headOffset) throw new NotHeadError(`not the head of ${lane}`);
     p.model.mark([head.offset]);
     const list = this.#parkList(p, lane);
     if (list[0]?.offset === head.offset) list.shift();
@@ -215,7 +215,7 @@ export class CompletionModelStore implements CompletionPort {
   readonly #claims = new WeakMap<LaneHead, { copy: string; untilMs: number }>();
 
   /** As `claim-copy-1.lua`: unordered mode's claim of a retry copy by (origin, attempt). */
-  async claimCopy(ref: PartitionRef, offset: number, attempt: number, copy: string, _ttlMs: number, done: boolean): Promise<CopyClaim> {
+  async claimCopy(ref: PartitionRef, { offset, attempt, copy, done }: CopyClaimRequest): Promise<CopyClaim> {
     this.calls.push('claimCopy');
     const key = copyKey(ref, offset);
     const entry = this.copies.get(key);

@@ -28,7 +28,8 @@ import { encodeKafkaEvent, type KafkaRecordInput } from '../../src/event';
 import { readHandOffHeaders } from '../../src/handoff';
 import { readGroupFigures } from '../../src/admin';
 import { kafkaRecordLog, readRange } from '../../src/recovery/read-range';
-import { groupGrants, mskArns, type Statement } from '../../src/serverless/iam';
+import { groupGrants, mskArns } from '../../src/serverless/iam';
+import type { Statement } from '../../src/serverless/types';
 import { planFunction } from '../../src/serverless/plan';
 import type { CustomResourceEvent } from '../../src/serverless/custom-resource';
 import { resourceEvent, startResponseServer } from './support/response-url';
@@ -349,7 +350,7 @@ describe('least privilege on a broker with SCRAM users and an authorizer', () =>
 
   it('reads a range again in one group per read: two concurrent recoveries do not disturb each other', async () => {
     const kafka = broker.kafka(USERS.committer, 'recovery');
-    const [first, second] = await Promise.all([readRange(kafka, topic, 0, 0, 3, group), readRange(kafka, topic, 0, 1, 3, group)]);
+    const [first, second] = await Promise.all([readRange(kafka, group, { topic, partition: 0, from: 0, end: 3 }), readRange(kafka, group, { topic, partition: 0, from: 1, end: 3 })]);
     expect([first.map((r) => r.offset), second.map((r) => r.offset)]).toEqual([[0, 1, 2], [1, 2]]);
   });
 });
@@ -550,7 +551,7 @@ describe('each granted action is needed: without it, a named operation is refuse
 
     try {
       // Act
-      const error = await readRange(broker.kafka(USERS.committer, 'recovery'), topic, 0, 0, 1, group).then(() => undefined, (e: unknown) => e);
+      const error = await readRange(broker.kafka(USERS.committer, 'recovery'), group, { topic, partition: 0, from: 0, end: 1 }).then(() => undefined, (e: unknown) => e);
 
       // Assess
       const denied = broker.deniedSince(mark).filter((line) => line.includes(`Principal = ${principal('committer')} `) && line.includes(`${group}.lanes.recover.`));

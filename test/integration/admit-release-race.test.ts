@@ -30,12 +30,12 @@ describe.each(redisSetups())('admit racing release on one lane, Redis $name', ({
       const head = 2 * round;
       const next = head + 1;
       expect((await processor.admit(ref, [{ offset: head, lane }])).statuses).toEqual(['run']);
-      await processor.block(ref, { lane, offset: head, attempt: 2, state: 'retrying' });
+      await processor.block(ref, { head: { lane, offset: head, attempt: 2, state: 'retrying' } });
 
       // Act: the processor admits K's next record while the retry function releases K's head.
       const [admitted, released] = await Promise.all([
         processor.admit(ref, [{ offset: next, lane, payload: () => `{"offset":${next}}` }]),
-        retry.release(ref, lane, head, 1, Date.now(), Date.now() + 60_000),
+        retry.release(ref, { lane, headOffset: head, nowMs: Date.now(), leaseUntilMs: Date.now() + 60_000 }),
       ]);
 
       // Assess: exactly one of the two owns the record: parked and handed to the retry function as its lane's
@@ -45,7 +45,7 @@ describe.each(redisSetups())('admit racing release on one lane, Redis $name', ({
         expect(released).toEqual({ offset: next, payload: `{"offset":${next}}` });
         outcomes.parkedThenDrained += 1;
         // The retry function runs it and releases the lane past it.
-        expect(await retry.release(ref, lane, next)).toBeUndefined();
+        expect(await retry.release(ref, { lane, headOffset: next })).toBeUndefined();
       } else {
         expect(status).toBe('run');
         expect(released).toBeUndefined();

@@ -143,9 +143,9 @@ describe.each(redisSetups())('completion engine on Redis $name', ({ connect }) =
       await store.markDone(ref, [110]);
 
       // Act
-      const stale = (await suspectLoss(store, ref, 101, Date.now()))?.detail;
-      const lost = (await suspectLoss(store, ref, 42, Date.now()))?.detail;
-      await suspectLoss(store, ref, 57, Date.now());
+      const stale = (await suspectLoss(store, ref, { origin: 101, nowMs: Date.now() }))?.detail;
+      const lost = (await suspectLoss(store, ref, { origin: 42, nowMs: Date.now() }))?.detail;
+      await suspectLoss(store, ref, { origin: 57, nowMs: Date.now() });
       const audit = await store.audit(ref);
 
       // Assess
@@ -267,7 +267,7 @@ describe.each(redisSetups())('completion engine on Redis $name', ({ connect }) =
         { offset: 0, lane: 'A', payload: 'a0' },
         { offset: 1, lane: 'B', payload: 'b1' },
       ]);
-      expect(await store.block(ref, { lane: 'A', offset: 0, attempt: 2, state: 'retrying' })).toBe(0);
+      expect(await store.block(ref, { head: { lane: 'A', offset: 0, attempt: 2, state: 'retrying' } })).toBe(0);
       const next = await store.admit(ref, [
         { offset: 2, lane: 'A', payload: 'a2' },
         { offset: 3, lane: 'B', payload: 'b3' },
@@ -276,9 +276,9 @@ describe.each(redisSetups())('completion engine on Redis $name', ({ connect }) =
       expect(next.statuses).toEqual(['parked', 'run', 'parked']);
       await store.markDone(ref, [0, 1, 3]);
       expect((await store.frontier(ref))?.frontier).toBe(5);
-      expect(await store.release(ref, 'A', 0)).toEqual({ offset: 2, payload: 'a2' });
-      expect(await store.release(ref, 'A', 2)).toEqual({ offset: 4, payload: 'a4' });
-      expect(await store.release(ref, 'A', 4)).toBeUndefined();
+      expect(await store.release(ref, { lane: 'A', headOffset: 0 })).toEqual({ offset: 2, payload: 'a2' });
+      expect(await store.release(ref, { lane: 'A', headOffset: 2 })).toEqual({ offset: 4, payload: 'a4' });
+      expect(await store.release(ref, { lane: 'A', headOffset: 4 })).toBeUndefined();
       expect((await store.admit(ref, [{ offset: 5, lane: 'A', payload: 'a5' }])).statuses).toEqual(['run']);
     });
 
@@ -288,8 +288,8 @@ describe.each(redisSetups())('completion engine on Redis $name', ({ connect }) =
         { offset: 0, lane: 'lane-3', payload: 'x' },
         { offset: 1, lane: 'lane-2500', payload: 'y' },
       ]);
-      await store.block(ref, { lane: 'lane-3', offset: 0, attempt: 2, state: 'retrying' });
-      await store.block(ref, { lane: 'lane-2500', offset: 1, attempt: 2, state: 'retrying' });
+      await store.block(ref, { head: { lane: 'lane-3', offset: 0, attempt: 2, state: 'retrying' } });
+      await store.block(ref, { head: { lane: 'lane-2500', offset: 1, attempt: 2, state: 'retrying' } });
       const batch = range(0, 2_999).map((i) => ({ offset: 2 + i, lane: `lane-${i}`, payload: `p${i}` }));
 
       const result = await store.admit(ref, batch);
@@ -313,7 +313,7 @@ describe.each(redisSetups())('completion engine on Redis $name', ({ connect }) =
         await store.admit(ref, [0, 1, 2].map((offset) => ({ offset, lane: 'L', payload: lazy(offset) })));
         expect(scriptCalls()).toBe(1);
         expect(built).toEqual([]);
-        await store.block(ref, { lane: 'L', offset: 0, attempt: 2, state: 'retrying' });
+        await store.block(ref, { head: { lane: 'L', offset: 0, attempt: 2, state: 'retrying' } });
         calls.length = 0;
         const result = await store.admit(ref, [3, 4].map((offset) => ({ offset, lane: 'L', payload: lazy(offset) })));
         expect(result.statuses).toEqual(['parked', 'parked']);
@@ -327,7 +327,7 @@ describe.each(redisSetups())('completion engine on Redis $name', ({ connect }) =
 
     it('hands a redelivered, not yet done head off again with its attempt', async () => {
       await store.admit(ref, [{ offset: 7, lane: 'K', payload: 'k7' }]);
-      await store.block(ref, { lane: 'K', offset: 7, attempt: 3, state: 'retrying' });
+      await store.block(ref, { head: { lane: 'K', offset: 7, attempt: 3, state: 'retrying' } });
       const redelivered = await store.admit(ref, [
         { offset: 7, lane: 'K', payload: 'k7' },
         { offset: 8, lane: 'K', payload: 'k8' },
@@ -339,9 +339,9 @@ describe.each(redisSetups())('completion engine on Redis $name', ({ connect }) =
     it('blocks idempotently on the same head, parks in block, and rejects another head', async () => {
       await store.admit(ref, records([0, 1, 2]).map((r) => ({ ...r, lane: 'L', payload: `p${r.offset}` })));
       const head = { lane: 'L', offset: 0, attempt: 2, state: 'retrying' as const };
-      expect(await store.block(ref, head, [{ offset: 1, payload: 'p1' }, { offset: 2, payload: 'p2' }])).toBe(2);
-      expect(await store.block(ref, head, [{ offset: 1, payload: 'p1' }, { offset: 2, payload: 'p2' }])).toBe(0);
-      await expect(store.block(ref, { ...head, offset: 1 })).rejects.toBeInstanceOf(LaneConflictError);
+      expect(await store.block(ref, { head, parked: [{ offset: 1, payload: 'p1' }, { offset: 2, payload: 'p2' }] })).toBe(2);
+      expect(await store.block(ref, { head, parked: [{ offset: 1, payload: 'p1' }, { offset: 2, payload: 'p2' }] })).toBe(0);
+      await expect(store.block(ref, { head: { ...head, offset: 1 } })).rejects.toBeInstanceOf(LaneConflictError);
       await store.markDone(ref, [0]);
       expect((await store.frontier(ref))?.frontier).toBe(3);
     });
@@ -349,7 +349,7 @@ describe.each(redisSetups())('completion engine on Redis $name', ({ connect }) =
     it('records a redelivered record below its lane head as done, never parking it behind later ones', async () => {
       await store.admit(ref, [0, 1, 2].map((offset) => ({ offset, lane: 'L', payload: `p${offset}` })));
       // 0 ran but its done bit was lost (a failed flush); 1 failed and blocked the lane; 2 was parked.
-      await store.block(ref, { lane: 'L', offset: 1, attempt: 2, state: 'retrying' }, [{ offset: 2, payload: 'p2' }]);
+      await store.block(ref, { head: { lane: 'L', offset: 1, attempt: 2, state: 'retrying' }, parked: [{ offset: 2, payload: 'p2' }] });
 
       const again = await store.admit(ref, [0, 1, 2].map((offset) => ({ offset, lane: 'L', payload: `p${offset}` })));
 
@@ -361,10 +361,10 @@ describe.each(redisSetups())('completion engine on Redis $name', ({ connect }) =
     it('sets the released head\'s done bit in the release itself', async () => {
       await store.admit(ref, [{ offset: 0, lane: 'L', payload: 'p0' }, { offset: 1 }]);
       await store.markDone(ref, [1]);
-      await store.block(ref, { lane: 'L', offset: 0, attempt: 2, state: 'retrying' });
+      await store.block(ref, { head: { lane: 'L', offset: 0, attempt: 2, state: 'retrying' } });
       expect((await store.frontier(ref))?.frontier).toBe(0);
 
-      await store.release(ref, 'L', 0);
+      await store.release(ref, { lane: 'L', headOffset: 0 });
 
       expect((await store.frontier(ref))?.frontier).toBe(2);
       expect((await store.admit(ref, [{ offset: 0, lane: 'L', payload: 'p0' }])).statuses).toEqual(['duplicate']);
@@ -372,7 +372,7 @@ describe.each(redisSetups())('completion engine on Redis $name', ({ connect }) =
 
     it('lets one copy of a head claim it at a time: the same copy again, another once the claim ends or the head moves', async () => {
       await store.admit(ref, [{ offset: 0, lane: 'L', payload: 'p0' }, { offset: 1, lane: 'L', payload: 'p1' }]);
-      await store.block(ref, { lane: 'L', offset: 0, attempt: 2, state: 'retrying' }, [{ offset: 1, payload: 'p1' }]);
+      await store.block(ref, { head: { lane: 'L', offset: 0, attempt: 2, state: 'retrying' }, parked: [{ offset: 1, payload: 'p1' }] });
       const head = { offset: 0, attempt: 2 };
       const a = { copy: 'g.retry.1m:0:7', nowMs: 1_000, untilMs: 5_000 };
       const b = { copy: 'g.retry.1s:0:3', nowMs: 1_000, untilMs: 5_000 };
@@ -391,29 +391,29 @@ describe.each(redisSetups())('completion engine on Redis $name', ({ connect }) =
       await store.advance(ref, 'L', head, { attempt: 3, state: 'retrying', dueAtMs: 9_000, leaseUntilMs: 0 });
       // Moving the head dropped the claim: the next attempt's copy claims it at once.
       expect(await store.claimHead(ref, 'L', { offset: 0, attempt: 3 }, a)).toEqual({ status: 'claimed' });
-      expect(await store.release(ref, 'L', 0)).toEqual({ offset: 1, payload: 'p1' });
+      expect(await store.release(ref, { lane: 'L', headOffset: 0 })).toEqual({ offset: 1, payload: 'p1' });
       expect(await store.claimHead(ref, 'L', head, b)).toMatchObject({ status: 'not-head', head: { offset: 1, attempt: 1 } });
-      expect(await store.release(ref, 'L', 1)).toBeUndefined();
+      expect(await store.release(ref, { lane: 'L', headOffset: 1 })).toBeUndefined();
       expect(await store.claimHead(ref, 'L', { offset: 1, attempt: 1 }, b)).toEqual({ status: 'not-head', head: undefined });
     });
 
     it('never lets a copy claim a held head', async () => {
       await store.admit(ref, [{ offset: 0, lane: 'L', payload: 'p0' }]);
-      await store.block(ref, { lane: 'L', offset: 0, attempt: 3, state: 'held', reason: 'non-retriable' });
+      await store.block(ref, { head: { lane: 'L', offset: 0, attempt: 3, state: 'held', reason: 'non-retriable' } });
       expect(await store.claimHead(ref, 'L', { offset: 0, attempt: 3 }, { copy: 't:0:1', nowMs: 1, untilMs: 2 })).toMatchObject({ status: 'not-head', head: { state: 'held' } });
     });
 
     it('makes a duplicated release a no-op', async () => {
       await store.admit(ref, [{ offset: 0, lane: 'L', payload: 'p0' }]);
-      await store.block(ref, { lane: 'L', offset: 0, attempt: 2, state: 'retrying' });
-      expect(await store.release(ref, 'L', 0)).toBeUndefined();
-      await expect(store.release(ref, 'L', 0)).rejects.toBeInstanceOf(NotHeadError);
+      await store.block(ref, { head: { lane: 'L', offset: 0, attempt: 2, state: 'retrying' } });
+      expect(await store.release(ref, { lane: 'L', headOffset: 0 })).toBeUndefined();
+      await expect(store.release(ref, { lane: 'L', headOffset: 0 })).rejects.toBeInstanceOf(NotHeadError);
     });
 
     it('refuses records over the parked bytes cap, and counts bytes back down as the lane is released', async () => {
       const small = new CompletionStore(redis, { maxParkedBytes: 10 });
       await small.admit(ref, [{ offset: 0, lane: 'H', payload: 'h0' }]);
-      await small.block(ref, { lane: 'H', offset: 0, attempt: 2, state: 'retrying' });
+      await small.block(ref, { head: { lane: 'H', offset: 0, attempt: 2, state: 'retrying' } });
       const result = await small.admit(ref, [
         { offset: 1, lane: 'H', payload: '12345' },
         { offset: 2, lane: 'H', payload: '67890' },
@@ -422,9 +422,9 @@ describe.each(redisSetups())('completion engine on Redis $name', ({ connect }) =
       expect(result.statuses).toEqual(['parked', 'parked', 'refused']);
       expect(await redis.hget(partitionKeys(ref).meta, 'parkedBytes')).toBe('10');
       // Offset 1 becomes the head but keeps its place (and bytes) until the lane is released past it.
-      await small.release(ref, 'H', 0);
+      await small.release(ref, { lane: 'H', headOffset: 0 });
       expect(await redis.hget(partitionKeys(ref).meta, 'parkedBytes')).toBe('10');
-      await small.release(ref, 'H', 1);
+      await small.release(ref, { lane: 'H', headOffset: 1 });
       expect(await redis.hget(partitionKeys(ref).meta, 'parkedBytes')).toBe('5');
       expect((await small.admit(ref, [{ offset: 3, lane: 'H', payload: 'x' }])).statuses).toEqual(['parked']);
     });
@@ -432,7 +432,7 @@ describe.each(redisSetups())('completion engine on Redis $name', ({ connect }) =
     it('never parks a lane record ahead of an earlier one refused at a cap', async () => {
       const small = new CompletionStore(redis, { maxParkedBytes: 100 });
       await small.admit(ref, [{ offset: 0, lane: 'L', payload: 'p0' }]);
-      await small.block(ref, { lane: 'L', offset: 0, attempt: 2, state: 'retrying' });
+      await small.block(ref, { head: { lane: 'L', offset: 0, attempt: 2, state: 'retrying' } });
       const result = await small.admit(ref, [
         { offset: 1, lane: 'L', payload: 'x'.repeat(200) },
         { offset: 2, lane: 'L', payload: 'small' },
@@ -444,23 +444,23 @@ describe.each(redisSetups())('completion engine on Redis $name', ({ connect }) =
 
     it('keeps a released head in Redis until the lane is released past it, so a crash cannot lose it', async () => {
       await store.admit(ref, [{ offset: 0, lane: 'L', payload: 'p0' }]);
-      await store.block(ref, { lane: 'L', offset: 0, attempt: 2, state: 'retrying' });
+      await store.block(ref, { head: { lane: 'L', offset: 0, attempt: 2, state: 'retrying' } });
       await store.admit(ref, [{ offset: 1, lane: 'L', payload: 'p1' }, { offset: 2, lane: 'L', payload: 'p2' }]);
       await store.markDone(ref, [0]);
 
-      expect(await store.release(ref, 'L', 0, 1, 5_000)).toEqual({ offset: 1, payload: 'p1' });
+      expect(await store.release(ref, { lane: 'L', headOffset: 0, nextAttempt: 1, nowMs: 5_000 })).toEqual({ offset: 1, payload: 'p1' });
 
       // The retry function dies here: offset 1 is the head, and its record is still in Redis.
       expect(await redis.lrange(parkKey(ref, 'L'), 0, -1)).toEqual(['1:p1', '2:p2']);
       expect(await redis.hget(partitionKeys(ref).lanes, 'L')).toBe('1|1|retrying|5000|5000|');
-      expect(await store.release(ref, 'L', 1)).toEqual({ offset: 2, payload: 'p2' });
+      expect(await store.release(ref, { lane: 'L', headOffset: 1 })).toEqual({ offset: 2, payload: 'p2' });
       expect(await redis.lrange(parkKey(ref, 'L'), 0, -1)).toEqual(['2:p2']);
     });
 
     it('refuses records over the parked cap instead of dropping them', async () => {
       const small = new CompletionStore(redis, { maxWindow: 1000, maxParked: 2 });
       await small.admit(ref, [{ offset: 0, lane: 'H', payload: 'h0' }]);
-      await small.block(ref, { lane: 'H', offset: 0, attempt: 2, state: 'retrying' });
+      await small.block(ref, { head: { lane: 'H', offset: 0, attempt: 2, state: 'retrying' } });
       const result = await small.admit(ref, range(1, 4).map((offset) => ({ offset, lane: 'H', payload: `h${offset}` })));
       expect(result.statuses).toEqual(['parked', 'parked', 'refused', 'refused']);
       expect(result.backPressure).toBe(true);
@@ -473,7 +473,7 @@ describe.each(redisSetups())('completion engine on Redis $name', ({ connect }) =
       await expect(store.markDone(ref, [0], 4)).rejects.toBeInstanceOf(StaleEpochError);
       await expect(store.admit(ref, records([3]), 4)).rejects.toBeInstanceOf(StaleEpochError);
       await expect(
-        store.block(ref, { lane: 'x', offset: 1, attempt: 1, state: 'retrying' }, [], 4),
+        store.block(ref, { head: { lane: 'x', offset: 1, attempt: 1, state: 'retrying' }, parked: [], epoch: 4 }),
       ).rejects.toBeInstanceOf(StaleEpochError);
       expect(await store.frontier(ref)).toMatchObject({ frontier: 0, highest: 2 });
       await store.markDone(ref, [0], 6);

@@ -19,7 +19,7 @@ describe('kafka-lanes dashboard (the command) on Redis Cluster', () => {
     const store = new CompletionStore(redis);
     const ref = { group, topic, partition: 2 };
     await store.admit(ref, [{ offset: 0, lane: Buffer.from('cust-1').toString('base64') }, { offset: 1, lane: Buffer.from('cust-1').toString('base64') }]);
-    await store.block(ref, { lane: Buffer.from('cust-1').toString('base64'), offset: 0, attempt: 3, state: 'retrying' }, [{ offset: 1, payload: 'p' }]);
+    await store.block(ref, { head: { lane: Buffer.from('cust-1').toString('base64'), offset: 0, attempt: 3, state: 'retrying' }, parked: [{ offset: 1, payload: 'p' }] });
   });
 
   afterAll(async () => {

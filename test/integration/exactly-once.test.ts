@@ -244,13 +244,13 @@ describe.each(redisSetups())('the exactly-once scripts on $name Redis', ({ conne
 
     // Act
     const results = [
-      await store.claimCopy(ref, 5, 2, 'r:0:1', 60_000, false),
-      await store.claimCopy(ref, 5, 2, 'r:0:1', 60_000, false), // its own redelivery
-      await store.claimCopy(ref, 5, 2, 'r:0:2', 60_000, false), // a twin
-      await store.claimCopy(ref, 5, 3, 'r:0:3', 60_000, false), // the next attempt
-      await store.claimCopy(ref, 5, 2, 'r:0:4', 60_000, false), // an older attempt, late
-      await store.claimCopy(ref, 5, 3, 'r:0:3', 60_000, true), // succeeded
-      await store.claimCopy(ref, 5, 3, 'r:0:3', 60_000, false), // redelivered after its success
+      await store.claimCopy(ref, { offset: 5, attempt: 2, copy: 'r:0:1', ttlMs: 60_000, done: false }),
+      await store.claimCopy(ref, { offset: 5, attempt: 2, copy: 'r:0:1', ttlMs: 60_000, done: false }), // its own redelivery
+      await store.claimCopy(ref, { offset: 5, attempt: 2, copy: 'r:0:2', ttlMs: 60_000, done: false }), // a twin
+      await store.claimCopy(ref, { offset: 5, attempt: 3, copy: 'r:0:3', ttlMs: 60_000, done: false }), // the next attempt
+      await store.claimCopy(ref, { offset: 5, attempt: 2, copy: 'r:0:4', ttlMs: 60_000, done: false }), // an older attempt, late
+      await store.claimCopy(ref, { offset: 5, attempt: 3, copy: 'r:0:3', ttlMs: 60_000, done: true }), // succeeded
+      await store.claimCopy(ref, { offset: 5, attempt: 3, copy: 'r:0:3', ttlMs: 60_000, done: false }), // redelivered after its success
     ];
 
     // Assess

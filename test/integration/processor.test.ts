@@ -368,7 +368,7 @@ describe.each(redisSetups())('processor on a real broker and Redis $name', ({ na
     const ref = { group: setup.group, topic: setup.topic, partition: 0 };
     const lane = Buffer.from('k0').toString('base64');
     await setup.processor.store.admit(ref, [{ offset: records[0]!.offset, lane, payload: '{}' }]);
-    await setup.processor.store.block(ref, { lane, offset: records[0]!.offset, attempt: 3, state: 'retrying' });
+    await setup.processor.store.block(ref, { head: { lane, offset: records[0]!.offset, attempt: 3, state: 'retrying' } });
 
     const response = await setup.processor.process(eventOf(records), contextWithin(60_000));
 
@@ -447,8 +447,8 @@ describe.each(redisSetups())('processor on a real broker and Redis $name', ({ na
     const dueAtMs = Date.now() + 90_000;
     // Earlier invocations blocked both lanes, then died before their hand-off writes were acknowledged.
     await setup.processor.store.admit(ref, [{ offset: 0, lane: laneOf('held') }, { offset: 1, lane: laneOf('later') }]);
-    await setup.processor.store.block(ref, { lane: laneOf('held'), offset: 0, attempt: 1, state: 'held', reason: 'non-retriable' });
-    await setup.processor.store.block(ref, { lane: laneOf('later'), offset: 1, attempt: 3, state: 'retrying', dueAtMs });
+    await setup.processor.store.block(ref, { head: { lane: laneOf('held'), offset: 0, attempt: 1, state: 'held', reason: 'non-retriable' } });
+    await setup.processor.store.block(ref, { head: { lane: laneOf('later'), offset: 1, attempt: 3, state: 'retrying', dueAtMs } });
 
     const response = await setup.processor.process(eventOf(records), contextWithin(60_000));
 
@@ -547,7 +547,7 @@ describe.each(redisSetups())('processor on a real broker and Redis $name', ({ na
     const records = await fetchRecords(setup.topic, 2);
     const ref = { group: setup.group, topic: setup.topic, partition: 0 };
     await setup.processor.store.admit(ref, [{ offset: 0, lane: laneOf('held') }]);
-    await setup.processor.store.block(ref, { lane: laneOf('held'), offset: 0, attempt: 2, state: 'retrying' });
+    await setup.processor.store.block(ref, { head: { lane: laneOf('held'), offset: 0, attempt: 2, state: 'retrying' } });
     // The re-hand-off of partition 0's head is written only once partition 1's record has run.
     const writer = setup.processor.parts.handOff([]);
     const processor = new LanesFunction({

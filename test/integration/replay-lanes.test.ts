@@ -73,7 +73,7 @@ describe.each(MODES)('dlq replay resumes a held lane: $name', (mode) => {
     expect(letters.map((l) => l.lane)).toEqual([s.lane]);
 
     const older = letters.map((letter) => ({ ...letter, lane: undefined }));
-    const actions = await replayDeadLetters({ options: s.options, store: new CompletionStore(s.redis), sink: s.writer }, older, {}, undefined, false);
+    const actions = await replayDeadLetters({ options: s.options, store: new CompletionStore(s.redis), sink: s.writer }, older);
     await s.drain();
 
     expect(actions.map((a) => a.action)).toEqual(['resumed-held-head']);

@@ -9,6 +9,7 @@ import type { Context } from 'aws-lambda';
 import * as avsc from 'avsc';
 import * as protobufjs from 'protobufjs';
 import { avro, jsonSchema, lanes, NonRetriableError, protobuf, type KafkaBatchResponse } from '../../src';
+import { readHandOffHeaders } from '../../src/handoff/headers';
 import { confluentFrame, glueFrame, writeMessageIndexes } from '../../src/registry/wire-format';
 import type { KafkaRecordInput } from '../../src/event';
 import { contextWithin, eventOf, fetchRecords, produce } from './support/kafka-events';
@@ -52,6 +53,11 @@ async function setUp(): Promise<{ group: string; topic: string }> {
   process.env.KAFKA_LANES_GROUP = group;
   process.env.KAFKA_LANES_REDIS_URL = REDIS_URL;
   return { group, topic };
+}
+
+/** What a retry copy or a dead letter says of itself (its `lanes-copy` header), as `dlq list` reads it. */
+function facts(record: KafkaRecordInput): ReturnType<typeof readHandOffHeaders> {
+  return readHandOffHeaders(record.headers ?? []);
 }
 
 function header(record: KafkaRecordInput, name: string): string | undefined {
@@ -201,11 +207,11 @@ describe('values from a schema registry (against the registry stand-in)', () => 
       expect([...byKey.keys()].sort()).toEqual(['json', 'mismatch', 'unknownId']);
       for (const [key, letter] of byKey) {
         expect(Buffer.from(letter.value!)).toEqual(produced[key as keyof typeof produced]);
-        expect(header(letter, 'lanes-dead-letter-reason')).toBe('deserialization');
+        expect(facts(letter).reason).toBe('deserialization');
       }
-      expect(header(byKey.get('unknownId')!, 'lanes-error-message')).toMatch(/no schema id 987654/);
-      expect(header(byKey.get('mismatch')!, 'lanes-error-message')).toMatch(new RegExp(`do not decode with Avro schema id ${otherId} \\(Payment\\)`));
-      expect(header(byKey.get('json')!, 'lanes-error-message')).toMatch(/expected magic byte 0 \(Confluent wire format\) or header version 3 \(Glue\), got 0x7b/);
+      expect(facts(byKey.get('unknownId')!).errorMessage).toMatch(/no schema id 987654/);
+      expect(facts(byKey.get('mismatch')!).errorMessage).toMatch(new RegExp(`do not decode with Avro schema id ${otherId} \\(Payment\\)`));
+      expect(facts(byKey.get('json')!).errorMessage).toMatch(/expected magic byte 0 \(Confluent wire format\) or header version 3 \(Glue\), got 0x7b/);
     } finally {
       await handler.close();
     }
@@ -250,6 +256,47 @@ describe('values from a schema registry (against the registry stand-in)', () => 
       }
     },
   );
+
+  it("hands a retry copy back to the event source while the registry is down when the retry function decodes it, never to the dead-letter topic; the copy keeps the producer's bytes and runs once the registry answers", async () => {
+    // Prepare: a record whose first attempt fails, so a retry copy is written; the schema is new to every cache.
+    const { group, topic } = await setUp();
+    const schema = ORDER_SCHEMA.replace('"Order"', '"OrderRetried"');
+    const type = avsc.Type.forSchema(JSON.parse(schema) as avsc.Schema);
+    const id = registry.register(`${topic}-value`, schema);
+    const producedBytes = confluentFrame(id, type.toBuffer({ id: 1, item: 'retried' }));
+    await produce(topic, [{ key: 'k', value: producedBytes }]);
+    const records = await fetchRecords(topic, 1);
+    const runs: string[] = [];
+    const run = async (record: { value: Order | null }, ctx: { attempt: number }): Promise<void> => {
+      runs.push(`${record.value!.item}@${ctx.attempt}`);
+      if (ctx.attempt === 1) throw new Error('first attempt fails');
+    };
+    const sourceFunction = lanes({ value: avro<Order>({ registry: { url: registry.url, timeoutMs: 2_000 } }) }, run);
+    // The retry function runs in its own process: its schema cache is its own (another client config here).
+    const retryFunction = lanes({ value: avro<Order>({ registry: { url: registry.url, timeoutMs: 2_001 } }) }, run);
+
+    try {
+      // Act: the source run writes the copy; the retry function gets it while the registry is down, then again.
+      const fromSource = await invoke(sourceFunction, records);
+      const [copy] = await fetchRecords(`${group}.retry.5s`, 1);
+      await registry.unavailable('refuse');
+      const during = await invoke(retryFunction, [copy!]);
+      await registry.available();
+      const after = await invoke(retryFunction, [copy!]);
+      await produce(`${group}.dlq`, [{ key: 'marker', value: 'end' }]);
+      const deadLetters = await fetchRecords(`${group}.dlq`, 1);
+
+      // Assess: the copy holds the producer's bytes; while the registry is down it goes back, not run, not dead-lettered.
+      expect(fromSource).toEqual({ batchItemFailures: [] });
+      expect(Buffer.from(copy!.value!)).toEqual(producedBytes);
+      expect(during.batchItemFailures.map((f) => f.itemIdentifier)).toEqual([{ partition: `${copy!.topic}-${copy!.partition}`, offset: copy!.offset }]);
+      expect(after).toEqual({ batchItemFailures: [] });
+      expect(runs).toEqual(['retried@1', 'retried@2']);
+      expect(deadLetters.map((d) => d.key?.toString())).toEqual(['marker']);
+    } finally {
+      await Promise.all([sourceFunction.close(), retryFunction.close()]);
+    }
+  });
 
   it("reads what a trigger with the schema registry integration delivers: SOURCE framed again (dead letters keep the producer's bytes), JSON parsed (no registry asked, dead letters marked)", async () => {
     // Prepare: Avro records as the producer wrote them, then as the event source mapping delivers them.
@@ -356,7 +403,7 @@ describe('values from a schema registry (against the registry stand-in)', () => 
       expect({ ...(orderType.fromBuffer(bytes.subarray(5)) as Order) }).toEqual({ id: 1, item: 'out' });
       expect(after.map((r) => r.key?.toString())).toEqual(['marker']);
       expect(retry!.key?.toString()).toBe('bad');
-      expect(header(retry!, 'lanes-error-message')).toMatch(/the value does not match Avro .*\(shop\.Order\) at item/);
+      expect(facts(retry!).errorMessage).toMatch(/the value does not match Avro .*\(shop\.Order\) at item/);
     } finally {
       await handler.close();
     }

@@ -146,13 +146,14 @@ function recordingStore(model: CompletionModelStore, events: string[]): Completi
   return {
     admit: (ref, records) => model.admit(ref, records),
     markDone: (ref, offsets) => model.markDone(ref, offsets),
-    async block(ref, head, parked, epoch, nowMs) {
+    async block(ref, block) {
+      const { head, parked } = block;
       events.push(`block ${head.offset} ${head.state}${parked === undefined || parked.length === 0 ? '' : ` parking ${parked.map((p) => p.offset).join(',')}`}`);
-      return model.block(ref, head, parked, epoch, nowMs);
+      return model.block(ref, block);
     },
-    async release(ref, lane, expectedHeadOffset, nextAttempt, nowMs, leaseUntilMs) {
-      events.push(`release ${expectedHeadOffset}`);
-      return model.release(ref, lane, expectedHeadOffset, nextAttempt, nowMs, leaseUntilMs);
+    async release(ref, release) {
+      events.push(`release ${release.headOffset}`);
+      return model.release(ref, release);
     },
     async advance(ref, lane, expected, next) {
       events.push(`advance ${expected.offset} to ${next.attempt} ${next.state}${next.leaseUntilMs > 0 ? ' leased' : ''}`);

@@ -112,26 +112,7 @@ export function registerDlq(program: Command): void {
       .option('--until <time>', 'only dead letters written before this time (ISO 8601, or epoch ms)')
       .option('--limit <n>', 'list at most this many', '50')
       .option('--json', 'print JSON for scripts: { total, rows }'),
-  ).action(async (group: string, flags: ListFlags) => {
-    const limit = Number(flags.limit);
-    if (!/^[0-9]+$/.test(flags.limit) || !Number.isSafeInteger(limit)) throw new ConfigError(`Expected \`--limit\` to be a non-negative integer, got \`${flags.limit}\``);
-    const sinceMs = parseTime(flags.since, '--since');
-    const untilMs = parseTime(flags.until, '--until');
-    const letters = await withKafka(group, flags, (kafka) => readGroupDeadLetters(kafka, group));
-    const log = new DeadLetterLog(Math.max(letters.length, 1));
-    for (const letter of letters) log.add(letter);
-    const page = log.page({
-      ...(flags.key === undefined ? {} : { key: flags.key }),
-      ...(flags.reason === undefined ? {} : { reason: flags.reason }),
-      ...(flags.originTopic === undefined ? {} : { originTopic: flags.originTopic }),
-      ...(flags.lane === undefined ? {} : { lane: flags.lane }),
-      ...(sinceMs === undefined ? {} : { sinceMs }),
-      ...(untilMs === undefined ? {} : { untilMs }),
-      limit,
-    });
-    if (flags.json === true) process.stdout.write(`${JSON.stringify({ total: page.total, rows: page.rows }, null, 2)}\n`);
-    else process.stdout.write(renderDeadLetters(page.rows, page.total, deadLetterTopic(group)));
-  });
+  ).action(listDeadLetters);
 
   kafkaOptions(redisOptions(
     dlq
@@ -149,27 +130,53 @@ export function registerDlq(program: Command): void {
       .option('--since <time>', 'only dead letters written at or after this time (ISO 8601, or epoch ms)')
       .option('--dry-run', 'print what would be done, change nothing')
       .option(...TIERS_OPTION),
-  )).action(async (group: string, flags: ReplayFlags) => {
-    const since = parseTime(flags.since, '--since');
-    const position = flags.position === undefined ? undefined : parsePosition(flags.position);
-    await withOperatorParts(group, flags, async (parts) => {
-      const topic = deadLetterTopic(group);
-      const letters = await readGroupDeadLetters(parts.kafka, group);
-      const dryRun = flags.dryRun === true;
-      const actions = await replayDeadLetters(parts, letters, {
-        ...(position === undefined ? {} : { position }),
-        ...(flags.originTopic === undefined ? {} : { originTopic: flags.originTopic }),
-        ...(flags.lane === undefined ? {} : { lane: flags.lane }),
-        ...(since === undefined ? {} : { sinceMs: since }),
-      }, parts.producer, dryRun);
-      const rows = new Map(letters.map((letter) => [`${letter.record.partition}@${letter.record.offset}`, deadLetterRow(letter)]));
-      for (const a of actions) {
-        const row = rows.get(`${a.deadLetter.partition}@${a.deadLetter.offset}`);
-        const facts = row === undefined ? '' : ` key ${row.key === '' ? '-' : row.key}, ${row.reason}${row.error === '' ? '' : ` (${row.error})`}`;
-        process.stdout.write(`${topic} ${a.deadLetter.partition}@${a.deadLetter.offset} (origin ${a.origin.topic}-${a.origin.partition}@${a.origin.offset ?? '?'},${facts}): ${a.action}: ${a.detail}\n`);
-      }
-      if (position !== undefined && actions.length === 0) throw new ConfigError(`No dead letter at ${position.partition}@${position.offset} of ${topic} (\`dlq list ${group}\` lists them)`);
-      process.stdout.write(`${dryRun ? 'dry run, nothing changed: ' : ''}${actions.length} dead letter(s) matched of ${letters.length}\n`);
+  )).action(replayDeadLetterTopic);
+}
+
+/** `dlq list`: the group's dead letters, filtered, the newest first, as a table or JSON. */
+async function listDeadLetters(group: string, flags: ListFlags): Promise<void> {
+  const limit = Number(flags.limit);
+  if (!/^[0-9]+$/.test(flags.limit) || !Number.isSafeInteger(limit)) throw new ConfigError(`Expected \`--limit\` to be a non-negative integer, got \`${flags.limit}\``);
+  const sinceMs = parseTime(flags.since, '--since');
+  const untilMs = parseTime(flags.until, '--until');
+  const letters = await withKafka(group, flags, (kafka) => readGroupDeadLetters(kafka, group));
+  const log = new DeadLetterLog(Math.max(letters.length, 1));
+  for (const letter of letters) log.add(letter);
+  const page = log.page({
+    ...(flags.key === undefined ? {} : { key: flags.key }),
+    ...(flags.reason === undefined ? {} : { reason: flags.reason }),
+    ...(flags.originTopic === undefined ? {} : { originTopic: flags.originTopic }),
+    ...(flags.lane === undefined ? {} : { lane: flags.lane }),
+    ...(sinceMs === undefined ? {} : { sinceMs }),
+    ...(untilMs === undefined ? {} : { untilMs }),
+    limit,
+  });
+  if (flags.json === true) process.stdout.write(`${JSON.stringify({ total: page.total, rows: page.rows }, null, 2)}\n`);
+  else process.stdout.write(renderDeadLetters(page.rows, page.total, deadLetterTopic(group)));
+}
+
+/** `dlq replay`: each matching dead letter resumed in its held lane or written back to its origin topic. */
+async function replayDeadLetterTopic(group: string, flags: ReplayFlags): Promise<void> {
+  const since = parseTime(flags.since, '--since');
+  const position = flags.position === undefined ? undefined : parsePosition(flags.position);
+  await withOperatorParts(group, flags, async (parts) => {
+    const topic = deadLetterTopic(group);
+    const letters = await readGroupDeadLetters(parts.kafka, group);
+    const dryRun = flags.dryRun === true;
+    const actions = await replayDeadLetters(parts, letters, {
+      ...(position === undefined ? {} : { position }),
+      ...(flags.originTopic === undefined ? {} : { originTopic: flags.originTopic }),
+      ...(flags.lane === undefined ? {} : { lane: flags.lane }),
+      ...(since === undefined ? {} : { sinceMs: since }),
+      dryRun,
     });
+    const rows = new Map(letters.map((letter) => [`${letter.record.partition}@${letter.record.offset}`, deadLetterRow(letter)]));
+    for (const a of actions) {
+      const row = rows.get(`${a.deadLetter.partition}@${a.deadLetter.offset}`);
+      const facts = row === undefined ? '' : ` key ${row.key === '' ? '-' : row.key}, ${row.reason}${row.error === '' ? '' : ` (${row.error})`}`;
+      process.stdout.write(`${topic} ${a.deadLetter.partition}@${a.deadLetter.offset} (origin ${a.origin.topic}-${a.origin.partition}@${a.origin.offset ?? '?'},${facts}): ${a.action}: ${a.detail}\n`);
+    }
+    if (position !== undefined && actions.length === 0) throw new ConfigError(`No dead letter at ${position.partition}@${position.offset} of ${topic} (\`dlq list ${group}\` lists them)`);
+    process.stdout.write(`${dryRun ? 'dry run, nothing changed: ' : ''}${actions.length} dead letter(s) matched of ${letters.length}\n`);
   });
 }

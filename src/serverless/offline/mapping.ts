@@ -1,5 +1,5 @@
 import { AWS_LIMITS, PLUGIN_DEFAULTS, type CustomBlock } from '../config';
-import type { TriggerSettings } from '../plan';
+import type { TriggerSettings } from '../types';
 import { triggerOf } from '../plan';
 import type { EventSourceSpec } from './batching';
 

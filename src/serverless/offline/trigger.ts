@@ -6,7 +6,7 @@ import { kafkaLogCreator } from '../../connections/kafka-log';
 import { ENV } from '../../options/constants';
 import { durationMs } from '../../options/duration';
 import { AWS_LIMITS, PLUGIN_DEFAULTS, type CustomBlock } from '../config';
-import type { FunctionPlan } from '../plan';
+import type { FunctionPlan } from '../types';
 import { awsRecordOfMessage } from '../../event/kafkajs-message';
 import { mappingSpecs, type MappingSpec, type OfflineServerless } from './mapping';
 import { PartitionQueues, type PartitionQueuesSettings } from './partition-queues';

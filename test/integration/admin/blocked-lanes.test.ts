@@ -44,7 +44,7 @@ describe.each(redisSetups())('blocked lanes on $name Redis', ({ name, connect })
             const n = from + m;
             const parked = Array.from({ length: parkedEach }, (_, k) => ({ offset: n * perLane + 1 + k, payload: 'p' }));
             const head = { lane: b64(`customer-${i}`), offset: n * perLane, attempt: 1 + (i % 4), state: i % 3 === 0 ? ('held' as const) : ('retrying' as const) };
-            return store.block(ref, head, parked, 0, since + i);
+            return store.block(ref, { head, parked, nowMs: since + i });
           }),
         );
       }

@@ -29,7 +29,7 @@ describe.each(redisSetups())('kafka-lanes reset on $name Redis', ({ name, connec
       await store.markDone(ref, Array.from({ length: 10 }, (_, offset) => offset));
     }
     await store.admit({ group, topic, partition: 0 }, [{ offset: 10, lane: 'x' }, { offset: 11, lane: 'x' }]);
-    await store.block({ group, topic, partition: 0 }, { lane: 'x', offset: 10, attempt: 2, state: 'retrying' }, [{ offset: 11, payload: 'p' }]);
+    await store.block({ group, topic, partition: 0 }, { head: { lane: 'x', offset: 10, attempt: 2, state: 'retrying' }, parked: [{ offset: 11, payload: 'p' }] });
     return store;
   }
 

@@ -54,7 +54,7 @@ describe.each(redisSetups())('kafka-lanes status on $name Redis', ({ name, conne
     const ref = { group, topic: source, partition: 1 };
     await store.admit(ref, [0, 1, 2, 3, 4, 5, 6, 7].map((offset) => ({ offset, lane: offset === 4 || offset === 6 ? 'a' : `l${offset}` })));
     await store.markDone(ref, [0, 1, 2, 3, 5]);
-    await store.block(ref, { lane: 'a', offset: 4, attempt: 2, state: 'retrying' }, [{ offset: 6, payload: 'p6' }]);
+    await store.block(ref, { head: { lane: 'a', offset: 4, attempt: 2, state: 'retrying' }, parked: [{ offset: 6, payload: 'p6' }] });
     await store.markDone(ref, [4]);
     await admin.setOffsets({ groupId: `${group}.lanes`, topic: source, partitions: [{ partition: 1, offset: '4' }] });
 
@@ -120,9 +120,9 @@ describe.each(redisSetups())('kafka-lanes status on $name Redis', ({ name, conne
     const lanes: Record<number, string> = { 4: 'a', 6: 'a', 8: 'a', 9: 'a', 5: 'b', 7: 'b' };
     await store.admit(ref, Array.from({ length: 10 }, (_, offset) => ({ offset, lane: lanes[offset] ?? `l${offset}` })));
     await store.markDone(ref, [0, 1, 2, 3]);
-    await store.block(ref, { lane: 'a', offset: 4, attempt: 2, state: 'retrying' }, [6, 8, 9].map((offset) => ({ offset, payload: `p${offset}` })));
-    await store.block(ref, { lane: 'b', offset: 5, attempt: 2, state: 'retrying' }, [{ offset: 7, payload: 'p7' }]);
-    expect(await store.release(ref, 'a', 4, 1)).toMatchObject({ offset: 6 });
+    await store.block(ref, { head: { lane: 'a', offset: 4, attempt: 2, state: 'retrying' }, parked: [6, 8, 9].map((offset) => ({ offset, payload: `p${offset}` })) });
+    await store.block(ref, { head: { lane: 'b', offset: 5, attempt: 2, state: 'retrying' }, parked: [{ offset: 7, payload: 'p7' }] });
+    expect(await store.release(ref, { lane: 'a', headOffset: 4, nextAttempt: 1 })).toMatchObject({ offset: 6 });
 
     // Act
     const status = await readStatus({ group, admin, store, lanes: { limit: 10 } });

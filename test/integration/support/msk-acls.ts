@@ -14,7 +14,7 @@
  * role for one of another type) keeps the ACLs as strict as MSK IAM: a role without DescribeTopic gets no READ.
  */
 import { AclOperationTypes, AclPermissionTypes, AclResourceTypes, ResourcePatternTypes, type AclEntry, type Kafka } from 'kafkajs';
-import type { Statement } from '../../../src/serverless/iam';
+import type { Statement } from '../../../src/serverless/types';
 import { withAdmin } from './sasl-broker';
 
 type ResourceKind = 'cluster' | 'topic' | 'group' | 'transactional-id';

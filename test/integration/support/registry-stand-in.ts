@@ -1,8 +1,10 @@
 /**
  * A STAND-IN for a schema registry, not a real one: no registry with a Confluent-compatible API could be assembled
- * on these machines (Apicurio Registry's app needs its schema-util-provider artifacts, which Maven Central as
- * reached here does not serve, and its 3.x line needs Java 21; Confluent's and Karapace's are not on the reachable
- * registries). It serves the subset of Confluent's REST API a serializer and a deserializer use, as strictly as the
+ * on these machines. Apicurio Registry's app jar is served, but not all it depends on: 2.6.13.Final lacks
+ * apicurio-registry-schema-util-provider 2.6.13.Final, apicurio-common-app-components-core and -auth 0.2.7.Final and
+ * apicurio-tenant-manager-client 0.2.0.Final; of 3.3.3's 31 io.apicurio dependencies only apicurio-registry-common
+ * resolves; 3.3.2's parent POM is not served. (Java 21 is not the obstacle: a Temurin 25 JDK is installed.)
+ * Confluent's and Karapace's registries are not on the reachable package registries. It serves the subset of Confluent's REST API a serializer and a deserializer use, as strictly as the
  * real one on the points the framework depends on:
  *
  * - `POST /subjects/{subject}/versions` ({ schema, schemaType? }): the schema is parsed (avsc, protobufjs,

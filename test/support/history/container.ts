@@ -1,6 +1,6 @@
 /** One Lambda execution environment as a history plays it: the store and the broker as one container sees them, and its death. */
 
-import type { ParkedRecord, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, LaneHold, NewLaneHead } from '../../../src/ports/lane-head';
+import type { ParkedRecord, HeadAdvance, HeadClaim, HeadClaimRequest, LaneBlock, LaneHead, LaneRelease } from '../../../src/ports/lane-head';
 import type { OriginState, PartitionRef } from '../../../src/ports/partition';
 import type { AdmitRecord, AdmitResult } from '../../../src/ports/admission';
 import type { HandOffItem, HandOffOutcome, HandOffSink } from '../../../src/ports/handoff';
@@ -79,15 +79,15 @@ export class ContainerStore implements HistoryStore {
     return this.inner.markDone(ref, offsets, epoch);
   }
 
-  async block(ref: PartitionRef, head: NewLaneHead, parked?: readonly ParkedRecord[], epoch?: number, nowMs?: number): Promise<number> {
+  async block(ref: PartitionRef, block: LaneBlock): Promise<number> {
     this.#gate();
-    return this.inner.block(ref, head, parked, epoch, nowMs);
+    return this.inner.block(ref, block);
   }
 
-  async release(ref: PartitionRef, lane: string, expectedHeadOffset: number, nextAttempt?: number, nowMs?: number, leaseUntilMs?: number, hold?: LaneHold): Promise<ParkedRecord | undefined> {
+  async release(ref: PartitionRef, release: LaneRelease): Promise<ParkedRecord | undefined> {
     this.#gate();
-    const next = await this.inner.release(ref, lane, expectedHeadOffset, nextAttempt, nowMs, leaseUntilMs, hold);
-    this.onRelease(ref, expectedHeadOffset);
+    const next = await this.inner.release(ref, release);
+    this.onRelease(ref, release.headOffset);
     return next;
   }
 

@@ -1,7 +1,7 @@
 /** The history backend on the in-memory completion model (the real Redis one is ../history-redis.ts). */
 
 import { planCommit } from '../../../src/committer/plan';
-import type { ParkedRecord, HeadAdvance, HeadClaim, HeadClaimRequest, LaneHead, NewLaneHead } from '../../../src/ports/lane-head';
+import type { ParkedRecord, HeadAdvance, HeadClaim, HeadClaimRequest, LaneBlock, LaneHead, LaneRelease } from '../../../src/ports/lane-head';
 import type { AdmitRecord, AdmitResult } from '../../../src/ports/admission';
 import type { PartitionRef } from '../../../src/ports/partition';
 import type { CompletionPort } from '../../../src/ports/completion';
@@ -25,13 +25,13 @@ export class ModelHistoryStore implements HistoryStore {
     return this.model.markDone(ref, offsets);
   }
 
-  block(ref: PartitionRef, head: NewLaneHead, parked?: readonly ParkedRecord[], epoch?: number, nowMs?: number): Promise<number> {
-    return this.model.block(ref, head, parked, epoch, nowMs);
+  block(ref: PartitionRef, block: LaneBlock): Promise<number> {
+    return this.model.block(ref, block);
   }
 
-  // The model keeps no claims and is never rebuilt: it takes no hold (a release is refused only for another head).
-  release(ref: PartitionRef, lane: string, expectedHeadOffset: number, nextAttempt?: number, nowMs?: number, leaseUntilMs?: number): Promise<ParkedRecord | undefined> {
-    return this.model.release(ref, lane, expectedHeadOffset, nextAttempt, nowMs, leaseUntilMs);
+  // The model keeps no claims and is never rebuilt: it reads no hold (a release is refused only for another head).
+  release(ref: PartitionRef, release: LaneRelease): Promise<ParkedRecord | undefined> {
+    return this.model.release(ref, release);
   }
 
   advance(ref: PartitionRef, lane: string, expected: { offset: number; attempt: number }, next: HeadAdvance): Promise<void> {

@@ -12,6 +12,7 @@ import {
   parseFrontierReply,
   parseMarkReply,
   parseReleaseReply,
+  rebuildRecordsCall,
   releaseCall,
 } from '../../../src/completion/args';
 import { UnexpectedReplyError } from '../../../src/completion/errors';
@@ -60,7 +61,7 @@ describe('admitCall', () => {
   ];
 
   it('names each distinct lane once, indexes records to it, and sends no payload and no park key at first', () => {
-    const call = admitCall(ref, partitionKeys(ref), batch, caps, 7);
+    const call = admitCall(ref, batch, { caps, epoch: 7 });
     expect(call.keys.slice(3)).toEqual([]);
     // Offsets as one string of distances from the one before, lane indexes as another: two arguments per batch.
     expect(call.argv).toEqual(['7', '1000', '10', '4096', '4', '2', 'A', 'B', '10 1 1 1', '1 0 2 1', '']);
@@ -69,7 +70,7 @@ describe('admitCall', () => {
   it('sends the payloads of the lanes the script asked for, building lazy ones only then', () => {
     const built: string[] = [];
     const lazy = batch.map((r) => (typeof r.payload === 'function' ? { ...r, payload: () => (built.push(r.payload()), r.payload()) } : r));
-    const call = admitCall(ref, partitionKeys(ref), lazy, caps, 7, new Set(['A']));
+    const call = admitCall(ref, lazy, { caps, epoch: 7, sendPayloadsOf: new Set(['A']) });
     // The park list of those lanes (lane 1, 'A'), then pairs of record index (0-based) and payload, for their records only.
     expect(call.keys.slice(3)).toEqual([parkKey(ref, 'A')]);
     expect(call.argv.slice(8)).toEqual(['10 1 1 1', '1 0 2 1', '1', '0', 'p10', '3', 'p13']);
@@ -77,14 +78,14 @@ describe('admitCall', () => {
   });
 
   it('rejects offsets that do not ascend', () => {
-    expect(() => admitCall(ref, partitionKeys(ref), [{ offset: 5 }, { offset: 5 }], caps, 0)).toThrow(RangeError);
+    expect(() => admitCall(ref, [{ offset: 5 }, { offset: 5 }], { caps, epoch: 0 })).toThrow(RangeError);
   });
 });
 
 describe('blockCall', () => {
   it('rejects parking a record at or below the head', () => {
     const head = { lane: 'A', offset: 9, attempt: 2, state: 'retrying' as const };
-    expect(() => blockCall(ref, partitionKeys(ref), head, [{ offset: 9, payload: 'x' }], 0, 1)).toThrow(RangeError);
+    expect(() => blockCall(ref, { head, parked: [{ offset: 9, payload: 'x' }], nowMs: 1 })).toThrow(RangeError);
   });
 });
 
@@ -141,12 +142,23 @@ describe('reply parsers', () => {
   });
 });
 
+describe('rebuildRecordsCall', () => {
+  it("names the park list of each of the chunk's lanes after the state's keys, and sends the records as (offset, lane, payload) triples", () => {
+    const chunk = { from: 20, to: 24, lanes: ['TA==', 'Qg=='], records: [{ offset: 20, lane: 1, payload: 'p20' }, { offset: 22, lane: 0, payload: '' }, { offset: 23, lane: 2, payload: 'p23' }] };
+    const keys = partitionKeys(ref);
+    expect(rebuildRecordsCall(ref, chunk, 100)).toEqual({
+      keys: [keys.bits, keys.meta, keys.lanes, parkKey(ref, 'TA=='), parkKey(ref, 'Qg==')],
+      argv: ['100', '20', '24', '2', 'TA==', 'Qg==', '20', '1', 'p20', '22', '0', '', '23', '2', 'p23'],
+    });
+  });
+});
+
 describe('releaseCall', () => {
   it("sends the caller's hold on the head: a drained head's lease, a copy's claim, or none (anyone may release)", () => {
-    const keys = partitionKeys(ref);
-    expect(releaseCall(ref, keys, 'TA==', 4, 1, 100, 900).argv).toEqual(['TA==', '4', '1', '100', '900', '']);
-    expect(releaseCall(ref, keys, 'TA==', 4, 1, 100, 900, { lease: 800 }).argv.at(-1)).toBe('lease:800');
-    expect(releaseCall(ref, keys, 'TA==', 4, 1, 100, 900, { claim: 'orders.retry.1s:0:3' }).argv.at(-1)).toBe('claim:orders.retry.1s:0:3');
+    const release = { lane: 'TA==', headOffset: 4, nowMs: 100, leaseUntilMs: 900 };
+    expect(releaseCall(ref, release).argv).toEqual(['TA==', '4', '1', '100', '900', '']);
+    expect(releaseCall(ref, { ...release, hold: { lease: 800 } }).argv.at(-1)).toBe('lease:800');
+    expect(releaseCall(ref, { ...release, hold: { claim: 'orders.retry.1s:0:3' } }).argv.at(-1)).toBe('claim:orders.retry.1s:0:3');
   });
 });
 

@@ -1,5 +1,5 @@
 import { UnexpectedReplyError } from '../../../src/completion/errors';
-import { parseLaneHead, parseLanesEntry } from '../../../src/completion/lanes-entry';
+import { entryHeadOffset, parseLaneHead, parseLanesEntry } from '../../../src/completion/lanes-entry';
 
 describe('parseLanesEntry', () => {
   it.each([
@@ -20,5 +20,14 @@ describe('parseLanesEntry', () => {
 describe('parseLaneHead', () => {
   it('reads an entry carrying a claim and no lease as a head without a lease, its lane id given', () => {
     expect(parseLaneHead('4|2|retrying|10|20|||g.retry.1s:0:3|90', 'h', 'L')).toEqual({ lane: 'L', offset: 4, attempt: 2, state: 'retrying', dueAtMs: 20, reason: '', leaseUntilMs: 0 });
+  });
+});
+
+describe('entryHeadOffset', () => {
+  it('reads the head offset alone, even of an entry the whole parser refuses, and nothing from an entry of another shape', () => {
+    expect(entryHeadOffset('4|2|retrying|10|20|||g.retry.1s:0:3|90')).toBe(4);
+    expect(entryHeadOffset('12|2|parked|1|2|')).toBe(12);
+    expect(entryHeadOffset('x12|2|retrying')).toBeUndefined();
+    expect(entryHeadOffset('12')).toBeUndefined();
   });
 });

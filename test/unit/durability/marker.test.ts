@@ -32,8 +32,8 @@ describe('the durable marker', () => {
 
 describe('findLoss', () => {
   it('finds nothing in a whole state that matches the marker, nor in a new partition without one', () => {
-    expect(findLoss(audit(), 20, MARKED, NOW)).toBeUndefined();
-    expect(findLoss(audit({ present: false, generation: undefined }), undefined, { committed: undefined, marker: undefined }, NOW)).toBeUndefined();
+    expect(findLoss({ audit: audit(), frontier: 20, durable: MARKED, nowMs: NOW })).toBeUndefined();
+    expect(findLoss({ audit: audit({ present: false, generation: undefined }), frontier: undefined, durable: { committed: undefined, marker: undefined }, nowMs: NOW })).toBeUndefined();
   });
 
   it.each<[string, Partial<PartitionAudit>, number | undefined, LossReason]>([
@@ -45,11 +45,11 @@ describe('findLoss', () => {
     ['fewer lanes than blocked and not freed', { lanes: 0, lowestHead: undefined }, 20, LossReason.LanesLost],
     ['a report by a retry copy', { lossReported: NOW - 5 }, 20, LossReason.Reported],
   ])('finds %s', (_, overrides, frontier, reason) => {
-    expect(findLoss(audit(overrides), frontier, MARKED, NOW)?.reason).toBe(reason);
+    expect(findLoss({ audit: audit(overrides), frontier, durable: MARKED, nowMs: NOW })?.reason).toBe(reason);
   });
 
   it('finds done bits lost: a frontier below the committed offset', () => {
-    expect(findLoss(audit(), 3, { ...MARKED, committed: 5 }, NOW)?.reason).toBe(LossReason.DoneBitsLost);
+    expect(findLoss({ audit: audit(), frontier: 3, durable: { ...MARKED, committed: 5 }, nowMs: NOW })?.reason).toBe(LossReason.DoneBitsLost);
   });
 
   // Found by the randomized histories: a snapshot restored from before a head's retry ran left its lane blocked on
@@ -57,27 +57,27 @@ describe('findLoss', () => {
   // Found by the randomized histories: the writes of a copy's successful run (its lane's release) lost, the copy
   // consumed; the lane stayed blocked on a head that nothing would run again.
   it('finds a retrying head long overdue, and not one merely late', () => {
-    expect(findLoss(audit({ oldestDueAtMs: NOW - OVERDUE_HEAD_MS - 1 }), 20, MARKED, NOW)?.reason).toBe(LossReason.HeadOverdue);
-    expect(findLoss(audit({ oldestDueAtMs: NOW - OVERDUE_HEAD_MS }), 20, MARKED, NOW)).toBeUndefined();
+    expect(findLoss({ audit: audit({ oldestDueAtMs: NOW - OVERDUE_HEAD_MS - 1 }), frontier: 20, durable: MARKED, nowMs: NOW })?.reason).toBe(LossReason.HeadOverdue);
+    expect(findLoss({ audit: audit({ oldestDueAtMs: NOW - OVERDUE_HEAD_MS }), frontier: 20, durable: MARKED, nowMs: NOW })).toBeUndefined();
   });
 
   // Found by the randomized histories: a run's done bit lost after the event source moved past its record (and the
   // window cap refusing the next one): the frontier would wait on it for ever, not even reported as stalled.
   it('finds done bits lost below where the event source committed, and nothing at or above it', () => {
-    expect(findLoss(audit(), 14, MARKED, NOW, 15)?.reason).toBe(LossReason.PassedNotDone);
-    expect(findLoss(audit(), 15, MARKED, NOW, 15)).toBeUndefined();
+    expect(findLoss({ audit: audit(), frontier: 14, durable: MARKED, nowMs: NOW, delivered: 15 })?.reason).toBe(LossReason.PassedNotDone);
+    expect(findLoss({ audit: audit(), frontier: 15, durable: MARKED, nowMs: NOW, delivered: 15 })).toBeUndefined();
     // Not known (no event source offsets given): nothing judged.
-    expect(findLoss(audit(), 14, MARKED, NOW)).toBeUndefined();
+    expect(findLoss({ audit: audit(), frontier: 14, durable: MARKED, nowMs: NOW })).toBeUndefined();
   });
 
   it('finds an older state: a lane head below the committed offset', () => {
-    expect(findLoss(audit({ lowestHead: 4 }), 6, { ...MARKED, committed: 5 }, NOW)?.reason).toBe(LossReason.HeadBelowCommitted);
-    expect(findLoss(audit({ lowestHead: 5 }), 6, { ...MARKED, committed: 5 }, NOW)).toBeUndefined();
+    expect(findLoss({ audit: audit({ lowestHead: 4 }), frontier: 6, durable: { ...MARKED, committed: 5 }, nowMs: NOW })?.reason).toBe(LossReason.HeadBelowCommitted);
+    expect(findLoss({ audit: audit({ lowestHead: 5 }), frontier: 6, durable: { ...MARKED, committed: 5 }, nowMs: NOW })).toBeUndefined();
   });
 
   it('leaves a partition alone while a recovery rebuilds it, and judges it again once the fence expired', () => {
-    expect(findLoss(audit({ present: false, recoveringUntil: NOW + 1 }), undefined, MARKED, NOW)).toBeUndefined();
-    expect(findLoss(audit({ present: false, recoveringUntil: NOW - 1 }), undefined, MARKED, NOW)?.reason).toBe(LossReason.StateMissing);
+    expect(findLoss({ audit: audit({ present: false, recoveringUntil: NOW + 1 }), frontier: undefined, durable: MARKED, nowMs: NOW })).toBeUndefined();
+    expect(findLoss({ audit: audit({ present: false, recoveringUntil: NOW - 1 }), frontier: undefined, durable: MARKED, nowMs: NOW })?.reason).toBe(LossReason.StateMissing);
   });
 });
 

@@ -17,13 +17,13 @@ const REFUSAL = { reason: 'too-large' };
 
 /** Blocks `key`'s lane on `head` (attempt 3, retrying), with `parked` behind it, as the retry path leaves a lane. */
 async function blockedLane(scope: Scope, key: string, head: number, parked: number[] = []): Promise<void> {
-  await scope.model.block(SOURCE_REF, { lane: laneOf(key), offset: head, attempt: 3, state: 'retrying', dueAtMs: T0 }, parked.map((p) => ({ offset: p, payload: parkPayload(record(p, key)) })), 0, T0);
+  await scope.model.block(SOURCE_REF, { head: { lane: laneOf(key), offset: head, attempt: 3, state: 'retrying', dueAtMs: T0 }, parked: parked.map((p) => ({ offset: p, payload: parkPayload(record(p, key)) })), nowMs: T0 });
   scope.events.length = 0;
 }
 
 /** Releases `key`'s lane off its head onto the next parked record, leased, as a release before a hand-off does. */
 async function releasedOnto(scope: Scope, key: string, head: number, attempt = 1) {
-  const next = await scope.model.release(SOURCE_REF, laneOf(key), head, attempt, T0, LEASE);
+  const next = await scope.model.release(SOURCE_REF, { lane: laneOf(key), headOffset: head, nextAttempt: attempt, nowMs: T0, leaseUntilMs: LEASE });
   if (next === undefined) throw new Error(`nothing was parked behind offset ${head}`);
   return next;
 }

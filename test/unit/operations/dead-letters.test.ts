@@ -36,7 +36,7 @@ describe('dlq replay (operations/dead-letters.ts)', () => {
     const producer = recordingProducer();
 
     // Act
-    const actions = await replayDeadLetters(parts(), [letter(7)], {}, producer, false);
+    const actions = await replayDeadLetters({ ...parts(), producer }, [letter(7)]);
 
     // Assess
     expect(actions.map((a) => a.action)).toEqual(['written-back']);
@@ -57,7 +57,7 @@ describe('dlq replay (operations/dead-letters.ts)', () => {
   it('keeps the first origin of a dead letter that was replayed before', async () => {
     const producer = recordingProducer();
 
-    await replayDeadLetters(parts(), [letter(8, { 'lanes-first-origin': 'orders/1/3' })], {}, producer, false);
+    await replayDeadLetters({ ...parts(), producer }, [letter(8, { 'lanes-first-origin': 'orders/1/3' })]);
 
     expect(text(producer.sent[0]!.messages[0]!.headers?.['lanes-first-origin'])).toBe('orders/1/3');
   });
@@ -65,7 +65,7 @@ describe('dlq replay (operations/dead-letters.ts)', () => {
   it('writes nothing in a dry run, and says what it would do', async () => {
     const producer = recordingProducer();
 
-    const actions = await replayDeadLetters(parts(), [letter(9)], {}, producer, true);
+    const actions = await replayDeadLetters({ ...parts(), producer }, [letter(9)], { dryRun: true });
 
     expect(producer.sent).toEqual([]);
     expect(actions.map((a) => a.detail)).toEqual(['would be written back to orders as a new record (its order relative to later records of its key is not kept)']);
@@ -76,11 +76,16 @@ describe('dlq replay (operations/dead-letters.ts)', () => {
     const producer = recordingProducer();
 
     // Act
-    const actions = await replayDeadLetters(parts(), [letter(10, { 'lanes-esm-decoded': 'value' }), letter(11)], {}, producer, false);
+    const actions = await replayDeadLetters({ ...parts(), producer }, [letter(10, { 'lanes-esm-decoded': 'value' }), letter(11)]);
 
     // Assess: the other letter is written back; this one is skipped, naming what its value is.
     expect(actions.map((a) => [a.deadLetter.offset, a.action])).toEqual([[10, 'skipped'], [11, 'written-back']]);
     expect(actions[0]!.detail).toBe("not written back to orders: its value is the JSON its trigger's schema registry integration decoded (eventRecordFormat JSON), not the producer's bytes");
     expect(producer.sent).toHaveLength(1);
+  });
+
+  it('says a replay needs a producer when it would write a letter back without one; a dry run needs none', async () => {
+    await expect(replayDeadLetters(parts(), [letter(12)])).rejects.toThrow(/dlq replay writes a dead letter back through a producer/);
+    await expect(replayDeadLetters(parts(), [letter(12)], { dryRun: true })).resolves.toMatchObject([{ action: 'written-back' }]);
   });
 });

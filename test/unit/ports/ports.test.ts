@@ -20,7 +20,7 @@ describe('the completion port', () => {
   it('refuses a move of a head that is not the lane\'s, not retriable, in the in-memory model as in Redis', async () => {
     const store = new CompletionModelStore();
     await store.admit(REF, [{ offset: 0, lane: 'a' }, { offset: 1, lane: 'a' }]);
-    await store.block(REF, { lane: 'a', offset: 0, attempt: 1, state: 'retrying' });
+    await store.block(REF, { head: { lane: 'a', offset: 0, attempt: 1, state: 'retrying' } });
     const next = { attempt: 2, state: 'retrying' as const, dueAtMs: 0, leaseUntilMs: 0 };
     const notHead = await store.advance(REF, 'a', { offset: 1, attempt: 1 }, next).catch((error: unknown) => error);
     const stale = await store.advance(REF, 'a', { offset: 0, attempt: 2 }, next).catch((error: unknown) => error);

@@ -33,7 +33,7 @@ function recordingStore(): { store: RecoveryStore; steps: string[]; parked: Map<
     rebuild: () => ({
       fence: async (untilMs: number) => void steps.push(`fence until +${untilMs - NOW}`),
       begin: async (start: number, highest: number) => void steps.push(`begin ${start}..${highest}`),
-      records: async (_now: number, from: number, to: number, lanes: readonly string[], records: ReadonlyArray<{ offset: number; lane: number }>) => {
+      records: async ({ from, to, lanes, records }: { from: number; to: number; lanes: readonly string[]; records: ReadonlyArray<{ offset: number; lane: number }> }) => {
         steps.push(`records ${from}..${to}`);
         for (const r of records) if (r.lane > 0) parked.set(lanes[r.lane - 1]!, [...(parked.get(lanes[r.lane - 1]!) ?? []), r.offset]);
       },

@@ -15,7 +15,7 @@ const TIER = 'grp.retry.1s';
 
 /** Blocks `key`'s lane on `offset` at `attempt`, with `parked` behind it (as a failed source record leaves it). */
 async function blocked(scope: FakeScope<RetryTask>, key: string, offset: number, attempt: number, parked: number[] = []): Promise<void> {
-  await scope.model.block(SOURCE_REF, { lane: laneOf(key), offset, attempt, state: 'retrying', dueAtMs: T0 }, parked.map((p) => ({ offset: p, payload: parkPayload(record(p, key)) })));
+  await scope.model.block(SOURCE_REF, { head: { lane: laneOf(key), offset, attempt, state: 'retrying', dueAtMs: T0 }, parked: parked.map((p) => ({ offset: p, payload: parkPayload(record(p, key)) })) });
 }
 
 /** The retry copy of `offset` at `attempt`, read from its tier at `copyOffset` and admitted. */
@@ -153,7 +153,7 @@ describe('the retry path: a copy that succeeds', () => {
     const scope = fakeScope<RetryTask>();
     const holds: unknown[] = [];
     const release = scope.store.release.bind(scope.store);
-    const store = { ...scope.store, release: (...args: Parameters<typeof release>) => (holds.push(args[6]), release(...args)) };
+    const store = { ...scope.store, release: (...args: Parameters<typeof release>) => (holds.push(args[1].hold), release(...args)) };
     await blocked(scope, 'a', 0, 2, [1, 2]);
     await pathOf(scope).succeeded({ ...scope, store }, await copy(scope, 'a', 0, 2, T0, 7));
     await pathOf(scope).succeeded({ ...scope, store }, scope.enqueued[0]!);
@@ -201,7 +201,7 @@ describe('the retry path: a copy that fails', () => {
     const scope = fakeScope<RetryTask>();
     await blocked(scope, 'a', 0, 2);
     const task = await copy(scope, 'a', 0, 2);
-    await scope.model.release(SOURCE_REF, laneOf('a'), 0);
+    await scope.model.release(SOURCE_REF, { lane: laneOf('a'), headOffset: 0 });
     await pathOf(scope).failed(scope, task, new Error('down'));
     expect(scope.written).toEqual([]);
     expect(scope.counts.get('stale')).toBe(1);

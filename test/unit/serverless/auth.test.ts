@@ -1,7 +1,8 @@
 import { plaintextSecrets } from '../../../src/serverless/auth';
 import { functionBlockSchema, validateBlock, type FunctionBlock } from '../../../src/serverless/config';
-import { groupGrants, secretGrants, type Statement } from '../../../src/serverless/iam';
-import { planFunction, type FunctionView } from '../../../src/serverless/plan';
+import { groupGrants, secretGrants } from '../../../src/serverless/iam';
+import { planFunction } from '../../../src/serverless/plan';
+import type { FunctionView, Statement } from '../../../src/serverless/types';
 
 const CLUSTER = 'arn:aws:kafka:eu-west-1:123456789012:cluster/shop/abcd-1';
 const SECRET = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:AmazonMSK_shop-AbCdEf';

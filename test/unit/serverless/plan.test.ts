@@ -1,6 +1,7 @@
 import { customBlockSchema, functionBlockSchema, validateBlock } from '../../../src/serverless/config';
-import { groupGrants, type Statement } from '../../../src/serverless/iam';
-import { nameTheService, planFunction, type FunctionView } from '../../../src/serverless/plan';
+import { groupGrants } from '../../../src/serverless/iam';
+import { nameTheService, planFunction } from '../../../src/serverless/plan';
+import type { FunctionView, Statement } from '../../../src/serverless/types';
 import { topicsResource } from '../../../src/serverless/topics-resource';
 import { version } from '../../../package.json';
 

@@ -1,5 +1,6 @@
 import { validateBlock, functionBlockSchema } from '../../../src/serverless/config';
-import { planFunction, type FunctionView } from '../../../src/serverless/plan';
+import { planFunction } from '../../../src/serverless/plan';
+import type { FunctionView } from '../../../src/serverless/types';
 import { retryDefinition } from '../../../src/serverless/retry-function';
 
 const ARN = 'arn:aws:kafka:eu-west-1:123456789012:cluster/shop/abcd-1';

@@ -1,7 +1,8 @@
 import { functionBlockSchema, validateBlock } from '../../../src/serverless/config';
 import { compileSchemaRegistries, type Serverless } from '../../../src/serverless/framework';
 import { groupGrants } from '../../../src/serverless/iam';
-import { planFunction, type FunctionView } from '../../../src/serverless/plan';
+import { planFunction } from '../../../src/serverless/plan';
+import type { FunctionView } from '../../../src/serverless/types';
 
 const ARN = 'arn:aws:kafka:eu-west-1:123456789012:cluster/shop/abcd-1';
 const GLUE = 'arn:aws:glue:eu-west-1:123456789012:registry/shop';

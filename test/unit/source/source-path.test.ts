@@ -123,7 +123,7 @@ describe('the source path at the deadline', () => {
 
   it('sends a lane back to the event source, head and followers, when its block fails', async () => {
     const scope = fakeScope<SourceTask>();
-    await scope.model.block(SOURCE_REF, { lane: laneOf('a'), offset: 9, attempt: 2, state: 'retrying' });
+    await scope.model.block(SOURCE_REF, { head: { lane: laneOf('a'), offset: 9, attempt: 2, state: 'retrying' } });
     await pathOf(scope).deferUnstarted(scope, [task(10, 'a'), task(11, 'a'), task(12, 'b')]);
     expect(scope.redelivered).toEqual([10, 11]);
     expect(scope.written.map((item) => item.origin.offset)).toEqual([12]);
@@ -135,7 +135,7 @@ describe('the source path: admitting a batch', () => {
 
   it('runs the records of free lanes and parks those of a blocked lane behind its head', async () => {
     const scope = fakeScope<SourceTask>();
-    await scope.model.block(SOURCE_REF, { lane: laneOf('a'), offset: 0, attempt: 2, state: 'retrying' });
+    await scope.model.block(SOURCE_REF, { head: { lane: laneOf('a'), offset: 0, attempt: 2, state: 'retrying' } });
     const { tasks } = await pathOf(scope).admit(scope, batch([1, 'a'], [2, 'b'], [3, 'a']));
     expect(tasks.map((t) => [t.offset, t.lane])).toEqual([[2, laneOf('b')]]);
     expect(parked(scope, 'a')).toEqual([1, 3]);
@@ -144,7 +144,7 @@ describe('the source path: admitting a batch', () => {
 
   it("hands a blocked lane's head, delivered again, off again as Redis recorded it instead of running it", async () => {
     const scope = fakeScope<SourceTask>();
-    await scope.model.block(SOURCE_REF, { lane: laneOf('a'), offset: 0, attempt: 2, state: 'retrying', dueAtMs: T0 + 5_000 });
+    await scope.model.block(SOURCE_REF, { head: { lane: laneOf('a'), offset: 0, attempt: 2, state: 'retrying', dueAtMs: T0 + 5_000 } });
     const { tasks, handOffs } = await pathOf(scope).admit(scope, batch([0, 'a']));
     await handOffs;
     expect(tasks).toEqual([]);
