@@ -23,8 +23,8 @@
  *    `marked` (the committer read back a commit naming its generation) its head gets a watch copy
  *    (`watchHeldHead`, `lanes/lane-heads.ts`) that reports a loss if it finds the lane gone. A lane the retry function
  *    drains has none either once its copy is done (the drained head's lease and its park list are Redis' alone): the
- *    copy that starts the drain writes itself back as the lane's watch copy first (`retry/retry-path.ts`,
- *    `watchesLane`).
+ *    copy that starts the drain writes itself back as the lane's watch copy first (`retry/retry-path.ts`; the
+ *    `watch` rules of `COPY_RULES`, `retry/copy-verdict.ts`).
  *
  * With nothing committed at all the recovery reads from the earliest offset and commits the rebuilt state's marker at
  * once (Kafka holds nothing below it), so a second loss before the next run is found against it.

@@ -4,11 +4,15 @@ import type { HandOffItem } from '../ports/handoff';
 import { describeError } from '../lanes/outcome';
 import type { PathParts, ScopeFigures, ScopeGiven, ScopeSettling } from './run-scope';
 
+/** What writing copies at admission needs of a run scope. */
+type WriteScope = Pick<ScopeGiven, 'write'> & Pick<ScopeSettling, 'redeliver' | 'markDone'>;
 /** What dead-lettering at admission needs of a run scope. */
-type DeadLetterScope = ScopeGiven & PathParts & ScopeSettling & ScopeFigures;
+type DeadLetterScope = WriteScope & Pick<ScopeSettling, 'unreportable'> & Pick<ScopeFigures, 'count'>;
+/** What it needs of the function's parts: the copy builder and the logger. */
+type DeadLetterParts = Pick<PathParts, 'copies' | 'logger'>;
 
 /** Writes hand-off copies, then marks their records done; reports them for redelivery if the write fails. */
-export async function writeAndMarkDone(scope: DeadLetterScope, ref: PartitionRef, items: readonly HandOffItem[], count: () => void): Promise<void> {
+export async function writeAndMarkDone(scope: WriteScope, ref: PartitionRef, items: readonly HandOffItem[], count: () => void): Promise<void> {
   if (items.length === 0) return;
   try {
     await scope.write(items);
@@ -24,13 +28,13 @@ export async function writeAndMarkDone(scope: DeadLetterScope, ref: PartitionRef
  * Dead-letters records the event decoder could not read, with the reason, as one write. The copy's value
  * is the record's JSON as received. Those with a known offset are marked done once written.
  */
-export async function deadLetterMalformed(scope: DeadLetterScope, ref: PartitionRef, failures: readonly DecodeFailure[]): Promise<void> {
+export async function deadLetterMalformed(scope: DeadLetterScope, parts: DeadLetterParts, ref: PartitionRef, failures: readonly DecodeFailure[]): Promise<void> {
   if (failures.length === 0) return;
   const items = failures.map((failure): HandOffItem => {
-    scope.logger.error('malformed record: sent to the dead-letter topic', {
+    parts.logger.error('malformed record: sent to the dead-letter topic', {
       partition: topicPartitionKey(failure.topic, failure.partition), offset: failure.offset, reason: failure.message,
     });
-    return scope.copies.malformed(failure, 'malformed', failure.message);
+    return parts.copies.malformed(failure, 'malformed', failure.message);
   });
   try {
     await scope.write(items);
@@ -39,7 +43,7 @@ export async function deadLetterMalformed(scope: DeadLetterScope, ref: Partition
     scope.redeliver(ref, placed, error);
     if (placed.length < failures.length) {
       scope.unreportable(failures.length - placed.length);
-      scope.logger.error('cannot dead-letter malformed records without an offset: the invocation will fail', {
+      parts.logger.error('cannot dead-letter malformed records without an offset: the invocation will fail', {
         count: failures.length - placed.length, error: describeError(error),
       });
     }
@@ -55,16 +59,17 @@ export async function deadLetterMalformed(scope: DeadLetterScope, ref: Partition
  */
 export async function deadLetterConflicts(
   scope: DeadLetterScope,
+  parts: DeadLetterParts,
   ref: PartitionRef,
   conflicts: ReadonlyArray<{ offset: number; versions: readonly Delivered[] }>,
 ): Promise<void> {
   if (conflicts.length === 0) return;
   const items = conflicts.flatMap(({ offset, versions }) => {
     const message = `offset ${offset} of ${topicPartitionKey(ref.topic, ref.partition)} was delivered ${versions.length} times with differing contents: every version is dead-lettered`;
-    scope.logger.error('records share an offset: all sent to the dead-letter topic', { partition: topicPartitionKey(ref.topic, ref.partition), offset, versions: versions.length });
+    parts.logger.error('records share an offset: all sent to the dead-letter topic', { partition: topicPartitionKey(ref.topic, ref.partition), offset, versions: versions.length });
     return versions.map((version) => (isDecodeFailure(version)
-      ? scope.copies.malformed(version, 'duplicate-offset', `${message}; this one is malformed: ${version.message}`)
-      : scope.copies.deadLetter({ record: version, origin: { topic: version.topic, partition: version.partition, offset: version.offset } }, 0, 'duplicate-offset', { name: 'DuplicateOffset', message })));
+      ? parts.copies.malformed(version, 'duplicate-offset', `${message}; this one is malformed: ${version.message}`)
+      : parts.copies.deadLetter({ record: version, origin: { topic: version.topic, partition: version.partition, offset: version.offset } }, 0, 'duplicate-offset', { name: 'DuplicateOffset', message })));
   });
   try {
     await scope.write(items);

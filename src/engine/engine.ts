@@ -1,7 +1,7 @@
 import type { KafkaBatchResponse, PartitionBatch } from '../event';
 import { SYSTEM_CLOCK, type Clock, type HandOffSink } from '../ports';
 import { Invocation, type EngineParts } from './invocation';
-import { INLINE_WAIT, type EngineTask, type InvocationContext, type InvocationOutcome, type RecordPath } from './run-scope';
+import { INLINE_WAIT, pathParts, type EngineTask, type PathParts, type InvocationContext, type InvocationOutcome, type RecordPath } from './run-scope';
 
 export type { EngineTask, InvocationContext, InvocationOutcome, RecordPath, RunScope } from './run-scope';
 export { LEASE_SLACK_MS, type EngineParts } from './invocation';
@@ -17,17 +17,21 @@ export { LEASE_SLACK_MS, type EngineParts } from './invocation';
 export class Engine {
   readonly parts: EngineParts;
   readonly clock: Clock;
+  /** The function's path parts, taken once: every invocation reads these. */
+  readonly paths: PathParts;
 
   constructor(parts: EngineParts) {
     this.parts = parts;
-    this.clock = parts.clock ?? SYSTEM_CLOCK;
+    const clock = parts.clock ?? SYSTEM_CLOCK;
+    this.clock = clock;
+    this.paths = parts.paths ?? pathParts(parts.options, parts.telemetry.logger, () => clock.now());
   }
 
   async run<T extends EngineTask>(path: RecordPath<T>, partitions: readonly PartitionBatch[], sink: HandOffSink, context: InvocationContext): Promise<KafkaBatchResponse> {
-    return (await new Invocation({ parts: this.parts, clock: this.clock, path, sink, context, copyWait: INLINE_WAIT }).run(partitions)).response;
+    return (await new Invocation({ parts: this.parts, paths: this.paths, clock: this.clock, path, sink, context, copyWait: INLINE_WAIT }).run(partitions)).response;
   }
 
   round<T extends EngineTask>(path: RecordPath<T>, partitions: readonly PartitionBatch[], sink: HandOffSink, context: InvocationContext, untilMs: number): Promise<InvocationOutcome> {
-    return new Invocation({ parts: this.parts, clock: this.clock, path, sink, context, copyWait: { kind: 'suspend', untilMs } }).run(partitions);
+    return new Invocation({ parts: this.parts, paths: this.paths, clock: this.clock, path, sink, context, copyWait: { kind: 'suspend', untilMs } }).run(partitions);
   }
 }

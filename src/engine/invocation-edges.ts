@@ -9,11 +9,8 @@ import type { RunReport } from './run-report';
  * refused for good was dead-lettered stripped by the writer: it is logged and counted here.
  */
 export async function writeHandOffs(
-  sink: HandOffSink,
-  handOffSignal: AbortSignal,
+  { sink, handOffSignal, report, logger }: { sink: HandOffSink; handOffSignal: AbortSignal; report: RunReport; logger: Logger },
   items: readonly HandOffItem[],
-  report: RunReport,
-  logger: Logger,
 ): Promise<readonly HandOffOutcome[]> {
   if (items.length === 0) return [];
   // The invocation's signal itself: the hand-off writer gives a signal one listener for all the writes it bounds

@@ -1,7 +1,6 @@
 import { DeadlineError } from '../errors';
 import { awaitReplicas } from './replicas';
 import { batchSize, topicPartitionKey, type PartitionBatch, type RecordCoordinates } from '../event';
-import { copiesFor } from '../handoff/copies';
 import type { LanesOptions } from '../options/lanes-options';
 import { deadlineSignal } from '../deadline';
 import { invocationDoneBits, type DoneBits } from './done-bits';
@@ -10,11 +9,10 @@ import { describeError } from '../lanes/outcome';
 import type { Clock, CompletionPort, EffectsPort, HandOffSink, PartitionRef } from '../ports';
 import { RecordRuns } from './record-run';
 import { RunReport } from './run-report';
-import { moreWaiting, type CopyWait, type EngineTask, type InvocationContext, type InvocationOutcome, type PathScope, type RecordPath, type Waiting } from './run-scope';
+import { moreWaiting, type CopyWait, type EngineTask, type InvocationContext, type InvocationOutcome, type InvocationScope, type PathParts, type RecordPath, type RunScope, type Waiting } from './run-scope';
 import { LaneScheduler } from './scheduler';
 import type { Telemetry } from '../telemetry';
 import type { RecordHandler } from './types';
-import { effectsTtlMs } from '../lanes/effects';
 import { OutputBatches } from './outputs';
 
 export interface EngineParts {
@@ -25,6 +23,8 @@ export interface EngineParts {
   readonly clock?: Clock;
   /** Step results and output dedupe; without it `ctx.step` and `dedupeOutputs` are refused. */
   readonly effects?: EffectsPort;
+  /** What the function's record paths are given too (`pathParts`); made from the options, logger and clock when absent. */
+  readonly paths?: PathParts;
 }
 
 /** How long past its invocation's end a lease on a lane head lasts: the committer re-drives it after that. */
@@ -33,6 +33,8 @@ export const LEASE_SLACK_MS = 30_000;
 /** What one invocation is made of: the engine's parts and clock, the record path, where hand-offs go, the Lambda context. */
 export interface InvocationSetup<T extends EngineTask> {
   readonly parts: EngineParts;
+  /** The function's path parts, taken once by the engine. */
+  readonly paths: PathParts;
   readonly clock: Clock;
   readonly path: RecordPath<T>;
   readonly sink: HandOffSink;
@@ -48,7 +50,10 @@ export class Invocation<T extends EngineTask> {
   readonly #options: LanesOptions;
   readonly #clock: Clock;
   readonly #path: RecordPath<T>;
-  readonly #scope: PathScope<T>;
+  /** What the path sees: the run scope alone. */
+  readonly #scope: RunScope<T>;
+  /** What the engine's record runs read: the run scope with the function's parts. */
+  readonly #inner: InvocationScope<T>;
   readonly #startedAt: number;
   readonly #stopStartingAt: number;
   readonly #abortRunningAt: number;
@@ -70,7 +75,7 @@ export class Invocation<T extends EngineTask> {
   /** Each partition's admission, settled once its whole batch is admitted. */
   readonly #admissions = new Map<string, Promise<unknown>>();
 
-  constructor({ parts, clock, path, sink, context, copyWait }: InvocationSetup<T>) {
+  constructor({ parts, paths, clock, path, sink, context, copyWait }: InvocationSetup<T>) {
     this.#parts = parts;
     const options = parts.options;
     this.#options = options;
@@ -90,9 +95,10 @@ export class Invocation<T extends EngineTask> {
     const effects = effectsPort?.withLimits === undefined ? effectsPort : effectsPort.withLimits({ signal: handOffSignal });
     this.#doneBits = invocationDoneBits(store, effects, parts.telemetry.logger, this.#redeliver);
     this.#scope = this.#makeScope({ store, effects, sink, handOffSignal, copyWait, leaseUntilMs: this.#startedAt + remaining + LEASE_SLACK_MS });
+    this.#inner = { ...paths, ...this.#scope };
     const outputs = new OutputBatches(this.#scope, sink, handOffSignal);
     const fill = (): void => this.#fill();
-    this.#runs = new RecordRuns({ handler: parts.handler, path, scope: this.#scope, scheduler: this.#scheduler, doneBits: this.#doneBits, outputs, report: this.#report, clock, fill });
+    this.#runs = new RecordRuns({ handler: parts.handler, path, scope: this.#inner, scheduler: this.#scheduler, doneBits: this.#doneBits, outputs, report: this.#report, clock, fill });
   }
 
   /** Reports records for redelivery (the partial batch response), logging `error` with them when given. */
@@ -108,23 +114,21 @@ export class Invocation<T extends EngineTask> {
   /** The run scope the path sees: closures over this invocation. */
   #makeScope(given: {
     store: CompletionPort; effects: EffectsPort | undefined; sink: HandOffSink; handOffSignal: AbortSignal; copyWait: CopyWait; leaseUntilMs: number;
-  }): PathScope<T> {
+  }): RunScope<T> {
     const { store, effects, sink, handOffSignal } = given;
-    const options = this.#options;
     const clock = this.#clock;
     const logger = this.#parts.telemetry.logger;
     const report = this.#report;
+    const edge = { sink, handOffSignal, report, logger };
     const now = (): number => clock.now();
     return {
-      options, store, effects, logger, now,
-      effectsTtlMs: effectsTtlMs(options),
-      copies: copiesFor(options, now),
+      store, effects, now,
       leaseUntilMs: given.leaseUntilMs,
       stopStartingAt: this.#stopStartingAt,
       abortRunningAt: this.#abortRunningAt,
       stopSignal: this.#stop.signal,
       copyWait: given.copyWait,
-      write: (items) => writeHandOffs(sink, handOffSignal, items, report, logger),
+      write: (items) => writeHandOffs(edge, items),
       enqueue: (tasks) => {
         this.#scheduler.add(tasks);
         this.#fill();
@@ -182,7 +186,7 @@ export class Invocation<T extends EngineTask> {
     }
     await this.#doneBits.flush();
     await awaitReplicas(this.#scope.store, this.#options);
-    this.#report.publish(this.#parts.telemetry, this.#scope.logger, now() - this.#startedAt, this.#redelivered.length);
+    this.#report.publish(this.#parts.telemetry, this.#parts.telemetry.logger, now() - this.#startedAt, this.#redelivered.length);
     return { response: batchResponse(this.#redelivered, this.#unreportable, this.#options.partialBatchResponse), waiting: this.#waiting };
   }
 

@@ -4,7 +4,7 @@ import type { RecordParts } from '../options/deserialize';
 import type { OutputRecord } from '../lanes/effects';
 import { firstOriginOf, idempotencyKeyOf } from './idempotency-key';
 import type { RecordDeadline } from './record-deadlines';
-import type { EngineTask, PathScope } from './run-scope';
+import type { EngineTask, InvocationScope } from './run-scope';
 import { RecordEffects } from './steps';
 import type { LanesContext, LanesRecord } from './types';
 
@@ -17,10 +17,10 @@ export class RecordContext implements LanesContext {
   readonly deadline: number;
   readonly #deadline: RecordDeadline;
   readonly #task: EngineTask;
-  readonly #scope: PathScope<EngineTask>;
+  readonly #scope: InvocationScope<EngineTask>;
   effects: RecordEffects | undefined = undefined;
 
-  constructor(task: EngineTask, scope: PathScope<EngineTask>, deadline: number, recordDeadline: RecordDeadline) {
+  constructor(task: EngineTask, scope: InvocationScope<EngineTask>, deadline: number, recordDeadline: RecordDeadline) {
     this.attempt = task.attempt;
     this.deadline = deadline;
     this.#deadline = recordDeadline;

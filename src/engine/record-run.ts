@@ -7,7 +7,7 @@ import { isRepeatedOutput, type OutputBatches } from './outputs';
 import { RecordContext, isPromiseLike, recordView } from './record-context';
 import { RecordDeadlines, type RecordDeadline } from './record-deadlines';
 import type { RunReport } from './run-report';
-import type { EngineTask, PathScope, RecordPath } from './run-scope';
+import type { EngineTask, InvocationScope, RecordPath } from './run-scope';
 import type { LaneScheduler } from './scheduler';
 import type { RecordEffects } from './steps';
 import type { RecordHandler } from './types';
@@ -16,7 +16,7 @@ import type { RecordHandler } from './types';
 export interface RecordRunParts<T extends EngineTask> {
   readonly handler: RecordHandler;
   readonly path: RecordPath<T>;
-  readonly scope: PathScope<T>;
+  readonly scope: InvocationScope<T>;
   readonly scheduler: LaneScheduler<T>;
   readonly doneBits: DoneBits;
   readonly outputs: OutputBatches;
@@ -42,7 +42,7 @@ const noop = (): void => undefined;
 export class RecordRuns<T extends EngineTask> {
   readonly deadlines: RecordDeadlines;
   readonly #parts: RecordRunParts<T>;
-  readonly #scope: PathScope<T>;
+  readonly #scope: InvocationScope<T>;
   readonly #path: RecordPath<T>;
   readonly #timeoutMs: number;
   /** Records started and not settled. */

@@ -40,9 +40,9 @@ export interface EngineTask extends Task {
 
 /**
  * What a record path may do within one invocation, grouped by what it is for. A helper names only the groups it
- * uses (a test's fake scope then needs no more than those); a record path gets them all. What is the same for every
- * invocation of a function (its options, how copies are built, its logger, how long effects live) is not in it: a
- * record path is given that once, in its constructor (`PathParts`).
+ * uses (a test's fake scope then needs no more than those); a record path gets them all, and no more. What is the
+ * same for every invocation of a function (its options, how copies are built, its logger, how long effects live) is
+ * not in it: the engine and the record paths are given that once, in their constructors (`PathParts`).
  */
 export interface RunScope<T extends EngineTask> extends ScopeGiven, ScopeTime, ScopeLanes<T>, ScopeSettling, ScopeFigures {}
 
@@ -65,40 +65,23 @@ export interface PathParts {
   readonly effectsTtlMs: number;
 }
 
-/** A run scope with the function's parts: what a record path's code works with. */
-export type PathScope<T extends EngineTask> = RunScope<T> & PathParts;
+/**
+ * A run scope with the function's parts: what the engine's own record runs read (a record's context, its outputs).
+ * A record path gets the run scope alone, and keeps the parts it was given as fields.
+ */
+export type InvocationScope<T extends EngineTask> = RunScope<T> & PathParts;
 
 /**
- * A function's path parts from its options, its logger and its clock.
+ * A function's path parts from its options, its logger and its clock: made once per function, given to its engine
+ * and its record paths, so both build copies with the one builder.
  *
  * @example
- * const source = new SourcePath(pathParts(options, telemetry.logger));
+ * const parts = pathParts(options, telemetry.logger);
+ * const engine = new Engine({ options, handler, store, telemetry, paths: parts });
+ * const source = new SourcePath(parts);
  */
 export function pathParts(options: LanesOptions, logger: Logger, now: () => number = Date.now): PathParts {
   return { options, copies: copiesFor(options, now), logger, effectsTtlMs: effectsTtlMs(options) };
-}
-
-/**
- * The run scope of one invocation with a path's parts, made once per scope: a path's code reads both from one object.
- * The scope is its prototype, so what the engine's scope holds is read through, never copied.
- */
-export class ScopeWithParts {
-  readonly #parts: PathParts;
-  #scope: object | undefined;
-  #with: object | undefined;
-
-  /** Only the four parts are kept: a wider object given (a test's fake scope) lends nothing else. */
-  constructor({ options, copies, logger, effectsTtlMs }: PathParts) {
-    this.#parts = { options, copies, logger, effectsTtlMs };
-  }
-
-  of<T extends EngineTask>(scope: RunScope<T>): PathScope<T> {
-    if (this.#scope !== scope) {
-      this.#scope = scope;
-      this.#with = Object.assign(Object.create(scope) as object, this.#parts);
-    }
-    return this.#with as PathScope<T>;
-  }
 }
 
 /** The invocation's deadlines (besides `now` and the lease of `LaneHeadScope`). */

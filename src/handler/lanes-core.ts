@@ -64,6 +64,7 @@ export class LanesCore {
       telemetry: parts.telemetry,
       ...(parts.effects === undefined ? {} : { effects: parts.effects }),
       ...(parts.now === undefined ? {} : { clock: { now: parts.now } }),
+      paths: pathsGiven,
     });
   }
 

@@ -30,14 +30,22 @@ export interface CopyFacts {
   readonly deferred?: boolean | undefined;
 }
 
+/** An attempt that failed: its number, when the record first failed, its error, and the error's own delay if any. */
+export interface FailedAttempt {
+  readonly attempt: number;
+  readonly firstFailureAtMs: number;
+  readonly error: CopyError;
+  readonly delayMs?: number | undefined;
+}
+
 /**
  * The one place a hand-off copy is built: retry copies (after a failure, deferred, written back, re-driven)
  * and dead letters. The retry tier follows from the due time, read from the clock once per copy, so a delay
  * equal to a tier's always lands in that tier.
  */
 export interface Copies {
-  /** The copy for the attempt after `attempt` failed, due after the error's own delay or the backoff policy's. */
-  afterFailure(basis: CopyBasis, attempt: number, firstFailureAtMs: number, error: CopyError, delayMs: number | undefined): HandOffItem;
+  /** The copy for the attempt after `failed.attempt`, due after the error's own delay or the backoff policy's. */
+  afterFailure(basis: CopyBasis, failed: FailedAttempt): HandOffItem;
   /** A retry copy with the facts given, in the tier of its due time. */
   retry(basis: CopyBasis, facts: CopyFacts): HandOffItem;
   /** A record handed on without being run (the deadline came, a lane moved on to it): attempt unchanged. */
@@ -59,13 +67,44 @@ export interface Copies {
  *
  * @example
  * const copies = copiesFor(options, () => Date.now());
- * await sink.write([copies.afterFailure({ record, origin, lane }, 1, Date.now(), { name: 'Error', message: 'down' }, undefined)]);
+ * await sink.write([copies.afterFailure({ record, origin, lane }, { attempt: 1, firstFailureAtMs: Date.now(), error: { name: 'Error', message: 'down' } })]);
  */
 export function copiesFor(options: LanesOptions, now: () => number): Copies {
   const { group, retry } = options;
+  const retryCopy = retryCopies(options, now);
+  const deadLetter = deadLetters(group, now);
+  return {
+    retry: (basis, facts) => retryCopy(basis, facts),
+    afterFailure(basis, { attempt, firstFailureAtMs, error, delayMs }) {
+      const at = now();
+      const dueAtMs = at + (delayMs ?? backoffDelay(retry.backoff, attempt));
+      return retryCopy(basis, { attempt: attempt + 1, dueAtMs, firstFailureAtMs, error }, at);
+    },
+    deferred(basis, attempt, dueAtMs, firstFailureAtMs) {
+      const at = now();
+      return retryCopy(basis, { attempt, dueAtMs: dueAtMs ?? at, firstFailureAtMs: firstFailureAtMs ?? at, deferred: true }, at);
+    },
+    writtenBack(basis, facts) {
+      return { ...retryCopy(basis, facts), topic: basis.record.topic };
+    },
+    deadLetter,
+    malformed(failure, reason, message) {
+      const record = malformedRecord(failure, now());
+      return deadLetter({ record, origin: { topic: failure.topic, partition: failure.partition, offset: failure.offset } }, 0, reason, { name: 'DecodeFailure', message });
+    },
+    replay({ record, origin }) {
+      const replayOf = `${deadLetterTopic(group)}/${record.partition}/${record.offset}`;
+      return { topic: origin.topic, key: record.key, value: record.value, headers: replayHeaders(record, origin, replayOf) };
+    },
+  };
+}
+
+/** A group's retry copies: in the tier of their due time from `at` (read from the clock once per copy). */
+function retryCopies(options: LanesOptions, now: () => number): (basis: CopyBasis, facts: CopyFacts, at?: number) => HandOffItem {
+  const { group, retry } = options;
   // Each tier's topic named once, not for every copy.
   const topics = new Map(retry.tiers.map((tier) => [tier, retryTopic(group, tier)]));
-  const retryCopy = (basis: CopyBasis, facts: CopyFacts, at = now()): HandOffItem => {
+  return (basis, facts, at = now()) => {
     const tier = tierFor(Math.max(0, facts.dueAtMs - at), retry.tiers);
     const item: { -readonly [K in keyof HandOffItem]: HandOffItem[K] } = {
       record: basis.record,
@@ -82,7 +121,11 @@ export function copiesFor(options: LanesOptions, now: () => number): Copies {
     if (facts.error !== undefined) item.error = facts.error;
     return item;
   };
-  const deadLetter = (basis: CopyBasis, attempt: number, reason: string, error: CopyError): HandOffItem => {
+}
+
+/** A group's dead letters, stamped with the clock. */
+function deadLetters(group: string, now: () => number): Copies['deadLetter'] {
+  return (basis, attempt, reason, error) => {
     const at = now();
     return {
       record: basis.record,
@@ -97,40 +140,20 @@ export function copiesFor(options: LanesOptions, now: () => number): Copies {
       reason,
     };
   };
+}
+
+/** What a dead letter carries of a record the decoder could not read: its JSON as received, as the value. */
+function malformedRecord(failure: DecodeFailure, at: number): KafkaRecord {
   return {
-    retry: (basis, facts) => retryCopy(basis, facts),
-    afterFailure(basis, attempt, firstFailureAtMs, error, delayMs) {
-      const at = now();
-      const dueAtMs = at + (delayMs ?? backoffDelay(retry.backoff, attempt));
-      return retryCopy(basis, { attempt: attempt + 1, dueAtMs, firstFailureAtMs, error }, at);
-    },
-    deferred(basis, attempt, dueAtMs, firstFailureAtMs) {
-      const at = now();
-      return retryCopy(basis, { attempt, dueAtMs: dueAtMs ?? at, firstFailureAtMs: firstFailureAtMs ?? at, deferred: true }, at);
-    },
-    writtenBack(basis, facts) {
-      return { ...retryCopy(basis, facts), topic: basis.record.topic };
-    },
-    deadLetter,
-    malformed(failure, reason, message) {
-      const at = now();
-      const record: KafkaRecord = {
-        topic: failure.topic,
-        partition: failure.partition,
-        offset: failure.offset ?? 0,
-        timestamp: at,
-        timestampType: 'LOG_APPEND_TIME',
-        key: null,
-        // Any depth: a record nested past the stack's limit is still written in full.
-        value: Buffer.from(jsonText(failure.raw), 'utf8'),
-        headers: [],
-        raw: {} as KafkaRecord['raw'],
-      };
-      return deadLetter({ record, origin: { topic: failure.topic, partition: failure.partition, offset: failure.offset } }, 0, reason, { name: 'DecodeFailure', message });
-    },
-    replay({ record, origin }) {
-      const replayOf = `${deadLetterTopic(group)}/${record.partition}/${record.offset}`;
-      return { topic: origin.topic, key: record.key, value: record.value, headers: replayHeaders(record, origin, replayOf) };
-    },
+    topic: failure.topic,
+    partition: failure.partition,
+    offset: failure.offset ?? 0,
+    timestamp: at,
+    timestampType: 'LOG_APPEND_TIME',
+    key: null,
+    // Any depth: a record nested past the stack's limit is still written in full.
+    value: Buffer.from(jsonText(failure.raw), 'utf8'),
+    headers: [],
+    raw: {} as KafkaRecord['raw'],
   };
 }

@@ -24,6 +24,14 @@ export interface LaneHeadScope {
   write(items: readonly HandOffItem[]): Promise<readonly HandOffOutcome[]>;
 }
 
+/**
+ * The lane-head moves' scope from a run scope and the function's parts (options, copies): a plain object of what
+ * the moves use, made where a path moves a head.
+ */
+export function headMoves(scope: Omit<LaneHeadScope, 'options' | 'copies'>, parts: Pick<LaneHeadScope, 'options' | 'copies'>): LaneHeadScope {
+  return { options: parts.options, copies: parts.copies, store: scope.store, leaseUntilMs: scope.leaseUntilMs, now: scope.now, write: scope.write };
+}
+
 /** What the lane-head moves ask of the completion store: a head's move, a lane's release, the first minute. */
 export type HeadMoveScope = Omit<LaneHeadScope, 'store'> & { readonly store: Pick<CompletionPort, 'advance' | 'release' | 'durablyMarked'> };
 
@@ -64,6 +72,9 @@ export interface HeadCopy {
   readonly record: KafkaRecord;
 }
 
+/** What becomes of a head whose copy the broker refused for good (`handOffHeads`). */
+export type RefusedHeads = 'dead-letter' | 'leave' | ((head: HeadCopy, why: { readonly reason: string }) => Promise<void>);
+
 /** What became of one head: its copy written (`retried`), refused and dead-lettered, or refused and left as it was. */
 export type HeadHandedOff = 'retried' | 'dead-lettered' | 'left';
 
@@ -73,17 +84,23 @@ export type HeadHandedOff = 'retried' | 'dead-lettered' | 'left';
  * copy is). A crash in between leaves the lease to expire and the committer to write the copy again: the head check
  * drops the duplicate. A head that moved meanwhile (its copy ran already) took its lease with it: `NotHeadError` and
  * `StaleAttemptError` are tolerated. A copy the broker refused for good is dead-lettered, and the lane's dead-letter
- * policy applied (`refused: 'dead-letter'`), or left with its lease for the re-drive (`refused: 'leave'`).
+ * policy applied (`refused: 'dead-letter'`), or left with its lease for the re-drive (`refused: 'leave'`), or settled
+ * the caller's way (a function: the retry path drains a released lane itself; its errors are its own).
  */
-export async function handOffHeads(scope: HeadMoveScope, ref: PartitionRef, heads: readonly HeadCopy[], refused: 'dead-letter' | 'leave' = 'dead-letter'): Promise<HeadHandedOff[]> {
+export async function handOffHeads(scope: HeadMoveScope, ref: PartitionRef, heads: readonly HeadCopy[], refused: RefusedHeads = 'dead-letter'): Promise<HeadHandedOff[]> {
   if (heads.length === 0) return [];
   const outcomes = await scope.write(heads.map((one) => one.copy));
-  return Promise.all(heads.map(async ({ lane, head, copy, record }, i): Promise<HeadHandedOff> => {
+  return Promise.all(heads.map(async (one, i): Promise<HeadHandedOff> => {
+    const { lane, head, copy } = one;
     const outcome = outcomes[i];
     if (outcome?.status === 'refused' && refused === 'leave') return 'left';
+    if (outcome?.status === 'refused' && typeof refused === 'function') {
+      await refused(one, outcome);
+      return 'dead-lettered';
+    }
     try {
       if (outcome?.status === 'refused') {
-        await applyDeadLetterPolicy(scope, ref, lane, head, outcome, record);
+        await applyDeadLetterPolicy(scope, ref, one, outcome);
         return 'dead-lettered';
       }
       await scope.store.advance(ref, lane, head, { attempt: head.attempt, state: 'retrying', dueAtMs: copy.dueAtMs, leaseUntilMs: 0 });
@@ -97,13 +114,21 @@ export async function handOffHeads(scope: HeadMoveScope, ref: PartitionRef, head
 
 /**
  * A lane was released onto `next` (its lease set): its retry copy goes to the first tier, due now (deferred: the
- * attempt is unchanged), and its lease comes off (`handOffHeads`).
+ * attempt is unchanged, 1 unless `next.attempt` says), and its lease comes off (`handOffHeads`).
  */
-export async function handOffNewHead(scope: HeadMoveScope, ref: PartitionRef, lane: string, next: ParkedRecord, attempt = 1): Promise<'retried' | 'dead-lettered'> {
+export async function handOffNewHead(scope: HeadMoveScope, ref: PartitionRef, lane: string, next: ParkedRecord & { readonly attempt?: number }): Promise<'retried' | 'dead-lettered'> {
   const record = decodeParked(next.payload);
+  const attempt = next.attempt ?? 1;
   const copy = scope.copies.deferred({ record, origin: { topic: ref.topic, partition: ref.partition, offset: next.offset }, lane }, attempt);
   const [outcome] = await handOffHeads(scope, ref, [{ lane, head: { offset: next.offset, attempt }, copy, record }]);
   return outcome === 'dead-lettered' ? 'dead-lettered' : 'retried';
+}
+
+/** A lane head that was dead-lettered: its lane, the head as Redis keeps it, and its record (for its watch copy). */
+export interface DeadHead {
+  readonly lane: string;
+  readonly head: { readonly offset: number; readonly attempt: number };
+  readonly record?: KafkaRecord | undefined;
 }
 
 /**
@@ -111,14 +136,7 @@ export async function handOffNewHead(scope: HeadMoveScope, ref: PartitionRef, la
  * under `release` the lane moves on (its next parked record is handed to the first tier, due now), under
  * `hold` it stays blocked on the head, held, until an operator releases or replays it.
  */
-export async function applyDeadLetterPolicy(
-  scope: HeadMoveScope,
-  ref: PartitionRef,
-  lane: string,
-  head: { offset: number; attempt: number },
-  why: { readonly reason: string },
-  record?: KafkaRecord,
-): Promise<void> {
+export async function applyDeadLetterPolicy(scope: HeadMoveScope, ref: PartitionRef, { lane, head, record }: DeadHead, why: { readonly reason: string }): Promise<void> {
   if (scope.options.deadLetter.policy === 'hold') {
     await scope.store.advance(ref, lane, head, { attempt: head.attempt, state: 'held', dueAtMs: scope.now(), leaseUntilMs: 0, reason: why.reason });
     if (record !== undefined) await watchHeldHead(scope, ref, { record, origin: { topic: ref.topic, partition: ref.partition, offset: head.offset }, lane }, head.attempt);

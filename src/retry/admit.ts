@@ -2,7 +2,7 @@ import type { PartitionRef } from '../ports/partition';
 import { deadLetterMalformed, writeAndMarkDone } from '../engine/dead-letters';
 import { laneIdOf } from '../lanes/lane-id';
 import { describeError } from '../lanes/outcome';
-import type { EngineTask, PathScope } from '../engine/run-scope';
+import type { EngineTask, PathParts, RunScope } from '../engine/run-scope';
 import { topicPartitionKey, type KafkaRecord, type PartitionBatch, type RecordCoordinates } from '../event';
 import { copyHeaderFormat, HEADER_PREFIX, readHandOffHeaders } from '../handoff/headers';
 import type { CopyError, CopyFacts } from '../handoff/copies';
@@ -70,92 +70,106 @@ export function copyFacts(record: KafkaRecord, tiers: readonly string[], group: 
   };
 }
 
+/** What admitting retry copies needs of a run scope. */
+type AdmitScope = Pick<RunScope<RetryTask>, 'store' | 'write' | 'redeliver' | 'markDone' | 'unreportable' | 'count' | 'window' | 'guard'>;
+
 /**
  * Admits one retry partition's batch of copies: each on its own offset (dedupe); a copy whose headers do not
  * say what it is (or whose lane cannot be found) is dead-lettered at once.
  */
-export async function admitRetryBatch(scope: PathScope<RetryTask>, batch: PartitionBatch): Promise<{ tasks: RetryTask[]; handOffs: Promise<unknown> }> {
+export async function admitRetryBatch(scope: AdmitScope, parts: PathParts, batch: PartitionBatch): Promise<{ tasks: RetryTask[]; handOffs: Promise<unknown> }> {
   const { topic, partition, records, failures } = batch;
-  const ref: PartitionRef = { group: scope.options.group, topic, partition };
+  const ref: PartitionRef = { group: parts.options.group, topic, partition };
   const partitionKey = topicPartitionKey(topic, partition);
-  const unplaced = scope.guard(deadLetterMalformed(scope, ref, failures.filter((failure) => failure.offset === undefined)), partitionKey);
+  const unplaced = scope.guard(deadLetterMalformed(scope, parts, ref, failures.filter((failure) => failure.offset === undefined)), partitionKey);
   const placedFailures = failures.filter((failure) => failure.offset !== undefined);
   const offsets = [...new Set([...records.map((r) => r.offset), ...placedFailures.map((f) => f.offset!)])].sort((a, b) => a - b);
-
-  let result;
-  try {
-    // The copies' own offsets: the retry topic's frontier and dedupe. Lanes live on the origin partitions.
-    result = await scope.store.admit(ref, offsets.map((offset) => ({ offset })));
-  } catch (error) {
-    scope.logger.error('cannot admit retry batch: Redis unreachable or refused; the whole partition will be redelivered', {
-      partition: partitionKey, error: describeError(error),
-    });
-    scope.redeliver(ref, offsets);
-    return { tasks: [], handOffs: unplaced };
-  }
-  if (result.window !== undefined) scope.window(ref, result.window);
-  const status = new Map(offsets.map((offset, i) => [offset, result.statuses[i]]));
-  for (const offset of offsets) {
-    const s = status.get(offset);
-    if (s === 'duplicate') scope.count('duplicates');
-    else if (s === 'refused') {
-      scope.count('refused');
-      scope.redeliver(ref, [offset]);
-    }
-  }
-  const runnable = (offset: number): boolean => status.get(offset) === 'run';
+  const runnable = await admitOffsets(scope, parts, ref, offsets);
+  if (runnable === undefined) return { tasks: [], handOffs: unplaced };
 
   const tasks: RetryTask[] = [];
   const malformed: HandOffItem[] = [];
   const seen = new Set<number>();
   for (const record of records) {
-    if (!runnable(record.offset) || seen.has(record.offset)) continue;
+    if (!runnable.has(record.offset) || seen.has(record.offset)) continue;
     seen.add(record.offset);
-    const facts = copyFacts(record, scope.options.retry.tiers, scope.options.group);
-    if (typeof facts === 'string') {
-      malformed.push(malformedCopy(scope, record, facts));
-      continue;
-    }
-    const originRef: PartitionRef = { group: scope.options.group, topic: facts.origin.topic, partition: facts.origin.partition };
-    let lane: string | undefined;
-    try {
-      lane = laneIdOf(originalOf(record, facts.origin), scope.options);
-    } catch (error) {
-      malformed.push(malformedCopy(scope, record, `keyOf threw: ${describeError(error).message}`));
-      continue;
-    }
-    tasks.push({
-      partitionKey: topicPartitionKey(originRef.topic, originRef.partition),
-      lane,
-      offset: record.offset,
-      ref,
-      originRef,
-      record,
-      origin: facts.origin,
-      attempt: facts.attempt,
-      from: 'copy',
-      dueAtMs: facts.dueAtMs,
-      firstFailureAtMs: facts.firstFailureAtMs,
-      writeBack: scope.copies.writtenBack({ record, origin: facts.origin, lane }, facts),
-    });
+    const task = copyTask(parts, ref, record);
+    if ('kind' in task) malformed.push(task);
+    else tasks.push(task);
   }
   const handOffs = scope.guard(Promise.all([
     unplaced,
     writeAndMarkDone(scope, ref, malformed, () => scope.count('deadLettered', malformed.length)),
-    deadLetterMalformed(scope, ref, placedFailures.filter((f) => runnable(f.offset!))),
+    deadLetterMalformed(scope, parts, ref, placedFailures.filter((f) => runnable.has(f.offset!))),
   ]), partitionKey);
   return { tasks, handOffs };
 }
 
-function malformedCopy(scope: PathScope<RetryTask>, record: KafkaRecord, reason: string): HandOffItem {
-  scope.logger.error('malformed retry copy: sent to the dead-letter topic', {
+/**
+ * The copies' own offsets admitted (the retry topic's frontier and dedupe; lanes live on the origin partitions):
+ * the offsets to run, or `undefined` when Redis could not be reached (the whole partition is redelivered).
+ */
+async function admitOffsets(scope: AdmitScope, parts: Pick<PathParts, 'logger'>, ref: PartitionRef, offsets: readonly number[]): Promise<Set<number> | undefined> {
+  let result;
+  try {
+    result = await scope.store.admit(ref, offsets.map((offset) => ({ offset })));
+  } catch (error) {
+    parts.logger.error('cannot admit retry batch: Redis unreachable or refused; the whole partition will be redelivered', {
+      partition: topicPartitionKey(ref.topic, ref.partition), error: describeError(error),
+    });
+    scope.redeliver(ref, offsets);
+    return undefined;
+  }
+  if (result.window !== undefined) scope.window(ref, result.window);
+  const runnable = new Set<number>();
+  offsets.forEach((offset, i) => {
+    const status = result.statuses[i];
+    if (status === 'run') runnable.add(offset);
+    else if (status === 'duplicate') scope.count('duplicates');
+    else if (status === 'refused') {
+      scope.count('refused');
+      scope.redeliver(ref, [offset]);
+    }
+  });
+  return runnable;
+}
+
+/** A copy as a task of the retry function, or its dead letter when its headers or its lane cannot be read. */
+function copyTask(parts: PathParts, ref: PartitionRef, record: KafkaRecord): RetryTask | HandOffItem {
+  const facts = copyFacts(record, parts.options.retry.tiers, parts.options.group);
+  if (typeof facts === 'string') return malformedCopy(parts, record, facts);
+  const originRef: PartitionRef = { group: parts.options.group, topic: facts.origin.topic, partition: facts.origin.partition };
+  let lane: string | undefined;
+  try {
+    lane = laneIdOf(originalOf(record, facts.origin), parts.options);
+  } catch (error) {
+    return malformedCopy(parts, record, `keyOf threw: ${describeError(error).message}`);
+  }
+  return {
+    partitionKey: topicPartitionKey(originRef.topic, originRef.partition),
+    lane,
+    offset: record.offset,
+    ref,
+    originRef,
+    record,
+    origin: facts.origin,
+    attempt: facts.attempt,
+    from: 'copy',
+    dueAtMs: facts.dueAtMs,
+    firstFailureAtMs: facts.firstFailureAtMs,
+    writeBack: parts.copies.writtenBack({ record, origin: facts.origin, lane }, facts),
+  };
+}
+
+function malformedCopy(parts: Pick<PathParts, 'copies' | 'logger'>, record: KafkaRecord, reason: string): HandOffItem {
+  parts.logger.error('malformed retry copy: sent to the dead-letter topic', {
     partition: topicPartitionKey(record.topic, record.partition), offset: record.offset, reason,
   });
   const h = readHandOffHeaders(record.headers);
   const origin = h.originTopic !== undefined && h.originPartition !== undefined
     ? { topic: h.originTopic, partition: h.originPartition, offset: h.originOffset }
     : { topic: record.topic, partition: record.partition, offset: record.offset };
-  return scope.copies.deadLetter({ record, origin, lane: h.lane }, h.attempt ?? 0, 'malformed', { name: 'MalformedRetryCopy', message: reason });
+  return parts.copies.deadLetter({ record, origin, lane: h.lane }, h.attempt ?? 0, 'malformed', { name: 'MalformedRetryCopy', message: reason });
 }
 
 /** A retry copy seen as its original: origin coordinates, no framework headers (what `keyOf` saw first). */

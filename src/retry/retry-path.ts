@@ -1,11 +1,12 @@
 import type { LaneHead, LaneHold } from '../ports/lane-head';
 import { NotHeadError, StaleAttemptError } from '../ports/errors';
 import { sleep } from '../deadline';
-import { applyDeadLetterPolicy, decodeParked, handOffNewHead, parkPayload } from '../lanes/lane-heads';
+import { applyDeadLetterPolicy, decodeParked, handOffHeads, handOffNewHead, headMoves, parkPayload, type HeadCopy } from '../lanes/lane-heads';
+import type { HandOffItem } from '../ports/handoff';
 import { decideFailure, describeError } from '../lanes/outcome';
-import { copyFindsLoss, keptForRecovery } from './kept-for-recovery';
-import { RECOVERY_RECHECK_MS } from '../durability/first-minute';
-import { ScopeWithParts, type PathParts, type PathScope, type RecordPath, type RunScope } from '../engine/run-scope';
+import { copyFindsLoss } from './kept-for-recovery';
+import { judgeCopy, placeOf, recheckLater, type AskedFact, type HeadPlace, type Marked } from './copy-verdict';
+import { type PathParts, type RecordPath, type RunScope } from '../engine/run-scope';
 import type { PartitionBatch } from '../event';
 import { admitRetryBatch, type RetryTask } from './admit';
 import { copyWaitAction } from './copy-wait';
@@ -27,55 +28,21 @@ import { claimUnorderedCopy, copyIdOf, unorderedCopyDone } from './unordered-cop
  * so a crash between any two steps either redelivers the copy (its head check then decides) or leaves a
  * lease for the committer to re-drive.
  */
-/**
- * The lane is free, or its head lies past the copy's origin: the lane moved on (a release sets the origin's done bit
- * in the same step), or Redis lost the state that held the origin and a later record made the lane anew. Only then
- * does a stale-looking copy ask whether the state was lost (`keptForRecovery`); a copy of an older attempt of the
- * head itself is stale for sure.
- */
-function movedPast(task: RetryTask, head: LaneHead | undefined): boolean {
-  return head === undefined || head.offset > task.origin.offset;
-}
-
-/**
- * The lane's head lies behind the copy: below its origin, or at it with an earlier attempt (a head holds the copy's
- * attempt before the copy is written). A head only moves on, so the state went back (`HeadBehindOrigin`).
- */
-function behind(task: RetryTask, head: LaneHead | undefined): boolean {
-  return head !== undefined && (head.offset < task.origin.offset || (head.offset === task.origin.offset && head.attempt < task.attempt));
-}
-
-/** The copy's origin is its lane's head, held by the `hold` policy: the copy is that head's watch copy (`watchHeldHead`). */
-function watching(task: RetryTask, head: LaneHead | undefined): boolean {
-  return head !== undefined && head.state === 'held' && head.offset === task.origin.offset;
-}
-
-/**
- * The copy watches its lane (docs/durability.md, "The first minute"): the lane's head lies past the copy's origin, in
- * a partition whose marker has not landed yet. A drain of the lane (or a crash mid-drain) may have left records that
- * live only in Redis behind that head: the copy goes back to its tier instead of being dropped, and reports a loss
- * if it finds the lane gone (`keptForRecovery`). It is dropped once the lane is free with its state whole, or once
- * the partition is marked (a loss is found against the marker from then on).
- */
-async function watchesLane(scope: Pick<RunScope<RetryTask>, 'store'>, task: RetryTask, head: LaneHead | undefined): Promise<boolean> {
-  return head !== undefined && head.offset > task.origin.offset && (await scope.store.durablyMarked?.(task.originRef)) === false;
-}
-
 /** What a run holds on its lane's head: a copy its claim, a drained head the lease the release gave it. */
 function holdOf(scope: Pick<RunScope<RetryTask>, 'leaseUntilMs'>, task: RetryTask): LaneHold {
   return task.from === 'drained' ? { lease: scope.leaseUntilMs } : { claim: copyIdOf(task) };
 }
 
 export class RetryPath implements RecordPath<RetryTask> {
-  readonly #parts: ScopeWithParts;
+  readonly #parts: PathParts;
 
   /** `parts`: what the function gives every invocation (its options, how copies are built, its logger, effects' lifetime). */
   constructor(parts: PathParts) {
-    this.#parts = new ScopeWithParts(parts);
+    this.#parts = parts;
   }
 
-  admit(runScope: RunScope<RetryTask>, batch: PartitionBatch): Promise<{ tasks: RetryTask[]; handOffs: Promise<unknown> }> {
-    return admitRetryBatch(this.#parts.of(runScope), batch);
+  admit(scope: RunScope<RetryTask>, batch: PartitionBatch): Promise<{ tasks: RetryTask[]; handOffs: Promise<unknown> }> {
+    return admitRetryBatch(scope, this.#parts, batch);
   }
 
   /**
@@ -85,8 +52,7 @@ export class RetryPath implements RecordPath<RetryTask> {
    * without waiting; then it waits here, waits suspended for a later round of its execution, or goes back to its
    * tier (`copyWaitAction`).
    */
-  async prepare(runScope: RunScope<RetryTask>, task: RetryTask): Promise<boolean> {
-    const scope = this.#parts.of(runScope);
+  async prepare(scope: RunScope<RetryTask>, task: RetryTask): Promise<boolean> {
     if (task.from === 'drained') return true;
     if (task.dueAtMs <= scope.now()) return this.#claim(scope, task);
     if (!(await this.#isHead(scope, task))) return false;
@@ -119,81 +85,89 @@ export class RetryPath implements RecordPath<RetryTask> {
     return this.#claim(scope, task);
   }
 
-  /** The head check before a copy waits: a stale or duplicated copy does nothing (see `#stale`). */
-  async #isHead(scope: PathScope<RetryTask>, task: RetryTask): Promise<boolean> {
-    if (task.lane === undefined) return true;
-    const head = await scope.store.laneHead(task.originRef, task.lane);
-    if (head !== undefined && head.offset === task.origin.offset && head.attempt === task.attempt && head.state === 'retrying') return true;
-    // A watch copy waits for its due time like any copy, then looks again (`#claim`).
-    if (watching(task, head)) return true;
-    // Nor is a copy that finds a loss, or that watches its lane, written back before its due time: it waits like any
-    // copy (or goes back to its tier unchanged), and `#claim` judges it again when due. So a copy kept for a recovery
-    // is written back at most once per recheck interval, however often its tier hands it over.
-    if ((movedPast(task, head) || behind(task, head)) && ((await copyFindsLoss(scope, task, head)) !== undefined || (await watchesLane(scope, task, head)))) return true;
+  /**
+   * The head check before a copy waits: a stale or duplicated copy does nothing (see `#stale`). Whatever else it finds
+   * (its head, a held head it watches, a loss, its lane to watch) waits for its due time like any copy (or goes back to
+   * its tier unchanged), and `#claim` judges it again when due: so a copy kept for a recovery is written back at most
+   * once per recheck interval, however often its tier hands it over.
+   */
+  async #isHead(scope: RunScope<RetryTask>, task: RetryTask): Promise<boolean> {
+    const head = task.lane === undefined ? undefined : await scope.store.laneHead(task.originRef, task.lane);
+    const place = task.lane === undefined ? 'head' : placeOf(task, head);
+    const verdict = await judgeCopy({ due: false, place }, (fact) => this.#read(scope, task, fact, head));
+    if (verdict.do !== 'stale') return true;
     this.#stale(scope, task, head);
     return false;
   }
 
   /**
-   * The head check before a copy runs, as a claim until the copy's record deadline. A twin copy (the same head
-   * and attempt, written twice after a crash) finding the claim alive goes back to its tier, due when the claim
-   * ends: by then the head has moved on (the twin is stale) or its claimant died (the twin takes over).
+   * The head check before a copy runs, as a claim until the copy's record deadline; then the copy does what
+   * `judgeCopy` says. A twin copy (the same head and attempt, written twice after a crash) finding the claim alive
+   * goes back to its tier, due when the claim ends: by then the head has moved on (the twin is stale) or its claimant
+   * died (the twin takes over).
    */
-  async #claim(scope: PathScope<RetryTask>, task: RetryTask): Promise<boolean> {
-    if (task.lane === undefined) return (await claimUnorderedCopy(scope, task)) || (this.#stale(scope, task, undefined), false);
+  async #claim(scope: RunScope<RetryTask>, task: RetryTask): Promise<boolean> {
+    const { place, head, untilMs } = await this.#claimHead(scope, task);
+    const verdict = await judgeCopy({ due: true, place, claimedUntilMs: untilMs }, (fact) => this.#read(scope, task, fact, head));
+    switch (verdict.do) {
+      case 'run':
+        return true;
+      case 'stale':
+        this.#stale(scope, task, head);
+        return false;
+      case 'unwatch':
+        this.#parts.logger.info('watch copy of a held lane dropped: the partition has its durable marker', { origin: task.origin, attempt: task.attempt });
+        scope.markDone(task.ref, task.offset);
+        return false;
+      case 'twin':
+        scope.count('twins');
+        this.#parts.logger.info('retry copy of a head another copy is running: written back until that run ends', {
+          origin: task.origin, attempt: task.attempt, claimedUntil: new Date(verdict.untilMs).toISOString(),
+        });
+        await this.#writeBack(scope, [{ ...task, writeBack: recheckLater(task, scope.now(), verdict.untilMs) }]);
+        return false;
+      default:
+        // `watch`, `keep`: back to its tier, to look again (docs/durability.md, "The first minute").
+        await this.#writeBack(scope, [{ ...task, writeBack: recheckLater(task, scope.now()) }]);
+        return false;
+    }
+  }
+
+  /** The claim on the copy's head, as the place it found (an unordered copy's by its origin and attempt). */
+  async #claimHead(scope: RunScope<RetryTask>, task: RetryTask): Promise<{ place: HeadPlace; head?: LaneHead | undefined; untilMs?: number }> {
+    if (task.lane === undefined) return { place: (await claimUnorderedCopy(scope.store, this.#parts.effectsTtlMs, task)) ? 'head' : 'spent' };
     const now = scope.now();
     const claim = await scope.store.claimHead(task.originRef, task.lane, { offset: task.origin.offset, attempt: task.attempt }, {
       copy: copyIdOf(task),
       nowMs: now,
-      untilMs: Math.min(now + scope.options.recordTimeoutMs, scope.abortRunningAt),
+      untilMs: Math.min(now + this.#parts.options.recordTimeoutMs, scope.abortRunningAt),
     });
-    if (claim.status === 'claimed') return true;
-    if (claim.status === 'not-head') {
-      if (watching(task, claim.head)) return this.#watch(scope, task);
-      if (movedPast(task, claim.head) || behind(task, claim.head)) {
-        if (await keptForRecovery(scope, task, (kept) => this.#writeBack(scope, [kept]), claim.head)) return false;
-        if (await watchesLane(scope, task, claim.head)) {
-          await this.#writeBack(scope, [{ ...task, writeBack: { ...task.writeBack!, dueAtMs: scope.now() + RECOVERY_RECHECK_MS } }]);
-          return false;
-        }
-      }
-      this.#stale(scope, task, claim.head);
-      return false;
-    }
-    scope.count('twins');
-    scope.logger.info('retry copy of a head another copy is running: written back until that run ends', {
-      origin: task.origin, attempt: task.attempt, claimedUntil: new Date(claim.untilMs).toISOString(),
-    });
-    await this.#writeBack(scope, [{ ...task, writeBack: { ...task.writeBack!, dueAtMs: Math.max(task.dueAtMs, claim.untilMs) } }]);
-    return false;
+    if (claim.status === 'claimed') return { place: 'head' };
+    if (claim.status === 'claimed-elsewhere') return { place: 'twin', untilMs: claim.untilMs };
+    return { place: placeOf(task, claim.head), head: claim.head };
   }
 
   /**
-   * A held head's watch copy, due (docs/durability.md, "Held and drained lanes in the first minute"): it never runs the record. Once the completion group holds
-   * the partition's marker a loss is found against it, so the copy is dropped; until then it goes back to its tier
-   * to look again. A lane it finds gone makes it report the loss instead (`#claim`, `keptForRecovery`).
+   * A fact a copy rule asks for: the loss verdict (`copyFindsLoss`, which reports a loss it finds), or whether the
+   * partition has its durable marker.
    */
-  async #watch(scope: PathScope<RetryTask>, task: RetryTask): Promise<false> {
-    if ((await scope.store.durablyMarked?.(task.originRef)) !== false) {
-      scope.logger.info('watch copy of a held lane dropped: the partition has its durable marker', { origin: task.origin, attempt: task.attempt });
-      scope.markDone(task.ref, task.offset);
-      return false;
-    }
-    await this.#writeBack(scope, [{ ...task, writeBack: { ...task.writeBack!, dueAtMs: scope.now() + RECOVERY_RECHECK_MS } }]);
-    return false;
+  async #read(scope: RunScope<RetryTask>, task: RetryTask, fact: AskedFact, head: LaneHead | undefined): Promise<boolean | Marked> {
+    if (fact === 'lost') return (await copyFindsLoss(scope, this.#parts.logger, task, head)) !== undefined;
+    const marked = await scope.store.durablyMarked?.(task.originRef);
+    return marked === undefined ? 'unknown' : marked ? 'marked' : 'unmarked';
   }
 
   /** A stale or duplicated copy does nothing and is counted; its own offset gets done. */
-  #stale(scope: PathScope<RetryTask>, task: RetryTask, head: LaneHead | undefined): void {
+  #stale(scope: RunScope<RetryTask>, task: RetryTask, head: LaneHead | undefined): void {
     scope.count('stale');
-    scope.logger.info('stale retry copy dropped: not its lane head', {
+    this.#parts.logger.info('stale retry copy dropped: not its lane head', {
       origin: task.origin, attempt: task.attempt, head: head === undefined ? 'lane free' : { offset: head.offset, attempt: head.attempt, state: head.state },
     });
     scope.markDone(task.ref, task.offset);
   }
 
   /** Copies due later than the invocation can wait go back to their tier unchanged; their own offsets get done. */
-  async #writeBack(scope: PathScope<RetryTask>, tasks: readonly RetryTask[]): Promise<void> {
+  async #writeBack(scope: RunScope<RetryTask>, tasks: readonly RetryTask[]): Promise<void> {
     const items = tasks.map((task) => task.writeBack!);
     try {
       await scope.write(items);
@@ -205,11 +179,10 @@ export class RetryPath implements RecordPath<RetryTask> {
     for (const task of tasks) scope.markDone(task.ref, task.offset);
   }
 
-  async succeeded(runScope: RunScope<RetryTask>, task: RetryTask): Promise<void> {
-    const scope = this.#parts.of(runScope);
+  async succeeded(scope: RunScope<RetryTask>, task: RetryTask): Promise<void> {
     scope.count('done');
     if (task.lane !== undefined) await this.#releaseAndDrain(scope, task);
-    else await unorderedCopyDone(scope, task);
+    else await unorderedCopyDone(scope, this.#parts.effectsTtlMs, task);
     if (task.from === 'copy') scope.markDone(task.ref, task.offset);
   }
 
@@ -218,7 +191,7 @@ export class RetryPath implements RecordPath<RetryTask> {
    * this run holds on the head (`hold`: by default the copy's claim, or the lease a drained head was given): a lane
    * written anew meanwhile (a recovery rebuilt it) is not this run's to move on, and its new head's copy runs it.
    */
-  async #releaseAndDrain(scope: PathScope<RetryTask>, task: RetryTask, hold: LaneHold = holdOf(scope, task)): Promise<void> {
+  async #releaseAndDrain(scope: RunScope<RetryTask>, task: RetryTask, hold: LaneHold = holdOf(scope, task)): Promise<void> {
     let next;
     try {
       next = await scope.store.release(task.originRef, { lane: task.lane!, headOffset: task.origin.offset, nowMs: scope.now(), leaseUntilMs: scope.leaseUntilMs, hold });
@@ -230,9 +203,9 @@ export class RetryPath implements RecordPath<RetryTask> {
     if (next === undefined) return;
     // The drained head's lease and payload live in Redis only, and a trigger has committed past its record. In the
     // partition's first minute no marker would find them lost: the copy that starts the drain first writes itself
-    // back as the lane's watch copy (`watchesLane`), before its own done bit, so a crash in between redelivers it.
+    // back as the lane's watch copy (the `watch` rule of `COPY_RULES`), before its own done bit, so a crash in between redelivers it.
     if (task.from === 'copy' && (await scope.store.durablyMarked?.(task.originRef)) === false) {
-      await scope.write([{ ...task.writeBack!, dueAtMs: scope.now() + RECOVERY_RECHECK_MS }]);
+      await scope.write([recheckLater(task, scope.now())]);
     }
     const record = decodeParked(next.payload);
     const now = scope.now();
@@ -253,79 +226,77 @@ export class RetryPath implements RecordPath<RetryTask> {
     }]);
   }
 
-  async failed(runScope: RunScope<RetryTask>, task: RetryTask, error: unknown): Promise<void> {
-    const scope = this.#parts.of(runScope);
-    const decision = decideFailure(error, task.attempt, scope.options.retry.maxAttempts);
+  async failed(scope: RunScope<RetryTask>, task: RetryTask, error: unknown): Promise<void> {
+    const decision = decideFailure(error, task.attempt, this.#parts.options.retry.maxAttempts);
     const described = describeError(error);
-    scope.logger.warn('retry failed', {
+    this.#parts.logger.warn('retry failed', {
       origin: task.origin, attempt: task.attempt, error: described, decision: decision.action,
       ...(decision.action === 'dead-letter' ? { reason: decision.reason } : {}),
     });
     if (decision.action === 'retry') {
-      const item = scope.copies.afterFailure(task, task.attempt, task.firstFailureAtMs, described, decision.delayMs);
-      const { dueAtMs } = item;
-      const next = { offset: task.origin.offset, attempt: task.attempt + 1 };
-      if (task.lane !== undefined) {
-        // Advanced before the write, so the new copy always finds its head; the lease and the payload kept
-        // in Redis cover a crash before the write lands.
-        try {
-          await scope.store.advance(task.originRef, task.lane, { offset: task.origin.offset, attempt: task.attempt }, {
-            attempt: next.attempt, state: 'retrying', dueAtMs, leaseUntilMs: scope.leaseUntilMs, payload: task.payload ?? parkPayload(task.record),
-          });
-        } catch (advanceError) {
-          if (!(advanceError instanceof NotHeadError || advanceError instanceof StaleAttemptError)) throw advanceError;
-          // Settled elsewhere meanwhile (a duplicate copy ran, an operator released the lane): nothing to hand off.
-          scope.count('stale');
-          if (task.from === 'copy') scope.markDone(task.ref, task.offset);
-          return;
-        }
-      }
-      const [outcome] = await scope.write([item]);
-      if (outcome?.status === 'refused') {
-        // `advance` wrote the head anew with this invocation's lease (no claim any more).
-        if (task.lane !== undefined) await this.#deadLettered(scope, task, next, outcome, { lease: scope.leaseUntilMs });
-        scope.count('deadLettered');
-      } else {
-        if (task.lane !== undefined) {
-          await scope.store.advance(task.originRef, task.lane, next, { attempt: next.attempt, state: 'retrying', dueAtMs, leaseUntilMs: 0 }).catch((e: unknown) => {
-            // Moved on already (the new copy ran elsewhere): the lease is gone with the old state.
-            if (!(e instanceof NotHeadError || e instanceof StaleAttemptError)) throw e;
-          });
-        }
-        scope.count('retried');
-      }
+      const item = this.#parts.copies.afterFailure(task, { attempt: task.attempt, firstFailureAtMs: task.firstFailureAtMs, error: described, delayMs: decision.delayMs });
+      scope.count(await this.#nextAttempt(scope, task, item));
     } else {
-      const item = scope.copies.deadLetter(task, task.attempt, decision.reason, described);
-      await scope.write([item]);
+      await scope.write([this.#parts.copies.deadLetter(task, task.attempt, decision.reason, described)]);
       scope.count('deadLettered');
-      if (task.lane !== undefined) await this.#deadLettered(scope, task, { offset: task.origin.offset, attempt: task.attempt }, { reason: decision.reason });
+      if (task.lane !== undefined) await this.#deadLettered(scope, task, decision);
     }
     if (task.from === 'copy') scope.markDone(task.ref, task.offset);
   }
 
-  /** The head is in the dead-letter topic: `hold` keeps the lane blocked, `release` moves on and drains. */
-  async #deadLettered(scope: PathScope<RetryTask>, task: RetryTask, head: { offset: number; attempt: number }, why: { reason: string }, hold?: LaneHold): Promise<void> {
-    if (scope.options.deadLetter.policy === 'hold') {
-      await applyDeadLetterPolicy(scope, task.originRef, task.lane!, head, why, task.record);
+  /**
+   * Hands the next attempt's copy off. A lane's head is advanced first, so the new copy always finds its head; the
+   * lease and the payload kept in Redis cover a crash before the write lands. Then the one hand-off of lane heads
+   * (`handOffHeads`: the copy written, then the lease off); a copy refused for good dead-letters the head here. What
+   * to count: `stale` when the head was settled elsewhere meanwhile (nothing to hand off).
+   */
+  async #nextAttempt(scope: RunScope<RetryTask>, task: RetryTask, item: HandOffItem): Promise<'retried' | 'deadLettered' | 'stale'> {
+    if (task.lane === undefined) {
+      const [outcome] = await scope.write([item]);
+      return outcome?.status === 'refused' ? 'deadLettered' : 'retried';
+    }
+    const next = { offset: task.origin.offset, attempt: task.attempt + 1 };
+    try {
+      await scope.store.advance(task.originRef, task.lane, { offset: task.origin.offset, attempt: task.attempt }, {
+        attempt: next.attempt, state: 'retrying', dueAtMs: item.dueAtMs, leaseUntilMs: scope.leaseUntilMs, payload: task.payload ?? parkPayload(task.record),
+      });
+    } catch (advanceError) {
+      if (!(advanceError instanceof NotHeadError || advanceError instanceof StaleAttemptError)) throw advanceError;
+      // Settled elsewhere meanwhile (a duplicate copy ran, an operator released the lane): nothing to hand off.
+      return 'stale';
+    }
+    // Refused: `advance` wrote the head anew with this invocation's lease (no claim any more).
+    const refused = (_head: HeadCopy, why: { readonly reason: string }): Promise<void> => this.#deadLettered(scope, task, why, true);
+    const [handedOff] = await handOffHeads(headMoves(scope, this.#parts), task.originRef, [{ lane: task.lane, head: next, copy: item, record: task.record }], refused);
+    return handedOff === 'dead-lettered' ? 'deadLettered' : 'retried';
+  }
+
+  /**
+   * The head is in the dead-letter topic: `hold` keeps the lane blocked, `release` moves on and drains. `advanced`: its
+   * copy was refused after `advance` gave the head its next attempt and this invocation's lease.
+   */
+  async #deadLettered(scope: RunScope<RetryTask>, task: RetryTask, why: { readonly reason: string }, advanced = false): Promise<void> {
+    if (this.#parts.options.deadLetter.policy === 'hold') {
+      const head = { offset: task.origin.offset, attempt: advanced ? task.attempt + 1 : task.attempt };
+      await applyDeadLetterPolicy(headMoves(scope, this.#parts), task.originRef, { lane: task.lane!, head, record: task.record }, why);
       return;
     }
-    await this.#releaseAndDrain(scope, task, hold);
+    await this.#releaseAndDrain(scope, task, advanced ? { lease: scope.leaseUntilMs } : holdOf(scope, task));
   }
 
   /** The deadline came: copies not started go back to their tier; drained heads go to the first tier, due now. */
-  async deferUnstarted(runScope: RunScope<RetryTask>, tasks: RetryTask[]): Promise<void> {
-    const scope = this.#parts.of(runScope);
+  async deferUnstarted(scope: RunScope<RetryTask>, tasks: RetryTask[]): Promise<void> {
     const copies = tasks.filter((task) => task.from === 'copy');
     const drained = tasks.filter((task) => task.from === 'drained');
     await Promise.all([
       this.#writeBack(scope, copies),
       ...drained.map(async (task) => {
         try {
-          await handOffNewHead(scope, task.originRef, task.lane!, { offset: task.origin.offset, payload: task.payload! }, task.attempt);
+          await handOffNewHead(headMoves(scope, this.#parts), task.originRef, task.lane!, { offset: task.origin.offset, payload: task.payload!, attempt: task.attempt });
           scope.count('deferred');
         } catch (error) {
           // Its lease stays: the committer writes its copy once the lease expires.
-          scope.logger.error('cannot hand a drained lane head off; the committer re-drives it when its lease expires', {
+          this.#parts.logger.error('cannot hand a drained lane head off; the committer re-drives it when its lease expires', {
             origin: task.origin, error: describeError(error),
           });
         }
@@ -334,13 +305,12 @@ export class RetryPath implements RecordPath<RetryTask> {
   }
 
   /** A fault of ours: a copy goes back to the event source; a drained head keeps its lease for the re-drive. */
-  faulted(runScope: RunScope<RetryTask>, task: RetryTask, error: unknown): void {
-    const scope = this.#parts.of(runScope);
+  faulted(scope: RunScope<RetryTask>, task: RetryTask, error: unknown): void {
     if (task.from === 'copy') {
       scope.redeliver(task.ref, [task.offset], error);
       return;
     }
-    scope.logger.error('a drained lane head failed to settle; the committer re-drives it when its lease expires', {
+    this.#parts.logger.error('a drained lane head failed to settle; the committer re-drives it when its lease expires', {
       origin: task.origin, error: describeError(error),
     });
   }

@@ -6,7 +6,7 @@
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { PartitionRef } from '../../src/ports/partition';
-import { INLINE_WAIT, type EngineTask, type PathScope } from '../../src/engine/run-scope';
+import { INLINE_WAIT, type EngineTask, type InvocationScope } from '../../src/engine/run-scope';
 import type { CounterName } from '../../src/engine/run-report';
 import { decodeKafkaEvent, encodeKafkaEvent, type KafkaRecord, type KafkaRecordInput, type PartitionBatch } from '../../src/event';
 import { copiesFor } from '../../src/handoff/copies';
@@ -30,7 +30,7 @@ export type WriteOutcome = (item: HandOffItem) => HandOffOutcome;
 export const REFUSED: WriteOutcome = () => ({ status: 'refused', reason: 'too-large', error: { name: 'MESSAGE_TOO_LARGE', message: 'too large' } });
 
 /** A run scope with the parts a path is given in its constructor: `new SourcePath(scope)` takes them from it. */
-export type FakeScope<T extends EngineTask> = PathScope<T> & FakeRecords<T>;
+export type FakeScope<T extends EngineTask> = InvocationScope<T> & FakeRecords<T>;
 
 interface FakeRecords<T extends EngineTask> {
   /** Every step, in order: `block <offset>`, `advance <offset> <attempt> <state>`, `release <offset>`, `write retry <origin offset>`, `done <offset>`, `redeliver <offsets>`, ... */

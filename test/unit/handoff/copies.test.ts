@@ -13,13 +13,13 @@ const headersOf = (item: HandOffItem) => readHandOffHeaders(handOffMessage(item)
 
 describe('copies: the one builder of every hand-off copy', () => {
   it('after a failure: the next attempt, due after the backoff, in the tier of that delay, with its lane', () => {
-    const copy = copies.afterFailure(basis, 1, NOW - 10, { name: 'Error', message: 'down' }, undefined);
+    const copy = copies.afterFailure(basis, { attempt: 1, firstFailureAtMs: NOW - 10, error: { name: 'Error', message: 'down' } });
     expect(copy).toMatchObject({ kind: 'retry', topic: 'grp.retry.5s', attempt: 2, dueAtMs: NOW + 5_000, firstFailureAtMs: NOW - 10, deferred: false });
     expect(headersOf(copy)).toMatchObject({ lane: 'QQ==', attempt: 2, errorName: 'Error' });
   });
 
   it("after a failure with the error's own delay: that delay picks the tier", () => {
-    expect(copies.afterFailure(basis, 1, NOW, { name: 'RetryLaterError', message: 'later' }, 60_000).topic).toBe('grp.retry.1m');
+    expect(copies.afterFailure(basis, { attempt: 1, firstFailureAtMs: NOW, error: { name: 'RetryLaterError', message: 'later' }, delayMs: 60_000 }).topic).toBe('grp.retry.1m');
   });
 
   it('deferred: attempt unchanged, due now, marked deferred', () => {

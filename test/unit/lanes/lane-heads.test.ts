@@ -64,7 +64,7 @@ describe('handOffNewHead', () => {
     const scope = fakeScope<EngineTask>();
     await blockedLane(scope, 'a', 0, [1]);
     const next = await releasedOnto(scope, 'a', 0, 2);
-    await handOffNewHead(scope, SOURCE_REF, laneOf('a'), next, 2);
+    await handOffNewHead(scope, SOURCE_REF, laneOf('a'), { ...next, attempt: 2 });
     expect(scope.written).toEqual([expect.objectContaining({ attempt: 2, deferred: true })]);
     expect(headOf(scope, 'a')).toMatchObject({ offset: 1, attempt: 2, state: 'retrying' });
   });
@@ -97,7 +97,7 @@ describe('applyDeadLetterPolicy', () => {
   it('under `release`, frees the lane onto its next parked record, handed to the first tier due now', async () => {
     const scope = fakeScope<EngineTask>();
     await blockedLane(scope, 'a', 0, [1, 2]);
-    await applyDeadLetterPolicy(scope, SOURCE_REF, laneOf('a'), { offset: 0, attempt: 3 }, REFUSAL);
+    await applyDeadLetterPolicy(scope, SOURCE_REF, { lane: laneOf('a'), head: { offset: 0, attempt: 3 } }, REFUSAL);
     expect(scope.events).toEqual(['release 0', 'write retry 1 deferred', 'advance 1 to 1 retrying']);
     expect(scope.written).toEqual([expect.objectContaining({ topic: FIRST_TIER, attempt: 1, dueAtMs: T0, deferred: true })]);
     expect(headOf(scope, 'a')).toMatchObject({ offset: 1, state: 'retrying', leaseUntilMs: 0 });
@@ -106,7 +106,7 @@ describe('applyDeadLetterPolicy', () => {
   it('under `release`, leaves a lane with nothing parked free and writes nothing', async () => {
     const scope = fakeScope<EngineTask>();
     await blockedLane(scope, 'a', 0);
-    await applyDeadLetterPolicy(scope, SOURCE_REF, laneOf('a'), { offset: 0, attempt: 3 }, REFUSAL);
+    await applyDeadLetterPolicy(scope, SOURCE_REF, { lane: laneOf('a'), head: { offset: 0, attempt: 3 } }, REFUSAL);
     expect(headOf(scope, 'a')).toBeUndefined();
     expect(scope.written).toEqual([]);
   });
@@ -114,7 +114,7 @@ describe('applyDeadLetterPolicy', () => {
   it('under `hold`, keeps the lane blocked on its head, held with the reason, and writes nothing to the dead-letter topic itself', async () => {
     const scope = fakeScope<EngineTask>({ deadLetter: { policy: 'hold' } });
     await blockedLane(scope, 'a', 0, [1]);
-    await applyDeadLetterPolicy(scope, SOURCE_REF, laneOf('a'), { offset: 0, attempt: 3 }, { reason: 'attempts-exhausted' });
+    await applyDeadLetterPolicy(scope, SOURCE_REF, { lane: laneOf('a'), head: { offset: 0, attempt: 3 } }, { reason: 'attempts-exhausted' });
     expect(headOf(scope, 'a')).toMatchObject({ offset: 0, attempt: 3, state: 'held', reason: 'attempts-exhausted', dueAtMs: T0, leaseUntilMs: 0 });
     expect(parkedOf(scope, 'a')).toEqual([1]);
     expect(scope.written.filter((item) => item.topic === DLQ)).toEqual([]);
@@ -123,12 +123,12 @@ describe('applyDeadLetterPolicy', () => {
   it('under `hold`, gives a held head a watch copy while the partition has no marker, and none once it has', async () => {
     const unmarked = fakeScope<EngineTask>({ deadLetter: { policy: 'hold' } }, undefined, { durablyMarked: async () => false });
     await blockedLane(unmarked, 'a', 0);
-    await applyDeadLetterPolicy(unmarked, SOURCE_REF, laneOf('a'), { offset: 0, attempt: 3 }, REFUSAL, record(0, 'a'));
+    await applyDeadLetterPolicy(unmarked, SOURCE_REF, { lane: laneOf('a'), head: { offset: 0, attempt: 3 }, record: record(0, 'a') }, REFUSAL);
     expect(unmarked.written).toEqual([expect.objectContaining({ kind: 'retry', topic: FIRST_TIER, attempt: 3, deferred: true, dueAtMs: T0 + RECOVERY_RECHECK_MS })]);
 
     const marked = fakeScope<EngineTask>({ deadLetter: { policy: 'hold' } }, undefined, { durablyMarked: async () => true });
     await blockedLane(marked, 'a', 0);
-    await applyDeadLetterPolicy(marked, SOURCE_REF, laneOf('a'), { offset: 0, attempt: 3 }, REFUSAL, record(0, 'a'));
+    await applyDeadLetterPolicy(marked, SOURCE_REF, { lane: laneOf('a'), head: { offset: 0, attempt: 3 }, record: record(0, 'a') }, REFUSAL);
     expect(marked.written).toEqual([]);
     expect(headOf(marked, 'a')).toMatchObject({ state: 'held' });
   });

@@ -12,7 +12,7 @@ function schedule(input: Parameters<typeof resolveOptions>[0]): Array<[string, n
   const copies = copiesFor(options, () => NOW);
   const attempts = Array.from({ length: options.retry.maxAttempts - 1 }, (_, index) => index + 1);
   return attempts.map((attempt) => {
-    const copy = copies.afterFailure(basis, attempt, NOW, failure, undefined);
+    const copy = copies.afterFailure(basis, { attempt, firstFailureAtMs: NOW, error: failure });
     return [copy.topic, copy.dueAtMs - NOW];
   });
 }
@@ -52,7 +52,7 @@ describe('the retry schedule a group gets by default', () => {
 
   it("a RetryLaterError's own delay overrides the tiers for its attempt", () => {
     const options = resolveOptions({ group: 'shop' }, {});
-    const copy = copiesFor(options, () => NOW).afterFailure(basis, 1, NOW, failure, 90_000);
+    const copy = copiesFor(options, () => NOW).afterFailure(basis, { attempt: 1, firstFailureAtMs: NOW, error: failure, delayMs: 90_000 });
     expect([copy.topic, copy.dueAtMs - NOW]).toEqual(['shop.retry.1m', 90_000]);
   });
 });

@@ -237,8 +237,8 @@ describe('the claims of docs/ARCHITECTURE.md', () => {
     expect(filesWhere(calls(['redriveExpiredLeases']))).toEqual(['committer/committer.ts']);
   });
 
-  it('"the one hand-off of lane heads": handOffHeads is called by a recovery, the re-drive and handOffNewHead', () => {
-    expect(filesWhere(calls(['handOffHeads']))).toEqual(['lanes/lane-heads.ts', 'recovery/recover.ts', 'recovery/redrive.ts']);
+  it('"the one hand-off of lane heads": handOffHeads is called by a recovery, the re-drive, handOffNewHead and the retry path', () => {
+    expect(filesWhere(calls(['handOffHeads']))).toEqual(['lanes/lane-heads.ts', 'recovery/recover.ts', 'recovery/redrive.ts', 'retry/retry-path.ts']);
     expect(filesWhere(calls(['handOffNewHead']))).toEqual(['lanes/lane-heads.ts', 'operations/dead-letters.ts', 'operations/lanes.ts', 'retry/retry-path.ts']);
     expect(filesWhere(calls(['applyDeadLetterPolicy']))).toEqual(['lanes/lane-heads.ts', 'retry/retry-path.ts', 'source/source-path.ts']);
   });
