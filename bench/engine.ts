@@ -7,7 +7,8 @@
  * report. Nothing fails, so no hand-off runs.
  *
  * Runs, each over RECORDS records of KEYS keys (key ordering) in events of BATCH records, ROUNDS rounds interleaved:
- * a no-op handler at concurrency 200, and a LATENCY_MS handler at concurrency 1,000. Prints records/s and process CPU
+ * a no-op handler at concurrency 200, a LATENCY_MS handler at concurrency 1,000, and a handler sending one output
+ * (`ctx.send`) at concurrency 200, the sink acknowledging it at once. Prints records/s and process CPU
  * µs per record (user + system over the loop), and with FIGURES_JSON their medians as bench/interleave.ts reads them:
  *
  *   npm run bench:engine
@@ -17,11 +18,13 @@ import { writeFileSync } from 'node:fs';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { Engine } from '../src/engine/engine';
+import type { RecordHandler } from '../src/engine/types';
 import { pathParts } from '../src/engine/run-scope';
 import { decodeKafkaEventLazily, encodeKafkaEvent, type AwsKafkaEvent } from '../src/event';
 import { resolveOptions } from '../src/options';
 import { SourcePath } from '../src/source/source-path';
 import type { AdmitRecord, AdmitResult, CompletionPort, PartitionRef } from '../src/ports';
+import { EffectsModel } from '../src/testing/effects-model';
 import { sourceRecords, RecordingSink, within } from '../test/support/engine-rig';
 import { median } from './support';
 
@@ -64,11 +67,15 @@ function eventsOf(offsetBase: number): AwsKafkaEvent[] {
   return events;
 }
 
-async function runOnce(concurrency: number, latencyMs: number): Promise<Row> {
+async function runOnce(concurrency: number, latencyMs: number, output = false): Promise<Row> {
   const options = resolveOptions({ group: 'bench', concurrency }, {});
   const logger = new Logger({ logLevel: 'SILENT' });
-  const handler = latencyMs > 0 ? (): Promise<void> => sleep(latencyMs) : async (): Promise<void> => undefined;
-  const engine = new Engine({ options, handler, store: new RunEveryRecord() as unknown as CompletionPort, telemetry: { logger, metrics: new Metrics({ namespace: 'bench', serviceName: 'bench' }) } });
+  const handler: RecordHandler = output
+    ? async (_record, ctx): Promise<void> => ctx.send('bench-out', { value: 'x' })
+    : latencyMs > 0 ? (): Promise<void> => sleep(latencyMs) : async (): Promise<void> => undefined;
+  const telemetry = { logger, metrics: new Metrics({ namespace: 'bench', serviceName: 'bench' }) };
+  const effects = output ? { effects: new EffectsModel() } : {};
+  const engine = new Engine({ options, handler, store: new RunEveryRecord() as unknown as CompletionPort, telemetry, ...effects });
   const paths = pathParts(options, logger);
   const sink = new RecordingSink();
   // Warm: one invocation first, as in an execution environment past its cold start.
@@ -89,12 +96,14 @@ async function main(): Promise<void> {
   const runs = [
     { head: 'no-op c200', concurrency: 200, latencyMs: 0 },
     { head: `c1000 ${LATENCY_MS}ms`, concurrency: 1_000, latencyMs: LATENCY_MS },
+    // One output per record, acknowledged at once by the sink: the engine's side of `ctx.send`.
+    { head: '1 output c200', concurrency: 200, latencyMs: 0, output: true },
   ];
   const rounds = new Map<string, Row[]>(runs.map((run) => [run.head, []]));
   console.log(`bench:engine: ${RECORDS} records, ${KEYS} keys, events of ${BATCH}, ${ROUNDS} round(s), node ${process.version}`);
   for (let round = 1; round <= ROUNDS; round += 1) {
     for (const run of runs) {
-      const row = await runOnce(run.concurrency, run.latencyMs);
+      const row = await runOnce(run.concurrency, run.latencyMs, run.output);
       rounds.get(run.head)!.push(row);
       console.log(`  round ${round}: ${run.head}: ${Math.round(row.recordsPerSecond).toLocaleString('en-US')} records/s, ${row.cpuPerRecord.toFixed(2)} CPU µs/record`);
     }
