@@ -12,7 +12,7 @@
  *   BASE=/work/base CONCURRENCY=1000 RECORDS=100000 NOOP_RECORDS=100000 BASELINE_RECORDS=0 ROUNDS=1 npm run bench:interleave
  *   BASE=/work/base BENCH=steps CONTENDERS='no steps, unordered;1 hand-off, unordered' LATENCY_MS=0 npm run bench:interleave
  *
- * BENCH: `processor` (default) or `steps`; PAIRS: 3; SHOW: a regular expression of the figures to print (default: the
+ * BENCH: `processor` (default), `steps` or `engine`; PAIRS: 3; SHOW: a regular expression of the figures to print (default: the
  * records/s, CPU per record and ratio figures).
  */
 import { spawn } from 'node:child_process';

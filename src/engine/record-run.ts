@@ -1,5 +1,5 @@
 import { RecordTimeoutError } from '../errors';
-import { readRecordParts } from '../options/deserialize';
+import { readRecordParts, type RecordParts } from '../options/deserialize';
 import { SchemaRegistryUnavailableError } from '../registry/errors';
 import type { Clock } from '../ports';
 import type { DoneBits } from './done-bits';
@@ -69,17 +69,17 @@ export class RecordRuns<T extends EngineTask> {
   /** Starts a task the scheduler gave a slot. */
   start(task: T): void {
     this.#running += 1;
-    void this.#runGuarded(task);
+    if (this.#path.prepare !== undefined || this.#scope.options.dedupeOutputs) void this.#prepare(task);
+    else this.#begin(task);
   }
 
   /**
-   * Runs one task to its end: the path's preparation, the handler within its deadline (`#runHandler`), then success
-   * or failure. A fault of ours (not the handler's: those are caught around it) is settled here too. A handler still
-   * running when its deadline comes is settled by the deadline (`#expired`), and this run then leaves the record alone.
+   * The path's preparation and the output dedupe, before the handler (`#begin`) takes the record over. A fault of ours
+   * (not the handler's: those are caught around it) is settled here too.
    */
-  async #runGuarded(task: T): Promise<void> {
+  async #prepare(task: T): Promise<void> {
     const scope = this.#scope;
-    const state = { released: false, expired: false };
+    let begun = false;
     try {
       if (this.#path.prepare !== undefined && !(await this.#path.prepare(scope, task))) return;
       if (scope.options.dedupeOutputs && (await isRepeatedOutput(scope, task))) {
@@ -88,57 +88,125 @@ export class RecordRuns<T extends EngineTask> {
         if (succeeded !== undefined) await succeeded;
         return;
       }
-      const end = await this.#runHandler(task);
-      if (end === undefined) {
-        state.expired = true;
-        return;
-      }
-      await this.#conclude(task, end, state);
+      begun = true;
+      this.#begin(task);
     } catch (error) {
       await this.#faulted(task, error);
     } finally {
-      if (!state.expired) this.#settled(task, state.released);
+      if (!begun) this.#settled(task, false);
     }
   }
 
-  /** Runs the handler within the record's deadline; `undefined`: the deadline came first and settles the record. */
-  async #runHandler(task: T): Promise<HandlerEnd | undefined> {
+  /**
+   * Runs the handler within the record's deadline, synchronously up to its call: no promise of ours per record, its
+   * own is followed with `then` (`#handled`, `#handlerFailed`), and a success without steps or outputs settles there
+   * and then. A handler still running when its deadline comes is settled by the deadline (`#expired`), and its late
+   * outcome is then ignored.
+   */
+  #begin(task: T): void {
     const scope = this.#scope;
     const deadline = this.deadlines.start(task);
-    let expired = false;
     let ctx: RecordContext | undefined;
+    let parts: ReturnType<typeof readRecordParts>;
     try {
       if (task.preset !== undefined) throw task.preset;
       ctx = new RecordContext(task, scope, Math.min(this.#parts.clock.now() + this.#timeoutMs, scope.abortRunningAt), deadline);
-      // A promise only when a schema validates asynchronously; bounded by the record's deadline like the handler.
-      let parts = readRecordParts(scope.options, task.record);
-      if (parts instanceof Promise) parts = await deadline.race(parts);
-      const run = this.#parts.handler(recordView(task, parts), ctx);
+      parts = readRecordParts(scope.options, task.record);
+    } catch (error) {
+      this.#handlerFailed(task, deadline, ctx, error);
+      return;
+    }
+    const context = ctx;
+    // A promise only when a schema validates asynchronously; bounded by the record's deadline like the handler.
+    if (parts instanceof Promise) {
+      deadline.race(parts).then(
+        (read) => this.#call(task, deadline, context, read),
+        (error: unknown) => this.#handlerFailed(task, deadline, context, error),
+      );
+    } else {
+      this.#call(task, deadline, context, parts);
+    }
+  }
+
+  #call(task: T, deadline: RecordDeadline, ctx: RecordContext, parts: RecordParts): void {
+    let run: unknown;
+    try {
+      run = this.#parts.handler(recordView(task, parts), ctx);
       if (deadline.expired) {
         // Past its deadline already (the invocation's hard stop): the record fails, whatever the handler does.
         if (isPromiseLike(run)) run.then(undefined, noop);
         throw deadline.reason;
       }
-      if (isPromiseLike(run)) {
-        // Awaited alone (no promise racing it: 1.5 µs per record). A handler that ignores its signal cannot hold
-        // the invocation: its deadline's expiry fails the record (`#expired`), the handler goes on detached
-        // (at-least-once allows it) and its late outcome is ignored here.
-        deadline.handOver();
-        await run;
-        expired = deadline.expired;
-        if (expired) return undefined;
-      }
-      return { failed: false, failure: undefined, effects: ctx.effects };
     } catch (error) {
-      expired = deadline.expired && deadline.handedOver;
-      if (expired) return undefined;
-      if (error instanceof SchemaRegistryUnavailableError) throw error; // not an attempt: back to the event source (`#faulted`)
-      return { failed: true, failure: error, effects: ctx?.effects };
+      this.#handlerFailed(task, deadline, ctx, error);
+      return;
+    }
+    if (!isPromiseLike(run)) {
+      this.#handled(task, deadline, ctx);
+      return;
+    }
+    // Followed alone (no promise racing it). A handler that ignores its signal cannot hold the invocation: its
+    // deadline's expiry fails the record (`#expired`), the handler goes on detached (at-least-once allows it).
+    deadline.handOver();
+    run.then(
+      () => this.#handled(task, deadline, ctx),
+      (error: unknown) => this.#handlerFailed(task, deadline, ctx, error),
+    );
+  }
+
+  /** The handler succeeded: the record is done, at once unless there are outputs to send or a path's success to wait for. */
+  #handled(task: T, deadline: RecordDeadline, ctx: RecordContext): void {
+    if (deadline.expired) return;
+    this.#finish(deadline);
+    const effects = ctx.effects;
+    if (effects !== undefined) {
+      void this.#concludeGuarded(task, { failed: false, failure: undefined, effects });
+      return;
+    }
+    let succeeded: Promise<void> | void;
+    try {
+      succeeded = this.#path.succeeded(this.#scope, task);
+    } catch (error) {
+      void this.#afterFault(task, error);
+      return;
+    }
+    if (succeeded === undefined) this.#settled(task, false);
+    else void this.#concludeGuarded(task, undefined, succeeded);
+  }
+
+  /** The handler (or reading the record for it) failed: the path's failure, unless the deadline settled the record. */
+  #handlerFailed(task: T, deadline: RecordDeadline, ctx: RecordContext | undefined, error: unknown): void {
+    if (deadline.expired && deadline.handedOver) return;
+    this.#finish(deadline);
+    // Not an attempt: back to the event source (`#faulted`).
+    if (error instanceof SchemaRegistryUnavailableError) void this.#afterFault(task, error);
+    else void this.#concludeGuarded(task, { failed: true, failure: error, effects: ctx?.effects });
+  }
+
+  #finish(deadline: RecordDeadline): void {
+    deadline.finish();
+    this.#parts.report.latencies.push(performance.now() - deadline.startedAt);
+  }
+
+  /** The rest of a record's run after its handler (`end`, or a path's success `succeeding`), then its slot and lane go on. */
+  async #concludeGuarded(task: T, end: HandlerEnd | undefined, succeeding?: Promise<void>): Promise<void> {
+    const state = { released: false };
+    try {
+      if (end === undefined) await succeeding;
+      else await this.#conclude(task, end, state);
+    } catch (error) {
+      await this.#faulted(task, error);
     } finally {
-      if (!expired) {
-        deadline.finish();
-        this.#parts.report.latencies.push(performance.now() - deadline.startedAt);
-      }
+      this.#settled(task, state.released);
+    }
+  }
+
+  /** A fault of ours settling a record after its handler ran. */
+  async #afterFault(task: T, error: unknown): Promise<void> {
+    try {
+      await this.#faulted(task, error);
+    } finally {
+      this.#settled(task, false);
     }
   }
 

@@ -88,6 +88,10 @@ export function readRecordParts(
   options: Pick<LanesOptions, 'key' | 'value' | 'keySchema' | 'valueSchema'>,
   record: KafkaRecord,
 ): RecordParts | Promise<RecordParts> {
+  // The common case (no schema, no registry format): deserialized at once, with no object per part.
+  if (options.keySchema === undefined && options.valueSchema === undefined && !isRegistryDeserializer(options.key) && !isRegistryDeserializer(options.value)) {
+    return { key: deserialize(options.key, record.key, record, 'key'), value: deserialize(options.value, record.value, record, 'value') };
+  }
   const key = readPart(options.key, options.keySchema, record, 'key');
   let value: ReturnType<typeof readPart>;
   try {
