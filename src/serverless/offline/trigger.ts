@@ -84,15 +84,9 @@ export class OfflineKafkaTrigger {
   quietCommitterRuns = false;
 
   /** `specs`: the Kafka triggers to play; `committers`: the committer functions to run on their interval. */
-  constructor(
-    lambda: OfflineLambda,
-    { specs, committers, custom, log }: { specs: readonly MappingSpec[]; committers: readonly string[]; custom: CustomBlock; log: TriggerLog },
-  ) {
+  constructor(lambda: OfflineLambda, parts: { specs: readonly MappingSpec[]; committers: readonly string[]; custom: CustomBlock; log: TriggerLog }) {
     this.#lambda = lambda;
-    this.#specs = specs;
-    this.#committers = committers;
-    this.#custom = custom;
-    this.#log = log;
+    ({ specs: this.#specs, committers: this.#committers, custom: this.#custom, log: this.#log } = parts);
   }
 
   async start(): Promise<void> {
