@@ -59,7 +59,7 @@ async function run(mixPartitions: boolean): Promise<void> {
     sessionTimeoutMs: 30_000,
   } as MappingSpec;
   const log = { notice: () => undefined, warning: (message: string) => console.warn(message) };
-  const trigger = new OfflineKafkaTrigger(inProcessLambda({ bench: handler }), [spec], [], {}, log);
+  const trigger = new OfflineKafkaTrigger(inProcessLambda({ bench: handler }), { specs: [spec], committers: [], custom: {}, log });
   await trigger.start();
   const producer = createKafka().producer();
   await producer.connect();

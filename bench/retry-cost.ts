@@ -73,9 +73,14 @@ async function measure(mode: 'suspend' | 'inline'): Promise<Figures> {
     mixPartitions: true, sessionTimeoutMs: 30_000, ...(durable ? { durable: { executionTimeoutMs: 900_000 } } : {}),
   });
   const specs = [spec('fn', source, false), ...TIERS.map((tier) => spec('fnRetry', retryTopic(group, tier), mode === 'suspend'))];
-  const trigger = new OfflineKafkaTrigger(inProcessLambda({ fn, fnRetry: fn }), specs, [], {}, {
-    notice: (message) => { if (message.includes('REPORT')) process.stdout.write(`    ${message}\n`); },
-    warning: (message) => process.stdout.write(`    ${message}\n`),
+  const trigger = new OfflineKafkaTrigger(inProcessLambda({ fn, fnRetry: fn }), {
+    specs,
+    committers: [],
+    custom: {},
+    log: {
+      notice: (message) => { if (message.includes('REPORT')) process.stdout.write(`    ${message}\n`); },
+      warning: (message) => process.stdout.write(`    ${message}\n`),
+    },
   });
   const admin = createKafka().admin();
   await admin.connect();
@@ -148,7 +153,7 @@ async function stopWhileWaiting(): Promise<number> {
     { ...base, functionKey: 'fnRetry', topic: retryTopic(group, '30s'), groupId: `${group}-retry-esm`, durable: { executionTimeoutMs: 900_000 } },
   ];
   const notices: string[] = [];
-  const trigger = new OfflineKafkaTrigger(inProcessLambda({ fn, fnRetry: fn }), specs, [], {}, { notice: (m) => notices.push(m), warning: (m) => notices.push(m) });
+  const trigger = new OfflineKafkaTrigger(inProcessLambda({ fn, fnRetry: fn }), { specs, committers: [], custom: {}, log: { notice: (m) => notices.push(m), warning: (m) => notices.push(m) } });
   try {
     await trigger.start();
     await produce(source, [{ key: 'k', value: '{}' }]);

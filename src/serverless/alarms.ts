@@ -153,14 +153,20 @@ export function planAlarms(input: AlarmsInput): Record<string, CfnResource> {
   const periodS = (durationMs(settings.period) ?? 300_000) / 1000;
   const prefix = `KafkaLanes${logicalPart(input.functionKey)}`;
   const actions = [settings.notify ?? { Ref: ALARM_TOPIC_ID }];
-  const groupDimensions = [{ Name: 'service', Value: SERVICE_DIMENSION }, { Name: 'group', Value: input.group }];
-  const alarmName = (what: string): string => `${input.service}-${input.stage}-${input.group}-${what}`.slice(0, 255);
+  const context: AlarmContext = {
+    input,
+    settings,
+    periodS,
+    dimensions: [{ Name: 'service', Value: SERVICE_DIMENSION }, { Name: 'group', Value: input.group }],
+    counter: { Statistic: 'Sum', Period: periodS, EvaluationPeriods: 1, TreatMissingData: 'notBreaching' },
+  };
   const resources: Record<string, CfnResource> = {};
-  const alarm = (id: string, what: string, description: string, properties: Record<string, unknown>): void => {
-    resources[`${prefix}${id}Alarm`] = {
+  for (const rule of ALARMS.filter((alarm) => !alarm.ofCommitter || input.committerName !== undefined)) {
+    const { description, properties } = rule.alarm(context);
+    resources[`${prefix}${rule.id}Alarm`] = {
       Type: 'AWS::CloudWatch::Alarm',
       Properties: {
-        AlarmName: alarmName(what),
+        AlarmName: `${input.service}-${input.stage}-${input.group}-${rule.what}`.slice(0, 255),
         AlarmDescription: `kafka-lanes group ${input.group}: ${description}`,
         ComparisonOperator: 'GreaterThanThreshold',
         AlarmActions: actions,
@@ -168,29 +174,6 @@ export function planAlarms(input: AlarmsInput): Record<string, CfnResource> {
         ...properties,
       },
     };
-  };
-  const counter = { Statistic: 'Sum', Period: periodS, EvaluationPeriods: 1, TreatMissingData: 'notBreaching' };
-  alarm('DeadLetters', 'dead-letters', `more than ${settings.deadLetters} record(s) dead-lettered in ${settings.period}`, {
-    Namespace: NAMESPACE, MetricName: METRIC.deadLettered, Dimensions: groupDimensions, Threshold: settings.deadLetters, ...counter,
-  });
-  alarm('RefusedByBroker', 'refused-by-broker', `the broker refused more than ${settings.refusedByBroker} hand-off copies in ${settings.period}`, {
-    Namespace: NAMESPACE, MetricName: METRIC.refusedByBroker, Dimensions: groupDimensions, Threshold: settings.refusedByBroker, ...counter,
-  });
-  if (input.committerName !== undefined) {
-    // Published by the committer once a run: a committer that stops running leaves them missing, and its own
-    // errors alarm (below) says why.
-    alarm('OldestBlockedLane', 'oldest-blocked-lane', `a lane has been blocked for more than ${settings.oldestBlockedLane}`, {
-      Namespace: NAMESPACE, MetricName: METRIC.oldestBlockedLaneAge, Dimensions: groupDimensions, Statistic: 'Maximum', Period: 60,
-      EvaluationPeriods: 1, Threshold: durationMs(settings.oldestBlockedLane), TreatMissingData: 'missing',
-    });
-    alarm('CommittedLag', 'committed-lag', `${input.group}.lanes more than ${settings.committedLag} records behind for 3 periods of ${settings.period}`, {
-      Namespace: NAMESPACE, MetricName: METRIC.committedLag, Dimensions: groupDimensions, Statistic: 'Maximum', Period: periodS,
-      EvaluationPeriods: 3, Threshold: settings.committedLag, TreatMissingData: 'missing',
-    });
-    alarm('CommitterErrors', 'committer-errors', `more than ${settings.committerErrors} committer run(s) failed in ${settings.period}`, {
-      Namespace: 'AWS/Lambda', MetricName: 'Errors', Dimensions: [{ Name: 'FunctionName', Value: input.committerName }],
-      Threshold: settings.committerErrors, ...counter,
-    });
   }
   if (settings.notify === undefined) {
     const emails = settings.email === undefined ? [] : Array.isArray(settings.email) ? settings.email : [settings.email];
@@ -209,13 +192,76 @@ export function planAlarms(input: AlarmsInput): Record<string, CfnResource> {
   return resources;
 }
 
+/** What a group's alarms are made of: its settings (defaults filled in), its period in seconds, its metrics' dimensions. */
+interface AlarmContext {
+  readonly input: AlarmsInput;
+  readonly settings: AlarmsBlock & Required<Pick<AlarmsBlock, keyof typeof ALARM_DEFAULTS>>;
+  readonly periodS: number;
+  readonly dimensions: ReadonlyArray<{ Name: string; Value: string }>;
+  /** A counting alarm's statistic: the sum over one period, no data being no event. */
+  readonly counter: Record<string, unknown>;
+}
+
+/**
+ * A group's alarms (the table at the top of this file), in order: each its logical ID's part, its name's, whether it
+ * reads the committer's figures (none when the committer is off), and its description and metric.
+ */
+const ALARMS: ReadonlyArray<{ id: string; what: string; ofCommitter: boolean; alarm: (c: AlarmContext) => { description: string; properties: Record<string, unknown> } }> = [
+  {
+    id: 'DeadLetters', what: 'dead-letters', ofCommitter: false,
+    alarm: ({ settings, dimensions, counter }) => ({
+      description: `more than ${settings.deadLetters} record(s) dead-lettered in ${settings.period}`,
+      properties: { Namespace: NAMESPACE, MetricName: METRIC.deadLettered, Dimensions: dimensions, Threshold: settings.deadLetters, ...counter },
+    }),
+  },
+  {
+    id: 'RefusedByBroker', what: 'refused-by-broker', ofCommitter: false,
+    alarm: ({ settings, dimensions, counter }) => ({
+      description: `the broker refused more than ${settings.refusedByBroker} hand-off copies in ${settings.period}`,
+      properties: { Namespace: NAMESPACE, MetricName: METRIC.refusedByBroker, Dimensions: dimensions, Threshold: settings.refusedByBroker, ...counter },
+    }),
+  },
+  // Published by the committer once a run: a committer that stops running leaves them missing, and its own
+  // errors alarm (below) says why.
+  {
+    id: 'OldestBlockedLane', what: 'oldest-blocked-lane', ofCommitter: true,
+    alarm: ({ settings, dimensions }) => ({
+      description: `a lane has been blocked for more than ${settings.oldestBlockedLane}`,
+      properties: {
+        Namespace: NAMESPACE, MetricName: METRIC.oldestBlockedLaneAge, Dimensions: dimensions, Statistic: 'Maximum', Period: 60,
+        EvaluationPeriods: 1, Threshold: durationMs(settings.oldestBlockedLane), TreatMissingData: 'missing',
+      },
+    }),
+  },
+  {
+    id: 'CommittedLag', what: 'committed-lag', ofCommitter: true,
+    alarm: ({ input, settings, periodS, dimensions }) => ({
+      description: `${input.group}.lanes more than ${settings.committedLag} records behind for 3 periods of ${settings.period}`,
+      properties: {
+        Namespace: NAMESPACE, MetricName: METRIC.committedLag, Dimensions: dimensions, Statistic: 'Maximum', Period: periodS,
+        EvaluationPeriods: 3, Threshold: settings.committedLag, TreatMissingData: 'missing',
+      },
+    }),
+  },
+  {
+    id: 'CommitterErrors', what: 'committer-errors', ofCommitter: true,
+    alarm: ({ input, settings, counter }) => ({
+      description: `more than ${settings.committerErrors} committer run(s) failed in ${settings.period}`,
+      properties: {
+        Namespace: 'AWS/Lambda', MetricName: 'Errors', Dimensions: [{ Name: 'FunctionName', Value: input.committerName }],
+        Threshold: settings.committerErrors, ...counter,
+      },
+    }),
+  },
+];
+
 /** The dashboard's widgets: the figures of `kafka-lanes dashboard`, as CloudWatch metrics. `${...}` is for Fn::Sub. */
 function dashboardBody(input: AlarmsInput, alarmIds: readonly string[]): Record<string, unknown> {
   const g = ['service', SERVICE_DIMENSION, 'group', input.group];
   const metric = (name: string, stat: string, label: string): unknown[] => [NAMESPACE, name, ...g, { stat, label }];
-  const widget = (x: number, y: number, title: string, metrics: unknown[][], extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+  const widget = (x: number, y: number, title: string, metrics: unknown[][]): Record<string, unknown> => ({
     type: 'metric', x, y, width: 12, height: 6,
-    properties: { title, region: '${AWS::Region}', view: 'timeSeries', period: 60, metrics, ...extra },
+    properties: { title, region: '${AWS::Region}', view: 'timeSeries', period: 60, metrics },
   });
   const widgets: Array<Record<string, unknown>> = [
     { type: 'alarm', x: 0, y: 0, width: 24, height: 3, properties: { title: `alarms of ${input.group}`, alarms: alarmIds.map((id) => `\${${id}.Arn}`) } },

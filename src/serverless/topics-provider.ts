@@ -94,63 +94,18 @@ export function topicsProviderHandler(
   env: Readonly<Record<string, string | undefined>> = process.env,
   deps: TopicsProviderDeps = {},
 ): (event: CustomResourceEvent, context?: ProviderContext) => Promise<CustomResourceOutcome> {
-  const log = deps.log ?? ((line) => console.log(JSON.stringify(line)));
-  const invoke = deps.invokeWorker ?? invokeWorkerOnAws;
-  const getBrokers = deps.getBootstrapBrokers ?? getBootstrapBrokersFromAws;
-  const stackStatus = deps.stackStatus ?? stackStatusOnAws;
-
-  const worker = (): string => {
-    const name = env[TOPICS_WORKER_VARIABLE];
-    if (name === undefined || name === '') throw new ConfigError(`Expected ${TOPICS_WORKER_VARIABLE} (the topics worker's function name) in the environment of the topics provider, got none`);
-    return name;
+  const parts: ProviderParts = {
+    log: deps.log ?? ((line) => console.log(JSON.stringify(line))),
+    invoke: deps.invokeWorker ?? invokeWorkerOnAws,
+    getBrokers: deps.getBootstrapBrokers ?? getBootstrapBrokersFromAws,
+    stackStatus: deps.stackStatus ?? stackStatusOnAws,
+    worker: () => {
+      const name = env[TOPICS_WORKER_VARIABLE];
+      if (name === undefined || name === '') throw new ConfigError(`Expected ${TOPICS_WORKER_VARIABLE} (the topics worker's function name) in the environment of the topics provider, got none`);
+      return name;
+    },
   };
-
-  /** A rollback's `Update`: CloudFormation puts back the properties of before, and a refusal would fail the rollback. */
-  const rollingBack = async (event: CustomResourceEvent): Promise<boolean> => {
-    try {
-      return (await stackStatus(event.StackId))?.endsWith('ROLLBACK_IN_PROGRESS') === true;
-    } catch (error) {
-      // Not known: the dropped-tier check applies as for a user's update (docs/deploy.md gives the command that ends
-      // a rollback it would stop).
-      log({ level: 'WARN', message: 'stack status not read: a dropped retry tier is checked as in an update', reason: messageOf(error) });
-      return false;
-    }
-  };
-
-  const work = async (event: CustomResourceEvent, budgetMs: number, physicalResourceId: string): Promise<CustomResourceOutcome> => {
-    const properties = event.ResourceProperties;
-    if (event.RequestType === 'Delete') {
-      if (!deleteOnRemove(properties)) return { status: 'SUCCESS', physicalResourceId };
-      try {
-        const brokers = await brokersOfProperties(properties, getBrokers);
-        const answer = await invoke(worker(), { RequestType: 'Delete', ResourceProperties: properties, brokers, budgetMs }, deadlineSignal(budgetMs));
-        if (answer.status === 'FAILED') throw new Error(answer.reason);
-      } catch (error) {
-        // A stack being deleted (or rolled back) is never stuck on topics it could not delete: said, and answered.
-        log({ level: 'ERROR', message: 'topics not deleted', group: properties['Group'], reason: messageOf(error) });
-      }
-      return { status: 'SUCCESS', physicalResourceId };
-    }
-    const brokers = await brokersOfProperties(properties, getBrokers);
-    const dropsTiers =
-      event.RequestType === 'Update' &&
-      (Array.isArray(event.OldResourceProperties?.['Tiers']) ? (event.OldResourceProperties['Tiers'] as unknown[]) : []).some(
-        (tier) => !(Array.isArray(properties['Tiers']) ? (properties['Tiers'] as unknown[]) : []).includes(tier),
-      );
-    const rollback = dropsTiers ? await rollingBack(event) : false;
-    const request: TopicsWorkRequest = {
-      RequestType: event.RequestType,
-      ResourceProperties: properties,
-      ...(event.OldResourceProperties === undefined ? {} : { OldResourceProperties: event.OldResourceProperties }),
-      brokers,
-      ...(rollback ? { rollback } : {}),
-      budgetMs,
-    };
-    const answer = await invoke(worker(), request, deadlineSignal(budgetMs));
-    if (answer.status === 'FAILED') throw new Error(answer.reason);
-    log({ level: 'INFO', message: 'topics ensured', group: properties['Group'], actions: answer.actions });
-    return { status: 'SUCCESS', physicalResourceId, data: { [BROKERS_ATTRIBUTE]: brokers.join(',') } };
-  };
+  const { log } = parts;
 
   return async (event, context) => {
     const budgetMs = Math.max(1_000, (context?.getRemainingTimeInMillis() ?? 300_000) - ANSWER_MARGIN_MS);
@@ -161,7 +116,7 @@ export function topicsProviderHandler(
     let outcome: CustomResourceOutcome;
     try {
       outcome = await untilAborted(
-        work(event, budgetMs, event.RequestType !== 'Delete' && group !== '' ? topicsPhysicalId(group) : physicalResourceId),
+        work(parts, event, { budgetMs, physicalResourceId: event.RequestType !== 'Delete' && group !== '' ? topicsPhysicalId(group) : physicalResourceId }),
         deadlineSignal(budgetMs),
         () => new Error(`no answer from the topics worker within ${Math.round(budgetMs / 1000)} s (the provider's timeout less the time to answer)`),
       );
@@ -176,6 +131,65 @@ export function topicsProviderHandler(
     await sendResponse(event.ResponseURL, responseBody(event, outcome));
     return outcome;
   };
+}
+
+/** What the provider works with: its log, the worker's invocation and name, MSK's brokers, the stack's status. */
+interface ProviderParts {
+  readonly log: NonNullable<TopicsProviderDeps['log']>;
+  readonly invoke: NonNullable<TopicsProviderDeps['invokeWorker']>;
+  readonly getBrokers: GetBootstrapBrokers;
+  readonly stackStatus: NonNullable<TopicsProviderDeps['stackStatus']>;
+  /** The worker's function name (`KAFKA_LANES_TOPICS_WORKER`), or why it is missing. */
+  readonly worker: () => string;
+}
+
+/** One request's work: the worker invoked with the brokers (a `Delete` only when `DeleteOnRemove` asks it). */
+async function work(parts: ProviderParts, event: CustomResourceEvent, answer: { budgetMs: number; physicalResourceId: string }): Promise<CustomResourceOutcome> {
+  const { budgetMs, physicalResourceId } = answer;
+  const properties = event.ResourceProperties;
+  if (event.RequestType === 'Delete') {
+    if (!deleteOnRemove(properties)) return { status: 'SUCCESS', physicalResourceId };
+    try {
+      const brokers = await brokersOfProperties(properties, parts.getBrokers);
+      const answered = await parts.invoke(parts.worker(), { RequestType: 'Delete', ResourceProperties: properties, brokers, budgetMs }, deadlineSignal(budgetMs));
+      if (answered.status === 'FAILED') throw new Error(answered.reason);
+    } catch (error) {
+      // A stack being deleted (or rolled back) is never stuck on topics it could not delete: said, and answered.
+      parts.log({ level: 'ERROR', message: 'topics not deleted', group: properties['Group'], reason: messageOf(error) });
+    }
+    return { status: 'SUCCESS', physicalResourceId };
+  }
+  const brokers = await brokersOfProperties(properties, parts.getBrokers);
+  const dropsTiers =
+    event.RequestType === 'Update' &&
+    (Array.isArray(event.OldResourceProperties?.['Tiers']) ? (event.OldResourceProperties['Tiers'] as unknown[]) : []).some(
+      (tier) => !(Array.isArray(properties['Tiers']) ? (properties['Tiers'] as unknown[]) : []).includes(tier),
+    );
+  const rollback = dropsTiers ? await rollingBack(parts, event) : false;
+  const request: TopicsWorkRequest = {
+    RequestType: event.RequestType,
+    ResourceProperties: properties,
+    ...(event.OldResourceProperties === undefined ? {} : { OldResourceProperties: event.OldResourceProperties }),
+    brokers,
+    ...(rollback ? { rollback } : {}),
+    budgetMs,
+  };
+  const answered = await parts.invoke(parts.worker(), request, deadlineSignal(budgetMs));
+  if (answered.status === 'FAILED') throw new Error(answered.reason);
+  parts.log({ level: 'INFO', message: 'topics ensured', group: properties['Group'], actions: answered.actions });
+  return { status: 'SUCCESS', physicalResourceId, data: { [BROKERS_ATTRIBUTE]: brokers.join(',') } };
+}
+
+/** A rollback's `Update`: CloudFormation puts back the properties of before, and a refusal would fail the rollback. */
+async function rollingBack(parts: ProviderParts, event: CustomResourceEvent): Promise<boolean> {
+  try {
+    return (await parts.stackStatus(event.StackId))?.endsWith('ROLLBACK_IN_PROGRESS') === true;
+  } catch (error) {
+    // Not known: the dropped-tier check applies as for a user's update (docs/deploy.md gives the command that ends
+    // a rollback it would stop).
+    parts.log({ level: 'WARN', message: 'stack status not read: a dropped retry tier is checked as in an update', reason: messageOf(error) });
+    return false;
+  }
 }
 
 // Built on the first request so that importing this module (tests, the plugin) reads no environment.

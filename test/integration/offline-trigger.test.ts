@@ -62,9 +62,11 @@ function spec(topic: string, settings: Partial<MappingSpec> = {}): MappingSpec {
 
 async function startTrigger(mapping: MappingSpec, handler: InProcessHandler): Promise<OfflineKafkaTrigger> {
   const warnings: string[] = [];
-  const trigger = new OfflineKafkaTrigger(inProcessLambda({ fn: handler }), [mapping], [], { offline: { retryDelay: '100ms', retryMaxDelay: '1s' } }, {
-    notice: () => undefined,
-    warning: (message) => warnings.push(message),
+  const trigger = new OfflineKafkaTrigger(inProcessLambda({ fn: handler }), {
+    specs: [mapping],
+    committers: [],
+    custom: { offline: { retryDelay: '100ms', retryMaxDelay: '1s' } },
+    log: { notice: () => undefined, warning: (message) => warnings.push(message) },
   });
   triggers.push(trigger);
   await trigger.start();

@@ -77,7 +77,12 @@ async function service(tiers: readonly string[], failures: ReadonlyMap<string, n
   const fn = lanesFunction(handler as unknown as (event: never, context: Context) => Promise<unknown>, 60_000);
   const notices: string[] = [];
   const start = async (): Promise<OfflineKafkaTrigger> => {
-    const trigger = new OfflineKafkaTrigger(inProcessLambda({ orders: fn, ordersRetry: fn }), specs, [], {}, { notice: (m) => notices.push(m), warning: (m) => notices.push(m) });
+    const trigger = new OfflineKafkaTrigger(inProcessLambda({ orders: fn, ordersRetry: fn }), {
+      specs,
+      committers: [],
+      custom: {},
+      log: { notice: (m) => notices.push(m), warning: (m) => notices.push(m) },
+    });
     await trigger.start();
     return trigger;
   };

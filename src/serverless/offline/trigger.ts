@@ -83,12 +83,10 @@ export class OfflineKafkaTrigger {
   /** Without `--verbose`: the periodic committer runs print no `(λ: <committer>) RequestId ... Duration` line. */
   quietCommitterRuns = false;
 
-  constructor(lambda: OfflineLambda, specs: readonly MappingSpec[], committers: readonly string[], custom: CustomBlock, log: TriggerLog) {
+  /** `specs`: the Kafka triggers to play; `committers`: the committer functions to run on their interval. */
+  constructor(lambda: OfflineLambda, parts: { specs: readonly MappingSpec[]; committers: readonly string[]; custom: CustomBlock; log: TriggerLog }) {
     this.#lambda = lambda;
-    this.#specs = specs;
-    this.#committers = committers;
-    this.#custom = custom;
-    this.#log = log;
+    ({ specs: this.#specs, committers: this.#committers, custom: this.#custom, log: this.#log } = parts);
   }
 
   async start(): Promise<void> {
@@ -294,7 +292,7 @@ export async function startOfflineTrigger(options: StartOfflineTriggerOptions): 
       if (typeof schedule === 'object' && schedule !== null) (schedule as { enabled?: boolean }).enabled = false;
     }
   }
-  const trigger = new OfflineKafkaTrigger(lambda, specs, committers, custom, log);
+  const trigger = new OfflineKafkaTrigger(lambda, { specs, committers, custom, log });
   trigger.quietCommitterRuns = serverless.processedInput?.options?.['verbose'] !== true;
   await trigger.start();
   if (options.holdExit) holdExitUntilStopped(trigger);
