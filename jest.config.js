@@ -1,5 +1,9 @@
 /** Run through `npm run test:*`: node --unhandled-rejections=strict, so a rejection nothing handles fails the run. */
-/** Two projects: `unit` never touches the network; `integration` talks to the real local stack (run in band). */
+/**
+ * Two projects: `unit` never touches the network; `integration` talks to the real local stack, several files at a
+ * time (`--maxWorkers` in package.json): each uses topics, groups and keys of its own, and the steps that rewrite a
+ * folder of the checkout take test/integration/support/checkout-lock.ts.
+ */
 // @middy/core ships only ES modules; jest runs CommonJS, so it is transpiled like our own sources
 // (Lambda's Node 22 loads it through require(esm) without this).
 const transform = { '^.+\\.[tj]s$': ['ts-jest', { tsconfig: { allowJs: true, isolatedModules: true } }] };

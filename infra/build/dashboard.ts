@@ -7,7 +7,7 @@
  *
  * The generated module is committed; test/unit/dashboard/assets.test.ts fails when it is out of date.
  */
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
@@ -45,9 +45,12 @@ function kb(bytes: number): string {
 
 async function main(): Promise<void> {
   const { text, js, css } = await renderAssetsModule();
-  writeFileSync(ASSETS_MODULE, text);
+  // Written only when it changed: a build in a checkout whose tests are running (the consumer's path test runs
+  // `npm run build`) must not rewrite a source file that another test is loading at that moment.
+  const changed = !existsSync(ASSETS_MODULE) || readFileSync(ASSETS_MODULE, 'utf8') !== text;
+  if (changed) writeFileSync(ASSETS_MODULE, text);
   const size = (s: string): string => `${kb(Buffer.byteLength(s))} (${kb(gzipSync(s).length)} gzip)`;
-  console.log(`dashboard front end: ${relative(ROOT, ASSETS_MODULE)}: script ${size(js)}, styles ${size(css)}`);
+  console.log(`dashboard front end: ${relative(ROOT, ASSETS_MODULE)}${changed ? '' : ' (unchanged)'}: script ${size(js)}, styles ${size(css)}`);
 }
 
 if (require.main === module) {

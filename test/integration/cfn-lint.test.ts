@@ -16,6 +16,10 @@ const parse = require('osls/lib/utils/fs/parse') as (path: string, contents: Buf
 const ARN = 'arn:aws:kafka:eu-west-1:123456789012:cluster/shop/abcd-1';
 const SECRET = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:shop-kafka-AbCdEf';
 
+// Each `serverless package` takes seconds, a minute on a loaded machine, and one of the checkout's root waits for
+// another file's (support/checkout-lock.ts): more than the suite's default two minutes for a test.
+jest.setTimeout(600_000);
+
 /** cfn-lint's exit status is a bit mask: 2 errors, 4 warnings, 8 informational. */
 function cfnLint(file: string): Promise<{ errors: boolean; output: string }> {
   return new Promise((resolve, reject) => {

@@ -28,6 +28,7 @@ import { readSnippets, shellCommands, type ShellCommand, type Snippet } from '..
 import type { GroupStatus } from '../../src/admin';
 import type { DeadLetterRow } from '../../src/dashboard';
 import { readHandOffHeaders } from '../../src/handoff/headers';
+import { withCheckoutLock } from './support/checkout-lock';
 import { createKafka, deleteTopics, uniqueName } from './support/stack';
 import { freePort } from '../../infra/local/demo/offline-process';
 import { checkReadmeDeploy } from './support/readme-deploy';
@@ -144,9 +145,11 @@ describe("the consumer's path: the README in a new project, with the packed pack
     const t0 = Date.now();
     const lap = (what: string) => console.log(`consumer path: ${what} at ${((Date.now() - t0) / 1000).toFixed(1)}s`);
 
-    // Prepare: the package as it would be published.
-    expectOk(await run('npm', ['run', 'build'], ROOT, process.env), 'npm run build');
-    const packed = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], ROOT, process.env);
+    // Prepare: the package as it would be published (dist/ built and packed before another file builds it again).
+    const packed = await withCheckoutLock('dist', async () => {
+      expectOk(await run('npm', ['run', 'build'], ROOT, process.env), 'npm run build');
+      return run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], ROOT, process.env);
+    });
     expectOk(packed, 'npm pack');
     const [{ filename, size, entryCount }] = JSON.parse(packed.output.slice(packed.output.indexOf('['))) as [{ filename: string; size: number; entryCount: number }];
     const tarball = join(work, filename);

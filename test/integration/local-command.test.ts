@@ -13,6 +13,8 @@ import { freePort } from '../../infra/local/demo/offline-process';
 const ROOT = join(__dirname, '..', '..');
 const TSX = join(ROOT, 'node_modules', '.bin', 'tsx');
 const BIN = join(ROOT, 'src', 'cli', 'bin.ts');
+// A broker of its own starts (a JVM) and stops: a minute, more on a loaded machine.
+jest.setTimeout(600_000);
 
 interface Run {
   readonly code: number;

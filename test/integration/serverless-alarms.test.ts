@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import { ofType, serverless, service, serviceYml, template, type Resource } from './support/serverless';
 
 const ARN = 'arn:aws:kafka:eu-west-1:123456789012:cluster/shop/abcd-1';
+// `serverless package` and cfn-lint per test: seconds each, a minute or more on a loaded machine.
+jest.setTimeout(600_000);
 
 /** cfn-lint on `file`: its exit status and what it printed. */
 function lint(file: string): Promise<{ code: number; output: string }> {

@@ -84,6 +84,10 @@ function mismatch(request: Request, template: Template): { undeclared: string[];
   };
 }
 
+// Each `serverless package` takes seconds, a minute on a loaded machine, and one of the checkout's root waits for
+// another file's (support/checkout-lock.ts): more than the suite's default two minutes for a test.
+jest.setTimeout(600_000);
+
 const dirs: string[] = [];
 afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });

@@ -7,6 +7,7 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { acquireCheckoutLock } from './support/checkout-lock';
 import { ROOT } from './support/serverless';
 
 const run = promisify(execFile);
@@ -35,9 +36,15 @@ async function probe(ext: 'cjs' | 'mjs'): Promise<{ deadLetters: unknown; output
   return JSON.parse(stdout) as { deadLetters: unknown; outputs: number; heavy: string[] };
 }
 
+// dist/ is this file's from its build to its last probe: another file's build would empty it meanwhile.
+let releaseDist: (() => void) | undefined;
+
 beforeAll(async () => {
+  releaseDist = await acquireCheckoutLock('dist');
   await run(process.execPath, ['--import', 'tsx', join(ROOT, 'infra', 'build', 'package.ts')], { cwd: ROOT });
 });
+
+afterAll(() => releaseDist?.());
 
 describe('the built kafka-lanes/testing', () => {
   it.each(['cjs', 'mjs'] as const)('runs a handler of the built kafka-lanes (%s) and loads neither kafkajs, ioredis nor an AWS SDK client', async (ext) => {

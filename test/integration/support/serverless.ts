@@ -4,7 +4,8 @@
  */
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve as resolvePath } from 'node:path';
+import { withCheckoutLock } from './checkout-lock';
 
 export const ROOT = join(__dirname, '..', '..', '..');
 const SERVERLESS = join(ROOT, 'node_modules', '.bin', 'serverless');
@@ -19,13 +20,17 @@ export interface Resource {
 const NO_AWS = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('AWS_')));
 const ENV = { ...NO_AWS, AWS_SHARED_CREDENTIALS_FILE: '/nonexistent', AWS_CONFIG_FILE: '/nonexistent', AWS_EC2_METADATA_DISABLED: 'true' };
 
-/** Runs `serverless <args>` in `cwd`; its exit code and everything it printed. */
+/**
+ * Runs `serverless <args>` in `cwd`; its exit code and everything it printed. In the checkout's root (the example
+ * service) it holds the `dist-lambda` lock: a package there rewrites `<root>/dist-lambda/` (support/checkout-lock.ts).
+ */
 export function serverless(cwd: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number; output: string }> {
-  return new Promise((resolve) => {
+  const run = (): Promise<{ code: number; output: string }> => new Promise((resolve) => {
     execFile(SERVERLESS, args, { cwd, env: { ...ENV, ...env }, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
       resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, output: `${stdout}${stderr}` });
     });
   });
+  return resolvePath(cwd) === resolvePath(ROOT) ? withCheckoutLock('dist-lambda', run) : run();
 }
 
 /** The resources of the template `serverless package` wrote into `dir`. */
