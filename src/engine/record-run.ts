@@ -2,6 +2,7 @@ import { RecordTimeoutError } from '../errors';
 import { readRecordParts, type RecordParts } from '../options/deserialize';
 import { SchemaRegistryUnavailableError } from '../registry/errors';
 import type { Clock } from '../ports';
+import type { OutputMessage } from '../ports/handoff';
 import type { DoneBits } from './done-bits';
 import { isRepeatedOutput, type OutputBatches } from './outputs';
 import { RecordContext, isPromiseLike, recordView } from './record-context';
@@ -160,8 +161,15 @@ export class RecordRuns<T extends EngineTask> {
     this.#finish(deadline);
     const effects = ctx.effects;
     if (effects !== undefined) {
-      void this.#concludeGuarded(task, { failed: false, failure: undefined, effects });
-      return;
+      if (effects.usedSteps || !effects.sealsAtOnce) {
+        void this.#concludeGuarded(task, { failed: false, failure: undefined, effects });
+        return;
+      }
+      const outputs = effects.seal() as readonly OutputMessage[];
+      if (outputs.length > 0) {
+        this.#sendOutputs(task, outputs, effects);
+        return;
+      }
     }
     let succeeded: Promise<void> | void;
     try {
@@ -172,6 +180,30 @@ export class RecordRuns<T extends EngineTask> {
     }
     if (succeeded === undefined) this.#settled(task, false);
     else void this.#concludeGuarded(task, undefined, succeeded);
+  }
+
+  /**
+   * A handler's outputs, sealed at once and without steps, sent with no async function of ours (as a success without
+   * outputs settles): its slot runs another lane's record meanwhile, and the record is done once they are acknowledged.
+   */
+  #sendOutputs(task: T, outputs: readonly OutputMessage[], effects: RecordEffects): void {
+    this.#parts.scheduler.release();
+    this.#parts.fill();
+    this.#parts.outputs.send(outputs).then(
+      () => {
+        let succeeded: Promise<void> | void;
+        try {
+          succeeded = this.#path.succeeded(this.#scope, task);
+        } catch (error) {
+          void this.#afterFault(task, error, true);
+          return;
+        }
+        if (succeeded === undefined) this.#settled(task, true);
+        else void this.#concludeGuarded(task, undefined, succeeded, true);
+      },
+      // Outputs are acknowledged before the record is done (G3 extended); a send that fails fails the record.
+      (error: unknown) => void this.#concludeGuarded(task, { failed: true, failure: error, effects }, undefined, true),
+    );
   }
 
   /** The handler (or reading the record for it) failed: the path's failure, unless the deadline settled the record. */
@@ -189,8 +221,8 @@ export class RecordRuns<T extends EngineTask> {
   }
 
   /** The rest of a record's run after its handler (`end`, or a path's success `succeeding`), then its slot and lane go on. */
-  async #concludeGuarded(task: T, end: HandlerEnd | undefined, succeeding?: Promise<void>): Promise<void> {
-    const state = { released: false };
+  async #concludeGuarded(task: T, end: HandlerEnd | undefined, succeeding?: Promise<void>, released = false): Promise<void> {
+    const state = { released };
     try {
       if (end === undefined) await succeeding;
       else await this.#conclude(task, end, state);
@@ -202,11 +234,11 @@ export class RecordRuns<T extends EngineTask> {
   }
 
   /** A fault of ours settling a record after its handler ran. */
-  async #afterFault(task: T, error: unknown): Promise<void> {
+  async #afterFault(task: T, error: unknown, released = false): Promise<void> {
     try {
       await this.#faulted(task, error);
     } finally {
-      this.#settled(task, false);
+      this.#settled(task, released);
     }
   }
 

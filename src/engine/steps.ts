@@ -184,6 +184,11 @@ export class RecordEffects {
    * @throws the first encoding's error (a value its schema refuses, a registry that refused or did not answer): the
    * record fails, and is retried.
    */
+  /** Whether `seal` answers at once: no output waits for its encoding (`outputFormats`). */
+  get sealsAtOnce(): boolean {
+    return this.#encodings.length === 0;
+  }
+
   seal(): readonly OutputMessage[] | Promise<readonly OutputMessage[]> {
     this.#sealed = true;
     if (this.#encodings.length === 0) return this.#outputs ?? [];
