@@ -248,8 +248,9 @@ export class LazyPartitionBatch implements PartitionBatch {
   }
 
   #decodeAll(): { records: KafkaRecord[]; failures: DecodeFailure[] } {
+    if (this.#all !== undefined) return this.#all;
     const items = this.#prepared === undefined ? this.#list : this.#list.map((_, index) => this.#itemAt(index));
-    return (this.#all ??= decodeList(this, this.#key, items, this.#decoded));
+    return (this.#all = decodeList(this, this.#key, items, this.#decoded));
   }
 }
 
