@@ -12,9 +12,11 @@
  * µs per record (user + system over the loop), and with FIGURES_JSON their medians as bench/interleave.ts reads them:
  *
  *   npm run bench:engine
+ *   npm run bench:engine -- --heap-prof   # each row once in a sampling heap profile: bytes allocated per record, by room and site
  *   BASE=/work/base BENCH=engine npm run bench:interleave   # beside another checkout, one process per run (PAIRS pairs)
  */
 import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { Engine } from '../src/engine/engine';
@@ -26,7 +28,7 @@ import { SourcePath } from '../src/source/source-path';
 import type { AdmitRecord, AdmitResult, CompletionPort, PartitionRef } from '../src/ports';
 import { EffectsModel } from '../src/testing/effects-model';
 import { sourceRecords, RecordingSink, within } from '../test/support/engine-rig';
-import { median } from './support';
+import { heapProfiled, median, printHeapProfile } from './support';
 
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 
@@ -36,6 +38,7 @@ const BATCH = Number(process.env.BATCH ?? 10_000);
 const LATENCY_MS = Number(process.env.LATENCY_MS ?? 10);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const FIGURES_JSON = process.env.FIGURES_JSON;
+const HEAP_PROFILE = process.argv.includes('--heap-prof');
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -67,7 +70,7 @@ function eventsOf(offsetBase: number): AwsKafkaEvent[] {
   return events;
 }
 
-async function runOnce(concurrency: number, latencyMs: number, output = false): Promise<Row> {
+async function runOnce(concurrency: number, latencyMs: number, output = false, head = ''): Promise<Row> {
   const options = resolveOptions({ group: 'bench', concurrency }, {});
   const logger = new Logger({ logLevel: 'SILENT' });
   const handler: RecordHandler = output
@@ -81,15 +84,22 @@ async function runOnce(concurrency: number, latencyMs: number, output = false): 
   // Warm: one invocation first, as in an execution environment past its cold start.
   for (const event of eventsOf(0).slice(0, 1)) await engine.run(new SourcePath(paths), decodeKafkaEventLazily(event).partitions, sink, within(60_000));
   const events = eventsOf(RECORDS);
-  const cpu = process.cpuUsage();
-  const started = performance.now();
-  for (const event of events) {
-    const response = await engine.run(new SourcePath(paths), decodeKafkaEventLazily(event).partitions, sink, within(600_000));
-    if (response.batchItemFailures.length > 0) throw new Error(`${response.batchItemFailures.length} records reported for redelivery`);
-  }
-  const seconds = (performance.now() - started) / 1000;
-  const used = process.cpuUsage(cpu);
-  return { recordsPerSecond: RECORDS / seconds, cpuPerRecord: (used.user + used.system) / RECORDS };
+  const loop = async (): Promise<Row> => {
+    const cpu = process.cpuUsage();
+    const started = performance.now();
+    for (const event of events) {
+      const response = await engine.run(new SourcePath(paths), decodeKafkaEventLazily(event).partitions, sink, within(600_000));
+      if (response.batchItemFailures.length > 0) throw new Error(`${response.batchItemFailures.length} records reported for redelivery`);
+    }
+    const seconds = (performance.now() - started) / 1000;
+    const used = process.cpuUsage(cpu);
+    return { recordsPerSecond: RECORDS / seconds, cpuPerRecord: (used.user + used.system) / RECORDS };
+  };
+  if (!HEAP_PROFILE) return loop();
+  const { result, profile } = await heapProfiled(loop);
+  console.log(`\n${head}: ${RECORDS} records, sampling heap profile`);
+  printHeapProfile(profile, join(__dirname, '..'), RECORDS);
+  return result;
 }
 
 async function main(): Promise<void> {
@@ -101,9 +111,9 @@ async function main(): Promise<void> {
   ];
   const rounds = new Map<string, Row[]>(runs.map((run) => [run.head, []]));
   console.log(`bench:engine: ${RECORDS} records, ${KEYS} keys, events of ${BATCH}, ${ROUNDS} round(s), node ${process.version}`);
-  for (let round = 1; round <= ROUNDS; round += 1) {
+  for (let round = 1; round <= (HEAP_PROFILE ? 1 : ROUNDS); round += 1) {
     for (const run of runs) {
-      const row = await runOnce(run.concurrency, run.latencyMs, run.output);
+      const row = await runOnce(run.concurrency, run.latencyMs, run.output, run.head);
       rounds.get(run.head)!.push(row);
       console.log(`  round ${round}: ${run.head}: ${Math.round(row.recordsPerSecond).toLocaleString('en-US')} records/s, ${row.cpuPerRecord.toFixed(2)} CPU µs/record`);
     }

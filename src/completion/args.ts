@@ -78,6 +78,8 @@ function encodeBatch(ref: PartitionRef, records: readonly AdmitRecord[], sendPay
   const offsets = new Array<number>(records.length);
   const lanes = new Array<number>(records.length);
   let previous = -1;
+  // Nearly always empty: then no record asks the set.
+  const anyPayloads = sendPayloadsOf.size > 0;
   for (let k = 0; k < records.length; k += 1) {
     const record = records[k]!;
     if (record.offset <= previous) {
@@ -88,15 +90,16 @@ function encodeBatch(ref: PartitionRef, records: readonly AdmitRecord[], sendPay
     let index = 0;
     if (record.lane !== undefined) {
       index = laneIndex.get(record.lane) ?? 0;
+      const parks = anyPayloads && sendPayloadsOf.has(record.lane);
       if (index === 0) {
         index = laneIds.push(record.lane);
         laneIndex.set(record.lane, index);
-        if (sendPayloadsOf.has(record.lane)) {
+        if (parks) {
           parkKeys.push(parkKey(ref, record.lane));
           parkLanes += parkLanes === '' ? String(index) : ` ${index}`;
         }
       }
-      if (sendPayloadsOf.has(record.lane)) {
+      if (parks) {
         const payload = record.payload;
         const text = typeof payload === 'function' ? payload() : payload;
         if (text !== undefined && text !== '') payloads.push(String(k), text);
@@ -126,12 +129,22 @@ export function parseAdmitReply(reply: unknown, count: number, where: string): A
   const text = String(statuses);
   if (text.length !== count) throw new UnexpectedReplyError(`${where}: ${text.length} statuses for ${count} records`);
   return {
-    statuses: [...text].map((c) => STATUS[c] ?? unexpected(c, where)),
+    statuses: statusesOf(text, where),
     handoffHeads: (heads as unknown[] | undefined ?? []).map((head) => parseLaneHead(String(head), where)),
     backPressure: code === 1,
     window: windowOf(base, highest, frontier),
     seenUpTo: seenUpTo === undefined ? undefined : String(seenUpTo) === '' ? -1 : Number(seenUpTo),
   };
+}
+
+/** One status per character of the reply, read by index: no string per character. */
+function statusesOf(text: string, where: string): AdmitStatus[] {
+  const statuses = new Array<AdmitStatus>(text.length);
+  for (let i = 0; i < text.length; i += 1) {
+    const c = text[i]!;
+    statuses[i] = STATUS[c] ?? unexpected(c, where);
+  }
+  return statuses;
 }
 
 /** Step results in one step block to delete (`stepBlocks`): its key and their fields. */

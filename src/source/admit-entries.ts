@@ -16,15 +16,15 @@ import { DeserializationError } from '../options/errors';
  * versions to dead-letter. Its `payload` (what a park list keeps) is built only if Redis asks for it.
  */
 export class AdmitEntry {
-  readonly partitionKey: string;
-  readonly ref: PartitionRef;
   readonly offset: number;
-  readonly failure: DecodeFailure | undefined;
-  readonly conflict: readonly Delivered[] | undefined;
-  readonly attempt = 1;
   lane: string | undefined = undefined;
   preset: unknown = undefined;
   fresh = false;
+  // A batch's entries live as long as its invocation (every one is made when its chunk is admitted): so each holds
+  // only what differs from entry to entry, and reads the rest from what they share (`#at`, `#slot`).
+  readonly #at: EntryPlace;
+  /** A malformed record or conflicting versions: their slot (rare). */
+  readonly #slot: OffsetSlot | undefined;
   #record: KafkaRecord | undefined;
   /** Where a record checked but not made yet is: made when first read (when it runs), kept no longer than the entry. */
   readonly #batch: LazyPartitionBatch | undefined;
@@ -33,14 +33,33 @@ export class AdmitEntry {
 
   /** `from`: the record made, its slot (a failure or conflicting versions), or where it lies in a batch decoded lazily. */
   constructor(at: EntryPlace, offset: number, from: EntryFrom) {
-    this.partitionKey = at.partitionKey;
-    this.ref = at.ref;
+    this.#at = at;
     this.offset = offset;
     this.#record = from.record;
-    this.failure = from.slot?.failure;
-    this.conflict = from.slot?.conflict;
+    this.#slot = from.slot;
     this.#batch = from.slot === undefined ? from.batch : undefined;
     this.#index = from.index ?? -1;
+  }
+
+  get partitionKey(): string {
+    return this.#at.partitionKey;
+  }
+
+  get ref(): PartitionRef {
+    return this.#at.ref;
+  }
+
+  /** A source record runs its first attempt. */
+  get attempt(): number {
+    return 1;
+  }
+
+  get failure(): DecodeFailure | undefined {
+    return this.#slot?.failure;
+  }
+
+  get conflict(): readonly Delivered[] | undefined {
+    return this.#slot?.conflict;
   }
 
   /** A record to run: neither malformed nor conflicting versions of its offset. */
