@@ -16,13 +16,17 @@ import { DeserializationError } from '../options/errors';
  * versions to dead-letter. Its `payload` (what a park list keeps) is built only if Redis asks for it.
  */
 export class AdmitEntry {
+  // Read on every scheduling step: own fields, not getters (a getter at the scheduler's sites, which see tasks of
+  // several classes, showed in the profile).
+  readonly partitionKey: string;
+  readonly ref: PartitionRef;
+  readonly attempt = 1;
   readonly offset: number;
   lane: string | undefined = undefined;
   preset: unknown = undefined;
   fresh = false;
-  // A batch's entries live as long as its invocation (every one is made when its chunk is admitted): so each holds
-  // only what differs from entry to entry, and reads the rest from what they share (`#at`, `#slot`).
-  readonly #at: EntryPlace;
+  // A batch's entries live as long as its invocation (every one is made when its chunk is admitted): what only a
+  // malformed record or conflicting versions have is read from their slot.
   /** A malformed record or conflicting versions: their slot (rare). */
   readonly #slot: OffsetSlot | undefined;
   #record: KafkaRecord | undefined;
@@ -33,25 +37,13 @@ export class AdmitEntry {
 
   /** `from`: the record made, its slot (a failure or conflicting versions), or where it lies in a batch decoded lazily. */
   constructor(at: EntryPlace, offset: number, from: EntryFrom) {
-    this.#at = at;
+    this.partitionKey = at.partitionKey;
+    this.ref = at.ref;
     this.offset = offset;
     this.#record = from.record;
     this.#slot = from.slot;
     this.#batch = from.slot === undefined ? from.batch : undefined;
     this.#index = from.index ?? -1;
-  }
-
-  get partitionKey(): string {
-    return this.#at.partitionKey;
-  }
-
-  get ref(): PartitionRef {
-    return this.#at.ref;
-  }
-
-  /** A source record runs its first attempt. */
-  get attempt(): number {
-    return 1;
   }
 
   get failure(): DecodeFailure | undefined {
