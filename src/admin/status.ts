@@ -99,35 +99,14 @@ export async function readStatus({
   const topics = new Set([...refs.map((ref) => ref.topic), ...listed.filter((topic) => topic === dlq || topic.startsWith(retryPrefix))]);
   const inKafka = [...topics].filter((topic) => existing.has(topic));
 
-  const offsets = new Map<string, { low: number; high: number }>();
-  for (const topic of inKafka) {
-    for (const entry of await admin.fetchTopicOffsets(topic)) {
-      offsets.set(`${topic}\n${entry.partition}`, { low: Number(entry.low), high: Number(entry.high) });
-    }
-  }
-  const committed = new Map<string, number | undefined>();
   const completionGroup = completionGroupId(group);
-  for (const entry of await fetchCommittedOffsets(admin, completionGroup, inKafka)) committed.set(`${entry.topic}\n${entry.partition}`, entry.offset);
-
-  const ids = new Set([...refs.map((ref) => `${ref.topic}\n${ref.partition}`), ...offsets.keys()]);
+  const kafka = await readKafkaOffsets(admin, completionGroup, inKafka);
+  const ids = new Set([...refs.map((ref) => `${ref.topic}\n${ref.partition}`), ...kafka.logs.keys()]);
   const partitions: PartitionStatus[] = [];
   for (const id of ids) {
     const cut = id.lastIndexOf('\n');
     const ref = { group, topic: id.slice(0, cut), partition: Number(id.slice(cut + 1)) };
-    const redisPart = await readPartition(store, ref);
-    const log = offsets.get(id);
-    const done = committed.get(id);
-    const consumedTo = done ?? redisPart.frontier ?? log?.low;
-    partitions.push({
-      topic: ref.topic,
-      partition: ref.partition,
-      role: roleOf(ref.topic),
-      committed: done,
-      ...redisPart,
-      endOffset: log?.high,
-      startOffset: log?.low,
-      lag: log === undefined || consumedTo === undefined ? undefined : Math.max(0, log.high - consumedTo),
-    });
+    partitions.push(await partitionStatus(store, ref, roleOf(ref.topic), { log: kafka.logs.get(id), committed: kafka.committed.get(id) }));
   }
   const order: Record<PartitionRole, number> = { source: 0, retry: 1, 'dead-letter': 2 };
   partitions.sort((a, b) => order[a.role] - order[b.role] || (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition));
@@ -144,6 +123,41 @@ export async function readStatus({
       .filter((p) => p.role === 'dead-letter')
       .reduce((sum, p) => sum + (p.endOffset === undefined || p.startOffset === undefined ? 0 : p.endOffset - p.startOffset), 0),
     missingTopics: [...topics].filter((topic) => !existing.has(topic)).sort(),
+  };
+}
+
+/** A partition's log offsets, and where the completion group committed it. */
+interface KafkaOffsets {
+  readonly log: { readonly low: number; readonly high: number } | undefined;
+  readonly committed: number | undefined;
+}
+
+/** The log offsets of the topics' partitions and the completion group's committed offsets, keyed `<topic>\n<partition>`. */
+async function readKafkaOffsets(admin: Admin, completionGroup: string, topics: readonly string[]): Promise<{ logs: Map<string, { low: number; high: number }>; committed: Map<string, number | undefined> }> {
+  const logs = new Map<string, { low: number; high: number }>();
+  for (const topic of topics) {
+    for (const entry of await admin.fetchTopicOffsets(topic)) {
+      logs.set(`${topic}\n${entry.partition}`, { low: Number(entry.low), high: Number(entry.high) });
+    }
+  }
+  const committed = new Map<string, number | undefined>();
+  for (const entry of await fetchCommittedOffsets(admin, completionGroup, topics)) committed.set(`${entry.topic}\n${entry.partition}`, entry.offset);
+  return { logs, committed };
+}
+
+/** One partition's status: what Redis holds of it, beside its log and its committed offset. */
+async function partitionStatus(store: CompletionStore, ref: PartitionRef, role: PartitionRole, { log, committed }: KafkaOffsets): Promise<PartitionStatus> {
+  const redisPart = await readPartition(store, ref);
+  const consumedTo = committed ?? redisPart.frontier ?? log?.low;
+  return {
+    topic: ref.topic,
+    partition: ref.partition,
+    role,
+    committed,
+    ...redisPart,
+    endOffset: log?.high,
+    startOffset: log?.low,
+    lag: log === undefined || consumedTo === undefined ? undefined : Math.max(0, log.high - consumedTo),
   };
 }
 
