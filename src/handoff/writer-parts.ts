@@ -46,6 +46,11 @@ export function describeTopics(topics: readonly string[]): string {
   return topics.map((topic) => `\`${topic}\``).join(', ');
 }
 
+/** The target topics of `items`, each once (named in an error only). */
+export function topicsOf(items: readonly HandOffItem[]): string[] {
+  return [...new Set(items.map(({ topic }) => topic))];
+}
+
 /**
  * Keyed copies: the partition kafkajs' default partitioner gives (murmur2 of the key, as the Java client), so one key's
  * copies go to one partition. Keyless copies: their slot modulo the partition count, instead of kafkajs' per-call

@@ -9,7 +9,7 @@ import { deadlineCall, withinDeadline } from '../deadline';
 import { HandOffError } from './errors';
 import { handOffMessage } from './headers';
 import { causeMessage, deadLetterWithout, messageBytes, refusalOf, type Refusal, type Stub } from './refusals';
-import { SendTimeoutError, copyPartitioner, describeTopics, type Caller, type Connection, type Entry } from './writer-parts';
+import { SendTimeoutError, copyPartitioner, describeTopics, topicsOf, type Caller, type Connection, type Entry } from './writer-parts';
 import { producerRetry, validate, type HandOffWriterOptions, type HandOffWriterStats, type ProducerFactory, type WriteOptions } from './writer-options';
 
 export { HAND_OFF_WRITER_DEFAULTS, producerRetry, type HandOffWriterOptions, type HandOffWriterStats, type ProducerFactory, type WriteOptions } from './writer-options';
@@ -103,9 +103,10 @@ export class HandOffWriter implements HandOffSink {
    * }
    */
   write(items: readonly HandOffItem[], options: WriteOptions = {}): Promise<HandOffOutcome[]> {
-    const messages: Message[] = [];
+    // Arrays of their final length: most writes hand off one copy, and `[]` grown by one takes room for 17.
+    const messages = new Array<Message>(items.length);
     try {
-      for (const item of items) messages.push(handOffMessage(item));
+      for (let index = 0; index < items.length; index += 1) messages[index] = handOffMessage(items[index]!);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -123,7 +124,7 @@ export class HandOffWriter implements HandOffSink {
       const caller: Caller = {
         outstanding: messages.length,
         settled: false,
-        outcomes: [],
+        outcomes: new Array<HandOffOutcome>(messages.length),
         call: deadlineCall(this.#options.timeoutMs, signal, resolve, reject, (timedOut) => this.#gaveUp(caller, items, timedOut, signal)),
       };
       for (let index = 0; index < messages.length; index += 1) {
@@ -268,7 +269,7 @@ export class HandOffWriter implements HandOffSink {
       const { caller, index, stub } = entry;
       if (caller.settled) continue;
       if (stub === undefined) {
-        caller.outcomes[index] = { status: 'written' };
+        caller.outcomes[index] = WRITTEN;
       } else {
         this.#stats.refused += 1;
         caller.outcomes[index] = { status: 'refused', reason: stub.refusal.reason, error: stub.refusal.error };
@@ -391,7 +392,6 @@ export class HandOffWriter implements HandOffSink {
   readonly #partitioner = (): ((args: PartitionerArgs) => number) => copyPartitioner((message) => this.#keylessSlots.get(message) ?? 0);
 }
 
-/** The target topics of `items`, each once (named in an error only). */
-function topicsOf(items: readonly HandOffItem[]): string[] {
-  return [...new Set(items.map(({ topic }) => topic))];
-}
+/** The outcome of every copy written: one object, not one per copy. */
+const WRITTEN: HandOffOutcome = Object.freeze({ status: 'written' });
+
