@@ -77,27 +77,29 @@ class BoundedCall<T> {
   }
 
   answered(value: T): void {
-    this.#settle()?.resolve(value);
+    const resolve = this.#resolve;
+    if (this.#settle()) resolve!(value);
   }
 
   failed(error: unknown): void {
-    this.#settle()?.reject(error);
+    const reject = this.#reject;
+    if (this.#settle()) reject!(error);
   }
 
   giveUp(timedOut: boolean): void {
-    const settled = this.#settle();
-    settled?.reject(settled.reason(timedOut));
+    const reject = this.#reject;
+    const reason = this.#reason;
+    if (this.#settle()) reject!(reason!(timedOut));
   }
 
-  /** The callbacks of a call settling now; `undefined` once it settled. */
-  #settle(): { resolve: (value: T) => void; reject: (error: unknown) => void; reason: (timedOut: boolean) => unknown } | undefined {
-    if (this.settled) return undefined;
+  /** Settles the call now: true if it had not settled yet (no object made per call: every Redis call has one). */
+  #settle(): boolean {
+    if (this.settled) return false;
     this.settled = true;
     this.calls?.delete(this as BoundedCall<unknown>);
     this.calls = undefined;
-    const settled = { resolve: this.#resolve!, reject: this.#reject!, reason: this.#reason! };
     this.#resolve = this.#reject = this.#reason = undefined;
-    return settled;
+    return true;
   }
 }
 
