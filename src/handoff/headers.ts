@@ -4,7 +4,6 @@
  */
 import type { IHeaders, Message } from 'kafkajs';
 import { describeValue } from '../errors';
-import { copyFactsJson } from './copy-json';
 import type { KafkaRecord } from '../event';
 import { ESM_DECODED_HEADER } from '../registry/types';
 import type { HandOffHeaders, HeaderList } from './types';
@@ -217,14 +216,14 @@ export const MAX_COPY_HEADER_BYTES = 3 * (MAX_ERROR_MESSAGE_LENGTH + MAX_ERROR_N
  * 6 bytes: a text full of them is cut further (halved until the value fits), which ordinary text never is.
  */
 function copyHeaderValue(facts: CopyFacts): string {
-  let value = copyFactsJson(facts);
+  let value = JSON.stringify(facts);
   // A few rounds cut any text down to its marker; what is left over then is not theirs (a hand-made origin topic).
   for (let round = 0; round < 8 && value.length * 3 > MAX_COPY_HEADER_BYTES && Buffer.byteLength(value, 'utf8') > MAX_COPY_HEADER_BYTES; round += 1) {
     for (const field of ['errorMessage', 'errorName', 'reason'] as const) {
       const text = facts[field];
       if (text !== undefined) facts[field] = truncateText(text, Math.floor(text.length / 2));
     }
-    value = copyFactsJson(facts);
+    value = JSON.stringify(facts);
   }
   return value;
 }

@@ -12,7 +12,6 @@ import {
   truncateText,
   type HandOffItem,
 } from '../../../src/handoff';
-import { copyFactsJson } from '../../../src/handoff/copy-json';
 import { copyHeaderFormat, LegacyHandOffHeader, MAX_COPY_HEADER_BYTES } from '../../../src/handoff/headers';
 import { header, kafkaRecord, retryItem } from './factories';
 
@@ -213,22 +212,6 @@ describe('handOffMessage', () => {
   });
 });
 
-describe('copyFactsJson', () => {
-  it('writes every fact as JSON.stringify does, in order, and no fact as {}', () => {
-    // Prepare: every field, a false flag and what a stripped dead letter leaves out.
-    const facts = {
-      kind: 'dead-letter', originTopic: 'orders', originPartition: 3, originOffset: 41, originTimestamp: 1718000000000, lane: 'k"1',
-      attempt: 5, dueAtMs: 1718000006000, firstFailureAtMs: 1718000001000, errorName: 'Error', errorMessage: 'a\nb', reason: 'too-large',
-      deferred: false, leftOut: 'value,key,headers', originalValueSize: 2_000_000,
-    } as const;
-
-    // Act / Assess
-    expect(copyFactsJson(facts)).toBe(JSON.stringify(facts));
-    expect(copyFactsJson({ errorName: 'Error' })).toBe('{"errorName":"Error"}');
-    expect(copyFactsJson({})).toBe('{}');
-  });
-});
-
 describe('readHandOffHeaders', () => {
   it('reads back what handOffMessage wrote, from a header list and from a kafkajs headers object', () => {
     // Prepare
@@ -314,39 +297,6 @@ describe('readHandOffHeaders', () => {
     expect(copyHeaderFormat(handOffMessage(retryItem()).headers ?? {})).toBe('copy');
     expect(copyHeaderFormat([header(LegacyHandOffHeader.Attempt, 'two')])).toBe('legacy');
     expect(copyHeaderFormat([header('trace-id', 'abc'), header(HandOffHeader.FirstOrigin, 'orders/3/41')])).toBeUndefined();
-  });
-
-  it('writes the facts header as JSON.stringify writes them, copy after copy sharing some facts (property)', () => {
-    // Few values per fact, so consecutive copies share some (the writer reuses their text) and differ in others.
-    const few = <T>(...values: T[]): fc.Arbitrary<T> => fc.constantFrom(...values);
-    const texts = few('orders', 'a"b\\c', 'line\nbreak', '🔑', '\ud800 lone', '');
-    const times = few(0, 1718000000000, 1718000000001, Number.MAX_SAFE_INTEGER);
-    fc.assert(
-      fc.property(
-        fc.array(
-          fc.record({
-            topic: few('orders', 'or"ders'),
-            lane: fc.option(few('k1', 'k"2'), { nil: undefined }),
-            time: times,
-            error: fc.option(fc.record({ name: texts, message: texts }), { nil: undefined }),
-            reason: fc.option(texts, { nil: undefined }),
-            deferred: fc.option(fc.boolean(), { nil: undefined }),
-          }),
-          { minLength: 1, maxLength: 8 },
-        ),
-        (copies) => {
-          for (const f of copies) {
-            const item = retryItem({ origin: { topic: f.topic, partition: 3, offset: 41 }, lane: f.lane, dueAtMs: f.time, firstFailureAtMs: f.time, error: f.error, reason: f.reason, deferred: f.deferred });
-            const expected = JSON.stringify({
-              kind: 'retry', originTopic: f.topic, originPartition: 3, originOffset: 41, originTimestamp: 1718000000000, lane: f.lane,
-              attempt: 2, dueAtMs: f.time, firstFailureAtMs: f.time, errorName: f.error?.name, errorMessage: f.error?.message,
-              reason: f.reason, deferred: f.deferred === true ? true : undefined,
-            });
-            expect(handOffMessage(item).headers?.[HandOffHeader.Copy]).toBe(expected);
-          }
-        },
-      ),
-    );
   });
 
   it('round-trips any item (property)', () => {
