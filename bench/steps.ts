@@ -13,6 +13,7 @@
  *   CONTENDERS='1 step;dedupeOutputs' ROUNDS=7 npm run bench:steps   # some rows only (beside the first), more rounds
  *   npm run bench:steps -- --cpu-prof             # PROFILE_CONTENDER ('1 step') alone in a V8 CPU profile
  *   PROFILE_CONTENDER='1 output' PROFILE_LATENCY=1 npm run bench:steps -- --cpu-prof   # with the LATENCY_MS handler
+ *   PROFILE_CONTENDER='1 hand-off, unordered' npm run bench:steps -- --heap-prof   # bytes allocated per record, by room and site
  *
  * Two floors are measured beside the rows they bound. `1 step, no store (1 turn)` is one step whose store is a
  * promise resolved on the next turn of the event loop, no Redis: the least a step that waits for I/O before it returns
@@ -43,7 +44,7 @@ import { LanesFunction, type LanesContext, type LanesRecord } from '../src/handl
 import { createTelemetry } from '../src/telemetry';
 import { eventOf, fetchRecords, produce } from '../test/integration/support/kafka-events';
 import { createTopic, uniqueName, KAFKA_BROKERS } from '../test/integration/support/stack';
-import { countCommands, median, printProfile, profiled, relaunchAsOnLambda, runsAsOnLambda, startClock, type CpuProfile } from './support';
+import { countCommands, heapProfiled, median, printHeapProfile, printProfile, profiled, relaunchAsOnLambda, runsAsOnLambda, startClock, type CpuProfile } from './support';
 import { kafkaClientName, producerFactory } from './kafka-client';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'ERROR';
@@ -58,6 +59,8 @@ const LATENCY_MS = Number(process.env.LATENCY_MS ?? 10);
 const LATENCY_RECORDS = Number(process.env.LATENCY_RECORDS ?? RECORDS);
 const PROFILE_INTERVAL_US = Number(process.env.PROFILE_INTERVAL_US ?? 100);
 const PROFILE = process.argv.includes('--cpu-prof');
+/** `--heap-prof`: the profiled run in a sampling heap profile instead (bytes allocated per record, by room and site). */
+const HEAP_PROFILE = process.argv.includes('--heap-prof');
 /** CONTENDERS='1 step;1 output, transactions': only these rows, by label, separated by `;` (labels hold commas), and the first, the one the others are read against. */
 const ONLY = process.env.CONTENDERS?.split(';').map((label) => label.trim());
 /** The contender the profile runs (its label). */
@@ -342,21 +345,29 @@ async function prepare(): Promise<{ records: Awaited<ReturnType<typeof fetchReco
   return { records: await fetchRecords(topic, total), out };
 }
 
-/** One contender (PROFILE_CONTENDER, with LATENCY_MS when PROFILE_LATENCY is set) in a V8 CPU profile. */
+/** One contender (PROFILE_CONTENDER, with LATENCY_MS when PROFILE_LATENCY is set) in a V8 CPU profile, or a heap profile. */
 async function profileOne(): Promise<void> {
   const { records, out } = await prepare();
   const latencyMs = process.env.PROFILE_LATENCY === undefined ? 0 : LATENCY_MS;
   const contender = contenders(latencyMs).find((c) => c.label === PROFILE_CONTENDER);
   if (contender === undefined) throw new Error(`PROFILE_CONTENDER: expected one of ${contenders(0).map((c) => `\`${c.label}\``).join(', ')}, got \`${PROFILE_CONTENDER}\``);
   let profile: CpuProfile | undefined;
-  const figures = await run(records.slice(0, latencyMs === 0 ? RECORDS : LATENCY_RECORDS), contender, out, CONCURRENCY, async (loop) => {
+  let heap: Awaited<ReturnType<typeof heapProfiled>>['profile'] | undefined;
+  const measured = records.slice(0, latencyMs === 0 ? RECORDS : LATENCY_RECORDS);
+  const figures = await run(measured, contender, out, CONCURRENCY, async (loop) => {
+    if (HEAP_PROFILE) {
+      const done = await heapProfiled(loop);
+      heap = done.profile;
+      return done.result;
+    }
     const done = await profiled(PROFILE_INTERVAL_US, loop);
     profile = done.profile;
     return done.result;
   });
   console.log(`bench:steps, profiled: ${contender.label}, ${latencyMs} ms handler, concurrency ${CONCURRENCY}`);
   console.log(`  ${figures.recordsPerSecond.toFixed(0)} records/s, ${figures.cpuPerRecord.toFixed(1)} CPU µs/record (profiler on: both worse than unprofiled)`);
-  printProfile(profile!, ROOT, `bench-steps-${contender.label.replace(/\W+/g, '-')}`, PROFILE_INTERVAL_US);
+  if (heap !== undefined) printHeapProfile(heap, ROOT, measured.length);
+  else printProfile(profile!, ROOT, `bench-steps-${contender.label.replace(/\W+/g, '-')}`, PROFILE_INTERVAL_US);
 }
 
 /** A contender's figures per round, and each round's ratio to the first contender of its table (no steps, no outputs). */
@@ -380,7 +391,7 @@ function printTable(title: string, columns: readonly Column[]): void {
 }
 
 async function main(): Promise<void> {
-  if (PROFILE) return profileOne();
+  if (PROFILE || HEAP_PROFILE) return profileOne();
   const { records, out } = await prepare();
   const tables = [
     { records: records.slice(0, RECORDS), columns: contenders(0).map((contender): Column => ({ contender, rounds: [], ratios: [], extraCpu: [] })) },

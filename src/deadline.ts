@@ -77,27 +77,29 @@ class BoundedCall<T> {
   }
 
   answered(value: T): void {
-    this.#settle()?.resolve(value);
+    const resolve = this.#resolve;
+    if (this.#settle()) resolve!(value);
   }
 
   failed(error: unknown): void {
-    this.#settle()?.reject(error);
+    const reject = this.#reject;
+    if (this.#settle()) reject!(error);
   }
 
   giveUp(timedOut: boolean): void {
-    const settled = this.#settle();
-    settled?.reject(settled.reason(timedOut));
+    const reject = this.#reject;
+    const reason = this.#reason;
+    if (this.#settle()) reject!(reason!(timedOut));
   }
 
-  /** The callbacks of a call settling now; `undefined` once it settled. */
-  #settle(): { resolve: (value: T) => void; reject: (error: unknown) => void; reason: (timedOut: boolean) => unknown } | undefined {
-    if (this.settled) return undefined;
+  /** Settles the call now: true if it had not settled yet (no object made per call: every Redis call has one). */
+  #settle(): boolean {
+    if (this.settled) return false;
     this.settled = true;
     this.calls?.delete(this as BoundedCall<unknown>);
     this.calls = undefined;
-    const settled = { resolve: this.#resolve!, reject: this.#reject!, reason: this.#reason! };
     this.#resolve = this.#reject = this.#reason = undefined;
-    return settled;
+    return true;
   }
 }
 
@@ -181,19 +183,56 @@ export function withinDeadline<T>(
     work.then(undefined, () => undefined);
     return Promise.reject(reason(false));
   }
-  // Node's timers fire at once above 2^31-1 ms: a longer limit is no limit at all here.
-  const limit = timeoutMs !== undefined && timeoutMs < 2_147_483_647 ? Math.max(0, Math.ceil(timeoutMs)) : undefined;
-  if (limit === undefined && signal === undefined) return work;
+  if (timeLimit(timeoutMs) === undefined && signal === undefined) return work;
   return new Promise<T>((resolve, reject) => {
-    const call = new BoundedCall<T>(limit === undefined ? Infinity : performance.now() + limit, resolve, reject, reason);
-    if (limit !== undefined) {
-      let queue = timeLimits.get(limit);
-      if (queue === undefined) timeLimits.set(limit, (queue = new TimeLimitQueue()));
-      queue.add(call as BoundedCall<unknown>);
-    }
-    if (signal !== undefined) (call.calls = callsOf(signal)).add(call as BoundedCall<unknown>);
+    const call = deadlineCall(timeoutMs, signal, resolve, reject, reason);
     work.then((value) => call.answered(value), (error: unknown) => call.failed(error));
   });
+}
+
+/** A call bounded by `deadlineCall`: settled by its owner, unless it was given up first. */
+export interface DeadlineCall<T> {
+  /** Settled: answered, failed or given up. */
+  readonly settled: boolean;
+  /** Resolves the call, unless it settled already. */
+  answered(value: T): void;
+  /** Rejects the call with `error`, unless it settled already. */
+  failed(error: unknown): void;
+}
+
+/** Node's timers fire at once above 2^31-1 ms: a longer limit is no limit at all here. */
+function timeLimit(timeoutMs: number | undefined): number | undefined {
+  return timeoutMs !== undefined && timeoutMs < 2_147_483_647 ? Math.max(0, Math.ceil(timeoutMs)) : undefined;
+}
+
+/**
+ * `withinDeadline` for a call its owner settles itself rather than through a promise of its own (one promise less
+ * per call, for the hand-off writer's writes): the owner calls `answered` or `failed`; if `timeoutMs` passes or
+ * `signal` aborts first, `reject(reason(timedOut))` is called instead, and the owner's later answer is ignored.
+ * `signal` must not have aborted yet.
+ *
+ * @example
+ * return new Promise((resolve, reject) => {
+ *   const call = deadlineCall(5_000, signal, resolve, reject, (timedOut) => new Error(timedOut ? 'no answer' : 'stopped'));
+ *   pending.push(call); // later: call.answered(reply)
+ * });
+ */
+export function deadlineCall<T>(
+  timeoutMs: number | undefined,
+  signal: AbortSignal | undefined,
+  resolve: (value: T) => void,
+  reject: (error: unknown) => void,
+  reason: (timedOut: boolean) => unknown,
+): DeadlineCall<T> {
+  const limit = timeLimit(timeoutMs);
+  const call = new BoundedCall<T>(limit === undefined ? Infinity : performance.now() + limit, resolve, reject, reason);
+  if (limit !== undefined) {
+    let queue = timeLimits.get(limit);
+    if (queue === undefined) timeLimits.set(limit, (queue = new TimeLimitQueue()));
+    queue.add(call as BoundedCall<unknown>);
+  }
+  if (signal !== undefined) (call.calls = callsOf(signal)).add(call as BoundedCall<unknown>);
+  return call;
 }
 
 /**

@@ -1,8 +1,7 @@
 /** The writer's bookkeeping: callers waiting for outcomes, queued copies, the current producer. */
 import type { Message, PartitionerArgs } from 'kafkajs';
 import type { KafkaProducer } from '../connections/kafka-client';
-import * as KafkaJs from 'kafkajs';
-import { commonJsExports } from '../connections/interop';
+import type { DeadlineCall } from '../deadline';
 import type { Refusal, Stub } from './refusals';
 import type { HandOffItem, HandOffOutcome } from '../ports/handoff';
 
@@ -11,8 +10,8 @@ export interface Caller {
   outstanding: number;
   settled: boolean;
   readonly outcomes: HandOffOutcome[];
-  readonly resolve: (outcomes: HandOffOutcome[]) => void;
-  readonly reject: (error: unknown) => void;
+  /** The call's promise, bounded by its deadline: answered with the outcomes, or failed. */
+  readonly call: DeadlineCall<HandOffOutcome[]>;
 }
 
 /** One copy waiting in the writer's queue or in a send. */
@@ -47,19 +46,54 @@ export function describeTopics(topics: readonly string[]): string {
   return topics.map((topic) => `\`${topic}\``).join(', ');
 }
 
+/** The target topics of `items`, each once (named in an error only). */
+export function topicsOf(items: readonly HandOffItem[]): string[] {
+  return [...new Set(items.map(({ topic }) => topic))];
+}
+
 /**
- * Keyed copies: kafkajs' default partitioner (murmur2 of the key, as the Java client), so one key's copies go to
- * one partition. Keyless copies: their slot modulo the partition count, instead of kafkajs' per-call round-robin,
- * which would move a message to another partition when kafkajs retries a send whose first try the broker may
- * have written — and there the message now in its place would carry the same sequence numbers and be taken for
+ * Keyed copies: the partition kafkajs' default partitioner gives (murmur2 of the key, as the Java client), so one key's
+ * copies go to one partition. Keyless copies: their slot modulo the partition count, instead of kafkajs' per-call
+ * round-robin, which would move a message to another partition when kafkajs retries a send whose first try the broker
+ * may have written — and there the message now in its place would carry the same sequence numbers and be taken for
  * a duplicate.
  */
 export function copyPartitioner(slotOf: (message: Message) => number): (args: PartitionerArgs) => number {
-  // A static import: this file is reached only through the hand-off writer's `import()`, never at cold start.
-  const keyed = commonJsExports(KafkaJs, 'Partitioners').Partitioners.DefaultPartitioner();
   return (args) => {
     const { message, partitionMetadata } = args;
-    if (message.key !== null && message.key !== undefined) return keyed(args);
-    return partitionMetadata.length === 0 ? 0 : slotOf(message) % partitionMetadata.length;
+    const key = message.key;
+    if (key === null || key === undefined) return partitionMetadata.length === 0 ? 0 : slotOf(message) % partitionMetadata.length;
+    if (message.partition !== undefined && message.partition !== null) return message.partition;
+    return (murmur2(typeof key === 'string' ? Buffer.from(key) : key) & 0x7fffffff) % partitionMetadata.length;
   };
+}
+
+const MURMUR_M = 0x5bd1e995;
+
+/**
+ * Kafka's murmur2 of `data` (the Java client's `Utils.murmur2`), in 32-bit arithmetic: what kafkajs' default
+ * partitioner computes with a 64-bit `Long` per step (a BigInt and several objects per copy).
+ *
+ * @example
+ * (murmur2(Buffer.from('order-7')) & 0x7fffffff) % 12; // the partition of key `order-7` among 12, as the Java client's
+ */
+export function murmur2(data: Uint8Array): number {
+  const length = data.length;
+  let h = 0x9747b28c ^ length;
+  const whole = length & ~3;
+  for (let i = 0; i < whole; i += 4) {
+    let k = data[i]! | (data[i + 1]! << 8) | (data[i + 2]! << 16) | (data[i + 3]! << 24);
+    k = Math.imul(k, MURMUR_M);
+    k ^= k >>> 24;
+    h = Math.imul(h, MURMUR_M) ^ Math.imul(k, MURMUR_M);
+  }
+  const rest = length & 3;
+  if (rest > 0) {
+    if (rest === 3) h ^= data[whole + 2]! << 16;
+    if (rest >= 2) h ^= data[whole + 1]! << 8;
+    h = Math.imul(h ^ data[whole]!, MURMUR_M);
+  }
+  h ^= h >>> 13;
+  h = Math.imul(h, MURMUR_M);
+  return h ^ (h >>> 15);
 }

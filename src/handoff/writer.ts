@@ -5,11 +5,11 @@
  */
 import type { HandOffSink, HandOffItem, HandOffOutcome } from '../ports/handoff';
 import type { Message, PartitionerArgs, ProducerConfig, TopicMessages } from 'kafkajs';
-import { withinDeadline } from '../deadline';
+import { deadlineCall, withinDeadline } from '../deadline';
 import { HandOffError } from './errors';
 import { handOffMessage } from './headers';
 import { causeMessage, deadLetterWithout, messageBytes, refusalOf, type Refusal, type Stub } from './refusals';
-import { SendTimeoutError, copyPartitioner, describeTopics, type Caller, type Connection, type Entry } from './writer-parts';
+import { SendTimeoutError, copyPartitioner, describeTopics, topicsOf, type Caller, type Connection, type Entry } from './writer-parts';
 import { producerRetry, validate, type HandOffWriterOptions, type HandOffWriterStats, type ProducerFactory, type WriteOptions } from './writer-options';
 
 export { HAND_OFF_WRITER_DEFAULTS, producerRetry, type HandOffWriterOptions, type HandOffWriterStats, type ProducerFactory, type WriteOptions } from './writer-options';
@@ -103,46 +103,50 @@ export class HandOffWriter implements HandOffSink {
    * }
    */
   write(items: readonly HandOffItem[], options: WriteOptions = {}): Promise<HandOffOutcome[]> {
-    let messages: Message[];
+    // Arrays of their final length: most writes hand off one copy, and `[]` grown by one takes room for 17.
+    const messages = new Array<Message>(items.length);
     try {
-      messages = items.map((item) => handOffMessage(item));
+      for (let index = 0; index < items.length; index += 1) messages[index] = handOffMessage(items[index]!);
     } catch (error) {
       return Promise.reject(error);
     }
     if (messages.length === 0) return Promise.resolve([]);
-    // Named only in an error: not made for every write.
-    const topicsOf = (): string[] => [...new Set(items.map(({ topic }) => topic))];
     const { signal } = options;
     if (signal?.aborted === true) {
-      const topics = topicsOf();
+      const topics = topicsOf(items);
       return Promise.reject(new HandOffError(`Hand-off to ${describeTopics(topics)} aborted before it started`, { topics, cause: signal.reason }));
     }
-
-    let caller!: Caller;
-    const written = new Promise<HandOffOutcome[]>((resolve, reject) => {
-      caller = { outstanding: messages.length, settled: false, outcomes: [], resolve, reject };
+    // One deadline for the call: its own timeout or the caller's signal, whichever comes first, settling the call's one
+    // promise (`deadlineCall`). Not a signal per call: every hand-off of an invocation is bounded by one signal, and a
+    // signal derived from it per call (`AbortSignal.any`) makes Node walk all of that signal's derived signals each time
+    // one is collected, a cost that grows with the hand-offs of the invocation (about 25 µs per record at 10,000).
+    return new Promise<HandOffOutcome[]>((resolve, reject) => {
+      const caller: Caller = {
+        outstanding: messages.length,
+        settled: false,
+        outcomes: new Array<HandOffOutcome>(messages.length),
+        call: deadlineCall(this.#options.timeoutMs, signal, resolve, reject, (timedOut) => this.#gaveUp(caller, items, timedOut, signal)),
+      };
       for (let index = 0; index < messages.length; index += 1) {
         const item = items[index]!;
         this.#queue.push(this.#entry(caller, index, item, item.topic, messages[index]!, false, undefined));
       }
       this.#schedule();
     });
-    // One deadline for the call: its own timeout or the caller's signal, whichever comes first. `withinDeadline`, not
-    // a signal per call: every hand-off of an invocation is bounded by one signal, and a signal derived from it per
-    // call (`AbortSignal.any`) makes Node walk all of that signal's derived signals each time one is collected, a cost
-    // that grows with the hand-offs of the invocation (about 25 µs per record at 10,000 hand-offs).
-    return withinDeadline(written, this.#options.timeoutMs, signal, (timedOut) => {
-      const topics = topicsOf();
-      const error = timedOut
-        ? new HandOffError(`Hand-off of ${messages.length} record(s) to ${describeTopics(topics)} not acknowledged within ${this.#options.timeoutMs} ms`, {
-            topics,
-            cause: new SendTimeoutError(this.#options.timeoutMs),
-          })
-        : new HandOffError(`Hand-off to ${describeTopics(topics)} aborted`, { topics, cause: signal?.reason });
-      // Its copies still queued are dropped; its promise, already given up, settles unobserved.
-      this.#fail(caller, error);
-      return error;
-    });
+  }
+
+  /** A call given up at its deadline (`timedOut`) or its signal: its copies still queued are dropped. */
+  #gaveUp(caller: Caller, items: readonly HandOffItem[], timedOut: boolean, signal: AbortSignal | undefined): HandOffError {
+    const topics = topicsOf(items);
+    const { timeoutMs } = this.#options;
+    const error = timedOut
+      ? new HandOffError(`Hand-off of ${items.length} record(s) to ${describeTopics(topics)} not acknowledged within ${timeoutMs} ms`, {
+          topics,
+          cause: new SendTimeoutError(timeoutMs),
+        })
+      : new HandOffError(`Hand-off to ${describeTopics(topics)} aborted`, { topics, cause: signal?.reason });
+    this.#fail(caller, error);
+    return error;
   }
 
   /**
@@ -265,7 +269,7 @@ export class HandOffWriter implements HandOffSink {
       const { caller, index, stub } = entry;
       if (caller.settled) continue;
       if (stub === undefined) {
-        caller.outcomes[index] = { status: 'written' };
+        caller.outcomes[index] = WRITTEN;
       } else {
         this.#stats.refused += 1;
         caller.outcomes[index] = { status: 'refused', reason: stub.refusal.reason, error: stub.refusal.error };
@@ -273,7 +277,7 @@ export class HandOffWriter implements HandOffSink {
       caller.outstanding -= 1;
       if (caller.outstanding === 0) {
         caller.settled = true;
-        caller.resolve(caller.outcomes);
+        caller.call.answered(caller.outcomes);
       }
     }
   }
@@ -336,7 +340,8 @@ export class HandOffWriter implements HandOffSink {
     if (caller.settled) return;
     caller.settled = true;
     this.#queue = this.#queue.filter((entry) => entry.caller !== caller);
-    caller.reject(error);
+    // A no-op when the call was given up (its deadline came): it settled already.
+    caller.call.failed(error);
     if (!this.#sending && this.#queue.length === 0) this.#pump();
   }
 
@@ -386,3 +391,7 @@ export class HandOffWriter implements HandOffSink {
 
   readonly #partitioner = (): ((args: PartitionerArgs) => number) => copyPartitioner((message) => this.#keylessSlots.get(message) ?? 0);
 }
+
+/** The outcome of every copy written: one object, not one per copy. */
+const WRITTEN: HandOffOutcome = Object.freeze({ status: 'written' });
+

@@ -570,6 +570,24 @@ describe('the writer partitioner', () => {
     }
   });
 
+  it("puts keys of every length and byte where kafkajs' default partitioner does, for any partition count", async () => {
+    // Prepare: keys of 0 to 40 bytes (every remainder of 4), high bytes included, and string keys as kafkajs takes them.
+    let seed = 7;
+    const byte = (): number => (seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0) >>> 24;
+    const keys: Array<Buffer | string> = Array.from({ length: 400 }, (_, i) => Buffer.from(Array.from({ length: i % 41 }, byte)));
+    keys.push('order-7', 'ключ', '🔑', '');
+    const { partitioner } = await messagesAndPartitioner([item(1)]);
+    const reference = Partitioners.DefaultPartitioner();
+
+    // Act / Assess
+    for (const count of [1, 3, 12, 50]) {
+      for (const key of keys) {
+        const args = { topic: 't', partitionMetadata: metadata(count), message: { key, value: null } };
+        expect([key, partitioner(args)]).toEqual([key, reference(args)]);
+      }
+    }
+  });
+
   it('gives a keyless copy the same partition every time it is asked, and spreads keyless copies', async () => {
     // Prepare
     const keyless = Array.from({ length: 12 }, (_, i) => retryItem({ record: kafkaRecord({ key: null, offset: i }) }));
