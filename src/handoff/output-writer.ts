@@ -4,12 +4,13 @@
  * records whose outputs it carries are done only then (G3 extended to outputs); a failed send fails only the records
  * with an output to a topic that was not acknowledged.
  */
-import type { Message, TopicMessages } from 'kafkajs';
+import type { Message, PartitionerArgs, TopicMessages } from 'kafkajs';
 import type { KafkaProducer } from '../connections/kafka-client';
 import type { OutputMessage, OutputSink } from '../ports/handoff';
 import { HandOffError } from './errors';
 import { messageOf } from '../describe';
 import { producerRetry, type ProducerFactory } from './writer';
+import { copyPartitioner } from './writer-parts';
 
 interface Pending {
   /** One list per record. */
@@ -28,6 +29,13 @@ export class OutputWriter implements OutputSink {
   readonly #timeoutMs: number;
   #producer: { producer: KafkaProducer; connected: Promise<void> } | undefined;
   #queue: Pending[] = [];
+  /**
+   * A keyless output's partition slot, given at its first partitioning and kept when kafkajs partitions a retried
+   * send again (kafkajs' own round-robin would move it, and its sequence numbers with it); keyed outputs go where
+   * the Java client and kafkajs put their key (murmur2), computed without kafkajs' 64-bit arithmetic.
+   */
+  readonly #keylessSlots = new WeakMap<Message, number>();
+  #nextKeylessSlot = 0;
   #scheduled = false;
   /** Sends run one at a time, in call order; outputs queued meanwhile go together in the next. */
   #chain: Promise<void> = Promise.resolve();
@@ -114,12 +122,26 @@ export class OutputWriter implements OutputSink {
   #current(): { producer: KafkaProducer; connected: Promise<void> } {
     if (this.#producer === undefined) {
       // kafkajs requires acks=-1 and at least one retry for an idempotent producer.
-      const producer = this.#kafka.producer({ idempotent: true, maxInFlightRequests: 1, retry: producerRetry(this.#timeoutMs), allowAutoTopicCreation: false });
+      const producer = this.#kafka.producer({
+        idempotent: true, maxInFlightRequests: 1, retry: producerRetry(this.#timeoutMs), allowAutoTopicCreation: false, createPartitioner: this.#partitioner,
+      });
       const connected = producer.connect();
       connected.catch(() => undefined);
       this.#producer = { producer, connected };
     }
     return this.#producer;
+  }
+
+  readonly #partitioner = (): ((args: PartitionerArgs) => number) => copyPartitioner((message) => this.#keylessSlot(message));
+
+  #keylessSlot(message: Message): number {
+    let slot = this.#keylessSlots.get(message);
+    if (slot === undefined) {
+      slot = this.#nextKeylessSlot;
+      this.#nextKeylessSlot = (slot + 1) % 0x7fffffff;
+      this.#keylessSlots.set(message, slot);
+    }
+    return slot;
   }
 
   async disconnect(): Promise<void> {

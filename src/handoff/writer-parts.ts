@@ -52,8 +52,8 @@ export function topicsOf(items: readonly HandOffItem[]): string[] {
 }
 
 /**
- * Keyed copies: the partition kafkajs' default partitioner gives (murmur2 of the key, as the Java client), so one key's
- * copies go to one partition. Keyless copies: their slot modulo the partition count, instead of kafkajs' per-call
+ * A message's own partition when it names one (an output may). Keyed copies: the partition kafkajs' default
+ * partitioner gives (murmur2 of the key, as the Java client), so one key's copies go to one partition. Keyless copies: their slot modulo the partition count, instead of kafkajs' per-call
  * round-robin, which would move a message to another partition when kafkajs retries a send whose first try the broker
  * may have written — and there the message now in its place would carry the same sequence numbers and be taken for
  * a duplicate.
@@ -61,9 +61,9 @@ export function topicsOf(items: readonly HandOffItem[]): string[] {
 export function copyPartitioner(slotOf: (message: Message) => number): (args: PartitionerArgs) => number {
   return (args) => {
     const { message, partitionMetadata } = args;
+    if (message.partition !== undefined && message.partition !== null) return message.partition;
     const key = message.key;
     if (key === null || key === undefined) return partitionMetadata.length === 0 ? 0 : slotOf(message) % partitionMetadata.length;
-    if (message.partition !== undefined && message.partition !== null) return message.partition;
     return (murmur2(typeof key === 'string' ? Buffer.from(key) : key) & 0x7fffffff) % partitionMetadata.length;
   };
 }
