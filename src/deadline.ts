@@ -185,7 +185,7 @@ export function withinDeadline<T>(
   }
   if (timeLimit(timeoutMs) === undefined && signal === undefined) return work;
   return new Promise<T>((resolve, reject) => {
-    const call = deadlineCall(timeoutMs, signal, resolve, reject, reason);
+    const call = deadlineCall({ timeoutMs, signal }, { resolve, reject, reason });
     work.then((value) => call.answered(value), (error: unknown) => call.failed(error));
   });
 }
@@ -198,6 +198,13 @@ export interface DeadlineCall<T> {
   answered(value: T): void;
   /** Rejects the call with `error`, unless it settled already. */
   failed(error: unknown): void;
+}
+
+/** How a bounded call settles: its promise's `resolve` and `reject`, and the error of a call given up. */
+export interface DeadlineCallbacks<T> {
+  readonly resolve: (value: T) => void;
+  readonly reject: (error: unknown) => void;
+  readonly reason: (timedOut: boolean) => unknown;
 }
 
 /** Node's timers fire at once above 2^31-1 ms: a longer limit is no limit at all here. */
@@ -213,16 +220,13 @@ function timeLimit(timeoutMs: number | undefined): number | undefined {
  *
  * @example
  * return new Promise((resolve, reject) => {
- *   const call = deadlineCall(5_000, signal, resolve, reject, (timedOut) => new Error(timedOut ? 'no answer' : 'stopped'));
+ *   const call = deadlineCall({ timeoutMs: 5_000, signal }, { resolve, reject, reason: (timedOut) => new Error(timedOut ? 'no answer' : 'stopped') });
  *   pending.push(call); // later: call.answered(reply)
  * });
  */
 export function deadlineCall<T>(
-  timeoutMs: number | undefined,
-  signal: AbortSignal | undefined,
-  resolve: (value: T) => void,
-  reject: (error: unknown) => void,
-  reason: (timedOut: boolean) => unknown,
+  { timeoutMs, signal }: { readonly timeoutMs: number | undefined; readonly signal: AbortSignal | undefined },
+  { resolve, reject, reason }: DeadlineCallbacks<T>,
 ): DeadlineCall<T> {
   const limit = timeLimit(timeoutMs);
   const call = new BoundedCall<T>(limit === undefined ? Infinity : performance.now() + limit, resolve, reject, reason);

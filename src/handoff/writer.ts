@@ -125,7 +125,7 @@ export class HandOffWriter implements HandOffSink {
         outstanding: messages.length,
         settled: false,
         outcomes: new Array<HandOffOutcome>(messages.length),
-        call: deadlineCall(this.#options.timeoutMs, signal, resolve, reject, (timedOut) => this.#gaveUp(caller, items, timedOut, signal)),
+        call: deadlineCall({ timeoutMs: this.#options.timeoutMs, signal }, { resolve, reject, reason: (timedOut) => this.#gaveUp(caller, items, timedOut, signal) }),
       };
       for (let index = 0; index < messages.length; index += 1) {
         const item = items[index]!;
