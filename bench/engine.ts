@@ -28,7 +28,7 @@ import { SourcePath } from '../src/source/source-path';
 import type { AdmitRecord, AdmitResult, CompletionPort, PartitionRef } from '../src/ports';
 import { EffectsModel } from '../src/testing/effects-model';
 import { sourceRecords, RecordingSink, within } from '../test/support/engine-rig';
-import { heapProfiled, median, printHeapProfile, relaunchAsOnLambda, runsAsOnLambda } from './support';
+import { heapProfiled, median, printHeapProfile, runBenchmark } from './support';
 
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 
@@ -128,12 +128,4 @@ async function main(): Promise<void> {
   if (FIGURES_JSON !== undefined) writeFileSync(FIGURES_JSON, JSON.stringify({ columns }, null, 2));
 }
 
-if (!runsAsOnLambda()) process.exit(relaunchAsOnLambda());
-
-main().then(
-  () => process.exit(),
-  (error: unknown) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+runBenchmark(main);

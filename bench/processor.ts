@@ -39,7 +39,7 @@ import { LanesFunction, type LanesContext, type LanesRecord } from '../src/handl
 import { createTelemetry } from '../src/telemetry';
 import { eventOf, fetchRecords, produce } from '../test/integration/support/kafka-events';
 import { createKafka, createTopic, uniqueName, KAFKA_BROKERS } from '../test/integration/support/stack';
-import { countCommands, heapProfiled, median, percentile, printHeapProfile, printProfile, profiled, relaunchAsOnLambda, runsAsOnLambda, startClock, type CpuProfile } from './support';
+import { countCommands, heapProfiled, median, percentile, printHeapProfile, printProfile, profiled, runBenchmark, startClock, type CpuProfile } from './support';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'ERROR';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
@@ -479,12 +479,4 @@ async function main(): Promise<void> {
   ]);
 }
 
-if (!runsAsOnLambda()) process.exit(relaunchAsOnLambda());
-
-main().then(
-  () => process.exit(),
-  (error: unknown) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+runBenchmark(main);

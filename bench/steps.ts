@@ -44,7 +44,7 @@ import { LanesFunction, type LanesContext, type LanesRecord } from '../src/handl
 import { createTelemetry } from '../src/telemetry';
 import { eventOf, fetchRecords, produce } from '../test/integration/support/kafka-events';
 import { createTopic, uniqueName, KAFKA_BROKERS } from '../test/integration/support/stack';
-import { countCommands, heapProfiled, median, printHeapProfile, printProfile, profiled, relaunchAsOnLambda, runsAsOnLambda, startClock, type CpuProfile } from './support';
+import { countCommands, heapProfiled, median, printHeapProfile, printProfile, profiled, runBenchmark, startClock, type CpuProfile } from './support';
 import { kafkaClientName, producerFactory } from './kafka-client';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'ERROR';
@@ -467,9 +467,5 @@ function extraOver(columns: readonly Column[], label: string, over: string): num
   if (row === undefined || base === undefined) return undefined;
   return median(row.rounds.map((figures, round) => figures.cpuPerRecord - base.rounds[round]!.cpuPerRecord));
 }
-if (!runsAsOnLambda()) process.exit(relaunchAsOnLambda());
 
-main().then(() => process.exit(0), (error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+runBenchmark(main);

@@ -24,18 +24,13 @@ export function lambdaHeapFlags(memoryMb: number): string {
   return `--max-semi-space-size=${Math.floor(newSpace / 2)} --max-old-space-size=${memoryMb - newSpace}`;
 }
 
-/**
- * Runs this benchmark's process with the heap a deployed function has (`lambdaHeapFlags`): unless it runs so already,
- * the script runs again in a child process with those flags, and this process exits with its code. Call it first.
- *
- * @example
- * if (!runsAsOnLambda()) process.exit(relaunchAsOnLambda());
- */
-export function runsAsOnLambda(): boolean {
+/** Whether this process runs with the heap of the function it plays (or `LAMBDA_MEMORY_MB=0` asks for node's). */
+function runsAsOnLambda(): boolean {
   return !(LAMBDA_MEMORY_MB > 0) || process.env[ON_LAMBDA] === lambdaHeapFlags(LAMBDA_MEMORY_MB);
 }
 
-export function relaunchAsOnLambda(): number {
+/** Runs this script again in a child process with the heap flags of a deployed function; its exit code. */
+function relaunchAsOnLambda(): number {
   const flags = lambdaHeapFlags(LAMBDA_MEMORY_MB);
   const nodeOptions = [process.env.NODE_OPTIONS ?? '', flags].filter((part) => part !== '').join(' ');
   console.log(`node with the heap of a ${LAMBDA_MEMORY_MB} MB Lambda function (${flags}; LAMBDA_MEMORY_MB=0: node's defaults)`);
@@ -44,6 +39,25 @@ export function relaunchAsOnLambda(): number {
     env: { ...process.env, NODE_OPTIONS: nodeOptions, [ON_LAMBDA]: flags },
   });
   return child.status ?? 1;
+}
+
+/**
+ * Runs a benchmark's `main` with the heap a deployed function has (`lambdaHeapFlags`): unless this process runs so
+ * already, the script runs again in a child process with those flags and this one exits with its code. Exits 0 when
+ * `main` settles, 1 (the error printed) when it throws.
+ *
+ * @example
+ * runBenchmark(main);
+ */
+export function runBenchmark(main: () => Promise<void>): void {
+  if (!runsAsOnLambda()) process.exit(relaunchAsOnLambda());
+  main().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
 }
 
 /**
