@@ -20,10 +20,11 @@ import type { RetryTask } from './admit';
  *   held the origin and a later record made the lane anew);
  * - `behind`: the head lies below the origin, or at it with an earlier attempt (a head holds the copy's attempt before
  *   the copy is written, and only moves on: the state went back, `HeadBehindOrigin`);
- * - `spent`: the head holds a later attempt of the origin; an unordered copy's claim found the record terminal, a
- *   later attempt run, or a twin run.
+ * - `spent`: the head holds a later attempt of the origin (its copy written, or, after a crash between the head's
+ *   advance and that write, only its lease and payload in Redis until the committer re-drives it);
+ * - `refused`: an unordered copy's claim found the record terminal, a later attempt run, or a twin run.
  */
-export type HeadPlace = 'head' | 'twin' | 'held' | 'free' | 'past' | 'behind' | 'spent';
+export type HeadPlace = 'head' | 'twin' | 'held' | 'free' | 'past' | 'behind' | 'spent' | 'refused';
 
 /** Whether the partition has its durable marker (`durablyMarked`); `unknown`: the store cannot tell. */
 export type Marked = 'marked' | 'unmarked' | 'unknown';
@@ -93,6 +94,13 @@ export const COPY_RULES: readonly CopyRule[] = [
   {
     why: 'its lane moved past it in the partition\'s first minute: records behind that head may live only in Redis, so it watches the lane',
     at: (s) => s.place === 'past',
+    asks: 'marked',
+    when: (s) => s.marked === 'unmarked',
+    then: () => ({ do: 'watch' }),
+  },
+  {
+    why: 'a later attempt of its origin heads its lane in the partition\'s first minute: that attempt\'s copy may exist only as the lease and payload Redis keeps for its re-drive, so it watches the lane',
+    at: (s) => s.place === 'spent',
     asks: 'marked',
     when: (s) => s.marked === 'unmarked',
     then: () => ({ do: 'watch' }),

@@ -135,7 +135,7 @@ export class RetryPath implements RecordPath<RetryTask> {
 
   /** The claim on the copy's head, as the place it found (an unordered copy's by its origin and attempt). */
   async #claimHead(scope: RunScope<RetryTask>, task: RetryTask): Promise<{ place: HeadPlace; head?: LaneHead | undefined; untilMs?: number }> {
-    if (task.lane === undefined) return { place: (await claimUnorderedCopy(scope.store, this.#parts.effectsTtlMs, task)) ? 'head' : 'spent' };
+    if (task.lane === undefined) return { place: (await claimUnorderedCopy(scope.store, this.#parts.effectsTtlMs, task)) ? 'head' : 'refused' };
     const now = scope.now();
     const claim = await scope.store.claimHead(task.originRef, task.lane, { offset: task.origin.offset, attempt: task.attempt }, {
       copy: copyIdOf(task),

@@ -11,6 +11,7 @@
  * `rate(1 minute)`; 2000 is the schedule of `committerHandler` as the issue's deployment runs it): the recovery times
  * printed are measured against it. Each drain round also hands the tiers' copies over, so a shorter period writes
  * copies not due back more often (more copies per record) and takes longer (about 6 s a history at 2000).
+ * `HISTORY_LOG_LEVEL=INFO` (or `DEBUG`) prints what the functions and the committer log while a replayed history runs.
  */
 import { Redis } from 'ioredis';
 import { REDIS_URL } from '../integration/support/stack';

@@ -18,6 +18,7 @@ import {
   SNAPSHOT_BEHIND_ATTEMPT,
   SNAPSHOT_BEHIND_COPY,
   SNAPSHOT_BEHIND_RECOVERED,
+  SPENT_COPY_UNMARKED,
   RESTORED_BEFORE_RETRY,
   STATE_REMADE_UNTRACKED,
   TRACKED_SET_LOST,
@@ -170,6 +171,12 @@ describe('engine histories on the real Redis completion store', () => {
   // Issue 39: a drained head's lease and its followers lived only in Redis in the partition's first minute.
   it('loses no drained head when its drain dies and Redis loses every key before the first marker', async () => {
     const stats = await runOnRedis(redis, DRAIN_KILLED_UNMARKED);
+    expect(stats).toEqual(expect.objectContaining({ crashes: 1, losses: 1, lossesUnmarked: 1, recoveries: 1 }));
+  });
+
+  // A retrying head advanced to its next attempt lived only in Redis until its copy was written or re-driven.
+  it('loses no retrying head whose next copy was never written when Redis loses every key before the first marker', async () => {
+    const stats = await runOnRedis(redis, SPENT_COPY_UNMARKED);
     expect(stats).toEqual(expect.objectContaining({ crashes: 1, losses: 1, lossesUnmarked: 1, recoveries: 1 }));
   });
 

@@ -223,6 +223,30 @@ export const DRAIN_KILLED_UNMARKED: HistorySpec = {
 };
 
 /**
+ * A retrying head whose next copy was never written, in the first minute: record 0 of key `b` fails twice, record 1
+ * (key `a`) comes later, and no committer runs yet (no durable marker). The copy of 0 fails again: its run advances the
+ * lane's head to attempt 3 (with its lease and payload, for the committer's re-drive) and dies before the copy of
+ * attempt 3 is written. The copy of attempt 2 is delivered again and finds a later attempt at the head; then Redis
+ * loses every key. The head, its lease and its payload lived only in Redis, and the copy that named record 0 was
+ * dropped as stale: record 0 never ran again. A copy finding a later attempt at its head in the first minute now
+ * watches the lane (written back, like a copy finding its lane moved on), and reports the loss.
+ */
+export const SPENT_COPY_UNMARKED: HistorySpec = {
+  ...ONE_LANE,
+  deadLetter: 'release',
+  maxAttempts: 3,
+  keys: [['b', 'a']],
+  failures: [{ p: 0, o: 0, attempt: 1, kind: 'transient' }, { p: 0, o: 0, attempt: 2, kind: 'transient' }],
+  steps: [
+    { t: 'deliver', partition: 0, back: 0, size: 1, fault: { kind: 'none' }, quiet: true },
+    { t: 'retry', order: 'asc', back: 0, size: 1, advanceMs: 61_000, fault: { kind: 'crash', after: 4 }, quiet: true },
+    { t: 'retry', order: 'asc', back: 0, size: 1, advanceMs: 0, fault: { kind: 'none' }, quiet: true },
+    { t: 'lose', what: 'all', back: 1, pick: 0, uncommitted: true },
+    { t: 'retry', order: 'asc', back: 0, size: 1, advanceMs: 0, fault: { kind: 'none' } },
+  ],
+};
+
+/**
  * Issue 39, a kept copy's write-backs: record 0 of key `a` fails with `RetryLaterError(5 s)`, record 1 is parked
  * behind it, the committer commits its marker; then Redis loses the partition's lanes hash and no committer runs for
  * a while. The copy of 0 is handed over by its tier four times, once when due. It used to be written back "kept for a

@@ -1,6 +1,7 @@
 /** What a history's runs share: the options, the timings, the ghost's record of a run, the planned failures. */
 
 import { Logger } from '@aws-lambda-powertools/logger';
+import type { LogLevel } from '@aws-lambda-powertools/logger/types';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { NonRetriableError, RetryLaterError } from '../../../src/errors';
 import type { KafkaRecordInput } from '../../../src/event';
@@ -61,7 +62,10 @@ export function copyId(item: HandOffItem): string {
   return `${item.origin.partition}:${String(item.origin.offset)}@${item.attempt}`;
 }
 
-export const silent = { logger: new Logger({ logLevel: 'SILENT' }), metrics: new Metrics({ namespace: 'test', serviceName: 'test' }) };
+/** The level of the histories' loggers: `SILENT`, or `HISTORY_LOG_LEVEL` (e.g. `INFO`) to read what a replayed history logs. */
+export const HISTORY_LOG_LEVEL = (process.env.HISTORY_LOG_LEVEL ?? 'SILENT') as LogLevel;
+
+export const silent = { logger: new Logger({ logLevel: HISTORY_LOG_LEVEL }), metrics: new Metrics({ namespace: 'test', serviceName: 'test' }) };
 export const optionsCache = new Map<string, LanesOptions>();
 
 /** The options a history runs with (cached: validating them is the slow part of a small history). */

@@ -10,7 +10,7 @@ import type { Telemetry } from '../../../src/telemetry';
 import { copyRecord } from '../engine-rig';
 import { type HistoryBackend, tpKey } from './backend';
 import { Container, ContainerSink, ContainerStore } from './container';
-import { COMMITTER_PERIOD_MS, type LoggedCopy, RECORD_TIMEOUT_MS, type Run, TIERS, copyId, historyOptions, silent } from './runtime';
+import { COMMITTER_PERIOD_MS, type LoggedCopy, RECORD_TIMEOUT_MS, type Run, TIERS, copyId, historyOptions, HISTORY_LOG_LEVEL, silent } from './runtime';
 import type { FailureKind, HistorySpec } from './spec';
 import type { HistoryStats, RecoveryTime, RunOptions } from './stats';
 
@@ -128,7 +128,7 @@ export class HistoryState {
     }
     this.dupWrites = new Set(spec.dupWrites);
     // The committer's error log, as an operator reads it: each loss it finds must be there.
-    const logger = new Logger({ logLevel: 'SILENT' });
+    const logger = new Logger({ logLevel: HISTORY_LOG_LEVEL });
     const error = logger.error.bind(logger);
     logger.error = (input: unknown, ...extra: unknown[]): void => {
       const fields = extra.find((x): x is { topic: string; partition: number } => typeof x === 'object' && x !== null && 'topic' in x);

@@ -26,7 +26,11 @@ describe('what a retry copy does once it has looked at its head', () => {
     ['...whole, unmarked: watches its lane', { due: true, place: 'past', lost: false, marked: 'unmarked' }, { do: 'watch' }],
     ['...whole, marked: stale', { due: true, place: 'past', lost: false, marked: 'marked' }, { do: 'stale' }],
     ['...whole, a store that cannot tell: stale', { due: false, place: 'past', lost: false, marked: 'unknown' }, { do: 'stale' }],
-    ['a later attempt of its origin is the head: stale, nothing read', { due: true, place: 'spent' }, { do: 'stale' }],
+    ['a later attempt of its origin is the head: asks for the marker', { due: true, place: 'spent' }, { ask: 'marked' }],
+    ['...unmarked: watches its lane (that attempt\'s copy may not be written yet)', { due: true, place: 'spent', marked: 'unmarked' }, { do: 'watch' }],
+    ['...marked: stale', { due: true, place: 'spent', marked: 'marked' }, { do: 'stale' }],
+    ['...a store that cannot tell: stale', { due: false, place: 'spent', marked: 'unknown' }, { do: 'stale' }],
+    ['an unordered copy whose claim was refused: stale, nothing read', { due: true, place: 'refused' }, { do: 'stale' }],
   ])('%s', (_name, situation, expected) => {
     expect(classifyCopy(situation)).toEqual(expected);
   });
@@ -38,9 +42,9 @@ describe('what a retry copy does once it has looked at its head', () => {
       return Promise.resolve(fact === 'lost' ? false : 'unmarked');
     });
     expect({ verdict, asked }).toEqual({ verdict: { do: 'watch' }, asked: ['lost', 'marked'] });
-    const spent: AskedFact[] = [];
-    await judgeCopy({ due: true, place: 'spent' }, (fact) => (spent.push(fact), Promise.resolve(true)));
-    expect(spent).toEqual([]);
+    const refused: AskedFact[] = [];
+    await judgeCopy({ due: true, place: 'refused' }, (fact) => (refused.push(fact), Promise.resolve(true)));
+    expect(refused).toEqual([]);
   });
 });
 
