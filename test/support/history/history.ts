@@ -27,7 +27,9 @@ export class History extends HistoryDrain {
       this.trace.push(`step ${i}: ${JSON.stringify(step)}`);
       if (snapshots && this.backend.losses !== undefined) {
         this.snapshots.set(i, await this.backend.losses.snapshot());
+        this.releasedAt.set(i, new Set(this.released));
         this.snapshots.delete(i - 4);
+        this.releasedAt.delete(i - 4);
       }
       await this.step(step, i);
       const next = this.spec.steps[i + 1];

@@ -44,6 +44,10 @@ export class HistoryLosses extends HistoryState {
     } else {
       const snapshot = step.what === 'writes' ? this.snapshots.get(index - step.back) : undefined;
       await losses.restore(snapshot);
+      // A recovery made after the snapshot ran its records again from their first attempt (`afterLosses` forgot their
+      // releases); the snapshot it restores knows nothing of that recovery and has those released before it released
+      // still, as they were: those records stay terminal, and a later record of their lane may run before them.
+      for (const rk of this.releasedAt.get(index - step.back) ?? []) this.released.add(rk);
       this.trace.push(snapshot === undefined ? '  Redis lost every key of the group' : `  Redis lost every write since the start of step ${index - step.back}`);
       if (snapshot === undefined) {
         for (const p of all) if (losses.hasMarker(this.backend.source, p)) this.mustFind.add(p);

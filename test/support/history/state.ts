@@ -68,6 +68,8 @@ export class HistoryState {
   recoveries = 0;
   /** The group's keys at the start of each step, by step index (for `lose` of `writes`). */
   protected readonly snapshots = new Map<number, unknown>();
+  /** `released` at the start of each step, kept with its snapshot: what a restored snapshot remembers released. */
+  protected readonly releasedAt = new Map<number, ReadonlySet<string>>();
   /** Source partitions that lost state no committer run has found yet: their runs may break lane order. */
   protected readonly undetected = new Set<number>();
   /** Lane-order breaks seen while their partition's loss stood undetected; each must be found by the end. */
