@@ -24,9 +24,9 @@
  *    (`watchHeldHead`, `lanes/lane-heads.ts`) that reports a loss if it finds the lane gone. A lane the retry function
  *    drains has none either once its copy is done (the drained head's lease and its park list are Redis' alone): the
  *    copy that starts the drain writes itself back as the lane's watch copy first (`retry/retry-path.ts`; the
- *    `watch` rules of `COPY_RULES`, `retry/copy-verdict.ts`). So does a retrying head advanced to its next attempt whose copy
- *    a crash kept from being written (its lease and payload are Redis' alone until the re-drive): the copy of the
- *    attempt before, delivered again, finds the later attempt at the head and watches the lane instead of being dropped.
+ *    `watch` rules of `COPY_RULES`, `retry/copy-verdict.ts`). So is a retrying head advanced to its next attempt
+ *    whose copy a crash kept from being written (its lease and payload are Redis' alone until the re-drive): the copy
+ *    of the attempt before, delivered again, finds the later attempt at the head and watches the lane, not dropped.
  *
  * With nothing committed at all the recovery reads from the earliest offset and commits the rebuilt state's marker at
  * once (Kafka holds nothing below it), so a second loss before the next run is found against it.
