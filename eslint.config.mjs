@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', '**/dist-lambda/', 'node_modules/', '.local/', '.sls-tmp/', 'coverage/', '.serverless/', 'jest.config.js'] },
+  { ignores: ['dist/', '**/dist-lambda/', 'node_modules/', '.local/', '.sls-tmp/', 'coverage/', '.serverless/', 'jest.config.js', '.bench-interleave/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
