@@ -92,15 +92,9 @@ export const COPY_RULES: readonly CopyRule[] = [
     then: () => ({ do: 'keep' }),
   },
   {
-    why: 'its lane moved past it in the partition\'s first minute: records behind that head may live only in Redis, so it watches the lane',
-    at: (s) => s.place === 'past',
-    asks: 'marked',
-    when: (s) => s.marked === 'unmarked',
-    then: () => ({ do: 'watch' }),
-  },
-  {
-    why: 'a later attempt of its origin heads its lane in the partition\'s first minute: that attempt\'s copy may exist only as the lease and payload Redis keeps for its re-drive, so it watches the lane',
-    at: (s) => s.place === 'spent',
+    why: 'its lane moved past it, or a later attempt of its origin heads it, in the partition\'s first minute: records behind that head, or '
+      + 'that attempt (its lease and payload until the re-drive writes its copy), may live only in Redis, so it watches the lane',
+    at: (s) => s.place === 'past' || s.place === 'spent',
     asks: 'marked',
     when: (s) => s.marked === 'unmarked',
     then: () => ({ do: 'watch' }),
